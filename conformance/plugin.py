@@ -1,0 +1,284 @@
+"""pytest plugin of the conformance harness (entry point ``rfqsim_conformance``).
+
+It is loaded for every pytest run of the repository, so it stays inert unless asked:
+
+* options and markers are registered, nothing else happens at start-up;
+* ``spec`` ids are validated only on items that carry the marker;
+* the target (a given ``--base-url``, or an ``rfqsim serve`` the plugin starts) is resolved
+  lazily, the first time a test requests the ``target`` fixture (or a ``sim_only`` test runs);
+* the report is written only when at least one ``spec``-marked test ran, and only by the
+  controller process under xdist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.client import Client, SimControl
+from conformance.report import (
+    BASE_URL_PROPERTY,
+    RULES_PROPERTY,
+    ResultCollector,
+    build_matrix,
+    uncovered,
+    write_report,
+)
+from conformance.rules import Rule, load_rules
+from conformance.server import DEFAULT_START_TIMEOUT
+from conformance.target import Target, TargetError, TargetManager, parse_rpc_urls
+
+SPEC_MARKER = "spec"
+SIM_ONLY_MARKER = "sim_only"
+
+
+@dataclass
+class _State:
+    manager: TargetManager
+    collector: ResultCollector = field(default_factory=ResultCollector)
+    matrix: dict[str, Any] | None = None
+    report_paths: tuple[Path, Path] | None = None
+
+
+_STATE = pytest.StashKey[_State]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "rfqsim conformance harness")
+    group.addoption(
+        "--base-url",
+        default=None,
+        metavar="URL",
+        help="service root to test (default: start `rfqsim serve --port 0` for the session)",
+    )
+    group.addoption(
+        "--rpc-url",
+        action="append",
+        default=[],
+        metavar="CHAIN=URL",
+        help="JSON-RPC URL of a chain (repeatable); default: the simulator's own chains",
+    )
+    group.addoption(
+        "--conformance-report",
+        default="conformance-report",
+        metavar="DIR",
+        help="directory for matrix.json and matrix.md (default: conformance-report)",
+    )
+    group.addoption(
+        "--rfqsim-bin",
+        default=None,
+        metavar="PATH",
+        help="rfqsim executable to start (default: .venv/bin/rfqsim, else rfqsim on PATH)",
+    )
+    group.addoption(
+        "--rfqsim-start-timeout",
+        type=float,
+        default=DEFAULT_START_TIMEOUT,
+        metavar="SECONDS",
+        help="how long to wait for rfqsim's ready file (default: 60)",
+    )
+    group.addoption(
+        "--list-uncovered",
+        action="store_true",
+        default=False,
+        help="print the spec rule ids no test covered at the end of the run",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{SPEC_MARKER}(*rule_ids): the spec rule(s) this test checks "
+        "(ids from `python -m conformance.rules`)",
+    )
+    config.addinivalue_line(
+        "markers",
+        f"{SIM_ONLY_MARKER}: needs the simulator's /_sim control API; "
+        "skipped against any other target",
+    )
+    try:
+        rpc_urls = parse_rpc_urls(config.getoption("--rpc-url"))
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    manager = TargetManager(
+        base_url=config.getoption("--base-url"),
+        rpc_urls=rpc_urls,
+        rfqsim_bin=config.getoption("--rfqsim-bin"),
+        rootdir=config.rootpath,
+        start_timeout=config.getoption("--rfqsim-start-timeout"),
+    )
+    state = config.stash[_STATE] = _State(manager=manager)
+    config.add_cleanup(manager.stop)
+    if not _is_worker(config):
+        # Under xdist the controller sees every worker's reports; workers write nothing.
+        config.pluginmanager.register(_Reporter(config, state), "rfqsim-conformance-reporter")
+
+
+def _state(config: pytest.Config) -> _State:
+    return config.stash[_STATE]
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+# -- collection: validate spec ids, attach them to the item --------------------------------
+
+
+def spec_rule_ids(item: pytest.Item) -> list[str]:
+    """Rule ids of every ``spec`` marker on the item (function, class, module), in order."""
+    ids: list[str] = []
+    for mark in item.iter_markers(SPEC_MARKER):
+        ids.extend(str(arg) for arg in mark.args)
+    return list(dict.fromkeys(ids))
+
+
+def _check_spec_marks(item: pytest.Item, known: dict[str, Rule]) -> None:
+    problems: list[str] = []
+    for mark in item.iter_markers(SPEC_MARKER):
+        if mark.kwargs:
+            problems.append(f"spec() takes rule ids only, got keywords {sorted(mark.kwargs)}")
+        if not mark.args:
+            problems.append("spec() needs at least one rule id")
+        for arg in mark.args:
+            if not isinstance(arg, str):
+                problems.append(f"rule id must be a string, got {arg!r}")
+            elif arg not in known:
+                problems.append(f"unknown spec rule id {arg!r}")
+    if problems:
+        raise pytest.Collector.CollectError(
+            f"{item.nodeid}: " + "; ".join(problems) + " (list ids: python -m conformance.rules)"
+        )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pycollect_makeitem(
+    collector: pytest.Module | pytest.Class, name: str, obj: object
+) -> Generator[None, Any, Any]:
+    result = yield
+    items = result if isinstance(result, list) else [result]
+    marked = [i for i in items if isinstance(i, pytest.Item) and i.get_closest_marker(SPEC_MARKER)]
+    if marked:
+        known = {rule.id: rule for rule in load_rules()}
+        for item in marked:
+            # Raised inside the module's collect(): pytest reports a collection error.
+            _check_spec_marks(item, known)
+    return result
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        ids = spec_rule_ids(item)
+        if ids and RULES_PROPERTY not in {p[0] for p in item.user_properties}:
+            item.user_properties.append((RULES_PROPERTY, " ".join(ids)))
+
+
+# -- running -----------------------------------------------------------------------------
+
+
+def _get_target(config: pytest.Config) -> Target:
+    try:
+        return _state(config).manager.get()
+    except TargetError as exc:
+        pytest.fail(f"conformance target unavailable: {exc}", pytrace=False)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker(SIM_ONLY_MARKER) is None:
+        return
+    target = _get_target(item.config)
+    if not target.is_simulator:
+        pytest.skip(
+            f"sim_only: {target.base_url} is not an rfqsim simulator "
+            "(GET /_sim/info did not answer data.simulator = 'rfqsim')"
+        )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
+    # Carry the base URL to the controller with the report (xdist workers start their own).
+    target = _state(item.config).manager.current
+    if target is None or not spec_rule_ids(item):
+        return
+    if BASE_URL_PROPERTY not in {p[0] for p in item.user_properties}:
+        item.user_properties.append((BASE_URL_PROPERTY, target.base_url))
+
+
+class _Reporter:
+    """Collects spec-marked results and writes the report; registered on the controller only."""
+
+    def __init__(self, config: pytest.Config, state: _State) -> None:
+        self.config = config
+        self.state = state
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.state.collector.add(
+            nodeid=report.nodeid,
+            when=report.when or "call",
+            outcome=report.outcome,
+            properties=report.user_properties,
+            longrepr=report.longrepr,
+            longreprtext=report.longreprtext if report.failed else "",
+            wasxfail=getattr(report, "wasxfail", None),
+        )
+
+    def pytest_sessionfinish(self) -> None:
+        state, config = self.state, self.config
+        if not state.collector:
+            return
+        given = config.getoption("--base-url")
+        seen = ", ".join(sorted(state.collector.base_urls)) or "not started"
+        base_url = given or f"rfqsim serve started by the harness ({seen})"
+        state.matrix = build_matrix(
+            load_rules(), state.collector.results.values(), base_url=base_url
+        )
+        directory = Path(config.getoption("--conformance-report"))
+        if not directory.is_absolute():
+            directory = config.invocation_params.dir / directory
+        state.report_paths = write_report(directory, state.matrix)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        matrix = self.state.matrix
+        if matrix is None:
+            return
+        totals = matrix["totals"]
+        terminalreporter.section("conformance")
+        if self.state.report_paths:
+            terminalreporter.write_line(f"report: {self.state.report_paths[1]} (+ matrix.json)")
+        terminalreporter.write_line(
+            f"{totals['rules']} rules: {totals['passed']} passed, {totals['failed']} failed, "
+            f"{totals['skipped']} skipped, {totals['not_covered']} not covered"
+        )
+        if self.config.getoption("--list-uncovered"):
+            missing = uncovered(matrix)
+            terminalreporter.write_line(f"uncovered rules ({len(missing)}):")
+            for rule_id in missing:
+                terminalreporter.write_line(f"  {rule_id}")
+
+
+# -- fixtures ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def target(request: pytest.FixtureRequest) -> Target:
+    """The service under test; starts `rfqsim serve` on first use when no --base-url."""
+    return _get_target(request.config)
+
+
+@pytest.fixture
+def http(target: Target) -> Client:
+    """A plain HTTP client for the target's base URL (no credentials)."""
+    return target.client()
+
+
+@pytest.fixture
+def sim(target: Target) -> SimControl:
+    """The simulator's /_sim control API; skips the test against other targets."""
+    if not target.is_simulator:
+        pytest.skip(f"needs the rfqsim control API; {target.base_url} is not a simulator")
+    return target.sim()

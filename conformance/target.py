@@ -1,0 +1,153 @@
+"""What the suite runs against: a given base URL, or an ``rfqsim serve`` it starts itself."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance.client import Client, SimControl, request
+from conformance.server import DEFAULT_START_TIMEOUT, SimulatorProcess, find_rfqsim_bin
+
+SIMULATOR_NAME = "rfqsim"
+_DETECT_TIMEOUT = 10.0
+
+
+class TargetError(RuntimeError):
+    """The target could not be reached or started."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """The service under test, as far as a black-box client can know it."""
+
+    base_url: str  # service root, no trailing slash: http://127.0.0.1:8080
+    is_simulator: bool  # GET /_sim/info answered {"simulator": "rfqsim"}
+    info: Mapping[str, Any] | None  # ready file or /_sim/info data; None for other targets
+    rpc_urls: Mapping[int, str] = field(default_factory=dict)  # chain id -> JSON-RPC URL
+    started_by_harness: bool = False  # True when the harness ran `rfqsim serve` itself
+
+    def client(self, **kwargs: Any) -> Client:
+        return Client(self.base_url, **kwargs)
+
+    def sim(self) -> SimControl:
+        return SimControl(self.client())
+
+    def chains(self) -> list[Mapping[str, Any]]:
+        chains = (self.info or {}).get("chains") or []
+        return [c for c in chains if isinstance(c, Mapping)]
+
+    def chain(self, chain_id: int) -> Mapping[str, Any]:
+        for chain in self.chains():
+            if chain.get("chain_id") == chain_id:
+                return chain
+        raise KeyError(f"chain {chain_id} not in the target's info")
+
+    def rpc_url(self, chain_id: int) -> str:
+        try:
+            return self.rpc_urls[chain_id]
+        except KeyError:
+            raise KeyError(
+                f"no RPC URL for chain {chain_id}; pass --rpc-url {chain_id}=URL"
+            ) from None
+
+
+def parse_rpc_urls(values: Sequence[str]) -> dict[int, str]:
+    """``["56=http://...", "97=http://..."]`` -> ``{56: ..., 97: ...}``."""
+    urls: dict[int, str] = {}
+    for value in values:
+        chain, sep, url = value.partition("=")
+        if not sep or not chain.strip().isdigit() or not url.strip():
+            raise ValueError(f"--rpc-url expects CHAIN=URL, got {value!r}")
+        urls[int(chain)] = url.strip()
+    return urls
+
+
+def _rpc_urls_from_info(info: Mapping[str, Any] | None) -> dict[int, str]:
+    urls: dict[int, str] = {}
+    for chain in (info or {}).get("chains") or []:
+        if isinstance(chain, Mapping):
+            chain_id, url = chain.get("chain_id"), chain.get("rpc_url")
+            if isinstance(chain_id, int) and isinstance(url, str):
+                urls[chain_id] = url
+    return urls
+
+
+def detect_simulator(base_url: str) -> dict[str, Any] | None:
+    """``/_sim/info`` data when the target is an rfqsim simulator, else None."""
+    try:
+        resp = request("GET", f"{base_url}/_sim/info", timeout=_DETECT_TIMEOUT)
+    except OSError as exc:
+        raise TargetError(f"cannot reach {base_url}: {exc}") from exc
+    body = resp.body if resp.is_json else None
+    if resp.status != 200 or not isinstance(body, dict):
+        return None
+    data = body.get("data")
+    if isinstance(data, dict) and data.get("simulator") == SIMULATOR_NAME:
+        return data
+    return None
+
+
+class TargetManager:
+    """Resolves the target once per process, lazily, and owns the simulator it started."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None,
+        rpc_urls: Mapping[int, str],
+        rfqsim_bin: str | None,
+        rootdir: Path,
+        start_timeout: float = DEFAULT_START_TIMEOUT,
+    ) -> None:
+        self.base_url = base_url.rstrip("/") if base_url else None
+        self.rpc_overrides = dict(rpc_urls)
+        self.rfqsim_bin = rfqsim_bin
+        self.rootdir = rootdir
+        self.start_timeout = start_timeout
+        self.current: Target | None = None
+        self.process: SimulatorProcess | None = None
+        self._error: str | None = None
+
+    def get(self) -> Target:
+        """The target, starting the simulator on first use; raises TargetError (cached)."""
+        if self.current is not None:
+            return self.current
+        if self._error is not None:
+            raise TargetError(self._error)
+        try:
+            self.current = self._attach() if self.base_url else self._start()
+        except Exception as exc:
+            self._error = f"{type(exc).__name__}: {exc}"
+            raise TargetError(self._error) from exc
+        return self.current
+
+    def _attach(self) -> Target:
+        assert self.base_url is not None
+        info = detect_simulator(self.base_url)
+        return Target(
+            base_url=self.base_url,
+            is_simulator=info is not None,
+            info=info,
+            rpc_urls={**_rpc_urls_from_info(info), **self.rpc_overrides},
+        )
+
+    def _start(self) -> Target:
+        executable = find_rfqsim_bin(self.rfqsim_bin, self.rootdir)
+        self.process = SimulatorProcess(
+            executable, start_timeout=self.start_timeout, cwd=self.rootdir
+        )
+        info = self.process.start()
+        return Target(
+            base_url=str(info["api_url"]).rstrip("/"),
+            is_simulator=info.get("simulator") == SIMULATOR_NAME,
+            info=info,
+            rpc_urls={**_rpc_urls_from_info(info), **self.rpc_overrides},
+            started_by_harness=True,
+        )
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is not None:
+            process.stop()

@@ -1,0 +1,170 @@
+"""Folding test reports into rule statuses, and rendering the matrix (no server needed)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from conformance.report import (
+    BASE_URL_PROPERTY,
+    RULES_PROPERTY,
+    ResultCollector,
+    build_matrix,
+    render_markdown,
+    rule_status,
+    uncovered,
+    write_report,
+)
+from conformance.rules import Rule
+
+RULES = [
+    Rule("rfq/a/one", "rfq", "A", "one", "First | with a pipe"),
+    Rule("rfq/a/two", "rfq", "A", "two", "Second"),
+    Rule("ramp/b/three", "ramp", "B", "three", "Third: not shown.", kind="not_shown"),
+    Rule("v1/c/four", "v1", "C", "four", "Fourth"),
+]
+
+
+def _props(*rule_ids: str, base_url: str | None = None) -> list[tuple[str, str]]:
+    props = [(RULES_PROPERTY, " ".join(rule_ids))]
+    if base_url:
+        props.append((BASE_URL_PROPERTY, base_url))
+    return props
+
+
+def _run(collector: ResultCollector, nodeid: str, rule_ids: tuple[str, ...], **phases: str) -> None:
+    for when in ("setup", "call", "teardown"):
+        outcome = phases.get(when, "passed")
+        if when == "call" and phases.get("setup") in ("skipped", "failed"):
+            continue
+        collector.add(
+            nodeid=nodeid,
+            when=when,
+            outcome=outcome,
+            properties=_props(*rule_ids),
+            longrepr=("f.py", 1, "Skipped: no chain") if outcome == "skipped" else None,
+            longreprtext="def test():\n>   assert 1 == 2\nE   assert 1 == 2\n"
+            if outcome == "failed"
+            else "",
+        )
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "status"),
+    [
+        ([], "not_covered"),
+        (["passed"], "passed"),
+        (["passed", "skipped"], "passed"),
+        (["skipped", "skipped"], "skipped"),
+        (["passed", "failed"], "failed"),
+        (["skipped", "failed"], "failed"),
+    ],
+)
+def test_rule_status(outcomes: list[str], status: str) -> None:
+    assert rule_status(outcomes) == status
+
+
+def test_phases_fold_into_one_outcome() -> None:
+    collector = ResultCollector()
+    _run(collector, "t.py::ok", ("rfq/a/one",))
+    _run(collector, "t.py::setup_skip", ("rfq/a/one",), setup="skipped")
+    _run(collector, "t.py::call_fail", ("rfq/a/two",), call="failed")
+    _run(collector, "t.py::teardown_error", ("v1/c/four",), teardown="failed")
+    _run(collector, "t.py::setup_error", ("v1/c/four",), setup="failed")
+    results = collector.results
+    assert results["t.py::ok"].outcome == "passed"
+    assert results["t.py::ok"].reason is None
+    assert (results["t.py::setup_skip"].outcome, results["t.py::setup_skip"].reason) == (
+        "skipped",
+        "no chain",
+    )
+    assert results["t.py::call_fail"].outcome == "failed"
+    assert results["t.py::call_fail"].reason == "assert 1 == 2"
+    assert results["t.py::teardown_error"].outcome == "failed"
+    assert results["t.py::teardown_error"].reason == "error in teardown: assert 1 == 2"
+    assert results["t.py::setup_error"].reason == "error in setup: assert 1 == 2"
+
+
+def test_unmarked_reports_are_ignored() -> None:
+    collector = ResultCollector()
+    collector.add(nodeid="t.py::x", when="call", outcome="passed", properties=[])
+    collector.add(nodeid="t.py::y", when="call", outcome="passed", properties=[("other", "1")])
+    assert not collector
+
+
+def test_xdist_transported_properties_and_base_url() -> None:
+    collector = ResultCollector()
+    # After xdist transport the (name, value) tuples arrive as lists.
+    collector.add(
+        nodeid="t.py::x",
+        when="call",
+        outcome="passed",
+        properties=[[RULES_PROPERTY, "rfq/a/one rfq/a/two"], [BASE_URL_PROPERTY, "http://h:1"]],
+    )
+    assert collector.results["t.py::x"].rules == ("rfq/a/one", "rfq/a/two")
+    assert collector.base_urls == {"http://h:1"}
+
+
+def test_xfail_counts_as_skipped() -> None:
+    collector = ResultCollector()
+    collector.add(
+        nodeid="t.py::x",
+        when="call",
+        outcome="skipped",
+        properties=_props("rfq/a/one"),
+        wasxfail="not built yet",
+    )
+    result = collector.results["t.py::x"]
+    assert (result.outcome, result.reason) == ("skipped", "xfail: not built yet")
+
+
+def test_matrix_and_markdown(tmp_path: Path) -> None:
+    collector = ResultCollector()
+    _run(collector, "t.py::ok", ("rfq/a/one",))
+    _run(collector, "t.py::bad", ("rfq/a/one", "rfq/a/two"), call="failed")
+    _run(collector, "t.py::skip", ("ramp/b/three",), setup="skipped")
+    _run(collector, "t.py::unknown", ("rfq/zz/gone",))
+    matrix = build_matrix(
+        RULES,
+        collector.results.values(),
+        base_url="http://127.0.0.1:8080",
+        generated_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+    )
+    assert matrix["generated_at"] == "2026-01-02T03:04:05Z"
+    assert matrix["totals"] == {
+        "rules": 4,
+        "passed": 0,
+        "failed": 2,
+        "skipped": 1,
+        "not_covered": 1,
+        "tests": 4,
+    }
+    by_id = {rule["id"]: rule for rule in matrix["rules"]}
+    assert [t["nodeid"] for t in by_id["rfq/a/one"]["tests"]] == ["t.py::bad", "t.py::ok"]
+    assert by_id["rfq/a/one"]["tests"][0] == {
+        "nodeid": "t.py::bad",
+        "outcome": "failed",
+        "reason": "assert 1 == 2",
+    }
+    assert by_id["ramp/b/three"]["status"] == "skipped"
+    assert by_id["ramp/b/three"]["kind"] == "not_shown"
+    assert uncovered(matrix) == ["v1/c/four"]
+
+    json_path, md_path = write_report(tmp_path / "out", matrix)
+    assert json.loads(json_path.read_text()) == matrix
+    markdown = md_path.read_text()
+    assert markdown == render_markdown(matrix)
+    assert "| 4 | 0 | 2 | 1 | 1 | 4 |" in markdown
+    assert "## rfq (1-rfq-v2.md)" in markdown
+    assert "## ramp (2-ramp-v2.md)" in markdown
+    assert "## v1 (3-v1-and-rates-feed.md)" in markdown
+    failed_row = (
+        "| `rfq/a/one` | **FAILED** | `t.py::bad` failed: assert 1 == 2<br>`t.py::ok` passed |"
+    )
+    assert failed_row in markdown
+    assert "First \\| with a pipe" in markdown
+    assert "| `ramp/b/three` | skipped *(not shown)* |" in markdown
+    assert "| `v1/c/four` | not covered |  | Fourth |" in markdown
