@@ -1,0 +1,1 @@
+"""rfqsim benchmarks: `just bench` (python -m bench) measures and rewrites docs/performance.md."""

@@ -1,0 +1,151 @@
+"""`just bench`: run the benchmarks and rewrite docs/performance.md.
+
+python -m bench [--quick] [--only NAME ...] [--output PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+from pathlib import Path
+
+from bench import processes
+from bench.load import LoadResult, merge, percentile, run_load
+from bench.report import Section, write
+
+STARTUP_TARGET_S = 5.0
+MEMORY_TARGET_MB = 150.0
+
+
+def bench_startup(runs: int) -> Section:
+    """`rfqsim serve` from process start to the ready file, with both chains deployed and funded."""
+    times: list[float] = []
+    sim_rss: list[float] = []
+    anvil_rss: list[float] = []
+    orphans: list[int] = []
+    for _ in range(runs):
+        with processes.simulator() as started:
+            times.append(started.seconds_to_ready)
+            assert {c["chain_id"] for c in started.info["chains"]} == {56, 97}
+            time.sleep(2.0)  # idle: let start-up garbage settle before reading memory
+            sim_rss.append(processes.rss_mb(started.process.pid))
+            children = processes.child_rss_mb(started.process.pid)
+            anvil_rss.append(sum(children.values()))
+            child_pids = list(children)
+        time.sleep(0.2)
+        orphans += processes.pids_alive(child_pids)
+    median = statistics.median(times)
+    section = Section(
+        title="Start-up and idle memory",
+        intro=(
+            "`rfqsim serve` from process start until the ready file exists (both chains started, "
+            f"contracts deployed, wallets funded), {runs} runs; then resident memory after 2 s "
+            "idle."
+        ),
+        header=("measure", "median", "p99 / max", "target", "met"),
+    )
+    section.rows.append(
+        (
+            "start-up to ready file",
+            f"{median:.2f} s",
+            f"{max(times):.2f} s",
+            f"≤ {STARTUP_TARGET_S:.0f} s",
+            "yes" if median <= STARTUP_TARGET_S else "no",
+        )
+    )
+    section.rows.append(
+        (
+            "simulator process RSS (idle)",
+            f"{statistics.median(sim_rss):.0f} MB",
+            f"{max(sim_rss):.0f} MB",
+            f"≤ {MEMORY_TARGET_MB:.0f} MB",
+            "yes" if statistics.median(sim_rss) <= MEMORY_TARGET_MB else "no",
+        )
+    )
+    section.rows.append(
+        (
+            "Anvil processes RSS (both chains, reported separately)",
+            f"{statistics.median(anvil_rss):.0f} MB",
+            f"{max(anvil_rss):.0f} MB",
+            "—",
+            "—",
+        )
+    )
+    section.notes.append(
+        f"Anvil processes still alive after the simulator stopped: {len(orphans)} (must be 0)."
+    )
+    return section
+
+
+def bench_http_baseline(seconds: float, concurrency: int, rounds: int) -> Section:
+    """GET /v2/health on the simulator (middleware, request ids, envelope) against a bare aiohttp
+    JSON handler, same load generator, same run."""
+    baseline_runs: list[LoadResult] = []
+    our_runs: list[LoadResult] = []
+    with processes.baseline_server() as base_url, processes.simulator() as started:
+        api = started.info["api_url"]
+        for _ in range(rounds):  # interleaved, so drift on the machine hits both alike
+            baseline_runs.append(
+                asyncio.run(
+                    run_load(f"{base_url}/v2/health", concurrency=concurrency, seconds=seconds)
+                )
+            )
+            our_runs.append(
+                asyncio.run(run_load(f"{api}/v2/health", concurrency=concurrency, seconds=seconds))
+            )
+    baseline = merge(baseline_runs)
+    ours = merge(our_runs)
+    section = Section(
+        title="HTTP baseline: GET /v2/health",
+        intro=(
+            f"Closed loop, {concurrency} concurrent connections, {rounds} interleaved rounds of "
+            f"{seconds:.0f} s per server, exact latencies over all rounds. Baseline: a bare "
+            "aiohttp JSON handler with no middleware, in its own process like the simulator."
+        ),
+        header=("server", "requests/s", "median ms", "p99 ms", "errors", "throughput ratio"),
+    )
+    for name, result in (
+        ("bare aiohttp handler (baseline)", baseline),
+        ("rfqsim /v2/health", ours),
+    ):
+        section.rows.append(
+            (
+                name,
+                f"{result.throughput:.0f}",
+                f"{result.median_ms:.2f}",
+                f"{percentile(result.latencies_ms, 99):.2f}",
+                str(result.errors),
+                f"{result.throughput / baseline.throughput:.2f}",
+            )
+        )
+    return section
+
+
+BENCHMARKS = ("startup", "http")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    parser.add_argument("--quick", action="store_true", help="fewer runs, shorter loads")
+    parser.add_argument("--only", nargs="*", choices=BENCHMARKS)
+    parser.add_argument("--output", default="docs/performance.md")
+    args = parser.parse_args()
+    selected = args.only or list(BENCHMARKS)
+    sections: list[Section] = []
+    if "startup" in selected:
+        sections.append(bench_startup(runs=2 if args.quick else 5))
+    if "http" in selected:
+        sections.append(
+            bench_http_baseline(
+                seconds=2 if args.quick else 5, concurrency=20, rounds=2 if args.quick else 3
+            )
+        )
+    command = "just bench" + (" --quick" if args.quick else "")
+    write(Path(args.output), sections, command)
+    print(Path(args.output).read_text())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""A small closed-loop HTTP load generator (aiohttp client): `concurrency` workers send requests
+back to back for `seconds`, and every latency is kept (exact percentiles, no buckets)."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+from dataclasses import dataclass
+
+import aiohttp
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    requests: int
+    errors: int
+    seconds: float
+    latencies_ms: list[float]
+
+    @property
+    def throughput(self) -> float:
+        return self.requests / self.seconds
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.latencies_ms)
+
+    @property
+    def p99_ms(self) -> float:
+        return percentile(self.latencies_ms, 99)
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(pct / 100 * len(ordered) + 0.5) - 1))
+    return ordered[index]
+
+
+def merge(results: list[LoadResult]) -> LoadResult:
+    return LoadResult(
+        requests=sum(r.requests for r in results),
+        errors=sum(r.errors for r in results),
+        seconds=sum(r.seconds for r in results),
+        latencies_ms=[ms for r in results for ms in r.latencies_ms],
+    )
+
+
+async def run_load(url: str, *, concurrency: int, seconds: float) -> LoadResult:
+    latencies: list[float] = []
+    errors = 0
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        # Warm-up: open the connections before the clock starts.
+        async def touch() -> None:
+            async with session.get(url) as resp:
+                await resp.read()
+
+        await asyncio.gather(*(touch() for _ in range(concurrency)))
+        stop_at = time.perf_counter() + seconds
+
+        async def worker() -> None:
+            nonlocal errors
+            while time.perf_counter() < stop_at:
+                started = time.perf_counter()
+                async with session.get(url) as resp:
+                    await resp.read()
+                    if resp.status != 200:
+                        errors += 1
+                latencies.append((time.perf_counter() - started) * 1000)
+
+        began = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        elapsed = time.perf_counter() - began
+    return LoadResult(len(latencies), errors, elapsed, latencies)

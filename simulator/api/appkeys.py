@@ -1,0 +1,37 @@
+"""Typed application keys: the only way handlers reach the long-lived parts of the simulator."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+if TYPE_CHECKING:
+    from simulator.adapters.chain import AnvilChain
+    from simulator.api.routes import Operation, RouteTable
+    from simulator.clock import Clock
+    from simulator.randomness import RandomSource
+    from simulator.services.callers import Caller
+    from simulator.services.container import Services
+    from simulator.services.ratelimit import Decision
+    from simulator.services.runtime import RfqRuntime
+    from simulator.services.venue import VenueDirectory
+    from simulator.settings import Settings
+
+SETTINGS: web.AppKey[Settings] = web.AppKey("settings")
+CLOCK: web.AppKey[Clock] = web.AppKey("clock")
+RANDOM: web.AppKey[RandomSource] = web.AppKey("random")
+ROUTES: web.AppKey[RouteTable] = web.AppKey("routes")
+VENUE: web.AppKey[VenueDirectory] = web.AppKey("venue")
+SERVICES: web.AppKey[Services] = web.AppKey("services")
+RFQ: web.AppKey[RfqRuntime] = web.AppKey("rfq")
+CHAINS: web.AppKey[dict[int, AnvilChain]] = web.AppKey("chains")  # filled at start-up
+OPERATIONS: web.AppKey[dict[str, Operation]] = web.AppKey("operations")  # by operation id
+
+OPENAPI_CACHE: web.AppKey[dict[str, bytes]] = web.AppKey("openapi_cache")  # rendered once
+
+REQUEST_ID: web.RequestKey[str] = web.RequestKey("request_id")  # this request's id
+CALLER: web.RequestKey[Caller] = web.RequestKey("caller")  # set by the access middleware
+RATE_DECISION: web.RequestKey[Decision] = web.RequestKey(
+    "rate_decision"
+)  # per-key limiter's verdict

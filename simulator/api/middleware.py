@@ -1,0 +1,88 @@
+"""Request ids and error rendering, in one place.
+
+Every response carries `X-Request-Id` (set in `on_response_prepare`, so it also reaches WebSocket
+handshakes and aiohttp's own 404/405/413 pages); every error, ours or aiohttp's or an unexpected
+exception, leaves as the spec's envelope with `request_id` equal to the header."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from simulator.api.appkeys import RANDOM, REQUEST_ID
+from simulator.errors import (
+    InternalError,
+    InvalidRequest,
+    MethodNotAllowed,
+    NotFound,
+    PayloadTooLarge,
+    ServiceError,
+)
+
+log = logging.getLogger("rfqsim.api")
+
+
+def request_id_of(request: web.Request) -> str:
+    existing = request.get(REQUEST_ID)
+    if isinstance(existing, str):
+        return existing
+    request_id = request.app[RANDOM].new_id("req")
+    request[REQUEST_ID] = request_id
+    return request_id
+
+
+def render_error(error: ServiceError, request_id: str) -> web.Response:
+    body: dict[str, object] = {
+        "code": error.code,
+        "message": error.message,
+        "request_id": request_id,
+    }
+    if error.details is not None:
+        body["details"] = error.details
+    response = web.Response(
+        body=json.dumps({"error": body}, separators=(",", ":")).encode(),
+        status=error.status,
+        content_type="application/json",
+        headers=error.headers,
+    )
+    return response
+
+
+def _from_http_exception(exc: web.HTTPException) -> ServiceError:
+    if isinstance(exc, web.HTTPMethodNotAllowed):
+        allowed = ", ".join(sorted(exc.allowed_methods))
+        return MethodNotAllowed(
+            f"Method {exc.method} not allowed; allowed: {allowed}", headers={"Allow": allowed}
+        )
+    if isinstance(exc, web.HTTPNotFound):
+        return NotFound("No such resource")
+    if isinstance(exc, web.HTTPRequestEntityTooLarge):
+        return PayloadTooLarge("Request body too large")
+    if 400 <= exc.status < 500:
+        return InvalidRequest(exc.reason)
+    return InternalError()
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    request_id = request_id_of(request)
+    try:
+        return await handler(request)
+    except ServiceError as error:
+        return render_error(error, request_id)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        return render_error(_from_http_exception(exc), request_id)
+    except Exception:
+        log.exception(
+            "unhandled error in %s %s (request %s)", request.method, request.path, request_id
+        )
+        return render_error(InternalError(), request_id)
+
+
+async def add_request_id_header(request: web.Request, response: web.StreamResponse) -> None:
+    response.headers["X-Request-Id"] = request_id_of(request)

@@ -1,0 +1,62 @@
+"""Route table: every operation is declared once, with the models it parses and renders and the
+errors it can return. The same declaration registers the aiohttp route and writes the OpenAPI
+document, so the document cannot drift from what the handlers do."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from aiohttp import web
+from pydantic import BaseModel
+
+from simulator.errors import ServiceError
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Document = Literal["v2", "v1", "sim", "feed"]
+
+
+@dataclass(frozen=True)
+class Access:
+    """Who may call an API operation (see api/access.py). Operations without one (health,
+    OpenAPI, /_sim) are outside the per-key limiter."""
+
+    scope: str | None  # scope a key caller needs (None: any key, or none)
+    keyless: bool = True  # callers without a key may call (proof / claim checked by the service)
+
+
+@dataclass(frozen=True)
+class Operation:
+    method: str
+    path: str
+    handler: Handler
+    operation_id: str
+    summary: str
+    document: Document  # which OpenAPI document lists it
+    tags: tuple[str, ...] = ()
+    body: type[BaseModel] | None = None  # JSON request body model
+    query: type[BaseModel] | None = None  # query-string model
+    responses: dict[int, type[BaseModel] | None] = field(default_factory=dict)  # success: data
+    errors: tuple[type[ServiceError], ...] = ()  # error statuses this operation can answer
+    security: tuple[str, ...] = ()  # OpenAPI security scheme names (any of them)
+    envelope: bool = True  # success bodies wrapped in `data`
+    access: Access | None = None  # None: not an API call (no key, no per-key limiter)
+
+
+class RouteTable:
+    def __init__(self) -> None:
+        self.operations: list[Operation] = []
+
+    def add(self, operation: Operation) -> None:
+        self.operations.append(operation)
+
+    def register(self, router: web.UrlDispatcher) -> None:
+        for op in self.operations:
+            router.add_route(op.method, op.path, op.handler, name=op.operation_id)
+
+    def by_name(self) -> dict[str, Operation]:
+        return {op.operation_id: op for op in self.operations}
+
+    def for_document(self, document: Document) -> list[Operation]:
+        return [op for op in self.operations if op.document == document]

@@ -1,0 +1,41 @@
+"""Shapes shared by every API area: the error envelope and health bodies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ApiModel(BaseModel):
+    """Base of every request/response model: unknown request fields are refused (400)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ErrorIssue(ApiModel):
+    field: str = Field(description="Dotted path of the offending field ('' for the whole body)")
+    loc: list[str | int] = Field(description="Path of the offending field as a list")
+    message: str
+    type: str = Field(description="Machine-readable kind of failure")
+
+
+class ErrorBody(ApiModel):
+    model_config = ConfigDict(extra="allow")  # a few codes carry extra members (ramp: kyc, drift)
+
+    code: str = Field(description="Stable machine code")
+    message: str = Field(description="Human text; not stable")
+    request_id: str = Field(description="Equals the X-Request-Id response header")
+    details: dict[str, Any] | None = Field(
+        default=None, description="Either `issues` (schema failures) or a `reason` string"
+    )
+
+
+class ErrorEnvelope(ApiModel):
+    error: ErrorBody
+
+
+class Health(ApiModel):
+    status: str = Field(description="`ok` when the process is up")
+    version: str
+    time: str = Field(description="Service clock, ISO-8601 UTC")

@@ -1,0 +1,138 @@
+"""The app factory: builds every part from settings, with no module-level state."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from simulator.adapters.background import background_context
+from simulator.adapters.chain import AnvilChain
+from simulator.adapters.chain_reads import ChainReads
+from simulator.adapters.chain_runtime import chains_context
+from simulator.adapters.signatures import ChainSignatureChecker
+from simulator.api import docs, health, maker_stream, rfq, sim, sim_keys
+from simulator.api.access import access_middleware, add_rate_limit_headers
+from simulator.api.appkeys import (
+    CHAINS,
+    CLOCK,
+    OPENAPI_CACHE,
+    OPERATIONS,
+    RANDOM,
+    RFQ,
+    ROUTES,
+    SERVICES,
+    SETTINGS,
+    VENUE,
+)
+from simulator.api.middleware import add_request_id_header, error_middleware
+from simulator.api.routes import RouteTable
+from simulator.clock import Clock
+from simulator.randomness import RandomSource
+from simulator.services.auction import Auction
+from simulator.services.container import Services
+from simulator.services.container_types import RfqDeps
+from simulator.services.events import EventLog
+from simulator.services.faults import Faults
+from simulator.services.funds import TakerFunds
+from simulator.services.inventory import MakerInventory
+from simulator.services.keys import KeyService
+from simulator.services.makers import MakerRegistry
+from simulator.services.pricing import IndicativePricing
+from simulator.services.proofs import ProofService, ProofSettings
+from simulator.services.ratelimit import FixedWindowLimiter
+from simulator.services.rfq import RfqService
+from simulator.services.runtime import RfqRuntime
+from simulator.services.settlement import Settlement, SettlementSettings
+from simulator.services.slots import OutstandingSlots
+from simulator.services.venue import VenueDirectory
+from simulator.settings import Settings
+
+# aiohttp's own cap; each route enforces its smaller JSON cap in parse_body (413 from either).
+CLIENT_MAX_SIZE = 32 * 1024 * 1024
+
+
+def build_routes() -> RouteTable:
+    table = RouteTable()
+    for area in (health, docs, rfq, maker_stream, sim, sim_keys):
+        area.add_routes(table)
+    return table
+
+
+def build_services(
+    settings: Settings, clock: Clock, random: RandomSource, chains: dict[int, AnvilChain]
+) -> Services:
+    return Services(
+        keys=KeyService(clock, random.fork("keys")),
+        proofs=ProofService(
+            clock,
+            ChainSignatureChecker(chains),
+            ProofSettings(window_s=settings.proof.window_s, grant_s=settings.proof.grant_s),
+        ),
+        limiter=FixedWindowLimiter(clock),
+        slots=OutstandingSlots(clock),
+        faults=Faults(),
+        limits=settings.limits,
+    )
+
+
+def build_rfq(
+    settings: Settings,
+    clock: Clock,
+    random: RandomSource,
+    services: Services,
+    venue: VenueDirectory,
+    chains: dict[int, AnvilChain],
+) -> RfqRuntime:
+    reads = ChainReads(chains)
+    registry = MakerRegistry(clock)
+    pricing = IndicativePricing(clock, registry)
+    inventory = MakerInventory(clock)
+    deps = RfqDeps(
+        venue=venue,
+        proofs=services.proofs,
+        slots=services.slots,
+        funds=TakerFunds(clock, reads),
+        inventory=inventory,
+        makers=registry,
+        pricing=pricing,
+        faults=services.faults,
+        limits=lambda: services.limits,
+    )
+    auction = Auction(clock, random.fork("auction"), registry, pricing, inventory, reads)
+    service = RfqService(clock, random.fork("rfq"), deps, auction)
+    events = EventLog()
+    settlement = Settlement(
+        clock,
+        service,
+        deps,
+        events,
+        reads,
+        SettlementSettings(expiry_grace_s=settings.expiry_grace_s),
+    )
+    return RfqRuntime(service=service, settlement=settlement, makers=registry, events=events)
+
+
+def create_app(
+    settings: Settings, *, clock: Clock | None = None, start_chains: bool = True
+) -> web.Application:
+    """`start_chains=False` builds the HTTP surface alone (unit tests of the edge)."""
+    app = web.Application(
+        middlewares=[error_middleware, access_middleware], client_max_size=CLIENT_MAX_SIZE
+    )
+    app[SETTINGS] = settings
+    app[CLOCK] = clock or Clock()
+    app[RANDOM] = RandomSource(settings.seed)
+    app[VENUE] = VenueDirectory()
+    app[CHAINS] = {}
+    app[SERVICES] = build_services(settings, app[CLOCK], app[RANDOM], app[CHAINS])
+    app[RFQ] = build_rfq(settings, app[CLOCK], app[RANDOM], app[SERVICES], app[VENUE], app[CHAINS])
+    routes = build_routes()
+    app[ROUTES] = routes
+    app[OPERATIONS] = routes.by_name()
+    app[OPENAPI_CACHE] = {}
+    routes.register(app.router)
+    app.on_response_prepare.append(add_request_id_header)
+    app.on_response_prepare.append(add_rate_limit_headers)
+    if start_chains:
+        app.cleanup_ctx.append(chains_context)
+        app.cleanup_ctx.append(background_context)
+    return app

@@ -1,0 +1,164 @@
+"""`rfqsim` command line. `rfqsim serve` starts the chains, deploys the venue and serves the API."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from simulator import cli_keys
+from simulator.adapters.anvil import AnvilStartError
+from simulator.api.appkeys import SERVICES, SETTINGS, VENUE
+from simulator.app import create_app
+from simulator.services.info import simulator_info
+from simulator.services.keys import create_demo_keys
+from simulator.settings import Settings, load_settings
+
+log = logging.getLogger("rfqsim")
+
+
+def _parse_rpc_urls(values: list[str]) -> dict[int, str]:
+    urls: dict[int, str] = {}
+    for value in values:
+        chain, sep, url = value.partition("=")
+        if not sep or not chain.isdigit() or not url:
+            raise argparse.ArgumentTypeError(f"--rpc-url takes CHAIN=URL, got {value!r}")
+        urls[int(chain)] = url
+    return urls
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    base = load_settings(Path(args.config) if args.config else None)
+    overrides: dict[str, Any] = {"api": {}}
+    if args.host is not None:
+        overrides["api"]["host"] = args.host
+    if args.port is not None:
+        overrides["api"]["port"] = args.port
+    if args.seed is not None:
+        overrides["seed"] = args.seed
+    if args.environment is not None:
+        overrides["environment"] = args.environment
+    rpc_urls = _parse_rpc_urls(args.rpc_url or [])
+    unknown = set(rpc_urls) - {c.chain_id for c in base.chains}
+    if unknown:
+        raise SystemExit(f"rfqsim: --rpc-url names unconfigured chain(s) {sorted(unknown)}")
+    if rpc_urls:
+        overrides["chains"] = [
+            {**c.model_dump(mode="json"), "rpc_url": rpc_urls.get(c.chain_id, c.rpc_url)}
+            for c in base.chains
+        ]
+    return load_settings(Path(args.config) if args.config else None, overrides)
+
+
+def banner(info: dict[str, Any]) -> str:
+    lines = [
+        f"rfqsim {info['version']} ready  (environment {info['environment']}, seed {info['seed']})",
+        f"  API           {info['api_url']}   (OpenAPI: {info['api_url']}/v2/openapi.json)",
+        f"  control API   {info['api_url']}/_sim/",
+    ]
+    for chain in info["chains"]:
+        lines.append(
+            f"  chain {chain['chain_id']:<5}   {chain['rpc_url']}  ({chain['environment']}, "
+            f"{'started by rfqsim' if chain['managed'] else 'attached'})"
+        )
+        for role, address in chain["contracts"].items():
+            lines.append(f"      {role:<20}{address}")
+        for token in chain["tokens"]:
+            lines.append(f"      {token['symbol']:<20}{token['address']}  ({token['decimals']} dp)")
+    lines.append("  demo API keys (partner demo; shown once, the simulator keeps only hashes)")
+    for key in info.get("demo_keys", []):
+        lines.append(f"      {key['label']:<18}{key['key']}")
+    lines.append("  demo wallets (test keys: never use them on a real network)")
+    for wallet in info["demo_wallets"]:
+        lines.append(f"      {wallet['address']}  {wallet['private_key']}")
+    return "\n".join(lines)
+
+
+def write_ready_file(path: Path, info: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(info, indent=2) + "\n")
+    os.replace(tmp, path)  # atomic: a watcher never reads half a file
+
+
+async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -> int:
+    app = create_app(settings)
+    runner = web.AppRunner(
+        app, access_log=logging.getLogger("aiohttp.access") if access_log else None
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await runner.setup()  # runs the cleanup contexts' start-up: chains, deployment
+        site = web.TCPSite(runner, settings.api.host, settings.api.port)
+        await site.start()
+        host, port = runner.addresses[0][:2]
+        demo_keys = [
+            {
+                "label": label,
+                "key": full,
+                "key_id": key.key_id,
+                "environment": key.environment,
+                "scopes": sorted(key.scopes),
+            }
+            for label, key, full in create_demo_keys(app[SERVICES].keys)
+        ]
+        info = simulator_info(app[SETTINGS], app[VENUE], f"http://{host}:{port}")
+        info["demo_keys"] = demo_keys  # full keys exist only here: the simulator keeps hashes
+        print(banner(info), flush=True)
+        if ready_file is not None:
+            write_ready_file(ready_file, info)
+        await stop.wait()
+        return 0
+    finally:
+        await runner.cleanup()  # stops every Anvil we started
+        if ready_file is not None:
+            await asyncio.to_thread(ready_file.unlink, missing_ok=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="rfqsim", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve_cmd = commands.add_parser("serve", help="start chains, deploy the venue, serve the API")
+    serve_cmd.add_argument("--host", help="bind address (default 127.0.0.1)")
+    serve_cmd.add_argument("--port", type=int, help="API port (default 8080; 0 picks a free one)")
+    serve_cmd.add_argument("--seed", type=int, help="seed for ids, prices and latencies")
+    serve_cmd.add_argument("--config", help="YAML settings file overlaid on the defaults")
+    serve_cmd.add_argument("--ready-file", help="write the banner's facts as JSON here when ready")
+    serve_cmd.add_argument(
+        "--rpc-url", action="append", metavar="CHAIN=URL", help="attach to a running node"
+    )
+    serve_cmd.add_argument("--environment", choices=["staging", "production"])
+    serve_cmd.add_argument("--access-log", action="store_true", help="log every request")
+    cli_keys.add_parser(commands)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.command == "serve":
+        try:
+            settings = settings_from_args(args)
+        except (ValueError, argparse.ArgumentTypeError) as exc:
+            print(f"rfqsim: invalid settings: {exc}", file=sys.stderr)
+            return 2
+        try:
+            return asyncio.run(
+                serve(settings, Path(args.ready_file) if args.ready_file else None, args.access_log)
+            )
+        except AnvilStartError as exc:
+            print(f"rfqsim: {exc}", file=sys.stderr)
+            return 1
+    if args.command == "keys":
+        return cli_keys.run(args)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""The one error hierarchy. Each class carries the spec's HTTP status and stable `code`; the error
+middleware (api/middleware.py) is the only place that renders them, as the spec's envelope
+`{error: {code, message, request_id, details?}}`."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class ServiceError(Exception):
+    status: ClassVar[int] = 500
+    code: ClassVar[str] = "internal"
+    default_message: ClassVar[str] = "Internal server error"
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        details: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.message = message or self.default_message
+        self.details = details  # rendered as error.details when present
+        self.headers = headers or {}  # extra response headers (Retry-After, Allow)
+        super().__init__(self.message)
+
+
+class InvalidRequest(ServiceError):
+    status = 400
+    code = "invalid_request"
+    default_message = "The request is invalid"
+
+
+class Unauthorized(ServiceError):
+    status = 401
+    code = "unauthorized"
+    default_message = "Authentication required"
+
+
+class Forbidden(ServiceError):
+    status = 403
+    code = "forbidden"
+    default_message = "Not allowed for this credential"
+
+
+class NotFound(ServiceError):
+    status = 404
+    code = "not_found"
+    default_message = "Not found"
+
+
+class MethodNotAllowed(ServiceError):
+    status = 405
+    code = "method_not_allowed"
+    default_message = "Method not allowed"
+
+
+class Conflict(ServiceError):
+    status = 409
+    code = "conflict"
+    default_message = "Conflict with the current state"
+
+
+class PayloadTooLarge(ServiceError):
+    status = 413
+    code = "payload_too_large"
+    default_message = "Request body too large"
+
+
+class RateLimited(ServiceError):
+    status = 429
+    code = "rate_limited"
+    default_message = "Rate limit exceeded"
+
+
+class InternalError(ServiceError):
+    pass
+
+
+class UpstreamError(ServiceError):
+    status = 502
+    code = "upstream_error"
+    default_message = "An upstream dependency is unreachable"
+
+
+class VenueUnavailable(ServiceError):
+    status = 503
+    code = "venue_unavailable"
+    default_message = "Quotes are briefly not served"
+
+
+ALL_ERRORS: tuple[type[ServiceError], ...] = (
+    InvalidRequest,
+    Unauthorized,
+    Forbidden,
+    NotFound,
+    MethodNotAllowed,
+    Conflict,
+    PayloadTooLarge,
+    RateLimited,
+    InternalError,
+    UpstreamError,
+    VenueUnavailable,
+)
+
+
+class ProofOfControlError(Unauthorized):
+    """A missing or bad takerProof: 401 with `details.reason` naming which rule failed."""
+
+    reason: ClassVar[str] = "proof_of_control_invalid"
+
+    def __init__(self, message: str | None = None, **extra: Any) -> None:
+        super().__init__(message, details={"reason": self.reason, **extra})
+
+
+class ProofOfControlRequired(ProofOfControlError):
+    reason = "proof_of_control_required"
+    default_message = "takerProof is required: no live proof-of-control grant for this taker"
+
+
+class ProofOfControlStale(ProofOfControlError):
+    reason = "proof_of_control_stale"
+    default_message = "takerProof.issuedAt is more than 60 seconds from the service clock"
+
+
+class ProofOfControlInvalid(ProofOfControlError):
+    reason = "proof_of_control_invalid"
+    default_message = "takerProof.signature does not verify as the taker"
+
+
+class ProofOfControlReplayed(ProofOfControlError):
+    reason = "proof_of_control_replayed"
+    default_message = "takerProof nonce was already used with other contents or by another caller"
+
+
+class TakerControlUnverifiable(UpstreamError):
+    default_message = "The taker's smart-account signature could not be checked on chain; retry"
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message, details={"reason": "taker_control_unverifiable"})

@@ -1,0 +1,43 @@
+"""The one seeded random source: ids, prices and latencies come from here so `--seed` reproduces a
+run. Secrets (claim tokens, API key secrets, webhook signing secrets) deliberately do NOT: they use
+the operating system's CSPRNG, because a reproducible secret is no secret."""
+
+from __future__ import annotations
+
+import random
+import secrets
+
+
+class RandomSource:
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self._random = random.Random(seed)  # the only PRNG state in the simulator
+
+    def hex(self, nbytes: int) -> str:
+        return self._random.getrandbits(nbytes * 8).to_bytes(nbytes, "big").hex()
+
+    def new_id(self, prefix: str, nbytes: int = 12) -> str:
+        """`<prefix>_<hex>`, e.g. rfq_3f2a…: unique in practice, reproducible per seed."""
+        return f"{prefix}_{self.hex(nbytes)}"
+
+    def uniform(self, low: float, high: float) -> float:
+        return self._random.uniform(low, high)
+
+    def lognormvariate(self, mu: float, sigma: float) -> float:
+        return self._random.lognormvariate(mu, sigma)
+
+    def random(self) -> float:
+        return self._random.random()
+
+    def choice(self, options: list[str]) -> str:
+        return self._random.choice(options)
+
+    def fork(self, label: str) -> RandomSource:
+        """An independent stream for one component, derived from the seed and a label, so adding
+        draws in one component does not shift the numbers another one sees."""
+        return RandomSource(random.Random(f"{self.seed}:{label}").getrandbits(64))
+
+
+def secret_token(prefix: str, nbytes: int = 32) -> str:
+    """High-entropy secret from the OS CSPRNG, URL-safe."""
+    return f"{prefix}{secrets.token_urlsafe(nbytes)}"

@@ -1,0 +1,16 @@
+"""Fault switches: rare paths forced on demand through /_sim/faults. Each adapter or service
+that can fail that way reads its switch; nothing here fakes a response."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Faults:
+    chain_unreachable: set[int] = field(default_factory=set)  # chains whose RPC calls fail at once
+    venue_paused: bool = False  # firm quotes answer 503 venue_unavailable
+
+    def clear(self) -> None:
+        self.chain_unreachable.clear()
+        self.venue_paused = False

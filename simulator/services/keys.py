@@ -1,0 +1,179 @@
+"""API keys and the partner records that own them.
+
+Format `tx_<live|test>_<public prefix>.<secret>`: the part before the dot identifies the key and is
+safe to log (and the only part ever logged); only a SHA-256 of the secret is stored, and the full
+key is returned once, at creation. Any key of a partner owns that partner's RFQs."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from simulator.clock import Clock
+from simulator.errors import InvalidRequest, NotFound, Unauthorized
+from simulator.randomness import RandomSource, secret_token
+
+KeyEnvironment = Literal["live", "test"]
+KeyStatus = Literal["active", "suspended", "revoked"]
+
+TAKER_SCOPES = frozenset(
+    {"trades:write", "trades:read", "webhooks:manage", "rfq:aggregator", "quotes:read"}
+)
+MAKER_SCOPES = frozenset({"maker:stream", "maker:read"})  # the maker:* family
+ALL_SCOPES = TAKER_SCOPES | MAKER_SCOPES
+
+# Lowercase hex prefix of 12, then a URL-safe secret: both parts are ASCII by construction.
+KEY_PATTERN = re.compile(r"^(tx_(live|test)_[0-9a-f]{12})\.([A-Za-z0-9_-]{32,128})$")
+
+
+def _hash_secret(secret: str) -> bytes:
+    # A fast hash is enough: secrets are 256-bit random, so there is nothing to brute-force.
+    return hashlib.sha256(secret.encode()).digest()
+
+
+@dataclass
+class Partner:
+    partner_id: str  # ptn_…
+    name: str
+
+
+@dataclass
+class ApiKey:
+    key_id: str  # the public prefix, e.g. tx_live_3f2a9c1b7e04: safe to log
+    partner_id: str  # owner; any key of the partner owns the partner's RFQs
+    environment: KeyEnvironment  # live keys reach live chains, test keys test chains
+    scopes: frozenset[str]
+    tier: str  # rate-limit tier name (settings.rate_limits.tiers)
+    name: str
+    created_at: datetime
+    secret_hash: bytes = field(repr=False)  # SHA-256 of the secret; the secret is never kept
+    status: KeyStatus = "active"
+    maker_wallet: str | None = None  # maker credentials: the maker's funding wallet
+
+    @property
+    def is_maker_credential(self) -> bool:
+        return bool(self.scopes) and self.scopes <= MAKER_SCOPES
+
+
+class InvalidApiKey(Unauthorized):
+    default_message = "API key missing, malformed, unknown, suspended or revoked"
+
+    def __init__(self) -> None:
+        # One answer for every key failure: a caller learns nothing about which keys exist.
+        super().__init__(details={"reason": "invalid_api_key"})
+
+
+class KeyService:
+    def __init__(self, clock: Clock, random: RandomSource) -> None:
+        self._clock = clock
+        self._random = random  # ids and prefixes only; secrets come from the OS CSPRNG
+        self.partners: dict[str, Partner] = {}  # by partner id
+        self.keys: dict[str, ApiKey] = {}  # by key id (public prefix)
+
+    def create_partner(self, name: str) -> Partner:
+        partner = Partner(partner_id=self._random.new_id("ptn", 8), name=name)
+        self.partners[partner.partner_id] = partner
+        return partner
+
+    def partner_by_name(self, name: str) -> Partner:
+        for partner in self.partners.values():
+            if partner.name == name:
+                return partner
+        return self.create_partner(name)
+
+    def create_key(
+        self,
+        *,
+        partner_id: str,
+        environment: KeyEnvironment,
+        scopes: frozenset[str],
+        name: str = "",
+        tier: str = "default",
+        maker_wallet: str | None = None,
+    ) -> tuple[ApiKey, str]:
+        """Returns the record and the full key, which is not stored and cannot be shown again."""
+        if partner_id not in self.partners:
+            raise NotFound(f"No partner {partner_id}")
+        unknown = scopes - ALL_SCOPES
+        if unknown:
+            raise InvalidRequest(
+                f"Unknown scopes: {', '.join(sorted(unknown))}",
+                details={"reason": "unknown_scope", "scopes": sorted(unknown)},
+            )
+        if scopes & MAKER_SCOPES and scopes & TAKER_SCOPES:
+            raise InvalidRequest(
+                "Maker credentials carry only maker:* scopes",
+                details={"reason": "mixed_scopes"},
+            )
+        if (maker_wallet is not None) != bool(scopes & MAKER_SCOPES):
+            raise InvalidRequest(
+                "A maker credential needs maker_wallet, and only a maker credential may name one",
+                details={"reason": "maker_wallet"},
+            )
+        key_id = f"tx_{environment}_{self._random.hex(6)}"
+        secret = secret_token("", 32)
+        key = ApiKey(
+            key_id=key_id,
+            partner_id=partner_id,
+            environment=environment,
+            scopes=scopes,
+            tier=tier,
+            name=name,
+            created_at=self._clock.now(),
+            secret_hash=_hash_secret(secret),
+            maker_wallet=maker_wallet,
+        )
+        self.keys[key_id] = key
+        return key, f"{key_id}.{secret}"
+
+    def authenticate(self, presented: str) -> ApiKey:
+        match = KEY_PATTERN.match(presented)
+        if match is None:
+            raise InvalidApiKey()
+        key_id, _, secret = match.groups()
+        key = self.keys.get(key_id)
+        # Compare even when the key is unknown, so timing does not tell known ids apart.
+        stored = key.secret_hash if key is not None else b"\0" * 32
+        if not hmac.compare_digest(stored, _hash_secret(secret)) or key is None:
+            raise InvalidApiKey()
+        if key.status != "active":
+            raise InvalidApiKey()
+        return key
+
+    def get(self, key_id: str) -> ApiKey:
+        key = self.keys.get(key_id)
+        if key is None:
+            raise NotFound(f"No key {key_id}")
+        return key
+
+    def set_status(self, key_id: str, status: KeyStatus) -> ApiKey:
+        key = self.get(key_id)
+        if key.status == "revoked" and status != "revoked":
+            raise InvalidRequest("A revoked key stays revoked", details={"reason": "revoked"})
+        key.status = status
+        return key
+
+
+DEMO_TAKER_SCOPES = frozenset({"trades:write", "trades:read", "webhooks:manage", "quotes:read"})
+
+
+def create_demo_keys(keys: KeyService) -> list[tuple[str, ApiKey, str]]:
+    """The keys `rfqsim serve` prints: a taker key per environment and an aggregator key, all of
+    the partner `demo`. Fresh secrets every run (only their hashes are kept)."""
+    partner = keys.partner_by_name("demo")
+    wanted: list[tuple[str, KeyEnvironment, frozenset[str]]] = [
+        ("taker-live", "live", DEMO_TAKER_SCOPES),
+        ("taker-test", "test", DEMO_TAKER_SCOPES),
+        ("aggregator-live", "live", DEMO_TAKER_SCOPES | {"rfq:aggregator"}),
+    ]
+    created = []
+    for label, environment, scopes in wanted:
+        key, full = keys.create_key(
+            partner_id=partner.partner_id, environment=environment, scopes=scopes, name=label
+        )
+        created.append((label, key, full))
+    return created

@@ -1,0 +1,64 @@
+"""Run `rfqsim serve` as a real child process for integration tests."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+RFQSIM = REPO / ".venv" / "bin" / "rfqsim"
+
+
+@dataclass
+class Served:
+    process: subprocess.Popen[str]
+    info: dict[str, Any]
+
+    @property
+    def api_url(self) -> str:
+        return str(self.info["api_url"])
+
+
+def wait_ready(process: subprocess.Popen[str], ready: Path, timeout: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while not ready.exists():
+        if process.poll() is not None:
+            assert process.stderr is not None
+            raise AssertionError(f"rfqsim exited {process.returncode}: {process.stderr.read()}")
+        if time.monotonic() > deadline:
+            raise AssertionError("rfqsim did not write its ready file in time")
+        time.sleep(0.02)
+    return dict(json.loads(ready.read_text()))
+
+
+def stop(process: subprocess.Popen[str], sig: int = signal.SIGTERM) -> int:
+    if process.poll() is None:
+        process.send_signal(sig)
+    return process.wait(timeout=20)
+
+
+@contextmanager
+def serve(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Served]:
+    ready = tmp_path / "ready.json"
+    process = subprocess.Popen(
+        [str(RFQSIM), "serve", "--port", "0", "--ready-file", str(ready), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        yield Served(process, wait_ready(process, ready))
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        assert process.stderr is not None
+        process.stderr.close()
