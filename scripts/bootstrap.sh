@@ -27,6 +27,8 @@ fi
 npm_hash=$(hash_of package.json package-lock.json)
 if [ "$(cat "$STAMP_DIR/npm" 2>/dev/null)" != "$npm_hash" ] || [ ! -d node_modules/@foundry-rs ]; then
   echo "bootstrap: installing Anvil and solc from the npm registry" >&2
-  npm ci --no-audit --no-fund --loglevel=error
+  # `npm install`, not `npm ci`: the lock records only the platform packages npm resolved here
+  # (anvil-linux-amd64), and `npm ci` refuses a lock without the other platforms' entries.
+  npm install --no-audit --no-fund --loglevel=error
   echo "$npm_hash" > "$STAMP_DIR/npm"
 fi
