@@ -8,8 +8,9 @@ from simulator.adapters.background import background_context
 from simulator.adapters.chain import AnvilChain
 from simulator.adapters.chain_reads import ChainReads
 from simulator.adapters.chain_runtime import chains_context
+from simulator.adapters.fleet_runtime import FLEET, FleetHolder
 from simulator.adapters.signatures import ChainSignatureChecker
-from simulator.api import docs, health, maker_stream, rfq, sim, sim_keys
+from simulator.api import docs, health, maker_stream, rfq, sim, sim_keys, sim_makers
 from simulator.api.access import access_middleware, add_rate_limit_headers
 from simulator.api.appkeys import (
     CHAINS,
@@ -52,7 +53,7 @@ CLIENT_MAX_SIZE = 32 * 1024 * 1024
 
 def build_routes() -> RouteTable:
     table = RouteTable()
-    for area in (health, docs, rfq, maker_stream, sim, sim_keys):
+    for area in (health, docs, rfq, maker_stream, sim, sim_keys, sim_makers):
         area.add_routes(table)
     return table
 
@@ -132,6 +133,7 @@ def create_app(
     routes.register(app.router)
     app.on_response_prepare.append(add_request_id_header)
     app.on_response_prepare.append(add_rate_limit_headers)
+    app[FLEET] = FleetHolder()
     if start_chains:
         app.cleanup_ctx.append(chains_context)
         app.cleanup_ctx.append(background_context)

@@ -14,8 +14,10 @@ from typing import Any
 
 from aiohttp import web
 
+from makers.cli import add_fleet_arguments, run_fleet
 from simulator import cli_keys
 from simulator.adapters.anvil import AnvilStartError
+from simulator.adapters.fleet_runtime import start_fleet, stop_fleet
 from simulator.api.appkeys import SERVICES, SETTINGS, VENUE
 from simulator.app import create_app
 from simulator.services.info import simulator_info
@@ -46,6 +48,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         overrides["seed"] = args.seed
     if args.environment is not None:
         overrides["environment"] = args.environment
+    if args.no_makers:
+        overrides["makers"] = None
     rpc_urls = _parse_rpc_urls(args.rpc_url or [])
     unknown = set(rpc_urls) - {c.chain_id for c in base.chains}
     if unknown:
@@ -102,6 +106,7 @@ async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -
         site = web.TCPSite(runner, settings.api.host, settings.api.port)
         await site.start()
         host, port = runner.addresses[0][:2]
+        await start_fleet(app, f"http://{host}:{port}")  # makers connect over the real socket
         demo_keys = [
             {
                 "label": label,
@@ -120,6 +125,7 @@ async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -
         await stop.wait()
         return 0
     finally:
+        await stop_fleet(app)
         await runner.cleanup()  # stops every Anvil we started
         if ready_file is not None:
             await asyncio.to_thread(ready_file.unlink, missing_ok=True)
@@ -139,7 +145,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     serve_cmd.add_argument("--environment", choices=["staging", "production"])
     serve_cmd.add_argument("--access-log", action="store_true", help="log every request")
+    serve_cmd.add_argument(
+        "--no-makers", action="store_true", help="start without the simulated maker fleet"
+    )
     cli_keys.add_parser(commands)
+    makers_cmd = commands.add_parser("makers", help="run a simulated maker fleet")
+    makers_actions = makers_cmd.add_subparsers(dest="action", required=True)
+    add_fleet_arguments(
+        makers_actions.add_parser("run", help="run a fleet against a simulator URL")
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if args.command == "serve":
@@ -157,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     if args.command == "keys":
         return cli_keys.run(args)
+    if args.command == "makers":
+        return asyncio.run(run_fleet(args))
     return 2
 
 

@@ -13,6 +13,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from makers.config import FleetConfig, default_fleet
+
 DEFAULT_SETTINGS_FILE = Path(__file__).with_name("default_settings.yaml")
 
 ChainEnvironment = Literal["live", "test"]
@@ -121,6 +123,8 @@ class Settings(_Strict):
     corridor_defaults: CorridorTiming = CorridorTiming()
     chains: tuple[ChainSettings, ...]
     funding: FundingSettings = FundingSettings()
+    # The simulated maker fleet started with the simulator (None: no makers; `--no-makers`).
+    makers: FleetConfig | None = Field(default_factory=default_fleet)
 
     @model_validator(mode="after")
     def _unique_chains(self) -> Settings:

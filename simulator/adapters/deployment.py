@@ -25,6 +25,8 @@ from simulator.wallets import DEPLOYER, FEE_RECIPIENT, PROVIDER_TREASURY, demo_w
 DEPLOY_GAS = 6_000_000
 CALL_GAS = 200_000
 MINT_SELECTOR = function_signature_to_4byte_selector("mint(address,uint256)")
+APPROVE_SELECTOR = function_signature_to_4byte_selector("approve(address,uint256)")
+MAX_UINT256 = 2**256 - 1
 
 
 class DeploymentError(RuntimeError):
@@ -162,6 +164,19 @@ async def _fund(
             hashes.append(
                 await chain.send_transaction(
                     DEPLOYER.private_key, to=addresses[token.symbol], data=data, gas=CALL_GAS
+                )
+            )
+    # The funded maker wallets let the signature-transfer contract move their tokens (the
+    # Permit2 set-up every maker does once), so any bot using them can quote at once.
+    for index in range(funding.makers):
+        maker = maker_wallet(index)
+        for token in settings.tokens:
+            data = APPROVE_SELECTOR + encode(
+                ["address", "uint256"], [addresses["signature_transfer"], MAX_UINT256]
+            )
+            hashes.append(
+                await chain.send_transaction(
+                    maker.private_key, to=addresses[token.symbol], data=data, gas=CALL_GAS
                 )
             )
     await _ensure_success(chain, hashes)

@@ -48,6 +48,7 @@ class _Reply:
     ask: Ask
     order: FilledOrder | None  # None: declined, silent, late or invalid
     preferred: bool
+    chain_error: bool = False  # the maker's funding could not be read on chain
 
 
 class Auction:
@@ -129,6 +130,11 @@ class Auction:
             await self._release_losers([r for r in usable if r is not best], rfq_id)
             assert best.order is not None
             return AuctionOutcome(routing, depth, orders=[best.order])
+        if any(r.chain_error for r in replies):
+            raise UpstreamError(
+                "Makers' funding could not be read on chain; retry",
+                details={"reason": "chain_unreachable"},
+            )
         bundle = await self._bundle(
             spec, rfq_id, taker, makers, budget_end, expiry_window, preferred_set
         )
@@ -164,6 +170,7 @@ class Auction:
             self._inventory.release_quote(loser.ask.quote_id)
             await self._registry.notify(
                 loser.maker.wallet,
+                loser.maker.environment,
                 {
                     "type": "released",
                     "quoteId": loser.ask.quote_id,
@@ -206,6 +213,12 @@ class Auction:
             for leg in legs
         ]
         replies = list(await asyncio.gather(*tasks))
+        if any(r.chain_error for r in replies):
+            await self._release_losers([r for r in replies if r.order is not None], rfq_id)
+            raise UpstreamError(
+                "Makers' funding could not be read on chain; retry",
+                details={"reason": "chain_unreachable"},
+            )
         if all(r.order is not None for r in replies):
             return [r.order for r in replies if r.order is not None]
         await self._release_losers([r for r in replies if r.order is not None], rfq_id)
@@ -276,15 +289,14 @@ class Auction:
                     spec.chain.contracts.signature_transfer,
                     order.nonce,
                 )
-            except ChainUnreadable as exc:
-                raise UpstreamError(
-                    "A maker's funding could not be read on chain; retry",
-                    details={"reason": "chain_unreachable"},
-                ) from exc
+            except ChainUnreadable:
+                # Unverifiable is not usable: never return a quote that might not settle.
+                return _Reply(maker, ask, None, preferred, chain_error=True)
             hold_if_funded(ask, order, self._inventory, funding, expires_at)
         except QuoteRejected as rejected:
             await self._registry.notify(
                 maker.wallet,
+                maker.environment,
                 {
                     "type": "released",
                     "quoteId": quote_id,

@@ -40,25 +40,31 @@ class OnlineMaker:
     def wallet_key(self) -> str:
         return self.wallet.lower()
 
+    @property
+    def session_key(self) -> str:
+        """One session per wallet and environment (a maker serving live and test chains holds
+        one credential, and one connection, for each)."""
+        return f"{self.wallet_key}:{self.environment}"
+
 
 class MakerRegistry:
     def __init__(self, clock: Clock, *, levels_max_age_s: float = LEVELS_MAX_AGE_S) -> None:
         self._clock = clock
         self.levels_max_age_s = levels_max_age_s
-        self.online: dict[str, OnlineMaker] = {}  # by wallet (lowercase); one session per wallet
+        self.online: dict[str, OnlineMaker] = {}  # by session key: wallet + environment
 
     def connect(self, maker: OnlineMaker) -> OnlineMaker | None:
         """Register a session; returns the session it replaces (the caller closes it)."""
-        previous = self.online.get(maker.wallet_key)
-        self.online[maker.wallet_key] = maker
+        previous = self.online.get(maker.session_key)
+        self.online[maker.session_key] = maker
         if previous is not None:
             self._abandon(previous)
         return previous
 
     def disconnect(self, maker: OnlineMaker) -> None:
         """Offline at once: levels dropped, unanswered requests count as no reply."""
-        if self.online.get(maker.wallet_key) is maker:
-            del self.online[maker.wallet_key]
+        if self.online.get(maker.session_key) is maker:
+            del self.online[maker.session_key]
         self._abandon(maker)
 
     def _abandon(self, maker: OnlineMaker) -> None:
@@ -116,9 +122,9 @@ class MakerRegistry:
         future.set_result(reply)
         return True
 
-    async def notify(self, wallet: str, message: dict[str, Any]) -> None:
+    async def notify(self, wallet: str, environment: str, message: dict[str, Any]) -> None:
         """Best effort: a maker that is offline simply misses the notification."""
-        maker = self.online.get(wallet.lower())
+        maker = self.online.get(f"{wallet.lower()}:{environment}")
         if maker is not None:
             with contextlib.suppress(ConnectionError, RuntimeError):
                 await maker.link.send(message)

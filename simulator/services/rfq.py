@@ -205,6 +205,7 @@ class RfqService:
         for hold in self._deps.inventory.release_rfq(rfq_id):
             await self._deps.makers.notify(
                 hold.maker,
+                self.chain(hold.chain_id).environment,
                 {"type": "released", "quoteId": hold.quote_id, "rfqId": rfq_id, "reason": reason},
             )
 

@@ -83,8 +83,10 @@ class Settlement:
         if rfq_id is None:
             return  # not one of our RFQ quotes (a v1 order, or someone else's)
         record = self._rfqs.records[rfq_id]
+        environment = self._rfqs.chain(fill.chain_id).environment
         await self._deps.makers.notify(
             fill.maker,
+            environment,
             {
                 "type": "filled",
                 "quoteId": next(
@@ -150,6 +152,7 @@ class Settlement:
                     for order in quote.orders:
                         await self._deps.makers.notify(
                             order.maker,
+                            self._rfqs.chain(record.chain_id).environment,
                             {"type": "expired", "quoteId": order.quote_id, "rfqId": record.rfq_id},
                         )
                 self._deps.inventory.release_rfq(record.rfq_id)

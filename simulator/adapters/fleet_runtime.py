@@ -1,0 +1,82 @@
+"""The simulator's own maker fleet: simulated makers (makers/fleet.py) connected over a real
+WebSocket to this very simulator, with maker credentials created in-process. Started once the
+API listens (it connects to the API URL) and stopped before the chains go away."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from makers.config import FleetConfig
+from makers.fleet import MakerFleet
+from simulator.api.appkeys import RANDOM, SERVICES, SETTINGS, VENUE
+
+log = logging.getLogger("rfqsim.fleet")
+
+
+@dataclass
+class FleetHolder:
+    fleet: MakerFleet | None = None  # None until started (or when disabled)
+    config: FleetConfig | None = None  # what the fleet runs
+
+
+FLEET: web.AppKey[FleetHolder] = web.AppKey("fleet")
+
+
+def credentials_for(app: web.Application, config: FleetConfig) -> dict[str, list[str]]:
+    """One maker credential per maker and per environment of the chains it serves."""
+    keys = app[SERVICES].keys
+    partner = keys.partner_by_name("makers")
+    environments = {c.chain_id: c.environment for c in app[VENUE].chains.values()}
+    credentials: dict[str, list[str]] = {}
+    for maker in config.makers:
+        wanted = sorted({environments[c] for c in maker.chains if c in environments})
+        credentials[maker.name] = [
+            keys.create_key(
+                partner_id=partner.partner_id,
+                environment=environment,
+                scopes=frozenset({"maker:stream"}),
+                name=maker.name,
+                maker_wallet=maker.wallet().address,
+            )[1]
+            for environment in wanted
+        ]
+    return credentials
+
+
+async def start_fleet(app: web.Application, api_url: str) -> MakerFleet | None:
+    holder = app[FLEET]
+    config = app[SETTINGS].makers
+    if config is None:
+        return None
+    served = {c.chain_id for c in app[VENUE].chains.values()}
+    config = config.model_copy(
+        update={
+            "makers": tuple(
+                m.model_copy(update={"chains": tuple(c for c in m.chains if c in served)})
+                for m in config.makers
+                if any(c in served for c in m.chains)
+            )
+        }
+    )
+    fleet = MakerFleet(
+        config,
+        url=api_url,
+        credentials=credentials_for(app, config),
+        rpc_urls={c.chain_id: c.rpc_url for c in app[VENUE].chains.values()},
+        rng=app[RANDOM].fork("makers"),
+    )
+    await fleet.start()
+    holder.fleet = fleet
+    holder.config = config
+    log.info("maker fleet online: %s", ", ".join(fleet.makers))
+    return fleet
+
+
+async def stop_fleet(app: web.Application) -> None:
+    holder = app[FLEET]
+    if holder.fleet is not None:
+        await holder.fleet.close()
+        holder.fleet = None

@@ -1,0 +1,93 @@
+import pytest
+
+from simulator.clock import Clock
+from simulator.errors import InvalidRequest
+from simulator.randomness import RandomSource
+from simulator.services.keys import InvalidApiKey, KeyService, create_demo_keys
+
+
+def keys() -> KeyService:
+    return KeyService(Clock(), RandomSource(1))
+
+
+def test_full_key_authenticates_and_only_a_hash_is_kept() -> None:
+    service = keys()
+    partner = service.create_partner("p")
+    key, full = service.create_key(
+        partner_id=partner.partner_id, environment="live", scopes=frozenset({"trades:read"})
+    )
+    assert full.startswith("tx_live_")
+    prefix, secret = full.split(".")
+    assert prefix == key.key_id
+    assert secret not in repr(key)
+    assert service.authenticate(full) is key
+
+
+@pytest.mark.parametrize("status", ["suspended", "revoked"])
+def test_inactive_keys_are_refused_like_unknown_ones(status: str) -> None:
+    service = keys()
+    partner = service.create_partner("p")
+    key, full = service.create_key(
+        partner_id=partner.partner_id, environment="test", scopes=frozenset({"trades:read"})
+    )
+    service.set_status(key.key_id, status)  # type: ignore[arg-type]
+    with pytest.raises(InvalidApiKey):
+        service.authenticate(full)
+
+
+@pytest.mark.parametrize(
+    "presented",
+    [
+        "",
+        "tx_live_",
+        "tx_live_abc.def",
+        "tx_prod_0123456789ab." + "a" * 43,
+        "tx_live_0123456789ab." + "a" * 43,
+    ],
+)
+def test_malformed_and_unknown_keys(presented: str) -> None:
+    with pytest.raises(InvalidApiKey):
+        keys().authenticate(presented)
+
+
+def test_wrong_secret_for_a_known_prefix() -> None:
+    service = keys()
+    partner = service.create_partner("p")
+    key, _full = service.create_key(
+        partner_id=partner.partner_id, environment="live", scopes=frozenset({"trades:read"})
+    )
+    with pytest.raises(InvalidApiKey):
+        service.authenticate(key.key_id + "." + "x" * 43)
+
+
+def test_maker_credentials_carry_only_maker_scopes_and_a_wallet() -> None:
+    service = keys()
+    partner = service.create_partner("m")
+    with pytest.raises(InvalidRequest):
+        service.create_key(
+            partner_id=partner.partner_id,
+            environment="live",
+            scopes=frozenset({"maker:stream", "trades:read"}),
+            maker_wallet="0x" + "1" * 40,
+        )
+    with pytest.raises(InvalidRequest):
+        service.create_key(
+            partner_id=partner.partner_id, environment="live", scopes=frozenset({"maker:stream"})
+        )
+    key, _ = service.create_key(
+        partner_id=partner.partner_id,
+        environment="live",
+        scopes=frozenset({"maker:stream"}),
+        maker_wallet="0x" + "1" * 40,
+    )
+    assert key.is_maker_credential
+
+
+def test_revoked_stays_revoked_and_demo_keys() -> None:
+    service = keys()
+    created = create_demo_keys(service)
+    assert [label for label, _, _ in created] == ["taker-live", "taker-test", "aggregator-live"]
+    key = created[0][1]
+    service.set_status(key.key_id, "revoked")
+    with pytest.raises(InvalidRequest):
+        service.set_status(key.key_id, "active")
