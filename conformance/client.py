@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import ipaddress
+import itertools
 import json as jsonlib
+import os
 import re
 import ssl
 import time
@@ -111,11 +114,14 @@ def request(
     params: Mapping[str, Any] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     ssl_context: ssl.SSLContext | None = None,
+    source_address: tuple[str, int] | None = None,
 ) -> Response:
     """Send one request and read the whole response; never raises on an HTTP status.
 
     ``json`` serializes a body and sets ``Content-Type: application/json`` (unless given);
-    ``data`` sends bytes as they are, for malformed-body tests.
+    ``data`` sends bytes as they are, for malformed-body tests. ``source_address`` binds the
+    local end of the connection (``("127.0.0.3", 0)``), so a test on loopback can appear to
+    the service as another client IP.
     """
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -138,10 +144,16 @@ def request(
     connection: http.client.HTTPConnection
     if parts.scheme == "https":
         connection = http.client.HTTPSConnection(
-            parts.hostname, parts.port, timeout=timeout, context=ssl_context
+            parts.hostname,
+            parts.port,
+            timeout=timeout,
+            context=ssl_context,
+            source_address=source_address,
         )
     else:
-        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+        connection = http.client.HTTPConnection(
+            parts.hostname, parts.port, timeout=timeout, source_address=source_address
+        )
     started = time.monotonic()
     try:
         # A server may answer (413) and stop reading before a large body is sent;
@@ -177,11 +189,13 @@ class Client:
         headers: Mapping[str, str] | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         ssl_context: ssl.SSLContext | None = None,
+        source_address: tuple[str, int] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.headers = dict(headers or {})
         self.timeout = timeout
         self.ssl_context = ssl_context
+        self.source_address = source_address
 
     def url(self, path: str) -> str:
         return path if "://" in path else f"{self.base_url}/{path.lstrip('/')}"
@@ -206,6 +220,7 @@ class Client:
             params=params,
             timeout=self.timeout if timeout is None else timeout,
             ssl_context=self.ssl_context,
+            source_address=self.source_address,
         )
 
     def get(self, path: str, **kwargs: Any) -> Response:
@@ -224,7 +239,53 @@ class Client:
             headers={**self.headers, **headers},
             timeout=self.timeout,
             ssl_context=self.ssl_context,
+            source_address=self.source_address,
         )
+
+    def from_address(self, host: str) -> Client:
+        """A client whose connections leave from this local address (``"127.0.0.3"``).
+
+        On loopback every 127.0.0.0/8 address reaches the service, which then sees a different
+        client IP: per-IP limits, grants and claims can be tested without disturbing others.
+        """
+        return Client(
+            self.base_url,
+            headers=self.headers,
+            timeout=self.timeout,
+            ssl_context=self.ssl_context,
+            source_address=(host, 0),
+        )
+
+
+# -- client addresses ------------------------------------------------------------------
+
+_LOOPBACK_SEQUENCE = itertools.count()
+
+
+def is_loopback_url(url: str) -> bool:
+    """Whether the URL's host is an IPv4 loopback address (``127.0.0.0/8``).
+
+    Only then can a test choose its client IP with :meth:`Client.from_address`.
+    """
+    try:
+        address = ipaddress.ip_address(urlsplit(url).hostname or "")
+    except ValueError:
+        return False
+    return address.version == 4 and address.is_loopback
+
+
+def fresh_loopback_address() -> str:
+    """A loopback address no earlier call in this process returned: ``127.<77+w>.<hi>.<lo>``.
+
+    ``w`` is the pytest-xdist worker number (``PYTEST_XDIST_WORKER=gw3`` -> 3, else 0), so
+    workers sharing one service do not share addresses either. Tests that exercise per-IP
+    behaviour (keyless limits, grants, the IP backstop) each take their own address.
+    """
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    second = 77 + (int(worker) % 150 if worker.isdigit() else 0)
+    index = next(_LOOPBACK_SEQUENCE)
+    high, low = divmod(index, 254)
+    return f"127.{second}.{high % 256}.{low + 1}"
 
 
 # -- assertions --------------------------------------------------------------------------
@@ -290,6 +351,41 @@ def assert_error(
         got = (details or {}).get("reason")
         assert got == reason, f"{resp.describe()}: details.reason {got!r}, expected {reason!r}"
     return error
+
+
+RATE_LIMIT_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
+
+
+def assert_rate_limit_headers(resp: Response) -> tuple[int, int, int]:
+    """The per-key limiter's headers are present, once each, as non-negative integers.
+
+    Returns ``(limit, remaining, reset_seconds)``; checks ``remaining <= limit``.
+    """
+    values: list[int] = []
+    for name in RATE_LIMIT_HEADERS:
+        got = resp.headers.get_all(name)
+        assert len(got) == 1, f"{resp.describe()}: expected one {name} header, got {got!r}"
+        assert got[0].strip().isdigit(), f"{resp.describe()}: {name} is {got[0]!r}"
+        values.append(int(got[0]))
+    limit, remaining, reset = values
+    assert remaining <= limit, f"{resp.describe()}: remaining {remaining} > limit {limit}"
+    return limit, remaining, reset
+
+
+def assert_no_rate_limit_headers(resp: Response) -> None:
+    """None of the X-RateLimit-* headers is present (the response was not rate-accounted)."""
+    present = [name for name in RATE_LIMIT_HEADERS if name in resp.headers]
+    assert not present, f"{resp.describe()}: unexpected {present}: {resp.headers!r}"
+
+
+def assert_retry_after(resp: Response, at_most: int = 60) -> int:
+    """``Retry-After`` is one delay in whole seconds, 1..``at_most``; returns it."""
+    got = resp.headers.get_all("Retry-After")
+    assert len(got) == 1, f"{resp.describe()}: expected one Retry-After header, got {got!r}"
+    assert got[0].strip().isdigit(), f"{resp.describe()}: Retry-After is {got[0]!r}"
+    seconds = int(got[0])
+    assert 1 <= seconds <= at_most, f"{resp.describe()}: Retry-After {seconds}"
+    return seconds
 
 
 def issue_names_field(issue: Any, field_name: str) -> bool:
@@ -389,5 +485,33 @@ class SimControl:
 
     def advance(self, seconds: float) -> dict[str, Any]:
         data = self.call("POST", "clock/advance", {"seconds": seconds})
+        assert isinstance(data, dict)
+        return data
+
+    def now_ms(self) -> int:
+        """The service clock (which tests may have advanced) as Unix milliseconds."""
+        now = parse_iso_utc(self.clock().get("now"))
+        return int(now.timestamp() * 1000)
+
+    def create_key(
+        self, partner: str, environment: str, scopes: Iterable[str], **extra: Any
+    ) -> dict[str, Any]:
+        """``POST /_sim/keys``: a new API key record, including the full ``key`` (shown once)."""
+        data = self.call(
+            "POST",
+            "keys",
+            {"partner": partner, "environment": environment, "scopes": list(scopes), **extra},
+        )
+        assert isinstance(data, dict)
+        return data
+
+    def limits(self) -> dict[str, Any]:
+        data = self.call("GET", "limits")
+        assert isinstance(data, dict)
+        return data
+
+    def set_limits(self, **values: Any) -> dict[str, Any]:
+        """``PUT /_sim/limits`` with these members (``reset_windows=True`` empties windows)."""
+        data = self.call("PUT", "limits", values)
         assert isinstance(data, dict)
         return data

@@ -1,0 +1,548 @@
+"""Maker-side client of the maker stream (`/v2/maker/stream`, docs/maker-protocol.md).
+
+Usable by an integrator's own maker bot::
+
+    async def on_rfq(rfq: Rfq) -> Quote | Decline | None:
+        ...  # price, sign with contracts.orders.sign_order, return Quote(...)
+
+    async with MakerClient("http://127.0.0.1:8080", key, on_rfq=on_rfq) as client:
+        await client.publish_levels(56, usdt, ngns, [(10**18, 1_599_000_000)])
+        await asyncio.Event().wait()
+
+What it does for you: the handshake with `Authorization: Bearer <key>` (401/403 raise
+MakerAuthError at once, never retried), the `welcome`, answering server pings, one task per
+`rfq` running your handler and sending its Quote/Decline (None = stay silent), callbacks for
+`filled`/`expired`/`released`/`error`, client-side coalescing of `levels` to the server's
+`levelsMinIntervalMs` per direction, detecting a dead server (no frame for 2.5 ping intervals)
+and reconnecting with exponential backoff until `close()`. Every task it starts is cancelled
+and awaited by `close()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import aiohttp
+
+from makers.protocol import (
+    Decline,
+    ErrorMessage,
+    Expired,
+    Filled,
+    Level,
+    Levels,
+    MakerMessage,
+    Message,
+    PairInfo,
+    Ping,
+    Pong,
+    ProtocolError,
+    Quote,
+    Released,
+    Rfq,
+    ServerMessage,
+    Welcome,
+    parse_server_message,
+    serialize,
+)
+
+__all__ = [
+    "Backoff",
+    "Decline",
+    "MakerAuthError",
+    "MakerClient",
+    "MakerClientError",
+    "MakerConnectionError",
+    "MakerReplaced",
+    "Quote",
+    "RfqHandler",
+    "stream_url",
+]
+
+log = logging.getLogger(__name__)
+
+STREAM_PATH = "/v2/maker/stream"
+CLOSE_REPLACED = 4001  # another connection with the same key took over
+CLOSE_PING_TIMEOUT = 4002
+
+T = TypeVar("T")
+Callback = Callable[[T], Awaitable[None]]
+RfqHandler = Callable[[Rfq], Awaitable["Quote | Decline | None"]]
+LevelsInput = Sequence[tuple[int, int]] | Sequence[Level]
+
+
+class MakerClientError(Exception):
+    """Base class of the client's own errors."""
+
+
+class MakerAuthError(MakerClientError):
+    """The server refused the handshake: 401 `unauthorized` (missing, bad, suspended or revoked
+    key) or 403 `forbidden` (not a maker credential with `maker:stream`). Never retried."""
+
+    def __init__(self, status: int, request_id: str | None = None) -> None:
+        self.status = status
+        self.code = "unauthorized" if status == 401 else "forbidden"
+        self.request_id = request_id
+        detail = f" (request {request_id})" if request_id else ""
+        super().__init__(f"maker stream handshake refused: HTTP {status} {self.code}{detail}")
+
+
+class MakerConnectionError(MakerClientError):
+    """No connection could be made (reconnect disabled, or `start()` timed out)."""
+
+
+class MakerReplaced(MakerClientError):
+    """The server closed this connection with 4001 `replaced`: the same key connected again
+    elsewhere. The client does not fight back by reconnecting."""
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Reconnect delays: initial_s * factor**attempt, capped at max_s, +/- jitter fraction."""
+
+    initial_s: float = 0.05
+    max_s: float = 5.0
+    factor: float = 2.0
+    jitter: float = 0.2
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        base = min(self.max_s, self.initial_s * self.factor ** min(attempt, 64))
+        return max(0.0, base * (1 + self.jitter * (2 * rng.random() - 1)))
+
+
+def stream_url(url: str) -> str:
+    """The WebSocket URL from a simulator base URL (`http://host:port`) or a ws(s) URL;
+    the stream path is added when the URL has none."""
+    parts = urlsplit(url)
+    scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme)
+    if scheme not in ("ws", "wss"):
+        raise ValueError(f"not an http(s) or ws(s) URL: {url!r}")
+    path = parts.path.rstrip("/") or STREAM_PATH
+    if path != STREAM_PATH and not path.endswith(STREAM_PATH):
+        path = path + STREAM_PATH
+    return urlunsplit((scheme, parts.netloc, path, parts.query, ""))
+
+
+@dataclass
+class _LevelsSlot:
+    """Coalescing state of one pair direction on the current connection."""
+
+    last_sent: float = float("-inf")  # loop time of the last send
+    pending: Levels | None = None  # newest levels waiting for the interval to pass
+    flusher: asyncio.Task[None] | None = None
+
+
+@dataclass
+class _Connection:
+    ws: aiohttp.ClientWebSocketResponse
+    welcome: Welcome
+    rfq_tasks: set[asyncio.Task[Any]] = field(default_factory=set)  # die with the socket
+    levels: dict[tuple[int, str, str], _LevelsSlot] = field(default_factory=dict)
+
+
+class MakerClient:
+    def __init__(
+        self,
+        url: str,
+        api_key: str,
+        *,
+        on_rfq: RfqHandler | None = None,
+        on_welcome: Callback[Welcome] | None = None,
+        on_filled: Callback[Filled] | None = None,
+        on_expired: Callback[Expired] | None = None,
+        on_released: Callback[Released] | None = None,
+        on_error: Callback[ErrorMessage] | None = None,
+        on_disconnect: Callable[[], Awaitable[None]] | None = None,
+        reconnect: bool = True,
+        backoff: Backoff | None = None,
+        session: aiohttp.ClientSession | None = None,
+        auth_header: Literal["authorization", "x-api-key"] = "authorization",
+        connect_timeout_s: float = 10.0,
+        rng: random.Random | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.url = stream_url(url)
+        self.name = name or "maker"
+        self._api_key = api_key
+        self._on_rfq = on_rfq
+        self._on_welcome = on_welcome
+        self._on_filled = on_filled
+        self._on_expired = on_expired
+        self._on_released = on_released
+        self._on_error = on_error
+        self._on_disconnect = on_disconnect
+        self.reconnect = reconnect
+        self.backoff = backoff or Backoff()
+        self._session = session
+        self._own_session = session is None
+        self._auth_header = auth_header
+        self._connect_timeout_s = connect_timeout_s
+        self._rng = rng or random.Random()  # backoff jitter only
+        self._conn: _Connection | None = None  # the live connection, after its welcome
+        self._welcome: Welcome | None = None  # the latest welcome (kept while reconnecting)
+        self._clock_offset_ms = 0.0  # server time minus local time, from the latest welcome
+        self._connected = asyncio.Event()  # set while a welcomed connection is open
+        self._fatal: BaseException | None = None  # why the run loop gave up for good
+        self._stopped = asyncio.Event()  # set when the run loop has ended
+        self._run_task: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()  # callbacks, handlers, level flushers
+        self._send_lock = asyncio.Lock()  # one frame at a time on the socket
+        self._closing = False
+        self.connections = 0  # welcomed connections so far (1 + reconnects)
+
+    # ---- state ------------------------------------------------------------------------------
+
+    @property
+    def welcome(self) -> Welcome | None:
+        """The latest `welcome` (None before the first one)."""
+        return self._welcome
+
+    @property
+    def connected(self) -> bool:
+        return self._conn is not None
+
+    @property
+    def chains(self) -> list[int]:
+        return [] if self._welcome is None else [c.chainId for c in self._welcome.chains]
+
+    def pairs(self, chain_id: int) -> list[PairInfo]:
+        chain = None if self._welcome is None else self._welcome.chain(chain_id)
+        return [] if chain is None else list(chain.pairs)
+
+    def server_time_ms(self) -> int:
+        """Estimate of the server's clock, from the latest welcome's `serverTimeMs`."""
+        return int(time.time() * 1000 + self._clock_offset_ms)
+
+    # ---- lifecycle --------------------------------------------------------------------------
+
+    async def __aenter__(self) -> MakerClient:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def start(self, wait_s: float | None = 30.0) -> Welcome:
+        """Connect and wait for the first `welcome`. Raises MakerAuthError on 401/403,
+        MakerConnectionError if no connection came up within `wait_s` seconds (or at the first
+        failure when reconnect is off); the client is then closed. Once started it keeps
+        (re)connecting in the background until close()."""
+        if self._closing:
+            raise MakerClientError(f"{self.name}: the client is closed")
+        if self._run_task is None:
+            if self._session is None:
+                self._session = aiohttp.ClientSession()
+            self._stopped.clear()
+            self._run_task = asyncio.create_task(self._run(), name=f"maker-stream:{self.name}")
+        try:
+            return await self.wait_connected(wait_s)
+        except BaseException:
+            await self.close()  # no half-started client: nothing left running, session closed
+            raise
+
+    async def wait_connected(self, wait_s: float | None = None) -> Welcome:
+        connected = asyncio.ensure_future(self._connected.wait())
+        stopped = asyncio.ensure_future(self._stopped.wait())
+        try:
+            await asyncio.wait({connected, stopped}, timeout=wait_s, return_when="FIRST_COMPLETED")
+        finally:
+            for waiter in (connected, stopped):
+                waiter.cancel()
+            await asyncio.gather(connected, stopped, return_exceptions=True)
+        if self._conn is not None:
+            return self._conn.welcome
+        if self._fatal is not None:
+            raise self._fatal
+        raise MakerConnectionError(f"{self.name}: no maker stream connection to {self.url}")
+
+    async def close(self) -> None:
+        """Stop reconnecting, close the socket, cancel and await every task (idempotent)."""
+        self._closing = True
+        if self._run_task is not None:
+            self._run_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._run_task
+        await self._cancel_tasks(self._tasks)
+        if self._own_session and self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    stop = close
+
+    # ---- sending ----------------------------------------------------------------------------
+
+    async def send(self, message: MakerMessage) -> bool:
+        """Send one message on the live connection; False if there is none or it broke."""
+        conn = self._conn
+        if conn is None:
+            return False
+        return await self._send_on(conn, message)
+
+    async def _send_on(self, conn: _Connection, message: Message) -> bool:
+        if conn.ws.closed:
+            return False
+        try:
+            async with self._send_lock:
+                await conn.ws.send_str(serialize(message))
+        except (ConnectionError, aiohttp.ClientError, RuntimeError) as exc:
+            log.info("%s: send failed: %s", self.name, exc)
+            return False
+        return True
+
+    async def send_quote(self, quote: Quote) -> bool:
+        return await self.send(quote)
+
+    async def send_decline(
+        self, quote_id: str, reason: str, max_sell_amount: int | None = None
+    ) -> bool:
+        decline = Decline.model_validate(
+            {"quoteId": quote_id, "reason": reason, "maxSellAmount": max_sell_amount}
+        )
+        return await self.send(decline)
+
+    async def ping(self, ping_id: str | int) -> bool:
+        return await self.send(Ping(id=ping_id))
+
+    async def publish_levels(
+        self, chain_id: int, sell_token: str, buy_token: str, levels: LevelsInput
+    ) -> bool:
+        """Publish this direction's levels (list of (sellAmount, buyAmount) or Level; at most
+        nine, strictly increasing; [] withdraws). Faster than the server's levelsMinIntervalMs
+        they are coalesced here, the newest winning, so the server never has to. Returns False
+        when not connected. ValueError (pydantic) for an invalid ladder."""
+        points = [
+            p if isinstance(p, Level) else Level(sellAmount=p[0], buyAmount=p[1]) for p in levels
+        ]
+        message = Levels(chainId=chain_id, sellToken=sell_token, buyToken=buy_token, levels=points)
+        conn = self._conn
+        if conn is None:
+            return False
+        key = (chain_id, sell_token.lower(), buy_token.lower())
+        slot = conn.levels.setdefault(key, _LevelsSlot())
+        interval = conn.welcome.levelsMinIntervalMs / 1000
+        now = asyncio.get_running_loop().time()
+        if slot.flusher is None and now - slot.last_sent >= interval:
+            slot.last_sent = now
+            return await self._send_on(conn, message)
+        slot.pending = message
+        if slot.flusher is None:
+            delay = max(0.0, interval - (now - slot.last_sent))
+            slot.flusher = self._spawn(self._flush_levels(conn, slot, delay), "levels")
+        return True
+
+    async def _flush_levels(self, conn: _Connection, slot: _LevelsSlot, delay: float) -> None:
+        await asyncio.sleep(delay)
+        message, slot.pending, slot.flusher = slot.pending, None, None
+        slot.last_sent = asyncio.get_running_loop().time()
+        if message is not None:
+            await self._send_on(conn, message)
+
+    # ---- the connection loop ----------------------------------------------------------------
+
+    def _headers(self) -> dict[str, str]:
+        if self._auth_header == "x-api-key":
+            return {"X-API-Key": self._api_key}
+        return {"Authorization": f"Bearer {self._api_key}"}
+
+    async def _run(self) -> None:
+        attempt = 0
+        try:
+            while not self._closing:
+                try:
+                    welcomed = await self._connect_and_serve()
+                except MakerAuthError as exc:
+                    log.error("%s: %s", self.name, exc)
+                    self._fatal = exc
+                    return
+                except MakerReplaced as exc:
+                    log.warning("%s: %s", self.name, exc)
+                    self._fatal = exc
+                    return
+                except (aiohttp.ClientError, OSError, TimeoutError, ProtocolError) as exc:
+                    log.info("%s: maker stream connection failed: %s", self.name, exc)
+                    self._fatal = MakerConnectionError(f"{self.name}: {self.url}: {exc}")
+                    welcomed = False
+                if welcomed:
+                    attempt = 0
+                if not self.reconnect:
+                    self._fatal = self._fatal or MakerConnectionError(
+                        f"{self.name}: connection closed and reconnect is off"
+                    )
+                    return
+                delay = self.backoff.delay(attempt, self._rng)
+                attempt += 1
+                log.info("%s: reconnecting in %.2fs", self.name, delay)
+                await asyncio.sleep(delay)
+        finally:
+            self._stopped.set()
+
+    async def _connect_and_serve(self) -> bool:
+        """One connection: handshake, welcome, then frames until it closes. True if it got as
+        far as a welcome."""
+        assert self._session is not None
+        try:
+            async with asyncio.timeout(self._connect_timeout_s):
+                ws = await self._session.ws_connect(
+                    self.url,
+                    headers=self._headers(),
+                    autoping=True,  # WebSocket-level pings; the JSON pings are answered below
+                    timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=2.0),
+                )
+        except aiohttp.WSServerHandshakeError as exc:
+            if exc.status in (401, 403):
+                request_id = exc.headers.get("X-Request-Id") if exc.headers else None
+                raise MakerAuthError(exc.status, request_id) from exc
+            raise
+        try:
+            async with asyncio.timeout(self._connect_timeout_s):
+                first = await ws.receive()
+            welcome = self._expect_welcome(first)
+            conn = _Connection(ws=ws, welcome=welcome)
+            self._adopt_welcome(welcome)
+            self._conn = conn
+            self.connections += 1
+            self._connected.set()
+            self._fatal = None
+            if self._on_welcome is not None:
+                self._spawn(self._on_welcome(welcome), "on_welcome")
+            try:
+                await self._serve(conn)
+            finally:
+                self._conn = None
+                self._connected.clear()
+                await self._cancel_tasks(conn.rfq_tasks)
+                for slot in conn.levels.values():
+                    if slot.flusher is not None:
+                        slot.flusher.cancel()
+                if self._on_disconnect is not None and not self._closing:
+                    self._spawn(self._on_disconnect(), "on_disconnect")
+            if ws.close_code == CLOSE_REPLACED:
+                raise MakerReplaced(f"{self.name}: connection replaced by another (4001)")
+            log.info("%s: maker stream closed (code %s)", self.name, ws.close_code)
+            return True
+        finally:
+            await ws.close()
+
+    def _expect_welcome(self, msg: aiohttp.WSMessage) -> Welcome:
+        if msg.type != aiohttp.WSMsgType.TEXT:
+            raise ProtocolError(f"expected a welcome, got a {msg.type.name} frame")
+        message = parse_server_message(msg.data)
+        if not isinstance(message, Welcome):
+            raise ProtocolError(f"expected a welcome, got {message.type}")
+        return message
+
+    def _adopt_welcome(self, welcome: Welcome) -> None:
+        self._welcome = welcome
+        self._clock_offset_ms = welcome.serverTimeMs - time.time() * 1000
+
+    async def _serve(self, conn: _Connection) -> None:
+        # A server that pings every pingIntervalMs and sends nothing for 2.5 intervals is gone.
+        silence_s = max(1.0, 2.5 * conn.welcome.pingIntervalMs / 1000)
+        while True:
+            try:
+                async with asyncio.timeout(silence_s):
+                    msg = await conn.ws.receive()
+            except TimeoutError:
+                log.warning("%s: no frame for %.1fs, dropping the connection", self.name, silence_s)
+                return
+            if msg.type in (
+                aiohttp.WSMsgType.CLOSE,
+                aiohttp.WSMsgType.CLOSING,
+                aiohttp.WSMsgType.CLOSED,
+                aiohttp.WSMsgType.ERROR,
+            ):
+                return
+            if msg.type != aiohttp.WSMsgType.TEXT:
+                log.warning("%s: ignoring a %s frame", self.name, msg.type.name)
+                continue
+            try:
+                message = parse_server_message(msg.data)
+            except ProtocolError as exc:
+                log.warning("%s: ignoring a bad server frame: %s %s", self.name, exc, exc.issues)
+                continue
+            await self._dispatch(conn, message)
+
+    async def _dispatch(self, conn: _Connection, message: ServerMessage) -> None:
+        if isinstance(message, Ping):
+            await self._send_on(conn, Pong(id=message.id))
+        elif isinstance(message, Rfq):
+            task = self._spawn(self._answer(conn, message), f"rfq:{message.quoteId}")
+            conn.rfq_tasks.add(task)
+            task.add_done_callback(conn.rfq_tasks.discard)
+        elif isinstance(message, Welcome):
+            conn.welcome = message
+            self._adopt_welcome(message)
+            if self._on_welcome is not None:
+                self._spawn(self._on_welcome(message), "on_welcome")
+        elif isinstance(message, Filled):
+            self._callback(self._on_filled, message)
+        elif isinstance(message, Expired):
+            self._callback(self._on_expired, message)
+        elif isinstance(message, Released):
+            self._callback(self._on_released, message)
+        elif isinstance(message, ErrorMessage):
+            log.info(
+                "%s: server error %s: %s (ref %s)",
+                self.name,
+                message.code,
+                message.message,
+                message.ref,
+            )
+            self._callback(self._on_error, message)
+        # Pong: nothing to do (we do not track our own pings).
+
+    def _callback(self, callback: Callback[T] | None, message: T) -> None:
+        if callback is not None:
+            self._spawn(callback(message), "callback")
+
+    async def _answer(self, conn: _Connection, rfq: Rfq) -> None:
+        if self._on_rfq is None:
+            return
+        reply = await self._on_rfq(rfq)
+        if reply is None:
+            return
+        if reply.quoteId != rfq.quoteId:
+            log.error("%s: handler answered %s with %s", self.name, rfq.quoteId, reply.quoteId)
+            return
+        if not await self._send_on(conn, reply):
+            log.info("%s: could not send the answer to %s", self.name, rfq.quoteId)
+
+    # ---- tasks ------------------------------------------------------------------------------
+
+    def _spawn(self, awaitable: Awaitable[Any], label: str) -> asyncio.Task[Any]:
+        # The awaitable becomes the task itself (no wrapper coroutine), so a task cancelled
+        # before its first step still closes the coroutine: no "never awaited" warnings.
+        task = asyncio.ensure_future(awaitable)
+        task.set_name(f"{self.name}:{label}")
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("%s failed", task.get_name(), exc_info=task.exception())
+
+    @staticmethod
+    async def _cancel_tasks(tasks: set[asyncio.Task[Any]]) -> None:
+        pending = [t for t in tasks if not t.done()]
+        current = asyncio.current_task()
+        pending = [t for t in pending if t is not current]
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)

@@ -1,0 +1,380 @@
+"""Typed messages of the maker stream (`/v2/maker/stream`), both directions, as in
+docs/maker-protocol.md.
+
+Field names are the wire names, word for word (camelCase), so `rfq.makerReceives` reads like the
+document. Amounts travel as base-10 strings and are `int` in Python (a JSON number is accepted
+too when parsing); addresses are 0x-hex strings; times are Unix milliseconds (`…Ms`).
+
+Server messages tolerate unknown extra fields (the server may add some); maker messages forbid
+them, so a typo in what we send is caught before it leaves.
+"""
+
+# ruff: noqa: N815 - field names are the protocol's camelCase wire names
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
+
+from contracts.orders import RfqOrder
+
+UINT256_MAX = 2**256 - 1
+MAX_LEVELS = 9
+
+# `[0-9]`, never `\d`: `\d` also matches non-ASCII digits.
+_AMOUNT = re.compile(r"^(0|[1-9][0-9]{0,77})$")
+_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
+_HEX_BYTES = re.compile(r"^0x([0-9a-fA-F]{2})+$")
+
+
+class ProtocolError(ValueError):
+    """A frame that is not a valid message of the protocol (bad JSON, unknown `type`, a field
+    that breaks the schema). `issues` lists pydantic's complaints when there are any."""
+
+    def __init__(self, message: str, issues: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.issues = issues or []
+
+
+def _amount(value: object) -> int:
+    if isinstance(value, bool):
+        raise ValueError("an amount is a base-10 string, not a boolean")
+    if isinstance(value, str):
+        if not _AMOUNT.match(value):
+            raise ValueError(f"amount {value!r} is not a base-10 integer string")
+        number = int(value)
+    elif isinstance(value, int):
+        number = value
+    else:
+        raise ValueError(f"an amount is a base-10 string, got {type(value).__name__}")
+    if not 0 <= number <= UINT256_MAX:
+        raise ValueError(f"amount {number} is outside [0, 2**256)")
+    return number
+
+
+def _address(value: object) -> str:
+    if not isinstance(value, str) or not _ADDRESS.match(value):
+        raise ValueError(f"{value!r} is not a 0x-prefixed 20-byte hex address")
+    return value
+
+
+def _hex_bytes(value: object) -> str:
+    if isinstance(value, bytes | bytearray):
+        value = "0x" + bytes(value).hex()
+    if not isinstance(value, str) or not _HEX_BYTES.match(value):
+        raise ValueError(f"{value!r} is not 0x-prefixed hex bytes")
+    return value
+
+
+Amount = Annotated[int, BeforeValidator(_amount), PlainSerializer(str, return_type=str)]
+"""uint256 amount: `int` in Python, a base-10 string on the wire."""
+Address = Annotated[str, BeforeValidator(_address)]
+HexBytes = Annotated[str, BeforeValidator(_hex_bytes)]
+TimeMs = Annotated[int, Field(ge=0)]
+PingId = str | int  # the document does not type ping ids: echo whatever came, unchanged
+
+Kind = Literal["exact_input", "exact_output"]
+Environment = Literal["live", "test"]
+ReleaseReason = Literal["not_selected", "cancelled", "late", "invalid"]
+DeclineReason = Literal["liquidity", "min_size", "rejected", "unavailable"]
+ERROR_CODES = ("bad_message", "unknown_type", "unknown_quote", "too_frequent", "unknown_pair")
+
+
+class _ServerModel(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class _MakerModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ---- server -> maker ----------------------------------------------------------------------
+
+
+class PairInfo(_ServerModel):
+    """One RFQ corridor direction: the taker sells `sellToken`, the maker gives `buyToken`."""
+
+    sellToken: Address
+    buyToken: Address
+    sellDecimals: int = Field(ge=0, le=77)
+    buyDecimals: int = Field(ge=0, le=77)
+    feeBps: int = Field(ge=0, le=10_000)
+    replyBudgetMs: TimeMs
+    quoteTtlMs: TimeMs
+
+
+class ChainInfo(_ServerModel):
+    chainId: int = Field(gt=0)
+    reactor: Address
+    signatureTransfer: Address
+    feeRecipient: Address
+    pairs: list[PairInfo]
+
+    def pair(self, sell_token: str, buy_token: str) -> PairInfo | None:
+        """The corridor direction selling `sell_token` for `buy_token` (any address case)."""
+        sell, buy = sell_token.lower(), buy_token.lower()
+        for pair in self.pairs:
+            if pair.sellToken.lower() == sell and pair.buyToken.lower() == buy:
+                return pair
+        return None
+
+
+class Welcome(_ServerModel):
+    type: Literal["welcome"] = "welcome"
+    makerId: str
+    wallet: Address
+    environment: Environment
+    serverTimeMs: TimeMs
+    levelsMinIntervalMs: TimeMs
+    levelsMaxAgeMs: TimeMs
+    pingIntervalMs: int = Field(gt=0)
+    chains: list[ChainInfo]
+
+    def chain(self, chain_id: int) -> ChainInfo | None:
+        return next((c for c in self.chains if c.chainId == chain_id), None)
+
+
+class Rfq(_ServerModel):
+    """A firm request. `exact_input`: `makerReceives` and `feeAmount` are fixed, choose
+    `makerGives`. `exact_output`: `makerGives` is fixed, choose `makerReceives`; the fee is then
+    `makerReceives * feeBps // 10000`."""
+
+    type: Literal["rfq"] = "rfq"
+    quoteId: str
+    rfqId: str
+    chainId: int = Field(gt=0)
+    sellToken: Address
+    buyToken: Address
+    kind: Kind
+    makerReceives: Amount | None = None
+    feeAmount: Amount | None = None
+    makerGives: Amount | None = None
+    feeBps: int = Field(ge=0, le=10_000)
+    taker: Address
+    reactor: Address
+    signatureTransfer: Address
+    replyByMs: TimeMs
+    minExpiresAtMs: TimeMs
+    maxExpiresAtMs: TimeMs
+
+    @model_validator(mode="after")
+    def _fixed_side_present(self) -> Rfq:
+        if self.kind == "exact_input" and (self.makerReceives is None or self.feeAmount is None):
+            raise ValueError("an exact_input rfq carries makerReceives and feeAmount")
+        if self.kind == "exact_output" and self.makerGives is None:
+            raise ValueError("an exact_output rfq carries makerGives")
+        if self.minExpiresAtMs > self.maxExpiresAtMs:
+            raise ValueError("minExpiresAtMs is after maxExpiresAtMs")
+        return self
+
+
+class Filled(_ServerModel):
+    type: Literal["filled"] = "filled"
+    quoteId: str
+    rfqId: str
+    chainId: int
+    orderHash: HexBytes
+    txHash: HexBytes
+    makerGave: Amount
+    makerReceived: Amount
+    feeAmount: Amount
+
+
+class Expired(_ServerModel):
+    type: Literal["expired"] = "expired"
+    quoteId: str
+    rfqId: str
+
+
+class Released(_ServerModel):
+    type: Literal["released"] = "released"
+    quoteId: str
+    rfqId: str
+    reason: ReleaseReason
+    detail: str | None = Field(default=None, exclude_if=lambda v: v is None)
+
+
+class ErrorMessage(_ServerModel):
+    """`{"type": "error", "code", "message", "ref"}`: one of our messages was refused. `code`
+    is one of ERROR_CODES (kept a plain string so a new code is still delivered)."""
+
+    type: Literal["error"] = "error"
+    code: str
+    message: str = ""
+    ref: str | None = None
+
+
+# ---- either direction ---------------------------------------------------------------------
+
+
+class Ping(_ServerModel):
+    type: Literal["ping"] = "ping"
+    id: PingId
+
+
+class Pong(_ServerModel):
+    type: Literal["pong"] = "pong"
+    id: PingId
+
+
+# ---- maker -> server ----------------------------------------------------------------------
+
+
+class Level(_MakerModel):
+    """A taker selling `sellAmount` (before the fee) receives `buyAmount` from the maker."""
+
+    sellAmount: Amount
+    buyAmount: Amount
+
+
+class Levels(_MakerModel):
+    type: Literal["levels"] = "levels"
+    chainId: int = Field(gt=0)
+    sellToken: Address
+    buyToken: Address
+    levels: list[Level] = Field(max_length=MAX_LEVELS)
+
+    @model_validator(mode="after")
+    def _increasing(self) -> Levels:
+        # Strictly increasing on both sides: the document says sellAmount "strictly increasing
+        # and buyAmount increasing with it"; equal buy amounts would be a flat (free) segment.
+        previous: Level | None = None
+        for level in self.levels:
+            if level.sellAmount <= 0 or level.buyAmount <= 0:
+                raise ValueError("level amounts must be positive")
+            if previous is not None and (
+                level.sellAmount <= previous.sellAmount or level.buyAmount <= previous.buyAmount
+            ):
+                raise ValueError("levels must increase strictly in sellAmount and buyAmount")
+            previous = level
+        return self
+
+
+class QuoteOrder(_MakerModel):
+    """The reactor's RfqOrder as JSON: `inputToken` is what the maker gives (the rfq's
+    `buyToken`), `outputToken` what it receives (the rfq's `sellToken`); `deadline` in seconds."""
+
+    reactor: Address
+    maker: Address
+    taker: Address
+    inputToken: Address
+    inputAmount: Amount
+    outputToken: Address
+    outputAmount: Amount
+    feeAmount: Amount
+    nonce: Amount
+    deadline: Amount
+
+    @classmethod
+    def from_order(cls, order: RfqOrder) -> QuoteOrder:
+        return cls.model_validate(order.to_message())
+
+    def to_order(self) -> RfqOrder:
+        return RfqOrder(**{name: getattr(self, name) for name in type(self).model_fields})
+
+
+class Quote(_MakerModel):
+    type: Literal["quote"] = "quote"
+    quoteId: str
+    expiresAtMs: TimeMs
+    order: QuoteOrder
+    signature: HexBytes
+
+
+class Decline(_MakerModel):
+    type: Literal["decline"] = "decline"
+    quoteId: str
+    reason: DeclineReason
+    maxSellAmount: Amount | None = Field(default=None, exclude_if=lambda v: v is None)
+
+
+ServerMessage: TypeAlias = Annotated[
+    Welcome | Rfq | Filled | Expired | Released | ErrorMessage | Ping | Pong,
+    Field(discriminator="type"),
+]
+MakerMessage: TypeAlias = Annotated[
+    Levels | Quote | Decline | Ping | Pong, Field(discriminator="type")
+]
+Message: TypeAlias = (
+    Welcome
+    | Rfq
+    | Filled
+    | Expired
+    | Released
+    | ErrorMessage
+    | Ping
+    | Pong
+    | Levels
+    | Quote
+    | Decline
+)
+
+_SERVER_ADAPTER: TypeAdapter[ServerMessage] = TypeAdapter(ServerMessage)
+_MAKER_ADAPTER: TypeAdapter[MakerMessage] = TypeAdapter(MakerMessage)
+SERVER_TYPES = frozenset(
+    {"welcome", "rfq", "filled", "expired", "released", "error", "ping", "pong"}
+)
+MAKER_TYPES = frozenset({"levels", "quote", "decline", "ping", "pong"})
+
+
+def _load(data: str | bytes | dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
+    if isinstance(data, dict):
+        obj: object = data
+    else:
+        try:
+            obj = json.loads(data)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ProtocolError(f"frame is not JSON: {exc}") from exc
+    if not isinstance(obj, dict):
+        raise ProtocolError("a message is one JSON object")
+    kind = obj.get("type")
+    if not isinstance(kind, str):
+        raise ProtocolError("message has no string `type`")
+    if kind not in known:
+        raise ProtocolError(f"unknown message type {kind!r}")
+    return obj
+
+
+def _issues(exc: ValidationError) -> list[str]:
+    return [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
+
+
+def parse_server_message(data: str | bytes | dict[str, Any]) -> ServerMessage:
+    """Parse one server -> maker frame; ProtocolError if it is not a valid message."""
+    obj = _load(data, SERVER_TYPES)
+    try:
+        return _SERVER_ADAPTER.validate_python(obj)
+    except ValidationError as exc:
+        raise ProtocolError(f"invalid {obj['type']} message", _issues(exc)) from exc
+
+
+def parse_maker_message(data: str | bytes | dict[str, Any]) -> MakerMessage:
+    """Parse one maker -> server frame (what a server, or a test double of one, receives)."""
+    obj = _load(data, MAKER_TYPES)
+    try:
+        return _MAKER_ADAPTER.validate_python(obj)
+    except ValidationError as exc:
+        raise ProtocolError(f"invalid {obj['type']} message", _issues(exc)) from exc
+
+
+def to_wire(message: Message) -> dict[str, Any]:
+    """The message as the JSON object that goes on the wire (amounts as strings; optional
+    fields the document marks with `?` are left out when unset)."""
+    return message.model_dump(mode="json")
+
+
+def serialize(message: Message) -> str:
+    """One text frame."""
+    return json.dumps(to_wire(message), separators=(",", ":"))

@@ -1,0 +1,266 @@
+"""Message models of docs/maker-protocol.md: the document's examples parse, what we send
+serialises with the exact field names, and invalid frames are refused."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from contracts.orders import RfqOrder
+from makers.protocol import (
+    Decline,
+    ErrorMessage,
+    Expired,
+    Filled,
+    Level,
+    Levels,
+    Ping,
+    Pong,
+    ProtocolError,
+    Quote,
+    QuoteOrder,
+    Released,
+    Rfq,
+    Welcome,
+    parse_maker_message,
+    parse_server_message,
+    serialize,
+    to_wire,
+)
+
+A = {name: "0x" + digit * 40 for name, digit in zip("rsfabt", "123456", strict=True)}
+
+WELCOME: dict[str, Any] = {
+    "type": "welcome",
+    "makerId": "tx_live_3f2a9c1b7e04",
+    "wallet": A["t"],
+    "environment": "live",
+    "serverTimeMs": 1795500000000,
+    "levelsMinIntervalMs": 400,
+    "levelsMaxAgeMs": 10000,
+    "pingIntervalMs": 15000,
+    "chains": [
+        {
+            "chainId": 56,
+            "reactor": A["r"],
+            "signatureTransfer": A["s"],
+            "feeRecipient": A["f"],
+            "pairs": [
+                {
+                    "sellToken": A["a"],
+                    "buyToken": A["b"],
+                    "sellDecimals": 18,
+                    "buyDecimals": 6,
+                    "feeBps": 5,
+                    "replyBudgetMs": 750,
+                    "quoteTtlMs": 60000,
+                }
+            ],
+        }
+    ],
+}
+RFQ: dict[str, Any] = {
+    "type": "rfq",
+    "quoteId": "mq_1",
+    "rfqId": "rfq_1",
+    "chainId": 56,
+    "sellToken": A["a"],
+    "buyToken": A["b"],
+    "kind": "exact_input",
+    "makerReceives": "1000000000000000000",
+    "feeAmount": "500000000000000",
+    "makerGives": None,
+    "feeBps": 5,
+    "taker": A["t"],
+    "reactor": A["r"],
+    "signatureTransfer": A["s"],
+    "replyByMs": 1795500000750,
+    "minExpiresAtMs": 1795500005750,
+    "maxExpiresAtMs": 1795500060000,
+}
+
+
+def test_welcome_example_parses() -> None:
+    message = parse_server_message(json.dumps(WELCOME))
+    assert isinstance(message, Welcome)
+    chain = message.chain(56)
+    assert chain is not None
+    assert chain.pair(A["a"], A["b"]) is not None
+    assert chain.pair(A["b"], A["a"]) is None
+    assert message.chain(97) is None
+    assert to_wire(message) == WELCOME
+
+
+def test_rfq_example_parses_with_int_amounts_and_round_trips() -> None:
+    message = parse_server_message(json.dumps(RFQ).encode())
+    assert isinstance(message, Rfq)
+    assert message.makerReceives == 10**18
+    assert message.feeAmount == 5 * 10**14
+    assert message.makerGives is None
+    assert json.loads(serialize(message)) == RFQ
+
+
+def test_exact_output_rfq_needs_maker_gives() -> None:
+    body = {**RFQ, "kind": "exact_output", "makerReceives": None, "feeAmount": None}
+    with pytest.raises(ProtocolError) as caught:
+        parse_server_message(body)
+    assert any("makerGives" in issue for issue in caught.value.issues)
+    ok = parse_server_message({**body, "makerGives": "1600000000"})
+    assert isinstance(ok, Rfq)
+    assert ok.makerGives == 1_600_000_000
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        Filled(
+            quoteId="mq_1",
+            rfqId="rfq_1",
+            chainId=56,
+            orderHash="0x" + "ab" * 32,
+            txHash="0x" + "cd" * 32,
+            makerGave=1,
+            makerReceived=2,
+            feeAmount=3,
+        ),
+        Expired(quoteId="mq_1", rfqId="rfq_1"),
+        Released(quoteId="mq_1", rfqId="rfq_1", reason="not_selected"),
+        Released(quoteId="mq_1", rfqId="rfq_1", reason="invalid", detail="nonce"),
+        ErrorMessage(code="unknown_quote", message="no such quote", ref="mq_9"),
+        Ping(id=7),
+        Pong(id="x"),
+    ],
+)
+def test_server_messages_round_trip(message: Any) -> None:
+    assert parse_server_message(serialize(message)) == message
+
+
+def test_wire_names_and_optional_fields() -> None:
+    assert to_wire(Released(quoteId="q", rfqId="r", reason="late")) == {
+        "type": "released",
+        "quoteId": "q",
+        "rfqId": "r",
+        "reason": "late",
+    }
+    assert to_wire(Decline(quoteId="q", reason="unavailable")) == {
+        "type": "decline",
+        "quoteId": "q",
+        "reason": "unavailable",
+    }
+    assert to_wire(Decline(quoteId="q", reason="liquidity", maxSellAmount=10**18)) == {
+        "type": "decline",
+        "quoteId": "q",
+        "reason": "liquidity",
+        "maxSellAmount": "1000000000000000000",
+    }
+    levels = Levels(
+        chainId=56,
+        sellToken=A["a"],
+        buyToken=A["b"],
+        levels=[Level(sellAmount=10**18, buyAmount=1_590_000)],
+    )
+    assert to_wire(levels) == {
+        "type": "levels",
+        "chainId": 56,
+        "sellToken": A["a"],
+        "buyToken": A["b"],
+        "levels": [{"sellAmount": "1000000000000000000", "buyAmount": "1590000"}],
+    }
+    assert parse_maker_message(serialize(levels)) == levels
+
+
+def test_quote_carries_the_order_and_converts_back() -> None:
+    order = RfqOrder(
+        reactor=A["r"],
+        maker=A["t"],
+        taker=A["t"],
+        inputToken=A["b"],
+        inputAmount=1_590_000,
+        outputToken=A["a"],
+        outputAmount=10**18,
+        feeAmount=5 * 10**14,
+        nonce=2**247 + 1,
+        deadline=1795500090,
+    )
+    quote = Quote(
+        quoteId="mq_1",
+        expiresAtMs=1795500030000,
+        order=QuoteOrder.from_order(order),
+        signature="0x" + "ee" * 65,
+    )
+    wire = to_wire(quote)
+    assert list(wire) == ["type", "quoteId", "expiresAtMs", "order", "signature"]
+    assert list(wire["order"]) == [
+        "reactor",
+        "maker",
+        "taker",
+        "inputToken",
+        "inputAmount",
+        "outputToken",
+        "outputAmount",
+        "feeAmount",
+        "nonce",
+        "deadline",
+    ]
+    assert wire["order"]["nonce"] == str(2**247 + 1)
+    assert wire["order"]["deadline"] == "1795500090"
+    parsed = parse_maker_message(serialize(quote))
+    assert isinstance(parsed, Quote)
+    assert parsed.order.to_order() == order
+
+
+@pytest.mark.parametrize(
+    ("frame", "match"),
+    [
+        ("not json", "not JSON"),
+        ("[1]", "one JSON object"),
+        ('{"id": 1}', "no string `type`"),
+        ('{"type": "hello"}', "unknown message type"),
+        (json.dumps({**RFQ, "makerReceives": "01"}), "invalid rfq"),
+        (json.dumps({**RFQ, "makerReceives": "١٢"}), "invalid rfq"),  # non-ASCII digits
+        (json.dumps({**RFQ, "makerReceives": str(2**256)}), "invalid rfq"),
+        (json.dumps({**RFQ, "taker": "0x1234"}), "invalid rfq"),
+        (json.dumps({**RFQ, "kind": "exact"}), "invalid rfq"),
+        (json.dumps({**RFQ, "minExpiresAtMs": RFQ["maxExpiresAtMs"] + 1}), "invalid rfq"),
+        (json.dumps({"type": "released", "quoteId": "q", "rfqId": "r", "reason": "x"}), "invalid"),
+    ],
+)
+def test_bad_server_frames_are_refused(frame: str, match: str) -> None:
+    with pytest.raises(ProtocolError, match=match):
+        parse_server_message(frame)
+
+
+def test_unknown_server_fields_are_tolerated_but_maker_fields_are_not() -> None:
+    assert isinstance(parse_server_message({**RFQ, "late": True}), Rfq)
+    with pytest.raises(ProtocolError):
+        parse_maker_message({"type": "decline", "quoteId": "q", "reason": "liquidity", "x": 1})
+    with pytest.raises(ProtocolError):
+        parse_maker_message({"type": "rfq"})  # a server message is not a maker message
+
+
+@pytest.mark.parametrize(
+    "points",
+    [
+        [(2, 2), (1, 3)],  # sell not increasing
+        [(1, 3), (2, 3)],  # buy not increasing
+        [(0, 1)],  # zero
+        [(i, i) for i in range(1, 11)],  # ten points
+    ],
+)
+def test_bad_levels_are_refused(points: list[tuple[int, int]]) -> None:
+    body = {
+        "type": "levels",
+        "chainId": 56,
+        "sellToken": A["a"],
+        "buyToken": A["b"],
+        "levels": [{"sellAmount": str(s), "buyAmount": str(b)} for s, b in points],
+    }
+    with pytest.raises(ProtocolError):
+        parse_maker_message(body)
+
+
+def test_empty_levels_withdraw() -> None:
+    levels = Levels(chainId=56, sellToken=A["a"], buyToken=A["b"], levels=[])
+    assert to_wire(levels)["levels"] == []
