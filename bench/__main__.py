@@ -11,7 +11,7 @@ import statistics
 import time
 from pathlib import Path
 
-from bench import processes
+from bench import processes, rfq
 from bench.load import LoadResult, merge, percentile, run_load
 from bench.report import Section, write
 
@@ -123,7 +123,7 @@ def bench_http_baseline(seconds: float, concurrency: int, rounds: int) -> Sectio
     return section
 
 
-BENCHMARKS = ("startup", "http")
+BENCHMARKS = ("startup", "http", "auth", "firm", "budget", "ladder", "fills")
 
 
 def main() -> None:
@@ -142,6 +142,20 @@ def main() -> None:
                 seconds=2 if args.quick else 5, concurrency=20, rounds=2 if args.quick else 3
             )
         )
+    if "auth" in selected:
+        sections.append(rfq.bench_auth(iterations=500 if args.quick else 3000))
+    if "firm" in selected:
+        sections.append(rfq.bench_firm_quotes(seconds=5 if args.quick else 15, concurrency=50))
+    if "budget" in selected:
+        sections.append(rfq.bench_reply_budget(requests=10 if args.quick else 40))
+    if "ladder" in selected:
+        sections.append(
+            rfq.bench_levels_preview(
+                seconds=2 if args.quick else 5, concurrency=20, rounds=2 if args.quick else 3
+            )
+        )
+    if "fills" in selected:
+        sections.append(rfq.bench_fill_reconciliation(fills=10 if args.quick else 50))
     command = "just bench" + (" --quick" if args.quick else "")
     write(Path(args.output), sections, command)
     print(Path(args.output).read_text())

@@ -7,6 +7,7 @@ import asyncio
 import statistics
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import aiohttp
 
@@ -46,14 +47,22 @@ def merge(results: list[LoadResult]) -> LoadResult:
     )
 
 
-async def run_load(url: str, *, concurrency: int, seconds: float) -> LoadResult:
+async def run_load(
+    url: str, *, concurrency: int, seconds: float, json_body: Any = None
+) -> LoadResult:
+    """GET `url`, or POST `json_body` to it when one is given."""
     latencies: list[float] = []
     errors = 0
     connector = aiohttp.TCPConnector(limit=concurrency)
     async with aiohttp.ClientSession(connector=connector) as session:
         # Warm-up: open the connections before the clock starts.
+        def call() -> Any:
+            if json_body is None:
+                return session.get(url)
+            return session.post(url, json=json_body)
+
         async def touch() -> None:
-            async with session.get(url) as resp:
+            async with call() as resp:
                 await resp.read()
 
         await asyncio.gather(*(touch() for _ in range(concurrency)))
@@ -63,7 +72,7 @@ async def run_load(url: str, *, concurrency: int, seconds: float) -> LoadResult:
             nonlocal errors
             while time.perf_counter() < stop_at:
                 started = time.perf_counter()
-                async with session.get(url) as resp:
+                async with call() as resp:
                     await resp.read()
                     if resp.status != 200:
                         errors += 1

@@ -9,6 +9,7 @@ tests fill orders signed here on a real chain.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -59,10 +60,36 @@ PERMIT2_NAME = "Permit2"
 ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
 
 
+@functools.lru_cache(maxsize=4096)
+def _checksum(value: str) -> str:
+    # Cached: checksumming costs a keccak, and the same few addresses recur in every order.
+    if not is_address(value):
+        raise ValueError(value)
+    return str(to_checksum_address(value))
+
+
 def _checked_address(name: str, value: object) -> str:
-    if not isinstance(value, str) or not is_address(value):
+    if not isinstance(value, str):
         raise ValueError(f"RfqOrder.{name} must be a 20-byte hex address, got {value!r}")
-    return to_checksum_address(value)
+    try:
+        return _checksum(value)
+    except ValueError:
+        raise ValueError(f"RfqOrder.{name} must be a 20-byte hex address, got {value!r}") from None
+
+
+def _word(typ: str, value: Any) -> bytes:
+    """One ABI word of a static type. The order and permit structs hold only addresses,
+    uint256 and bytes32, so abi.encode is their words side by side; writing them directly is
+    an order of magnitude cheaper than eth_abi's generic encoder on the quote path."""
+    if typ == "address":
+        return bytes.fromhex(value[2:]).rjust(32, b"\0")
+    if typ == "uint256":
+        return int(value).to_bytes(32, "big")
+    return bytes(value)  # bytes32
+
+
+def _encode_static(types: list[str], values: Any) -> bytes:
+    return b"".join(_word(t, v) for t, v in zip(types, values, strict=True))
 
 
 def _checked_uint(name: str, value: object) -> int:
@@ -118,7 +145,7 @@ def order_type_string() -> str:
 
 def encode_order(order: RfqOrder) -> bytes:
     """abi.encode(RfqOrder): the `order` bytes of a SignedOrder."""
-    return abi_encode(_ORDER_ABI_TYPES, order.values())
+    return _encode_static(_ORDER_ABI_TYPES, order.values())
 
 
 def decode_order(data: bytes) -> RfqOrder:
@@ -135,6 +162,7 @@ def order_hash(order: RfqOrder) -> bytes:
     return keccak(ORDER_TYPEHASH + encode_order(order))
 
 
+@functools.lru_cache(maxsize=64)
 def permit2_domain_separator(chain_id: int, permit2_address: str) -> bytes:
     """Permit2's EIP-712 domain separator: name "Permit2", chainId, verifyingContract."""
     return keccak(
@@ -153,13 +181,13 @@ def permit2_domain_separator(chain_id: int, permit2_address: str) -> bytes:
 def permit_witness_struct_hash(order: RfqOrder) -> bytes:
     """Struct hash of the PermitWitnessTransferFrom that authorises `order` (spender = reactor)."""
     token_permissions = keccak(
-        abi_encode(
+        _encode_static(
             ["bytes32", "address", "uint256"],
             [TOKEN_PERMISSIONS_TYPEHASH, order.inputToken, order.inputAmount],
         )
     )
     return keccak(
-        abi_encode(
+        _encode_static(
             ["bytes32", "bytes32", "address", "uint256", "uint256", "bytes32"],
             [
                 PERMIT_WITNESS_TYPEHASH,

@@ -1,16 +1,18 @@
-"""Access to one EVM chain (an Anvil node) over JSON-RPC through web3's async provider.
+"""Access to one EVM chain (an Anvil node) over JSON-RPC.
 
-Transactions are signed locally with our deterministic keys (never with unlocked node accounts),
-so the same code works against an Anvil we started and one we attached to."""
+A lean client on one keep-alive aiohttp session, with JSON-RPC batches: measured here, web3's
+async provider cost 0.68 ms per eth_call (it opened a new connection for most calls) against
+0.22 ms for a plain keep-alive POST and 0.33 ms for a batch of three. Transactions are signed
+locally with our deterministic keys (never with unlocked node accounts), so the same code works
+against an Anvil we started and one we attached to."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any, cast
 
+import aiohttp
 from eth_account import Account
-from web3 import AsyncHTTPProvider, AsyncWeb3
-from web3.types import RPCEndpoint
 
 from simulator.ports import ChainUnreadable
 from simulator.services.faults import Faults
@@ -34,26 +36,56 @@ class AnvilChain:
         self.chain_id = chain_id
         self._faults = faults or Faults()  # /_sim/faults can make this chain unreachable
         self.rpc_url = rpc_url
-        self.w3 = AsyncWeb3(AsyncHTTPProvider(rpc_url, request_kwargs={"timeout": timeout_s}))
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._session: aiohttp.ClientSession | None = None  # opened on first use, in the loop
+        self._ids = 0  # JSON-RPC request ids
         self._nonces: dict[str, int] = {}  # next nonce per local sender, after the first lookup
         self._nonce_lock = asyncio.Lock()  # guards _nonces across the await of the lookup and send
 
     async def close(self) -> None:
-        await self.w3.provider.disconnect()
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
 
-    async def rpc(self, method: str, params: list[Any] | None = None) -> Any:
+    async def _post(self, payload: Any, what: str) -> Any:
         if self.chain_id in self._faults.chain_unreachable:
             raise ChainUnavailable(f"chain {self.chain_id} RPC unreachable (fault switch)")
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                timeout=self._timeout, connector=aiohttp.TCPConnector(limit=64)
+            )
         try:
-            response = await self.w3.provider.make_request(RPCEndpoint(method), params or [])
-        except Exception as exc:  # connection refused, timeout, bad payload
-            raise ChainUnavailable(f"chain {self.chain_id} RPC {method} failed: {exc}") from exc
+            async with self._session.post(self.rpc_url, json=payload) as response:
+                return await response.json(content_type=None)
+        except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+            raise ChainUnavailable(f"chain {self.chain_id} RPC {what} failed: {exc!r}") from exc
+
+    def _result(self, method: str, response: Any) -> Any:
+        if not isinstance(response, dict):
+            raise ChainUnavailable(f"chain {self.chain_id} RPC {method}: malformed answer")
         if "error" in response:
             error = response["error"]
             if method == "eth_call" and "revert" in str(error.get("message", "")).lower():
                 raise CallReverted(f"chain {self.chain_id} eth_call reverted: {error}")
             raise ChainUnavailable(f"chain {self.chain_id} RPC {method}: {error}")
         return response.get("result")
+
+    def _request(self, method: str, params: list[Any]) -> dict[str, Any]:
+        self._ids += 1
+        return {"jsonrpc": "2.0", "id": self._ids, "method": method, "params": params}
+
+    async def rpc(self, method: str, params: list[Any] | None = None) -> Any:
+        response = await self._post(self._request(method, params or []), method)
+        return self._result(method, response)
+
+    async def batch(self, calls: list[tuple[str, list[Any]]]) -> list[Any]:
+        """Several calls in one HTTP round trip; results in call order. Any error raises."""
+        requests = [self._request(method, params) for method, params in calls]
+        responses = await self._post(requests, "batch")
+        if not isinstance(responses, list) or len(responses) != len(requests):
+            raise ChainUnavailable(f"chain {self.chain_id} RPC batch: malformed answer")
+        by_id = {r.get("id"): r for r in responses if isinstance(r, dict)}
+        return [self._result(c["method"], by_id.get(c["id"])) for c in requests]
 
     async def remote_chain_id(self) -> int:
         return int(await self.rpc("eth_chainId"), 16)
@@ -113,8 +145,17 @@ class AnvilChain:
             await asyncio.sleep(0.01)
 
     async def call(self, to: str | None, data: bytes) -> bytes:
-        call: dict[str, str] = {"data": "0x" + data.hex()}
-        if to is not None:
-            call["to"] = to
-        result = await self.rpc("eth_call", [call, "latest"])
+        result = await self.rpc("eth_call", call_params(to, data))
         return bytes.fromhex(cast(str, result)[2:])
+
+    async def calls(self, calls: list[tuple[str | None, bytes]]) -> list[bytes]:
+        """Several eth_calls in one batch."""
+        results = await self.batch([("eth_call", call_params(to, data)) for to, data in calls])
+        return [bytes.fromhex(cast(str, r)[2:]) for r in results]
+
+
+def call_params(to: str | None, data: bytes) -> list[Any]:
+    call: dict[str, str] = {"data": "0x" + data.hex()}
+    if to is not None:
+        call["to"] = to
+    return [call, "latest"]

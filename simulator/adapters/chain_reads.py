@@ -3,8 +3,6 @@ JSON-RPC adapter. Every failure to read surfaces as ChainUnreadable (a port-leve
 
 from __future__ import annotations
 
-import asyncio
-
 from eth_abi.abi import decode, encode
 from eth_utils.abi import function_signature_to_4byte_selector
 
@@ -43,15 +41,19 @@ class ChainReads:
         self, chain_id: int, token: str, maker: str, spender: str, nonce: int
     ) -> tuple[int, int, bool]:
         word, mask = nonce_word_and_mask(nonce)
-        balance, allowance, bitmap = await asyncio.gather(
-            self.token_balance(chain_id, token, maker),
-            self._uint(
-                chain_id, token, ALLOWANCE + encode(["address", "address"], [maker, spender])
-            ),
-            self._uint(
-                chain_id, spender, NONCE_BITMAP + encode(["address", "uint256"], [maker, word])
-            ),
-        )
+        try:
+            raw = await self._chain(chain_id).calls(
+                [
+                    (token, BALANCE_OF + encode(["address"], [maker])),
+                    (token, ALLOWANCE + encode(["address", "address"], [maker, spender])),
+                    (spender, NONCE_BITMAP + encode(["address", "uint256"], [maker, word])),
+                ]
+            )
+        except CallReverted as exc:
+            raise ChainUnavailable(str(exc)) from exc
+        if any(len(r) < 32 for r in raw):
+            raise ChainUnavailable(f"chain {chain_id}: short answer reading maker funding")
+        balance, allowance, bitmap = (int.from_bytes(r[:32], "big") for r in raw)
         return balance, allowance, bool(bitmap & mask)
 
     async def receipt_status(self, chain_id: int, tx_hash: str) -> bool | None:

@@ -8,15 +8,22 @@ from typing import Any
 from aiohttp import web
 from pydantic import Field
 
+from makers.client import MakerClientError
 from makers.config import LatencyConfig
 from simulator.adapters.fleet_runtime import FLEET
-from simulator.api.appkeys import CLOCK, RFQ
+from simulator.api.appkeys import RFQ
 from simulator.api.parsing import parse_body
 from simulator.api.responses import data_response
 from simulator.api.routes import Operation, RouteTable
 from simulator.api.schemas.common import ApiModel
 from simulator.clock import from_unix, isoformat
-from simulator.errors import InternalError, InvalidRequest, NotFound, PayloadTooLarge
+from simulator.errors import (
+    InternalError,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    UpstreamError,
+)
 
 
 class OnlineMakerView(ApiModel):
@@ -59,7 +66,6 @@ class MakerChange(ApiModel):
 
 def _view(request: web.Request) -> MakersView:
     registry = request.app[RFQ].makers
-    clock = request.app[CLOCK]
     online = [
         OnlineMakerView(
             maker_id=m.maker_id,
@@ -77,7 +83,6 @@ def _view(request: web.Request) -> MakersView:
             status = maker.status()
             status["config"] = maker.config.model_dump(mode="json", exclude={"private_key"})
             members.append(FleetMakerView.model_validate(status))
-    del clock
     return MakersView(online=online, fleet=members)
 
 
@@ -96,6 +101,10 @@ async def change_maker(request: web.Request) -> web.Response:
         await fleet.reconfigure(name, **changes)
     except ValueError as exc:
         raise InvalidRequest(str(exc), details={"reason": "invalid_maker_config"}) from exc
+    except (MakerClientError, TimeoutError) as exc:
+        raise UpstreamError(
+            f"maker {name} could not reconnect: {exc}", details={"reason": "maker_unreachable"}
+        ) from exc
     return data_response(_view(request))
 
 
@@ -124,6 +133,6 @@ def add_routes(table: RouteTable) -> None:
             tags=("sim",),
             body=MakerChange,
             responses={200: MakersView},
-            errors=(InvalidRequest, NotFound, PayloadTooLarge, InternalError),
+            errors=(InvalidRequest, NotFound, PayloadTooLarge, UpstreamError, InternalError),
         )
     )

@@ -30,6 +30,8 @@ class TakerFunds:
         self._clock = clock
         self._balances = balances
         self._reservations: dict[str, Reservation] = {}  # by rfq id
+        # rfq ids per (chain, taker, token): committed() looks at one wallet's quotes only.
+        self._by_wallet: dict[tuple[int, str, str], set[str]] = {}
         # One lock per (chain, taker, token): guards the balance read and the reservation write.
         self._locks: dict[tuple[int, str, str], asyncio.Lock] = {}
 
@@ -38,11 +40,14 @@ class TakerFunds:
     ) -> int:
         now = self._clock.time()
         key = (chain_id, taker.lower(), token.lower())
-        return sum(
-            r.amount
-            for rfq_id, r in self._reservations.items()
-            if (r.chain_id, r.taker, r.token) == key and r.held_until > now and rfq_id != excluding
-        )
+        total = 0
+        for rfq_id in list(self._by_wallet.get(key, ())):
+            reservation = self._reservations[rfq_id]
+            if reservation.held_until <= now:
+                self.release(rfq_id)  # lapsed: forget it
+            elif rfq_id != excluding:
+                total += reservation.amount
+        return total
 
     async def balance(self, chain_id: int, token: str, taker: str) -> int:
         try:
@@ -77,6 +82,7 @@ class TakerFunds:
                     "The taker does not hold enough of the sell token", details=details
                 )
             self._reservations[rfq_id] = Reservation(chain_id, key[1], key[2], required, until)
+            self._by_wallet.setdefault(key, set()).add(rfq_id)
 
     def hold(self, rfq_id: str, amount: int, until: float) -> None:
         """A quote was issued: hold exactly what it can take until its last order deadline
@@ -88,4 +94,11 @@ class TakerFunds:
 
     def release(self, rfq_id: str) -> None:
         """On fill (settled), no-quote or error; cancel and lapse keep it to its deadline."""
-        self._reservations.pop(rfq_id, None)
+        reservation = self._reservations.pop(rfq_id, None)
+        if reservation is not None:
+            key = (reservation.chain_id, reservation.taker, reservation.token)
+            rfq_ids = self._by_wallet.get(key)
+            if rfq_ids is not None:
+                rfq_ids.discard(rfq_id)
+                if not rfq_ids:
+                    del self._by_wallet[key]

@@ -1,9 +1,14 @@
 """Maker inventory held by live quotes: what each maker has promised and not yet delivered,
 so a maker cannot sell the same tokens twice and cannot reuse a nonce across live quotes.
-A hold ends when the quote fills, lapses at expiresAt, is cancelled or loses the auction."""
+A hold ends when the quote fills, lapses at expiresAt, is cancelled or loses the auction.
+
+Holds are indexed by maker and token, by nonce and by RFQ, so every check is proportional to
+one maker's live quotes, not to all of them (thousands under load)."""
 
 from __future__ import annotations
 
+import heapq
+from collections import defaultdict
 from dataclasses import dataclass
 
 from simulator.clock import Clock
@@ -22,53 +27,80 @@ class Hold:
     sell_token: str  # lowercase: taker's sell side, to find holds in the same direction
 
 
+BookKey = tuple[int, str, str]  # (chain id, maker, token)
+
+
 class MakerInventory:
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
-        self._holds: dict[str, Hold] = {}  # by quote id
+        self._holds: dict[str, Hold] = {}  # by quote id: the source of truth
+        self._by_book: dict[BookKey, set[str]] = defaultdict(set)  # quote ids per maker+token
+        self._by_nonce: dict[tuple[int, str, int], str] = {}  # (chain, maker, nonce) -> quote id
+        self._by_rfq: dict[str, set[str]] = defaultdict(set)  # quote ids per rfq
+        self._expiries: list[tuple[float, str]] = []  # heap of (until, quote id), lazily pruned
 
-    def _live(self) -> list[Hold]:
+    def _prune(self) -> None:
         now = self._clock.time()
-        return [h for h in self._holds.values() if h.until > now]
+        while self._expiries and self._expiries[0][0] <= now:
+            _, quote_id = heapq.heappop(self._expiries)
+            hold = self._holds.get(quote_id)
+            if hold is not None and hold.until <= now:
+                self._drop(quote_id)
+            elif hold is not None:
+                heapq.heappush(self._expiries, (hold.until, quote_id))  # extended since
+
+    def _drop(self, quote_id: str) -> Hold | None:
+        hold = self._holds.pop(quote_id, None)
+        if hold is None:
+            return None
+        book = self._by_book[(hold.chain_id, hold.maker, hold.token)]
+        book.discard(quote_id)
+        if not book:
+            del self._by_book[(hold.chain_id, hold.maker, hold.token)]
+        self._by_nonce.pop((hold.chain_id, hold.maker, hold.nonce), None)
+        quotes = self._by_rfq[hold.rfq_id]
+        quotes.discard(quote_id)
+        if not quotes:
+            del self._by_rfq[hold.rfq_id]
+        return hold
 
     def committed(self, chain_id: int, maker: str, token: str) -> int:
-        key = (chain_id, maker.lower(), token.lower())
-        return sum(h.amount for h in self._live() if (h.chain_id, h.maker, h.token) == key)
+        self._prune()
+        quote_ids = self._by_book.get((chain_id, maker.lower(), token.lower()), set())
+        return sum(self._holds[q].amount for q in quote_ids)
 
     def nonce_in_use(self, chain_id: int, maker: str, nonce: int) -> bool:
-        return any(
-            h.chain_id == chain_id and h.maker == maker.lower() and h.nonce == nonce
-            for h in self._live()
-        )
+        self._prune()
+        return (chain_id, maker.lower(), nonce) in self._by_nonce
 
     def hold(self, hold: Hold) -> None:
+        self._drop(hold.quote_id)
         self._holds[hold.quote_id] = hold
+        self._by_book[(hold.chain_id, hold.maker, hold.token)].add(hold.quote_id)
+        self._by_nonce[(hold.chain_id, hold.maker, hold.nonce)] = hold.quote_id
+        self._by_rfq[hold.rfq_id].add(hold.quote_id)
+        heapq.heappush(self._expiries, (hold.until, hold.quote_id))
 
     def release_quote(self, quote_id: str) -> None:
-        self._holds.pop(quote_id, None)
+        self._drop(quote_id)
 
     def release_rfq(self, rfq_id: str) -> list[Hold]:
-        released = [h for h in self._holds.values() if h.rfq_id == rfq_id]
-        for hold in released:
-            del self._holds[hold.quote_id]
-        return released
+        released = [self._drop(q) for q in list(self._by_rfq.get(rfq_id, ()))]
+        return [h for h in released if h is not None]
+
+    def set_until(self, rfq_id: str, until: float) -> None:
+        for quote_id in self._by_rfq.get(rfq_id, ()):
+            self._holds[quote_id].until = until
+            heapq.heappush(self._expiries, (until, quote_id))
 
     def holds_for(self, chain_id: int, sell_token: str, buy_token: str) -> list[Hold]:
         """Live holds of quotes in the same direction (taker sells `sell_token`)."""
+        self._prune()
+        sell, buy = sell_token.lower(), buy_token.lower()
         return [
-            h
-            for h in self._live()
-            if h.chain_id == chain_id
-            and h.sell_token == sell_token.lower()
-            and h.token == buy_token.lower()
+            self._holds[q]
+            for (chain, _maker, token), quote_ids in self._by_book.items()
+            if chain == chain_id and token == buy
+            for q in quote_ids
+            if self._holds[q].sell_token == sell
         ]
-
-    def forget_expired(self) -> None:
-        now = self._clock.time()
-        for quote_id in [q for q, h in self._holds.items() if h.until <= now]:
-            del self._holds[quote_id]
-
-    def set_until(self, rfq_id: str, until: float) -> None:
-        for hold in self._holds.values():
-            if hold.rfq_id == rfq_id:
-                hold.until = until

@@ -24,10 +24,18 @@ class OutstandingSlots:
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
         self._slots: dict[str, Slot] = {}  # by rfq id
+        self._by_owner: dict[str, set[str]] = {}  # rfq ids per owner
 
     def _live(self, owner: str) -> list[Slot]:
         now = self._clock.time()
-        return [s for s in self._slots.values() if s.owner == owner and s.held_until > now]
+        live = []
+        for rfq_id in list(self._by_owner.get(owner, ())):
+            slot = self._slots[rfq_id]
+            if slot.held_until > now:
+                live.append(slot)
+            else:
+                self.release(rfq_id)  # lapsed at its latestOrderDeadline
+        return live
 
     def count(self, owner: str) -> int:
         return len(self._live(owner))
@@ -46,9 +54,9 @@ class OutstandingSlots:
                     "nextSlotFreeAt": isoformat(from_unix(next_free)),
                 },
             )
-        self._forget_expired()
         slot = Slot(owner=owner, rfq_id=rfq_id, held_until=held_until)
         self._slots[rfq_id] = slot
+        self._by_owner.setdefault(owner, set()).add(rfq_id)
         return slot
 
     def extend(self, rfq_id: str, held_until: float) -> None:
@@ -57,9 +65,10 @@ class OutstandingSlots:
             slot.held_until = held_until
 
     def release(self, rfq_id: str) -> None:
-        self._slots.pop(rfq_id, None)
-
-    def _forget_expired(self) -> None:
-        now = self._clock.time()
-        for rfq_id in [r for r, s in self._slots.items() if s.held_until <= now]:
-            del self._slots[rfq_id]
+        slot = self._slots.pop(rfq_id, None)
+        if slot is not None:
+            owned = self._by_owner.get(slot.owner)
+            if owned is not None:
+                owned.discard(rfq_id)
+                if not owned:
+                    del self._by_owner[slot.owner]
