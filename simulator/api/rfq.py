@@ -305,7 +305,7 @@ def add_routes(table: RouteTable) -> None:
         "Price ladder: indicative fee-inclusive levels",
         query=schemas.LevelsQuery,
         responses={200: schemas.Ladder},
-        errors=(InvalidRequest, Unauthorized, NotFound, RateLimited, InternalError),
+        errors=(InvalidRequest, Unauthorized, RateLimited, InternalError),
         access=PUBLIC,
     )
     add(

@@ -8,12 +8,12 @@ import hmac
 from dataclasses import dataclass
 
 from simulator.clock import Clock
-from simulator.errors import Conflict, NotFound, VenueUnavailable
+from simulator.errors import Conflict, InvalidRequest, NotFound, VenueUnavailable
 from simulator.randomness import RandomSource, secret_token
 from simulator.services.auction import Auction
 from simulator.services.callers import Caller
 from simulator.services.container_types import RfqDeps
-from simulator.services.pricing import LadderView, PreviewOutcome
+from simulator.services.pricing import LadderView, PreviewOutcome, eligible_makers
 from simulator.services.proofs import TakerProof
 from simulator.services.rfq_model import QuoteState, RfqRecord
 from simulator.services.trades import TradeSpec, validate_trade
@@ -57,7 +57,10 @@ class RfqService:
     def ladder(self, chain_id: int) -> LadderView:
         chain = self._deps.venue.chain(chain_id)
         if chain is None:
-            raise NotFound(f"No RFQ venue on chain {chain_id}")
+            raise InvalidRequest(
+                f"No RFQ corridor on chain {chain_id}",
+                details={"reason": "corridor_unavailable", "chainId": chain_id},
+            )
         return self._deps.pricing.ladder(chain)
 
     def preview(
@@ -215,9 +218,11 @@ class RfqService:
         holds = self._deps.inventory.holds_for(
             spec.chain.chain_id, spec.sell.address, spec.buy.address
         )
-        if spec.restricted:
-            allowed = {w.lower() for w in spec.restricted}
-            holds = [h for h in holds if h.maker in allowed]
+        # Only liquidity that could have served this request counts: held by a maker that is
+        # online and eligible now (inside the restricted list, if one was given). With nobody
+        # online the book is genuinely empty, and retrying later would not help.
+        eligible = {m.wallet_key for m in eligible_makers(self._deps.makers, spec)}
+        holds = [h for h in holds if h.maker in eligible]
         relevant = [
             h
             for h in holds

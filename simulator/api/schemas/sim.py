@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from simulator.api.schemas.common import ApiModel
 
@@ -13,7 +13,11 @@ class ClockState(ApiModel):
 
 
 class ClockAdvance(ApiModel):
-    seconds: float = Field(gt=0, le=10 * 365 * 86400, description="Seconds to move forward")
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    # Whole seconds: block timestamps are whole seconds, and service and chain time must move
+    # by exactly the same amount.
+    seconds: int = Field(gt=0, le=10 * 365 * 86400, description="Whole seconds to move forward")
 
 
 class ContractsInfo(ApiModel):

@@ -1,0 +1,629 @@
+"""The ways POST /v2/rfq/request can end other than a firm quote (spec 1-rfq-v2 "Request body",
+"No-quote", "Errors"): request validation, each no_quote reason, proof of funds, a paused
+venue and an unreachable chain.
+
+Every test uses a key of its own (or its own client IP), and every test that reconfigures the
+simulated makers or switches a fault restores it, pass or fail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from eth_account import Account
+
+from conformance.client import (
+    Client,
+    SimControl,
+    assert_data,
+    assert_error,
+    assert_issues,
+    parse_iso_utc,
+)
+from conformance.target import Target
+from conformance.trading import (
+    FAST,
+    ROUTING_FIELDS,
+    ChainInfo,
+    Fleet,
+    Janitor,
+    Venue,
+    Wallet,
+    atomic,
+    controlled_fleet,
+    expect_no_quote,
+    expect_quoted,
+    faults,
+    fund_wallet,
+    get_record,
+    iso_seconds,
+    janitor,
+    keyed_client,
+    new_key,
+    preview,
+    request_quote,
+    rfq_body,
+    wait_for,
+)
+
+CHAIN = 97
+NO_QUOTE_FIELDS = {"rfqId", "claimToken", "status", "reason", "routing"}
+NO_QUOTE_OPTIONAL = {"availableSellAmount", "availableBuyAmount", "reservedUntil", "retryAfterMs"}
+
+
+@pytest.fixture
+def venue(target: Target) -> Venue:
+    return Venue.of(target)
+
+
+@pytest.fixture
+def chain(venue: Venue) -> ChainInfo:
+    return venue.chain(CHAIN)
+
+
+@pytest.fixture
+def source(venue: Venue) -> Wallet:
+    return venue.demo_wallets[-1]
+
+
+@pytest.fixture
+def fleet(sim: SimControl) -> Iterator[Fleet]:
+    with controlled_fleet(sim) as controlled:
+        yield controlled
+
+
+@pytest.fixture
+def trader(sim: SimControl, http: Client) -> Client:
+    return keyed_client(http, new_key(sim, "test"))
+
+
+@pytest.fixture
+def kept() -> Iterator[Janitor]:
+    """Quotes to cancel when the test ends."""
+    with janitor() as keeper:
+        yield keeper
+
+
+def _no_quote_shape(data: dict[str, Any]) -> None:
+    assert NO_QUOTE_FIELDS <= set(data) <= NO_QUOTE_FIELDS | NO_QUOTE_OPTIONAL, sorted(data)
+    assert str(data["rfqId"]).startswith("rfq_"), data
+    assert str(data["claimToken"]).startswith("rfqc_"), data
+    assert set(data["routing"]) == ROUTING_FIELDS, data["routing"]
+    for name in ("availableSellAmount", "availableBuyAmount"):
+        if name in data:
+            assert atomic(data[name], name) > 0, f"{name} is omitted when that side is empty"
+
+
+def _empty_book(data: dict[str, Any]) -> None:
+    """Nothing can hold liquidity for this request (no eligible maker at all)."""
+    assert "reservedUntil" not in data, "no other caller holds liquidity"
+    assert "retryAfterMs" not in data, "no other caller holds liquidity"
+
+
+def _reserved_consistent(data: dict[str, Any]) -> None:
+    """reservedUntil and retryAfterMs come together (another caller's live quote, perhaps of
+    an earlier test, may hold liquidity in the same direction)."""
+    assert ("reservedUntil" in data) == ("retryAfterMs" in data), data
+    if "reservedUntil" in data:
+        parse_iso_utc(data["reservedUntil"])
+        assert isinstance(data["retryAfterMs"], int), data
+        assert data["retryAfterMs"] > 0, data
+
+
+# -- validation ---------------------------------------------------------------------------
+
+
+def _case_body(chain: ChainInfo, case: str, taker: str) -> tuple[dict[str, Any], str, str | None]:
+    """(body, details.reason, field named in details.issues) of a request that must be 400."""
+    ngns = chain.token("NGNS")
+    one = chain.token("USDT").units(1)
+    unavailable, book = "corridor_unavailable", "corridor_book_mode"
+
+    def body(sell: str, buy: str, **amounts: Any) -> dict[str, Any]:
+        return rfq_body(chain, sell, buy, taker=taker, **amounts)
+
+    if case == "both_amounts":
+        both = body("USDT", "NGNS", sell_amount=one, buy_amount=ngns.units(1))
+        return both, "exactly_one_amount", None
+    if case == "neither_amount":
+        return body("USDT", "NGNS"), "exactly_one_amount", None
+    if case == "same_token":
+        return body("USDT", "USDT", sell_amount=one), unavailable, None
+    if case == "unknown_token":
+        return (
+            {**body("USDT", "NGNS", sell_amount=one), "buyToken": Account.create().address},
+            (unavailable),
+            None,
+        )
+    if case == "not_a_corridor":  # WBNB/NGNS: both tokens exist, no corridor joins them
+        return body("WBNB", "NGNS", sell_amount=one), unavailable, None
+    if case == "unknown_chain":
+        return {**body("USDT", "NGNS", sell_amount=one), "chainId": 4242}, unavailable, None
+    if case == "book_mode":
+        return body("USDC", "NGNS", sell_amount=chain.token("USDC").units(1)), book, None
+    if case == "book_mode_reverse":
+        return body("NGNS", "USDC", sell_amount=ngns.units(1000)), book, None
+    if case.startswith("amount_"):  # amounts are base-10 strings of atomic units
+        raw: Any = {
+            "amount_decimal": "1.5",
+            "amount_negative": "-1",
+            "amount_hex": "0x10",
+            "amount_number": one,
+            "amount_exponent": "1e18",
+        }[case]
+        return {**body("USDT", "NGNS", sell_amount=one), "sellAmount": raw}, "", "sellAmount"
+    if case == "missing_taker":
+        missing = body("USDT", "NGNS", sell_amount=one)
+        missing.pop("taker")
+        return missing, "", "taker"
+    raise AssertionError(case)
+
+
+@pytest.mark.sim_only
+@pytest.mark.spec(
+    "rfq/errors/400-invalid_request",
+    "rfq/errors/envelope",
+    "rfq/errors/details-optional-either-issues",
+    "rfq/errors/request_id-equals-x-request-id-header",
+    "rfq/errors/429-502-503-transient",
+    "rfq/endpoints/request-body/sending-both-neither-sellamount",
+    "rfq/endpoints/request-body/selltoken-buytoken",
+    "rfq/endpoints/request-body/taker",
+    "rfq/endpoints/request-body/chainid",
+    "rfq/overview/conventions/amounts-base-10-strings-atomic",
+)
+@pytest.mark.parametrize(
+    "case",
+    [
+        "both_amounts",
+        "neither_amount",
+        "same_token",
+        "unknown_token",
+        "not_a_corridor",
+        "unknown_chain",
+        "book_mode",
+        "book_mode_reverse",
+        "missing_taker",
+        "amount_decimal",
+        "amount_negative",
+        "amount_hex",
+        "amount_number",
+        "amount_exponent",
+    ],
+)
+def test_invalid_requests_are_400(trader: Client, chain: ChainInfo, case: str) -> None:
+    body, reason, field_name = _case_body(chain, case, Account.create().address)
+    resp = trader.post("/v2/rfq/request", json=body)
+    error = assert_error(resp, 400, "invalid_request", reason or None)
+    if field_name is not None:
+        assert_issues(error, field_name)
+    if case != "missing_taker" and not case.startswith("amount_"):
+        # Preview validates the same way (its body is the request's minus taker).
+        body.pop("taker")
+        assert_error(trader.post("/v2/rfq/preview", json=body), 400, "invalid_request", reason)
+
+
+@pytest.mark.sim_only
+@pytest.mark.spec(
+    "rfq/endpoints/request-body/below-minimum-size-400",
+    "rfq/endpoints/request-body/sellamount",
+    "rfq/endpoints/request-body/buyamount",
+    "rfq/errors/400-invalid_request",
+)
+@pytest.mark.parametrize(
+    ("chain_id", "sell", "buy", "side", "minimum_whole"),
+    [
+        (97, "USDT", "NGNS", "sellAmount", "0.01"),
+        (97, "USDT", "NGNS", "buyAmount", "0.01"),
+        (97, "WBNB", "USDT", "sellAmount", "0.01"),
+        (56, "USDT", "NGNS", "sellAmount", "1"),
+        (56, "USDT", "USDC", "buyAmount", "1"),
+    ],
+)
+def test_below_minimum_is_400_with_the_minimum(
+    sim: SimControl,
+    http: Client,
+    venue: Venue,
+    chain_id: int,
+    sell: str,
+    buy: str,
+    side: str,
+    minimum_whole: str,
+) -> None:
+    chain = venue.chain(chain_id)
+    client = keyed_client(http, new_key(sim, chain.environment))
+    named = chain.token(sell if side == "sellAmount" else buy)
+    minimum = named.units(minimum_whole)
+    if side == "sellAmount":
+        body = rfq_body(chain, sell, buy, sell_amount=minimum - 1)
+    else:
+        body = rfq_body(chain, sell, buy, buy_amount=minimum - 1)
+    body["taker"] = Account.create().address
+    error = assert_error(
+        client.post("/v2/rfq/request", json=body), 400, "invalid_request", "below_minimum"
+    )
+    details = error["details"]
+    assert details["field"] == side, details
+    # A whole-token minimum on 6/18-decimal tokens is above the smallest feeable size.
+    assert details["minimum"] == str(minimum), details
+
+
+# -- no_quote reasons ---------------------------------------------------------------------
+
+
+@pytest.mark.sim_only
+@pytest.mark.spec(
+    "rfq/resources/no-quote/fields",
+    "rfq/resources/no-quote/no_makers_online",
+    "rfq/resources/no-quote/reserveduntil-retryafterms-appear-only",
+    "rfq/endpoints/request-body/behaviour-3",
+    "rfq/errors/no-quote-200-branch-data-status",
+    "rfq/states/soliciting-maker-replies-within-reply-budget-to-no_quote",
+    "rfq/resources/rfq-record/noquotereason",
+    "rfq/resources/preview/fields",
+)
+def test_no_makers_online(
+    sim: SimControl,
+    http: Client,
+    trader: Client,
+    chain: ChainInfo,
+    source: Wallet,
+    fleet: Fleet,
+    kept: Janitor,
+) -> None:
+    usdt = chain.token("USDT")
+    taker = fund_wallet(chain, source, {usdt.address: usdt.units(5)}, native=0)
+    body = rfq_body(chain, "USDT", "NGNS", sell_amount=usdt.units(1), taker=taker.address)
+    # Another caller's live quote in the same direction (as other tests may leave behind):
+    # with no maker online it holds nothing that could serve this request.
+    other = keyed_client(http, new_key(sim, "test"))
+    kept.keep(other, expect_quoted(request_quote(other, body)))
+    fleet.only({})  # every maker offline
+    data = expect_no_quote(request_quote(trader, body), "no_makers_online")
+    _no_quote_shape(data)
+    assert "availableSellAmount" not in data, "nothing is published"
+    assert "availableBuyAmount" not in data, "nothing is published"
+    _empty_book(data)
+    record = get_record(trader, data["rfqId"])
+    assert record["status"] == "no_quote", record
+    assert record["noQuoteReason"] == "no_makers_online", record
+    assert record["sellAmount"] == str(usdt.units(1)), "no winner: the request is echoed"
+    body.pop("taker")
+    shown = preview(trader, body)
+    assert shown["status"] == "no_quote", shown
+    assert shown["reason"] == "no_makers_online", shown
+    assert "availableSellAmount" not in shown, shown
+    _empty_book(shown)
+
+
+@pytest.mark.sim_only
+@pytest.mark.spec(
+    "rfq/resources/no-quote/no_restricted_liquidity",
+    "rfq/resources/no-quote/fields",
+    "rfq/endpoints/request-body/rules",
+    "rfq/endpoints/request-body/restrictedliquiditywallets",
+    "rfq/resources/firm-quote/routing-object",
+)
+def test_no_restricted_liquidity(
+    trader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet
+) -> None:
+    usdt = chain.token("USDT")
+    taker = fund_wallet(chain, source, {usdt.address: usdt.units(5)}, native=0)
+    fleet.patch("bravo", behaviour="decline", latency={"kind": "fixed", "ms": 5})
+    fleet.patch("charlie", online=False)
+    stranger = Account.create().address
+    targets = {
+        "not a maker": stranger,
+        "a maker that declines": fleet.wallet("bravo"),
+        "an offline maker": fleet.wallet("charlie"),
+    }
+    for what, wallet in targets.items():
+        body = rfq_body(
+            chain,
+            "USDT",
+            "NGNS",
+            sell_amount=usdt.units(1),
+            taker=taker.address,
+            restrictedLiquidityWallets=[wallet.lower()],
+        )
+        data = request_quote(trader, body)
+        assert data.get("status") == "no_quote", f"{what}: {data!r}"
+        assert data.get("reason") == "no_restricted_liquidity", f"{what}: {data!r}"
+        _no_quote_shape(data)
+        if wallet == stranger:
+            _empty_book(data)  # nothing can be held by a wallet that is not a maker
+        else:
+            _reserved_consistent(data)
+        routing = data["routing"]
+        assert routing["restrictionApplied"] is True, routing
+        assert routing["preferenceApplied"] is False, routing
+        assert routing["fallbackUsed"] is False, routing
+        assert routing["targetMakerWallets"] == [wallet], routing
+        assert routing["preferredQuotesReceived"] == 0, routing
+        assert routing["openMarketQuotesReceived"] == 0, routing
+
+
+@pytest.mark.sim_only
+@pytest.mark.spec(
+    "rfq/resources/no-quote/no_valid_quote",
+    "rfq/resources/no-quote/fields",
+    "rfq/resources/preview/preview-not-promise-size",
+    "rfq/overview/timing-defaults/reply-budget",
+    "rfq/limits/reply-budget",
+    "rfq/endpoints/request-body/behaviour-1",
+    "rfq/overview/call-sequence/post-v2-rfq-request",
+)
+@pytest.mark.parametrize("behaviour", ["silent", "late", "decline", "bad_signature", "underfunded"])
+def test_no_valid_quote_when_no_maker_answers_usably(
+    trader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet, kept: Janitor, behaviour: str
+) -> None:
+    usdt = chain.token("USDT")
+    fixed = {"behaviour": behaviour, "latency": {"kind": "fixed", "ms": 5}}
+    if behaviour == "underfunded":
+        # It quotes ten times what it holds: only a size above its real balance shows it
+        # (about 1,000,000 NGNS, i.e. 625 USDT). One maker only, so no bundle can form.
+        fleet.only({"alpha": {**fixed, "max_inventory_fraction": 1}})
+        size = usdt.units(800)
+    else:
+        fleet.only(dict.fromkeys(fleet.names, fixed))
+        size = usdt.units(1)
+    taker = fund_wallet(chain, source, {usdt.address: size}, native=0)
+    body = rfq_body(chain, "USDT", "NGNS", sell_amount=size, taker=taker.address)
+    # The makers' published levels still cover the size: the preview is not a promise.
+    # (Polled: the reconfigured makers republish their levels within about a second.)
+    indicative_body = {k: v for k, v in body.items() if k != "taker"}
+
+    def indicative() -> dict[str, Any] | None:
+        shown = preview(trader, indicative_body)
+        return shown if shown["status"] == "preview" else None
+
+    wait_for(indicative, interval=0.2, what="a preview covering the size")
+    resp = trader.post("/v2/rfq/request", json=body, timeout=75)
+    data = expect_no_quote(kept.keep(trader, assert_data(resp)), "no_valid_quote")
+    _no_quote_shape(data)
+    _reserved_consistent(data)
+    # Blocks at most about the reply budget (750 ms), even when makers never answer.
+    assert resp.elapsed < 0.75 + 1.0, f"the request held {resp.elapsed:.2f}s"
+    # The makers still publish levels: the published depth is reported.
+    assert atomic(data.get("availableSellAmount"), "availableSellAmount") > 0, data
+    assert atomic(data.get("availableBuyAmount"), "availableBuyAmount") > 0, data
+    record = get_record(trader, data["rfqId"])
+    assert record["status"] == "no_quote", record
+    assert record["noQuoteReason"] == "no_valid_quote", record
+
+
+@pytest.mark.sim_only
+@pytest.mark.spec(
+    "rfq/endpoints/request-body/behaviour-4",
+    "rfq/overview/properties-that-must-hold/all-or-nothing",
+    "rfq/resources/no-quote/no_valid_quote",
+    "rfq/resources/no-quote/fields",
+)
+def test_size_above_depth_is_no_quote_and_a_size_within_quotes(
+    trader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet, kept: Janitor
+) -> None:
+    usdc = chain.token("USDC")
+    fleet.only({"alpha": {**FAST, "max_inventory_fraction": 0.001}})  # about 1,000 USDT
+
+    def shallow() -> int | None:
+        body = rfq_body(chain, "USDC", "USDT", sell_amount=usdc.units(1))
+        depth = int(preview(trader, body).get("availableSellAmount") or 0)
+        return depth if 0 < depth < usdc.units(1_200) else None
+
+    depth = wait_for(shallow, interval=0.3, what="alpha's shallower levels")
+    taker = fund_wallet(chain, source, {usdc.address: 2 * depth}, native=0)
+    too_big = rfq_body(chain, "USDC", "USDT", sell_amount=2 * depth, taker=taker.address)
+    data = expect_no_quote(request_quote(trader, too_big), "no_valid_quote")  # no partial fill
+    _no_quote_shape(data)
+    _reserved_consistent(data)
+    available = atomic(data.get("availableSellAmount"), "availableSellAmount")
+    assert available == depth, (available, depth)
+    # Retry within the published depth: a firm quote for the whole of it.
+    within = rfq_body(chain, "USDC", "USDT", sell_amount=available, taker=taker.address)
+    kept.keep(trader, expect_quoted(request_quote(trader, within)))
+
+
+@pytest.mark.sim_only
+@pytest.mark.spec(
+    "rfq/resources/no-quote/reserveduntil-retryafterms-appear-only",
+    "rfq/resources/no-quote/fields",
+    "rfq/resources/preview/fields",
+)
+def test_no_quote_names_liquidity_held_by_another_callers_quote(
+    sim: SimControl, http: Client, chain: ChainInfo, source: Wallet, fleet: Fleet, kept: Janitor
+) -> None:
+    wbnb, usdt = chain.token("WBNB"), chain.token("USDT")
+    first = keyed_client(http, new_key(sim, "test"))
+    second = keyed_client(http, new_key(sim, "test"))
+    # One maker showing all it holds: a quote for 60% of it leaves too little for another.
+    fleet.only({"alpha": {**FAST, "max_inventory_fraction": 1}})
+    holds = chain.rpc().balance_of(usdt.address, fleet.wallet("alpha"))
+
+    def whole_depth() -> int | None:
+        # Far beyond the depth: the no-quote reports alpha's whole published depth.
+        body = rfq_body(chain, "WBNB", "USDT", buy_amount=10 * holds)
+        shown = preview(first, body)
+        sell, buy = (int(shown.get(f"available{s}Amount") or 0) for s in ("Sell", "Buy"))
+        return sell if holds // 2 < buy <= holds else None
+
+    depth = wait_for(whole_depth, interval=0.3, what="alpha's full levels")
+    size = depth * 6 // 10
+    mine = fund_wallet(chain, source, {wbnb.address: 2 * size}, native=0)
+    theirs = fund_wallet(chain, source, {wbnb.address: size}, native=0)
+    body = rfq_body(chain, "WBNB", "USDT", sell_amount=size, taker=mine.address)
+    held = kept.keep(first, expect_quoted(request_quote(first, body)))
+
+    data = request_quote(second, {**body, "taker": theirs.address})
+    kept.keep(second, data)
+    expect_no_quote(data, "no_valid_quote")
+    _no_quote_shape(data)
+    assert "reservedUntil" in data, f"another caller's live quote holds the liquidity: {data}"
+    assert "retryAfterMs" in data, data
+    until = iso_seconds(data["reservedUntil"])
+    assert until > sim.now_ms() / 1000, data
+    assert until <= iso_seconds(held["quote"]["latestOrderDeadline"]), (data, held["quote"])
+    assert isinstance(data["retryAfterMs"], int), data
+    assert 0 < data["retryAfterMs"] <= 125_000, data
+
+    # The caller's own quote is not another caller's: no reservedUntil for it.
+    own = request_quote(first, body)
+    kept.keep(first, own)
+    expect_no_quote(own, "no_valid_quote")
+    assert "reservedUntil" not in own, own
+    assert "retryAfterMs" not in own, own
+
+    # The same rule on preview, once the maker's levels show the held inventory.
+    body.pop("taker")
+
+    def previewed_no_quote() -> dict[str, Any] | None:
+        shown = preview(second, body)
+        return shown if shown["status"] == "no_quote" else None
+
+    shown = wait_for(previewed_no_quote, interval=0.3, what="a no_quote preview")
+    assert "reservedUntil" in shown, shown
+    assert "retryAfterMs" in shown, shown
+    parse_iso_utc(shown["reservedUntil"])
+
+
+# -- proof of funds -----------------------------------------------------------------------
+
+
+@pytest.mark.sim_only
+@pytest.mark.spec(
+    "rfq/endpoints/request-body/proof-of-funds",
+    "rfq/errors/400-invalid_request",
+)
+def test_insufficient_funds_exact_input_is_checked_before_makers(
+    trader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet, kept: Janitor
+) -> None:
+    usdt = chain.token("USDT")
+    taker = fund_wallet(chain, source, {usdt.address: usdt.units(5)}, native=0)
+    asked_before = fleet.rfqs_seen()
+    body = rfq_body(chain, "USDT", "NGNS", sell_amount=usdt.units(10), taker=taker.address)
+    error = assert_error(
+        trader.post("/v2/rfq/request", json=body), 400, "invalid_request", "insufficient_funds"
+    )
+    details = error["details"]
+    assert details["required"] == str(usdt.units(10)), details
+    assert details["available"] == str(usdt.units(5)), details
+    assert "committed" not in details, "no other live quote caused the shortfall"
+    assert fleet.rfqs_seen() == asked_before, "no maker may be woken for an unfunded taker"
+    # At the balance exactly, it passes.
+    equal = rfq_body(chain, "USDT", "NGNS", sell_amount=usdt.units(5), taker=taker.address)
+    kept.keep(trader, expect_quoted(request_quote(trader, equal)))
+
+
+@pytest.mark.sim_only
+@pytest.mark.spec(
+    "rfq/endpoints/request-body/proof-of-funds",
+    "rfq/endpoints/cancel-submit-status/cancel-releases-rfqs-claim",
+    "rfq/errors/400-invalid_request",
+)
+def test_insufficient_funds_counts_the_takers_other_live_quotes(
+    trader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet, kept: Janitor
+) -> None:
+    usdt = chain.token("USDT")
+    balance = usdt.units(15)
+    taker = fund_wallet(chain, source, {usdt.address: balance}, native=0)
+    body = rfq_body(chain, "USDT", "NGNS", sell_amount=usdt.units(10), taker=taker.address)
+    first = expect_quoted(request_quote(trader, body))
+    committed = int(first["quote"]["takerPays"])
+
+    def shortfall(size: int) -> dict[str, Any]:
+        sized = {**body, "sellAmount": str(size)}
+        error = assert_error(
+            trader.post("/v2/rfq/request", json=sized), 400, "invalid_request", "insufficient_funds"
+        )
+        details: dict[str, Any] = error["details"]
+        assert details["required"] == str(size), details
+        assert details["available"] == str(balance), "available is the raw balance"
+        assert details.get("committed") == str(committed), details
+        return details
+
+    shortfall(usdt.units(10))
+    shortfall(balance - committed + 1)  # one atomic unit over balance - committed
+    # Cancel gives the quote back but its reservation runs to latestOrderDeadline (+ skew).
+    cancelled = assert_data(trader.post(f"/v2/rfq/{first['rfqId']}/cancel"))
+    assert cancelled == {"rfqId": first["rfqId"], "status": "released"}, cancelled
+    shortfall(balance - committed + 1)
+    # Exactly what is left passes: balance >= committed + required.
+    left = rfq_body(chain, "USDT", "NGNS", sell_amount=balance - committed, taker=taker.address)
+    kept.keep(trader, expect_quoted(request_quote(trader, left)))
+
+
+@pytest.mark.sim_only
+@pytest.mark.spec(
+    "rfq/endpoints/request-body/proof-of-funds",
+    "rfq/endpoints/request-body/buyamount",
+    "rfq/errors/400-invalid_request",
+)
+def test_insufficient_funds_exact_output_is_checked_after_pricing(
+    trader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet
+) -> None:
+    usdt, ngns = chain.token("USDT"), chain.token("NGNS")
+    taker = fund_wallet(chain, source, {usdt.address: usdt.units(1)}, native=0)
+    fleet.only({"alpha": FAST, "bravo": FAST})
+    asked_before = fleet.rfqs_seen()
+    live_before = fleet.live_quotes()
+    body = rfq_body(chain, "USDT", "NGNS", buy_amount=ngns.units(20_000), taker=taker.address)
+    error = assert_error(
+        trader.post("/v2/rfq/request", json=body), 400, "invalid_request", "insufficient_funds"
+    )
+    details = error["details"]
+    assert details["available"] == str(usdt.units(1)), details
+    required = atomic(details["required"], "required")
+    # 20,000 NGNS at about 1,600 NGNS per USDT: the priced takerPays, about 12.5 USDT.
+    assert usdt.units(12) < required < usdt.units(13), details
+    assert "committed" not in details, details
+    asked_after = fleet.rfqs_seen()
+    assert asked_after["alpha"] > asked_before["alpha"], "exact output is priced by makers first"
+
+    # ... and their reserved inventory is released: no maker keeps a live quote for it.
+    def released() -> bool | None:
+        live = fleet.live_quotes()
+        return True if all(live[n] <= live_before[n] for n in ("alpha", "bravo")) else None
+
+    wait_for(released, what="the makers' quotes to be released")
+
+
+# -- transient failures -------------------------------------------------------------------
+
+
+@pytest.mark.sim_only
+@pytest.mark.spec(
+    "rfq/errors/503-venue_unavailable",
+    "rfq/errors/429-502-503-transient",
+)
+def test_paused_venue_is_503_then_recovers(
+    sim: SimControl, trader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet, kept: Janitor
+) -> None:
+    usdt = chain.token("USDT")
+    taker = fund_wallet(chain, source, {usdt.address: usdt.units(5)}, native=0)
+    body = rfq_body(chain, "USDT", "NGNS", sell_amount=usdt.units(1), taker=taker.address)
+    with faults(sim, venue_paused=True):
+        assert_error(trader.post("/v2/rfq/request", json=body), 503, "venue_unavailable")
+    # Transient: the same request succeeds once quotes are served again.
+    kept.keep(trader, expect_quoted(request_quote(trader, body)))
+
+
+@pytest.mark.sim_only
+@pytest.mark.spec(
+    "rfq/errors/502-upstream_error",
+    "rfq/endpoints/request-body/proof-of-funds",
+    "rfq/errors/429-502-503-transient",
+)
+def test_unreachable_chain_is_502_never_insufficient_funds(
+    sim: SimControl, trader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet, kept: Janitor
+) -> None:
+    usdt, ngns = chain.token("USDT"), chain.token("NGNS")
+    taker = fund_wallet(chain, source, {usdt.address: usdt.units(5)}, native=0)
+    exact_in = rfq_body(chain, "USDT", "NGNS", sell_amount=usdt.units(1), taker=taker.address)
+    exact_out = rfq_body(chain, "USDT", "NGNS", buy_amount=ngns.units(1_000), taker=taker.address)
+    broke = Account.create().address  # holds nothing: still 502, never insufficient_funds
+    unfunded = rfq_body(chain, "USDT", "NGNS", sell_amount=usdt.units(1), taker=broke)
+    with faults(sim, chain_unreachable=[CHAIN]):
+        for body in (exact_in, exact_out, unfunded):
+            assert_error(trader.post("/v2/rfq/request", json=body), 502, "upstream_error")
+    kept.keep(trader, expect_quoted(request_quote(trader, exact_in)))
