@@ -13,9 +13,12 @@ What it does for you: the handshake with `Authorization: Bearer <key>` (401/403 
 MakerAuthError at once, never retried), the `welcome`, answering server pings, one task per
 `rfq` running your handler and sending its Quote/Decline (None = stay silent), callbacks for
 `filled`/`expired`/`released`/`error`, client-side coalescing of `levels` to the server's
-`levelsMinIntervalMs` per direction, detecting a dead server (no frame for 2.5 ping intervals)
-and reconnecting with exponential backoff until `close()`. Every task it starts is cancelled
-and awaited by `close()`.
+`levelsMinIntervalMs` per direction (levels equal to the last ones sent are not repeated until
+half of `levelsMaxAgeMs` has passed, unless asked), detecting a dead server (no frame for 2.5
+ping intervals) and reconnecting with exponential backoff until `close()`. Every task it starts
+is cancelled and awaited by `close()`. Levels, the most frequent message, are checked and
+written without the pydantic models (`makers.levels`); the URL, backoff, handshake and errors
+live in `makers.stream`.
 """
 
 from __future__ import annotations
@@ -25,21 +28,19 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
+from makers.levels import LevelsCoalescer, LevelsInput, check_levels
 from makers.protocol import (
     Decline,
     ErrorMessage,
     Expired,
     Filled,
-    Level,
-    Levels,
     MakerMessage,
     Message,
     PairInfo,
@@ -54,8 +55,20 @@ from makers.protocol import (
     parse_server_message,
     serialize,
 )
+from makers.stream import (
+    STREAM_PATH,
+    Backoff,
+    MakerAuthError,
+    MakerClientError,
+    MakerConnectionError,
+    MakerReplaced,
+    open_stream,
+    receive_welcome,
+    stream_url,
+)
 
 __all__ = [
+    "STREAM_PATH",
     "Backoff",
     "Decline",
     "MakerAuthError",
@@ -70,83 +83,20 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-STREAM_PATH = "/v2/maker/stream"
 CLOSE_REPLACED = 4001  # another connection with the same key took over
 CLOSE_PING_TIMEOUT = 4002
 
 T = TypeVar("T")
 Callback = Callable[[T], Awaitable[None]]
 RfqHandler = Callable[[Rfq], Awaitable["Quote | Decline | None"]]
-LevelsInput = Sequence[tuple[int, int]] | Sequence[Level]
-
-
-class MakerClientError(Exception):
-    """Base class of the client's own errors."""
-
-
-class MakerAuthError(MakerClientError):
-    """The server refused the handshake: 401 `unauthorized` (missing, bad, suspended or revoked
-    key) or 403 `forbidden` (not a maker credential with `maker:stream`). Never retried."""
-
-    def __init__(self, status: int, request_id: str | None = None) -> None:
-        self.status = status
-        self.code = "unauthorized" if status == 401 else "forbidden"
-        self.request_id = request_id
-        detail = f" (request {request_id})" if request_id else ""
-        super().__init__(f"maker stream handshake refused: HTTP {status} {self.code}{detail}")
-
-
-class MakerConnectionError(MakerClientError):
-    """No connection could be made (reconnect disabled, or `start()` timed out)."""
-
-
-class MakerReplaced(MakerClientError):
-    """The server closed this connection with 4001 `replaced`: the same key connected again
-    elsewhere. The client does not fight back by reconnecting."""
-
-
-@dataclass(frozen=True)
-class Backoff:
-    """Reconnect delays: initial_s * factor**attempt, capped at max_s, +/- jitter fraction."""
-
-    initial_s: float = 0.05
-    max_s: float = 5.0
-    factor: float = 2.0
-    jitter: float = 0.2
-
-    def delay(self, attempt: int, rng: random.Random) -> float:
-        base = min(self.max_s, self.initial_s * self.factor ** min(attempt, 64))
-        return max(0.0, base * (1 + self.jitter * (2 * rng.random() - 1)))
-
-
-def stream_url(url: str) -> str:
-    """The WebSocket URL from a simulator base URL (`http://host:port`) or a ws(s) URL;
-    the stream path is added when the URL has none."""
-    parts = urlsplit(url)
-    scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme)
-    if scheme not in ("ws", "wss"):
-        raise ValueError(f"not an http(s) or ws(s) URL: {url!r}")
-    path = parts.path.rstrip("/") or STREAM_PATH
-    if path != STREAM_PATH and not path.endswith(STREAM_PATH):
-        path = path + STREAM_PATH
-    return urlunsplit((scheme, parts.netloc, path, parts.query, ""))
-
-
-@dataclass
-class _LevelsSlot:
-    """Coalescing state of one pair direction on the current connection."""
-
-    last_sent: float = float("-inf")  # loop time of the last send
-    pending: Levels | None = None  # newest levels waiting for the interval to pass
-    flusher: asyncio.Task[None] | None = None
 
 
 @dataclass
 class _Connection:
     ws: aiohttp.ClientWebSocketResponse
     welcome: Welcome
+    levels: LevelsCoalescer
     rfq_tasks: set[asyncio.Task[Any]] = field(default_factory=set)  # die with the socket
-    levels: dict[tuple[int, str, str], _LevelsSlot] = field(default_factory=dict)
 
 
 class MakerClient:
@@ -293,11 +243,14 @@ class MakerClient:
         return await self._send_on(conn, message)
 
     async def _send_on(self, conn: _Connection, message: Message) -> bool:
+        return await self._send_text(conn, serialize(message))
+
+    async def _send_text(self, conn: _Connection, text: str) -> bool:
         if conn.ws.closed:
             return False
         try:
             async with self._send_lock:
-                await conn.ws.send_str(serialize(message))
+                await conn.ws.send_str(text)
         except (ConnectionError, aiohttp.ClientError, RuntimeError) as exc:
             log.info("%s: send failed: %s", self.name, exc)
             return False
@@ -318,38 +271,29 @@ class MakerClient:
         return await self.send(Ping(id=ping_id))
 
     async def publish_levels(
-        self, chain_id: int, sell_token: str, buy_token: str, levels: LevelsInput
+        self,
+        chain_id: int,
+        sell_token: str,
+        buy_token: str,
+        levels: LevelsInput,
+        *,
+        resend_after_s: float | None = None,
     ) -> bool:
         """Publish this direction's levels (list of (sellAmount, buyAmount) or Level; at most
         nine, strictly increasing; [] withdraws). Faster than the server's levelsMinIntervalMs
-        they are coalesced here, the newest winning, so the server never has to. Returns False
-        when not connected. ValueError (pydantic) for an invalid ladder."""
-        points = [
-            p if isinstance(p, Level) else Level(sellAmount=p[0], buyAmount=p[1]) for p in levels
-        ]
-        message = Levels(chainId=chain_id, sellToken=sell_token, buyToken=buy_token, levels=points)
+        they are coalesced here, the newest winning, so the server never has to; levels equal
+        to the last ones sent on this connection are not sent again until `resend_after_s`
+        after that send (default: half the server's levelsMaxAgeMs, so they never go stale
+        there). Returns False when not connected. ValueError (pydantic) for an invalid
+        ladder."""
+        update = check_levels(chain_id, sell_token, buy_token, levels)
         conn = self._conn
         if conn is None:
             return False
-        key = (chain_id, sell_token.lower(), buy_token.lower())
-        slot = conn.levels.setdefault(key, _LevelsSlot())
-        interval = conn.welcome.levelsMinIntervalMs / 1000
-        now = asyncio.get_running_loop().time()
-        if slot.flusher is None and now - slot.last_sent >= interval:
-            slot.last_sent = now
-            return await self._send_on(conn, message)
-        slot.pending = message
-        if slot.flusher is None:
-            delay = max(0.0, interval - (now - slot.last_sent))
-            slot.flusher = self._spawn(self._flush_levels(conn, slot, delay), "levels")
-        return True
-
-    async def _flush_levels(self, conn: _Connection, slot: _LevelsSlot, delay: float) -> None:
-        await asyncio.sleep(delay)
-        message, slot.pending, slot.flusher = slot.pending, None, None
-        slot.last_sent = asyncio.get_running_loop().time()
-        if message is not None:
-            await self._send_on(conn, message)
+        welcome = conn.welcome
+        if resend_after_s is None:
+            resend_after_s = welcome.levelsMaxAgeMs / 2000
+        return await conn.levels.publish(update, welcome.levelsMinIntervalMs / 1000, resend_after_s)
 
     # ---- the connection loop ----------------------------------------------------------------
 
@@ -394,24 +338,10 @@ class MakerClient:
         """One connection: handshake, welcome, then frames until it closes. True if it got as
         far as a welcome."""
         assert self._session is not None
+        ws = await open_stream(self._session, self.url, self._headers(), self._connect_timeout_s)
         try:
-            async with asyncio.timeout(self._connect_timeout_s):
-                ws = await self._session.ws_connect(
-                    self.url,
-                    headers=self._headers(),
-                    autoping=True,  # WebSocket-level pings; the JSON pings are answered below
-                    timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=2.0),
-                )
-        except aiohttp.WSServerHandshakeError as exc:
-            if exc.status in (401, 403):
-                request_id = exc.headers.get("X-Request-Id") if exc.headers else None
-                raise MakerAuthError(exc.status, request_id) from exc
-            raise
-        try:
-            async with asyncio.timeout(self._connect_timeout_s):
-                first = await ws.receive()
-            welcome = self._expect_welcome(first)
-            conn = _Connection(ws=ws, welcome=welcome)
+            welcome = await receive_welcome(ws, self._connect_timeout_s)
+            conn = self._new_connection(ws, welcome)
             self._adopt_welcome(welcome)
             self._conn = conn
             self.connections += 1
@@ -425,9 +355,7 @@ class MakerClient:
                 self._conn = None
                 self._connected.clear()
                 await self._cancel_tasks(conn.rfq_tasks)
-                for slot in conn.levels.values():
-                    if slot.flusher is not None:
-                        slot.flusher.cancel()
+                conn.levels.cancel()
                 if self._on_disconnect is not None and not self._closing:
                     self._spawn(self._on_disconnect(), "on_disconnect")
             if ws.close_code == CLOSE_REPLACED:
@@ -437,13 +365,16 @@ class MakerClient:
         finally:
             await ws.close()
 
-    def _expect_welcome(self, msg: aiohttp.WSMessage) -> Welcome:
-        if msg.type != aiohttp.WSMsgType.TEXT:
-            raise ProtocolError(f"expected a welcome, got a {msg.type.name} frame")
-        message = parse_server_message(msg.data)
-        if not isinstance(message, Welcome):
-            raise ProtocolError(f"expected a welcome, got {message.type}")
-        return message
+    def _new_connection(self, ws: aiohttp.ClientWebSocketResponse, welcome: Welcome) -> _Connection:
+        async def send(text: str) -> bool:
+            return await self._send_text(conn, text)
+
+        def spawn(flush: Coroutine[Any, Any, None], label: str) -> asyncio.Task[None]:
+            task: asyncio.Task[None] = self._spawn(flush, label)
+            return task
+
+        conn = _Connection(ws=ws, welcome=welcome, levels=LevelsCoalescer(send, spawn))
+        return conn
 
     def _adopt_welcome(self, welcome: Welcome) -> None:
         self._welcome = welcome

@@ -47,6 +47,7 @@ DEFAULT_MIDS: dict[str, Fraction] = {
 }
 
 Point = tuple[int, int]  # (sellAmount, buyAmount) in atomic units
+LADDER_MEMO = 16  # ladders kept per curve (by inventory)
 
 
 def to_fraction(value: int | str | Decimal | Fraction) -> Fraction:
@@ -184,6 +185,7 @@ class PriceCurve:
         Computed once per curve and extended on demand."""
         limit = self.curve_limit()
         points: list[Point] = self._memo.setdefault("points", [])
+        gives: list[int] = self._memo.setdefault("gives", [])  # points' buy amounts, to bisect
         sizes: Iterator[int] = self._memo.setdefault("sizes", _grid_sizes(self._sell_unit))
         while not self._memo.get("complete") and not (points and points[-1][1] > give_cap):
             candidate = next(sizes)
@@ -192,9 +194,10 @@ class PriceCurve:
             assert given is not None  # size <= limit
             if given > 0 and (not points or (size > points[-1][0] and given > points[-1][1])):
                 points.append((size, given))
+                gives.append(given)
             if size == limit:
                 self._memo["complete"] = True
-        end = bisect.bisect_right([b for _, b in points], give_cap)
+        end = bisect.bisect_right(gives, give_cap)
         return points[: end + 1]
 
     def give_cap(self, inventory: int) -> int:
@@ -202,8 +205,18 @@ class PriceCurve:
         return math.floor(max(inventory, 0) * self.max_inventory_fraction)
 
     def ladder(self, inventory: int) -> list[Point]:
-        """Every breakpoint below the depth, then the depth point (empty: nothing to give)."""
-        cap = self.give_cap(inventory)
+        """Every breakpoint below the depth, then the depth point (empty: nothing to give).
+        The last few ladders are kept by inventory: an rfq prices, and levels are computed,
+        against the same inventory several times."""
+        ladders: dict[int, tuple[Point, ...]] = self._memo.setdefault("ladders", {})
+        ladder = ladders.get(inventory)
+        if ladder is None:
+            if len(ladders) >= LADDER_MEMO:
+                del ladders[next(iter(ladders))]  # the oldest
+            ladder = ladders[inventory] = tuple(self._ladder(self.give_cap(inventory)))
+        return list(ladder)
+
+    def _ladder(self, cap: int) -> list[Point]:
         points = self.breakpoints(cap)
         below = [p for p in points if p[1] <= cap]
         if len(below) == len(points):  # the curve ends before the inventory does

@@ -64,8 +64,13 @@ def _amount(value: object) -> int:
     return number
 
 
+def is_address(value: object) -> bool:
+    """Whether `value` is a 0x-prefixed 20-byte hex address (any case), as the schema says."""
+    return isinstance(value, str) and _ADDRESS.match(value) is not None
+
+
 def _address(value: object) -> str:
-    if not isinstance(value, str) or not _ADDRESS.match(value):
+    if not isinstance(value, str) or not is_address(value):
         raise ValueError(f"{value!r} is not a 0x-prefixed 20-byte hex address")
     return value
 

@@ -241,6 +241,21 @@ async def test_levels_are_coalesced_to_the_min_interval(
     assert await conn.barrier() == []  # the middle update was coalesced away
 
 
+async def test_unchanged_levels_are_not_sent_again(
+    server: FakeStreamServer, make_client: MakeClient
+) -> None:
+    client = await make_client()
+    conn = await server.next_connection()
+    usdt, ngns = ADDR["USDT"], ADDR["NGNS"]
+    assert await client.publish_levels(56, usdt, ngns, [(10**18, 1_599_000_000)])
+    first = await conn.expect(Levels)
+    await asyncio.sleep(0.2)  # past levelsMinIntervalMs (150 ms)
+    assert await client.publish_levels(56, usdt, ngns, [(10**18, 1_599_000_000)])
+    assert await conn.barrier() == []  # unchanged: well inside half of levelsMaxAgeMs
+    assert await client.publish_levels(56, usdt, ngns, [(10**18, 1_599_000_000)], resend_after_s=0)
+    assert await conn.expect(Levels) == first  # a refresh asked for
+
+
 async def test_invalid_levels_are_refused_locally(make_client: MakeClient) -> None:
     client = await make_client()
     with pytest.raises(ValueError, match="increase strictly"):

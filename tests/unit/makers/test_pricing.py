@@ -200,3 +200,17 @@ def test_params_are_validated() -> None:
         PricingParams(mids={}, max_inventory_fraction=Fraction(2))
     with pytest.raises(ValueError, match="BASE/QUOTE"):
         PricingParams(mids={"USDT": Fraction(1)})
+
+
+def test_memoised_ladders_match_fresh_curves_and_are_copies() -> None:
+    rng = random.Random(3)
+    memoised = curve(USDT, NGNS, max_inventory_fraction=Fraction(3, 4))
+    inventories = [rng.randrange(0, 5_000_000 * E6) for _ in range(40)]
+    for inventory in inventories * 3 + list(reversed(inventories)):  # hits and evictions
+        fresh = curve(USDT, NGNS, max_inventory_fraction=Fraction(3, 4))
+        assert memoised.ladder(inventory) == fresh.ladder(inventory)
+        assert memoised.levels(inventory) == fresh.levels(inventory)
+        assert memoised.depth(inventory) == fresh.depth(inventory)
+    ladder = memoised.ladder(inventories[0])
+    ladder.clear()  # the caller's list: the memo is untouched
+    assert memoised.ladder(inventories[0]) == fresh.ladder(inventories[0])

@@ -1,0 +1,117 @@
+"""Reservations and caps under real parallel requests: one wallet's balance cannot back two
+quotes, and an outstanding-RFQ cap cannot be overshot by requests racing each other."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from conformance.client import Client, Response, SimControl
+from conformance.target import Target
+from conformance.trading import (
+    ChainInfo,
+    Fleet,
+    Janitor,
+    Venue,
+    Wallet,
+    controlled_fleet,
+    fund_wallet,
+    janitor,
+    keyed_client,
+    new_key,
+    rfq_body,
+)
+
+CHAIN = 97
+
+
+@pytest.fixture
+def venue(target: Target) -> Venue:
+    return Venue.of(target)
+
+
+@pytest.fixture
+def chain(venue: Venue) -> ChainInfo:
+    return venue.chain(CHAIN)
+
+
+@pytest.fixture
+def fleet(sim: SimControl) -> Iterator[Fleet]:
+    with controlled_fleet(sim) as controlled:
+        yield controlled
+
+
+@pytest.fixture
+def kept() -> Iterator[Janitor]:
+    with janitor() as keeper:
+        yield keeper
+
+
+def in_parallel(client: Client, bodies: list[dict[str, Any]]) -> list[Response]:
+    """Send every request at once from its own thread (own connection)."""
+    with ThreadPoolExecutor(max_workers=len(bodies)) as pool:
+        futures = [pool.submit(client.post, "/v2/rfq/request", json=b, timeout=75) for b in bodies]
+        return [f.result() for f in futures]
+
+
+def outcome(resp: Response) -> str:
+    if resp.status == 200:
+        return str(resp.body["data"]["status"])
+    return f"{resp.status} {resp.body['error']['code']}"
+
+
+@pytest.mark.sim_only
+@pytest.mark.spec(
+    "rfq/endpoints/request-body/proof-of-funds",
+    "rfq/errors/400-invalid_request",
+)
+def test_parallel_requests_cannot_spend_one_balance_twice(
+    sim: SimControl, http: Client, chain: ChainInfo, venue: Venue, fleet: Fleet, kept: Janitor
+) -> None:
+    usdt = chain.token("USDT")
+    balance = usdt.units(10)
+    source: Wallet = venue.demo_wallets[-1]
+    taker = fund_wallet(chain, source, {usdt.address: balance}, native=0)
+    trader = keyed_client(http, new_key(sim, "test"))
+    body = rfq_body(chain, "USDT", "NGNS", sell_amount=usdt.units(6), taker=taker.address)
+    # Four at once: within the key's outstanding cap, so only the balance can refuse them.
+    responses = in_parallel(trader, [dict(body) for _ in range(4)])
+    counts = Counter(outcome(r) for r in responses)
+    assert counts == Counter({"quoted": 1, "400 invalid_request": 3}), counts
+    for resp in responses:
+        if resp.status == 200:
+            kept.keep(trader, resp.body["data"])
+            continue
+        details = resp.body["error"]["details"]
+        assert details["reason"] == "insufficient_funds"
+        assert details["available"] == str(balance)
+        assert details["required"] == str(usdt.units(6))
+        assert "committed" in details  # the winner's reservation caused every shortfall
+
+
+@pytest.mark.sim_only
+@pytest.mark.spec(
+    "rfq/limits/outstanding-rfqs",
+    "rfq/limits/retry-after-set-two-time-window",
+    "rfq/errors/429-rate_limited",
+)
+def test_parallel_requests_cannot_overshoot_the_outstanding_cap(
+    sim: SimControl, http: Client, chain: ChainInfo, venue: Venue, fleet: Fleet, kept: Janitor
+) -> None:
+    usdt = chain.token("USDT")
+    trader = keyed_client(http, new_key(sim, "test"))
+    taker = venue.demo_wallets[0]
+    body = rfq_body(chain, "USDT", "NGNS", sell_amount=usdt.units(1), taker=taker.address)
+    responses = in_parallel(trader, [dict(body) for _ in range(8)])
+    counts = Counter(outcome(r) for r in responses)
+    assert counts == Counter({"quoted": 4, "429 rate_limited": 4}), counts
+    for resp in responses:
+        if resp.status == 200:
+            kept.keep(trader, resp.body["data"])
+        else:
+            assert resp.headers.get("Retry-After") is None
+            assert resp.body["error"]["details"]["reason"] == "outstanding_rfq_cap"
