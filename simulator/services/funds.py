@@ -7,6 +7,7 @@ early. Only the balance is read, not the allowance."""
 from __future__ import annotations
 
 import asyncio
+import heapq
 from dataclasses import dataclass
 
 from simulator.clock import Clock
@@ -30,24 +31,37 @@ class TakerFunds:
         self._clock = clock
         self._balances = balances
         self._reservations: dict[str, Reservation] = {}  # by rfq id
-        # rfq ids per (chain, taker, token): committed() looks at one wallet's quotes only.
-        self._by_wallet: dict[tuple[int, str, str], set[str]] = {}
+        # Per (chain, taker, token): the running total reserved, and a heap of (end, rfq id)
+        # pruned lazily, so committed() is O(log n) however many quotes a wallet holds.
+        self._totals: dict[tuple[int, str, str], int] = {}
+        self._ends: dict[tuple[int, str, str], list[tuple[float, str]]] = {}
         # One lock per (chain, taker, token): guards the balance read and the reservation write.
         self._locks: dict[tuple[int, str, str], asyncio.Lock] = {}
 
     def committed(
         self, chain_id: int, taker: str, token: str, *, excluding: str | None = None
     ) -> int:
-        now = self._clock.time()
         key = (chain_id, taker.lower(), token.lower())
-        total = 0
-        for rfq_id in list(self._by_wallet.get(key, ())):
-            reservation = self._reservations[rfq_id]
-            if reservation.held_until <= now:
-                self.release(rfq_id)  # lapsed: forget it
-            elif rfq_id != excluding:
-                total += reservation.amount
+        self._prune(key)
+        total = self._totals.get(key, 0)
+        mine = self._reservations.get(excluding) if excluding is not None else None
+        if mine is not None and (mine.chain_id, mine.taker, mine.token) == key:
+            total -= mine.amount
         return total
+
+    def _prune(self, key: tuple[int, str, str]) -> None:
+        """Forget lapsed reservations of one wallet (its heap of ends, lazily pruned)."""
+        now = self._clock.time()
+        ends = self._ends.get(key, [])
+        while ends and ends[0][0] <= now:
+            _, rfq_id = heapq.heappop(ends)
+            reservation = self._reservations.get(rfq_id)
+            if reservation is None:
+                continue
+            if reservation.held_until <= now:
+                self.release(rfq_id)
+            else:
+                heapq.heappush(ends, (reservation.held_until, rfq_id))  # extended since
 
     async def balance(self, chain_id: int, token: str, taker: str) -> int:
         try:
@@ -82,23 +96,27 @@ class TakerFunds:
                     "The taker does not hold enough of the sell token", details=details
                 )
             self._reservations[rfq_id] = Reservation(chain_id, key[1], key[2], required, until)
-            self._by_wallet.setdefault(key, set()).add(rfq_id)
+            self._totals[key] = self._totals.get(key, 0) + required
+            heapq.heappush(self._ends.setdefault(key, []), (until, rfq_id))
 
     def hold(self, rfq_id: str, amount: int, until: float) -> None:
         """A quote was issued: hold exactly what it can take until its last order deadline
         plus the skew."""
         reservation = self._reservations.get(rfq_id)
         if reservation is not None:
+            key = (reservation.chain_id, reservation.taker, reservation.token)
+            self._totals[key] = self._totals.get(key, 0) + amount - reservation.amount
             reservation.amount = amount
             reservation.held_until = until + RESERVATION_SKEW_S
+            heapq.heappush(self._ends.setdefault(key, []), (reservation.held_until, rfq_id))
 
     def release(self, rfq_id: str) -> None:
         """On fill (settled), no-quote or error; cancel and lapse keep it to its deadline."""
         reservation = self._reservations.pop(rfq_id, None)
         if reservation is not None:
             key = (reservation.chain_id, reservation.taker, reservation.token)
-            rfq_ids = self._by_wallet.get(key)
-            if rfq_ids is not None:
-                rfq_ids.discard(rfq_id)
-                if not rfq_ids:
-                    del self._by_wallet[key]
+            remaining = self._totals.get(key, 0) - reservation.amount
+            if remaining:
+                self._totals[key] = remaining
+            else:
+                self._totals.pop(key, None)

@@ -7,6 +7,7 @@ all pass the check) and then either released or extended to the quote's latestOr
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
 from simulator.clock import Clock, from_unix, isoformat
@@ -25,27 +26,40 @@ class OutstandingSlots:
         self._clock = clock
         self._slots: dict[str, Slot] = {}  # by rfq id
         self._by_owner: dict[str, set[str]] = {}  # rfq ids per owner
+        # Per owner, (held_until, rfq id) entries, lazily pruned: a take costs O(log n) even
+        # when load tests raise the cap to thousands of live quotes.
+        self._ends: dict[str, list[tuple[float, str]]] = {}
 
-    def _live(self, owner: str) -> list[Slot]:
+    def _prune(self, owner: str) -> None:
         now = self._clock.time()
-        live = []
-        for rfq_id in list(self._by_owner.get(owner, ())):
-            slot = self._slots[rfq_id]
-            if slot.held_until > now:
-                live.append(slot)
-            else:
+        ends = self._ends.get(owner, [])
+        while ends and ends[0][0] <= now:
+            _, rfq_id = heapq.heappop(ends)
+            slot = self._slots.get(rfq_id)
+            if slot is None or slot.owner != owner:
+                continue
+            if slot.held_until <= now:
                 self.release(rfq_id)  # lapsed at its latestOrderDeadline
-        return live
+            else:
+                heapq.heappush(ends, (slot.held_until, rfq_id))  # extended since
 
     def count(self, owner: str) -> int:
-        return len(self._live(owner))
+        self._prune(owner)
+        return len(self._by_owner.get(owner, ()))
+
+    def _next_free(self, owner: str) -> float:
+        ends = self._ends[owner]
+        while (
+            self._slots.get(ends[0][1]) is None or self._slots[ends[0][1]].held_until != ends[0][0]
+        ):
+            heapq.heappop(ends)  # stale entry: released or extended
+        return ends[0][0]
 
     def take(self, owner: str, rfq_id: str, cap: int, held_until: float) -> Slot:
         """Synchronous check-and-take: atomic on the event loop. Over the cap is 429 without
         Retry-After; the next slot frees at the earliest held_until (or when a quote fills)."""
-        live = self._live(owner)
-        if len(live) >= cap:
-            next_free = min(s.held_until for s in live)
+        if self.count(owner) >= cap:
+            next_free = self._next_free(owner)
             raise RateLimited(
                 f"Outstanding-RFQ cap of {cap} reached",
                 details={
@@ -57,12 +71,14 @@ class OutstandingSlots:
         slot = Slot(owner=owner, rfq_id=rfq_id, held_until=held_until)
         self._slots[rfq_id] = slot
         self._by_owner.setdefault(owner, set()).add(rfq_id)
+        heapq.heappush(self._ends.setdefault(owner, []), (held_until, rfq_id))
         return slot
 
     def extend(self, rfq_id: str, held_until: float) -> None:
         slot = self._slots.get(rfq_id)
         if slot is not None:
             slot.held_until = held_until
+            heapq.heappush(self._ends.setdefault(slot.owner, []), (held_until, rfq_id))
 
     def release(self, rfq_id: str) -> None:
         slot = self._slots.pop(rfq_id, None)
@@ -72,3 +88,4 @@ class OutstandingSlots:
                 owned.discard(rfq_id)
                 if not owned:
                     del self._by_owner[slot.owner]
+                    self._ends.pop(slot.owner, None)
