@@ -145,7 +145,9 @@ def main() -> None:
     if "auth" in selected:
         sections.append(rfq.bench_auth(iterations=500 if args.quick else 3000))
     if "firm" in selected:
-        sections.append(rfq.bench_firm_quotes(seconds=5 if args.quick else 15, concurrency=50))
+        sections.append(
+            rfq.bench_firm_quotes(seconds=5 if args.quick else 15, concurrencies=(1, 10, 50))
+        )
     if "budget" in selected:
         sections.append(rfq.bench_reply_budget(requests=10 if args.quick else 40))
     if "ladder" in selected:
