@@ -149,7 +149,7 @@ def main() -> None:
             rfq.bench_firm_quotes(seconds=5 if args.quick else 15, concurrencies=(1, 10, 50))
         )
     if "budget" in selected:
-        sections.append(rfq.bench_reply_budget(requests=10 if args.quick else 40))
+        sections.append(rfq.bench_reply_budget(requests=20 if args.quick else 60))
     if "ladder" in selected:
         sections.append(
             rfq.bench_levels_preview(

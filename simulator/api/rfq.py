@@ -6,9 +6,9 @@ from typing import Any
 
 from aiohttp import web
 
-from simulator.api.appkeys import CALLER, CLOCK, RFQ
+from simulator.api.appkeys import CALLER, CLOCK, LADDER_BYTES, RFQ
 from simulator.api.parsing import parse_body, parse_query
-from simulator.api.responses import data_response
+from simulator.api.responses import data_response, raw_json_response
 from simulator.api.routes import Access, Operation, RouteTable
 from simulator.api.schemas import rfq as schemas
 from simulator.clock import from_unix, isoformat
@@ -26,7 +26,7 @@ from simulator.errors import (
 )
 from simulator.services.amounts import rate_ray
 from simulator.services.events import record_amounts
-from simulator.services.pricing import PreviewOutcome
+from simulator.services.pricing import LadderView, PreviewOutcome
 from simulator.services.proofs import TakerProof
 from simulator.services.rfq import FirmRequest, RequestOutcome
 from simulator.services.rfq_model import RfqRecord, Routing
@@ -254,25 +254,32 @@ async def submit(request: web.Request) -> web.Response:
 async def levels(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.LevelsQuery)
     view = request.app[RFQ].service.ladder(query.chainId)
-    return data_response(
-        schemas.Ladder(
-            chainId=view.chain_id,
-            asOf=isoformat(from_unix(view.as_of)),
-            pairs=[
-                schemas.LadderPair(
-                    sellToken=p.sell_token,
-                    buyToken=p.buy_token,
-                    sellDecimals=p.sell_decimals,
-                    buyDecimals=p.buy_decimals,
-                    minSellAmount=str(p.min_sell_amount),
-                    maxSellAmount=str(p.max_sell_amount),
-                    levels=[
-                        schemas.LevelPoint(sellAmount=str(s), buyAmount=str(b)) for s, b in p.levels
-                    ],
-                )
-                for p in view.pairs
-            ],
-        )
+    # The ladder is cached ~2 s; so is its rendering (same view object, same bytes).
+    rendered = request.app[LADDER_BYTES].get(view.chain_id)
+    if rendered is None or rendered[0] is not view:
+        rendered = (view, render_ladder(view).model_dump_json().encode())
+        request.app[LADDER_BYTES][view.chain_id] = rendered
+    return raw_json_response(b'{"data":' + rendered[1] + b"}")
+
+
+def render_ladder(view: LadderView) -> schemas.Ladder:
+    return schemas.Ladder(
+        chainId=view.chain_id,
+        asOf=isoformat(from_unix(view.as_of)),
+        pairs=[
+            schemas.LadderPair(
+                sellToken=p.sell_token,
+                buyToken=p.buy_token,
+                sellDecimals=p.sell_decimals,
+                buyDecimals=p.buy_decimals,
+                minSellAmount=str(p.min_sell_amount),
+                maxSellAmount=str(p.max_sell_amount),
+                levels=[
+                    schemas.LevelPoint(sellAmount=str(s), buyAmount=str(b)) for s, b in p.levels
+                ],
+            )
+            for p in view.pairs
+        ],
     )
 
 

@@ -31,6 +31,7 @@ from simulator.services.quote_checks import (
 from simulator.services.rfq_model import FilledOrder, NoQuoteReason, Routing
 from simulator.services.trades import TradeSpec
 
+ANSWER_MARGIN_S = 0.015  # kept back from the reply budget for selection and the response
 MIN_QUOTE_LIFE_S = 5.0  # a maker's cutoff must leave the taker at least this long after replyBy
 
 
@@ -87,7 +88,11 @@ class Auction:
                 "no_restricted_liquidity" if spec.restricted else "no_makers_online"
             )
             return AuctionOutcome(routing, depth, reason=reason)
-        budget_end = self._clock.monotonic() + max(0.0, reply_by - self._clock.time())
+        # Stop waiting for makers a little before replyBy, so that choosing, checking and
+        # rendering still land the answer at the budget rather than after it.
+        budget_end = self._clock.monotonic() + max(
+            0.0, reply_by - self._clock.time() - ANSWER_MARGIN_S
+        )
         expiry_window = (reply_by + MIN_QUOTE_LIFE_S, self._clock.time() + quote_ttl_s)
         full = self._full_size_leg(spec)
 

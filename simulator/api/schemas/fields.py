@@ -3,6 +3,7 @@ non-ASCII digits); amounts are also range-checked against 2^256-1 in code."""
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated
 
 from eth_utils.address import is_address, to_checksum_address
@@ -22,7 +23,9 @@ def _amount_in_range(value: str) -> str:
     return value
 
 
+@functools.lru_cache(maxsize=8192)
 def _valid_address(value: str) -> str:
+    # Cached: checksumming costs a keccak, and callers send the same few addresses over and over.
     # Lowercase (or uppercase) hex is accepted and normalized; mixed case must be a valid
     # EIP-55 checksum, as wallets and ethers.js insist.
     if not is_address(value):
