@@ -144,6 +144,7 @@ def main() -> None:
         )
     if "auth" in selected:
         sections.append(rfq.bench_auth(iterations=500 if args.quick else 3000))
+        sections.append(rfq.bench_auth_http(seconds=2 if args.quick else 5))
     if "firm" in selected:
         sections.append(
             rfq.bench_firm_quotes(seconds=5 if args.quick else 15, concurrencies=(1, 10, 50))

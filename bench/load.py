@@ -48,9 +48,15 @@ def merge(results: list[LoadResult]) -> LoadResult:
 
 
 async def run_load(
-    url: str, *, concurrency: int, seconds: float, json_body: Any = None
+    url: str,
+    *,
+    concurrency: int,
+    seconds: float,
+    json_body: Any = None,
+    headers: dict[str, str] | None = None,
+    expect_status: int = 200,
 ) -> LoadResult:
-    """GET `url`, or POST `json_body` to it when one is given."""
+    """GET `url`, or POST `json_body` to it when one is given; other statuses count as errors."""
     latencies: list[float] = []
     errors = 0
     connector = aiohttp.TCPConnector(limit=concurrency)
@@ -58,8 +64,8 @@ async def run_load(
         # Warm-up: open the connections before the clock starts.
         def call() -> Any:
             if json_body is None:
-                return session.get(url)
-            return session.post(url, json=json_body)
+                return session.get(url, headers=headers)
+            return session.post(url, json=json_body, headers=headers)
 
         async def touch() -> None:
             async with call() as resp:
@@ -74,7 +80,7 @@ async def run_load(
                 started = time.perf_counter()
                 async with call() as resp:
                     await resp.read()
-                    if resp.status != 200:
+                    if resp.status != expect_status:
                         errors += 1
                 latencies.append((time.perf_counter() - started) * 1000)
 

@@ -352,8 +352,8 @@ def bench_fill_reconciliation(fills: int) -> Section:
     section = Section(
         title="Fill reconciliation delay",
         intro=(
-            f"{fills} swaps broadcast by a taker without /submit; time from the swap's receipt being available "
-            "(automine) until GET /v2/rfq/{id} shows filled, polled every 5 ms."
+            f"{fills} swaps broadcast by a taker without /submit; time from the swap's receipt "
+            "being available (automine) until GET /v2/rfq/{id} shows filled, polled every 5 ms."
         ),
         header=("measure", "value", "target"),
     )
@@ -362,6 +362,57 @@ def bench_fill_reconciliation(fills: int) -> Section:
         ("median delay", f"{statistics.median(delays):.0f} ms", "—"),
         ("p99 delay", f"{percentile(delays, 99):.0f} ms", "≤ 300 ms"),
     ]
+    return section
+
+
+async def _auth_http(api: str, seconds: float) -> dict[str, LoadResult]:
+    async with aiohttp.ClientSession() as session:
+        key = await _setup(session, api)
+    missing = f"{api}/v2/rfq/rfq_000000000000000000000000"
+    runs = {
+        "GET /v2/health (no auth, no limiter: the baseline)": await run_load(
+            f"{api}/v2/health", concurrency=1, seconds=seconds
+        ),
+        "GET /v2/rfq/{id} with an API key (auth + limiter + scope, then 404)": await run_load(
+            missing,
+            concurrency=1,
+            seconds=seconds,
+            headers={"Authorization": f"Bearer {key}"},
+            expect_status=404,
+        ),
+        "GET /v2/rfq/{id} keyless with a claim token (limiter, then 404)": await run_load(
+            missing,
+            concurrency=1,
+            seconds=seconds,
+            headers={"X-Rfq-Claim": "rfqc_x"},
+            expect_status=404,
+        ),
+    }
+    return runs
+
+
+def bench_auth_http(seconds: float) -> Section:
+    with processes.simulator("--no-makers") as started:
+        runs = asyncio.run(_auth_http(started.info["api_url"], seconds))
+    baseline = next(iter(runs.values()))
+    section = Section(
+        title="Auth layer over HTTP",
+        intro=(
+            f"One connection, back-to-back requests for {seconds:.0f} s each, same simulator; "
+            "the added latency is the median minus the no-auth baseline's median."
+        ),
+        header=("request", "median ms", "p99 ms", "added vs baseline", "latency ratio"),
+    )
+    for name, result in runs.items():
+        section.rows.append(
+            (
+                name,
+                f"{result.median_ms:.3f}",
+                f"{result.p99_ms:.3f}",
+                f"{result.median_ms - baseline.median_ms:+.3f} ms",
+                f"{result.median_ms / baseline.median_ms:.2f}",
+            )
+        )
     return section
 
 
