@@ -10,11 +10,23 @@ from simulator.adapters.chain_reads import ChainReads
 from simulator.adapters.chain_runtime import chains_context
 from simulator.adapters.fleet_runtime import FLEET, FleetHolder
 from simulator.adapters.signatures import ChainSignatureChecker
-from simulator.api import docs, health, maker_stream, rfq, sim, sim_keys, sim_makers
+from simulator.adapters.webhook_runtime import WEBHOOK_ADAPTERS, build_webhooks, webhooks_context
+from simulator.api import (
+    docs,
+    health,
+    maker_stream,
+    rfq,
+    sim,
+    sim_keys,
+    sim_makers,
+    sim_webhooks,
+    webhooks,
+)
 from simulator.api.access import access_middleware, add_rate_limit_headers
 from simulator.api.appkeys import (
     CHAINS,
     CLOCK,
+    LADDER_BYTES,
     OPENAPI_CACHE,
     OPERATIONS,
     RANDOM,
@@ -23,6 +35,7 @@ from simulator.api.appkeys import (
     SERVICES,
     SETTINGS,
     VENUE,
+    WEBHOOKS,
 )
 from simulator.api.middleware import add_request_id_header, error_middleware
 from simulator.api.routes import RouteTable
@@ -53,7 +66,17 @@ CLIENT_MAX_SIZE = 32 * 1024 * 1024
 
 def build_routes() -> RouteTable:
     table = RouteTable()
-    for area in (health, docs, rfq, maker_stream, sim, sim_keys, sim_makers):
+    for area in (
+        health,
+        docs,
+        rfq,
+        webhooks,
+        maker_stream,
+        sim,
+        sim_keys,
+        sim_makers,
+        sim_webhooks,
+    ):
         area.add_routes(table)
     return table
 
@@ -126,14 +149,20 @@ def create_app(
     app[CHAINS] = {}
     app[SERVICES] = build_services(settings, app[CLOCK], app[RANDOM], app[CHAINS])
     app[RFQ] = build_rfq(settings, app[CLOCK], app[RANDOM], app[SERVICES], app[VENUE], app[CHAINS])
+    app[WEBHOOKS], app[WEBHOOK_ADAPTERS] = build_webhooks(
+        settings.webhooks, app[CLOCK], app[RANDOM].fork("webhooks")
+    )
+    app[RFQ].events.subscribers.append(app[WEBHOOKS].dispatcher)
     routes = build_routes()
     app[ROUTES] = routes
     app[OPERATIONS] = routes.by_name()
     app[OPENAPI_CACHE] = {}
+    app[LADDER_BYTES] = {}
     routes.register(app.router)
     app.on_response_prepare.append(add_request_id_header)
     app.on_response_prepare.append(add_rate_limit_headers)
     app[FLEET] = FleetHolder()
+    app.cleanup_ctx.append(webhooks_context)  # needs no chain: registry and delivery work alone
     if start_chains:
         app.cleanup_ctx.append(chains_context)
         app.cleanup_ctx.append(background_context)

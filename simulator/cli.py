@@ -15,7 +15,7 @@ from typing import Any
 from aiohttp import web
 
 from makers.cli import add_fleet_arguments, run_fleet
-from simulator import cli_keys
+from simulator import cli_keys, cli_webhooks
 from simulator.adapters.anvil import AnvilStartError
 from simulator.adapters.fleet_runtime import start_fleet, stop_fleet
 from simulator.api.appkeys import SERVICES, SETTINGS, VENUE
@@ -50,6 +50,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         overrides["environment"] = args.environment
     if args.no_makers:
         overrides["makers"] = None
+    if args.allow_http_webhooks:
+        overrides["webhooks"] = {"allow_http": True}
     rpc_urls = _parse_rpc_urls(args.rpc_url or [])
     unknown = set(rpc_urls) - {c.chain_id for c in base.chains}
     if unknown:
@@ -148,7 +150,13 @@ def main(argv: list[str] | None = None) -> int:
     serve_cmd.add_argument(
         "--no-makers", action="store_true", help="start without the simulated maker fleet"
     )
+    serve_cmd.add_argument(
+        "--allow-http-webhooks",
+        action="store_true",
+        help="developer flag: accept http:// webhook endpoint URLs (the spec requires https)",
+    )
     cli_keys.add_parser(commands)
+    cli_webhooks.add_parser(commands)
     makers_cmd = commands.add_parser("makers", help="run a simulated maker fleet")
     makers_actions = makers_cmd.add_subparsers(dest="action", required=True)
     add_fleet_arguments(
@@ -171,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     if args.command == "keys":
         return cli_keys.run(args)
+    if args.command == "webhooks":
+        return cli_webhooks.run(args)
     if args.command == "makers":
         return asyncio.run(run_fleet(args))
     return 2

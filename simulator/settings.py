@@ -111,6 +111,28 @@ class FundingSettings(_Strict):
     token_whole_units: int = Field(default=10**6, gt=0)
 
 
+# DESIGN "Webhook retry schedule": the delay before each attempt, counted from the end of the
+# previous one; the first is the immediate delivery. Ten attempts span about 75.6 hours.
+RETRY_SCHEDULE_S: tuple[float, ...] = (0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400)
+
+
+class WebhookSettings(_Strict):
+    allow_http: bool = False  # developer flag: accept http:// endpoint URLs (spec: https only)
+    retry_schedule_s: tuple[float, ...] = Field(default=RETRY_SCHEDULE_S, min_length=1)
+    ack_timeout_s: float = Field(default=15, gt=0)  # a response is awaited this long
+    max_concurrent: int = Field(default=64, gt=0)  # attempts in flight, all endpoints together
+    max_concurrent_per_endpoint: int = Field(default=8, gt=0)  # ... to one endpoint
+    max_endpoints_per_partner: int = Field(default=16, gt=0)
+    keep_finished: int = Field(default=10_000, ge=0)  # finished deliveries kept for /_sim
+    state_dir: str | None = None  # local CA lives here; None: $RFQSIM_STATE_DIR, else ./.rfqsim
+
+    @model_validator(mode="after")
+    def _non_negative_delays(self) -> WebhookSettings:
+        if any(delay < 0 for delay in self.retry_schedule_s):
+            raise ValueError("webhooks.retry_schedule_s: delays must be >= 0")
+        return self
+
+
 class Settings(_Strict):
     api: ApiSettings = ApiSettings()
     environment: Literal["staging", "production"] = "staging"
@@ -123,6 +145,7 @@ class Settings(_Strict):
     corridor_defaults: CorridorTiming = CorridorTiming()
     chains: tuple[ChainSettings, ...]
     funding: FundingSettings = FundingSettings()
+    webhooks: WebhookSettings = WebhookSettings()
     # The simulated maker fleet started with the simulator (None: no makers; `--no-makers`).
     makers: FleetConfig | None = Field(default_factory=default_fleet)
 

@@ -13,9 +13,11 @@ if TYPE_CHECKING:
     from simulator.randomness import RandomSource
     from simulator.services.callers import Caller
     from simulator.services.container import Services
+    from simulator.services.pricing import LadderView
     from simulator.services.ratelimit import Decision
     from simulator.services.runtime import RfqRuntime
     from simulator.services.venue import VenueDirectory
+    from simulator.services.webhooks import Webhooks
     from simulator.settings import Settings
 
 SETTINGS: web.AppKey[Settings] = web.AppKey("settings")
@@ -26,8 +28,11 @@ VENUE: web.AppKey[VenueDirectory] = web.AppKey("venue")
 SERVICES: web.AppKey[Services] = web.AppKey("services")
 RFQ: web.AppKey[RfqRuntime] = web.AppKey("rfq")
 CHAINS: web.AppKey[dict[int, AnvilChain]] = web.AppKey("chains")  # filled at start-up
+WEBHOOKS: web.AppKey[Webhooks] = web.AppKey("webhooks")  # registry, outbox, worker
 OPERATIONS: web.AppKey[dict[str, Operation]] = web.AppKey("operations")  # by operation id
 
+# Rendered ladder JSON per chain, with the cached view it was rendered from.
+LADDER_BYTES: web.AppKey[dict[int, tuple[LadderView, bytes]]] = web.AppKey("ladder_bytes")
 OPENAPI_CACHE: web.AppKey[dict[str, bytes]] = web.AppKey("openapi_cache")  # rendered once
 
 REQUEST_ID: web.RequestKey[str] = web.RequestKey("request_id")  # this request's id

@@ -1,0 +1,281 @@
+"""The webhook registry, /v1/webhooks (shared by v1 and v2): shapes, the secret shown once,
+ownership, https, event types, malformed bodies, scopes and bad keys.
+
+Each test issues keys for a partner record of its own (``POST /_sim/keys``) and revokes them
+afterwards; requests leave from a loopback address of their own so the per-IP backstop of
+127.0.0.1 is not shared with other tests. Registered URLs point at ``example.com``: no event of
+these fresh partners ever fires, so nothing is delivered there.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from conformance.client import (
+    Client,
+    SimControl,
+    assert_data,
+    assert_error,
+    assert_issues,
+    fresh_loopback_address,
+    is_loopback_url,
+)
+from conformance.target import Target
+
+pytestmark = pytest.mark.sim_only  # keys come from /_sim/keys
+
+MANAGE = ("webhooks:manage",)
+RFQ_EVENTS = ["rfq.filled", "rfq.failed", "rfq.expired"]
+V1_EVENTS = ["swap.filled", "limit_order.filled", "limit_order.expired", "limit_order.cancelled"]
+ENDPOINT_FIELDS = {"id", "url", "eventTypes", "status"}
+
+POST_RULES = (
+    "rfq/endpoints/post-v1-webhooks",
+    "rfq/resources/webhook-endpoint/fields",
+    "v1/endpoints/post-get-delete-v1-webhooks-v1-webhooks-id",
+)
+SHARED_RULES = (
+    "rfq/endpoints/webhook-registry-shared-all",
+    "rfq/versioning/item-3",
+    "v1/versioning/item-2",
+    "v1/events/endpoints-registered-through-v1",
+)
+
+KeyFactory = Callable[..., dict[str, Any]]
+
+
+@pytest.fixture
+def caller(target: Target, http: Client) -> Client:
+    if not is_loopback_url(target.base_url):
+        return http
+    return http.from_address(fresh_loopback_address())
+
+
+@pytest.fixture
+def new_key(sim: SimControl) -> Iterator[KeyFactory]:
+    """Keys of this test's own partner (or a named one); revoked afterwards."""
+    partner = f"conformance-webhooks-{secrets.token_hex(6)}"
+    issued: list[str] = []
+
+    def make(scopes: tuple[str, ...] = MANAGE, **extra: Any) -> dict[str, Any]:
+        record = sim.create_key(
+            extra.pop("partner", partner), extra.pop("environment", "test"), scopes, **extra
+        )
+        issued.append(str(record["key_id"]))
+        return record
+
+    yield make
+    for key_id in issued:
+        sim.call("POST", f"keys/{key_id}/revoke")
+
+
+def _auth(key: dict[str, Any]) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key['key']}"}
+
+
+def _url(label: str = "hook") -> str:
+    return f"https://example.com/rfqsim-conformance/{label}-{secrets.token_hex(4)}"
+
+
+def _create(caller: Client, key: dict[str, Any], url: str, types: list[str]) -> dict[str, Any]:
+    resp = caller.post("/v1/webhooks", json={"url": url, "eventTypes": types}, headers=_auth(key))
+    data: dict[str, Any] = assert_data(resp, 201)
+    return data
+
+
+def _list(caller: Client, key: dict[str, Any]) -> list[dict[str, Any]]:
+    data = assert_data(caller.get("/v1/webhooks", headers=_auth(key)))
+    assert isinstance(data, list), f"GET /v1/webhooks data is not an array: {data!r}"
+    return data
+
+
+@pytest.mark.spec(*POST_RULES, *SHARED_RULES, "rfq/events/outbound-webhooks-partner-feature")
+def test_create_returns_the_endpoint_with_its_secret(caller: Client, new_key: KeyFactory) -> None:
+    key = new_key()
+    url = _url()
+    created = _create(caller, key, url, ["rfq.filled", "rfq.expired"])
+    assert set(created) == ENDPOINT_FIELDS | {"signingSecret"}, created
+    assert re.fullmatch(r"whe_[A-Za-z0-9]+", created["id"]), created["id"]
+    assert created["url"] == url
+    assert created["eventTypes"] == ["rfq.filled", "rfq.expired"]
+    assert created["status"] == "active"
+    secret = created["signingSecret"]
+    assert isinstance(secret, str), secret
+    assert secret.startswith("whsec_"), secret
+    assert len(secret) >= 32, "a signing secret should carry enough entropy"
+    again = _create(caller, key, _url(), ["rfq.filled"])
+    assert again["id"] != created["id"]
+    assert again["signingSecret"] != secret
+
+
+@pytest.mark.spec(
+    "rfq/endpoints/get-v1-webhooks",
+    "rfq/resources/webhook-endpoint/fields",
+    "v1/endpoints/post-get-delete-v1-webhooks-v1-webhooks-id",
+)
+def test_list_shows_the_partners_endpoints_without_secrets(
+    caller: Client, new_key: KeyFactory
+) -> None:
+    key = new_key()
+    assert _list(caller, key) == []
+    first = _create(caller, key, _url("a"), ["rfq.expired"])
+    second = _create(caller, key, _url("b"), [*RFQ_EVENTS, *V1_EVENTS])
+    listed = _list(caller, key)
+    assert [e["id"] for e in listed] == [first["id"], second["id"]]
+    for endpoint in listed:
+        assert set(endpoint) == ENDPOINT_FIELDS, f"secret or extra fields listed: {endpoint!r}"
+    assert "whsec_" not in caller.get("/v1/webhooks", headers=_auth(key)).raw.decode()
+    # Any key of the same partner sees the same endpoints.
+    sibling = new_key()
+    assert [e["id"] for e in _list(caller, sibling)] == [first["id"], second["id"]]
+    # Another partner sees none of them.
+    stranger = new_key(partner=f"conformance-webhooks-other-{secrets.token_hex(4)}")
+    assert _list(caller, stranger) == []
+
+
+@pytest.mark.spec(
+    "rfq/endpoints/delete-v1-webhooks-id",
+    "v1/endpoints/post-get-delete-v1-webhooks-v1-webhooks-id",
+    "v1/errors/404-not_found",
+    "rfq/errors/envelope",
+)
+def test_delete_then_unknown_is_404(caller: Client, new_key: KeyFactory) -> None:
+    key = new_key()
+    created = _create(caller, key, _url(), ["rfq.failed"])
+    deleted = assert_data(caller.delete(f"/v1/webhooks/{created['id']}", headers=_auth(key)))
+    assert deleted == {"id": created["id"], "deleted": True}
+    assert _list(caller, key) == []
+    again = caller.delete(f"/v1/webhooks/{created['id']}", headers=_auth(key))
+    assert_error(again, 404, "not_found")
+    unknown = caller.delete("/v1/webhooks/whe_000000000000000000000000", headers=_auth(key))
+    assert_error(unknown, 404, "not_found")
+
+
+@pytest.mark.spec(
+    "rfq/endpoints/delete-v1-webhooks-id",
+    "rfq/auth/api-keys/key-gives-own-rate-limit",
+    "v1/errors/404-not_found",
+)
+def test_another_partners_endpoint_cannot_be_deleted(caller: Client, new_key: KeyFactory) -> None:
+    owner = new_key()
+    created = _create(caller, owner, _url(), ["rfq.filled"])
+    stranger = new_key(partner=f"conformance-webhooks-other-{secrets.token_hex(4)}")
+    resp = caller.delete(f"/v1/webhooks/{created['id']}", headers=_auth(stranger))
+    assert_error(resp, 404, "not_found")
+    assert [e["id"] for e in _list(caller, owner)] == [created["id"]], "the endpoint must survive"
+
+
+@pytest.mark.spec(
+    "rfq/events/endpoint-urls-must-https",
+    "v1/events/requires-webhooks-manage-url",
+    "rfq/errors/400-invalid_request",
+    "v1/errors/400-invalid_request",
+)
+@pytest.mark.parametrize("url", ["http://example.com/hook", "ftp://example.com/hook"])
+def test_https_is_required(caller: Client, new_key: KeyFactory, url: str) -> None:
+    key = new_key()
+    resp = caller.post(
+        "/v1/webhooks", json={"url": url, "eventTypes": ["rfq.filled"]}, headers=_auth(key)
+    )
+    assert_error(resp, 400, "invalid_request", reason="https_required")
+    assert _list(caller, key) == []
+
+
+@pytest.mark.spec(
+    "rfq/events/rfq-filled",
+    "rfq/events/rfq-failed",
+    "rfq/events/rfq-expired",
+    "v1/events/v1-event-types-swap-filled",
+    "rfq/endpoints/webhook-registry-shared-all",
+)
+def test_every_rfq_and_v1_event_type_is_accepted(caller: Client, new_key: KeyFactory) -> None:
+    key = new_key()
+    for event_type in [*RFQ_EVENTS, *V1_EVENTS]:
+        assert _create(caller, key, _url(), [event_type])["eventTypes"] == [event_type]
+
+
+@pytest.mark.spec(
+    "rfq/errors/400-invalid_request",
+    "rfq/errors/details-optional-either-issues",
+    "v1/errors/400-invalid_request",
+)
+@pytest.mark.parametrize(
+    "event_types",
+    [["rfq.unknown"], ["rfq.filled", "RFQ.FILLED"], [], "rfq.filled", [7]],
+    ids=["unknown", "wrong-case", "empty", "not-a-list", "not-strings"],
+)
+def test_bad_event_types_are_400_naming_the_field(
+    caller: Client, new_key: KeyFactory, event_types: Any
+) -> None:
+    key = new_key()
+    resp = caller.post(
+        "/v1/webhooks", json={"url": _url(), "eventTypes": event_types}, headers=_auth(key)
+    )
+    assert_issues(assert_error(resp, 400, "invalid_request"), "eventTypes")
+    assert _list(caller, key) == []
+
+
+@pytest.mark.spec(
+    "rfq/errors/400-invalid_request",
+    "rfq/errors/details-optional-either-issues",
+    "v1/errors/400-invalid_request",
+)
+def test_malformed_bodies_are_400(caller: Client, new_key: KeyFactory) -> None:
+    key = new_key()
+    headers = {**_auth(key), "Content-Type": "application/json"}
+    assert_error(
+        caller.post("/v1/webhooks", data=b'{"url": "https://x', headers=headers),
+        400,
+        "invalid_request",
+    )
+    missing = caller.post("/v1/webhooks", json={"eventTypes": ["rfq.filled"]}, headers=_auth(key))
+    assert_issues(assert_error(missing, 400, "invalid_request"), "url")
+    for url in ("not a url", "https://", 42):
+        resp = caller.post(
+            "/v1/webhooks", json={"url": url, "eventTypes": ["rfq.filled"]}, headers=_auth(key)
+        )
+        assert_error(resp, 400, "invalid_request")
+    assert _list(caller, key) == []
+
+
+@pytest.mark.spec(
+    "v1/auth/webhooks-manage",
+    "rfq/events/outbound-webhooks-partner-feature",
+    "rfq/errors/403-forbidden",
+    "v1/errors/403-forbidden",
+)
+def test_a_key_without_webhooks_manage_is_403(caller: Client, new_key: KeyFactory) -> None:
+    trader = new_key(scopes=("trades:write", "trades:read"))
+    headers = _auth(trader)
+    body = {"url": _url(), "eventTypes": ["rfq.filled"]}
+    assert_error(caller.post("/v1/webhooks", json=body, headers=headers), 403, "forbidden")
+    assert_error(caller.get("/v1/webhooks", headers=headers), 403, "forbidden")
+    assert_error(caller.delete("/v1/webhooks/whe_x", headers=headers), 403, "forbidden")
+
+
+@pytest.mark.spec(
+    "rfq/auth/api-keys/revoked-suspended-unknown-malformed",
+    "rfq/events/outbound-webhooks-partner-feature",
+    "rfq/errors/401-unauthorized",
+    "v1/errors/401-unauthorized",
+)
+def test_missing_or_bad_keys_are_401(caller: Client, new_key: KeyFactory, sim: SimControl) -> None:
+    body = {"url": _url(), "eventTypes": ["rfq.filled"]}
+    assert_error(caller.post("/v1/webhooks", json=body), 401, "unauthorized")
+    assert_error(caller.get("/v1/webhooks"), 401, "unauthorized")
+    bogus = {
+        "Authorization": "Bearer tx_test_0123456789ab.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    }
+    assert_error(caller.get("/v1/webhooks", headers=bogus), 401, "unauthorized")
+    assert_error(caller.get("/v1/webhooks", headers={"X-API-Key": "nonsense"}), 401, "unauthorized")
+    revoked = new_key()
+    sim.call("POST", f"keys/{revoked['key_id']}/revoke")
+    assert_error(caller.get("/v1/webhooks", headers=_auth(revoked)), 401, "unauthorized")
+    assert_error(
+        caller.post("/v1/webhooks", json=body, headers=_auth(revoked)), 401, "unauthorized"
+    )

@@ -1,0 +1,466 @@
+"""Receiving the service's webhooks: what an integrator's receiver does, and a small https
+receiver for tests. Nothing here imports the simulator.
+
+- :func:`verify_signature` / :func:`signature_problem`: check ``Service-Signature``
+  (``t=<unix>,v1=<hex>``: HMAC-SHA256 keyed with the endpoint's whole ``signingSecret`` as UTF-8,
+  over ``b"<t>." + raw body``) over the raw body bytes, in constant time, with a tolerance on ``t``;
+- :class:`RfqEventReceiver`: the spec's safe receiver for RFQ events: dedupes on the event id,
+  keys on ``rfq.id``, lets ``filled`` overwrite ``failed``/``expired`` and never the reverse;
+- :class:`AsyncReceiver`: an aiohttp https (or http) server recording every request, raw;
+- :class:`WebhookReceiver`: the same on a background thread for synchronous tests; it can answer
+  scripted statuses (500, …), hang, and be stopped and restarted on the same port;
+- :func:`fetch_certificate`: a server certificate from the simulator's local CA
+  (``POST /_sim/webhooks/certificates``), which the simulator's webhook sender trusts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import json
+import ssl
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from aiohttp import web
+
+from conformance.client import request
+
+SIGNATURE_HEADER = "Service-Signature"
+EVENT_ID_HEADER = "Service-Event-Id"
+DEFAULT_TOLERANCE_S = 300
+LOOPBACK_HOSTNAMES = ("127.0.0.1", "localhost")
+
+SignatureProblem = Literal["malformed", "mismatch", "stale"]
+
+
+# -- signatures ----------------------------------------------------------------------------
+
+
+def parse_signature_header(header: str) -> tuple[int, list[str]] | None:
+    """``(t, [v1 signatures])`` from ``t=<unix>,v1=<hex>[,v1=<hex>…]``; None when malformed."""
+    timestamp: int | None = None
+    signatures: list[str] = []
+    for part in header.split(","):
+        name, sep, value = part.strip().partition("=")
+        if not sep:
+            return None
+        if name == "t":
+            if not value.isascii() or not value.isdigit():
+                return None
+            timestamp = int(value)
+        elif name == "v1":
+            signatures.append(value)
+    if timestamp is None or not signatures:
+        return None
+    return timestamp, signatures
+
+
+def expected_signature(secret: str, timestamp: int, raw_body: bytes) -> str:
+    message = str(timestamp).encode() + b"." + raw_body
+    return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
+
+
+def signature_problem(
+    secret: str,
+    header: str | None,
+    raw_body: bytes,
+    tolerance: int = DEFAULT_TOLERANCE_S,
+    now: float | None = None,
+) -> SignatureProblem | None:
+    """None when the signature is good and ``t`` is within ``tolerance`` seconds of ``now``
+    (default: this machine's clock; pass the service's clock when it may differ, e.g. after
+    ``/_sim/clock/advance``); else why not. ``tolerance=0`` skips the time check."""
+    parsed = parse_signature_header(header) if header else None
+    if parsed is None:
+        return "malformed"
+    timestamp, candidates = parsed
+    expected = expected_signature(secret, timestamp, raw_body).encode()
+    if not any(hmac.compare_digest(expected, c.encode()) for c in candidates):
+        return "mismatch"
+    current = time.time() if now is None else now
+    if tolerance and abs(current - timestamp) > tolerance:
+        return "stale"
+    return None
+
+
+def verify_signature(
+    secret: str,
+    header: str,
+    raw_body: bytes,
+    tolerance: int = DEFAULT_TOLERANCE_S,
+    now: float | None = None,
+) -> bool:
+    """Whether ``header`` signs ``raw_body`` with ``secret`` and its ``t`` is fresh enough."""
+    return signature_problem(secret, header, raw_body, tolerance, now) is None
+
+
+class InvalidSignature(ValueError):
+    def __init__(self, problem: SignatureProblem) -> None:
+        super().__init__(f"webhook signature {problem}")
+        self.problem = problem
+
+
+# -- the safe receiver -------------------------------------------------------------------
+
+
+@dataclass
+class RfqView:
+    """What a receiver believes about one RFQ after the events it applied."""
+
+    rfq_id: str
+    status: str  # filled | failed | expired (the event type without "rfq.")
+    event_id: str  # the event that set this view
+    late: bool  # a correction (rfq.filled with late true)
+    supersedes: str | None  # rfq.expired / rfq.failed on a correction
+    rfq: dict[str, Any]  # data.rfq of that event
+
+
+@dataclass
+class RfqEventReceiver:
+    """Spec 1-rfq-v2 "Corrections": key on rfq.id, filled overwrites failed/expired, never the
+    reverse; delivery is at-least-once, so events are deduplicated on their id."""
+
+    rfqs: dict[str, RfqView] = field(default_factory=dict)  # by rfq id
+    seen: set[str] = field(default_factory=set)  # event ids already handled
+
+    def handle(self, event: Mapping[str, Any]) -> bool:
+        """Apply one event body; False when its id was seen before (a duplicate)."""
+        event_id = str(event["id"])
+        if event_id in self.seen:
+            return False
+        self.seen.add(event_id)
+        event_type = str(event.get("type", ""))
+        if not event_type.startswith("rfq."):
+            return True  # other event families are not RFQ state
+        rfq = dict(event["data"]["rfq"])
+        status = event_type.removeprefix("rfq.")
+        current = self.rfqs.get(str(rfq["id"]))
+        if current is not None and current.status == "filled" and status != "filled":
+            return True  # a stale failed/expired never overwrites a fill
+        self.rfqs[str(rfq["id"])] = RfqView(
+            rfq_id=str(rfq["id"]),
+            status=status,
+            event_id=event_id,
+            late=bool(rfq.get("late")),
+            supersedes=rfq.get("supersedes"),
+            rfq=rfq,
+        )
+        return True
+
+    def handle_delivery(
+        self,
+        secret: str,
+        headers: Mapping[str, str],
+        raw_body: bytes,
+        *,
+        tolerance: int = DEFAULT_TOLERANCE_S,
+        now: float | None = None,
+    ) -> bool:
+        """Verify, then apply; raises :class:`InvalidSignature` for a bad delivery."""
+        lowered = {k.lower(): v for k, v in headers.items()}
+        problem = signature_problem(
+            secret, lowered.get(SIGNATURE_HEADER.lower()), raw_body, tolerance, now
+        )
+        if problem is not None:
+            raise InvalidSignature(problem)
+        return self.handle(json.loads(raw_body))
+
+
+# -- an https receiver ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReceivedRequest:
+    method: str
+    path: str  # path and query as sent
+    headers: tuple[tuple[str, str], ...]  # as received, in order
+    raw_body: bytes  # exactly the bytes received
+    received_at: float  # this machine's clock
+
+    def header(self, name: str) -> str | None:
+        lowered = name.lower()
+        return next((v for k, v in self.headers if k.lower() == lowered), None)
+
+    def json(self) -> Any:
+        return json.loads(self.raw_body)
+
+
+Responder = Callable[[ReceivedRequest], Awaitable[int]]
+
+
+def server_ssl_context(cert_pem: str | bytes, key_pem: str | bytes) -> ssl.SSLContext:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    with tempfile.TemporaryDirectory(prefix="rfqsim-receiver-") as directory:
+        cert_file, key_file = Path(directory, "cert.pem"), Path(directory, "key.pem")
+        cert_file.write_bytes(cert_pem.encode() if isinstance(cert_pem, str) else cert_pem)
+        key_file.write_bytes(key_pem.encode() if isinstance(key_pem, str) else key_pem)
+        key_file.chmod(0o600)
+        context.load_cert_chain(cert_file, key_file)
+    return context
+
+
+def _raw_headers(request: web.Request) -> Iterable[tuple[str, str]]:
+    """Header names and values exactly as they came (aiohttp keeps the raw bytes)."""
+    return ((k.decode("latin-1"), v.decode("latin-1")) for k, v in request.raw_headers)
+
+
+async def _acknowledge(_: ReceivedRequest) -> int:
+    return 200
+
+
+class AsyncReceiver:
+    """Records every request on any path and answers what ``respond`` says (default 200).
+    https when given a certificate, else plain http. The first start binds ``port`` (0: a free
+    one); later starts bind that same port again."""
+
+    def __init__(
+        self,
+        *,
+        cert_pem: str | bytes | None = None,
+        key_pem: str | bytes | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        path: str = "/webhooks",
+        respond: Responder | None = None,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.path = path
+        self.respond = respond or _acknowledge
+        self.requests: list[ReceivedRequest] = []  # every request, in arrival order
+        self._ssl = server_ssl_context(cert_pem, key_pem) if cert_pem and key_pem else None
+        self._runner: web.AppRunner | None = None  # set while serving
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self._ssl is not None else "http"
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://{self.host}:{self.port}{self.path}"
+
+    @property
+    def running(self) -> bool:
+        return self._runner is not None
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        received = ReceivedRequest(
+            method=request.method,
+            path=request.path_qs,
+            headers=tuple(_raw_headers(request)),
+            raw_body=await request.read(),
+            received_at=time.time(),
+        )
+        self.requests.append(received)
+        status = await self.respond(received)
+        return web.Response(status=status, text="ok" if 200 <= status < 300 else "not ok")
+
+    async def start(self) -> None:
+        if self._runner is not None:
+            return
+        app = web.Application(client_max_size=16 * 1024 * 1024)
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.2)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, self.port, ssl_context=self._ssl, reuse_address=True)
+        try:
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        self.port = int(runner.addresses[0][1])
+        self._runner = runner
+
+    async def stop(self) -> None:
+        """Go down abruptly, like a crashed receiver: open connections are reset (no graceful
+        TLS shutdown that would wait on the peer), and the port refuses connections until the
+        next start."""
+        runner, self._runner = self._runner, None
+        if runner is None:
+            return
+        if runner.server is not None:
+            for handler in runner.server.connections:
+                if handler.transport is not None:
+                    handler.transport.abort()
+        await runner.cleanup()
+        await asyncio.sleep(0)  # let the aborted transports close their sockets
+
+
+Behaviour = int | Literal["hang"]
+
+
+class WebhookReceiver:
+    """:class:`AsyncReceiver` on its own event-loop thread, for synchronous tests.
+
+    ``respond_with(500, "hang", 200)`` scripts the next answers (then ``default_status``); a hang
+    holds the request until ``hang_seconds`` pass or the receiver stops. Use as a context
+    manager, or call :meth:`close`."""
+
+    def __init__(
+        self,
+        cert_pem: str | bytes | None = None,
+        key_pem: str | bytes | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        path: str = "/webhooks",
+        hang_seconds: float = 30.0,
+    ) -> None:
+        self.default_status = 200
+        self.hang_seconds = hang_seconds
+        self._lock = threading.Lock()  # guards _script across the test and server threads
+        self._script: deque[Behaviour] = deque()  # next answers, then default_status
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="webhook-receiver", daemon=True
+        )
+        self._thread.start()
+        self._released: asyncio.Event | None = None  # set on stop: hanging requests end
+        try:
+            self._server: AsyncReceiver = self._call(
+                self._make(cert_pem, key_pem, host, port, path)
+            )
+        except BaseException:
+            self._shutdown_loop()
+            raise
+
+    async def _make(
+        self,
+        cert_pem: str | bytes | None,
+        key_pem: str | bytes | None,
+        host: str,
+        port: int,
+        path: str,
+    ) -> AsyncReceiver:
+        self._released = asyncio.Event()
+        return AsyncReceiver(
+            cert_pem=cert_pem,
+            key_pem=key_pem,
+            host=host,
+            port=port,
+            path=path,
+            respond=self._answer,
+        )
+
+    def _call(self, coroutine: Awaitable[Any], timeout: float = 15.0) -> Any:
+        async def wrapped() -> Any:
+            return await coroutine
+
+        return asyncio.run_coroutine_threadsafe(wrapped(), self._loop).result(timeout)
+
+    async def _answer(self, _: ReceivedRequest) -> int:
+        with self._lock:
+            behaviour = self._script.popleft() if self._script else self.default_status
+        if behaviour == "hang":
+            assert self._released is not None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._released.wait(), self.hang_seconds)
+            return 503
+        return behaviour
+
+    @property
+    def url(self) -> str:
+        return self._server.url
+
+    @property
+    def port(self) -> int:
+        return self._server.port
+
+    def respond_with(self, *behaviours: Behaviour) -> None:
+        with self._lock:
+            self._script.extend(behaviours)
+
+    def start(self) -> WebhookReceiver:
+        async def start() -> None:
+            self._released = asyncio.Event()
+            await self._server.start()
+
+        self._call(start())
+        return self
+
+    def stop(self) -> None:
+        async def stop() -> None:
+            if self._released is not None:
+                self._released.set()
+            await self._server.stop()
+
+        self._call(stop())
+
+    def restart(self) -> WebhookReceiver:
+        """Serve again on the same port."""
+        return self.start()
+
+    @property
+    def requests(self) -> list[ReceivedRequest]:
+        async def snapshot() -> list[ReceivedRequest]:
+            return list(self._server.requests)
+
+        result: list[ReceivedRequest] = self._call(snapshot())
+        return result
+
+    def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[ReceivedRequest]:
+        """At least ``count`` requests received (fails after ``timeout`` seconds)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self.requests
+            if len(got) >= count:
+                return got
+            if time.monotonic() >= deadline:
+                raise AssertionError(
+                    f"webhook receiver got {len(got)} request(s), expected {count}, "
+                    f"within {timeout:.1f}s"
+                )
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        try:
+            self.stop()
+        finally:
+            self._shutdown_loop()
+
+    def _shutdown_loop(self) -> None:
+        async def drain() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.sleep(0.01)  # transports close their sockets on the next turns
+
+        with contextlib.suppress(Exception):
+            self._call(drain(), timeout=5)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+
+    def __enter__(self) -> WebhookReceiver:
+        return self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def fetch_certificate(
+    base_url: str, hostnames: Iterable[str] = LOOPBACK_HOSTNAMES, timeout: float = 30.0
+) -> tuple[str, str, str]:
+    """``(cert_pem, key_pem, ca_pem)`` of a server certificate from the simulator's local CA."""
+    resp = request(
+        "POST",
+        base_url.rstrip("/") + "/_sim/webhooks/certificates",
+        json={"hostnames": list(hostnames)},
+        timeout=timeout,
+    )
+    if resp.status != 200 or not isinstance(resp.body, dict):
+        raise RuntimeError(f"{resp.describe()}: {resp.raw[:300]!r}")
+    data = resp.body["data"]
+    return str(data["cert_pem"]), str(data["key_pem"]), str(data["ca_pem"])

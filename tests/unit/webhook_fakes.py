@@ -1,0 +1,94 @@
+"""Fakes shared by the webhook unit tests: a frozen clock and a scripted transport."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from simulator.clock import Clock
+from simulator.services.events import Event
+from simulator.services.webhooks import SendResult
+
+START = 1_800_000_000.0
+
+
+class FrozenClock(Clock):
+    """Simulated time that moves only on advance(): attempt times are exact."""
+
+    def __init__(self, start: float = START) -> None:
+        super().__init__()
+        self._start = start
+
+    def time(self) -> float:
+        return self._start + self.offset_seconds
+
+
+@dataclass(frozen=True)
+class Sent:
+    url: str
+    body: bytes
+    headers: dict[str, str]
+    at: float  # the fake clock's time when sent
+
+
+@dataclass
+class ScriptedTransport:
+    """Answers from a script (a status, "timeout", "error" or "hang"), then `default`."""
+
+    clock: Clock
+    default: int | str = 200
+    script: deque[int | str] = field(default_factory=deque)
+    sent: list[Sent] = field(default_factory=list)
+    in_flight: int = 0  # posts under way now
+    max_in_flight: int = 0  # the most seen at once
+    release: asyncio.Event = field(default_factory=asyncio.Event)  # ends "hang" answers
+    hang_urls: set[str] = field(default_factory=set)  # these URLs always hang
+
+    async def post(
+        self, url: str, body: bytes, headers: Mapping[str, str], timeout_s: float
+    ) -> SendResult:
+        self.sent.append(Sent(url, body, dict(headers), self.clock.time()))
+        answer = self.script.popleft() if self.script else self.default
+        if url in self.hang_urls:
+            answer = "hang"
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if answer == "hang":
+                await self.release.wait()
+                return SendResult(None, "timeout")
+            await asyncio.sleep(0)
+        finally:
+            self.in_flight -= 1
+        if answer == "timeout":
+            return SendResult(None, "timeout")
+        if answer == "error":
+            return SendResult(None, "connection_error: refused")
+        assert isinstance(answer, int)
+        return SendResult(answer)
+
+
+def rfq_event(
+    event_type: str = "rfq.expired", rfq_id: str = "rfq_1", partner_id: str | None = "ptn_a"
+) -> Event:
+    body = {
+        "id": f"{event_type}:{rfq_id}",
+        "type": event_type,
+        "created": "2027-01-15T08:00:00.000Z",
+        "data": {"apiVersion": 2, "rfq": {"id": rfq_id, "late": False}},
+    }
+    return Event(
+        id=str(body["id"]), type=event_type, created=START, partner_id=partner_id, body=body
+    )
+
+
+async def settle(predicate: Callable[[], bool], within_s: float = 2.0) -> None:
+    """Let the event loop run until `predicate()` holds; fails after `within_s` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within_s
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.001)
