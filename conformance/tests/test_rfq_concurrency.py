@@ -4,51 +4,25 @@ quotes, and an outstanding-RFQ cap cannot be overshot by requests racing each ot
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 
 from conformance.client import Client, Response, SimControl
-from conformance.target import Target
 from conformance.trading import (
     ChainInfo,
     Fleet,
     Janitor,
     Venue,
     Wallet,
-    controlled_fleet,
     fund_wallet,
-    janitor,
     keyed_client,
     new_key,
     rfq_body,
 )
 
 CHAIN = 97
-
-
-@pytest.fixture
-def venue(target: Target) -> Venue:
-    return Venue.of(target)
-
-
-@pytest.fixture
-def chain(venue: Venue) -> ChainInfo:
-    return venue.chain(CHAIN)
-
-
-@pytest.fixture
-def fleet(sim: SimControl) -> Iterator[Fleet]:
-    with controlled_fleet(sim) as controlled:
-        yield controlled
-
-
-@pytest.fixture
-def kept() -> Iterator[Janitor]:
-    with janitor() as keeper:
-        yield keeper
 
 
 def in_parallel(client: Client, bodies: list[dict[str, Any]]) -> list[Response]:

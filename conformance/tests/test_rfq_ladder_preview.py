@@ -5,7 +5,6 @@ indicative, built from the makers' published levels, fee included, locking nothi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -27,12 +26,10 @@ from conformance.trading import (
     Janitor,
     Venue,
     atomic,
-    controlled_fleet,
     expect_quoted,
     fee_on,
     fund_wallet,
     iso_seconds,
-    janitor,
     keyed_client,
     keyless_client,
     ladder,
@@ -69,31 +66,9 @@ PREVIEW_FIELDS = {
 
 
 @pytest.fixture
-def venue(target: Target) -> Venue:
-    return Venue.of(target)
-
-
-@pytest.fixture
-def chain(venue: Venue) -> ChainInfo:
-    return venue.chain(CHAIN)
-
-
-@pytest.fixture
-def fleet(sim: SimControl) -> Iterator[Fleet]:
-    with controlled_fleet(sim) as controlled:
-        yield controlled
-
-
-@pytest.fixture
 def market(sim: SimControl, http: Client) -> Client:
     """A keyed client for many public calls (its own, unlimited rate budget)."""
     return keyed_client(http, new_key(sim, "test"))
-
-
-@pytest.fixture
-def kept() -> Iterator[Janitor]:
-    with janitor() as keeper:
-        yield keeper
 
 
 def _preview_body(chain: ChainInfo, pair: dict[str, Any], **amounts: Any) -> dict[str, Any]:

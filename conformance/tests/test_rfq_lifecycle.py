@@ -10,7 +10,6 @@ crosses the boundary under test.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -32,7 +31,6 @@ from conformance.trading import (
     Fleet,
     Janitor,
     TxFailed,
-    Venue,
     Wallet,
     approve_for_quote,
     assert_filled_record,
@@ -40,7 +38,6 @@ from conformance.trading import (
     assert_settled,
     broadcast_swap,
     cancel,
-    controlled_fleet,
     eoa_proof,
     execute_quote,
     expect_no_quote,
@@ -48,7 +45,6 @@ from conformance.trading import (
     fund_wallet,
     get_record,
     iso_seconds,
-    janitor,
     keyed_client,
     keyless_client,
     limits,
@@ -63,38 +59,6 @@ from conformance.trading import (
 
 CHAIN = 97
 SWEEP_TIMEOUT = 5.0  # how long a status change may take after its boundary passed
-
-
-@pytest.fixture
-def venue(target: Target) -> Venue:
-    return Venue.of(target)
-
-
-@pytest.fixture
-def chain(venue: Venue) -> ChainInfo:
-    return venue.chain(CHAIN)
-
-
-@pytest.fixture
-def source(venue: Venue) -> Wallet:
-    return venue.demo_wallets[-1]
-
-
-@pytest.fixture
-def fleet(sim: SimControl) -> Iterator[Fleet]:
-    with controlled_fleet(sim) as controlled:
-        yield controlled
-
-
-@pytest.fixture
-def trader(sim: SimControl, http: Client) -> Client:
-    return keyed_client(http, new_key(sim, "test"))
-
-
-@pytest.fixture
-def kept() -> Iterator[Janitor]:
-    with janitor() as keeper:
-        yield keeper
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ simulated makers or switches a fault restores it, pass or fail.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,7 +21,6 @@ from conformance.client import (
     assert_issues,
     parse_iso_utc,
 )
-from conformance.target import Target
 from conformance.trading import (
     FAST,
     ROUTING_FIELDS,
@@ -32,14 +30,12 @@ from conformance.trading import (
     Venue,
     Wallet,
     atomic,
-    controlled_fleet,
     expect_no_quote,
     expect_quoted,
     faults,
     fund_wallet,
     get_record,
     iso_seconds,
-    janitor,
     keyed_client,
     new_key,
     preview,
@@ -51,39 +47,6 @@ from conformance.trading import (
 CHAIN = 97
 NO_QUOTE_FIELDS = {"rfqId", "claimToken", "status", "reason", "routing"}
 NO_QUOTE_OPTIONAL = {"availableSellAmount", "availableBuyAmount", "reservedUntil", "retryAfterMs"}
-
-
-@pytest.fixture
-def venue(target: Target) -> Venue:
-    return Venue.of(target)
-
-
-@pytest.fixture
-def chain(venue: Venue) -> ChainInfo:
-    return venue.chain(CHAIN)
-
-
-@pytest.fixture
-def source(venue: Venue) -> Wallet:
-    return venue.demo_wallets[-1]
-
-
-@pytest.fixture
-def fleet(sim: SimControl) -> Iterator[Fleet]:
-    with controlled_fleet(sim) as controlled:
-        yield controlled
-
-
-@pytest.fixture
-def trader(sim: SimControl, http: Client) -> Client:
-    return keyed_client(http, new_key(sim, "test"))
-
-
-@pytest.fixture
-def kept() -> Iterator[Janitor]:
-    """Quotes to cancel when the test ends."""
-    with janitor() as keeper:
-        yield keeper
 
 
 def _no_quote_shape(data: dict[str, Any]) -> None:

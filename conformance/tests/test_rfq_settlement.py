@@ -9,7 +9,6 @@ sizes. Each test uses its own key (or its own client IP), so outstanding slots n
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -30,7 +29,6 @@ from conformance.trading import (
     assert_firm_quote,
     assert_settled,
     broadcast_swap,
-    controlled_fleet,
     create_smart_account,
     eoa_proof,
     execute_quote,
@@ -58,25 +56,9 @@ SECRETS = ("claimToken", "encodedOrder", "signature", "orders")
 
 
 @pytest.fixture
-def venue(target: Target) -> Venue:
-    return Venue.of(target)
-
-
-@pytest.fixture
-def chain(venue: Venue) -> ChainInfo:
-    return venue.chain(CHAIN)
-
-
-@pytest.fixture
 def source(venue: Venue) -> Wallet:
     """The demo wallet that funds this module's takers."""
     return venue.demo_wallets[-1]
-
-
-@pytest.fixture
-def fleet(sim: SimControl) -> Iterator[Fleet]:
-    with controlled_fleet(sim) as controlled:
-        yield controlled
 
 
 @pytest.fixture

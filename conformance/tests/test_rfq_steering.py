@@ -9,7 +9,6 @@ restored afterwards; which makers were asked is read from their counters in /_si
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,55 +21,18 @@ from conformance.trading import (
     ChainInfo,
     Fleet,
     Janitor,
-    Venue,
     Wallet,
     assert_firm_quote,
-    controlled_fleet,
     eoa_proof,
     expect_no_quote,
     fund_wallet,
-    janitor,
-    keyed_client,
     keyless_client,
-    new_key,
     preview,
     request_quote,
     rfq_body,
 )
 
 CHAIN = 97
-
-
-@pytest.fixture
-def venue(target: Target) -> Venue:
-    return Venue.of(target)
-
-
-@pytest.fixture
-def chain(venue: Venue) -> ChainInfo:
-    return venue.chain(CHAIN)
-
-
-@pytest.fixture
-def source(venue: Venue) -> Wallet:
-    return venue.demo_wallets[-1]
-
-
-@pytest.fixture
-def fleet(sim: SimControl) -> Iterator[Fleet]:
-    with controlled_fleet(sim) as controlled:
-        yield controlled
-
-
-@pytest.fixture
-def trader(sim: SimControl, http: Client) -> Client:
-    return keyed_client(http, new_key(sim, "test"))
-
-
-@pytest.fixture
-def kept() -> Iterator[Janitor]:
-    with janitor() as keeper:
-        yield keeper
 
 
 @pytest.fixture
