@@ -993,6 +993,8 @@ _PATCHABLE = (
     "max_inventory_fraction",
     "flaky_decline_fraction",
     "mids",
+    "quote_ttl_ms",
+    "deadline_slack_s",
 )
 # Changes that move a maker's published levels (not just its replies).
 _PRICING = frozenset({"spread_bps", "impact_bps", "max_inventory_fraction", "mids"})

@@ -57,6 +57,10 @@ async def access_middleware(request: web.Request, handler: Handler) -> web.Strea
         backstop = limiter.hit(f"backstop:{ip}", limits.ip_backstop_per_minute)
         if not backstop.allowed:
             raise rate_limited(backstop, with_headers=False)
+    if not request.path.startswith("/_sim") and services.faults.take_internal_error():
+        # The /_sim fault switch for the spec's 500 row: a genuine unhandled exception, rendered
+        # by the same error middleware as any real fault.
+        raise RuntimeError("fault injected through /_sim/faults (internal_errors)")
     route_name = request.match_info.route.name
     operation = request.app[OPERATIONS].get(route_name) if route_name else None
     access = operation.access if operation is not None else None

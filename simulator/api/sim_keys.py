@@ -104,7 +104,9 @@ async def put_limits(request: web.Request) -> web.Response:
 def _faults(services: Services) -> FaultState:
     faults = services.faults
     return FaultState(
-        chain_unreachable=sorted(faults.chain_unreachable), venue_paused=faults.venue_paused
+        chain_unreachable=sorted(faults.chain_unreachable),
+        venue_paused=faults.venue_paused,
+        internal_errors=faults.internal_errors,
     )
 
 
@@ -119,6 +121,8 @@ async def post_faults(request: web.Request) -> web.Response:
         faults.chain_unreachable = set(body.chain_unreachable)
     if body.venue_paused is not None:
         faults.venue_paused = body.venue_paused
+    if body.internal_errors is not None:
+        faults.internal_errors = body.internal_errors
     return data_response(_faults(request.app[SERVICES]))
 
 

@@ -60,6 +60,10 @@ class MakerChange(ApiModel):
     impact_bps: float | None = Field(default=None, ge=0, le=2500)
     max_inventory_fraction: float | None = Field(default=None, gt=0, le=1)
     flaky_decline_fraction: float | None = Field(default=None, ge=0, le=1)
+    quote_ttl_ms: int | None = Field(default=None, gt=0, description="Cutoff after replyBy")
+    deadline_slack_s: int | None = Field(
+        default=None, ge=0, le=7 * 86_400, description="Order deadline after the cutoff"
+    )
     mids: dict[str, float] | None = None
     online: bool | None = None
 

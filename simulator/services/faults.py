@@ -10,7 +10,16 @@ from dataclasses import dataclass, field
 class Faults:
     chain_unreachable: set[int] = field(default_factory=set)  # chains whose RPC calls fail at once
     venue_paused: bool = False  # firm quotes answer 503 venue_unavailable
+    internal_errors: int = 0  # the next N API requests fail with an unhandled fault (500)
 
     def clear(self) -> None:
         self.chain_unreachable.clear()
         self.venue_paused = False
+        self.internal_errors = 0
+
+    def take_internal_error(self) -> bool:
+        """True (and one fewer left) when the next request must fail as a server fault."""
+        if self.internal_errors <= 0:
+            return False
+        self.internal_errors -= 1
+        return True
