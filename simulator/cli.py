@@ -14,6 +14,8 @@ from typing import Any
 
 from aiohttp import web
 
+from conformance.cli import add_arguments as add_conformance_arguments
+from conformance.cli import run as run_conformance
 from makers.cli import add_fleet_arguments, run_fleet
 from simulator import cli_keys, cli_webhooks
 from simulator.adapters.anvil import AnvilStartError
@@ -156,6 +158,10 @@ def main(argv: list[str] | None = None) -> int:
         help="developer flag: accept http:// webhook endpoint URLs (the spec requires https)",
     )
     cli_keys.add_parser(commands)
+    conformance_cmd = commands.add_parser(
+        "conformance", help="run the conformance suite against the simulator or a deployment"
+    )
+    add_conformance_arguments(conformance_cmd)
     cli_webhooks.add_parser(commands)
     makers_cmd = commands.add_parser("makers", help="run a simulated maker fleet")
     makers_actions = makers_cmd.add_subparsers(dest="action", required=True)
@@ -179,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     if args.command == "keys":
         return cli_keys.run(args)
+    if args.command == "conformance":
+        return run_conformance(args)
     if args.command == "webhooks":
         return cli_webhooks.run(args)
     if args.command == "makers":
