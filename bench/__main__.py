@@ -11,7 +11,7 @@ import statistics
 import time
 from pathlib import Path
 
-from bench import processes, rfq
+from bench import processes, rfq, webhooks
 from bench.load import LoadResult, merge, percentile, run_load
 from bench.report import Section, write
 
@@ -123,7 +123,7 @@ def bench_http_baseline(seconds: float, concurrency: int, rounds: int) -> Sectio
     return section
 
 
-BENCHMARKS = ("startup", "http", "auth", "firm", "budget", "ladder", "fills")
+BENCHMARKS = ("startup", "http", "auth", "firm", "budget", "ladder", "fills", "webhooks")
 
 
 def main() -> None:
@@ -159,6 +159,12 @@ def main() -> None:
         )
     if "fills" in selected:
         sections.append(rfq.bench_fill_reconciliation(fills=10 if args.quick else 50))
+    if "webhooks" in selected:
+        sections.append(
+            webhooks.bench_webhooks(
+                paced=200 if args.quick else 1000, rate=100, burst=500 if args.quick else 3000
+            )
+        )
     command = "just bench" + (" --quick" if args.quick else "")
     write(Path(args.output), sections, command)
     print(Path(args.output).read_text())
