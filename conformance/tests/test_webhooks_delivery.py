@@ -508,3 +508,49 @@ def test_duplicates_carry_the_same_event_id(
     assert safe.handle(json.loads(first.raw_body))
     assert not safe.handle(json.loads(second.raw_body))
     assert safe.rfqs[rfq_id].status == "expired"
+
+
+@pytest.mark.spec(
+    "rfq/events/corrections",
+    "rfq/events/late-supersedes-previousfailreason-appear",
+    "rfq/states/submitted-signed-order-deadline-passes",
+    "rfq/states/failed-or-expired-late-indexed-fill",
+)
+def test_a_late_indexed_fill_corrects_the_failed_event(
+    make_partner: Callable[[], Partner], receiver: WebhookReceiver, sim: SimControl
+) -> None:
+    """The reported hash never lands, so the RFQ fails at the order deadline; meanwhile the
+    taker's real swap landed in time but the fill index was unreachable (the fault switch).
+    When the index comes back, the fill corrects the failure: late, supersedes rfq.failed,
+    previousFailReason not_landed."""
+    partner = make_partner()
+    endpoint = partner.register(receiver.url)
+    taker = partner.fresh_taker(gas_money=True)
+    quote = partner.firm_quote(taker)
+    rfq_id = str(quote["rfqId"])
+    try:
+        sim.call("POST", "faults", {"indexer_paused": [CHAIN_ID]})
+        never_lands = "0x" + secrets.token_hex(32)
+        submitted = partner.caller.post(
+            f"/v2/rfq/{rfq_id}/submit", json={"txHash": never_lands}, headers=partner.auth
+        )
+        assert assert_data(submitted)["status"] == "submitted"
+        swap_hash = partner.execute(taker, quote)  # mined before the deadline, not yet indexed
+        deadline = parse_iso_utc(quote["quote"]["orderDeadline"]).timestamp()
+        sim.advance(max(1, math.ceil(deadline - service_now(sim)) + 1))
+        (failed,) = receiver.wait_for_requests(1, timeout=WAIT_S)
+        rfq = check_event(failed, "rfq.failed", rfq_id)["data"]["rfq"]
+        assert rfq["failReason"] == "not_landed"
+        assert partner.rfq(rfq_id)["status"] == "failed"
+    finally:
+        sim.call("DELETE", "faults")  # the index is back: it catches up from where it stopped
+    _, filled = receiver.wait_for_requests(2, timeout=WAIT_S)
+    check_signature(endpoint["signingSecret"], filled, service_now(sim))
+    rfq = check_event(filled, "rfq.filled", rfq_id)["data"]["rfq"]
+    assert rfq["late"] is True
+    assert rfq["supersedes"] == "rfq.failed"
+    assert rfq["previousFailReason"] == "not_landed"
+    assert str(rfq["txHash"]).lower() == swap_hash.lower()
+    record = partner.rfq(rfq_id)
+    assert record["status"] == "filled"
+    assert record["failReason"] is None

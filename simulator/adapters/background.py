@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from simulator.adapters.indexer import FillIndexer
-from simulator.api.appkeys import CHAINS, CLOCK, RFQ, VENUE
+from simulator.api.appkeys import CHAINS, CLOCK, RFQ, SERVICES, VENUE
 from simulator.clock import Clock
 from simulator.services.settlement import Settlement
 
@@ -36,7 +36,9 @@ async def background_context(app: web.Application) -> AsyncIterator[None]:
     tasks = [asyncio.create_task(sweep_forever(app[CLOCK], runtime.settlement), name="sweeper")]
     for chain_id, chain in app[CHAINS].items():
         venue = app[VENUE].chains[chain_id]
-        indexer = FillIndexer(chain, venue.contracts.reactor, runtime.settlement.on_fill)
+        indexer = FillIndexer(
+            chain, venue.contracts.reactor, runtime.settlement.on_fill, app[SERVICES].faults
+        )
         tasks.append(asyncio.create_task(indexer.run(), name=f"indexer-{chain_id}"))
     try:
         yield

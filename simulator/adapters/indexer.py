@@ -13,6 +13,7 @@ from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 
 from simulator.adapters.chain import AnvilChain, ChainUnavailable
+from simulator.services.faults import Faults
 from simulator.services.settlement import Fill
 
 log = logging.getLogger("rfqsim.indexer")
@@ -48,15 +49,22 @@ def decode_fill(chain_id: int, log_entry: dict[str, Any], block_time: float) -> 
 
 class FillIndexer:
     def __init__(
-        self, chain: AnvilChain, reactor: str, on_fill: Callable[[Fill], Awaitable[None]]
+        self,
+        chain: AnvilChain,
+        reactor: str,
+        on_fill: Callable[[Fill], Awaitable[None]],
+        faults: Faults | None = None,
     ) -> None:
         self._chain = chain
+        self._faults = faults or Faults()  # /_sim/faults indexer_paused holds the index back
         self._reactor = reactor
         self._on_fill = on_fill
         self.next_block = 0  # first block not yet scanned
 
     async def poll_once(self) -> int:
         """Scan new blocks; returns how many fills were handed on."""
+        if self._chain.chain_id in self._faults.indexer_paused:
+            return 0  # nothing is lost: scanning resumes from next_block when the switch is off
         head = int(await self._chain.rpc("eth_blockNumber"), 16)
         if head < self.next_block:
             return 0

@@ -107,6 +107,7 @@ def _faults(services: Services) -> FaultState:
         chain_unreachable=sorted(faults.chain_unreachable),
         venue_paused=faults.venue_paused,
         internal_errors=faults.internal_errors,
+        indexer_paused=sorted(faults.indexer_paused),
     )
 
 
@@ -123,6 +124,8 @@ async def post_faults(request: web.Request) -> web.Response:
         faults.venue_paused = body.venue_paused
     if body.internal_errors is not None:
         faults.internal_errors = body.internal_errors
+    if body.indexer_paused is not None:
+        faults.indexer_paused = set(body.indexer_paused)
     return data_response(_faults(request.app[SERVICES]))
 
 

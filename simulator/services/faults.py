@@ -11,9 +11,13 @@ class Faults:
     chain_unreachable: set[int] = field(default_factory=set)  # chains whose RPC calls fail at once
     venue_paused: bool = False  # firm quotes answer 503 venue_unavailable
     internal_errors: int = 0  # the next N API requests fail with an unhandled fault (500)
+    # Chains whose fill index is unreachable: fills there are not seen until it comes back, so a
+    # fill can be indexed late (the spec's late-indexed fill that corrects failed/expired).
+    indexer_paused: set[int] = field(default_factory=set)
 
     def clear(self) -> None:
         self.chain_unreachable.clear()
+        self.indexer_paused.clear()
         self.venue_paused = False
         self.internal_errors = 0
 

@@ -66,9 +66,11 @@ class FaultState(ApiModel):
     chain_unreachable: list[int] = Field(description="Chains whose RPC calls fail at once")
     venue_paused: bool = Field(description="Firm quotes answer 503 venue_unavailable")
     internal_errors: int = Field(description="The next N API requests fail with a 500 internal")
+    indexer_paused: list[int] = Field(description="Chains whose fills are not indexed for now")
 
 
 class FaultUpdate(ApiModel):
     chain_unreachable: list[int] | None = None
     venue_paused: bool | None = None
     internal_errors: int | None = Field(default=None, ge=0, le=1000)
+    indexer_paused: list[int] | None = None
