@@ -264,3 +264,42 @@ async def test_a_signed_quote_is_returned_to_the_taker_and_the_rfq_message_is_co
     assert data["quote"]["buyAmount"] == str(1500 * 10**6)
     assert data["quote"]["signature"] == "0x" + signature.hex()
     assert json.dumps(data).count("0x" + signature.hex()) == 2  # top level + orders[0]
+
+
+async def test_a_maker_that_disconnects_mid_auction_yields_no_quote(
+    served: Served, session: aiohttp.ClientSession
+) -> None:
+    key = await maker_key(session, served.api_url, 1)
+    taker_key = await create_key(
+        session, served.api_url, partner="t2", environment="test", scopes=["trades:write"]
+    )
+    usdt, ngns = token(served, 97, "USDT"), token(served, 97, "NGNS")
+    ws = await session.ws_connect(served.api_url + "/v2/maker/stream", headers={"X-API-Key": key})
+    await receive(ws, "welcome")
+    await ws.send_json(
+        {
+            "type": "levels",
+            "chainId": 97,
+            "sellToken": usdt,
+            "buyToken": ngns,
+            "levels": [{"sellAmount": str(10**20), "buyAmount": str(1590 * 10**8)}],
+        }
+    )
+    body = {
+        "chainId": 97,
+        "sellToken": usdt,
+        "buyToken": ngns,
+        "sellAmount": str(10**18),
+        "taker": demo_wallet(1).address,
+    }
+    request = asyncio.create_task(
+        session.post(
+            f"{served.api_url}/v2/rfq/request", json=body, headers={"X-API-Key": taker_key}
+        )
+    )
+    await receive(ws, "rfq")
+    await ws.close()  # gone with the rfq unanswered
+    async with await request as resp:
+        data = (await resp.json())["data"]
+    assert data["status"] == "no_quote"
+    assert data["reason"] == "no_valid_quote"  # it was online when asked, then gave nothing
