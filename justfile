@@ -37,6 +37,10 @@ lint: setup
     {{venv}}/ruff format --check .
     {{venv}}/mypy
 
+# Load-test PROFILE headless on loopback (rfq_storm, ladder, preview, webhook_sink); reports in loadtests/reports/
+load PROFILE *ARGS: setup
+    {{venv}}/python -m loadtests.run {{PROFILE}} {{ARGS}}
+
 # Benchmarks: writes docs/performance.md
 bench *ARGS: setup
     {{venv}}/python -m bench {{ARGS}}

@@ -1,0 +1,4 @@
+"""Locustfiles: ``rfq_storm``, ``ladder``, ``preview`` and ``webhook_sink``.
+
+See docs/load-testing.md.
+"""

@@ -1,0 +1,221 @@
+"""loadtests/: short, bounded locust runs of ``rfq_storm`` through ``python -m loadtests.run``
+against real simulators: one that passes (the runner starts and stops its own simulator), and
+one, distributed over two worker processes, whose makers were slowed through ``/_sim/makers``
+past the budget the run is held to, which must exit non-zero with the violation in the JSON
+summary. Plus the pure parts (exact counting, shapes, the loopback rule) without a simulator."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loadtests.common import NotLoopback, check_bounds, ensure_loopback, parse_duration_s
+from loadtests.control import Control
+from loadtests.shapes import plan
+from loadtests.slo import Tally, Thresholds, allowed_over, standard_checks
+from tests.integration.serve_process import REPO, serve
+
+RUN_TIMEOUT_S = 90
+# The two runs share one xdist worker so they do not compete with each other for the CPU.
+SERIAL = pytest.mark.xdist_group("loadtests")
+
+
+def run_profile(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], str]:
+    """``python -m loadtests.run rfq_storm ARGS``: (exit code, slo.json, output)."""
+    reports = tmp_path / "reports"
+    env = {**os.environ, "RFQSIM_STATE_DIR": str(tmp_path / "state")}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "loadtests.run",
+            "rfq_storm",
+            "--report-dir",
+            str(reports),
+            *args,
+            "--",
+            "--only-summary",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    summary_path = reports / "slo.json"
+    assert summary_path.exists(), output[-3000:]
+    return done.returncode, json.loads(summary_path.read_text()), output
+
+
+def checks_by_name(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["name"]: c for c in summary["checks"]}
+
+
+@pytest.mark.integration
+@SERIAL
+def test_a_short_storm_passes_and_leaves_reports_and_the_simulator_as_it_was(
+    tmp_path: Path,
+) -> None:
+    # 8 s, 5 users, a simulator of its own. The tolerance is wider than the default 30 ms
+    # because this test shares a CI machine with the rest of the suite; the plumbing is what
+    # is tested here, the acceptance runs use the defaults.
+    code, summary, output = run_profile(
+        tmp_path, "--run-time", "8s", "--users", "5", "--spawn-rate", "5", "--tolerance-ms", "200"
+    )
+    assert code == 0, output[-3000:]
+    assert summary["passed"] is True
+    assert summary["exit_code"] == 0
+    assert summary["mode"] == "local"
+    assert summary["slo"]["budget_ms"] == 750
+    assert summary["slo"]["threshold_ms"] == 950
+    checks = checks_by_name(summary)
+    assert all(c["passed"] for c in checks.values()), checks
+    assert set(checks) >= {"setup", "latency", "error_ratio", "no_quote_ratio"}
+    judged = summary["figures"]["judged"]
+    assert judged["count"] > 0
+    assert judged["over_threshold"] == 0
+    assert summary["figures"]["errors"] == 0
+    counters = summary["figures"]["counters"]
+    assert counters["quoted"] > 0
+    assert counters.get("keyless_proofs", 0) >= 1  # one of five users is keyless
+    assert summary["setup"]["takers"] == 32
+    assert not [line for line in summary["cleanup"] if line.startswith("FAILED")]
+    reports = tmp_path / "reports"
+    for name in ("locust_stats.csv", "locust_failures.csv", "report.html", "locust.json"):
+        assert (reports / name).exists(), name
+    text = (reports / "slo.json").read_text()
+    assert not re.search(r"tx_test_[0-9a-f]+\.", text), "the run's API key leaked"
+    assert not re.search(r"0x[0-9a-fA-F]{64}", text), "a taker's private key leaked"
+
+
+@pytest.mark.integration
+@SERIAL
+def test_makers_slower_than_the_budget_fail_the_run_with_exit_code_one(tmp_path: Path) -> None:
+    env = {**os.environ, "RFQSIM_STATE_DIR": str(tmp_path / "state")}
+    with serve(tmp_path, env=env) as served:
+        control = Control(served.api_url)
+        limits_before = control.limits()
+        for maker in control.fleet():
+            control.change_maker(maker["name"], {"latency": {"kind": "fixed", "ms": 300}})
+        # Every maker answers after 300 ms; the run is held to a 200 ms budget, no tolerance.
+        # Two forked worker processes: their counts reach the master, which alone decides.
+        code, summary, output = run_profile(
+            tmp_path,
+            "--processes",
+            "2",
+            "--host",
+            served.api_url,
+            "--run-time",
+            "8s",
+            "--users",
+            "5",
+            "--spawn-rate",
+            "5",
+            "--budget-ms",
+            "200",
+            "--tolerance-ms",
+            "0",
+        )
+        assert code == 1, output[-3000:]
+        assert summary["passed"] is False
+        assert summary["exit_code"] == 1
+        assert (summary["mode"], summary["workers"]) == ("master", 2)
+        checks = checks_by_name(summary)
+        assert checks["latency"]["passed"] is False
+        judged = summary["figures"]["judged"]
+        assert judged["count"] > 0
+        assert judged["over_threshold"] == judged["count"]  # every answer came after 200 ms
+        assert judged["p50_ms"] > 300
+        assert checks["latency"]["observed"] == judged["count"]
+        # Only the latency threshold is broken: the venue still quoted everything in its budget.
+        assert checks["error_ratio"]["passed"] is True
+        assert checks["no_quote_ratio"]["passed"] is True
+        assert summary["slo"]["threshold_ms"] == 200
+        # The run put the simulator back: limits as before, its key revoked.
+        assert control.limits() == limits_before
+        keys = control.data("GET", "/_sim/keys")["keys"]
+        (run_key,) = [k for k in keys if k["key_id"] == summary["setup"]["key_id"]]
+        assert run_key["status"] == "revoked"
+
+
+# -- the pure parts --------------------------------------------------------------------------
+
+
+def test_percentile_judged_on_exact_counts() -> None:
+    assert allowed_over(100, 99) == 1
+    assert allowed_over(99, 99) == 0  # nearest rank 99 of 99: the slowest must be within
+    assert allowed_over(1000, 99) == 10
+    assert allowed_over(1001, 99) == 10  # rank ceil(990.99) = 991
+    assert allowed_over(1000, 99.9) == 1
+    assert allowed_over(0, 99) == 0
+
+
+def test_a_tally_counts_751_ms_over_a_750_ms_budget_where_buckets_could_not() -> None:
+    tally = Tally(budget_ms=750, threshold_ms=780)
+    for latency in [400.0] * 97 + [750.0, 751.0, 781.5]:
+        tally.record("firm", latency, judged=True, error=None, status="quoted")
+    assert (tally.judged, tally.over_budget, tally.over_threshold) == (100, 2, 1)
+    assert tally.quantile_ms(99) == 751.0
+    assert tally.quantile_ms(100) == 781.5
+    limits = Thresholds(750, 30, 99, 0.01, 0.05)
+    checks = {c.name: c for c in standard_checks(tally, limits, quotes_expected=True)}
+    assert checks["latency"].passed  # 1 of 100 over 780 ms: p99 is within
+    tally.record("firm", 790.0, judged=True, error=None, status="no_quote", no_quote_reason="x")
+    checks = {c.name: c for c in standard_checks(tally, limits, quotes_expected=True)}
+    assert not checks["latency"].passed  # 2 of 101 over: allowed 1
+    assert checks["no_quote_ratio"].observed == round(1 / 101, 6)
+
+
+def test_workers_counts_merge_into_the_masters() -> None:
+    master, worker = Tally(750, 780), Tally(750, 780)
+    master.record("firm", 100.0, judged=True, error=None, status="quoted")
+    worker.record("firm", 800.0, judged=True, error="429 rate_limited", status=None)
+    worker.count("quoted", 3)
+    master.merge(json.loads(json.dumps(worker.drain())))  # through a message and back
+    assert (master.requests, master.errors, master.over_threshold) == (2, 1, 1)
+    assert master.counters["quoted"] == 3
+    assert master.error_kinds["429 rate_limited"] == 1
+    assert worker.requests == 0  # drained
+
+
+def test_shapes_stay_within_users_and_end_at_the_run_time() -> None:
+    assert plan("steady", 10, 20, 4, 60) == (20, 4)
+    assert [plan("ramp", t, 20, 4, 60) for t in (0, 15, 30, 59)] == [
+        (5, 4),
+        (10, 4),
+        (15, 4),
+        (20, 4),
+    ]
+    assert plan("spike", 10, 20, 4, 60) == (4, 20.0)
+    assert plan("spike", 30, 20, 4, 60) == (20, 20.0)
+    assert plan("spike", 50, 20, 4, 60) == (4, 20.0)
+    assert plan("steady", 60, 20, 4, 60) is None
+
+
+def test_only_loopback_targets_and_bounded_runs() -> None:
+    for url in (
+        "http://127.0.0.1:8080",
+        "http://127.9.9.9",
+        "http://localhost:1",
+        "http://[::1]:80",
+    ):
+        assert ensure_loopback(url) == url
+    for refused in ("http://10.0.0.5:8080", "https://example.com", "http://0.0.0.0:8080", "", None):
+        with pytest.raises(NotLoopback):
+            ensure_loopback(refused)
+    assert parse_duration_s("60s") == 60
+    assert parse_duration_s("1h30m") == 5400
+    assert parse_duration_s("90") == 90
+    with pytest.raises(ValueError, match="users"):
+        check_bounds(201, None, 60)
+    with pytest.raises(ValueError, match="run-time"):
+        check_bounds(10, None, 3 * 3600)
