@@ -86,6 +86,7 @@ def bench_http_baseline(seconds: float, concurrency: int, rounds: int) -> Sectio
     our_runs: list[LoadResult] = []
     with processes.baseline_server() as base_url, processes.simulator() as started:
         api = started.info["api_url"]
+        rfq.open_limits(api)  # the IP backstop (600/min) would otherwise answer 429s
         for _ in range(rounds):  # interleaved, so drift on the machine hits both alike
             baseline_runs.append(
                 asyncio.run(

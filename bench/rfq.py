@@ -263,6 +263,11 @@ async def _limits_open(api: str) -> None:
         await _setup(session, api)
 
 
+def open_limits(api: str) -> None:
+    """Raise the per-IP backstop and keyless limits for a load run from one client."""
+    asyncio.run(_limits_open(api))
+
+
 def _rpc_sync(url: str, method: str, params: list[Any]) -> Any:
     import json
     import urllib.request
