@@ -81,4 +81,9 @@ def from_unix(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, tz=UTC)
 
 
-__all__ = ["AdvanceListener", "Clock", "from_unix", "isoformat", "timedelta"]
+def isoformat_unix(seconds: float | None) -> str | None:
+    """Unix seconds as the API's timestamp string; None stays None (a null field)."""
+    return isoformat(from_unix(seconds)) if seconds is not None else None
+
+
+__all__ = ["AdvanceListener", "Clock", "from_unix", "isoformat", "isoformat_unix", "timedelta"]

@@ -9,9 +9,9 @@ from aiohttp import web
 from simulator.api.appkeys import CALLER, CLOCK, LADDER_BYTES, RFQ
 from simulator.api.parsing import parse_body, parse_query
 from simulator.api.responses import data_response, raw_json_response
-from simulator.api.routes import Access, Operation, RouteTable
+from simulator.api.routes import Access, RouteTable
 from simulator.api.schemas import rfq as schemas
-from simulator.clock import from_unix, isoformat
+from simulator.clock import from_unix, isoformat, isoformat_unix
 from simulator.errors import (
     Conflict,
     Forbidden,
@@ -34,10 +34,6 @@ from simulator.services.trades import TradeSpec
 from simulator.services.transactions import UnsignedTx, approval, swap
 
 
-def _ts(value: float | None) -> str | None:
-    return isoformat(from_unix(value)) if value is not None else None
-
-
 def render_routing(routing: Routing) -> schemas.Routing:
     return schemas.Routing(
         preferenceApplied=routing.preference_applied,
@@ -56,7 +52,7 @@ def render_tx(tx: UnsignedTx) -> schemas.UnsignedTransaction:
 def _reserved(now: float, until: float | None) -> dict[str, Any]:
     if until is None or until <= now:
         return {}
-    return {"reservedUntil": _ts(until), "retryAfterMs": int((until - now) * 1000)}
+    return {"reservedUntil": isoformat_unix(until), "retryAfterMs": int((until - now) * 1000)}
 
 
 def render_record(record: RfqRecord) -> schemas.RfqRecord:
@@ -73,11 +69,11 @@ def render_record(record: RfqRecord) -> schemas.RfqRecord:
         taker=record.taker,
         quoteTtlMs=record.quote_ttl_ms,
         replyBy=isoformat(from_unix(record.reply_by)),
-        expiresAt=_ts(record.quote.expires_at) if record.quote else None,
+        expiresAt=isoformat_unix(record.quote.expires_at) if record.quote else None,
         noQuoteReason=record.no_quote_reason,
         txHash=record.tx_hash,
-        submittedAt=_ts(record.submitted_at),
-        filledAt=_ts(record.filled_at),
+        submittedAt=isoformat_unix(record.submitted_at),
+        filledAt=isoformat_unix(record.filled_at),
         failReason=record.fail_reason,
         routing=render_routing(record.routing),
         createdAt=isoformat(from_unix(record.created_at)),
@@ -289,19 +285,7 @@ PUBLIC = Access(scope=None)
 
 
 def add_routes(table: RouteTable) -> None:
-    def add(method: str, path: str, handler: Any, op_id: str, summary: str, **kw: Any) -> None:
-        table.add(
-            Operation(
-                method=method,
-                path=path,
-                handler=handler,
-                operation_id=op_id,
-                summary=summary,
-                document="v2",
-                tags=("rfq",),
-                **kw,
-            )
-        )
+    add = table.adder("v2", ("rfq",))
 
     key_or_claim = ("bearerKey", "apiKeyHeader", "rfqClaim")
     add(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from aiohttp import web
 from pydantic import BaseModel
@@ -54,6 +54,30 @@ class RouteTable:
     def register(self, router: web.UrlDispatcher) -> None:
         for op in self.operations:
             router.add_route(op.method, op.path, op.handler, name=op.operation_id)
+
+    def adder(
+        self, document: Document, tags: tuple[str, ...], **defaults: Any
+    ) -> Callable[..., None]:
+        """`add(method, path, handler, operation_id, summary, **fields)` for one area's routes,
+        with the fields every operation of the area shares (`defaults`)."""
+
+        def add(
+            method: str, path: str, handler: Any, op_id: str, summary: str, **fields: Any
+        ) -> None:
+            self.add(
+                Operation(
+                    method=method,
+                    path=path,
+                    handler=handler,
+                    operation_id=op_id,
+                    summary=summary,
+                    document=document,
+                    tags=tags,
+                    **{**defaults, **fields},
+                )
+            )
+
+        return add
 
     def by_name(self) -> dict[str, Operation]:
         return {op.operation_id: op for op in self.operations}

@@ -9,7 +9,7 @@ from aiohttp import web
 from simulator.api.appkeys import SERVICES
 from simulator.api.parsing import parse_body
 from simulator.api.responses import data_response
-from simulator.api.routes import Operation, RouteTable
+from simulator.api.routes import RouteTable
 from simulator.api.schemas.sim_keys import (
     FaultState,
     FaultUpdate,
@@ -135,19 +135,7 @@ async def delete_faults(request: web.Request) -> web.Response:
 
 
 def add_routes(table: RouteTable) -> None:
-    def add(method: str, path: str, handler: Any, op_id: str, summary: str, **kw: Any) -> None:
-        table.add(
-            Operation(
-                method=method,
-                path=path,
-                handler=handler,
-                operation_id=op_id,
-                summary=summary,
-                document="sim",
-                tags=("sim",),
-                **kw,
-            )
-        )
+    add = table.adder("sim", ("sim",))
 
     body_errors = (InvalidRequest, PayloadTooLarge, InternalError)
     add(

@@ -3,23 +3,17 @@ CA that lets receivers on this machine serve https the simulator trusts."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
 from simulator.adapters.webhook_runtime import WEBHOOK_ADAPTERS
 from simulator.api.appkeys import WEBHOOKS
 from simulator.api.parsing import parse_body, parse_query
 from simulator.api.responses import data_response
-from simulator.api.routes import Operation, RouteTable
+from simulator.api.routes import RouteTable
 from simulator.api.schemas import webhooks as schemas
-from simulator.clock import from_unix, isoformat
+from simulator.clock import from_unix, isoformat, isoformat_unix
 from simulator.errors import Conflict, InternalError, InvalidRequest, NotFound, PayloadTooLarge
 from simulator.services.webhook_delivery import Delivery, DeliveryFaults
-
-
-def _ts(value: float | None) -> str | None:
-    return isoformat(from_unix(value)) if value is not None else None
 
 
 def render_delivery(delivery: Delivery) -> schemas.DeliveryView:
@@ -31,7 +25,7 @@ def render_delivery(delivery: Delivery) -> schemas.DeliveryView:
         event_type=delivery.event_type,
         status=delivery.status,
         created_at=isoformat(from_unix(delivery.created_at)),
-        next_attempt_at=_ts(delivery.next_attempt_at),
+        next_attempt_at=isoformat_unix(delivery.next_attempt_at),
         attempts=[
             schemas.DeliveryAttemptView(
                 attempt=a.number,
@@ -110,19 +104,7 @@ async def issue_certificate(request: web.Request) -> web.Response:
 
 
 def add_routes(table: RouteTable) -> None:
-    def add(method: str, path: str, handler: Any, op_id: str, summary: str, **kw: Any) -> None:
-        table.add(
-            Operation(
-                method=method,
-                path=path,
-                handler=handler,
-                operation_id=op_id,
-                summary=summary,
-                document="sim",
-                tags=("sim", "webhooks"),
-                **kw,
-            )
-        )
+    add = table.adder("sim", ("sim", "webhooks"))
 
     body_errors = (InvalidRequest, PayloadTooLarge, InternalError)
     add(

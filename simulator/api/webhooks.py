@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
 from simulator.api.appkeys import CALLER, WEBHOOKS
 from simulator.api.parsing import parse_body
 from simulator.api.responses import data_response
-from simulator.api.routes import Access, Operation, RouteTable
+from simulator.api.routes import Access, RouteTable
 from simulator.api.schemas import webhooks as schemas
 from simulator.errors import (
     Forbidden,
@@ -69,21 +67,7 @@ KEY_ERRORS = (Unauthorized, Forbidden, RateLimited, InternalError)
 
 
 def add_routes(table: RouteTable) -> None:
-    def add(method: str, path: str, handler: Any, op_id: str, summary: str, **kw: Any) -> None:
-        table.add(
-            Operation(
-                method=method,
-                path=path,
-                handler=handler,
-                operation_id=op_id,
-                summary=summary,
-                document="v2",
-                tags=("webhooks",),
-                security=("bearerKey", "apiKeyHeader"),
-                access=MANAGE,
-                **kw,
-            )
-        )
+    add = table.adder("v2", ("webhooks",), security=("bearerKey", "apiKeyHeader"), access=MANAGE)
 
     add(
         "POST",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from simulator.clock import from_unix, isoformat
+from simulator.clock import isoformat_unix
 from simulator.services.rfq_model import RfqRecord
 
 EventType = Literal["rfq.filled", "rfq.failed", "rfq.expired"]
@@ -39,10 +39,6 @@ class EventLog:
             subscriber.publish(event)
 
 
-def _ts(value: float | None) -> str | None:
-    return isoformat(from_unix(value)) if value is not None else None
-
-
 def rfq_event(event_type: EventType, record: RfqRecord, created: float) -> Event:
     sell, buy, fee = record_amounts(record)
     rfq: dict[str, Any] = {
@@ -55,7 +51,7 @@ def rfq_event(event_type: EventType, record: RfqRecord, created: float) -> Event
         "feeAmount": fee,
         "taker": record.taker,
         "txHash": record.tx_hash,
-        "filledAt": _ts(record.filled_at),
+        "filledAt": isoformat_unix(record.filled_at),
         "failReason": record.fail_reason if event_type != "rfq.filled" else None,
     }
     if event_type == "rfq.filled":
@@ -65,7 +61,7 @@ def rfq_event(event_type: EventType, record: RfqRecord, created: float) -> Event
     body = {
         "id": f"{event_type}:{record.rfq_id}",
         "type": event_type,
-        "created": _ts(created),
+        "created": isoformat_unix(created),
         "data": {"apiVersion": 2, "rfq": rfq},
     }
     return Event(
