@@ -29,31 +29,11 @@ from conformance.client import (
 )
 from conformance.signing import sign_taker_proof
 from conformance.target import Target
+from conformance.trading import RECORD_FIELDS
 
 CHAIN = 97
 ONE_TOKEN = 10**18
 UNKNOWN_RFQ = "rfq_000000000000000000000000"
-RECORD_FIELDS = {
-    "rfqId",
-    "status",
-    "chainId",
-    "sellToken",
-    "buyToken",
-    "sellAmount",
-    "buyAmount",
-    "feeAmount",
-    "taker",
-    "quoteTtlMs",
-    "replyBy",
-    "expiresAt",
-    "noQuoteReason",
-    "txHash",
-    "submittedAt",
-    "filledAt",
-    "failReason",
-    "routing",
-    "createdAt",
-}
 SECRET_FIELDS = {"claimToken", "signature", "encodedOrder", "orders"}
 
 KeyFactory = Callable[..., dict[str, Any]]
