@@ -28,9 +28,19 @@ TESTS_DIR = Path(__file__).resolve().parent / "tests"
 
 # --only AREA: which test modules make up each area of the spec.
 AREAS: dict[str, tuple[str, ...]] = {
-    "conventions": ("test_conventions.py", "test_health.py", "test_openapi.py"),
-    "auth": ("test_auth_proofs.py", "test_auth_keys.py", "test_claims.py"),
-    "limits": ("test_rate_limits.py", "test_rfq_concurrency.py"),
+    "conventions": (
+        "test_conventions.py",
+        "test_health.py",
+        "test_openapi.py",
+        "test_versioning.py",
+    ),
+    "auth": (
+        "test_auth_proofs.py",
+        "test_auth_keys.py",
+        "test_claims.py",
+        "test_auth_matrix.py",
+    ),
+    "limits": ("test_rate_limits.py", "test_rfq_concurrency.py", "test_rate_limits_instances.py"),
     "rfq": (
         "test_rfq_settlement.py",
         "test_rfq_paths.py",
@@ -38,7 +48,10 @@ AREAS: dict[str, tuple[str, ...]] = {
         "test_rfq_lifecycle.py",
         "test_rfq_ladder_preview.py",
         "test_rfq_corrections.py",
+        "test_rfq_soliciting.py",
+        "test_maker_stream_protocol.py",
     ),
+    "timing": ("test_timing_budgets.py",),
     "webhooks": ("test_webhooks_registry.py", "test_webhooks_delivery.py"),
     "schema": ("test_schemathesis.py",),
     "sim": ("test_sim_clock.py", "test_sim_info.py"),

@@ -31,8 +31,12 @@ from conformance.report import (
 from conformance.rules import Rule, load_rules
 from conformance.server import DEFAULT_START_TIMEOUT
 from conformance.target import Target, TargetError, TargetManager, parse_rpc_urls
+from conformance.timing import TimingTolerances
+from conformance.timing import add_options as add_timing_options
+from conformance.timing import from_config as timing_from_config
 
 SPEC_MARKER = "spec"
+DOCUMENTS = ("rfq", "ramp", "v1")
 SIM_ONLY_MARKER = "sim_only"
 
 
@@ -87,6 +91,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="print the spec rule ids no test covered at the end of the run",
     )
+    add_timing_options(group)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -104,6 +109,7 @@ def pytest_configure(config: pytest.Config) -> None:
         rpc_urls = parse_rpc_urls(config.getoption("--rpc-url"))
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from exc
+    timing_from_config(config)  # a negative tolerance is a usage error at start-up
     manager = TargetManager(
         base_url=config.getoption("--base-url"),
         rpc_urls=rpc_urls,
@@ -209,12 +215,30 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         item.user_properties.append((BASE_URL_PROPERTY, target.base_url))
 
 
+def _write_uncovered(terminalreporter: Any, missing: list[str]) -> None:
+    by_document = {doc: 0 for doc in DOCUMENTS}
+    for rule_id in missing:
+        document = rule_id.split("/", 1)[0]
+        by_document[document] = by_document.get(document, 0) + 1
+    counts = ", ".join(f"{doc} {count}" for doc, count in by_document.items())
+    terminalreporter.write_line(f"uncovered rules ({len(missing)}; {counts}):")
+    for rule_id in missing:
+        terminalreporter.write_line(f"  {rule_id}")
+
+
 class _Reporter:
     """Collects spec-marked results and writes the report; registered on the controller only."""
 
     def __init__(self, config: pytest.Config, state: _State) -> None:
         self.config = config
         self.state = state
+        self.marked: set[str] | None = None  # rule ids of the collected tests (--collect-only)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # With --collect-only nothing runs and no matrix is built; --list-uncovered then lists
+        # the rules that no collected test marks, without a target (static coverage).
+        if self.config.option.collectonly and self.config.getoption("--list-uncovered"):
+            self.marked = {rule for item in session.items for rule in spec_rule_ids(item)}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.state.collector.add(
@@ -245,6 +269,14 @@ class _Reporter:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         matrix = self.state.matrix
         if matrix is None:
+            if self.marked is not None:
+                rules = load_rules()
+                terminalreporter.section("conformance (collected tests only; nothing ran)")
+                covered = sum(1 for rule in rules if rule.id in self.marked)
+                terminalreporter.write_line(f"{len(rules)} rules: {covered} marked by a test")
+                _write_uncovered(
+                    terminalreporter, [rule.id for rule in rules if rule.id not in self.marked]
+                )
             return
         totals = matrix["totals"]
         terminalreporter.section("conformance")
@@ -255,10 +287,7 @@ class _Reporter:
             f"{totals['skipped']} skipped, {totals['not_covered']} not covered"
         )
         if self.config.getoption("--list-uncovered"):
-            missing = uncovered(matrix)
-            terminalreporter.write_line(f"uncovered rules ({len(missing)}):")
-            for rule_id in missing:
-                terminalreporter.write_line(f"  {rule_id}")
+            _write_uncovered(terminalreporter, uncovered(matrix))
 
 
 # -- fixtures ----------------------------------------------------------------------------
@@ -274,6 +303,12 @@ def target(request: pytest.FixtureRequest) -> Target:
 def http(target: Target) -> Client:
     """A plain HTTP client for the target's base URL (no credentials)."""
     return target.client()
+
+
+@pytest.fixture(scope="session")
+def tolerances(request: pytest.FixtureRequest) -> TimingTolerances:
+    """The timing-budget tolerances (``--budget-tolerance-ms`` and friends)."""
+    return timing_from_config(request.config)
 
 
 @pytest.fixture

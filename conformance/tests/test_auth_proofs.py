@@ -42,6 +42,7 @@ from conformance.signing import (
     wrap_erc6492,
 )
 from conformance.target import Target
+from conformance.timing import TimingTolerances
 
 CHAIN = 97  # test environment: minimum size 0.01
 OTHER_CHAIN = 56
@@ -205,10 +206,12 @@ def test_keyless_request_without_proof_or_grant_is_401(target: Target, caller: C
     "rfq/limits/proof-clock-window",
     "rfq/errors/401-unauthorized",
 )
-@pytest.mark.parametrize("skew_ms", [-61_000, 61_000], ids=["past", "future"])
+@pytest.mark.parametrize("side", [-1, 1], ids=["past", "future"])
 def test_proof_outside_the_clock_window_is_stale(
-    target: Target, sim: SimControl, caller: Client, skew_ms: int
+    target: Target, sim: SimControl, caller: Client, side: int, tolerances: TimingTolerances
 ) -> None:
+    # Just outside the window: 60 s and the --clock-window-tolerance-ms margin away.
+    skew_ms = side * (WINDOW_MS + round(tolerances.clock_window_ms))
     wallet = _demo_wallet(target)
     now = sim.now_ms()
     proof = sign_taker_proof(
@@ -227,10 +230,12 @@ def test_proof_outside_the_clock_window_is_stale(
 
 @pytest.mark.sim_only
 @pytest.mark.spec("rfq/auth/proof-of-control/rule-1", "rfq/limits/proof-clock-window")
-@pytest.mark.parametrize("skew_ms", [-55_000, 55_000], ids=["past", "future"])
+@pytest.mark.parametrize("side", [-1, 1], ids=["past", "future"])
 def test_proof_inside_the_clock_window_is_accepted(
-    target: Target, sim: SimControl, caller: Client, skew_ms: int
+    target: Target, sim: SimControl, caller: Client, side: int, tolerances: TimingTolerances
 ) -> None:
+    # Just inside the window: the --clock-window-tolerance-ms margin short of 60 s.
+    skew_ms = side * max(0, WINDOW_MS - round(tolerances.clock_window_ms))
     wallet = _demo_wallet(target)
     proof = sign_taker_proof(
         wallet["private_key"], wallet["address"], CHAIN, issued_at_ms=sim.now_ms() + skew_ms
@@ -421,15 +426,19 @@ def test_grant_covers_the_same_taker_chain_and_caller_only(
     "rfq/limits/proof-clock-window",
     "rfq/auth/proof-of-control/rule-6",
 )
-def test_grant_lapses_after_twelve_hours(target: Target, sim: SimControl, caller: Client) -> None:
+def test_grant_lapses_after_twelve_hours(
+    target: Target, sim: SimControl, caller: Client, tolerances: TimingTolerances
+) -> None:
+    # "About 12 hours": still live --grant-tolerance-s before 12 h, lapsed as long after.
+    margin_s = max(1, round(tolerances.grant_s))
     wallet = _demo_wallet(target)
     proof = sign_taker_proof(
         wallet["private_key"], wallet["address"], CHAIN, issued_at_ms=sim.now_ms()
     )
     _assert_accepted(_request(caller, _body(target, wallet["address"], proof)))
-    sim.advance(GRANT_SECONDS - 600)
+    sim.advance(GRANT_SECONDS - margin_s)
     _assert_accepted(_request(caller, _body(target, wallet["address"])))
-    sim.advance(601)
+    sim.advance(2 * margin_s)
     _assert_unauthorized(
         _request(caller, _body(target, wallet["address"])), "proof_of_control_required"
     )

@@ -312,3 +312,39 @@ def test_bad_rpc_url_option_is_a_usage_error(project: Path) -> None:
     code, out = _run(project, "--rpc-url", "not-a-chain")
     assert code == 4, out
     assert "--rpc-url expects CHAIN=URL" in out
+
+
+def test_collect_only_lists_the_rules_no_collected_test_marks(project: Path) -> None:
+    (project / "test_suite.py").write_text(TESTS)
+    record = project / "record.txt"
+    code, out = _run(
+        project,
+        "--collect-only",
+        "--list-uncovered",
+        "--rfqsim-bin",
+        str(project / "fake-rfqsim"),
+        env={"FAKE_RFQSIM_RECORD": str(record)},
+    )
+    assert code == 0, out
+    assert not record.exists(), "nothing is started to list coverage"
+    assert not (project / "conformance-report").exists()
+    assert "collected tests only; nothing ran" in out, out
+    assert "rules: 4 marked by a test" in out, out
+    assert "\n  rfq/errors/401-unauthorized\n" in out, out
+    assert "\n  rfq/errors/409-conflict\n" not in out, out
+    assert "uncovered rules (" in out, out
+    assert "; rfq " in out, out
+
+
+def test_timing_tolerances_are_options_and_must_not_be_negative(project: Path) -> None:
+    (project / "test_timing.py").write_text(
+        "def test_tolerances(tolerances):\n"
+        "    assert tolerances.budget_ms == 45\n"
+        "    assert tolerances.head_start_ms == 20\n"
+        "    assert tolerances.grant_s == 60\n"
+    )
+    code, out = _run(project, "--budget-tolerance-ms", "45", "--grant-tolerance-s", "60")
+    assert code == 0, out
+    code, out = _run(project, "--budget-tolerance-ms", "-1")
+    assert code == 4, out
+    assert "--budget-tolerance-ms must not be negative" in out, out

@@ -110,7 +110,8 @@ def _operation(op: Operation, defs: dict[str, Any]) -> dict[str, Any]:
             },
         }
     if op.security:
-        spec["security"] = [{name: []} for name in op.security]
+        # "" is the empty requirement {}: the operation may also be called without any scheme.
+        spec["security"] = [{name: []} if name else {} for name in op.security]
     return spec
 
 
@@ -129,7 +130,7 @@ def build_openapi(operations: list[Operation], document: Document, version: str)
     paths: dict[str, dict[str, Any]] = {}
     for op in operations:
         paths.setdefault(op.path, {})[op.method.lower()] = _operation(op, defs)
-    used_schemes = {name for op in operations for name in op.security}
+    used_schemes = {name for op in operations for name in op.security if name}
     components: dict[str, Any] = {"schemas": dict(sorted(defs.items()))}
     if used_schemes:
         components["securitySchemes"] = {k: SECURITY_SCHEMES[k] for k in sorted(used_schemes)}

@@ -280,6 +280,9 @@ def render_ladder(view: LadderView) -> schemas.Ladder:
 
 
 BODY_ERRORS = (InvalidRequest, PayloadTooLarge, RateLimited, InternalError)
+# GET /v2/rfq/{rfq_id} for the router: any segment except the concrete siblings under /v2/rfq/.
+# (The look-ahead lives only in this route pattern, never in a schema pattern.)
+RFQ_ID_ROUTE = "/v2/rfq/{rfq_id:(?!(?:preview|request|levels)$)[^/]+}"
 KEY_ERRORS = (Unauthorized, Forbidden)
 PUBLIC = Access(scope=None)
 
@@ -319,7 +322,9 @@ def add_routes(table: RouteTable) -> None:
         body=schemas.RfqRequestBody,
         responses={200: schemas.RfqRequestResult},
         errors=(*BODY_ERRORS, *KEY_ERRORS, UpstreamError, VenueUnavailable),
-        security=("bearerKey", "apiKeyHeader"),
+        # A key, or none at all: a keyless caller proves control of the taker wallet with the
+        # body's takerProof (or a live grant), which is not an HTTP security scheme.
+        security=("bearerKey", "apiKeyHeader", ""),
         access=Access(scope="trades:write"),
     )
     add(
@@ -351,6 +356,10 @@ def add_routes(table: RouteTable) -> None:
         get_rfq,
         "rfqGet",
         "RFQ status and settled amounts",
+        # The router must not read /v2/rfq/preview, /request or /levels as an rfq id: they
+        # would answer other methods with 404 or advertise GET in a 405's Allow. OpenAPI
+        # matches concrete paths first, so the document keeps the plain template.
+        route_path=RFQ_ID_ROUTE,
         responses={200: schemas.RfqRecord},
         errors=(*KEY_ERRORS, NotFound, RateLimited, InternalError),
         security=key_or_claim,

@@ -39,9 +39,16 @@ class Operation:
     query: type[BaseModel] | None = None  # query-string model
     responses: dict[int, type[BaseModel] | None] = field(default_factory=dict)  # success: data
     errors: tuple[type[ServiceError], ...] = ()  # error statuses this operation can answer
-    security: tuple[str, ...] = ()  # OpenAPI security scheme names (any of them)
+    security: tuple[str, ...] = ()  # OpenAPI security scheme names (any of them; "" = none)
     envelope: bool = True  # success bodies wrapped in `data`
     access: Access | None = None  # None: not an API call (no key, no per-key limiter)
+    route_path: str | None = None  # aiohttp route pattern when it must differ from `path`
+
+    @property
+    def router_path(self) -> str:
+        """What aiohttp registers: `route_path` if given (e.g. a regex that keeps a templated
+        segment off its concrete siblings), else the documented `path`."""
+        return self.route_path or self.path
 
 
 class RouteTable:
@@ -53,7 +60,7 @@ class RouteTable:
 
     def register(self, router: web.UrlDispatcher) -> None:
         for op in self.operations:
-            router.add_route(op.method, op.path, op.handler, name=op.operation_id)
+            router.add_route(op.method, op.router_path, op.handler, name=op.operation_id)
 
     def adder(
         self, document: Document, tags: tuple[str, ...], **defaults: Any

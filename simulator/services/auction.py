@@ -109,13 +109,7 @@ class Auction:
             head_start_end = min(
                 budget_end, self._clock.monotonic() + spec.corridor.timing.preferred_wait_ms / 1000
             )
-            if tasks:
-                await asyncio.wait(
-                    tasks, timeout=max(0.0, head_start_end - self._clock.monotonic())
-                )
-            covered = any(
-                t.done() and not t.cancelled() and t.result().order is not None for t in tasks
-            )
+            covered = await self._preferred_cover(tasks, head_start_end)
             if not covered:
                 routing.fallback_used = True
                 tasks += [
@@ -228,6 +222,29 @@ class Auction:
             return [r.order for r in replies if r.order is not None]
         await self._release_losers([r for r in replies if r.order is not None], rfq_id)
         return None
+
+    async def _preferred_cover(self, tasks: list[asyncio.Task[_Reply]], until: float) -> bool:
+        """Waits out the preferred makers' head start; True as soon as one of them quotes the
+        size. Preferred makers that decline (or none at all) do not end the head start early:
+        the rest are asked only once it is over (spec: preferred wait before the rest)."""
+
+        def covered() -> bool:
+            return any(
+                t.done() and not t.cancelled() and t.result().order is not None for t in tasks
+            )
+
+        pending = set(tasks)
+        while not covered():
+            remaining = until - self._clock.monotonic()
+            if remaining <= 0:
+                return False
+            if not pending:
+                await asyncio.sleep(remaining)
+                return False
+            _, pending = await asyncio.wait(
+                pending, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
+            )
+        return True
 
     async def _ask(
         self,

@@ -4,10 +4,10 @@ non-ASCII digits); amounts are also range-checked against 2^256-1 in code."""
 from __future__ import annotations
 
 import functools
-from typing import Annotated
+from typing import Annotated, Any
 
-from eth_utils.address import is_address, to_checksum_address
-from pydantic import AfterValidator, Field
+from eth_utils.address import is_checksum_address, to_checksum_address
+from pydantic import AfterValidator, BeforeValidator, Field
 
 UINT256_MAX = 2**256 - 1
 AMOUNT_PATTERN = r"^(0|[1-9][0-9]{0,77})$"
@@ -23,12 +23,25 @@ def _amount_in_range(value: str) -> str:
     return value
 
 
+def _integral_number(value: Any) -> Any:
+    # JSON has one number type: 97 and 97.0 are the same value, and JSON Schema 2020-12 (the
+    # dialect of OpenAPI 3.1) counts both as "integer". Strict models would refuse the float, so
+    # an integral float becomes the int before validation; 97.5, booleans and strings still fail.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 @functools.lru_cache(maxsize=8192)
 def _valid_address(value: str) -> str:
     # Cached: checksumming costs a keccak, and callers send the same few addresses over and over.
-    # Lowercase (or uppercase) hex is accepted and normalized; mixed case must be a valid
-    # EIP-55 checksum, as wallets and ethers.js insist.
-    if not is_address(value):
+    # All-lowercase and all-uppercase hex carry no checksum: accepted and normalized. Mixed case
+    # is an EIP-55 checksum and must be a valid one, as wallets and ethers.js insist: a typo in a
+    # checksummed address is refused rather than silently trusted. (eth_utils' is_address does
+    # not check the checksum, so it is checked here explicitly.) The pattern has already
+    # limited `value` to 0x + 40 hex digits.
+    digits = value[2:]
+    if digits != digits.lower() and digits != digits.upper() and not is_checksum_address(value):
         raise ValueError("mixed-case address with an invalid EIP-55 checksum")
     return to_checksum_address(value)
 
@@ -41,6 +54,9 @@ def _wallet_list(value: list[str] | str) -> list[str]:
     return [_valid_address(item) for item in items]
 
 
+# An integer that also takes integral JSON numbers (97.0), as the schema's "integer" does
+# (decisions F15); constraints (ge, le) go on the field as usual.
+Integer = Annotated[int, BeforeValidator(_integral_number)]
 Amount = Annotated[
     str,
     Field(pattern=AMOUNT_PATTERN, description="Base-10 integer in atomic units, as a string"),

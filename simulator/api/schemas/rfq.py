@@ -2,24 +2,63 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import copy
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, RootModel
 
 from simulator.api.schemas.common import ApiModel
-from simulator.api.schemas.fields import Address, Amount, Bytes32, HexBytes, TxHash, WalletList
+from simulator.api.schemas.fields import (
+    Address,
+    Amount,
+    Bytes32,
+    HexBytes,
+    Integer,
+    TxHash,
+    WalletList,
+)
 
 
 class TakerProofBody(ApiModel):
     nonce: Bytes32 = Field(description="32 random bytes")
-    issuedAt: int = Field(ge=0, le=2**63 - 1, description="Unix milliseconds")
+    issuedAt: Integer = Field(ge=0, le=2**63 - 1, description="Unix milliseconds")
     signature: HexBytes = Field(description="EIP-712 TakerControl signature by the taker")
 
 
-class PreviewBody(ApiModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+def _present(field: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"required": [field], "properties": {field: schema}}
 
-    chainId: int = Field(ge=1, le=2**53)
+
+_STEERING = ("preferredLiquidityWallets", "restrictedLiquidityWallets")
+_NON_EMPTY_WALLETS: dict[str, Any] = {
+    "anyOf": [{"type": "array", "minItems": 1}, {"type": "string"}]
+}
+# Cross-field rules of spec 1-rfq-v2 "Request body", declared in the document so that a body the
+# document calls valid is one the service accepts ("Sending both or neither of sellAmount /
+# buyAmount is 400"; "both steering fields together is 400"). The service enforces them (400
+# with details.reason exactly_one_amount / steering_conflict); null counts as absent, as there.
+# An empty steering list steers nothing, so only two non-empty lists conflict (a string form
+# always names at least one wallet).
+BODY_RULES: dict[str, Any] = {
+    "oneOf": [
+        _present("sellAmount", {"type": "string"}),
+        _present("buyAmount", {"type": "string"}),
+    ],
+    "not": {
+        "required": list(_STEERING),
+        "properties": dict.fromkeys(_STEERING, _NON_EMPTY_WALLETS),
+    },
+}
+
+
+def _body_rules(schema: dict[str, Any]) -> None:
+    schema.update(copy.deepcopy(BODY_RULES))
+
+
+class PreviewBody(ApiModel):
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=_body_rules)
+
+    chainId: Integer = Field(ge=1, le=2**53)
     sellToken: Address
     buyToken: Address
     sellAmount: Amount | None = Field(

@@ -22,6 +22,14 @@ WebhookEventType = Literal[
     "limit_order.cancelled",
 ]
 MAX_URL_LENGTH = 2048
+_PORT = r"(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})"
+# The URL shapes the registry accepts, declared in the document and enforced by the same field
+# (decisions W7, W14): a scheme, `://`, a host of letters, digits, dots and hyphens, an optional
+# port 0..65535, then an optional path, query or fragment of printable ASCII (no spaces, no
+# control characters). Any scheme matches, so a plain http:// URL is still answered with its own
+# reason (https_required). No userinfo, no IP-literal hosts: a receiver is named by a DNS name
+# or an IPv4 address.
+WEBHOOK_URL_PATTERN = rf"^[A-Za-z][A-Za-z0-9+.-]*://[A-Za-z0-9.-]+(:{_PORT})?([/?#][!-~]*)?$"
 _DNS_NAME = re.compile(
     r"^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
 )
@@ -36,6 +44,7 @@ class WebhookCreate(ApiModel):
     url: str = Field(
         min_length=1,
         max_length=MAX_URL_LENGTH,
+        pattern=WEBHOOK_URL_PATTERN,
         description="Absolute https URL the events are POSTed to",
     )
     eventTypes: list[WebhookEventType] = Field(
@@ -45,6 +54,8 @@ class WebhookCreate(ApiModel):
     @field_validator("url")
     @classmethod
     def _absolute_url(cls, value: str) -> str:
+        # After the pattern, a second line of defence: the registry parses the URL with urlsplit
+        # and must never be handed one it cannot parse.
         if any(ch.isspace() or ord(ch) < 0x20 for ch in value):
             raise ValueError("must not contain whitespace or control characters")
         try:

@@ -1,0 +1,177 @@
+"""The maker stream (spec 1-rfq-v2: "The message protocol of WSS /v2/maker/stream (used by maker
+credentials): not shown"; decisions R16, designed in docs/maker-protocol.md).
+
+Checked from a maker bot's side (conformance/maker_probe.py): who may open the stream, the
+``welcome`` it gets, and the ``rfq`` message a firm request sends it.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import pytest
+from eth_account import Account
+from eth_utils.address import to_checksum_address
+
+from conformance.client import Client, SimControl, assert_error, parse_iso_utc
+from conformance.maker_probe import MakerProbe, new_maker_key, stream_url
+from conformance.target import Target
+from conformance.trading import ChainInfo, expect_no_quote, get_record, request_quote, rfq_body
+
+pytestmark = pytest.mark.sim_only  # maker credentials come from /_sim/keys
+
+STREAM = "/v2/maker/stream"
+WELCOME_FIELDS = {
+    "type",
+    "makerId",
+    "wallet",
+    "environment",
+    "serverTimeMs",
+    "levelsMinIntervalMs",
+    "levelsMaxAgeMs",
+    "pingIntervalMs",
+    "chains",
+}
+PAIR_FIELDS = {
+    "sellToken",
+    "buyToken",
+    "sellDecimals",
+    "buyDecimals",
+    "feeBps",
+    "replyBudgetMs",
+    "quoteTtlMs",
+}
+RFQ_FIELDS = {
+    "type",
+    "quoteId",
+    "rfqId",
+    "chainId",
+    "sellToken",
+    "buyToken",
+    "kind",
+    "makerReceives",
+    "feeAmount",
+    "makerGives",
+    "feeBps",
+    "taker",
+    "reactor",
+    "signatureTransfer",
+    "replyByMs",
+    "minExpiresAtMs",
+    "maxExpiresAtMs",
+}
+
+
+@pytest.mark.spec(
+    "rfq/endpoints/message-protocol-wss-v2",
+    "rfq/auth/api-keys/maker-credentials-look-like",
+    "rfq/errors/401-unauthorized",
+    "rfq/errors/403-forbidden",
+)
+def test_only_maker_credentials_open_the_stream(sim: SimControl, http: Client) -> None:
+    # Handshake failures are plain HTTP answers in the error envelope, before any upgrade.
+    assert_error(http.get(STREAM), 401, "unauthorized")
+    taker = sim.create_key(
+        f"conformance-stream-{secrets.token_hex(6)}", "test", ["trades:write", "trades:read"]
+    )
+    assert_error(
+        http.get(STREAM, headers={"Authorization": f"Bearer {taker['key']}"}), 403, "forbidden"
+    )
+    sim.call("POST", f"keys/{taker['key_id']}/revoke")
+
+
+@pytest.mark.spec("rfq/endpoints/message-protocol-wss-v2")
+def test_welcome_describes_the_makers_chains_and_pairs(
+    target: Target, sim: SimControl, chain: ChainInfo
+) -> None:
+    key, wallet = new_maker_key(sim, "test")
+    with MakerProbe(stream_url(target.base_url), key) as maker:
+        welcome = maker.welcome
+    assert welcome is not None
+    assert set(welcome) == WELCOME_FIELDS, sorted(welcome)
+    assert welcome["type"] == "welcome"
+    assert key.startswith(welcome["makerId"] + "."), "makerId is the key's public prefix"
+    assert welcome["wallet"] == to_checksum_address(wallet), welcome
+    assert welcome["environment"] == "test", welcome
+    assert abs(welcome["serverTimeMs"] - sim.now_ms()) < 10_000, welcome
+    assert welcome["levelsMinIntervalMs"] == 400, welcome
+    assert welcome["levelsMaxAgeMs"] == 10_000, welcome
+    assert welcome["pingIntervalMs"] == 15_000, welcome
+    # A test credential reaches the test chains only; every RFQ pair in both directions.
+    assert [c["chainId"] for c in welcome["chains"]] == [chain.chain_id], welcome["chains"]
+    served = welcome["chains"][0]
+    assert served["reactor"] == chain.reactor, served
+    assert served["feeRecipient"] == chain.fee_recipient, served
+    pairs = {(p["sellToken"], p["buyToken"]): p for p in served["pairs"]}
+    assert set(pairs) == chain.rfq_directions(), sorted(pairs)
+    for (sell, buy), pair in pairs.items():
+        assert set(pair) == PAIR_FIELDS, sorted(pair)
+        assert pair["sellDecimals"] == chain.token_at(sell).decimals, pair
+        assert pair["buyDecimals"] == chain.token_at(buy).decimals, pair
+        assert (pair["feeBps"], pair["replyBudgetMs"], pair["quoteTtlMs"]) == (5, 750, 60_000)
+
+
+@pytest.mark.spec(
+    "rfq/endpoints/message-protocol-wss-v2",
+    "rfq/overview/timing-defaults/reply-budget",
+    "rfq/overview/timing-defaults/quote-ttl",
+)
+@pytest.mark.parametrize("exact", ["input", "output"])
+def test_a_firm_request_reaches_the_maker_as_an_rfq_message(
+    target: Target, sim: SimControl, trader: Client, chain: ChainInfo, exact: str
+) -> None:
+    key, wallet = new_maker_key(sim, "test")
+    usdt, ngns = chain.token("USDT"), chain.token("NGNS")
+    taker = Account.create().address
+    amounts: dict[str, Any] = (
+        {"sell_amount": usdt.units(1)} if exact == "input" else {"buy_amount": ngns.units(2)}
+    )
+    # Restricted to the probe, which declines: nothing is held, the answer is a no-quote.
+    body = rfq_body(
+        chain, "USDT", "NGNS", taker=taker, restrictedLiquidityWallets=[wallet], **amounts
+    )
+    with MakerProbe(stream_url(target.base_url), key, reply="decline") as maker:
+        if exact == "input":
+            # Exact input checks the taker's funds before makers are asked: a key with
+            # rfq:aggregator skips that check, so no funding is needed.
+            aggregator = sim.create_key(
+                f"conformance-stream-{secrets.token_hex(6)}",
+                "test",
+                ["trades:write", "trades:read", "rfq:aggregator"],
+            )
+            caller = trader.with_headers({"Authorization": f"Bearer {aggregator['key']}"})
+        else:
+            caller = trader
+        data = expect_no_quote(request_quote(caller, body), "no_restricted_liquidity")
+        seen = maker.rfqs_for(data["rfqId"])
+    assert len(seen) == 1, f"the maker got {len(seen)} requests for {data['rfqId']}"
+    message = dict(seen[0].message)
+    assert set(message) == RFQ_FIELDS, sorted(message)
+    assert message["quoteId"].startswith("mq_"), message
+    assert message["chainId"] == chain.chain_id, message
+    assert (message["sellToken"], message["buyToken"]) == (usdt.address, ngns.address), message
+    assert message["taker"] == to_checksum_address(taker), message
+    assert message["reactor"] == chain.reactor, message
+    assert message["feeBps"] == 5, message
+    if exact == "input":
+        # The maker receives the size net of the fee (an atomic unit or so under the cap)
+        # and is told the fee on it exactly.
+        assert message["kind"] == "exact_input", message
+        receives, fee = int(message["makerReceives"]), int(message["feeAmount"])
+        assert usdt.units(1) - 2 <= receives + fee <= usdt.units(1), message
+        assert fee == receives * 5 // 10_000, message
+        assert message["makerGives"] is None, message
+    else:
+        assert message["kind"] == "exact_output", message
+        assert message["makerGives"] == str(ngns.units(2)), message
+        assert message["makerReceives"] is None, message
+    record = get_record(caller, data["rfqId"])
+    created_ms = parse_iso_utc(record["createdAt"]).timestamp() * 1000
+    reply_by_ms = parse_iso_utc(record["replyBy"]).timestamp() * 1000
+    # Makers must answer within the taker's reply budget: at its end at the latest (the
+    # service keeps a few milliseconds back to choose and answer).
+    assert reply_by_ms - 50 <= message["replyByMs"] <= reply_by_ms, (message, record)
+    # A cutoff leaves the taker at least 5 s after replyBy and stays within the quote TTL.
+    assert abs(message["minExpiresAtMs"] - (reply_by_ms + 5_000)) <= 1, (message, record)
+    assert message["maxExpiresAtMs"] <= created_ms + 60_000 + 1, (message, record)
