@@ -11,9 +11,9 @@ import statistics
 import time
 from pathlib import Path
 
-from bench import processes, rfq, webhooks
+from bench import processes, ramp, rfq, webhooks
 from bench.load import LoadResult, merge, percentile, run_load
-from bench.report import Section, write
+from bench.report import Section, update, write
 
 STARTUP_TARGET_S = 5.0
 MEMORY_TARGET_MB = 150.0
@@ -124,7 +124,7 @@ def bench_http_baseline(seconds: float, concurrency: int, rounds: int) -> Sectio
     return section
 
 
-BENCHMARKS = ("startup", "http", "auth", "firm", "budget", "ladder", "fills", "webhooks")
+BENCHMARKS = ("startup", "http", "auth", "firm", "budget", "ladder", "fills", "webhooks", "ramp")
 
 
 def main() -> None:
@@ -166,8 +166,21 @@ def main() -> None:
                 paced=200 if args.quick else 1000, rate=100, burst=500 if args.quick else 3000
             )
         )
+    if "ramp" in selected:
+        sections.append(
+            ramp.bench_ramp(
+                creates=20 if args.quick else 100,
+                reads=100 if args.quick else 400,
+                seconds=2 if args.quick else 5,
+            )
+        )
     command = "just bench" + (" --quick" if args.quick else "")
-    write(Path(args.output), sections, command)
+    if args.only:
+        # A partial run replaces its own sections and keeps the others' figures.
+        command = "python -m bench --only " + " ".join(args.only)
+        update(Path(args.output), sections, command)
+    else:
+        write(Path(args.output), sections, command)
     print(Path(args.output).read_text())
 
 

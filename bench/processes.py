@@ -40,19 +40,21 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 @contextmanager
 def simulator(*extra: str, timeout: float = 60.0) -> Iterator[Started]:
     """`rfqsim serve --port 0 --ready-file …`, timed from process start to the ready file."""
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, (Path(tmp) / "stderr.log").open("wb") as log:
         ready = Path(tmp) / "ready.json"
         started = time.perf_counter()
+        # The log goes to a file, not a pipe: nobody reads a pipe during the run, and a chatty
+        # run would fill it and block the simulator on its next log line.
         process = subprocess.Popen(
             [str(RFQSIM), "serve", "--port", "0", "--ready-file", str(ready), *extra],
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stderr=log,
         )
         try:
             while not ready.exists():
                 if process.poll() is not None:
-                    assert process.stderr is not None
-                    raise RuntimeError(f"rfqsim exited: {process.stderr.read().decode()[-2000:]}")
+                    tail = (Path(tmp) / "stderr.log").read_bytes().decode()[-2000:]
+                    raise RuntimeError(f"rfqsim exited: {tail}")
                 if time.perf_counter() - started > timeout:
                     raise RuntimeError("rfqsim did not become ready in time")
                 time.sleep(0.005)

@@ -49,3 +49,19 @@ def write(path: Path, sections: list[Section], command: str) -> None:
         "",
     ]
     path.write_text("\n".join(head) + "\n" + "\n".join(s.markdown() for s in sections))
+
+
+def update(path: Path, sections: list[Section], command: str) -> None:
+    """Replace (or append) only these sections in an existing report; the others keep the
+    figures of the run that measured them. Each replaced section says when and how it was run."""
+    if not path.exists():
+        write(path, sections, command)
+        return
+    text = path.read_text()
+    head, *parts = text.split("\n## ")
+    existing = {part.split("\n", 1)[0]: "## " + part for part in parts}
+    stamp = f"Measured by `{command}` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, on {machine()}."
+    for section in sections:
+        existing[section.title] = section.markdown().replace("\n\n", f"\n\n{stamp}\n\n", 1)
+    body = "\n".join(chunk.rstrip("\n") + "\n" for chunk in existing.values())
+    path.write_text(head.rstrip("\n") + "\n\n" + body)

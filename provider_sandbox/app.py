@@ -75,7 +75,11 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
 
 
 def create_sandbox_app(sandbox: Sandbox) -> web.Application:
-    app = web.Application(middlewares=[errors_middleware, api_middleware])
+    # KYC documents arrive as JSON with up to three 4 MiB images in base64 (about 16.8 MiB):
+    # aiohttp's default 1 MiB cap would refuse a valid maximal submission.
+    app = web.Application(
+        middlewares=[errors_middleware, api_middleware], client_max_size=32 * 1024 * 1024
+    )
     app[SANDBOX] = sandbox
     api.add_routes(app)
     controls.add_routes(app)

@@ -6,8 +6,11 @@ same number always resolves to the same name (on every machine, whatever the san
 from __future__ import annotations
 
 import re
+from functools import cache
+from typing import TYPE_CHECKING
 
-from faker import Faker
+if TYPE_CHECKING:
+    from faker import Faker
 
 # Central Bank of Nigeria sort-code prefixes of commercial banks (the real codes, so an
 # integrator's own bank picker data works against the sandbox).
@@ -50,7 +53,15 @@ class UnknownBank(Exception):
     """The bank code is not on the list (404 not_found)."""
 
 
-_faker = Faker("en_NG")  # one instance: creating one costs ~20 ms; reseeded on every use
+@cache
+def _faker() -> Faker:
+    """One instance, made on first use (creating one costs ~20 ms; it is reseeded on every use).
+    Imported lazily: faker is slow to import, and it ships a pytest plugin that pytest must load
+    before anyone imports faker (an earlier import is a PytestAssertRewriteWarning, an error
+    under `filterwarnings = error`, whenever the simulator's CLI runs the conformance suite)."""
+    from faker import Faker
+
+    return Faker("en_NG")
 
 
 def bank_name(code: str) -> str:
@@ -66,8 +77,9 @@ def resolve_account(bank_code: str, account_number: str) -> str:
     bank_name(bank_code)
     if account_number.endswith(UNVERIFIABLE_SUFFIX):
         raise AccountNotVerified(UNVERIFIABLE_MESSAGE)
-    _faker.seed_instance(int(account_number))
-    return f"{_faker.first_name()} {_faker.last_name()}".upper()
+    faker = _faker()
+    faker.seed_instance(int(account_number))
+    return f"{faker.first_name()} {faker.last_name()}".upper()
 
 
 def same_name(a: str, b: str) -> bool:

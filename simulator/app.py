@@ -9,16 +9,22 @@ from simulator.adapters.chain import AnvilChain
 from simulator.adapters.chain_reads import ChainReads
 from simulator.adapters.chain_runtime import chains_context
 from simulator.adapters.fleet_runtime import FLEET, FleetHolder
+from simulator.adapters.provider_client import parse_transfer
+from simulator.adapters.provider_runtime import PROVIDER, ProviderHolder, provider_context
+from simulator.adapters.ramp_background import ramp_background_context
 from simulator.adapters.signatures import ChainSignatureChecker
 from simulator.adapters.webhook_runtime import WEBHOOK_ADAPTERS, build_webhooks, webhooks_context
 from simulator.api import (
     docs,
     health,
     maker_stream,
+    ramp,
+    ramp_transfers,
     rfq,
     sim,
     sim_keys,
     sim_makers,
+    sim_ramp,
     sim_webhooks,
     webhooks,
 )
@@ -29,6 +35,7 @@ from simulator.api.appkeys import (
     LADDER_BYTES,
     OPENAPI_CACHE,
     OPERATIONS,
+    RAMP,
     RANDOM,
     RFQ,
     ROUTES,
@@ -52,6 +59,7 @@ from simulator.services.keys import KeyService
 from simulator.services.makers import MakerRegistry
 from simulator.services.pricing import IndicativePricing
 from simulator.services.proofs import ProofService, ProofSettings
+from simulator.services.ramp_runtime import build_ramp
 from simulator.services.ratelimit import FixedWindowLimiter
 from simulator.services.rfq import RfqService
 from simulator.services.runtime import RfqRuntime
@@ -70,12 +78,15 @@ def build_routes() -> RouteTable:
         health,
         docs,
         rfq,
+        ramp,
+        ramp_transfers,
         webhooks,
         maker_stream,
         sim,
         sim_keys,
         sim_makers,
         sim_webhooks,
+        sim_ramp,
     ):
         area.add_routes(table)
     return table
@@ -153,6 +164,15 @@ def create_app(
         settings.webhooks, app[CLOCK], app[RANDOM].fork("webhooks")
     )
     app[RFQ].events.subscribers.append(app[WEBHOOKS].dispatcher)
+    app[RAMP] = build_ramp(
+        settings.ramp,
+        app[CLOCK],
+        app[RANDOM].fork("ramp"),
+        app[SERVICES].proofs,
+        production=settings.environment == "production",
+        parse_transfer=parse_transfer,
+        token_decimals={t.symbol: t.decimals for c in settings.chains for t in c.tokens},
+    )
     routes = build_routes()
     app[ROUTES] = routes
     app[OPERATIONS] = routes.by_name()
@@ -162,8 +182,11 @@ def create_app(
     app.on_response_prepare.append(add_request_id_header)
     app.on_response_prepare.append(add_rate_limit_headers)
     app[FLEET] = FleetHolder()
+    app[PROVIDER] = ProviderHolder()
     app.cleanup_ctx.append(webhooks_context)  # needs no chain: registry and delivery work alone
     if start_chains:
         app.cleanup_ctx.append(chains_context)
+        app.cleanup_ctx.append(provider_context)  # the sandbox settles on the chains: after them
+        app.cleanup_ctx.append(ramp_background_context)  # re-checks need the provider attached
         app.cleanup_ctx.append(background_context)
     return app

@@ -20,7 +20,8 @@ from makers.cli import add_fleet_arguments, run_fleet
 from simulator import cli_keys, cli_webhooks
 from simulator.adapters.anvil import AnvilStartError
 from simulator.adapters.fleet_runtime import start_fleet, stop_fleet
-from simulator.api.appkeys import SERVICES, SETTINGS, VENUE
+from simulator.adapters.provider_runtime import connect_provider_webhooks
+from simulator.api.appkeys import RAMP, SERVICES, SETTINGS, VENUE
 from simulator.app import create_app
 from simulator.services.info import simulator_info
 from simulator.services.keys import create_demo_keys
@@ -54,6 +55,15 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         overrides["makers"] = None
     if args.allow_http_webhooks:
         overrides["webhooks"] = {"allow_http": True}
+    ramp: dict[str, Any] = {}
+    if args.provider_port is not None:
+        ramp["provider_port"] = args.provider_port
+    if args.provider_url is not None:
+        ramp["provider_url"] = args.provider_url
+    if args.smtp is not None:
+        ramp["smtp"] = args.smtp
+    if ramp:
+        overrides["ramp"] = ramp
     rpc_urls = _parse_rpc_urls(args.rpc_url or [])
     unknown = set(rpc_urls) - {c.chain_id for c in base.chains}
     if unknown:
@@ -72,6 +82,8 @@ def banner(info: dict[str, Any]) -> str:
         f"  API           {info['api_url']}   (OpenAPI: {info['api_url']}/v2/openapi.json)",
         f"  control API   {info['api_url']}/_sim/",
     ]
+    if info.get("provider_url"):
+        lines.append(f"  ramp provider {info['provider_url']}   (sandbox controls: /_sim/ramp/...)")
     for chain in info["chains"]:
         lines.append(
             f"  chain {chain['chain_id']:<5}   {chain['rpc_url']}  ({chain['environment']}, "
@@ -111,6 +123,7 @@ async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -
         await site.start()
         host, port = runner.addresses[0][:2]
         await start_fleet(app, f"http://{host}:{port}")  # makers connect over the real socket
+        connect_provider_webhooks(app, f"http://{host}:{port}")  # the sandbox calls us back
         demo_keys = [
             {
                 "label": label,
@@ -123,6 +136,7 @@ async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -
         ]
         info = simulator_info(app[SETTINGS], app[VENUE], f"http://{host}:{port}")
         info["demo_keys"] = demo_keys  # full keys exist only here: the simulator keeps hashes
+        info["provider_url"] = app[RAMP].sandbox_url  # the ramp provider (sandbox) base URL
         print(banner(info), flush=True)
         if ready_file is not None:
             write_ready_file(ready_file, info)
@@ -135,7 +149,7 @@ async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -
             await asyncio.to_thread(ready_file.unlink, missing_ok=True)
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rfqsim", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     serve_cmd = commands.add_parser("serve", help="start chains, deploy the venue, serve the API")
@@ -157,6 +171,18 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="developer flag: accept http:// webhook endpoint URLs (the spec requires https)",
     )
+    serve_cmd.add_argument(
+        "--provider-port",
+        type=int,
+        help="port of the in-process provider sandbox (default 0: a free port)",
+    )
+    serve_cmd.add_argument(
+        "--provider-url",
+        help="use a provider sandbox started elsewhere instead of starting one in-process",
+    )
+    serve_cmd.add_argument(
+        "--smtp", metavar="HOST:PORT", help="also send the ramp's emails to this SMTP server"
+    )
     cli_keys.add_parser(commands)
     conformance_cmd = commands.add_parser(
         "conformance", help="run the conformance suite against the simulator or a deployment"
@@ -168,7 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     add_fleet_arguments(
         makers_actions.add_parser("run", help="run a fleet against a simulator URL")
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if args.command == "serve":
         try:

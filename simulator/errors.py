@@ -1,6 +1,7 @@
 """The one error hierarchy. Each class carries the spec's HTTP status and stable `code`; the error
 middleware (api/middleware.py) is the only place that renders them, as the spec's envelope
-`{error: {code, message, request_id, details?}}`."""
+`{error: {code, message, request_id, details?, ...extra}}`: a few ramp codes carry extra members
+on the error object itself (docs/ramp.md RA2)."""
 
 from __future__ import annotations
 
@@ -18,10 +19,14 @@ class ServiceError(Exception):
         *,
         details: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
         self.message = message or self.default_message
         self.details = details  # rendered as error.details when present
         self.headers = headers or {}  # extra response headers (Retry-After, Allow)
+        # Additional members of the `error` object (ramp RA2: error.kyc, quote drift amounts).
+        # They never replace code, message, request_id or details.
+        self.extra = extra or {}
         super().__init__(self.message)
 
 
@@ -89,6 +94,63 @@ class VenueUnavailable(ServiceError):
     default_message = "Quotes are briefly not served"
 
 
+class RampCustomerRequired(ServiceError):
+    """The side needs a personal provider profile and the wallet has none (ramp RA8, RA10)."""
+
+    status = 409
+    code = "ramp_customer_required"
+    default_message = "This wallet needs a customer profile with the provider; register it first"
+
+
+class QuoteDrift(ServiceError):
+    """The executable quote moved more than the drift bound from expectedTargetAmount; nothing
+    was booked. The amounts (and on a sell the registered recipient) ride on the error object."""
+
+    status = 409
+    code = "quote_drift"
+    default_message = "The price moved more than 1% from expectedTargetAmount; nothing was booked"
+
+    def __init__(
+        self,
+        *,
+        expected_target_amount: str,
+        actual_target_amount: str,
+        rate_label: str,
+        fee_label: str,
+        provider_recipient_id: str | None = None,
+        message: str | None = None,
+    ) -> None:
+        extra: dict[str, Any] = {
+            "expectedTargetAmount": expected_target_amount,
+            "actualTargetAmount": actual_target_amount,
+            "rateLabel": rate_label,
+            "feeLabel": fee_label,
+        }
+        if provider_recipient_id is not None:
+            extra["providerRecipientId"] = provider_recipient_id
+        super().__init__(message, extra=extra)
+
+
+class KycRequired(ServiceError):
+    """A buy for a person the provider will not take a deposit from; `kyc` is the rendered
+    review state object (the API's `kyc` shape), carried as `error.kyc`."""
+
+    status = 422
+    code = "kyc_required"
+    default_message = "The provider will not accept a deposit from this person until verified"
+
+    def __init__(self, kyc: dict[str, Any], message: str | None = None) -> None:
+        super().__init__(message, extra={"kyc": kyc})
+
+
+class ProviderDeclined(ServiceError):
+    """The provider declined; the message is the provider's own sentence, shown to the user."""
+
+    status = 422
+    code = "provider_refused"
+    default_message = "The provider declined the request"
+
+
 ALL_ERRORS: tuple[type[ServiceError], ...] = (
     InvalidRequest,
     Unauthorized,
@@ -101,6 +163,10 @@ ALL_ERRORS: tuple[type[ServiceError], ...] = (
     InternalError,
     UpstreamError,
     VenueUnavailable,
+    RampCustomerRequired,
+    QuoteDrift,
+    KycRequired,
+    ProviderDeclined,
 )
 
 

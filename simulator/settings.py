@@ -133,6 +133,33 @@ class WebhookSettings(_Strict):
         return self
 
 
+class RampSettings(_Strict):
+    """The v2 fiat ramp (docs/ramp.md) and the provider behind it (docs/provider-sandbox.md)."""
+
+    provider_id: str = Field(default="ngnramp", pattern=r"^[a-z0-9][a-z0-9_-]{0,39}$")
+    # A provider sandbox started elsewhere (`python -m provider_sandbox serve`); None: rfqsim
+    # starts one in its own process on `provider_port` (0: a free port).
+    provider_url: str | None = Field(default=None, pattern=r"^https?://[^ ]+$")
+    provider_port: int = Field(default=0, ge=0, le=65535)
+    provider_api_key: str = Field(default="sk_sandbox_rfqsim", min_length=1)
+    provider_timeout_s: float = Field(default=10, gt=0, le=120)  # per provider API call
+    # Signs the provider's webhooks to us. None: a fresh random secret per run (the in-process
+    # sandbox is told it); with provider_url set it must match the sandbox's own setting.
+    webhook_secret: str | None = Field(default=None, min_length=16)
+    reopen_url_base: str = "http://127.0.0.1:8080"  # front-end link in the instructions email
+    sweep_interval_s: float = Field(default=300, gt=0)  # background re-check of transfers
+    recheck_s: float = Field(default=8, ge=0)  # a read re-checks the provider when state is older
+    kyc_reread_s: float = Field(
+        default=15, ge=0
+    )  # kyc/status re-reads the provider at most so often
+    banks_cache_s: float = Field(default=900, ge=0)  # banks list cached per provider
+    expire_after_s: float = Field(default=600, ge=0)  # AWAITING_FUNDS -> EXPIRED after expiresAt
+    recheck_days: float = Field(default=3, ge=0)  # EXPIRED transfers re-checked this long
+    retry_after_s: float = Field(default=1200, gt=0)  # stuck at funds_converted before a retry
+    drift_bound: float = Field(default=0.01, gt=0, lt=1)  # quote_drift beyond this fraction
+    smtp: str | None = Field(default=None, pattern=r"^[^ :]+:[0-9]{1,5}$")  # HOST:PORT for emails
+
+
 class Settings(_Strict):
     api: ApiSettings = ApiSettings()
     environment: Literal["staging", "production"] = "staging"
@@ -146,6 +173,7 @@ class Settings(_Strict):
     chains: tuple[ChainSettings, ...]
     funding: FundingSettings = FundingSettings()
     webhooks: WebhookSettings = WebhookSettings()
+    ramp: RampSettings = RampSettings()
     # The simulated maker fleet started with the simulator (None: no makers; `--no-makers`).
     makers: FleetConfig | None = Field(default_factory=default_fleet)
 

@@ -51,13 +51,16 @@ def presented_key(request: web.Request) -> str | None:
 async def access_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     ip = client_ip(request)
     services = request.app[SERVICES]
+    # /_sim controls and the provider's inbound webhooks (/_provider) are not API traffic: no
+    # per-IP backstop, no injected faults.
+    outside_api = request.path.startswith(("/_sim", "/_provider"))
     limits = services.limits
     limiter = services.limiter
-    if not request.path.startswith("/_sim"):
+    if not outside_api:
         backstop = limiter.hit(f"backstop:{ip}", limits.ip_backstop_per_minute)
         if not backstop.allowed:
             raise rate_limited(backstop, with_headers=False)
-    if not request.path.startswith("/_sim") and services.faults.take_internal_error():
+    if not outside_api and services.faults.take_internal_error():
         # The /_sim fault switch for the spec's 500 row: a genuine unhandled exception, rendered
         # by the same error middleware as any real fault.
         raise RuntimeError("fault injected through /_sim/faults (internal_errors)")

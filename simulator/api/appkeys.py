@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from simulator.services.callers import Caller
     from simulator.services.container import Services
     from simulator.services.pricing import LadderView
+    from simulator.services.ramp_runtime import RampRuntime
     from simulator.services.ratelimit import Decision
     from simulator.services.runtime import RfqRuntime
     from simulator.services.venue import VenueDirectory
@@ -29,6 +30,7 @@ SERVICES: web.AppKey[Services] = web.AppKey("services")
 RFQ: web.AppKey[RfqRuntime] = web.AppKey("rfq")
 CHAINS: web.AppKey[dict[int, AnvilChain]] = web.AppKey("chains")  # filled at start-up
 WEBHOOKS: web.AppKey[Webhooks] = web.AppKey("webhooks")  # registry, outbox, worker
+RAMP: web.AppKey[RampRuntime] = web.AppKey("ramp")  # the fiat ramp's services and provider ports
 OPERATIONS: web.AppKey[dict[str, Operation]] = web.AppKey("operations")  # by operation id
 
 # Rendered ladder JSON per chain, with the cached view it was rendered from.

@@ -42,6 +42,8 @@ def render_error(error: ServiceError, request_id: str) -> web.Response:
     }
     if error.details is not None:
         body["details"] = error.details
+    for name, value in error.extra.items():
+        body.setdefault(name, value)  # never shadows code, message, request_id or details
     response = web.Response(
         body=json.dumps({"error": body}, separators=(",", ":")).encode(),
         status=error.status,

@@ -42,9 +42,15 @@ class ProviderInvalid(ProviderError):
 class ProviderConflict(ProviderError):
     """A transfer with this reference already exists at the provider."""
 
-    def __init__(self, message: str = "", existing: ProviderTransfer | None = None) -> None:
+    def __init__(
+        self,
+        message: str = "",
+        existing: ProviderTransfer | None = None,
+        existing_customer_id: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.existing = existing
+        self.existing_customer_id = existing_customer_id  # a customer with this reference
 
 
 @dataclass(frozen=True)
@@ -250,6 +256,7 @@ class CustomerRecord:
     created_at: float = 0.0
     updated_at: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)  # never birthDate or address
+    id: str = ""  # our record id (`rcu_…`, the API's customer.id), set when the record is made
 
 
 class CustomerDirectory(Protocol):
@@ -258,5 +265,12 @@ class CustomerDirectory(Protocol):
     def record(self, provider: str, wallet: str) -> CustomerRecord | None: ...
 
     async def current_kyc(self, record: CustomerRecord, fiat: str) -> KycReview | None:
-        """A fresh provider read of the review (no throttle), stored on the record."""
+        """A fresh provider read of the review (no throttle), stored on the record. None when
+        the record has no provider profile. Raises the service's UpstreamError when the
+        provider cannot be reached."""
+        ...
+
+    async def refresh_pending(self) -> int:
+        """Background re-read of every pending review last read longer ago than the kyc/status
+        throttle (the sweep calls this); returns how many were read."""
         ...

@@ -3,7 +3,6 @@ and deliveries over real https to a receiver whose certificate comes from the lo
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import hashlib
 import hmac
@@ -20,7 +19,7 @@ from openapi_spec_validator import validate
 from conformance.webhooks import AsyncReceiver, ReceivedRequest
 from simulator.api.appkeys import RFQ
 from simulator.app import create_app
-from simulator.cli import settings_from_args
+from simulator.cli import build_parser, settings_from_args
 from simulator.settings import load_settings
 from tests.unit.webhook_fakes import rfq_event
 
@@ -391,16 +390,8 @@ async def test_no_answer_within_the_ack_timeout_is_a_failed_attempt(
 
 
 def test_serve_flag_allows_http_webhooks() -> None:
-    args = argparse.Namespace(
-        config=None,
-        host=None,
-        port=None,
-        seed=None,
-        environment=None,
-        no_makers=False,
-        rpc_url=None,
-        allow_http_webhooks=True,
-    )
+    parser = build_parser()
+    args = parser.parse_args(["serve", "--allow-http-webhooks"])
     assert settings_from_args(args).webhooks.allow_http is True
-    args.allow_http_webhooks = False
+    args = parser.parse_args(["serve"])
     assert settings_from_args(args).webhooks.allow_http is False

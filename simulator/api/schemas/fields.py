@@ -23,7 +23,7 @@ def _amount_in_range(value: str) -> str:
     return value
 
 
-def _integral_number(value: Any) -> Any:
+def integral_number(value: Any) -> Any:
     # JSON has one number type: 97 and 97.0 are the same value, and JSON Schema 2020-12 (the
     # dialect of OpenAPI 3.1) counts both as "integer". Strict models would refuse the float, so
     # an integral float becomes the int before validation; 97.5, booleans and strings still fail.
@@ -56,7 +56,11 @@ def _wallet_list(value: list[str] | str) -> list[str]:
 
 # An integer that also takes integral JSON numbers (97.0), as the schema's "integer" does
 # (decisions F15); constraints (ge, le) go on the field as usual.
-Integer = Annotated[int, BeforeValidator(_integral_number)]
+Integer = Annotated[int, BeforeValidator(integral_number)]
+# With constraints in the same Annotated, put the Field before the validator: a Field nested
+# around `Integer` renders `ge`/`le` as unknown keywords instead of minimum/maximum.
+
+
 Amount = Annotated[
     str,
     Field(pattern=AMOUNT_PATTERN, description="Base-10 integer in atomic units, as a string"),

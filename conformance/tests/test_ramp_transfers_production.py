@@ -1,0 +1,55 @@
+"""A simulator started with ``--environment production`` refuses the ramp's sandbox flag on
+transfers (400 before anything else is looked at) and still books live transfers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from conformance.client import Client, SimControl, assert_error
+from conformance.ramp import Ramp, fresh_wallet
+from conformance.ramp_transfers import Transfers
+from conformance.server import SimulatorProcess, find_rfqsim_bin
+from conformance.target import Target
+
+
+@pytest.fixture
+def production(target: Target, pytestconfig: pytest.Config) -> Iterator[Client]:
+    """A second simulator, started with --environment production (no makers)."""
+    if not target.started_by_harness:
+        pytest.skip("needs the rfqsim executable the harness started")
+    process = SimulatorProcess(
+        find_rfqsim_bin(pytestconfig.getoption("--rfqsim-bin"), pytestconfig.rootpath),
+        extra_args=["--environment", "production", "--no-makers"],
+        cwd=pytestconfig.rootpath,
+    )
+    info = process.start()
+    try:
+        yield Client(str(info["api_url"]))
+    finally:
+        process.stop()
+
+
+@pytest.mark.sim_only
+@pytest.mark.spec(
+    "ramp/overview/item-7",
+    "ramp/errors/400-invalid_request",
+    "ramp/resources/transfer/sandbox",
+)
+def test_production_refuses_the_sandbox_flag_on_transfers(production: Client) -> None:
+    ramp = Ramp(production, SimControl(production))
+    transfers = Transfers(ramp)
+    wallet = fresh_wallet()
+    ramp.registered(wallet)
+    flagged = transfers.body(wallet, "sell", sandbox=True)
+    assert_error(transfers.post(flagged), 400, "invalid_request", "sandbox_not_allowed")
+    unsigned = {k: v for k, v in flagged.items() if k != "proof"}  # the flag is checked first
+    assert_error(transfers.post(unsigned), 400, "invalid_request", "sandbox_not_allowed")
+    assert transfers.listed(wallet)["transfers"] == []
+    created = transfers.create(transfers.body(wallet, "sell"))
+    assert created.transfer["sandbox"] is False
+    check = ramp.post(
+        f"transfers/{created.id}/retry-payout/check", transfers.retry_body(wallet, sandbox=True)
+    )
+    assert_error(check, 400, "invalid_request", "sandbox_not_allowed")
