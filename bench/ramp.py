@@ -165,7 +165,19 @@ async def _provider_reads(api: Api) -> int:
     return int(state["data"]["calls"].get("GET /api/v1/transfers/{id}", 0))
 
 
-async def _run(api_url: str, creates: int, reads: int, seconds: float) -> Section:
+async def _run(api_url: str, base_url: str, creates: int, reads: int, seconds: float) -> Section:
+    # The bare aiohttp handler in the same run, at each concurrency used below: every
+    # requests/s figure is also given as a ratio to it.
+    baseline = {
+        concurrency: (
+            await run_load(f"{base_url}/v2/health", concurrency=concurrency, seconds=seconds)
+        ).throughput
+        for concurrency in (1, 10)
+    }
+
+    def ratio(rate: float, concurrency: int) -> str:
+        return f"{rate / baseline[concurrency]:.3f}"
+
     async with aiohttp.ClientSession() as session:
         api = Api(session, api_url)
         section = Section(
@@ -178,9 +190,18 @@ async def _run(api_url: str, creates: int, reads: int, seconds: float) -> Sectio
                 "Reads: GET /v2/ramp/transfers/{id} with the claim token, once per transfer "
                 f"over {reads} transfers (concurrency 10) and in a closed loop on one transfer "
                 f"for {seconds:.0f} s; 're-check' reads find the stored state older than 8 s "
-                "(the clock advanced 9 s), so each asks the provider first."
+                "(the clock advanced 9 s), so each asks the provider first. Baseline: the bare "
+                f"aiohttp JSON handler in the same run, {baseline[1]:.0f} requests/s with one "
+                f"connection and {baseline[10]:.0f} with ten."
             ),
-            header=("measure", "requests/s", "p50 ms", "p99 ms", "provider calls"),
+            header=(
+                "measure",
+                "requests/s",
+                "ratio to baseline",
+                "p50 ms",
+                "p99 ms",
+                "provider calls",
+            ),
         )
         for side, concurrency in (("sell", 1), ("buy", 1), ("sell", 10)):
             rate, latencies, _ = await _creates(api, side, creates, concurrency)
@@ -188,6 +209,7 @@ async def _run(api_url: str, creates: int, reads: int, seconds: float) -> Sectio
                 (
                     f"create, {side}, concurrency {concurrency}",
                     f"{rate:.0f}",
+                    ratio(rate, concurrency),
                     f"{statistics.median(latencies):.1f}",
                     f"{percentile(latencies, 99):.1f}",
                     "4 per create",
@@ -202,6 +224,7 @@ async def _run(api_url: str, creates: int, reads: int, seconds: float) -> Sectio
             (
                 f"GET, every read re-checks ({reads} transfers)",
                 f"{rate:.0f}",
+                ratio(rate, 10),
                 f"{statistics.median(latencies):.1f}",
                 f"{percentile(latencies, 99):.1f}",
                 str(rechecked),
@@ -213,6 +236,7 @@ async def _run(api_url: str, creates: int, reads: int, seconds: float) -> Sectio
             (
                 f"GET, stored state fresh ({reads} transfers)",
                 f"{rate:.0f}",
+                ratio(rate, 10),
                 f"{statistics.median(latencies):.1f}",
                 f"{percentile(latencies, 99):.1f}",
                 str(await _provider_reads(api) - before),
@@ -231,6 +255,7 @@ async def _run(api_url: str, creates: int, reads: int, seconds: float) -> Sectio
             (
                 "GET one transfer, closed loop (storage; ≤ 1 re-check per 8 s)",
                 f"{loop.throughput:.0f}",
+                ratio(loop.throughput, 10),
                 f"{loop.median_ms:.1f}",
                 f"{loop.p99_ms:.1f}",
                 str(calls),
@@ -246,7 +271,7 @@ async def _run(api_url: str, creates: int, reads: int, seconds: float) -> Sectio
 
 
 def bench_ramp(creates: int, reads: int, seconds: float) -> Section:
-    with processes.simulator("--no-makers") as started:
+    with processes.baseline_server() as base_url, processes.simulator("--no-makers") as started:
         api = started.info["api_url"]
         open_limits(api)
-        return asyncio.run(_run(api, creates, reads, seconds))
+        return asyncio.run(_run(api, base_url, creates, reads, seconds))

@@ -53,6 +53,15 @@ AREAS: dict[str, tuple[str, ...]] = {
     ),
     "timing": ("test_timing_budgets.py",),
     "webhooks": ("test_webhooks_registry.py", "test_webhooks_delivery.py"),
+    "ramp": (
+        "test_ramp_catalog.py",
+        "test_ramp_customers.py",
+        "test_ramp_transfers.py",
+        "test_ramp_transfers_lifecycle.py",
+        "test_ramp_transfers_errors.py",
+        "test_ramp_transfers_production.py",
+        "test_ramp_policies.py",
+    ),
     "schema": ("test_schemathesis.py",),
     "sim": ("test_sim_clock.py", "test_sim_info.py"),
 }
