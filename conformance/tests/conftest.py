@@ -1,4 +1,4 @@
-"""Fixtures shared by the RFQ conformance tests (integrator-style trading on chain 97)."""
+"""Fixtures shared by the conformance tests: trading on chain 97 and the v2 ramp."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ from collections.abc import Iterator
 import pytest
 
 from conformance.client import Client, SimControl
+from conformance.ramp import Ramp
+from conformance.ramp_transfers import Transfers
+from conformance.server import SimulatorProcess, find_rfqsim_bin
 from conformance.target import Target
 from conformance.trading import (
     ChainInfo,
@@ -57,3 +60,32 @@ def kept() -> Iterator[Janitor]:
     """Quotes to cancel when the test ends."""
     with janitor() as keeper:
         yield keeper
+
+
+@pytest.fixture
+def ramp(target: Target, http: Client) -> Ramp:
+    """The v2 ramp's helpers; the sandbox controls only against the simulator."""
+    return Ramp(http, target.sim() if target.is_simulator else None)
+
+
+@pytest.fixture
+def transfers(ramp: Ramp) -> Transfers:
+    return Transfers(ramp)
+
+
+@pytest.fixture(scope="session")
+def production(target: Target, pytestconfig: pytest.Config) -> Iterator[Client]:
+    """A second simulator, started with --environment production (no makers), shared by the
+    tests of one worker that need the production rules."""
+    if not target.started_by_harness:
+        pytest.skip("needs the rfqsim executable the harness started")
+    process = SimulatorProcess(
+        find_rfqsim_bin(pytestconfig.getoption("--rfqsim-bin"), pytestconfig.rootpath),
+        extra_args=["--environment", "production", "--no-makers"],
+        cwd=pytestconfig.rootpath,
+    )
+    info = process.start()
+    try:
+        yield Client(str(info["api_url"]))
+    finally:
+        process.stop()

@@ -37,18 +37,11 @@ from conformance.ramp import (
     Ramp,
     fresh_wallet,
 )
-from conformance.server import SimulatorProcess, find_rfqsim_bin
 from conformance.target import Target
 
 BANKS_CACHE_S = 15 * 60
 GOOD_ACCOUNT = "0123456789"
 FAILING_ACCOUNT = "0123450000"  # sandbox test value: ends with 0000
-
-
-@pytest.fixture
-def ramp(target: Target, http: Client) -> Ramp:
-    sim = target.sim() if target.is_simulator else None
-    return Ramp(http, sim)
 
 
 @pytest.fixture
@@ -347,23 +340,6 @@ def test_sandbox_flag_in_staging(controlled: Ramp) -> None:
     assert ok(ramp.providers(sandbox="true"))["providers"] == []
     assert_error(ramp.banks(sandbox="true"), 403, "forbidden", "sandbox_not_available")
     assert_error(resolve(ramp, GOOD_ACCOUNT, sandbox=True), 403, "forbidden")
-
-
-@pytest.fixture
-def production(target: Target, pytestconfig: pytest.Config) -> Iterator[Client]:
-    """A second simulator, started with --environment production (no makers)."""
-    if not target.started_by_harness:
-        pytest.skip("needs the rfqsim executable the harness started")
-    process = SimulatorProcess(
-        find_rfqsim_bin(pytestconfig.getoption("--rfqsim-bin"), pytestconfig.rootpath),
-        extra_args=["--environment", "production", "--no-makers"],
-        cwd=pytestconfig.rootpath,
-    )
-    info = process.start()
-    try:
-        yield Client(str(info["api_url"]))
-    finally:
-        process.stop()
 
 
 @pytest.mark.sim_only

@@ -40,7 +40,6 @@ from conformance.ramp import (
     fresh_wallet,
     image_b64,
 )
-from conformance.target import Target
 
 KYC_FIELDS = {
     "state",
@@ -53,11 +52,6 @@ KYC_FIELDS = {
 }
 DETAILS_FIELDS = {"firstName", "lastName", "email", "phone", "registered"}
 ADDRESS = {"line1": "1 Marina Road", "city": "Lagos", "state": "Lagos", "postalCode": "101001"}
-
-
-@pytest.fixture
-def ramp(target: Target, http: Client) -> Ramp:
-    return Ramp(http, target.sim() if target.is_simulator else None)
 
 
 @pytest.fixture

@@ -21,11 +21,6 @@ RAMP_EVENT_TYPES = ("ramp.transfer.updated", "ramp.transfer.completed", "transfe
 
 
 @pytest.fixture
-def ramp(sim: SimControl, http: Client) -> Ramp:
-    return Ramp(http, sim)
-
-
-@pytest.fixture
 def manager(sim: SimControl, http: Client) -> Iterator[Client]:
     key = sim.create_key(f"conformance-ramp-{secrets.token_hex(6)}", "test", ["webhooks:manage"])
     try:

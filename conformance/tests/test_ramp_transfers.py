@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conformance.client import Client, SimControl, assert_error, hex_to_int
+from conformance.client import assert_error, hex_to_int
 from conformance.ramp import CALL_CAPABILITIES, PERSON, Ramp, fresh_wallet
 from conformance.ramp_transfers import (
     ACCOUNT,
@@ -28,30 +28,9 @@ from conformance.ramp_transfers import (
     token_transfers_to,
     wait_until,
 )
-from conformance.target import Target
-from conformance.trading import ChainInfo, Venue, Wallet, whole
+from conformance.trading import ChainInfo, Wallet, whole
 
 pytestmark = pytest.mark.sim_only
-
-
-@pytest.fixture
-def ramp(sim: SimControl, http: Client) -> Ramp:
-    return Ramp(http, sim)
-
-
-@pytest.fixture
-def transfers(ramp: Ramp) -> Transfers:
-    return Transfers(ramp)
-
-
-@pytest.fixture
-def chain(target: Target) -> ChainInfo:
-    return Venue.of(target).chain(97)
-
-
-@pytest.fixture
-def source(target: Target) -> Wallet:
-    return Venue.of(target).demo_wallets[-1]
 
 
 def completed(transfer: dict[str, Any]) -> bool:

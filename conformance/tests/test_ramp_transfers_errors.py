@@ -35,11 +35,6 @@ def ramp(sim: SimControl, http: Client) -> Iterator[Ramp]:
         yield controlled
 
 
-@pytest.fixture
-def transfers(ramp: Ramp) -> Transfers:
-    return Transfers(ramp)
-
-
 def nothing_booked(ramp: Ramp, transfers: Transfers, wallet: Any) -> None:
     """No transfer in the wallet's list, none at the provider paying out to it."""
     assert transfers.listed(wallet)["transfers"] == []

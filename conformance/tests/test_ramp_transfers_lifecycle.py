@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conformance.client import Client, SimControl, assert_error, hex_to_int, parse_iso_utc
+from conformance.client import assert_error, hex_to_int, parse_iso_utc
 from conformance.ramp import Ramp, fresh_wallet
 from conformance.ramp_transfers import (
     EXPIRE_AFTER_S,
@@ -25,25 +25,9 @@ from conformance.ramp_transfers import (
     receipt_of,
     wait_until,
 )
-from conformance.target import Target
-from conformance.trading import ChainInfo, Venue
+from conformance.trading import ChainInfo
 
 pytestmark = pytest.mark.sim_only
-
-
-@pytest.fixture
-def ramp(sim: SimControl, http: Client) -> Ramp:
-    return Ramp(http, sim)
-
-
-@pytest.fixture
-def transfers(ramp: Ramp) -> Transfers:
-    return Transfers(ramp)
-
-
-@pytest.fixture
-def chain(target: Target) -> ChainInfo:
-    return Venue.of(target).chain(97)
 
 
 def status_is(*statuses: str) -> Any:

@@ -3,32 +3,11 @@ transfers (400 before anything else is looked at) and still books live transfers
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from conformance.client import Client, SimControl, assert_error
 from conformance.ramp import Ramp, fresh_wallet
 from conformance.ramp_transfers import Transfers
-from conformance.server import SimulatorProcess, find_rfqsim_bin
-from conformance.target import Target
-
-
-@pytest.fixture
-def production(target: Target, pytestconfig: pytest.Config) -> Iterator[Client]:
-    """A second simulator, started with --environment production (no makers)."""
-    if not target.started_by_harness:
-        pytest.skip("needs the rfqsim executable the harness started")
-    process = SimulatorProcess(
-        find_rfqsim_bin(pytestconfig.getoption("--rfqsim-bin"), pytestconfig.rootpath),
-        extra_args=["--environment", "production", "--no-makers"],
-        cwd=pytestconfig.rootpath,
-    )
-    info = process.start()
-    try:
-        yield Client(str(info["api_url"]))
-    finally:
-        process.stop()
 
 
 @pytest.mark.sim_only

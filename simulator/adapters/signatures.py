@@ -5,7 +5,7 @@ deployed: the call's state changes are discarded."""
 from __future__ import annotations
 
 from contracts.signatures import decode_validator_result, universal_validator_calldata
-from simulator.adapters.chain import AnvilChain, CallReverted, ChainUnavailable
+from simulator.adapters.chain import AnvilChain, CallReverted
 
 
 class ChainSignatureChecker:
@@ -17,7 +17,12 @@ class ChainSignatureChecker:
     ) -> bool:
         chain = self._chains.get(chain_id)
         if chain is None:
-            raise ChainUnavailable(f"chain {chain_id} is not configured")
+            # A chain this service does not run (the ramp accepts any chainId; the RFQ API
+            # refuses unknown chains before any proof): no contract wallet can be checked there,
+            # so only a key's own signature could have verified, and this one did not. That is a
+            # definite "invalid" (401), not an unreadable chain (502 "retry"), which no retry
+            # would ever fix.
+            return False
         try:
             result = await chain.call(None, universal_validator_calldata(signer, digest, signature))
         except CallReverted:

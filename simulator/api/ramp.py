@@ -215,7 +215,14 @@ def add_routes(table: RouteTable) -> None:
         "Payout banks of a provider (cached 15 minutes)",
         query=schemas.BanksQuery,
         responses={200: schemas.BankList},
-        errors=(InvalidRequest, Forbidden, NotFound, UpstreamError, *COMMON_ERRORS),
+        errors=(
+            InvalidRequest,
+            Forbidden,
+            NotFound,
+            ProviderDeclined,
+            UpstreamError,
+            *COMMON_ERRORS,
+        ),
     )
     add(
         "POST",
@@ -273,7 +280,7 @@ def add_routes(table: RouteTable) -> None:
         "The KYC review state (provider re-read at most every 15 s), or null",
         body=schemas.KycStatusBody,
         responses={200: schemas.KycResult},
-        errors=WALLET_ERRORS,
+        errors=(*WALLET_ERRORS, ProviderDeclined),
     )
     add(
         "POST",

@@ -10,36 +10,20 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestClient, TestServer
 
-from simulator.api.appkeys import CLOCK, RAMP
-from simulator.app import create_app
+from simulator.api.appkeys import CLOCK
 from simulator.services.ramp_model import TransferRecord
-from simulator.services.ramp_runtime import RampRuntime
 from simulator.services.ramp_store import claim_hash
 from simulator.services.ramp_webhooks import sign
-from simulator.settings import load_settings
+from tests.unit.services.ramp_harness import Client, client_app, ramp_of, serve_ramp
 
-Client = TestClient[web.Request, web.Application]
 WALLET = "0x" + "ab" * 20
 
 
 @pytest.fixture
 async def client() -> AsyncIterator[Client]:
-    app = create_app(load_settings(overrides={"seed": 3}), start_chains=False)
-    async with TestClient(TestServer(app, host="127.0.0.1")) as test_client:
+    async with serve_ramp() as test_client:
         yield test_client
-
-
-def client_app(client: Client) -> web.Application:
-    app = client.app
-    assert app is not None
-    return app
-
-
-def ramp_of(client: Client) -> RampRuntime:
-    return client_app(client)[RAMP]
 
 
 def stored(client: Client, **changes: Any) -> TransferRecord:

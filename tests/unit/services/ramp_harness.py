@@ -1,13 +1,21 @@
-"""The ramp's transfer services wired to the in-memory fake provider, for unit tests."""
+"""The ramp's transfer services wired to the in-memory fake provider, for unit tests; the
+TakerControl proof signer; and the app over real loopback HTTP without chains (`serve_ramp`),
+with the fake provider attached on demand (`attach_fake`), for tests of the ramp's HTTP edge."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
 from eth_account import Account
 
+from simulator.api.appkeys import CLOCK, RAMP
+from simulator.app import create_app
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.services.proofs import ProofService, ProofSettings, TakerProof, taker_control_message
@@ -18,6 +26,7 @@ from simulator.services.ramp_emails import Outbox
 from simulator.services.ramp_model import TransferRecord
 from simulator.services.ramp_ports import PersonDetails
 from simulator.services.ramp_retry import RampRetries, RetrySettings
+from simulator.services.ramp_runtime import RampRuntime
 from simulator.services.ramp_store import TransferStore
 from simulator.services.ramp_sweep import RampSweep
 from simulator.services.ramp_tracking import TrackingSettings, TransferTracker
@@ -29,7 +38,10 @@ from simulator.services.ramp_transfers import (
     TransferSettings,
 )
 from simulator.services.ramp_webhooks import ProviderWebhooks
+from simulator.settings import load_settings
 from tests.unit.services.fake_provider import REVIEW_DELAY_S, FakeProvider
+
+Client = TestClient[web.Request, web.Application]
 
 PERSON = PersonDetails(
     first_name="Ada", last_name="Obi", email="ada@example.com", phone="+2348012345678"
@@ -39,8 +51,64 @@ SECRET = "whsec_unit_test_secret"
 
 
 class NoChain:
+    """The on-chain signature check for an EOA (no contract code): a signature that did not
+    recover to the taker is simply not valid."""
+
     async def is_valid_signature(self, *args: Any) -> bool:
         return False
+
+
+def sign_proof(
+    clock: Clock,
+    account: Any,
+    chain_id: int = 97,
+    *,
+    taker: str | None = None,
+    issued_at_ms: int | None = None,
+) -> TakerProof:
+    """A TakerControl proof signed by `account` for `taker` (default: its own address), issued
+    now on `clock` unless `issued_at_ms` is given, with a fresh random nonce."""
+    nonce = os.urandom(32)
+    issued = clock.millis() if issued_at_ms is None else issued_at_ms
+    message = taker_control_message(taker or account.address, chain_id, nonce, issued)
+    return TakerProof(nonce, issued, bytes(Account.sign_message(message, account.key).signature))
+
+
+def proof_json(proof: TakerProof) -> dict[str, Any]:
+    """The wire shape of a proof (`proof` on every wallet-naming ramp POST)."""
+    return {
+        "nonce": "0x" + proof.nonce.hex(),
+        "issuedAt": proof.issued_at_ms,
+        "signature": "0x" + proof.signature.hex(),
+    }
+
+
+@asynccontextmanager
+async def serve_ramp(overrides: dict[str, Any] | None = None) -> AsyncIterator[Client]:
+    """The app without chains (seed 3, then `overrides` on the settings) behind a loopback test
+    server. No provider is attached (see `attach_fake`). A proof signature that does not recover
+    to the wallet is invalid (401): the chain-less app runs no chain to check a contract wallet
+    on, and a chain it does not run answers "not valid" (adapters/signatures.py)."""
+    app = create_app(load_settings(overrides={"seed": 3, **(overrides or {})}), start_chains=False)
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        yield client
+
+
+def client_app(client: Client) -> web.Application:
+    app = client.app
+    assert app is not None
+    return app
+
+
+def ramp_of(client: Client) -> RampRuntime:
+    return client_app(client)[RAMP]
+
+
+def attach_fake(client: Client, fake: FakeProvider | None = None) -> FakeProvider:
+    """Put the fake provider (default: a new one on the app's clock) behind the ramp's port."""
+    fake = fake or FakeProvider(client_app(client)[CLOCK])
+    ramp_of(client).providers.attach(fake)
+    return fake
 
 
 def parse_transfer_stub(data: dict[str, Any]) -> Any:
@@ -93,11 +161,7 @@ class Ramp:
 
     def proof(self, *, account: Any = None, chain_id: int = 97) -> TakerProof:
         """Signed by `account` (default: the harness wallet) for its own address."""
-        nonce = os.urandom(32)
-        issued = self.clock.millis()
-        signer = account or self.account
-        message = taker_control_message(signer.address, chain_id, nonce, issued)
-        return TakerProof(nonce, issued, bytes(Account.sign_message(message, signer.key).signature))
+        return sign_proof(self.clock, account or self.account, chain_id)
 
     def call(self, **changes: Any) -> WalletCall:
         call = WalletCall(
