@@ -35,6 +35,18 @@ class InvalidRequest(ServiceError):
     code = "invalid_request"
     default_message = "The request is invalid"
 
+    @classmethod
+    def for_field(
+        cls, field: str, message: str, kind: str = "value_error", *, summary: str | None = None
+    ) -> InvalidRequest:
+        """400 naming one field, shaped like a schema failure (`details.issues`); `field` is a
+        dotted path (`document.imageFront`), `loc` its parts."""
+        loc: list[str | int] = [int(p) if p.isdigit() else p for p in field.split(".")]
+        return cls(
+            summary or f"{field}: {message}",
+            details={"issues": [{"field": field, "loc": loc, "message": message, "type": kind}]},
+        )
+
 
 class Unauthorized(ServiceError):
     status = 401

@@ -73,7 +73,7 @@ def render_transfer(view: TransferView) -> schemas.Transfer:
 
 def render_created(request: web.Request, created: Created) -> web.Response:
     ramp = request.app[RAMP]
-    view = ramp.transfers.view(created.record)
+    view = ramp.reads.view(created.record)
     return body_response(
         schemas.TransferCreated(transfer=render_transfer(view), claimToken=created.claim_token),
         status=201,
@@ -109,7 +109,7 @@ async def create_transfer(request: web.Request) -> web.Response:
 
 async def get_transfer(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.TransferQuery)
-    view = await request.app[RAMP].transfers.read(
+    view = await request.app[RAMP].reads.read(
         request.match_info["transfer_id"],
         claim=request.headers.get("X-Ramp-Claim"),
         wallet=query.wallet,
@@ -119,7 +119,7 @@ async def get_transfer(request: web.Request) -> web.Response:
 
 async def list_transfers(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.ListBody)
-    page = request.app[RAMP].transfers.list(body.wallet, body.first, body.after)
+    page = request.app[RAMP].reads.list(body.wallet, body.first, body.after)
     return body_response(
         schemas.TransferList(
             transfers=[render_transfer(v) for v in page.transfers], nextCursor=page.next_cursor
@@ -129,14 +129,14 @@ async def list_transfers(request: web.Request) -> web.Response:
 
 async def support_transfer(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.SupportBody)
-    view = request.app[RAMP].transfers.support(body.reference)
+    view = request.app[RAMP].reads.support(body.reference)
     return body_response(schemas.TransferResult(transfer=render_transfer(view)))
 
 
 def _retry_call(request: web.Request, body: schemas.RetryBody) -> WalletCall:
     """Like `wallet_call`; the provider defaults to the transfer's own (RA55)."""
     proof = body.proof
-    provider = body.provider or request.app[RAMP].transfers.provider_of(
+    provider = body.provider or request.app[RAMP].reads.provider_of(
         request.match_info["transfer_id"]
     )
     return WalletCall(

@@ -30,7 +30,7 @@ from simulator.services.ramp_ports import ProviderError
 
 
 class ProviderIdLookup(Protocol):
-    """What the transfer service offers here: the provider's id of one of our transfers."""
+    """What the transfer reads offer here: the provider's id of one of our transfers."""
 
     def provider_transfer_id(self, transfer_id: str) -> str | None: ...
 
@@ -66,9 +66,9 @@ async def _forward(request: web.Request, method: str, path: str, body: Any = Non
 
 async def _provider_transfer_id(request: web.Request, transfer_id: str) -> str:
     ramp = request.app[RAMP]
-    transfers = ramp.transfers
-    if transfers is not None and hasattr(transfers, "provider_transfer_id"):
-        lookup: ProviderIdLookup = transfers
+    reads = ramp.reads
+    if reads is not None and hasattr(reads, "provider_transfer_id"):
+        lookup: ProviderIdLookup = reads
         found = lookup.provider_transfer_id(transfer_id)
         if found is not None:
             return found

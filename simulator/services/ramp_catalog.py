@@ -75,14 +75,7 @@ def _forbidden(message: str, reason: str, **extra: object) -> Forbidden:
 
 def unknown_bank(bank_code: str) -> InvalidRequest:
     message = f"Unknown bankCode {bank_code!r}; use a code from GET /v2/ramp/banks"
-    return InvalidRequest(
-        message,
-        details={
-            "issues": [
-                {"field": "bankCode", "loc": ["bankCode"], "message": message, "type": "unknown"}
-            ]
-        },
-    )
+    return InvalidRequest.for_field("bankCode", message, "unknown", summary=message)
 
 
 class RampCatalog:

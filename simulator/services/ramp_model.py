@@ -4,7 +4,8 @@
 Everything here is plain data and pure functions: the services that read the provider (webhooks,
 re-checks, the sweep) all funnel what they saw through `observe()`, which is the only place a
 transfer's status or providerStatus changes after creation (besides `expire()`, the background
-expiry).
+expiry). `new_record()` builds a stored transfer from the provider's booking (a create, a payout
+retry).
 """
 
 from __future__ import annotations
@@ -191,6 +192,49 @@ class TransferRecord:
         if self.provider_status != "funds_converted":
             return None
         return next((e.at for e in self.timeline if e.provider_status == "funds_converted"), None)
+
+
+def new_record(
+    booked: ProviderTransfer,
+    *,
+    our_id: str,
+    provider: str,
+    wallet: str,
+    email: str | None,
+    now: float,
+    retry_of_id: str | None = None,
+) -> TransferRecord:
+    """A stored transfer from the provider's booking; its first timeline entry is now."""
+    status = PROVIDER_STATUS_MAP.get(booked.status, "AWAITING_FUNDS")
+    record = TransferRecord(
+        id=our_id,
+        provider=provider,
+        provider_transfer_id=booked.id,
+        sandbox=booked.sandbox,
+        side=booked.side,
+        fiat=booked.fiat,
+        token=booked.token,
+        chain_id=booked.chain_id,
+        wallet=wallet.lower(),
+        intent_key=None,
+        source_amount=booked.source_amount,
+        target_amount=booked.target_amount,
+        rate_label=booked.rate_label,
+        fee_label=booked.fee_label,
+        status=status,
+        provider_status=booked.status,
+        pay_in=dict(booked.pay_in),
+        pay_out=dict(booked.pay_out),
+        email=email,
+        customer_id=booked.customer_id,
+        recipient_id=booked.recipient_id,
+        expires_at=booked.expires_at,
+        created_at=now,
+        state_at=now,
+        retry_of_id=retry_of_id,
+    )
+    record.record_timeline(now)
+    return record
 
 
 @dataclass(frozen=True)

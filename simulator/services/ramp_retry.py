@@ -19,7 +19,7 @@ from simulator.errors import InvalidRequest, NotFound
 from simulator.randomness import RandomSource, secret_token
 from simulator.services.ramp_access import RampGate, WalletCall
 from simulator.services.ramp_failures import provider_failure
-from simulator.services.ramp_model import TransferRecord, TransferStatus
+from simulator.services.ramp_model import TransferRecord, TransferStatus, new_record
 from simulator.services.ramp_ports import (
     Balance,
     CustomerDirectory,
@@ -31,7 +31,7 @@ from simulator.services.ramp_ports import (
 )
 from simulator.services.ramp_store import TransferStore, claim_hash
 from simulator.services.ramp_tracking import TransferTracker
-from simulator.services.ramp_transfers import Created, new_record
+from simulator.services.ramp_transfers import Created
 
 log = logging.getLogger("rfqsim.ramp.retry")
 

@@ -16,6 +16,7 @@ from simulator.services.ramp_catalog import CatalogSettings, ProviderDirectory, 
 from simulator.services.ramp_customers import CustomerSettings, RampCustomers
 from simulator.services.ramp_emails import Outbox, SmtpTarget
 from simulator.services.ramp_ports import ProviderTransfer
+from simulator.services.ramp_reads import RampReads
 from simulator.services.ramp_retry import RampRetries, RetrySettings
 from simulator.services.ramp_store import TransferStore
 from simulator.services.ramp_sweep import RampSweep
@@ -34,7 +35,8 @@ class RampRuntime:
     customers: RampCustomers  # customer records; also the transfers' CustomerDirectory
     webhook_secret: str  # signs the provider's webhooks to /_provider/{provider}/webhooks
     # transfers helper: the transfer half, built in build_ramp (services/ramp_*.py)
-    transfers: RampTransfers  # creation, reads, list, support lookup
+    transfers: RampTransfers  # creation (idempotent per intentKey)
+    reads: RampReads  # reads (8 s re-check), list, support lookup
     retry: RampRetries  # stalled payout check and retry
     sweep: RampSweep  # background sweep and expiry (also calls customers.refresh_pending)
     emails: Outbox  # the three user emails, /_sim/outbox, optional SMTP
@@ -117,6 +119,7 @@ def build_ramp(
         TransferSettings(drift_bound=Decimal(str(settings.drift_bound))),
         decimals=token_decimals,
     )
+    reads = RampReads(store, tracker, catalog)
     retry = RampRetries(
         clock,
         random.fork("ramp-retry"),
@@ -139,6 +142,7 @@ def build_ramp(
         # A secret is never seeded (randomness.py): a fresh one per run unless configured.
         webhook_secret=webhook_secret,
         transfers=transfers,
+        reads=reads,
         retry=retry,
         sweep=sweep,
         emails=outbox,

@@ -1,6 +1,5 @@
-"""Ramp transfers: creation in one call, reads, the wallet's list and the support lookup
-(spec 2-ramp-v2 "POST /v2/ramp/transfers", "Reading"; docs/ramp.md RA5, RA8-RA14, RA18-RA24,
-RA50-RA61).
+"""Ramp transfers: creation in one call (spec 2-ramp-v2 "POST /v2/ramp/transfers"; docs/ramp.md
+RA5, RA8-RA14, RA18, RA20, RA24, RA50, RA51, RA54, RA61). Reading them is services/ramp_reads.py.
 
 Creation order (RA5, RA50): request shape (400) -> sandbox flag (400) -> proof (401) ->
 intentKey (replay, 502 in flight, 400 reused) -> provider known (404) -> capability (403) ->
@@ -21,7 +20,6 @@ from simulator.clock import Clock
 from simulator.errors import (
     InvalidRequest,
     KycRequired,
-    NotFound,
     QuoteDrift,
     RampCustomerRequired,
     ServiceError,
@@ -33,15 +31,14 @@ from simulator.services.ramp_catalog import RampCatalog
 from simulator.services.ramp_customers import VERIFIED, KycView
 from simulator.services.ramp_emails import Outbox
 from simulator.services.ramp_failures import provider_failure
-from simulator.services.ramp_masking import TransferView, ViewKind, support_view, view_of
 from simulator.services.ramp_model import (
     DRIFT_BOUND,
-    PROVIDER_STATUS_MAP,
     AmountError,
     Fingerprint,
     PayoutAccount,
     TransferRecord,
     drifted,
+    new_record,
     parse_amount,
 )
 from simulator.services.ramp_ports import (
@@ -64,15 +61,6 @@ log = logging.getLogger("rfqsim.ramp.transfers")
 
 DEFAULT_DECIMALS = {"NGN": 2, "NGNS": 6}  # RA12; settings add every chain token's decimals
 UNKNOWN_DECIMALS = 18  # a currency nobody offers fails the capability check (403) anyway
-
-
-def field_error(field: str, message: str, kind: str = "value_error") -> InvalidRequest:
-    """400 naming one field, shaped like a schema failure (`details.issues`)."""
-    loc: list[str | int] = [int(p) if p.isdigit() else p for p in field.split(".")]
-    return InvalidRequest(
-        f"{field}: {message}",
-        details={"issues": [{"field": field, "loc": loc, "message": message, "type": kind}]},
-    )
 
 
 @dataclass(frozen=True)
@@ -108,12 +96,6 @@ class Created:
     record: TransferRecord
     claim_token: str  # fresh on every answer, never stored in clear
     replay: bool  # an idempotent replay of an earlier create
-
-
-@dataclass(frozen=True)
-class TransferPage:
-    transfers: list[TransferView]  # wallet views, newest first
-    next_cursor: str | None  # None on the last page
 
 
 @dataclass(frozen=True)
@@ -158,22 +140,24 @@ class RampTransfers:
         try:
             amount = parse_amount(request.amount, self._decimals_of(source))
         except AmountError as exc:
-            raise field_error("amount", str(exc)) from exc
+            raise InvalidRequest.for_field("amount", str(exc)) from exc
         if request.expected_target_amount is not None:
             try:
                 parse_amount(request.expected_target_amount, self._decimals_of(target))
             except AmountError as exc:
-                raise field_error("expectedTargetAmount", str(exc)) from exc
+                raise InvalidRequest.for_field("expectedTargetAmount", str(exc)) from exc
         if request.accepted_terms is False:
-            raise field_error(
+            raise InvalidRequest.for_field(
                 "acceptedTerms", "must be true: the provider's terms were not accepted"
             )
         if request.side == "sell" and request.payout is None:
-            raise field_error(
+            raise InvalidRequest.for_field(
                 "payout", "a sell needs payout {bankCode, accountNumber, accountName}", "missing"
             )
         if request.side == "buy" and request.payout is not None:
-            raise field_error("payout", "payout is for sells only; a buy pays out to wallet")
+            raise InvalidRequest.for_field(
+                "payout", "payout is for sells only; a buy pays out to wallet"
+            )
         call = request.call
         return Fingerprint(
             provider=call.provider,
@@ -378,7 +362,7 @@ class RampTransfers:
         if payout.provider_recipient_id is not None:
             known = self.store.recipients.get((call.provider, payout.provider_recipient_id))
             if known is None or known.wallet != wallet or known.account != payout.account:
-                raise field_error(
+                raise InvalidRequest.for_field(
                     "payout.providerRecipientId",
                     "not a recipient registered for this wallet and bank account",
                 )
@@ -397,7 +381,7 @@ class RampTransfers:
                 account_name=payout.account_name,
             )
         except ProviderNotFound as exc:
-            raise field_error(
+            raise InvalidRequest.for_field(
                 "payout.bankCode", "unknown bank; use a code from GET /v2/ramp/banks"
             ) from exc
         except ProviderError as exc:
@@ -445,118 +429,6 @@ class RampTransfers:
         log.debug("created %s (%s) for %s", record.id, record.provider_transfer_id, record.wallet)
         return record
 
-    # -- reads -------------------------------------------------------------------------------
-
-    def _find(self, transfer_id: str) -> TransferRecord:
-        record = self.store.get(transfer_id)
-        if record is None:
-            raise NotFound("No such transfer")
-        return record
-
-    async def read(
-        self, transfer_id: str, *, claim: str | None = None, wallet: str | None = None
-    ) -> TransferView:
-        """GET /transfers/{id}: the full view with the claim token, the wallet view with the
-        wallet that made it; anything else is 404 (RA52). Re-checks the provider first when the
-        stored state is older than 8 s and not settled (RA22)."""
-        record = self.store.get(transfer_id)
-        kind: ViewKind
-        if claim is not None:
-            if record is None or claim_hash(claim) not in record.claim_hashes:
-                raise NotFound("No such transfer for this claim token")
-            kind = "full"
-        elif wallet is not None:
-            if record is None or record.wallet != wallet.lower():
-                raise NotFound("No such transfer for this wallet")
-            kind = "wallet"
-        else:
-            raise NotFound("No such transfer: send X-Ramp-Claim or ?wallet=")
-        await self.tracker.refresh(record)
-        return view_of(record, kind)
-
-    def list(self, wallet: str, first: int, after: str | None) -> TransferPage:
-        """POST /transfers/list (RA19): wallet views, newest first, from storage (RA53)."""
-        records = self.store.of_wallet(wallet)
-        start = 0
-        if after is not None:
-            ids = [r.id for r in records]
-            if after not in ids:
-                raise field_error("after", "not a cursor of this wallet's list")
-            start = ids.index(after) + 1
-        page = records[start : start + first]
-        more = start + first < len(records)
-        return TransferPage(
-            transfers=[view_of(r, "wallet") for r in page],
-            next_cursor=page[-1].id if more and page else None,
-        )
-
-    def support(self, reference: str) -> TransferView:
-        """POST /support/transfer: our id or the provider's as the credential (RA21)."""
-        record = self.store.by_reference(reference)
-        if record is None:
-            raise NotFound("No transfer with this reference")
-        return support_view(record)
-
-    def view(self, record: TransferRecord) -> TransferView:
-        """The full view (a create's answer)."""
-        return view_of(record, "full")
-
-    def provider_of(self, transfer_id: str) -> str:
-        """The provider of one of our transfers; the catalog's first provider for an unknown id
-        (the retry then answers 404 for the transfer, not for the provider)."""
-        record = self.store.get(transfer_id)
-        if record is not None:
-            return record.provider
-        return self._catalog.providers.ids[0] if self._catalog.providers.ids else ""
-
-    def provider_transfer_id(self, our_id: str) -> str | None:
-        """For the /_sim/ramp controls: the provider's id of one of our transfers."""
-        record = self.store.get(our_id)
-        return record.provider_transfer_id if record is not None else None
-
-
-def new_record(
-    booked: ProviderTransfer,
-    *,
-    our_id: str,
-    provider: str,
-    wallet: str,
-    email: str | None,
-    now: float,
-    retry_of_id: str | None = None,
-) -> TransferRecord:
-    """A stored transfer from the provider's booking; its first timeline entry is now."""
-    status = PROVIDER_STATUS_MAP.get(booked.status, "AWAITING_FUNDS")
-    record = TransferRecord(
-        id=our_id,
-        provider=provider,
-        provider_transfer_id=booked.id,
-        sandbox=booked.sandbox,
-        side=booked.side,
-        fiat=booked.fiat,
-        token=booked.token,
-        chain_id=booked.chain_id,
-        wallet=wallet.lower(),
-        intent_key=None,
-        source_amount=booked.source_amount,
-        target_amount=booked.target_amount,
-        rate_label=booked.rate_label,
-        fee_label=booked.fee_label,
-        status=status,
-        provider_status=booked.status,
-        pay_in=dict(booked.pay_in),
-        pay_out=dict(booked.pay_out),
-        email=email,
-        customer_id=booked.customer_id,
-        recipient_id=booked.recipient_id,
-        expires_at=booked.expires_at,
-        created_at=now,
-        state_at=now,
-        retry_of_id=retry_of_id,
-    )
-    record.record_timeline(now)
-    return record
-
 
 __all__ = [
     "CreateRequest",
@@ -564,7 +436,5 @@ __all__ = [
     "PayoutRequest",
     "RampTransfers",
     "ServiceError",
-    "TransferPage",
     "TransferSettings",
-    "new_record",
 ]

@@ -66,18 +66,11 @@ def clean_event_types(event_types: tuple[str, ...] | list[str]) -> tuple[str, ..
     """Duplicates dropped (first one kept); unknown or no types are a 400 naming eventTypes."""
     unknown = [t for t in event_types if t not in WEBHOOK_EVENT_TYPES]
     if unknown or not event_types:
-        raise InvalidRequest(
-            "eventTypes must name at least one known event type",
-            details={
-                "issues": [
-                    {
-                        "field": "eventTypes",
-                        "loc": ["eventTypes"],
-                        "message": f"unknown event types {unknown}" if unknown else "empty",
-                        "type": "enum" if unknown else "too_short",
-                    }
-                ]
-            },
+        raise InvalidRequest.for_field(
+            "eventTypes",
+            f"unknown event types {unknown}" if unknown else "empty",
+            "enum" if unknown else "too_short",
+            summary="eventTypes must name at least one known event type",
         )
     return tuple(dict.fromkeys(event_types))
 

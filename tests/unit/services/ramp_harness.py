@@ -25,6 +25,7 @@ from simulator.services.ramp_customers import CustomerSettings, KycDocument, Ram
 from simulator.services.ramp_emails import Outbox
 from simulator.services.ramp_model import TransferRecord
 from simulator.services.ramp_ports import PersonDetails
+from simulator.services.ramp_reads import RampReads
 from simulator.services.ramp_retry import RampRetries, RetrySettings
 from simulator.services.ramp_runtime import RampRuntime
 from simulator.services.ramp_store import TransferStore
@@ -143,6 +144,7 @@ class Ramp:
             self.outbox,
             TransferSettings(),
         )
+        self.reads = RampReads(self.store, self.tracker, self.catalog)
         self.retries = RampRetries(
             self.clock,
             RandomSource(4),

@@ -46,7 +46,7 @@ async def test_buy_is_created_with_a_claim_token_and_an_instructions_email() -> 
     assert email.to == "buyer@example.com"
     link = f"http://front.test/ramp/transfers/{record.id}#claim={created.claim_token}"
     assert link in email.body
-    view = await ramp.transfers.read(record.id, claim=created.claim_token)
+    view = await ramp.reads.read(record.id, claim=created.claim_token)
     assert view.id == record.id
 
 
@@ -74,7 +74,7 @@ async def test_replay_returns_the_same_transfer_with_a_fresh_token() -> None:
     assert again.claim_token != first.claim_token
     assert ramp.fake.calls["create_transfer"] == 1
     for token in (first.claim_token, again.claim_token):  # every token issued stays valid
-        assert (await ramp.transfers.read(first.record.id, claim=token)).id == first.record.id
+        assert (await ramp.reads.read(first.record.id, claim=token)).id == first.record.id
     assert len(ramp.outbox.emails) == 1  # one instructions email, not one per replay
 
 
@@ -267,9 +267,9 @@ async def test_reads_need_the_claim_or_the_wallet() -> None:
     await ramp.register()
     created = await ramp.create("sell", email="x@example.com")
     record = created.record
-    full = await ramp.transfers.read(record.id, claim=created.claim_token)
+    full = await ramp.reads.read(record.id, claim=created.claim_token)
     assert full.pay_out["accountNumber"] == "0123456789"
-    masked = await ramp.transfers.read(record.id, wallet=ramp.account.address.lower())
+    masked = await ramp.reads.read(record.id, wallet=ramp.account.address.lower())
     assert masked.pay_out["accountNumber"] == "6789"
     wrong: tuple[dict[str, str], ...] = (
         {"claim": "rcl_wrong"},
@@ -278,9 +278,9 @@ async def test_reads_need_the_claim_or_the_wallet() -> None:
     )
     for kwargs in wrong:
         with pytest.raises(NotFound):
-            await ramp.transfers.read(record.id, **kwargs)
+            await ramp.reads.read(record.id, **kwargs)
     with pytest.raises(NotFound):
-        await ramp.transfers.read("rtr_nope", claim=created.claim_token)
+        await ramp.reads.read("rtr_nope", claim=created.claim_token)
 
 
 async def test_read_recheck_is_throttled_to_one_call_per_8s_and_shared() -> None:
@@ -289,30 +289,30 @@ async def test_read_recheck_is_throttled_to_one_call_per_8s_and_shared() -> None
     created = await ramp.create("sell")
     record = created.record
     ramp.move(record, "funds_received")
-    await ramp.transfers.read(record.id, claim=created.claim_token)
+    await ramp.reads.read(record.id, claim=created.claim_token)
     assert ramp.fake.calls["transfer"] == 0  # fresh: served from storage
     await ramp.clock.advance(5)
-    await ramp.transfers.read(record.id, claim=created.claim_token)
+    await ramp.reads.read(record.id, claim=created.claim_token)
     assert ramp.fake.calls["transfer"] == 0
     await ramp.clock.advance(4)
     views = await asyncio.gather(
-        *(ramp.transfers.read(record.id, claim=created.claim_token) for _ in range(10))
+        *(ramp.reads.read(record.id, claim=created.claim_token) for _ in range(10))
     )
     assert ramp.fake.calls["transfer"] == 1
     assert {v.status for v in views} == {"PROCESSING"}
     await ramp.clock.advance(9)
     ramp.fake.down = True  # an unreachable provider leaves the stored state served
-    view = await ramp.transfers.read(record.id, claim=created.claim_token)
+    view = await ramp.reads.read(record.id, claim=created.claim_token)
     assert view.status == "PROCESSING"
     assert ramp.fake.calls["transfer"] == 2
-    await ramp.transfers.read(record.id, claim=created.claim_token)
+    await ramp.reads.read(record.id, claim=created.claim_token)
     assert ramp.fake.calls["transfer"] == 2  # the failed call counts for the throttle
     ramp.fake.down = False
     ramp.move(record, "completed")
     await ramp.clock.advance(9)
-    assert (await ramp.transfers.read(record.id, claim=created.claim_token)).status == "COMPLETED"
+    assert (await ramp.reads.read(record.id, claim=created.claim_token)).status == "COMPLETED"
     await ramp.clock.advance(60)
-    await ramp.transfers.read(record.id, claim=created.claim_token)
+    await ramp.reads.read(record.id, claim=created.claim_token)
     assert ramp.fake.calls["transfer"] == 3  # settled: storage only
 
 
@@ -323,20 +323,20 @@ async def test_list_pages_newest_first_and_support_lookup() -> None:
     for n in range(5):
         created = await ramp.create("sell", intent_key=f"intent-key-list-{n}")
         ids.append(created.record.id)
-    page = ramp.transfers.list(ramp.account.address, 2, None)
+    page = ramp.reads.list(ramp.account.address, 2, None)
     assert [v.id for v in page.transfers] == ids[::-1][:2]
     assert page.transfers[0].pay_out["accountNumber"] == "6789"
-    page2 = ramp.transfers.list(ramp.account.address, 2, page.next_cursor)
-    page3 = ramp.transfers.list(ramp.account.address, 2, page2.next_cursor)
+    page2 = ramp.reads.list(ramp.account.address, 2, page.next_cursor)
+    page3 = ramp.reads.list(ramp.account.address, 2, page2.next_cursor)
     assert [v.id for v in page2.transfers + page3.transfers] == ids[::-1][2:]
     assert page3.next_cursor is None
-    assert ramp.transfers.list("0x" + "33" * 20, 20, None).transfers == []
+    assert ramp.reads.list("0x" + "33" * 20, 20, None).transfers == []
     with pytest.raises(InvalidRequest):
-        ramp.transfers.list(ramp.account.address, 2, "rtr_unknown")
+        ramp.reads.list(ramp.account.address, 2, "rtr_unknown")
     record = ramp.store.records[ids[0]]
-    by_ours = ramp.transfers.support(record.id)
-    by_theirs = ramp.transfers.support(record.provider_transfer_id)
+    by_ours = ramp.reads.support(record.id)
+    by_theirs = ramp.reads.support(record.provider_transfer_id)
     assert by_ours == by_theirs
     assert by_ours.pay_out["accountNumber"] == "******6789"
     with pytest.raises(NotFound):
-        ramp.transfers.support("ptr_unknown")
+        ramp.reads.support("ptr_unknown")
