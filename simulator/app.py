@@ -9,8 +9,8 @@ from simulator.adapters.chain import AnvilChain
 from simulator.adapters.chain_reads import ChainReads
 from simulator.adapters.chain_runtime import chains_context
 from simulator.adapters.fleet_runtime import FLEET, FleetHolder
-from simulator.adapters.provider_client import parse_transfer
 from simulator.adapters.provider_runtime import PROVIDER, ProviderHolder, provider_context
+from simulator.adapters.provider_wire import parse_transfer
 from simulator.adapters.ramp_background import ramp_background_context
 from simulator.adapters.signatures import ChainSignatureChecker
 from simulator.adapters.webhook_runtime import WEBHOOK_ADAPTERS, build_webhooks, webhooks_context

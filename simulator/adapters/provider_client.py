@@ -19,11 +19,22 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from datetime import datetime
 from typing import Any, Literal
 
 import aiohttp
 
+from simulator.adapters.provider_wire import (
+    MalformedAnswer,
+    json_object,
+    json_str,
+    parse_capabilities,
+    parse_customer,
+    parse_quote,
+    parse_recipient,
+    parse_review,
+    parse_transfer,
+    person_body,
+)
 from simulator.services.ramp_ports import (
     Balance,
     Bank,
@@ -41,181 +52,11 @@ from simulator.services.ramp_ports import (
     Quote,
     Recipient,
     Side,
-    StatusChange,
 )
 
 log = logging.getLogger("rfqsim.provider")
 
 DEFAULT_TIMEOUT_S = 10.0
-
-
-class MalformedAnswer(ProviderUnreachable):
-    """The provider answered 2xx with a body we cannot read: the outcome is unknown."""
-
-
-def _unix(value: Any) -> float:
-    if not isinstance(value, str):
-        raise TypeError(f"timestamp is not a string: {value!r}")
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-
-
-def _str(value: Any) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"expected a string, got {value!r}")
-    return value
-
-
-def _opt_str(value: Any) -> str | None:
-    return None if value is None else _str(value)
-
-
-def _side(value: Any) -> Side:
-    if value == "buy":
-        return "buy"
-    if value == "sell":
-        return "sell"
-    raise TypeError(f"unknown side {value!r}")
-
-
-def _ints(value: Any) -> tuple[int, ...]:
-    if not isinstance(value, list) or not all(
-        isinstance(v, int) and not isinstance(v, bool) for v in value
-    ):
-        raise TypeError(f"expected a list of integers, got {value!r}")
-    return tuple(value)
-
-
-def _strs(value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise TypeError(f"expected a list of strings, got {value!r}")
-    return tuple(_str(v) for v in value)
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise TypeError(f"expected an object, got {value!r}")
-    return value
-
-
-def parse_capabilities(data: dict[str, Any]) -> Capabilities:
-    requires = _dict(data["requires"])
-    max_buy = _dict(data["maxBuy"])
-    sides = tuple(_side(s) for s in data["sides"])
-    return Capabilities(
-        provider=_str(data["provider"]),
-        display_name=_str(data["displayName"]),
-        fiat=_str(data["fiat"]),
-        token=_str(data["token"]),
-        chains=_ints(data["chains"]),
-        sandbox_chains=_ints(data["sandboxChains"]),
-        sides=sides,
-        enabled=bool(data["enabled"]),
-        requires_customer_details=bool(requires["customerDetails"]),
-        requires_payout_bank_account=bool(requires["payoutBankAccount"]),
-        requires_destination_wallet=bool(requires["destinationWallet"]),
-        max_buy_amount=_str(max_buy["amount"]),
-        max_buy_currency=_str(max_buy["currency"]),
-        business_profile_sells=bool(data.get("businessProfileSells", True)),
-    )
-
-
-def parse_review(data: dict[str, Any]) -> KycReview:
-    max_buy = _dict(data["maxBuy"])
-    return KycReview(
-        status=_str(data["status"]),
-        reasons=_strs(data.get("reasons")),
-        requirements_due=_strs(data.get("requirementsDue")),
-        level=_opt_str(data.get("level")),
-        can_deposit=bool(data["canDeposit"]),
-        max_buy_amount=_str(max_buy["amount"]),
-        max_buy_currency=_str(max_buy["currency"]),
-    )
-
-
-def parse_customer(data: dict[str, Any]) -> ProviderCustomer:
-    kind = data.get("type", "individual")
-    if kind not in ("individual", "business"):
-        raise TypeError(f"unknown customer type {kind!r}")
-    return ProviderCustomer(id=_str(data["id"]), type=kind)
-
-
-def parse_transfer(data: dict[str, Any]) -> ProviderTransfer:
-    return ProviderTransfer(
-        id=_str(data["id"]),
-        reference=_str(data["reference"]),
-        side=_side(data["side"]),
-        chain_id=int(data["chainId"]),
-        sandbox=bool(data.get("sandbox", False)),
-        fiat=_str(data["fiat"]),
-        token=_str(data["token"]),
-        source_amount=_str(data["sourceAmount"]),
-        target_amount=_str(data["targetAmount"]),
-        rate_label=_str(data["rateLabel"]),
-        fee_label=_str(data["feeLabel"]),
-        status=_str(data["status"]),
-        status_history=tuple(
-            StatusChange(status=_str(_dict(item)["status"]), at=_unix(item["at"]))
-            for item in data.get("statusHistory") or []
-        ),
-        pay_in=_dict(data.get("payIn") or {}),
-        pay_out=_dict(data.get("payOut") or {}),
-        customer_id=_opt_str(data.get("customerId")),
-        recipient_id=_opt_str(data.get("recipientId")),
-        retry_of=_opt_str(data.get("retryOf")),
-        expires_at=_unix(data["expiresAt"]),
-        created_at=_unix(data["createdAt"]),
-        updated_at=_unix(data.get("updatedAt") or data["createdAt"]),
-    )
-
-
-def parse_quote(data: dict[str, Any]) -> Quote:
-    return Quote(
-        quote_id=_str(data["quoteId"]),
-        side=_side(data["side"]),
-        source_amount=_str(data["sourceAmount"]),
-        target_amount=_str(data["targetAmount"]),
-        rate=_str(data["rate"]),
-        fee=_str(data["fee"]),
-        rate_label=_str(data["rateLabel"]),
-        fee_label=_str(data["feeLabel"]),
-        expires_at=_unix(data["expiresAt"]),
-    )
-
-
-def parse_recipient(data: dict[str, Any]) -> Recipient:
-    return Recipient(
-        recipient_id=_str(data["recipientId"]),
-        bank_code=_str(data["bankCode"]),
-        bank_name=_str(data["bankName"]),
-        account_number=_str(data["accountNumber"]),
-        account_name=_str(data["accountName"]),
-    )
-
-
-def person_body(details: PersonDetails) -> dict[str, Any]:
-    """The provider's customer fields; what was not given is left out (a PATCH keeps it)."""
-    body: dict[str, Any] = {}
-    for name, value in (
-        ("firstName", details.first_name),
-        ("lastName", details.last_name),
-        ("email", details.email),
-        ("phone", details.phone),
-        ("birthDate", details.birth_date),
-    ):
-        if value is not None:
-            body[name] = value
-    if details.address is not None:
-        address = details.address
-        body["address"] = {
-            "line1": address.line1,
-            "city": address.city,
-            "state": address.state,
-            "postalCode": address.postal_code,
-            **({"line2": address.line2} if address.line2 is not None else {}),
-        }
-    return body
 
 
 class HttpRampProvider:
@@ -319,7 +160,7 @@ class HttpRampProvider:
     ) -> Any:
         data = await self._call(method, path, body=body, params=params)
         try:
-            return parse(_dict(data[member]) if member is not None else data)
+            return parse(json_object(data[member]) if member is not None else data)
         except (KeyError, TypeError, ValueError) as exc:
             raise MalformedAnswer(
                 f"provider {self.provider_id}: unreadable answer to {method} {path}: {exc}"
@@ -333,7 +174,10 @@ class HttpRampProvider:
 
     async def banks(self) -> list[Bank]:
         def parse(data: dict[str, Any]) -> list[Bank]:
-            return [Bank(code=_str(_dict(b)["code"]), name=_str(b["name"])) for b in data["banks"]]
+            return [
+                Bank(code=json_str(json_object(b)["code"]), name=json_str(b["name"]))
+                for b in data["banks"]
+            ]
 
         result: list[Bank] = await self._read("GET", "/banks", parse)
         return result
@@ -342,7 +186,7 @@ class HttpRampProvider:
         result: str = await self._read(
             "POST",
             "/banks/resolve",
-            lambda data: _str(data["accountName"]),
+            lambda data: json_str(data["accountName"]),
             body={"bankCode": bank_code, "accountNumber": account_number},
         )
         return result
@@ -397,7 +241,7 @@ class HttpRampProvider:
 
     async def kyc_link(self, customer_id: str) -> str:
         result: str = await self._read(
-            "POST", f"/customers/{customer_id}/kyc/link", lambda data: _str(data["url"])
+            "POST", f"/customers/{customer_id}/kyc/link", lambda data: json_str(data["url"])
         )
         return result
 
@@ -410,7 +254,7 @@ class HttpRampProvider:
             "GET",
             f"/customers/{customer_id}/balance",
             lambda data: Balance(
-                available=_str(data["available"]), currency=_str(data["currency"])
+                available=json_str(data["available"]), currency=json_str(data["currency"])
             ),
         )
         return result
@@ -489,7 +333,7 @@ class HttpRampProvider:
             items = data["transfers"]
             if not isinstance(items, list):
                 raise TypeError("transfers is not a list")
-            return parse_transfer(_dict(items[0])) if items else None
+            return parse_transfer(json_object(items[0])) if items else None
 
         result: ProviderTransfer | None = await self._read(
             "GET", "/transfers", parse, params={"reference": reference}
