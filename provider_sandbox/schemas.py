@@ -23,6 +23,8 @@ Address = Annotated[str, StringConstraints(pattern=r"^0x[0-9a-fA-F]{40}$")]
 Digits = Annotated[str, StringConstraints(pattern=r"^[0-9]{6,12}$")]
 BankCode = Annotated[str, StringConstraints(pattern=r"^[0-9]{3,6}$")]
 Text = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+# An email address is at most 254 characters (RFC 5321's path limit), as the simulator checks.
+EmailText = Annotated[str, StringConstraints(min_length=1, max_length=254)]
 
 
 class Body(BaseModel):
@@ -36,7 +38,7 @@ class CustomerIn(Body):
     type: Literal["individual", "business"] = "individual"
     first_name: Text | None = None
     last_name: Text | None = None
-    email: Text | None = None
+    email: EmailText | None = None
     phone: Text | None = None
     birth_date: str | None = None
     address: dict[str, Any] | None = None
@@ -53,7 +55,7 @@ class CustomerIn(Body):
 class CustomerPatch(Body):
     first_name: Text | None = None
     last_name: Text | None = None
-    email: Text | None = None
+    email: EmailText | None = None
     phone: Text | None = None
     birth_date: str | None = None
     address: dict[str, Any] | None = None

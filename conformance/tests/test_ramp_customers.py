@@ -629,3 +629,40 @@ def test_kyc_link_is_a_provider_hosted_page(ramp: Ramp) -> None:
     assert body["url"].startswith("http")
     assert "/sandbox/verify/" in body["url"]
     assert ramp.calls(CALL_KYC_LINK) == before + 1
+
+
+@pytest.mark.sim_only
+@pytest.mark.spec(
+    "ramp/endpoints/post-v2-ramp-customers-kyc/response-review-state-right",
+    "ramp/states/kyc-state/unverified-documents-submitted",
+)
+def test_documents_sent_again_during_a_review_answer_the_review(ramp: Ramp) -> None:
+    # docs/ramp.md RA64: nothing to review twice, and nothing a retry could fix: 200 with the
+    # review as it stands, pending and then verified, never a transient 502.
+    wallet = fresh_wallet()
+    ramp.registered(wallet)
+    first = ramp.submit_kyc(wallet)
+    assert first.status == 200, first.raw
+    assert first.json()["kyc"]["state"] == "pending"
+    again = ramp.submit_kyc(wallet, "B7654321")
+    assert again.status == 200, again.raw
+    assert again.json()["kyc"]["state"] == "pending"
+    ramp.advance(REVIEW_DELAY_S + 1)
+    after = ramp.submit_kyc(wallet)
+    assert after.status == 200, after.raw
+    assert after.json()["kyc"]["state"] == "verified"
+
+
+@pytest.mark.spec(
+    "ramp/endpoints/post-v2-ramp-customers/firstname-lastname-email-phone",
+    "ramp/resources/customer/stored-service-first-name",
+)
+def test_a_long_email_of_254_characters_registers(ramp: Ramp) -> None:
+    # An address is at most 254 characters (RFC 5321); the provider must take what we accept.
+    wallet = fresh_wallet()
+    email = "a" * 63 + "@" + ".".join(c * 60 for c in "bcd") + ".example"  # 63 + 1 + 190
+    assert len(email) == 254
+    customer = ramp.registered(wallet, **{**PERSON, "email": email})
+    assert customer["hasProviderCustomer"] is True
+    details = ramp.details(wallet).json()["details"]
+    assert details["email"] == email

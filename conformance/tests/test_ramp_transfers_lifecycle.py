@@ -377,3 +377,66 @@ def test_statuses_only_move_forward_under_stale_and_duplicate_webhooks(
     statuses = [ranks[s] for s, _ in pairs(done)]
     assert statuses == sorted(statuses)
     assert len(pairs(done)) == len(set(pairs(done)))  # one entry per change
+
+
+@pytest.mark.spec(
+    "ramp/endpoints/reading/stalled-payouts",
+    "ramp/endpoints/post-v2-ramp-transfers-id-retry-payout-check",
+    "ramp/endpoints/post-v2-ramp-transfers-id-retry-payout",
+)
+def test_a_stalled_sell_is_not_offered_a_payout_retry(ramp: Ramp, transfers: Transfers) -> None:
+    # docs/ramp.md RA63: a retry pays the parked stablecoin to a buy's wallet; a sell's stalled
+    # leg is a bank payout. The check must not call eligible what the retry then refuses.
+    wallet = fresh_wallet()
+    ramp.registered(wallet)
+    created = transfers.create(transfers.body(wallet, "sell", "300"))
+    transfers.control(created.id, "stall")
+    transfers.pay_in(created.id)
+    stuck = transfers.drive(
+        created, lambda t: t["providerStatus"] == "funds_converted", what="funds_converted"
+    )
+    assert stuck["status"] == "SENDING"
+    ramp.advance(RETRY_AFTER_S + 1)
+    path = f"transfers/{created.id}/retry-payout"
+    check = ramp.post(f"{path}/check", transfers.retry_body(wallet))
+    assert check.status == 200, check.raw
+    found = check.json()
+    assert (found["eligible"], found["reason"]) == (False, "no_destination"), found
+    assert found["required"] == {"amount": created.transfer["targetAmount"], "currency": "NGN"}
+    assert found["covers"] is False  # a parked NGNS balance never covers an NGN amount
+    assert_error(
+        ramp.post(path, transfers.retry_body(wallet)), 400, "invalid_request", "no_destination"
+    )
+    ids = [t["id"] for t in transfers.listed(wallet)["transfers"]]
+    assert ids == [created.id]  # nothing was booked
+
+
+@pytest.mark.spec(
+    "ramp/resources/transfer/payout-buy-type-address",
+    "ramp/states/transfer-status/sending-provider-update",
+)
+def test_the_payout_hash_is_shown_once_completed(ramp: Ramp, transfers: Transfers) -> None:
+    # Spec: payOut on a buy gains blockchain_hash "once COMPLETED" (RA65), although the
+    # provider knows the hash as soon as it broadcasts the payout.
+    wallet = fresh_wallet()
+    ramp.verified(wallet)
+    with ramp.restoring():
+        ramp.configure(stepDelaySeconds=600)  # nothing moves on by itself during the test
+        created = transfers.create(transfers.body(wallet, "buy", "5000"))
+        transfers.pay_in(created.id)
+        transfers.control(created.id, "advance", {"to": "outgoing_payment_sent"})
+        sending = wait_until(
+            lambda: (
+                t
+                if (t := transfers.read(created))["providerStatus"] == "outgoing_payment_sent"
+                else None
+            ),
+            timeout=10.0,
+            what="outgoing_payment_sent",
+        )
+        assert sending["status"] == "SENDING"
+        assert "blockchain_hash" not in sending["payOut"], sending["payOut"]
+        listed = transfers.listed(wallet)["transfers"][0]
+        assert "blockchain_hash" not in listed["payOut"], listed["payOut"]
+        done = transfers.drive(created, status_is("COMPLETED"), step_s=600, what="COMPLETED")
+    assert done["payOut"]["blockchain_hash"].startswith("0x")

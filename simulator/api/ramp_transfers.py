@@ -253,7 +253,9 @@ def add_routes(table: RouteTable) -> None:
         query=schemas.TransferQuery,
         responses={200: schemas.TransferResult},
         errors=(InvalidRequest, NotFound, *COMMON_ERRORS),
-        security=("rampClaim",),
+        # The claim header gives the full view; `?wallet=` alone (no credential, the `{}`
+        # alternative) the masked one.
+        security=("rampClaim", ""),
         # `list` is POST /v2/ramp/transfers/list, not a transfer id: without this a GET or an
         # OPTIONS there would match this route and advertise GET (the OpenAPI path is unchanged).
         route_path="/v2/ramp/transfers/{transfer_id:(?!list$)[^/]+}",

@@ -24,6 +24,7 @@ from simulator.services.ramp_ports import (
     CustomerRecord,
     KycReview,
     PersonDetails,
+    ProviderConflict,
     ProviderError,
     ProviderRefused,
     ProviderUnreachable,
@@ -321,6 +322,14 @@ class RampCustomers:
                     document=document.provider_document(),
                     selfie_image=document.selfie_image,
                 )
+            except ProviderConflict:
+                # RA64: a review is already pending or approved, so the provider takes no new
+                # documents; the answer is the review as it stands, not an error.
+                try:
+                    fiat = (await self._catalog.capabilities(call.provider)).fiat
+                    review = await provider.kyc_review(record.provider_customer_id, fiat)
+                except ProviderError as exc:
+                    raise provider_failure(call.provider, exc) from exc
             except ProviderError as exc:
                 raise provider_failure(call.provider, exc) from exc
             record.kyc = review

@@ -48,6 +48,15 @@ class TransferView:
     created_at: float
 
 
+def _pay_out(record: TransferRecord) -> dict[str, Any]:
+    """RA65: a buy's payout hash is shown once COMPLETED (the provider knows it as soon as the
+    payout is broadcast; the spec shows it "once COMPLETED")."""
+    pay_out = copy.deepcopy(record.pay_out)
+    if record.status != "COMPLETED":
+        pay_out.pop("blockchain_hash", None)
+    return pay_out
+
+
 def full_view(record: TransferRecord) -> TransferView:
     return TransferView(
         id=record.id,
@@ -66,7 +75,7 @@ def full_view(record: TransferRecord) -> TransferView:
         provider_status=record.provider_status,
         retry_of_id=record.retry_of_id,
         pay_in=copy.deepcopy(record.pay_in),
-        pay_out=copy.deepcopy(record.pay_out),
+        pay_out=_pay_out(record),
         has_email=record.has_email,
         timeline=tuple(record.timeline),
         expires_at=record.expires_at,

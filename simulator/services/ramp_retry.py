@@ -142,7 +142,9 @@ class RampRetries:
             balance_currency=balance.currency,
             required_amount=record.target_amount,
             required_currency=required_currency,
-            covers=_covers(balance.available, record.target_amount),
+            # Amounts in two currencies (a sell's fiat target, a parked stablecoin) never cover.
+            covers=balance.currency == required_currency
+            and _covers(balance.available, record.target_amount),
         )
 
     def _reason(
@@ -157,9 +159,11 @@ class RampRetries:
         customer = self._customers.record(record.provider, record.wallet)
         if record.customer_id is None or customer is None or not customer.provider_customer_id:
             return "no_profile"
-        if record.side == "buy" and not record.pay_out.get("address"):
-            return "no_destination"
-        if record.side == "sell" and record.recipient_id is None:
+        if record.side == "sell" or not record.pay_out.get("address"):
+            # RA63: a retry pays the parked, converted stablecoin to the buy's wallet. A sell's
+            # stalled leg is a bank payout in fiat: there is no on-chain destination to send a
+            # parked balance to, and the provider refuses such a retry, so the check says so
+            # instead of answering eligible for a retry that would then be refused.
             return "no_destination"
         if stuck_for < self.settings.retry_after_s:
             return "too_soon"

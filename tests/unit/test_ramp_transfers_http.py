@@ -226,3 +226,16 @@ async def test_outbox_filters_and_clears(client: Client) -> None:
     cleared = await client.delete("/_sim/outbox")
     assert (await cleared.json())["data"] == {"deleted": 2}
     assert (await (await client.get("/_sim/outbox")).json())["data"]["emails"] == []
+
+
+async def test_the_transfer_read_documents_both_credentials(client: Client) -> None:
+    # X-Ramp-Claim gives the full view; `?wallet=` alone, with no credential at all, the
+    # masked one (RA52): the document offers the claim scheme or nothing (`{}`).
+    document = await (await client.get("/v2/openapi.json")).json()
+    operation = document["paths"]["/v2/ramp/transfers/{transfer_id}"]["get"]
+    assert operation["security"] == [{"rampClaim": []}, {}]
+    record = stored(client)
+    ramp_of(client).transfers.store.add(record)
+    resp = await client.get(f"/v2/ramp/transfers/{record.id}", params={"wallet": WALLET})
+    assert resp.status == 200
+    assert (await resp.json())["transfer"]["id"] == record.id

@@ -102,6 +102,10 @@ def test_support_view_hides_numbers_and_names_keeps_the_rest() -> None:
 
 def test_support_view_masks_the_temporary_bank_account_and_keeps_the_hash() -> None:
     rec = buy_record()
+    # RA65: the payout hash is shown once COMPLETED, in every view.
+    for kind in ("full", "wallet", "support"):
+        assert "blockchain_hash" not in view_of(rec, kind).pay_out
+    rec.status = "COMPLETED"
     view = support_view(rec)
     details = view.pay_in["recipient_details"]
     assert details["account_number"] == "******5678"
