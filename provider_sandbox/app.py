@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -13,6 +12,7 @@ from provider_sandbox import api, controls
 from provider_sandbox.appkeys import SANDBOX
 from provider_sandbox.core import Sandbox
 from provider_sandbox.errors import ProviderError, Unauthorized
+from simulator.adapters.tasks import cancel_and_wait
 
 log = logging.getLogger("provider_sandbox")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -56,7 +56,8 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
     sandbox.state.calls[_route_key(request)] += 1
     if not settings.reachable:
         # Close without a byte of answer: the client sees a transport error, as with a provider
-        # that is down. aiohttp then fails to write this placeholder and drops it quietly.
+        # that is down. A handler must return a response; this one is never sent (the
+        # connection is already closed, and aiohttp drops the write).
         if request.transport is not None:
             request.transport.close()
         return web.Response(status=503)
@@ -98,9 +99,5 @@ async def _background(app: web.Application) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(tasks)
         await sandbox.close()

@@ -92,6 +92,17 @@ class HttpRampProvider:
             await self._session.close()
             self._session = None
 
+    async def _exchange(
+        self, method: str, url: str, body: Any, params: dict[str, str] | None, who: str
+    ) -> tuple[int, bytes]:
+        """One request: the status and the raw answer; any transport failure or timeout is
+        `ProviderUnreachable`."""
+        try:
+            async with self._client().request(method, url, json=body, params=params) as reply:
+                return reply.status, await reply.read()
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            raise ProviderUnreachable(f"{who} unreachable: {type(exc).__name__}") from exc
+
     async def _call(
         self,
         method: str,
@@ -100,15 +111,9 @@ class HttpRampProvider:
         body: dict[str, Any] | None = None,
         params: dict[str, str] | None = None,
     ) -> dict[str, Any]:
-        url = f"{self.base_url}/api/v1{path}"
-        try:
-            async with self._client().request(method, url, json=body, params=params) as reply:
-                raw = await reply.read()
-                status = reply.status
-        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-            raise ProviderUnreachable(
-                f"provider {self.provider_id} unreachable: {type(exc).__name__}"
-            ) from exc
+        status, raw = await self._exchange(
+            method, f"{self.base_url}/api/v1{path}", body, params, f"provider {self.provider_id}"
+        )
         try:
             parsed = json.loads(raw) if raw else {}
         except ValueError:
@@ -358,14 +363,9 @@ class HttpRampProvider:
         """Forward one `/sandbox/...` control call; returns the status and the JSON answer.
         Controls stay up while the API is made unreachable, so failures here are real."""
         url = f"{self.base_url}/sandbox/{path.lstrip('/')}"
-        try:
-            async with self._client().request(method, url, json=body) as reply:
-                raw = await reply.read()
-                status = reply.status
-        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-            raise ProviderUnreachable(
-                f"provider sandbox {self.provider_id} unreachable: {type(exc).__name__}"
-            ) from exc
+        status, raw = await self._exchange(
+            method, url, body, None, f"provider sandbox {self.provider_id}"
+        )
         try:
             parsed = json.loads(raw) if raw else None
         except ValueError:

@@ -5,12 +5,12 @@ task is cancelled and awaited on shutdown."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from simulator.adapters.tasks import cancel_and_wait, step_forever
 from simulator.api.appkeys import CLOCK, RAMP
 from simulator.clock import Clock
 from simulator.services.ramp_sweep import RampSweep
@@ -32,23 +32,22 @@ async def sweep_forever(clock: Clock, sweep: RampSweep) -> None:
         next_at = clock.time() + sweep.interval_s
 
 
-async def expire_forever(clock: Clock, sweep: RampSweep) -> None:
-    while True:
-        try:
-            await sweep.expire_due()
-        except Exception:
-            log.exception("ramp expiry tick failed; retrying")
-        due = sweep.next_expiry()
-        wake = clock.time() + EXPIRY_TICK_S
-        await clock.sleep_until(min(due, wake) if due is not None else wake)
-
-
 async def ramp_background_context(app: web.Application) -> AsyncIterator[None]:
     ramp = app[RAMP]
     clock = app[CLOCK]
     tasks = [
         asyncio.create_task(sweep_forever(clock, ramp.sweep), name="ramp-sweep"),
-        asyncio.create_task(expire_forever(clock, ramp.sweep), name="ramp-expiry"),
+        asyncio.create_task(
+            step_forever(
+                clock,
+                ramp.sweep.expire_due,
+                ramp.sweep.next_expiry,
+                max_sleep_s=EXPIRY_TICK_S,
+                log=log,
+                what="ramp expiry tick",
+            ),
+            name="ramp-expiry",
+        ),
     ]
     if ramp.emails.smtp is not None:
         tasks.append(asyncio.create_task(ramp.emails.deliver_forever(), name="ramp-smtp"))
@@ -57,8 +56,4 @@ async def ramp_background_context(app: web.Application) -> AsyncIterator[None]:
     finally:
         if ramp.emails.smtp is not None:
             await ramp.emails.drain(timeout_s=2.0)
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(tasks)

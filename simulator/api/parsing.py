@@ -4,13 +4,14 @@ PayloadTooLarge (413) for bodies above the route's cap; nothing here can produce
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
 from simulator.api.appkeys import SETTINGS
 from simulator.errors import InvalidRequest, PayloadTooLarge
+from simulator.services.proofs import TakerProof
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -67,3 +68,27 @@ def parse_query(request: web.Request, model: type[ModelT]) -> ModelT:
         raise InvalidRequest(
             "Query failed validation", details={"issues": issues_from(exc)}
         ) from exc
+
+
+class ProofFields(Protocol):
+    """The TakerControl proof as a body carries it (RFQ `takerProof`, ramp `proof`)."""
+
+    @property
+    def nonce(self) -> str: ...  # 0x + 64 hex, checked by the schema
+
+    @property
+    def issuedAt(self) -> int: ...  # noqa: N802 - the spec's field name
+
+    @property
+    def signature(self) -> str: ...  # 0x + hex, checked by the schema
+
+
+def taker_proof(proof: ProofFields | None) -> TakerProof | None:
+    """The proof's bytes for ProofService; None when the body sent none."""
+    if proof is None:
+        return None
+    return TakerProof(
+        nonce=bytes.fromhex(proof.nonce[2:]),
+        issued_at_ms=proof.issuedAt,
+        signature=bytes.fromhex(proof.signature[2:]),
+    )

@@ -4,11 +4,13 @@ service, render. Bodies are not wrapped in `data` (docs/ramp.md RA1); no API key
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from aiohttp import web
 
 from simulator.api.access import client_ip
 from simulator.api.appkeys import RAMP
-from simulator.api.parsing import parse_body, parse_query
+from simulator.api.parsing import ProofFields, parse_body, parse_query, taker_proof
 from simulator.api.responses import body_response
 from simulator.api.routes import RouteTable
 from simulator.api.schemas import ramp as schemas
@@ -23,7 +25,6 @@ from simulator.errors import (
     Unauthorized,
     UpstreamError,
 )
-from simulator.services.proofs import TakerProof
 from simulator.services.ramp_access import WalletCall
 from simulator.services.ramp_customers import CustomerView, KycDocument, KycView
 from simulator.services.ramp_ports import Capabilities, CustomerAddress, PersonDetails
@@ -31,21 +32,31 @@ from simulator.services.ramp_ports import Capabilities, CustomerAddress, PersonD
 KYC_BODY_MAX_BYTES = 24 * 1024 * 1024  # RA11: three maximal images fit
 
 
-def wallet_call(request: web.Request, body: schemas.WalletBody) -> WalletCall:
+class WalletFields(Protocol):
+    """What a wallet-naming ramp POST carries (WalletBody, and the retry bodies whose provider
+    is optional)."""
+
+    @property
+    def wallet(self) -> str: ...
+
+    @property
+    def chainId(self) -> int: ...  # noqa: N802 - the spec's field name
+
+    @property
+    def proof(self) -> ProofFields | None: ...
+
+    @property
+    def sandbox(self) -> bool: ...
+
+
+def wallet_call(request: web.Request, body: WalletFields, provider: str) -> WalletCall:
     """The caller of a wallet-naming ramp POST; the proof nonce binds to the client IP (no key
     is involved on the ramp)."""
-    proof = body.proof
     return WalletCall(
-        provider=body.provider,
+        provider=provider,
         wallet=body.wallet,
         chain_id=body.chainId,
-        proof=TakerProof(
-            nonce=bytes.fromhex(proof.nonce[2:]),
-            issued_at_ms=proof.issuedAt,
-            signature=bytes.fromhex(proof.signature[2:]),
-        )
-        if proof is not None
-        else None,
+        proof=taker_proof(body.proof),
         caller=f"ip:{client_ip(request)}",
         sandbox=body.sandbox,
     )
@@ -113,7 +124,7 @@ async def register_customer(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.CustomerBody)
     address = body.address
     view = await request.app[RAMP].customers.register(
-        wallet_call(request, body),
+        wallet_call(request, body, body.provider),
         PersonDetails(
             first_name=body.firstName,
             last_name=body.lastName,
@@ -136,7 +147,7 @@ async def register_customer(request: web.Request) -> web.Response:
 
 async def customer_details(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.WalletBody)
-    record = await request.app[RAMP].customers.details(wallet_call(request, body))
+    record = await request.app[RAMP].customers.details(wallet_call(request, body, body.provider))
     details = (
         schemas.CustomerDetails(
             firstName=record.first_name,
@@ -155,7 +166,7 @@ async def submit_kyc(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.KycBody, max_bytes=KYC_BODY_MAX_BYTES)
     document = body.document
     view = await request.app[RAMP].customers.submit_kyc(
-        wallet_call(request, body),
+        wallet_call(request, body, body.provider),
         KycDocument(
             type=document.type,
             number=document.number,
@@ -170,13 +181,15 @@ async def submit_kyc(request: web.Request) -> web.Response:
 
 async def kyc_status(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.KycStatusBody)
-    view = await request.app[RAMP].customers.kyc_status(wallet_call(request, body), body.fiat)
+    view = await request.app[RAMP].customers.kyc_status(
+        wallet_call(request, body, body.provider), body.fiat
+    )
     return body_response(schemas.KycResult(kyc=render_kyc(view) if view is not None else None))
 
 
 async def kyc_link(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.WalletBody)
-    url = await request.app[RAMP].customers.kyc_link(wallet_call(request, body))
+    url = await request.app[RAMP].customers.kyc_link(wallet_call(request, body, body.provider))
     return body_response(schemas.KycLink(url=url))
 
 

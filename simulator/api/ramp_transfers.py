@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from simulator.api.access import client_ip
 from simulator.api.appkeys import RAMP
 from simulator.api.parsing import parse_body, parse_query
 from simulator.api.ramp import COMMON_ERRORS, WALLET_ERRORS, wallet_call
@@ -25,7 +24,6 @@ from simulator.errors import (
     RampCustomerRequired,
     Unauthorized,
 )
-from simulator.services.proofs import TakerProof
 from simulator.services.ramp_access import WalletCall
 from simulator.services.ramp_emails import OutboxEmail
 from simulator.services.ramp_masking import TransferView
@@ -85,7 +83,7 @@ async def create_transfer(request: web.Request) -> web.Response:
     payout = body.payout
     created = await request.app[RAMP].transfers.create(
         CreateRequest(
-            call=wallet_call(request, body),
+            call=wallet_call(request, body, body.provider),
             side=body.side,
             fiat=body.fiat,
             token=body.token,
@@ -134,25 +132,10 @@ async def support_transfer(request: web.Request) -> web.Response:
 
 
 def _retry_call(request: web.Request, body: schemas.RetryBody) -> WalletCall:
-    """Like `wallet_call`; the provider defaults to the transfer's own (RA55)."""
-    proof = body.proof
-    provider = body.provider or request.app[RAMP].reads.provider_of(
-        request.match_info["transfer_id"]
-    )
-    return WalletCall(
-        provider=provider,
-        wallet=body.wallet,
-        chain_id=body.chainId,
-        proof=TakerProof(
-            nonce=bytes.fromhex(proof.nonce[2:]),
-            issued_at_ms=proof.issuedAt,
-            signature=bytes.fromhex(proof.signature[2:]),
-        )
-        if proof is not None
-        else None,
-        caller=f"ip:{client_ip(request)}",
-        sandbox=body.sandbox,
-    )
+    """`wallet_call`, with the provider defaulting to the transfer's own (RA55)."""
+    transfer_id = request.match_info["transfer_id"]
+    provider = body.provider or request.app[RAMP].reads.provider_of(transfer_id)
+    return wallet_call(request, body, provider)
 
 
 def render_eligibility(found: Eligibility) -> schemas.RetryEligibility:

@@ -7,7 +7,7 @@ from typing import Any
 from aiohttp import web
 
 from simulator.api.appkeys import CALLER, CLOCK, LADDER_BYTES, RFQ
-from simulator.api.parsing import parse_body, parse_query
+from simulator.api.parsing import parse_body, parse_query, taker_proof
 from simulator.api.responses import data_response, raw_json_response
 from simulator.api.routes import Access, RouteTable
 from simulator.api.schemas import rfq as schemas
@@ -27,7 +27,6 @@ from simulator.errors import (
 from simulator.services.amounts import rate_ray
 from simulator.services.events import record_amounts
 from simulator.services.pricing import LadderView, PreviewOutcome
-from simulator.services.proofs import TakerProof
 from simulator.services.rfq import FirmRequest, RequestOutcome
 from simulator.services.rfq_model import RfqRecord, Routing
 from simulator.services.trades import TradeSpec
@@ -200,7 +199,6 @@ async def preview(request: web.Request) -> web.Response:
 
 async def request_quote(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.RfqRequestBody)
-    proof = body.takerProof
     outcome = await request.app[RFQ].service.request(
         request[CALLER],
         FirmRequest(
@@ -210,13 +208,7 @@ async def request_quote(request: web.Request) -> web.Response:
             sell_amount=body.sellAmount,
             buy_amount=body.buyAmount,
             taker=body.taker,
-            proof=TakerProof(
-                nonce=bytes.fromhex(proof.nonce[2:]),
-                issued_at_ms=proof.issuedAt,
-                signature=bytes.fromhex(proof.signature[2:]),
-            )
-            if proof is not None
-            else None,
+            proof=taker_proof(body.takerProof),
             preferred=body.preferredLiquidityWallets,  # type: ignore[arg-type]
             restricted=body.restrictedLiquidityWallets,  # type: ignore[arg-type]
         ),

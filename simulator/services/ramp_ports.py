@@ -9,7 +9,7 @@ it declines (its sentence is shown to the user), `ProviderNotFound` for an unkno
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 Side = Literal["buy", "sell"]
@@ -255,7 +255,6 @@ class CustomerRecord:
     kyc_read_at: float | None = None  # when `kyc` was last read from the provider (throttle)
     created_at: float = 0.0
     updated_at: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)  # never birthDate or address
     id: str = ""  # our record id (`rcu_…`, the API's customer.id), set when the record is made
 
 

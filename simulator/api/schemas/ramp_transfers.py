@@ -26,6 +26,7 @@ from simulator.api.schemas.ramp import (
     Wallet,
     WalletBody,
 )
+from simulator.services.ramp_model import TransferStatus
 
 INTENT_KEY_PATTERN = r"^[A-Za-z0-9_-]{12,64}$"
 IntentKey = Annotated[
@@ -34,16 +35,6 @@ IntentKey = Annotated[
         pattern=INTENT_KEY_PATTERN,
         description="12 to 64 characters from A-Z a-z 0-9 _ -; one per transfer attempt",
     ),
-]
-TransferStatus = Literal[
-    "AWAITING_FUNDS",
-    "PROCESSING",
-    "SENDING",
-    "COMPLETED",
-    "FAILED",
-    "REFUNDED",
-    "CANCELLED",
-    "EXPIRED",
 ]
 TransferId = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_-]+$")]
 

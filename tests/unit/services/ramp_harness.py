@@ -112,10 +112,6 @@ def attach_fake(client: Client, fake: FakeProvider | None = None) -> FakeProvide
     return fake
 
 
-def parse_transfer_stub(data: dict[str, Any]) -> Any:
-    raise AssertionError("tests hand ProviderTransfer objects to the webhook parser directly")
-
-
 class Ramp:
     def __init__(self) -> None:
         self.clock = Clock()

@@ -1,0 +1,44 @@
+"""Long-running asyncio tasks of the cleanup contexts: loops that follow the simulator clock,
+and stopping them."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from simulator.clock import Clock
+
+
+async def step_forever(
+    clock: Clock,
+    step: Callable[[], Awaitable[object]],
+    next_due: Callable[[], float | None],
+    *,
+    max_sleep_s: float,
+    log: logging.Logger,
+    what: str,
+) -> None:
+    """Runs `step`, then sleeps on the simulator clock until `next_due()` (an advance wakes it
+    at once), at most `max_sleep_s`: work that appears between steps is found that soon. A
+    failing step is logged and retried; it never ends the loop."""
+    while True:
+        try:
+            await step()
+        except Exception:
+            log.exception("%s failed; retrying", what)
+        due = next_due()
+        wake = clock.time() + max_sleep_s
+        await clock.sleep_until(min(due, wake) if due is not None else wake)
+
+
+async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]]) -> None:
+    """Cancels every task, then awaits each, so none outlives its cleanup context."""
+    tasks = list(tasks)
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
