@@ -435,14 +435,14 @@ def bench_auth(iterations: int) -> Section:
     endpoint called without authentication (the no-auth baseline) in the same run."""
     from simulator.clock import Clock
     from simulator.randomness import RandomSource
-    from simulator.services.keys import KeyService
-    from simulator.services.proofs import (
+    from simulator.services.access.keys import KeyService
+    from simulator.services.access.limits import FixedWindowLimiter
+    from simulator.services.access.proofs import (
         ProofService,
         ProofSettings,
         TakerProof,
         taker_control_message,
     )
-    from simulator.services.ratelimit import FixedWindowLimiter
 
     class NoChain:
         async def is_valid_signature(
@@ -516,7 +516,7 @@ def bench_auth(iterations: int) -> Section:
 
 
 def _fresh_proof(account: Any, clock: Any) -> Any:
-    from simulator.services.proofs import TakerProof, taker_control_message
+    from simulator.services.access.proofs import TakerProof, taker_control_message
 
     nonce = os.urandom(32)
     issued = clock.millis()

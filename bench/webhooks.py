@@ -13,10 +13,10 @@ from pathlib import Path
 from bench.load import percentile
 from bench.processes import REPO
 from bench.report import Section
-from simulator.adapters.webhook_runtime import build_webhooks
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
-from simulator.services.events import Event
+from simulator.runtime.webhooks import build_webhooks
+from simulator.services.rfq.events import Event
 from simulator.settings import WebhookSettings
 
 

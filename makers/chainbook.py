@@ -18,7 +18,7 @@ from makers.client import MakerClient
 from makers.commitments import Commitments
 from makers.pricing import TokenSpec
 from makers.protocol import ChainInfo
-from simulator.wallets import Wallet
+from rfqkit.wallets import Wallet
 
 log = logging.getLogger("makers.fleet")
 

@@ -5,7 +5,7 @@ pydantic at this edge only; the fleet reads the validated values as attributes. 
     mids: {"USDT/NGNS": 1600, "USDC/USDT": 1, "WBNB/USDT": 600}
     makers:
       - name: alpha
-        wallet_index: 0                  # simulator.wallets.maker_wallet(0); or private_key: 0x…
+        wallet_index: 0                  # rfqkit.wallets.maker_wallet(0); or private_key: 0x…
         chains: [56, 97]
         spread_bps: 8                    # total; half each side of the mid
         impact_bps: 5                    # extra bps at impact_reference_usd of size
@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from makers.latency import FixedLatency, Latency, LogNormalLatency, UniformLatency
 from makers.pricing import DEFAULT_MIDS, DEFAULT_USD_TOKENS, PricingParams, to_fraction
-from simulator.wallets import Wallet, maker_wallet
+from rfqkit.wallets import Wallet, maker_wallet
 
 Behaviour = Literal["normal", "silent", "late", "decline", "bad_signature", "underfunded", "flaky"]
 BEHAVIOURS: tuple[Behaviour, ...] = (
@@ -109,7 +109,7 @@ class MakerConfig(_Strict):
     """One simulated maker.
 
     - `name`: unique in the fleet; also the key name created for it.
-    - `wallet_index` (→ `simulator.wallets.maker_wallet(i)`, funded by the simulator) or
+    - `wallet_index` (→ `rfqkit.wallets.maker_wallet(i)`, funded by the simulator) or
       `private_key`: exactly one. The wallet signs orders and holds the inventory.
     - `chains`: chain ids it serves (each needs a credential of that chain's environment).
     - `spread_bps`: total spread around the mid, half applied to each side.

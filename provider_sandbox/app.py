@@ -12,7 +12,7 @@ from provider_sandbox import api, controls
 from provider_sandbox.appkeys import SANDBOX
 from provider_sandbox.core import Sandbox
 from provider_sandbox.errors import ProviderError, Unauthorized
-from simulator.adapters.tasks import cancel_and_wait
+from rfqkit.tasks import cancel_and_wait
 
 log = logging.getLogger("provider_sandbox")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]

@@ -13,7 +13,7 @@ from eth_account import Account
 from eth_utils.abi import function_signature_to_4byte_selector
 
 from provider_sandbox.config import SandboxChain
-from simulator.adapters.chain import GAS_PRICE_WEI, AnvilChain, ChainUnavailable
+from rfqkit.chain import GAS_PRICE_WEI, AnvilChain, ChainUnavailable
 
 TRANSFER_SELECTOR = function_signature_to_4byte_selector("transfer(address,uint256)")
 BALANCE_OF_SELECTOR = function_signature_to_4byte_selector("balanceOf(address)")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from simulator.wallets import PROVIDER_TREASURY
+from rfqkit.wallets import PROVIDER_TREASURY
 
 NETWORK_NAMES = {
     56: "bnb-smart-chain",

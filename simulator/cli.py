@@ -17,14 +17,14 @@ from aiohttp import web
 from conformance.cli import add_arguments as add_conformance_arguments
 from conformance.cli import run as run_conformance
 from makers.cli import add_fleet_arguments, run_fleet
+from rfqkit.anvil import AnvilStartError
 from simulator import cli_keys, cli_webhooks
-from simulator.adapters.anvil import AnvilStartError
-from simulator.adapters.fleet_runtime import start_fleet, stop_fleet
-from simulator.adapters.provider_runtime import connect_provider_webhooks
 from simulator.api.appkeys import RAMP, SERVICES, SETTINGS, VENUE
-from simulator.app import create_app
-from simulator.services.info import simulator_info
-from simulator.services.keys import create_demo_keys
+from simulator.runtime.app import create_app
+from simulator.runtime.makers import start_fleet, stop_fleet
+from simulator.runtime.provider import connect_provider_webhooks
+from simulator.services.access.keys import create_demo_keys
+from simulator.services.sim.info import simulator_info
 from simulator.settings import Settings, load_settings
 
 log = logging.getLogger("rfqsim")

@@ -7,18 +7,18 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 if TYPE_CHECKING:
-    from simulator.adapters.chain import AnvilChain
-    from simulator.api.routes import Operation, RouteTable
+    from rfqkit.chain import AnvilChain
+    from simulator.api.http.routes import Operation, RouteTable
     from simulator.clock import Clock
     from simulator.randomness import RandomSource
-    from simulator.services.callers import Caller
-    from simulator.services.container import Services
-    from simulator.services.pricing import LadderView
-    from simulator.services.ramp_runtime import RampRuntime
-    from simulator.services.ratelimit import Decision
-    from simulator.services.runtime import RfqRuntime
-    from simulator.services.venue import VenueDirectory
-    from simulator.services.webhooks import Webhooks
+    from simulator.runtime.ramp import RampRuntime
+    from simulator.services.access.area import Services
+    from simulator.services.access.callers import Caller
+    from simulator.services.access.limits import Decision
+    from simulator.services.rfq.area import RfqRuntime
+    from simulator.services.rfq.pricing import LadderView
+    from simulator.services.shared.venue import VenueDirectory
+    from simulator.services.webhooks.service import Webhooks
     from simulator.settings import Settings
 
 SETTINGS: web.AppKey[Settings] = web.AppKey("settings")

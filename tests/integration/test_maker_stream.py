@@ -12,7 +12,7 @@ import aiohttp
 import pytest
 
 from contracts.orders import RfqOrder, sign_order
-from simulator.wallets import demo_wallet, maker_wallet
+from rfqkit.wallets import demo_wallet, maker_wallet
 from tests.integration.serve_process import Served, serve
 
 pytestmark = pytest.mark.integration

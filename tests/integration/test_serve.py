@@ -13,7 +13,7 @@ from typing import Any
 import psutil
 import pytest
 
-from simulator.adapters.anvil import start_anvil
+from rfqkit.anvil import start_anvil
 from tests.integration.serve_process import RFQSIM, serve, stop
 
 pytestmark = pytest.mark.integration

@@ -12,7 +12,7 @@ from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient, TestServer
 from openapi_spec_validator import validate
 
-from simulator.app import create_app
+from simulator.runtime.app import create_app
 from simulator.settings import load_settings
 
 Client = TestClient[web.Request, web.Application]

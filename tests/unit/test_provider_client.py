@@ -13,8 +13,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from simulator.adapters.provider_client import HttpRampProvider
-from simulator.services.ramp_ports import (
+from simulator.adapters.ramp.provider_client import HttpRampProvider
+from simulator.services.ramp.ports import (
     PersonDetails,
     ProviderConflict,
     ProviderInvalid,

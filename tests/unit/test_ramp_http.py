@@ -20,8 +20,8 @@ from eth_account import Account
 
 from simulator.api.appkeys import CLOCK
 from simulator.clock import Clock
-from simulator.services.ramp_customers import FEWER_FIELDS_REASON
-from simulator.services.ramp_ports import (
+from simulator.services.ramp.customers import FEWER_FIELDS_REASON
+from simulator.services.ramp.ports import (
     KycReview,
     PersonDetails,
     ProviderCustomer,

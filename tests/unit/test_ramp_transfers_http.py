@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from simulator.api.appkeys import CLOCK
-from simulator.services.ramp_model import TransferRecord
-from simulator.services.ramp_store import claim_hash
-from simulator.services.ramp_webhooks import sign
+from simulator.services.ramp.model import TransferRecord
+from simulator.services.ramp.store import claim_hash
+from simulator.services.ramp.webhooks import sign
 from tests.unit.services.ramp_harness import Client, client_app, ramp_of, serve_ramp
 
 WALLET = "0x" + "ab" * 20

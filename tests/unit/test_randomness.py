@@ -1,7 +1,7 @@
 from eth_utils.address import to_checksum_address
 
+from rfqkit.wallets import DEPLOYER, demo_wallet, derive_wallet
 from simulator.randomness import RandomSource, secret_token
-from simulator.wallets import DEPLOYER, demo_wallet, derive_wallet
 
 
 def test_same_seed_same_ids_and_forks_are_independent() -> None:

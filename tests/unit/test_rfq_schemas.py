@@ -24,14 +24,14 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from simulator.api.appkeys import ROUTES
-from simulator.api.openapi import build_openapi
-from simulator.api.schemas.rfq import PreviewBody, RfqRequestBody
-from simulator.api.schemas.webhooks import MAX_URL_LENGTH, WEBHOOK_URL_PATTERN, WebhookCreate
-from simulator.app import create_app
+from simulator.api.http.openapi import build_openapi
+from simulator.api.rfq.schemas import PreviewBody, RfqRequestBody
+from simulator.api.webhooks.schemas import MAX_URL_LENGTH, WEBHOOK_URL_PATTERN, WebhookCreate
 from simulator.errors import InvalidRequest
-from simulator.services.trades import validate_trade
-from simulator.services.venue import ChainVenue, Contracts, Corridor, Token, VenueDirectory
-from simulator.services.webhook_registry import check_endpoint_url
+from simulator.runtime.app import create_app
+from simulator.services.rfq.trades import validate_trade
+from simulator.services.shared.venue import ChainVenue, Contracts, Corridor, Token, VenueDirectory
+from simulator.services.webhooks.registry import check_endpoint_url
 from simulator.settings import CorridorTiming, load_settings
 
 Client = TestClient[web.Request, web.Application]

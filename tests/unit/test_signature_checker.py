@@ -6,10 +6,15 @@ from __future__ import annotations
 import pytest
 from eth_account import Account
 
-from simulator.adapters.signatures import ChainSignatureChecker
+from simulator.adapters.access.signatures import ChainSignatureChecker
 from simulator.clock import Clock
 from simulator.errors import ProofOfControlInvalid
-from simulator.services.proofs import ProofService, ProofSettings, TakerProof, taker_control_message
+from simulator.services.access.proofs import (
+    ProofService,
+    ProofSettings,
+    TakerProof,
+    taker_control_message,
+)
 
 
 async def test_an_unknown_chain_answers_not_valid() -> None:

@@ -18,8 +18,8 @@ from openapi_spec_validator import validate
 
 from conformance.webhooks import AsyncReceiver, ReceivedRequest
 from simulator.api.appkeys import RFQ
-from simulator.app import create_app
 from simulator.cli import build_parser, settings_from_args
+from simulator.runtime.app import create_app
 from simulator.settings import load_settings
 from tests.unit.webhook_fakes import rfq_event
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from simulator.adapters.local_ca import (
+from simulator.adapters.webhooks.local_ca import (
     CA_FILE,
     LocalCa,
     load_or_create,
     resolve_state_dir,
 )
-from simulator.adapters.webhook_sender import ssl_context
+from simulator.adapters.webhooks.sender import ssl_context
 
 
 def test_state_dir_resolution() -> None:

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from simulator.services.webhook_delivery import Attempt, Delivery, DeliveryOutbox
+from simulator.services.webhooks.outbox import Attempt, Delivery, DeliveryOutbox
 from simulator.settings import RETRY_SCHEDULE_S, load_settings
 
 T0 = 1_800_000_000.0

@@ -7,7 +7,7 @@ import pytest
 from simulator.clock import Clock
 from simulator.errors import InvalidRequest, NotFound
 from simulator.randomness import RandomSource
-from simulator.services.webhook_registry import WEBHOOK_EVENT_TYPES, WebhookRegistry
+from simulator.services.webhooks.registry import WEBHOOK_EVENT_TYPES, WebhookRegistry
 
 
 def _registry(**kw: object) -> WebhookRegistry:

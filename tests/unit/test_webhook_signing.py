@@ -8,7 +8,7 @@ import hmac
 import json
 
 from conformance.webhooks import parse_signature_header, signature_problem, verify_signature
-from simulator.services.webhook_delivery import (
+from simulator.services.webhooks.outbox import (
     delivery_headers,
     encode_body,
     signature,

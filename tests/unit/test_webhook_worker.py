@@ -13,8 +13,8 @@ import pytest
 
 from simulator.errors import Conflict, NotFound
 from simulator.randomness import RandomSource
-from simulator.services.webhook_delivery import signature_header
-from simulator.services.webhooks import Webhooks
+from simulator.services.webhooks.outbox import signature_header
+from simulator.services.webhooks.service import Webhooks
 from simulator.settings import RETRY_SCHEDULE_S, WebhookSettings
 from tests.unit.webhook_fakes import START, FrozenClock, ScriptedTransport, rfq_event, settle
 

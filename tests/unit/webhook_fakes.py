@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from simulator.clock import Clock
-from simulator.services.events import Event
-from simulator.services.webhooks import SendResult
+from simulator.services.rfq.events import Event
+from simulator.services.webhooks.service import SendResult
 
 START = 1_800_000_000.0
 

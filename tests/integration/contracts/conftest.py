@@ -9,7 +9,7 @@ import pytest
 import requests
 from web3 import Web3
 
-from simulator.adapters.anvil import AnvilNode, start_anvil
+from rfqkit.anvil import AnvilNode, start_anvil
 from tests.integration.contracts.env import Env, deploy_env
 
 CHAIN_ID = 31337

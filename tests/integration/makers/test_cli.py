@@ -12,7 +12,7 @@ from aiohttp import web
 
 from makers.chain import MAX_UINT256
 from makers.cli import build_parser, run_fleet
-from simulator.wallets import maker_wallet
+from rfqkit.wallets import maker_wallet
 from tests.integration.makers.venue import CHAIN_ID, Venue
 from tests.unit.makers.fake_stream import FakeStreamServer
 

@@ -8,9 +8,9 @@ from eth_abi.abi import decode, encode
 from eth_utils.abi import function_signature_to_4byte_selector
 
 from makers.protocol import Welcome
-from simulator.adapters.chain import AnvilChain
-from simulator.adapters.deployment import Deployment
-from simulator.wallets import Wallet
+from rfqkit.chain import AnvilChain
+from rfqkit.wallets import Wallet
+from simulator.adapters.chain.deployment import Deployment
 from tests.unit.makers.fake_stream import welcome
 
 CHAIN_ID = 56

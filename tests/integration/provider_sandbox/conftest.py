@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from provider_sandbox import SandboxChain, SandboxConfig, start_sandbox
-from simulator.adapters.anvil import AnvilNode, start_anvil
-from simulator.adapters.chain import AnvilChain
-from simulator.adapters.deployment import deploy_venue
+from rfqkit.anvil import AnvilNode, start_anvil
+from rfqkit.chain import AnvilChain
+from simulator.adapters.chain.deployment import deploy_venue
 from simulator.settings import load_settings
 from tests.integration.provider_sandbox.harness import (
     CHAIN_ID,

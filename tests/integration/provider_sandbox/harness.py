@@ -18,7 +18,7 @@ from eth_abi.abi import decode, encode
 from eth_utils.abi import function_signature_to_4byte_selector
 
 from provider_sandbox import RunningSandbox
-from simulator.adapters.chain import AnvilChain
+from rfqkit.chain import AnvilChain
 
 CHAIN_ID = 97
 WEBHOOK_SECRET = "whsec_test_receiver"

@@ -7,7 +7,7 @@ import asyncio
 import aiohttp
 import pytest
 
-from simulator.wallets import derive_wallet
+from rfqkit.wallets import derive_wallet
 from tests.integration.provider_sandbox.harness import CHAIN_ID, Harness, kyc_documents
 
 pytestmark = pytest.mark.integration

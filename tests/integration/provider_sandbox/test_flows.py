@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from simulator.wallets import demo_wallet, derive_wallet
+from rfqkit.wallets import demo_wallet, derive_wallet
 from tests.integration.provider_sandbox.harness import Harness
 
 pytestmark = pytest.mark.integration

@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 
 from provider_sandbox import start_sandbox
-from simulator.wallets import derive_wallet
+from rfqkit.wallets import derive_wallet
 from tests.integration.provider_sandbox.harness import CHAIN_ID, Harness, kyc_documents
 
 pytestmark = pytest.mark.integration

@@ -31,7 +31,7 @@ from makers.protocol import (
     Rfq,
     Welcome,
 )
-from simulator.wallets import maker_wallet
+from rfqkit.wallets import maker_wallet
 from tests.unit.makers.fake_stream import ADDR, FakeStreamServer, rfq, welcome
 
 WALLET = maker_wallet(0)

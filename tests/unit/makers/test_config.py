@@ -18,8 +18,8 @@ from makers.config import (
     load_fleet_config,
 )
 from makers.latency import FixedLatency, LogNormalLatency, UniformLatency
+from rfqkit.wallets import maker_wallet
 from simulator.settings import load_settings
-from simulator.wallets import maker_wallet
 
 
 def test_default_fleet_has_four_distinct_makers_on_every_default_chain() -> None:

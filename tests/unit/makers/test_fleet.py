@@ -17,7 +17,7 @@ from makers.config import FixedLatencyConfig, FleetConfig, MakerConfig
 from makers.fleet import MakerFleet, SimulatedMaker
 from makers.pricing import TokenSpec
 from makers.protocol import Decline, Expired, Filled, Levels, Quote, Rfq, Welcome
-from simulator.wallets import maker_wallet
+from rfqkit.wallets import maker_wallet
 from tests.unit.makers.fake_stream import (
     ADDR,
     FakeConnection,

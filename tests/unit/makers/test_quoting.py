@@ -8,7 +8,7 @@ import random
 from contracts.orders import RfqOrder, recover_order_signer, sign_order
 from makers.protocol import Quote, QuoteOrder, parse_maker_message, serialize
 from makers.quoting import OrderSigner, quote_message
-from simulator.wallets import maker_wallet
+from rfqkit.wallets import maker_wallet
 
 WALLET = maker_wallet(0)
 PERMIT2 = "0x" + "22" * 20

@@ -14,7 +14,7 @@ from decimal import ROUND_DOWN, Decimal
 from typing import Any, Literal
 
 from simulator.clock import Clock
-from simulator.services.ramp_ports import (
+from simulator.services.ramp.ports import (
     Balance,
     Bank,
     Capabilities,

@@ -15,30 +15,35 @@ from aiohttp.test_utils import TestClient, TestServer
 from eth_account import Account
 
 from simulator.api.appkeys import CLOCK, RAMP
-from simulator.app import create_app
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
-from simulator.services.proofs import ProofService, ProofSettings, TakerProof, taker_control_message
-from simulator.services.ramp_access import RampGate, WalletCall
-from simulator.services.ramp_catalog import CatalogSettings, ProviderDirectory, RampCatalog
-from simulator.services.ramp_customers import CustomerSettings, KycDocument, RampCustomers
-from simulator.services.ramp_emails import Outbox
-from simulator.services.ramp_model import TransferRecord
-from simulator.services.ramp_ports import PersonDetails
-from simulator.services.ramp_reads import RampReads
-from simulator.services.ramp_retry import RampRetries, RetrySettings
-from simulator.services.ramp_runtime import RampRuntime
-from simulator.services.ramp_store import TransferStore
-from simulator.services.ramp_sweep import RampSweep
-from simulator.services.ramp_tracking import TrackingSettings, TransferTracker
-from simulator.services.ramp_transfers import (
+from simulator.runtime.app import create_app
+from simulator.runtime.ramp import RampRuntime
+from simulator.services.access.proofs import (
+    ProofService,
+    ProofSettings,
+    TakerProof,
+    taker_control_message,
+)
+from simulator.services.ramp.access import RampGate, WalletCall
+from simulator.services.ramp.catalog import CatalogSettings, ProviderDirectory, RampCatalog
+from simulator.services.ramp.customers import CustomerSettings, KycDocument, RampCustomers
+from simulator.services.ramp.emails import Outbox
+from simulator.services.ramp.model import TransferRecord
+from simulator.services.ramp.ports import PersonDetails
+from simulator.services.ramp.reads import RampReads
+from simulator.services.ramp.retry import RampRetries, RetrySettings
+from simulator.services.ramp.store import TransferStore
+from simulator.services.ramp.sweep import RampSweep
+from simulator.services.ramp.tracking import TrackingSettings, TransferTracker
+from simulator.services.ramp.transfers import (
     Created,
     CreateRequest,
     PayoutRequest,
     RampTransfers,
     TransferSettings,
 )
-from simulator.services.ramp_webhooks import ProviderWebhooks
+from simulator.services.ramp.webhooks import ProviderWebhooks
 from simulator.settings import load_settings
 from tests.unit.services.fake_provider import REVIEW_DELAY_S, FakeProvider
 

@@ -3,7 +3,7 @@ from decimal import Decimal
 
 import pytest
 
-from simulator.services.amounts import (
+from simulator.services.shared.amounts import (
     RAY,
     buy_for_sell,
     combine,

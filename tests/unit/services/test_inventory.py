@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from simulator.clock import Clock
-from simulator.services.inventory import Hold, MakerInventory
+from simulator.services.rfq.inventory import Hold, MakerInventory
 
 MAKERS = ("0xaa", "0xbb")
 TOKENS = ("0x01", "0x02")

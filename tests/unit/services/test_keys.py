@@ -3,7 +3,7 @@ import pytest
 from simulator.clock import Clock
 from simulator.errors import InvalidRequest
 from simulator.randomness import RandomSource
-from simulator.services.keys import InvalidApiKey, KeyService, create_demo_keys
+from simulator.services.access.keys import InvalidApiKey, KeyService, create_demo_keys
 
 
 def keys() -> KeyService:

@@ -6,10 +6,10 @@ import pytest
 
 from simulator.clock import Clock
 from simulator.errors import InvalidRequest, RateLimited, UpstreamError
-from simulator.ports import ChainUnreadable
-from simulator.services.funds import TakerFunds
-from simulator.services.ratelimit import FixedWindowLimiter
-from simulator.services.slots import OutstandingSlots
+from simulator.services.access.limits import FixedWindowLimiter
+from simulator.services.rfq.funds import TakerFunds
+from simulator.services.rfq.ports import ChainUnreadable
+from simulator.services.rfq.slots import OutstandingSlots
 
 
 async def test_fixed_window_counts_and_resets_with_the_clock() -> None:

@@ -17,8 +17,13 @@ from simulator.errors import (
     ProofOfControlStale,
     TakerControlUnverifiable,
 )
-from simulator.ports import ChainUnreadable
-from simulator.services.proofs import ProofService, ProofSettings, TakerProof, taker_control_message
+from simulator.services.access.proofs import (
+    ProofService,
+    ProofSettings,
+    TakerProof,
+    taker_control_message,
+)
+from simulator.services.rfq.ports import ChainUnreadable
 
 KEY = Account.create()
 OTHER = Account.create()

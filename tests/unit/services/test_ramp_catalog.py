@@ -16,8 +16,8 @@ from simulator.errors import (
     ProviderDeclined,
     UpstreamError,
 )
-from simulator.services.ramp_catalog import CatalogSettings, ProviderDirectory, RampCatalog
-from simulator.services.ramp_ports import Side
+from simulator.services.ramp.catalog import CatalogSettings, ProviderDirectory, RampCatalog
+from simulator.services.ramp.ports import Side
 from tests.unit.services.fake_provider import FakeProvider
 
 

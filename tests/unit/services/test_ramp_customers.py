@@ -25,16 +25,21 @@ from simulator.errors import (
     UpstreamError,
 )
 from simulator.randomness import RandomSource
-from simulator.services.proofs import ProofService, ProofSettings, TakerProof, taker_control_message
-from simulator.services.ramp_access import RampGate, WalletCall
-from simulator.services.ramp_catalog import CatalogSettings, ProviderDirectory, RampCatalog
-from simulator.services.ramp_customers import (
+from simulator.services.access.proofs import (
+    ProofService,
+    ProofSettings,
+    TakerProof,
+    taker_control_message,
+)
+from simulator.services.ramp.access import RampGate, WalletCall
+from simulator.services.ramp.catalog import CatalogSettings, ProviderDirectory, RampCatalog
+from simulator.services.ramp.customers import (
     FEWER_FIELDS_REASON,
     CustomerSettings,
     KycDocument,
     RampCustomers,
 )
-from simulator.services.ramp_ports import CustomerAddress, PersonDetails, ProviderRefused
+from simulator.services.ramp.ports import CustomerAddress, PersonDetails, ProviderRefused
 from tests.unit.services.fake_provider import REVIEW_DELAY_S, FakeProvider
 
 PERSON = PersonDetails(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from simulator.services.ramp_masking import (
+from simulator.services.ramp.masking import (
     full_view,
     mask_name,
     mask_number,
@@ -10,7 +10,7 @@ from simulator.services.ramp_masking import (
     view_of,
     wallet_view,
 )
-from simulator.services.ramp_model import TransferRecord
+from simulator.services.ramp.model import TransferRecord
 
 
 def sell_record() -> TransferRecord:

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from simulator.services.ramp_model import (
+from simulator.services.ramp.model import (
     EDGES,
     FORWARD,
     PROVIDER_STATUS_MAP,
@@ -23,7 +23,7 @@ from simulator.services.ramp_model import (
     observe,
     parse_amount,
 )
-from simulator.services.ramp_ports import ProviderTransfer
+from simulator.services.ramp.ports import ProviderTransfer
 
 BASE = ProviderTransfer(
     id="ptr_1",

@@ -12,10 +12,10 @@ import pytest
 from eth_account import Account
 
 from simulator.errors import InvalidRequest, NotFound, Unauthorized
-from simulator.services.ramp_emails import Outbox, SmtpTarget
-from simulator.services.ramp_model import TransferRecord
-from simulator.services.ramp_ports import PersonDetails, ProviderTransfer
-from simulator.services.ramp_webhooks import sign, signature_valid
+from simulator.services.ramp.emails import Outbox, SmtpTarget
+from simulator.services.ramp.model import TransferRecord
+from simulator.services.ramp.ports import PersonDetails, ProviderTransfer
+from simulator.services.ramp.webhooks import sign, signature_valid
 from tests.unit.services.ramp_harness import SECRET, Ramp
 
 

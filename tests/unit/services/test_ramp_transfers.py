@@ -20,7 +20,7 @@ from simulator.errors import (
     RampCustomerRequired,
     UpstreamError,
 )
-from simulator.services.ramp_ports import ProviderTransfer, ProviderUnreachable
+from simulator.services.ramp.ports import ProviderTransfer, ProviderUnreachable
 from tests.unit.services.ramp_harness import PAYOUT, PERSON, Ramp
 
 

@@ -1,0 +1,161 @@
+"""Access to one EVM chain (an Anvil node) over JSON-RPC.
+
+A lean client on one keep-alive aiohttp session, with JSON-RPC batches: measured here, web3's
+async provider cost 0.68 ms per eth_call (it opened a new connection for most calls) against
+0.22 ms for a plain keep-alive POST and 0.33 ms for a batch of three. Transactions are signed
+locally with our deterministic keys (never with unlocked node accounts), so the same code works
+against an Anvil we started and one we attached to."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+import aiohttp
+from eth_account import Account
+
+from simulator.services.rfq.ports import ChainUnreadable
+from simulator.services.shared.faults import Faults
+
+GAS_PRICE_WEI = 10**10  # 10 gwei: above Anvil's base fee, and nobody else competes for blocks
+
+
+class ChainUnavailable(ChainUnreadable):
+    """The node did not answer, or answered with a JSON-RPC error (or the fault switch for this
+    chain is on)."""
+
+
+class CallReverted(RuntimeError):
+    """An eth_call ran and reverted: a definite answer from the chain, not an outage."""
+
+
+class AnvilChain:
+    def __init__(
+        self, chain_id: int, rpc_url: str, *, faults: Faults | None = None, timeout_s: float = 10.0
+    ) -> None:
+        self.chain_id = chain_id
+        self._faults = faults or Faults()  # /_sim/faults can make this chain unreachable
+        self.rpc_url = rpc_url
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._session: aiohttp.ClientSession | None = None  # opened on first use, in the loop
+        self._ids = 0  # JSON-RPC request ids
+        self._nonces: dict[str, int] = {}  # next nonce per local sender, after the first lookup
+        self._nonce_lock = asyncio.Lock()  # guards _nonces across the await of the lookup and send
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def _post(self, payload: Any, what: str) -> Any:
+        if self.chain_id in self._faults.chain_unreachable:
+            raise ChainUnavailable(f"chain {self.chain_id} RPC unreachable (fault switch)")
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                timeout=self._timeout, connector=aiohttp.TCPConnector(limit=64)
+            )
+        try:
+            async with self._session.post(self.rpc_url, json=payload) as response:
+                return await response.json(content_type=None)
+        except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+            raise ChainUnavailable(f"chain {self.chain_id} RPC {what} failed: {exc!r}") from exc
+
+    def _result(self, method: str, response: Any) -> Any:
+        if not isinstance(response, dict):
+            raise ChainUnavailable(f"chain {self.chain_id} RPC {method}: malformed answer")
+        if "error" in response:
+            error = response["error"]
+            if method == "eth_call" and "revert" in str(error.get("message", "")).lower():
+                raise CallReverted(f"chain {self.chain_id} eth_call reverted: {error}")
+            raise ChainUnavailable(f"chain {self.chain_id} RPC {method}: {error}")
+        return response.get("result")
+
+    def _request(self, method: str, params: list[Any]) -> dict[str, Any]:
+        self._ids += 1
+        return {"jsonrpc": "2.0", "id": self._ids, "method": method, "params": params}
+
+    async def rpc(self, method: str, params: list[Any] | None = None) -> Any:
+        response = await self._post(self._request(method, params or []), method)
+        return self._result(method, response)
+
+    async def batch(self, calls: list[tuple[str, list[Any]]]) -> list[Any]:
+        """Several calls in one HTTP round trip; results in call order. Any error raises."""
+        requests = [self._request(method, params) for method, params in calls]
+        responses = await self._post(requests, "batch")
+        if not isinstance(responses, list) or len(responses) != len(requests):
+            raise ChainUnavailable(f"chain {self.chain_id} RPC batch: malformed answer")
+        by_id = {r.get("id"): r for r in responses if isinstance(r, dict)}
+        return [self._result(c["method"], by_id.get(c["id"])) for c in requests]
+
+    async def remote_chain_id(self) -> int:
+        return int(await self.rpc("eth_chainId"), 16)
+
+    async def latest_timestamp(self) -> int:
+        block = await self.rpc("eth_getBlockByNumber", ["latest", False])
+        return int(block["timestamp"], 16)
+
+    async def increase_time(self, seconds: float) -> None:
+        """Move block time forward and mine a block so `latest` shows it at once."""
+        await self.rpc("evm_increaseTime", [round(seconds)])
+        await self.rpc("evm_mine", [])
+
+    async def set_balance(self, address: str, wei: int) -> None:
+        await self.rpc("anvil_setBalance", [address, hex(wei)])
+
+    async def get_code(self, address: str) -> bytes:
+        return bytes.fromhex(cast(str, await self.rpc("eth_getCode", [address, "latest"]))[2:])
+
+    async def nonce(self, address: str) -> int:
+        return int(await self.rpc("eth_getTransactionCount", [address, "pending"]), 16)
+
+    async def send_transaction(
+        self, private_key: str, *, to: str | None, data: bytes, gas: int, value: int = 0
+    ) -> str:
+        """Sign and broadcast; returns the transaction hash without waiting for the receipt."""
+        sender = Account.from_key(private_key)
+        async with self._nonce_lock:
+            nonce = self._nonces.get(sender.address)
+            if nonce is None:
+                nonce = await self.nonce(sender.address)
+            tx: dict[str, Any] = {
+                "chainId": self.chain_id,
+                "nonce": nonce,
+                "gas": gas,
+                "gasPrice": GAS_PRICE_WEI,
+                "value": value,
+                "data": data,
+            }
+            if to is not None:
+                tx["to"] = to
+            signed = sender.sign_transaction(tx)
+            tx_hash = await self.rpc(
+                "eth_sendRawTransaction", ["0x" + signed.raw_transaction.hex()]
+            )
+            self._nonces[sender.address] = nonce + 1
+        return cast(str, tx_hash)
+
+    async def receipt(self, tx_hash: str, *, timeout_s: float = 30.0) -> dict[str, Any]:
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while True:
+            receipt = await self.rpc("eth_getTransactionReceipt", [tx_hash])
+            if receipt is not None:
+                return cast(dict[str, Any], receipt)
+            if asyncio.get_running_loop().time() > deadline:
+                raise ChainUnavailable(f"chain {self.chain_id}: no receipt for {tx_hash}")
+            await asyncio.sleep(0.01)
+
+    async def call(self, to: str | None, data: bytes) -> bytes:
+        result = await self.rpc("eth_call", call_params(to, data))
+        return bytes.fromhex(cast(str, result)[2:])
+
+    async def calls(self, calls: list[tuple[str | None, bytes]]) -> list[bytes]:
+        """Several eth_calls in one batch."""
+        results = await self.batch([("eth_call", call_params(to, data)) for to, data in calls])
+        return [bytes.fromhex(cast(str, r)[2:]) for r in results]
+
+
+def call_params(to: str | None, data: bytes) -> list[Any]:
+    call: dict[str, str] = {"data": "0x" + data.hex()}
+    if to is not None:
+        call["to"] = to
+    return [call, "latest"]

@@ -1,0 +1,216 @@
+"""/_sim/keys, /_sim/limits and /_sim/faults: API keys, rate-limit tiers and fault switches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from simulator.api.access.control_schemas import (
+    FaultState,
+    FaultUpdate,
+    KeyCreate,
+    KeyCreated,
+    KeyList,
+    KeyRecord,
+    Limits,
+    LimitsUpdate,
+)
+from simulator.api.appkeys import SERVICES
+from simulator.api.http.parsing import parse_body
+from simulator.api.http.responses import data_response
+from simulator.api.http.routes import RouteTable
+from simulator.clock import isoformat
+from simulator.errors import InternalError, InvalidRequest, NotFound, PayloadTooLarge
+from simulator.services.access.area import Services
+from simulator.services.access.keys import ApiKey, KeyStatus
+from simulator.settings import LimitSettings
+
+
+def _record(services: Services, key: ApiKey) -> dict[str, Any]:
+    return {
+        "key_id": key.key_id,
+        "partner_id": key.partner_id,
+        "partner": services.keys.partners[key.partner_id].name,
+        "name": key.name,
+        "environment": key.environment,
+        "scopes": sorted(key.scopes),
+        "tier": key.tier,
+        "status": key.status,
+        "created_at": isoformat(key.created_at),
+        "maker_wallet": key.maker_wallet,
+    }
+
+
+def create_key(services: Services, body: KeyCreate) -> KeyCreated:
+    if body.tier not in services.limits.tiers:
+        raise InvalidRequest(
+            f"Unknown tier {body.tier}",
+            details={"reason": "unknown_tier", "tiers": sorted(services.limits.tiers)},
+        )
+    partner = services.keys.partner_by_name(body.partner)
+    key, full = services.keys.create_key(
+        partner_id=partner.partner_id,
+        environment=body.environment,
+        scopes=frozenset(body.scopes),
+        name=body.name,
+        tier=body.tier,
+        maker_wallet=body.maker_wallet,
+    )
+    return KeyCreated.model_validate({**_record(services, key), "key": full})
+
+
+async def post_key(request: web.Request) -> web.Response:
+    body = await parse_body(request, KeyCreate)
+    return data_response(create_key(request.app[SERVICES], body), status=201)
+
+
+async def list_keys(request: web.Request) -> web.Response:
+    services = request.app[SERVICES]
+    records = [KeyRecord.model_validate(_record(services, k)) for k in services.keys.keys.values()]
+    return data_response(KeyList(keys=records))
+
+
+def _status_handler(status: KeyStatus) -> Any:
+    async def handler(request: web.Request) -> web.Response:
+        services = request.app[SERVICES]
+        key = services.keys.set_status(request.match_info["key_id"], status)
+        return data_response(KeyRecord.model_validate(_record(services, key)))
+
+    return handler
+
+
+def _limits(limits: LimitSettings) -> Limits:
+    return Limits.model_validate(limits.model_dump())
+
+
+async def get_limits(request: web.Request) -> web.Response:
+    return data_response(_limits(request.app[SERVICES].limits))
+
+
+async def put_limits(request: web.Request) -> web.Response:
+    body = await parse_body(request, LimitsUpdate)
+    services = request.app[SERVICES]
+    update = body.model_dump(exclude_none=True, exclude={"reset_windows"})
+    try:
+        services.limits = LimitSettings.model_validate({**services.limits.model_dump(), **update})
+    except ValueError as exc:
+        raise InvalidRequest(str(exc), details={"reason": "invalid_limits"}) from exc
+    if body.reset_windows:
+        services.limiter.reset()
+    return data_response(_limits(services.limits))
+
+
+def _faults(services: Services) -> FaultState:
+    faults = services.faults
+    return FaultState(
+        chain_unreachable=sorted(faults.chain_unreachable),
+        venue_paused=faults.venue_paused,
+        internal_errors=faults.internal_errors,
+        indexer_paused=sorted(faults.indexer_paused),
+    )
+
+
+async def get_faults(request: web.Request) -> web.Response:
+    return data_response(_faults(request.app[SERVICES]))
+
+
+async def post_faults(request: web.Request) -> web.Response:
+    body = await parse_body(request, FaultUpdate)
+    faults = request.app[SERVICES].faults
+    if body.chain_unreachable is not None:
+        faults.chain_unreachable = set(body.chain_unreachable)
+    if body.venue_paused is not None:
+        faults.venue_paused = body.venue_paused
+    if body.internal_errors is not None:
+        faults.internal_errors = body.internal_errors
+    if body.indexer_paused is not None:
+        faults.indexer_paused = set(body.indexer_paused)
+    return data_response(_faults(request.app[SERVICES]))
+
+
+async def delete_faults(request: web.Request) -> web.Response:
+    request.app[SERVICES].faults.clear()
+    return data_response(_faults(request.app[SERVICES]))
+
+
+def add_routes(table: RouteTable) -> None:
+    add = table.adder("sim", ("sim",))
+
+    body_errors = (InvalidRequest, PayloadTooLarge, InternalError)
+    add(
+        "POST",
+        "/_sim/keys",
+        post_key,
+        "simCreateKey",
+        "Create an API key (full key shown once)",
+        body=KeyCreate,
+        responses={201: KeyCreated},
+        errors=body_errors,
+    )
+    add(
+        "GET",
+        "/_sim/keys",
+        list_keys,
+        "simListKeys",
+        "List keys (no secrets)",
+        responses={200: KeyList},
+        errors=(InternalError,),
+    )
+    for status, verb in (("suspended", "suspend"), ("revoked", "revoke"), ("active", "activate")):
+        add(
+            "POST",
+            f"/_sim/keys/{{key_id}}/{verb}",
+            _status_handler(status),  # type: ignore[arg-type]
+            f"sim{verb.title()}Key",
+            f"Set a key's status to {status}",
+            responses={200: KeyRecord},
+            errors=(InvalidRequest, NotFound, InternalError),
+        )
+    add(
+        "GET",
+        "/_sim/limits",
+        get_limits,
+        "simGetLimits",
+        "Rate-limit tiers and caps",
+        responses={200: Limits},
+        errors=(InternalError,),
+    )
+    add(
+        "PUT",
+        "/_sim/limits",
+        put_limits,
+        "simSetLimits",
+        "Change rate-limit tiers and caps",
+        body=LimitsUpdate,
+        responses={200: Limits},
+        errors=body_errors,
+    )
+    add(
+        "GET",
+        "/_sim/faults",
+        get_faults,
+        "simGetFaults",
+        "Fault switches",
+        responses={200: FaultState},
+        errors=(InternalError,),
+    )
+    add(
+        "POST",
+        "/_sim/faults",
+        post_faults,
+        "simSetFaults",
+        "Turn fault switches on or off",
+        body=FaultUpdate,
+        responses={200: FaultState},
+        errors=body_errors,
+    )
+    add(
+        "DELETE",
+        "/_sim/faults",
+        delete_faults,
+        "simClearFaults",
+        "Turn every fault switch off",
+        responses={200: FaultState},
+        errors=(InternalError,),
+    )

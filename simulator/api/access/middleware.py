@@ -1,0 +1,95 @@
+"""Access control for API operations, in the order the spec implies:
+
+1. the per-IP backstop, before anyone is identified (429 + Retry-After, no X-RateLimit-*);
+2. the API key, if one is presented (401 for any bad key, without X-RateLimit-*);
+3. the per-key (or per-IP for keyless callers) limiter, whose X-RateLimit-* headers then ride on
+   every response to the request, errors included (429 + Retry-After when over);
+4. the operation's scope for key callers (403), and whether keyless callers may call at all.
+
+Proofs of control and claim tokens depend on the body or the resource, so the services check
+them; this layer only identifies the caller (`request[CALLER]`)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from simulator.api.appkeys import CALLER, OPERATIONS, RATE_DECISION, SERVICES, SETTINGS
+from simulator.errors import Unauthorized
+from simulator.services.access.callers import Caller
+from simulator.services.access.limits import rate_limited
+
+
+def client_ip(request: web.Request) -> str:
+    if request.app[SETTINGS].trusted_proxy:
+        forwarded = request.headers.get("X-Forwarded-For", "")
+        first = forwarded.split(",")[0].strip()
+        if first:
+            return first
+    return request.remote or "unknown"
+
+
+def presented_key(request: web.Request) -> str | None:
+    bearer = request.headers.get("Authorization")
+    header = request.headers.get("X-API-Key")
+    from_bearer = None
+    if bearer is not None:
+        scheme, _, value = bearer.partition(" ")
+        if scheme.lower() != "bearer" or not value.strip():
+            raise Unauthorized(
+                "Authorization must be 'Bearer <API_KEY>'", details={"reason": "invalid_api_key"}
+            )
+        from_bearer = value.strip()
+    if from_bearer is not None and header is not None and from_bearer != header.strip():
+        raise Unauthorized(
+            "Two different API keys presented", details={"reason": "invalid_api_key"}
+        )
+    return from_bearer or (header.strip() if header is not None else None)
+
+
+@web.middleware
+async def access_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    ip = client_ip(request)
+    services = request.app[SERVICES]
+    # /_sim controls and the provider's inbound webhooks (/_provider) are not API traffic: no
+    # per-IP backstop, no injected faults.
+    outside_api = request.path.startswith(("/_sim", "/_provider"))
+    limits = services.limits
+    limiter = services.limiter
+    if not outside_api:
+        backstop = limiter.hit(f"backstop:{ip}", limits.ip_backstop_per_minute)
+        if not backstop.allowed:
+            raise rate_limited(backstop, with_headers=False)
+    if not outside_api and services.faults.take_internal_error():
+        # The /_sim fault switch for the spec's 500 row: a genuine unhandled exception, rendered
+        # by the same error middleware as any real fault.
+        raise RuntimeError("fault injected through /_sim/faults (internal_errors)")
+    route_name = request.match_info.route.name
+    operation = request.app[OPERATIONS].get(route_name) if route_name else None
+    access = operation.access if operation is not None else None
+    if access is None:
+        return await handler(request)
+    raw_key = presented_key(request)
+    key = services.keys.authenticate(raw_key) if raw_key is not None else None
+    caller = Caller(ip=ip, key=key)
+    tier_limit = (
+        limits.tiers.get(key.tier, limits.tiers["default"])
+        if key is not None
+        else limits.keyless_per_minute
+    )
+    decision = limiter.hit(f"rate:{caller.identity}", tier_limit)
+    request[RATE_DECISION] = decision
+    if not decision.allowed:
+        raise rate_limited(decision, with_headers=True)
+    if key is None and not access.keyless:
+        raise Unauthorized("An API key is required", details={"reason": "api_key_required"})
+    if access.scope is not None:
+        caller.require_scope(access.scope)
+    request[CALLER] = caller
+    return await handler(request)
+
+
+async def add_rate_limit_headers(request: web.Request, response: web.StreamResponse) -> None:
+    decision = request.get(RATE_DECISION)
+    if decision is not None:
+        response.headers.update(decision.headers())

@@ -1,0 +1,143 @@
+"""OpenAPI 3.1 documents generated from the route table and the same pydantic models that parse
+requests and render responses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from simulator.api.http.routes import Document, Operation
+from simulator.api.http.schemas import ErrorEnvelope
+from simulator.errors import ServiceError
+
+REF = "#/components/schemas/{model}"
+
+TITLES: dict[Document, str] = {
+    "v2": "RFQ swap API and fiat ramp (v2), webhook registry",
+    "v1": "Closed v1 API",
+    "sim": "rfqsim control API (simulator only)",
+    "feed": "Public rates feed",
+}
+
+SECURITY_SCHEMES: dict[str, Any] = {
+    "bearerKey": {"type": "http", "scheme": "bearer", "description": "API key"},
+    "apiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+    "rfqClaim": {"type": "apiKey", "in": "header", "name": "X-Rfq-Claim"},
+    "rampClaim": {"type": "apiKey", "in": "header", "name": "X-Ramp-Claim"},
+}
+
+_REQUEST_ID_HEADER = {
+    "X-Request-Id": {"description": "Unique id of this request", "schema": {"type": "string"}}
+}
+
+
+def _data_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["data"],
+        "properties": {"data": {"$ref": REF.format(model=model.__name__)}},
+    }
+
+
+def _query_parameters(model: type[BaseModel], defs: dict[str, Any]) -> list[dict[str, Any]]:
+    schema = model.model_json_schema(ref_template=REF)
+    defs.update(schema.pop("$defs", {}))
+    required = set(schema.get("required", []))
+    return [
+        {
+            "name": name,
+            "in": "query",
+            "required": name in required,
+            "schema": {k: v for k, v in prop.items() if k != "description"},
+            **({"description": prop["description"]} if "description" in prop else {}),
+        }
+        for name, prop in schema.get("properties", {}).items()
+    ]
+
+
+def _path_parameters(path: str) -> list[dict[str, Any]]:
+    names = [part[1:-1] for part in path.split("/") if part.startswith("{") and part.endswith("}")]
+    return [
+        {"name": n, "in": "path", "required": True, "schema": {"type": "string"}} for n in names
+    ]
+
+
+def _error_responses(errors: tuple[type[ServiceError], ...]) -> dict[str, Any]:
+    by_status: dict[int, list[str]] = {}
+    for error in errors:
+        by_status.setdefault(error.status, []).append(error.code)
+    return {
+        str(status): {
+            "description": "Error: " + ", ".join(sorted(set(codes))),
+            "headers": _REQUEST_ID_HEADER,
+            "content": {
+                "application/json": {"schema": {"$ref": REF.format(model="ErrorEnvelope")}}
+            },
+        }
+        for status, codes in sorted(by_status.items())
+    }
+
+
+def _operation(op: Operation, defs: dict[str, Any]) -> dict[str, Any]:
+    responses: dict[str, Any] = {}
+    for status, model in sorted(op.responses.items()):
+        entry: dict[str, Any] = {"description": "Success", "headers": _REQUEST_ID_HEADER}
+        if model is not None:
+            schema = (
+                _data_schema(model) if op.envelope else {"$ref": REF.format(model=model.__name__)}
+            )
+            entry["content"] = {"application/json": {"schema": schema}}
+        responses[str(status)] = entry
+    responses.update(_error_responses(op.errors))
+    spec: dict[str, Any] = {
+        "operationId": op.operation_id,
+        "summary": op.summary,
+        "tags": list(op.tags),
+        "responses": responses,
+    }
+    parameters = _path_parameters(op.path)
+    if op.query is not None:
+        parameters += _query_parameters(op.query, defs)
+    if parameters:
+        spec["parameters"] = parameters
+    if op.body is not None:
+        spec["requestBody"] = {
+            "required": True,
+            "content": {
+                "application/json": {"schema": {"$ref": REF.format(model=op.body.__name__)}}
+            },
+        }
+    if op.security:
+        # "" is the empty requirement {}: the operation may also be called without any scheme.
+        spec["security"] = [{name: []} if name else {} for name in op.security]
+    return spec
+
+
+def build_openapi(operations: list[Operation], document: Document, version: str) -> dict[str, Any]:
+    models: set[type[BaseModel]] = {ErrorEnvelope}
+    for op in operations:
+        models.update(m for m in op.responses.values() if m is not None)
+        if op.body is not None:
+            models.add(op.body)
+    keyed = [
+        (m, "validation" if any(op.body is m for op in operations) else "serialization")
+        for m in sorted(models, key=lambda m: m.__name__)
+    ]
+    _, schema = models_json_schema(keyed, ref_template=REF)  # type: ignore[arg-type]
+    defs: dict[str, Any] = dict(schema.get("$defs", {}))
+    paths: dict[str, dict[str, Any]] = {}
+    for op in operations:
+        paths.setdefault(op.path, {})[op.method.lower()] = _operation(op, defs)
+    used_schemes = {name for op in operations for name in op.security if name}
+    components: dict[str, Any] = {"schemas": dict(sorted(defs.items()))}
+    if used_schemes:
+        components["securitySchemes"] = {k: SECURITY_SCHEMES[k] for k in sorted(used_schemes)}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": TITLES[document], "version": version},
+        "servers": [{"url": "/"}],
+        "paths": paths,
+        "components": components,
+    }

@@ -1,0 +1,46 @@
+"""The machine-readable descriptions: GET /v2/openapi.json (public) and /_sim/openapi.json."""
+
+from __future__ import annotations
+
+import json
+
+from aiohttp import web
+
+from simulator import __version__
+from simulator.api.appkeys import OPENAPI_CACHE, ROUTES
+from simulator.api.http.openapi import build_openapi
+from simulator.api.http.responses import raw_json_response
+from simulator.api.http.routes import Document, Operation, RouteTable
+from simulator.errors import InternalError
+
+
+def _serve(document: Document) -> web.Handler:  # type: ignore[name-defined]
+    async def handler(request: web.Request) -> web.Response:
+        cache = request.app[OPENAPI_CACHE]  # built once: routes do not change at run time
+        if document not in cache:
+            ops = request.app[ROUTES].for_document(document)
+            cache[document] = json.dumps(build_openapi(ops, document, __version__)).encode()
+        return raw_json_response(cache[document])
+
+    return handler
+
+
+def add_routes(table: RouteTable) -> None:
+    for document, path in (("v2", "/v2/openapi.json"), ("sim", "/_sim/openapi.json")):
+        table.add(
+            Operation(
+                method="GET",
+                path=path,
+                handler=_serve(document),  # type: ignore[arg-type]
+                operation_id=f"{document}OpenApi",
+                summary=f"OpenAPI 3.1 description of the {document} surface",
+                document=document,  # type: ignore[arg-type]
+                tags=("meta",),
+                responses={200: None},
+                errors=(InternalError,),
+                envelope=False,
+            )
+        )
+
+
+__all__ = ["Operation", "add_routes"]

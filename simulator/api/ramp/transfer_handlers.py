@@ -1,0 +1,315 @@
+"""HTTP handlers of the v2 ramp's transfers, the inbound provider webhooks and /_sim/outbox:
+parse, call one service, render. Ramp bodies are not wrapped in `data` (RA1); no API key is
+looked at (RA4)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from simulator.api.appkeys import RAMP
+from simulator.api.http.parsing import parse_body, parse_query
+from simulator.api.http.responses import body_response, data_response
+from simulator.api.http.routes import RouteTable
+from simulator.api.ramp import transfer_schemas as schemas
+from simulator.api.ramp.handlers import COMMON_ERRORS, WALLET_ERRORS, wallet_call
+from simulator.clock import isoformat_unix
+from simulator.errors import (
+    InternalError,
+    InvalidRequest,
+    KycRequired,
+    NotFound,
+    PayloadTooLarge,
+    ProviderDeclined,
+    QuoteDrift,
+    RampCustomerRequired,
+    Unauthorized,
+)
+from simulator.services.ramp.access import WalletCall
+from simulator.services.ramp.emails import OutboxEmail
+from simulator.services.ramp.masking import TransferView
+from simulator.services.ramp.retry import Eligibility
+from simulator.services.ramp.transfers import Created, CreateRequest, PayoutRequest
+from simulator.services.ramp.webhooks import SIGNATURE_HEADER
+
+WEBHOOK_MAX_BYTES = 1 << 20
+
+
+def _iso(seconds: float) -> str:
+    rendered = isoformat_unix(seconds)
+    assert rendered is not None
+    return rendered
+
+
+def render_transfer(view: TransferView) -> schemas.Transfer:
+    return schemas.Transfer(
+        id=view.id,
+        providerTransferId=view.provider_transfer_id,
+        provider=view.provider,
+        sandbox=view.sandbox,
+        side=view.side,
+        fiat=view.fiat,
+        token=view.token,
+        chainId=view.chain_id,
+        sourceAmount=view.source_amount,
+        targetAmount=view.target_amount,
+        rateLabel=view.rate_label,
+        feeLabel=view.fee_label,
+        status=view.status,
+        providerStatus=view.provider_status,
+        retryOfId=view.retry_of_id,
+        payIn=view.pay_in,  # type: ignore[arg-type]  # validated into the discriminated union
+        payOut=view.pay_out,  # type: ignore[arg-type]
+        hasEmail=view.has_email,
+        timeline=[
+            schemas.TimelineItem(status=e.status, providerStatus=e.provider_status, at=_iso(e.at))
+            for e in view.timeline
+        ],
+        expiresAt=_iso(view.expires_at),
+        createdAt=_iso(view.created_at),
+    )
+
+
+def render_created(request: web.Request, created: Created) -> web.Response:
+    ramp = request.app[RAMP]
+    view = ramp.reads.view(created.record)
+    return body_response(
+        schemas.TransferCreated(transfer=render_transfer(view), claimToken=created.claim_token),
+        status=201,
+    )
+
+
+async def create_transfer(request: web.Request) -> web.Response:
+    body = await parse_body(request, schemas.TransferBody)
+    payout = body.payout
+    created = await request.app[RAMP].transfers.create(
+        CreateRequest(
+            call=wallet_call(request, body, body.provider),
+            side=body.side,
+            fiat=body.fiat,
+            token=body.token,
+            amount=body.amount,
+            intent_key=body.intentKey,
+            email=body.email,
+            accepted_terms=body.acceptedTerms,
+            expected_target_amount=body.expectedTargetAmount,
+            payout=PayoutRequest(
+                bank_code=payout.bankCode,
+                account_number=payout.accountNumber,
+                account_name=payout.accountName,
+                provider_recipient_id=payout.providerRecipientId,
+            )
+            if payout is not None
+            else None,
+        )
+    )
+    return render_created(request, created)
+
+
+async def get_transfer(request: web.Request) -> web.Response:
+    query = parse_query(request, schemas.TransferQuery)
+    view = await request.app[RAMP].reads.read(
+        request.match_info["transfer_id"],
+        claim=request.headers.get("X-Ramp-Claim"),
+        wallet=query.wallet,
+    )
+    return body_response(schemas.TransferResult(transfer=render_transfer(view)))
+
+
+async def list_transfers(request: web.Request) -> web.Response:
+    body = await parse_body(request, schemas.ListBody)
+    page = request.app[RAMP].reads.list(body.wallet, body.first, body.after)
+    return body_response(
+        schemas.TransferList(
+            transfers=[render_transfer(v) for v in page.transfers], nextCursor=page.next_cursor
+        )
+    )
+
+
+async def support_transfer(request: web.Request) -> web.Response:
+    body = await parse_body(request, schemas.SupportBody)
+    view = request.app[RAMP].reads.support(body.reference)
+    return body_response(schemas.TransferResult(transfer=render_transfer(view)))
+
+
+def _retry_call(request: web.Request, body: schemas.RetryBody) -> WalletCall:
+    """`wallet_call`, with the provider defaulting to the transfer's own (RA55)."""
+    transfer_id = request.match_info["transfer_id"]
+    provider = body.provider or request.app[RAMP].reads.provider_of(transfer_id)
+    return wallet_call(request, body, provider)
+
+
+def render_eligibility(found: Eligibility) -> schemas.RetryEligibility:
+    return schemas.RetryEligibility(
+        eligible=found.eligible,
+        reason=found.reason,
+        stuckSince=isoformat_unix(found.stuck_since),
+        stuckForMs=found.stuck_for_ms,
+        waitMs=found.wait_ms,
+        balance=schemas.Balance(available=found.balance_available, currency=found.balance_currency),
+        required=schemas.Money(amount=found.required_amount, currency=found.required_currency),
+        covers=found.covers,
+    )
+
+
+async def retry_check(request: web.Request) -> web.Response:
+    body = await parse_body(request, schemas.RetryBody)
+    found = await request.app[RAMP].retry.check(
+        request.match_info["transfer_id"], _retry_call(request, body)
+    )
+    return body_response(render_eligibility(found))
+
+
+async def retry_payout(request: web.Request) -> web.Response:
+    body = await parse_body(request, schemas.RetryBody)
+    created = await request.app[RAMP].retry.retry(
+        request.match_info["transfer_id"], _retry_call(request, body)
+    )
+    return render_created(request, created)
+
+
+async def provider_webhook(request: web.Request) -> web.Response:
+    """RA28: the raw bytes are what the signature covers, so they are read before any parsing."""
+    raw = await request.read()
+    if len(raw) > WEBHOOK_MAX_BYTES:
+        raise PayloadTooLarge(f"Webhook body exceeds {WEBHOOK_MAX_BYTES} bytes")
+    receipt = request.app[RAMP].webhooks.receive(
+        request.match_info["provider"], raw, request.headers.get(SIGNATURE_HEADER)
+    )
+    return body_response(
+        schemas.WebhookAck(received=True, eventId=receipt.event_id, outcome=receipt.outcome)
+    )
+
+
+def render_email(email: OutboxEmail) -> schemas.OutboxEmail:
+    return schemas.OutboxEmail(
+        id=email.id,
+        to=email.to,
+        kind=email.kind,
+        transferId=email.transfer_id,
+        status=email.status,  # type: ignore[arg-type]
+        subject=email.subject,
+        body=email.body,
+        at=_iso(email.at),
+        smtp=email.smtp,
+        smtpError=email.smtp_error,
+    )
+
+
+async def list_outbox(request: web.Request) -> web.Response:
+    query = parse_query(request, schemas.OutboxQuery)
+    found = request.app[RAMP].emails.find(to=query.to, transfer_id=query.transferId)
+    return data_response(schemas.OutboxList(emails=[render_email(e) for e in found]))
+
+
+async def clear_outbox(request: web.Request) -> web.Response:
+    return data_response(schemas.OutboxCleared(deleted=request.app[RAMP].emails.clear()))
+
+
+# Creation can end in every row of the ramp error table but 429-with-key semantics.
+CREATE_ERRORS = (
+    *WALLET_ERRORS,
+    RampCustomerRequired,
+    QuoteDrift,
+    KycRequired,
+    ProviderDeclined,
+)
+
+
+def add_routes(table: RouteTable) -> None:
+    add = table.adder("v2", ("ramp",), envelope=False, access=None)
+    add(
+        "POST",
+        "/v2/ramp/transfers",
+        create_transfer,
+        "rampCreateTransfer",
+        "Lock the price, register the payout recipient (sell), create the transfer",
+        body=schemas.TransferBody,
+        responses={201: schemas.TransferCreated},
+        errors=CREATE_ERRORS,
+    )
+    add(
+        "GET",
+        "/v2/ramp/transfers/{transfer_id}",
+        get_transfer,
+        "rampGetTransfer",
+        "A transfer: the full view with X-Ramp-Claim, the masked view with ?wallet=",
+        query=schemas.TransferQuery,
+        responses={200: schemas.TransferResult},
+        errors=(InvalidRequest, NotFound, *COMMON_ERRORS),
+        # The claim header gives the full view; `?wallet=` alone (no credential, the `{}`
+        # alternative) the masked one.
+        security=("rampClaim", ""),
+        # `list` is POST /v2/ramp/transfers/list, not a transfer id: without this a GET or an
+        # OPTIONS there would match this route and advertise GET (the OpenAPI path is unchanged).
+        route_path="/v2/ramp/transfers/{transfer_id:(?!list$)[^/]+}",
+    )
+    add(
+        "POST",
+        "/v2/ramp/transfers/list",
+        list_transfers,
+        "rampListTransfers",
+        "A wallet's transfers, newest first, masked (no signature)",
+        body=schemas.ListBody,
+        responses={200: schemas.TransferList},
+        errors=(InvalidRequest, PayloadTooLarge, *COMMON_ERRORS),
+    )
+    add(
+        "POST",
+        "/v2/ramp/transfers/{transfer_id}/retry-payout/check",
+        retry_check,
+        "rampRetryPayoutCheck",
+        "Whether a payout stalled at funds_converted can be retried now",
+        body=schemas.RetryBody,
+        responses={200: schemas.RetryEligibility},
+        errors=WALLET_ERRORS,
+    )
+    add(
+        "POST",
+        "/v2/ramp/transfers/{transfer_id}/retry-payout",
+        retry_payout,
+        "rampRetryPayout",
+        "Pay the parked balance of a stalled payout to the original destination",
+        body=schemas.RetryBody,
+        responses={201: schemas.TransferCreated},
+        errors=(*WALLET_ERRORS, ProviderDeclined),
+    )
+    add(
+        "POST",
+        "/v2/ramp/support/transfer",
+        support_transfer,
+        "rampSupportTransfer",
+        "Support lookup: our id or the provider's reference; a masked transfer",
+        body=schemas.SupportBody,
+        responses={200: schemas.TransferResult},
+        errors=(InvalidRequest, PayloadTooLarge, NotFound, *COMMON_ERRORS),
+    )
+    # RA28: the provider's inbound webhooks; in the "sim" document, never the public v2 one.
+    table.adder("sim", ("provider",), envelope=False)(
+        "POST",
+        "/_provider/{provider}/webhooks",
+        provider_webhook,
+        "providerWebhook",
+        "Inbound provider status webhook (HMAC-signed; not part of the public API)",
+        responses={200: schemas.WebhookAck},
+        errors=(InvalidRequest, Unauthorized, NotFound, PayloadTooLarge, InternalError),
+    )
+    sim = table.adder("sim", ("sim",))
+    sim(
+        "GET",
+        "/_sim/outbox",
+        list_outbox,
+        "simOutbox",
+        "Ramp emails sent (filters: to, transferId)",
+        query=schemas.OutboxQuery,
+        responses={200: schemas.OutboxList},
+        errors=(InvalidRequest, InternalError),
+    )
+    sim(
+        "DELETE",
+        "/_sim/outbox",
+        clear_outbox,
+        "simClearOutbox",
+        "Forget every ramp email in the outbox",
+        responses={200: schemas.OutboxCleared},
+        errors=(InternalError,),
+    )

@@ -1,0 +1,142 @@
+"""/_sim/makers: the makers online on the stream (ours and any integrator's bot) and live
+reconfiguration of the simulated fleet (behaviour, latency, prices, online/offline)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+from pydantic import Field
+
+from makers.client import MakerClientError
+from makers.config import LatencyConfig
+from simulator.api.appkeys import RFQ
+from simulator.api.http.parsing import parse_body
+from simulator.api.http.responses import data_response
+from simulator.api.http.routes import Operation, RouteTable
+from simulator.api.http.schemas import ApiModel
+from simulator.clock import from_unix, isoformat
+from simulator.errors import (
+    InternalError,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    UpstreamError,
+)
+from simulator.runtime.makers import FLEET
+
+
+class OnlineMakerView(ApiModel):
+    maker_id: str
+    wallet: str
+    environment: str
+    connected_at: str
+    pairs_with_levels: int = Field(description="Pair directions whose levels are fresh")
+
+
+class FleetMakerView(ApiModel):
+    name: str
+    wallet: str
+    behaviour: str
+    online: bool
+    connected: bool
+    chains: list[int]
+    live_quotes: int
+    stats: dict[str, Any]
+    config: dict[str, Any]
+
+
+class MakersView(ApiModel):
+    online: list[OnlineMakerView]
+    fleet: list[FleetMakerView]
+
+
+class MakerChange(ApiModel):
+    behaviour: str | None = Field(
+        default=None, description="normal|silent|late|decline|bad_signature|underfunded|flaky"
+    )
+    latency: LatencyConfig | None = None
+    spread_bps: float | None = Field(default=None, ge=0, le=5000)
+    impact_bps: float | None = Field(default=None, ge=0, le=2500)
+    max_inventory_fraction: float | None = Field(default=None, gt=0, le=1)
+    flaky_decline_fraction: float | None = Field(default=None, ge=0, le=1)
+    quote_ttl_ms: int | None = Field(default=None, gt=0, description="Cutoff after replyBy")
+    deadline_slack_s: int | None = Field(
+        default=None, ge=0, le=7 * 86_400, description="Order deadline after the cutoff"
+    )
+    mids: dict[str, float] | None = None
+    online: bool | None = None
+
+
+def _view(request: web.Request) -> MakersView:
+    registry = request.app[RFQ].makers
+    online = [
+        OnlineMakerView(
+            maker_id=m.maker_id,
+            wallet=m.wallet,
+            environment=m.environment,
+            connected_at=isoformat(from_unix(m.connected_at)),
+            pairs_with_levels=sum(1 for key in m.levels if registry.fresh_curve(m, key)),
+        )
+        for m in registry.online.values()
+    ]
+    fleet = request.app[FLEET].fleet
+    members = []
+    if fleet is not None:
+        for maker in fleet.makers.values():
+            status = maker.status()
+            status["config"] = maker.config.model_dump(mode="json", exclude={"private_key"})
+            members.append(FleetMakerView.model_validate(status))
+    return MakersView(online=online, fleet=members)
+
+
+async def list_makers(request: web.Request) -> web.Response:
+    return data_response(_view(request))
+
+
+async def change_maker(request: web.Request) -> web.Response:
+    body = await parse_body(request, MakerChange)
+    fleet = request.app[FLEET].fleet
+    name = request.match_info["name"]
+    if fleet is None or name not in fleet.makers:
+        raise NotFound(f"No simulated maker named {name}")
+    changes = body.model_dump(exclude_none=True)
+    try:
+        await fleet.reconfigure(name, **changes)
+    except ValueError as exc:
+        raise InvalidRequest(str(exc), details={"reason": "invalid_maker_config"}) from exc
+    except (MakerClientError, TimeoutError) as exc:
+        raise UpstreamError(
+            f"maker {name} could not reconnect: {exc}", details={"reason": "maker_unreachable"}
+        ) from exc
+    return data_response(_view(request))
+
+
+def add_routes(table: RouteTable) -> None:
+    table.add(
+        Operation(
+            method="GET",
+            path="/_sim/makers",
+            handler=list_makers,
+            operation_id="simListMakers",
+            summary="Makers online on the stream, and the simulated fleet's state",
+            document="sim",
+            tags=("sim",),
+            responses={200: MakersView},
+            errors=(InternalError,),
+        )
+    )
+    table.add(
+        Operation(
+            method="PATCH",
+            path="/_sim/makers/{name}",
+            handler=change_maker,
+            operation_id="simChangeMaker",
+            summary="Reconfigure a simulated maker live (behaviour, latency, prices, online)",
+            document="sim",
+            tags=("sim",),
+            body=MakerChange,
+            responses={200: MakersView},
+            errors=(InvalidRequest, NotFound, PayloadTooLarge, UpstreamError, InternalError),
+        )
+    )

@@ -1,0 +1,359 @@
+"""HTTP handlers of the v2 RFQ API: parse, call the service, render. Nothing else."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from simulator.api.appkeys import CALLER, CLOCK, LADDER_BYTES, RFQ
+from simulator.api.http.parsing import parse_body, parse_query, taker_proof
+from simulator.api.http.responses import data_response, raw_json_response
+from simulator.api.http.routes import Access, RouteTable
+from simulator.api.rfq import schemas
+from simulator.clock import from_unix, isoformat, isoformat_unix
+from simulator.errors import (
+    Conflict,
+    Forbidden,
+    InternalError,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    Unauthorized,
+    UpstreamError,
+    VenueUnavailable,
+)
+from simulator.services.rfq.events import record_amounts
+from simulator.services.rfq.model import RfqRecord, Routing
+from simulator.services.rfq.pricing import LadderView, PreviewOutcome
+from simulator.services.rfq.service import FirmRequest, RequestOutcome
+from simulator.services.rfq.trades import TradeSpec
+from simulator.services.rfq.transactions import UnsignedTx, approval, swap
+from simulator.services.shared.amounts import rate_ray
+
+
+def render_routing(routing: Routing) -> schemas.Routing:
+    return schemas.Routing(
+        preferenceApplied=routing.preference_applied,
+        restrictionApplied=routing.restriction_applied,
+        fallbackUsed=routing.fallback_used,
+        targetMakerWallets=routing.target_maker_wallets,
+        preferredQuotesReceived=routing.preferred_quotes_received,
+        openMarketQuotesReceived=routing.open_market_quotes_received,
+    )
+
+
+def render_tx(tx: UnsignedTx) -> schemas.UnsignedTransaction:
+    return schemas.UnsignedTransaction(to=tx.to, data="0x" + tx.data.hex(), chainId=tx.chain_id)
+
+
+def _reserved(now: float, until: float | None) -> dict[str, Any]:
+    if until is None or until <= now:
+        return {}
+    return {"reservedUntil": isoformat_unix(until), "retryAfterMs": int((until - now) * 1000)}
+
+
+def render_record(record: RfqRecord) -> schemas.RfqRecord:
+    sell, buy, fee = record_amounts(record)
+    return schemas.RfqRecord(
+        rfqId=record.rfq_id,
+        status=record.status,
+        chainId=record.chain_id,
+        sellToken=record.sell_token,
+        buyToken=record.buy_token,
+        sellAmount=sell,
+        buyAmount=buy,
+        feeAmount=fee,
+        taker=record.taker,
+        quoteTtlMs=record.quote_ttl_ms,
+        replyBy=isoformat(from_unix(record.reply_by)),
+        expiresAt=isoformat_unix(record.quote.expires_at) if record.quote else None,
+        noQuoteReason=record.no_quote_reason,
+        txHash=record.tx_hash,
+        submittedAt=isoformat_unix(record.submitted_at),
+        filledAt=isoformat_unix(record.filled_at),
+        failReason=record.fail_reason,
+        routing=render_routing(record.routing),
+        createdAt=isoformat(from_unix(record.created_at)),
+    )
+
+
+def render_outcome(request: web.Request, outcome: RequestOutcome) -> schemas.RfqRequestResult:
+    record = outcome.record
+    chain = request.app[RFQ].service.chain(record.chain_id)
+    if record.quote is None:
+        now = request.app[CLOCK].time()
+        no_quote = schemas.NoQuote(
+            rfqId=record.rfq_id,
+            claimToken=outcome.claim_token,
+            status="no_quote",
+            reason=record.no_quote_reason or "no_valid_quote",
+            availableSellAmount=str(record.available_sell) if record.available_sell else None,
+            availableBuyAmount=str(record.available_buy) if record.available_buy else None,
+            routing=render_routing(record.routing),
+            **_reserved(now, record.reserved_until),
+        )
+        return schemas.RfqRequestResult(no_quote)
+    quote = record.quote
+    first = quote.orders[0]
+    sell_token = chain.token(record.sell_token)
+    buy_token = chain.token(record.buy_token)
+    assert sell_token is not None
+    assert buy_token is not None
+    reactor = chain.contracts.reactor
+    sell_amount = record.requested_sell if record.requested_sell is not None else quote.taker_pays
+    firm = schemas.FirmQuote(
+        rfqId=record.rfq_id,
+        claimToken=outcome.claim_token,
+        status="quoted",
+        quote=schemas.Quote(
+            sellAmount=str(sell_amount),
+            buyAmount=str(quote.buy_amount),
+            feeAmount=str(quote.fee_amount),
+            takerPays=str(quote.taker_pays),
+            rateRay=str(
+                rate_ray(
+                    quote.taker_pays, sell_token.decimals, quote.buy_amount, buy_token.decimals
+                )
+            ),
+            expiresAt=isoformat(from_unix(quote.expires_at)),
+            orderDeadline=isoformat(from_unix(quote.order_deadline)),
+            latestOrderDeadline=isoformat(from_unix(quote.latest_order_deadline)),
+            reactor=reactor,
+            spender=reactor,
+            taker=record.taker,
+            encodedOrder="0x" + first.encoded_order.hex(),
+            signature="0x" + first.signature.hex(),
+            orders=[
+                schemas.QuoteOrder(
+                    encodedOrder="0x" + o.encoded_order.hex(),
+                    signature="0x" + o.signature.hex(),
+                    sellAmount=str(o.taker_pays),
+                    buyAmount=str(o.maker_gives),
+                    feeAmount=str(o.fee_amount),
+                    maker=o.maker,
+                )
+                for o in quote.orders
+            ],
+        ),
+        transactions=schemas.Transactions(
+            approval=render_tx(
+                approval(record.chain_id, record.sell_token, reactor, quote.taker_pays)
+            ),
+            swap=render_tx(swap(record.chain_id, reactor, quote)),
+        ),
+        routing=render_routing(record.routing),
+    )
+    return schemas.RfqRequestResult(firm)
+
+
+def render_preview(
+    spec: TradeSpec, outcome: PreviewOutcome, reserved: dict[str, Any]
+) -> schemas.PreviewResult:
+    available_sell = str(outcome.depth.sell) if outcome.depth.sell else None
+    if outcome.price is None:
+        return schemas.PreviewResult(
+            schemas.PreviewNoQuote(
+                status="no_quote",
+                reason=outcome.reason or "no_valid_quote",
+                availableSellAmount=available_sell,
+                availableBuyAmount=str(outcome.depth.buy) if outcome.depth.buy else None,
+                routing=render_routing(outcome.routing),
+                **reserved,
+            )
+        )
+    price = outcome.price
+    sell_amount = spec.sell_amount if spec.sell_amount is not None else price.taker_pays
+    return schemas.PreviewResult(
+        schemas.Preview(
+            status="preview",
+            sellAmount=str(sell_amount),
+            buyAmount=str(price.buy_amount),
+            feeAmount=str(price.fee),
+            takerPays=str(price.taker_pays),
+            rateRay=str(
+                rate_ray(price.taker_pays, spec.sell.decimals, price.buy_amount, spec.buy.decimals)
+            ),
+            availableSellAmount=available_sell,
+            routing=render_routing(outcome.routing),
+        )
+    )
+
+
+async def preview(request: web.Request) -> web.Response:
+    body = await parse_body(request, schemas.PreviewBody)
+    service = request.app[RFQ].service
+    spec, outcome, reserved_until = service.preview(
+        chain_id=body.chainId,
+        sell_token=body.sellToken,
+        buy_token=body.buyToken,
+        sell_amount=body.sellAmount,
+        buy_amount=body.buyAmount,
+        preferred=body.preferredLiquidityWallets,  # type: ignore[arg-type]
+        restricted=body.restrictedLiquidityWallets,  # type: ignore[arg-type]
+    )
+    reserved = _reserved(request.app[CLOCK].time(), reserved_until)
+    return data_response(render_preview(spec, outcome, reserved), exclude_none=True)
+
+
+async def request_quote(request: web.Request) -> web.Response:
+    body = await parse_body(request, schemas.RfqRequestBody)
+    outcome = await request.app[RFQ].service.request(
+        request[CALLER],
+        FirmRequest(
+            chain_id=body.chainId,
+            sell_token=body.sellToken,
+            buy_token=body.buyToken,
+            sell_amount=body.sellAmount,
+            buy_amount=body.buyAmount,
+            taker=body.taker,
+            proof=taker_proof(body.takerProof),
+            preferred=body.preferredLiquidityWallets,  # type: ignore[arg-type]
+            restricted=body.restrictedLiquidityWallets,  # type: ignore[arg-type]
+        ),
+    )
+    return data_response(render_outcome(request, outcome), exclude_none=True)
+
+
+def _owned(request: web.Request) -> RfqRecord:
+    return request.app[RFQ].service.owned(
+        request.match_info["rfq_id"], request[CALLER], request.headers.get("X-Rfq-Claim")
+    )
+
+
+async def get_rfq(request: web.Request) -> web.Response:
+    return data_response(render_record(_owned(request)))
+
+
+async def cancel(request: web.Request) -> web.Response:
+    record = _owned(request)
+    await request.app[RFQ].service.cancel(record)
+    return data_response(schemas.CancelResult(rfqId=record.rfq_id, status="released"))
+
+
+async def submit(request: web.Request) -> web.Response:
+    record = _owned(request)
+    body = await parse_body(request, schemas.SubmitBody)
+    request.app[RFQ].service.submit(record, body.txHash)
+    return data_response(render_record(record))
+
+
+async def levels(request: web.Request) -> web.Response:
+    query = parse_query(request, schemas.LevelsQuery)
+    view = request.app[RFQ].service.ladder(query.chainId)
+    # The ladder is cached ~2 s; so is its rendering (same view object, same bytes).
+    rendered = request.app[LADDER_BYTES].get(view.chain_id)
+    if rendered is None or rendered[0] is not view:
+        rendered = (view, render_ladder(view).model_dump_json().encode())
+        request.app[LADDER_BYTES][view.chain_id] = rendered
+    return raw_json_response(b'{"data":' + rendered[1] + b"}")
+
+
+def render_ladder(view: LadderView) -> schemas.Ladder:
+    return schemas.Ladder(
+        chainId=view.chain_id,
+        asOf=isoformat(from_unix(view.as_of)),
+        pairs=[
+            schemas.LadderPair(
+                sellToken=p.sell_token,
+                buyToken=p.buy_token,
+                sellDecimals=p.sell_decimals,
+                buyDecimals=p.buy_decimals,
+                minSellAmount=str(p.min_sell_amount),
+                maxSellAmount=str(p.max_sell_amount),
+                levels=[
+                    schemas.LevelPoint(sellAmount=str(s), buyAmount=str(b)) for s, b in p.levels
+                ],
+            )
+            for p in view.pairs
+        ],
+    )
+
+
+BODY_ERRORS = (InvalidRequest, PayloadTooLarge, RateLimited, InternalError)
+# GET /v2/rfq/{rfq_id} for the router: any segment except the concrete siblings under /v2/rfq/.
+# (The look-ahead lives only in this route pattern, never in a schema pattern.)
+RFQ_ID_ROUTE = "/v2/rfq/{rfq_id:(?!(?:preview|request|levels)$)[^/]+}"
+KEY_ERRORS = (Unauthorized, Forbidden)
+PUBLIC = Access(scope=None)
+
+
+def add_routes(table: RouteTable) -> None:
+    add = table.adder("v2", ("rfq",))
+
+    key_or_claim = ("bearerKey", "apiKeyHeader", "rfqClaim")
+    add(
+        "GET",
+        "/v2/rfq/levels",
+        levels,
+        "rfqLevels",
+        "Price ladder: indicative fee-inclusive levels",
+        query=schemas.LevelsQuery,
+        responses={200: schemas.Ladder},
+        errors=(InvalidRequest, Unauthorized, RateLimited, InternalError),
+        access=PUBLIC,
+    )
+    add(
+        "POST",
+        "/v2/rfq/preview",
+        preview,
+        "rfqPreview",
+        "Indicative price; locks nothing",
+        body=schemas.PreviewBody,
+        responses={200: schemas.PreviewResult},
+        errors=(*BODY_ERRORS, Unauthorized),
+        access=PUBLIC,
+    )
+    add(
+        "POST",
+        "/v2/rfq/request",
+        request_quote,
+        "rfqRequest",
+        "Firm quote or no_quote",
+        body=schemas.RfqRequestBody,
+        responses={200: schemas.RfqRequestResult},
+        errors=(*BODY_ERRORS, *KEY_ERRORS, UpstreamError, VenueUnavailable),
+        # A key, or none at all: a keyless caller proves control of the taker wallet with the
+        # body's takerProof (or a live grant), which is not an HTTP security scheme.
+        security=("bearerKey", "apiKeyHeader", ""),
+        access=Access(scope="trades:write"),
+    )
+    add(
+        "POST",
+        "/v2/rfq/{rfq_id}/cancel",
+        cancel,
+        "rfqCancel",
+        "Give back a quoted RFQ",
+        responses={200: schemas.CancelResult},
+        errors=(*KEY_ERRORS, NotFound, Conflict, RateLimited, InternalError),
+        security=key_or_claim,
+        access=Access(scope="trades:write"),
+    )
+    add(
+        "POST",
+        "/v2/rfq/{rfq_id}/submit",
+        submit,
+        "rfqSubmit",
+        "Report the swap transaction hash",
+        body=schemas.SubmitBody,
+        responses={200: schemas.RfqRecord},
+        errors=(*BODY_ERRORS, *KEY_ERRORS, NotFound, Conflict),
+        security=key_or_claim,
+        access=Access(scope="trades:write"),
+    )
+    add(
+        "GET",
+        "/v2/rfq/{rfq_id}",
+        get_rfq,
+        "rfqGet",
+        "RFQ status and settled amounts",
+        # The router must not read /v2/rfq/preview, /request or /levels as an rfq id: they
+        # would answer other methods with 404 or advertise GET in a 405's Allow. OpenAPI
+        # matches concrete paths first, so the document keeps the plain template.
+        route_path=RFQ_ID_ROUTE,
+        responses={200: schemas.RfqRecord},
+        errors=(*KEY_ERRORS, NotFound, RateLimited, InternalError),
+        security=key_or_claim,
+        access=Access(scope="trades:read"),
+    )

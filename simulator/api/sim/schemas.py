@@ -1,0 +1,78 @@
+"""Shapes of the simulator's own control API under /_sim (not part of the real service)."""
+
+from __future__ import annotations
+
+from pydantic import ConfigDict, Field
+
+from simulator.api.http.schemas import ApiModel
+
+
+class ClockState(ApiModel):
+    now: str = Field(description="Simulated time, ISO-8601 UTC")
+    offset_seconds: float = Field(description="How far simulated time runs ahead of real time")
+
+
+class ClockAdvance(ApiModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    # Whole seconds: block timestamps are whole seconds, and service and chain time must move
+    # by exactly the same amount.
+    seconds: int = Field(gt=0, le=10 * 365 * 86400, description="Whole seconds to move forward")
+
+
+class ContractsInfo(ApiModel):
+    signature_transfer: str
+    reactor: str
+    router: str
+    wallet_factory: str
+    fee_recipient: str
+
+
+class TokenInfo(ApiModel):
+    symbol: str
+    name: str
+    address: str
+    decimals: int
+    usdt_like: bool
+
+
+class CorridorInfo(ApiModel):
+    pair: str
+    base: str
+    quote: str
+    mode: str
+    reply_budget_ms: int
+    quote_ttl_s: int
+    preferred_wait_ms: int
+    fee_bps: int
+
+
+class ChainInfo(ApiModel):
+    chain_id: int
+    environment: str
+    name: str
+    rpc_url: str
+    managed: bool
+    min_size: str
+    contracts: ContractsInfo
+    tokens: list[TokenInfo]
+    corridors: list[CorridorInfo]
+
+
+class WalletInfo(ApiModel):
+    label: str
+    address: str
+    private_key: str | None = None
+
+
+class SimInfo(ApiModel):
+    simulator: str
+    version: str
+    api_url: str
+    pid: int
+    seed: int
+    environment: str
+    chains: list[ChainInfo]
+    demo_wallets: list[WalletInfo]
+    maker_wallets: list[WalletInfo]
+    provider_treasury: str

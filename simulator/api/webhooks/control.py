@@ -1,0 +1,175 @@
+"""/_sim/webhooks: the delivery journal, manual redelivery, sending-side faults, and the local
+CA that lets receivers on this machine serve https the simulator trusts."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from simulator.api.appkeys import WEBHOOKS
+from simulator.api.http.parsing import parse_body, parse_query
+from simulator.api.http.responses import data_response
+from simulator.api.http.routes import RouteTable
+from simulator.api.webhooks import schemas
+from simulator.clock import from_unix, isoformat, isoformat_unix
+from simulator.errors import Conflict, InternalError, InvalidRequest, NotFound, PayloadTooLarge
+from simulator.runtime.webhooks import WEBHOOK_ADAPTERS
+from simulator.services.webhooks.outbox import Delivery, DeliveryFaults
+
+
+def render_delivery(delivery: Delivery) -> schemas.DeliveryView:
+    return schemas.DeliveryView(
+        id=delivery.delivery_id,
+        endpoint_id=delivery.endpoint_id,
+        partner_id=delivery.partner_id,
+        event_id=delivery.event_id,
+        event_type=delivery.event_type,
+        status=delivery.status,
+        created_at=isoformat(from_unix(delivery.created_at)),
+        next_attempt_at=isoformat_unix(delivery.next_attempt_at),
+        attempts=[
+            schemas.DeliveryAttemptView(
+                attempt=a.number,
+                started_at=isoformat(from_unix(a.started_at)),
+                latency_ms=a.latency_ms,
+                response_status=a.response_status,
+                error=a.error,
+                outcome=a.outcome,
+                manual=a.manual,
+                duplicate=a.duplicate,
+            )
+            for a in list(delivery.attempts)
+        ],
+    )
+
+
+async def list_deliveries(request: web.Request) -> web.Response:
+    query = parse_query(request, schemas.DeliveryQuery)
+    found = request.app[WEBHOOKS].outbox.find(
+        endpoint_id=query.endpoint_id,
+        event_id=query.event_id,
+        status=query.status,
+        limit=query.limit,
+    )
+    return data_response(schemas.DeliveryList(deliveries=[render_delivery(d) for d in found]))
+
+
+async def redeliver(request: web.Request) -> web.Response:
+    delivery = await request.app[WEBHOOKS].worker.redeliver(request.match_info["delivery_id"])
+    return data_response(render_delivery(delivery))
+
+
+def _faults(faults: DeliveryFaults) -> schemas.WebhookFaultState:
+    return schemas.WebhookFaultState(
+        duplicate=faults.duplicate, delay_ms=faults.delay_ms, drop_first=faults.drop_first
+    )
+
+
+async def get_faults(request: web.Request) -> web.Response:
+    return data_response(_faults(request.app[WEBHOOKS].faults))
+
+
+async def post_faults(request: web.Request) -> web.Response:
+    body = await parse_body(request, schemas.WebhookFaultUpdate)
+    faults = request.app[WEBHOOKS].faults
+    if body.duplicate is not None:
+        faults.duplicate = body.duplicate
+    if body.delay_ms is not None:
+        faults.delay_ms = body.delay_ms
+    if body.drop_first is not None:
+        faults.drop_first = body.drop_first
+    return data_response(_faults(faults))
+
+
+async def delete_faults(request: web.Request) -> web.Response:
+    faults = request.app[WEBHOOKS].faults
+    faults.clear()
+    return data_response(_faults(faults))
+
+
+async def get_ca(request: web.Request) -> web.Response:
+    pem = await request.app[WEBHOOK_ADAPTERS].ca.ca_pem()
+    return data_response(schemas.CaCertificate(ca_pem=pem.decode()))
+
+
+async def issue_certificate(request: web.Request) -> web.Response:
+    body = await parse_body(request, schemas.CertificateRequest)
+    issued = await request.app[WEBHOOK_ADAPTERS].ca.issue(body.hostnames)
+    return data_response(
+        schemas.IssuedCertificate(
+            cert_pem=issued.cert_pem.decode(),
+            key_pem=issued.key_pem.decode(),
+            ca_pem=issued.ca_pem.decode(),
+        )
+    )
+
+
+def add_routes(table: RouteTable) -> None:
+    add = table.adder("sim", ("sim", "webhooks"))
+
+    body_errors = (InvalidRequest, PayloadTooLarge, InternalError)
+    add(
+        "GET",
+        "/_sim/webhooks/deliveries",
+        list_deliveries,
+        "simListWebhookDeliveries",
+        "Webhook deliveries with every attempt (filter by endpoint, event, status)",
+        query=schemas.DeliveryQuery,
+        responses={200: schemas.DeliveryList},
+        errors=(InvalidRequest, InternalError),
+    )
+    add(
+        "POST",
+        "/_sim/webhooks/deliveries/{delivery_id}/redeliver",
+        redeliver,
+        "simRedeliverWebhook",
+        "Make one more attempt now, signed afresh (answers once it has ended)",
+        responses={200: schemas.DeliveryView},
+        errors=(NotFound, Conflict, InternalError),
+    )
+    add(
+        "GET",
+        "/_sim/webhooks/faults",
+        get_faults,
+        "simGetWebhookFaults",
+        "Sending-side webhook faults",
+        responses={200: schemas.WebhookFaultState},
+        errors=(InternalError,),
+    )
+    add(
+        "POST",
+        "/_sim/webhooks/faults",
+        post_faults,
+        "simSetWebhookFaults",
+        "Duplicate, delay or drop webhook attempts",
+        body=schemas.WebhookFaultUpdate,
+        responses={200: schemas.WebhookFaultState},
+        errors=body_errors,
+    )
+    add(
+        "DELETE",
+        "/_sim/webhooks/faults",
+        delete_faults,
+        "simClearWebhookFaults",
+        "Turn every webhook fault off",
+        responses={200: schemas.WebhookFaultState},
+        errors=(InternalError,),
+    )
+    add(
+        "GET",
+        "/_sim/webhooks/ca",
+        get_ca,
+        "simWebhookCa",
+        "The local CA certificate the webhook sender trusts",
+        responses={200: schemas.CaCertificate},
+        errors=(InternalError,),
+    )
+    add(
+        "POST",
+        "/_sim/webhooks/certificates",
+        issue_certificate,
+        "simIssueWebhookCertificate",
+        "A server certificate signed by the local CA, for a local https receiver",
+        body=schemas.CertificateRequest,
+        responses={200: schemas.IssuedCertificate},
+        errors=body_errors,
+    )

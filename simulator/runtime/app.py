@@ -1,0 +1,189 @@
+"""The app factory: builds every part from settings, with no module-level state."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from rfqkit.chain import AnvilChain
+from simulator.adapters.access.signatures import ChainSignatureChecker
+from simulator.adapters.ramp.provider_wire import parse_transfer
+from simulator.adapters.rfq.chain_reads import ChainReads
+from simulator.api.access import control as access_control
+from simulator.api.access.middleware import access_middleware, add_rate_limit_headers
+from simulator.api.appkeys import (
+    CHAINS,
+    CLOCK,
+    LADDER_BYTES,
+    OPENAPI_CACHE,
+    OPERATIONS,
+    RAMP,
+    RANDOM,
+    RFQ,
+    ROUTES,
+    SERVICES,
+    SETTINGS,
+    VENUE,
+    WEBHOOKS,
+)
+from simulator.api.http.middleware import add_request_id_header, error_middleware
+from simulator.api.http.routes import RouteTable
+from simulator.api.meta import docs, health
+from simulator.api.ramp import control as ramp_control
+from simulator.api.ramp import handlers as ramp
+from simulator.api.ramp import transfer_handlers as ramp_transfers
+from simulator.api.rfq import control as rfq_control
+from simulator.api.rfq import handlers as rfq
+from simulator.api.rfq import maker_stream
+from simulator.api.sim import handlers as sim
+from simulator.api.webhooks import control as webhooks_control
+from simulator.api.webhooks import handlers as webhooks
+from simulator.clock import Clock
+from simulator.randomness import RandomSource
+from simulator.runtime.chains import chains_context
+from simulator.runtime.makers import FLEET, FleetHolder
+from simulator.runtime.provider import PROVIDER, ProviderHolder, provider_context
+from simulator.runtime.ramp import build_ramp
+from simulator.runtime.ramp_background import ramp_background_context
+from simulator.runtime.rfq_background import background_context
+from simulator.runtime.webhooks import WEBHOOK_ADAPTERS, build_webhooks, webhooks_context
+from simulator.services.access.area import Services
+from simulator.services.access.keys import KeyService
+from simulator.services.access.limits import FixedWindowLimiter
+from simulator.services.access.proofs import ProofService, ProofSettings
+from simulator.services.rfq.area import RfqRuntime
+from simulator.services.rfq.auction import Auction
+from simulator.services.rfq.deps import RfqDeps
+from simulator.services.rfq.events import EventLog
+from simulator.services.rfq.funds import TakerFunds
+from simulator.services.rfq.inventory import MakerInventory
+from simulator.services.rfq.makers import MakerRegistry
+from simulator.services.rfq.pricing import IndicativePricing
+from simulator.services.rfq.service import RfqService
+from simulator.services.rfq.settlement import Settlement, SettlementSettings
+from simulator.services.rfq.slots import OutstandingSlots
+from simulator.services.shared.faults import Faults
+from simulator.services.shared.venue import VenueDirectory
+from simulator.settings import Settings
+
+# aiohttp's own cap; each route enforces its smaller JSON cap in parse_body (413 from either).
+CLIENT_MAX_SIZE = 32 * 1024 * 1024
+
+
+def build_routes() -> RouteTable:
+    table = RouteTable()
+    for area in (
+        health,
+        docs,
+        rfq,
+        ramp,
+        ramp_transfers,
+        webhooks,
+        maker_stream,
+        sim,
+        access_control,
+        rfq_control,
+        webhooks_control,
+        ramp_control,
+    ):
+        area.add_routes(table)
+    return table
+
+
+def build_services(
+    settings: Settings, clock: Clock, random: RandomSource, chains: dict[int, AnvilChain]
+) -> Services:
+    return Services(
+        keys=KeyService(clock, random.fork("keys")),
+        proofs=ProofService(
+            clock,
+            ChainSignatureChecker(chains),
+            ProofSettings(window_s=settings.proof.window_s, grant_s=settings.proof.grant_s),
+        ),
+        limiter=FixedWindowLimiter(clock),
+        slots=OutstandingSlots(clock),
+        faults=Faults(),
+        limits=settings.limits,
+    )
+
+
+def build_rfq(
+    settings: Settings,
+    clock: Clock,
+    random: RandomSource,
+    services: Services,
+    venue: VenueDirectory,
+    chains: dict[int, AnvilChain],
+) -> RfqRuntime:
+    reads = ChainReads(chains)
+    registry = MakerRegistry(clock)
+    pricing = IndicativePricing(clock, registry)
+    inventory = MakerInventory(clock)
+    deps = RfqDeps(
+        venue=venue,
+        proofs=services.proofs,
+        slots=services.slots,
+        funds=TakerFunds(clock, reads),
+        inventory=inventory,
+        makers=registry,
+        pricing=pricing,
+        faults=services.faults,
+        limits=lambda: services.limits,
+    )
+    auction = Auction(clock, random.fork("auction"), registry, pricing, inventory, reads)
+    service = RfqService(clock, random.fork("rfq"), deps, auction)
+    events = EventLog()
+    settlement = Settlement(
+        clock,
+        service,
+        deps,
+        events,
+        reads,
+        SettlementSettings(expiry_grace_s=settings.expiry_grace_s),
+    )
+    return RfqRuntime(service=service, settlement=settlement, makers=registry, events=events)
+
+
+def create_app(
+    settings: Settings, *, clock: Clock | None = None, start_chains: bool = True
+) -> web.Application:
+    """`start_chains=False` builds the HTTP surface alone (unit tests of the edge)."""
+    app = web.Application(
+        middlewares=[error_middleware, access_middleware], client_max_size=CLIENT_MAX_SIZE
+    )
+    app[SETTINGS] = settings
+    app[CLOCK] = clock or Clock()
+    app[RANDOM] = RandomSource(settings.seed)
+    app[VENUE] = VenueDirectory()
+    app[CHAINS] = {}
+    app[SERVICES] = build_services(settings, app[CLOCK], app[RANDOM], app[CHAINS])
+    app[RFQ] = build_rfq(settings, app[CLOCK], app[RANDOM], app[SERVICES], app[VENUE], app[CHAINS])
+    app[WEBHOOKS], app[WEBHOOK_ADAPTERS] = build_webhooks(
+        settings.webhooks, app[CLOCK], app[RANDOM].fork("webhooks")
+    )
+    app[RFQ].events.subscribers.append(app[WEBHOOKS].dispatcher)
+    app[RAMP] = build_ramp(
+        settings.ramp,
+        app[CLOCK],
+        app[RANDOM].fork("ramp"),
+        app[SERVICES].proofs,
+        production=settings.environment == "production",
+        parse_transfer=parse_transfer,
+        token_decimals={t.symbol: t.decimals for c in settings.chains for t in c.tokens},
+    )
+    routes = build_routes()
+    app[ROUTES] = routes
+    app[OPERATIONS] = routes.by_name()
+    app[OPENAPI_CACHE] = {}
+    app[LADDER_BYTES] = {}
+    routes.register(app.router)
+    app.on_response_prepare.append(add_request_id_header)
+    app.on_response_prepare.append(add_rate_limit_headers)
+    app[FLEET] = FleetHolder()
+    app[PROVIDER] = ProviderHolder()
+    app.cleanup_ctx.append(webhooks_context)  # needs no chain: registry and delivery work alone
+    if start_chains:
+        app.cleanup_ctx.append(chains_context)
+        app.cleanup_ctx.append(provider_context)  # the sandbox settles on the chains: after them
+        app.cleanup_ctx.append(ramp_background_context)  # re-checks need the provider attached
+        app.cleanup_ctx.append(background_context)
+    return app

@@ -1,0 +1,128 @@
+"""The ramp provider's lifetime inside the app: after the chains are up, start the provider sandbox
+in this process on its own port (`--provider-port`, default a free one) sharing the simulator's
+clock, or use one started elsewhere (`--provider-url`); attach the HTTP client of its API to the
+ramp; stop both on shutdown.
+
+The sandbox's webhooks go to the simulator's own `/_provider/{provider}/webhooks`, signed with the
+ramp's webhook secret. The simulator's address is known only once its socket is bound, so
+`rfqsim serve` calls `connect_provider_webhooks` after binding."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+from aiohttp import web
+
+from provider_sandbox.config import SandboxChain, SandboxConfig
+from provider_sandbox.runtime import RunningSandbox, start_sandbox
+from simulator.adapters.ramp.provider_client import HttpRampProvider
+from simulator.api.appkeys import CLOCK, RAMP, SETTINGS, VENUE
+from simulator.services.shared.venue import VenueDirectory
+
+log = logging.getLogger("rfqsim.provider")
+
+SANDBOX_HOST = "127.0.0.1"  # the sandbox's controls have no authentication: loopback only
+
+
+@dataclass
+class ProviderHandle:
+    url: str  # the provider's base URL (API under /api/v1, controls under /sandbox)
+    client: HttpRampProvider  # the ramp's port to it
+    running: RunningSandbox | None  # the in-process sandbox, None with --provider-url
+
+
+@dataclass
+class ProviderHolder:
+    handle: ProviderHandle | None = None  # set while the app runs (after the chains are up)
+
+
+PROVIDER: web.AppKey[ProviderHolder] = web.AppKey("provider")  # made by the app factory
+
+
+def sandbox_chains(venue: VenueDirectory, token_symbol: str) -> tuple[SandboxChain, ...]:
+    """Every chain of the venue that has the corridor's token, for the sandbox to settle on."""
+    chains = []
+    for chain in sorted(venue.chains.values(), key=lambda c: c.chain_id):
+        token = next((t for t in chain.tokens if t.symbol == token_symbol), None)
+        if token is None:
+            continue
+        chains.append(
+            SandboxChain(
+                chain_id=chain.chain_id,
+                rpc_url=chain.rpc_url,
+                network=chain.name,
+                token_address=token.address,
+                token_decimals=token.decimals,
+            )
+        )
+    return tuple(chains)
+
+
+def webhook_url(api_url: str, provider_id: str) -> str:
+    """The simulator's inbound webhook URL; a wildcard bind address is reached on loopback."""
+    parts = urlsplit(api_url)
+    host = parts.hostname or SANDBOX_HOST
+    if host in ("0.0.0.0", "::", ""):
+        host = SANDBOX_HOST
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port is not None:
+        netloc = f"{netloc}:{parts.port}"
+    return urlunsplit((parts.scheme, netloc, f"/_provider/{provider_id}/webhooks", "", ""))
+
+
+def connect_provider_webhooks(app: web.Application, api_url: str) -> str | None:
+    """Point the in-process sandbox's webhooks at this simulator; returns the URL used (None
+    with an external sandbox, which is configured on its own command line)."""
+    holder = app.get(PROVIDER)
+    handle = holder.handle if holder is not None else None
+    if handle is None or handle.running is None:
+        return None
+    ramp = app[RAMP]
+    url = webhook_url(api_url, ramp.settings.provider_id)
+    handle.running.set_webhook_target(url, ramp.webhook_secret)
+    return url
+
+
+async def provider_context(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    ramp = app[RAMP]
+    ramp_settings = settings.ramp
+    running: RunningSandbox | None = None
+    if ramp_settings.provider_url is None:
+        config = SandboxConfig(
+            chains=sandbox_chains(app[VENUE], "NGNS"),
+            host=SANDBOX_HOST,
+            port=ramp_settings.provider_port,
+            api_key=ramp_settings.provider_api_key,
+            webhook_url=None,  # set by connect_provider_webhooks once the simulator is bound
+            webhook_secret=ramp.webhook_secret,
+            seed=settings.seed,
+            provider_id=ramp_settings.provider_id,
+        )
+        running = await start_sandbox(config, app[CLOCK].time)
+        url = running.url
+        log.info("provider sandbox %s listening on %s", ramp_settings.provider_id, url)
+    else:
+        url = ramp_settings.provider_url.rstrip("/")
+    client = HttpRampProvider(
+        ramp_settings.provider_id,
+        url,
+        ramp_settings.provider_api_key,
+        timeout_s=ramp_settings.provider_timeout_s,
+    )
+    ramp.providers.attach(client)
+    ramp.sandbox_url = url
+    holder = app[PROVIDER]
+    holder.handle = handle = ProviderHandle(url=url, client=client, running=running)
+    try:
+        yield
+    finally:
+        holder.handle = None
+        ramp.sandbox_url = None
+        ramp.providers.detach(ramp_settings.provider_id)
+        await handle.client.close()
+        if running is not None:
+            await running.stop()

@@ -1,0 +1,151 @@
+"""The ramp's long-lived parts, built together by the app factory and reached by handlers through
+the `RAMP` app key (api/appkeys.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from simulator.clock import Clock
+from simulator.randomness import RandomSource, secret_token
+from simulator.services.access.proofs import ProofService
+from simulator.services.ramp.access import RampGate
+from simulator.services.ramp.catalog import CatalogSettings, ProviderDirectory, RampCatalog
+from simulator.services.ramp.customers import CustomerSettings, RampCustomers
+from simulator.services.ramp.emails import Outbox, SmtpTarget
+from simulator.services.ramp.ports import ProviderTransfer
+from simulator.services.ramp.reads import RampReads
+from simulator.services.ramp.retry import RampRetries, RetrySettings
+from simulator.services.ramp.store import TransferStore
+from simulator.services.ramp.sweep import RampSweep
+from simulator.services.ramp.tracking import TrackingSettings, TransferTracker
+from simulator.services.ramp.transfers import RampTransfers, TransferSettings
+from simulator.services.ramp.webhooks import ProviderWebhooks
+from simulator.settings import RampSettings
+
+
+@dataclass
+class RampRuntime:
+    settings: RampSettings
+    providers: ProviderDirectory  # provider id -> port; ports attached by the provider runtime
+    catalog: RampCatalog  # providers, banks, resolution, capability checks
+    gate: RampGate  # sandbox flag, proof of control, provider: first checks of wallet calls
+    customers: RampCustomers  # customer records; also the transfers' CustomerDirectory
+    webhook_secret: str  # signs the provider's webhooks to /_provider/{provider}/webhooks
+    # transfers helper: the transfer half, built in build_ramp (services/ramp_*.py)
+    transfers: RampTransfers  # creation (idempotent per intentKey)
+    reads: RampReads  # reads (8 s re-check), list, support lookup
+    retry: RampRetries  # stalled payout check and retry
+    sweep: RampSweep  # background sweep and expiry (also calls customers.refresh_pending)
+    emails: Outbox  # the three user emails, /_sim/outbox, optional SMTP
+    webhooks: ProviderWebhooks  # inbound provider webhooks (/_provider/{provider}/webhooks)
+    tracker: TransferTracker  # provider views applied forward only, re-checks, expiry
+    # `/_sim/ramp`: the provider's base URL (in-process sandbox or `--provider-url`), None
+    # before start-up.
+    sandbox_url: str | None = None
+
+
+# `python -m provider_sandbox serve`'s default --webhook-secret: what an external sandbox signs
+# with unless both sides are configured otherwise.
+EXTERNAL_SANDBOX_SECRET = "whsec_sandbox_rfqsim"
+
+
+def provider_webhook_secret(settings: RampSettings) -> str:
+    """The configured secret; else, with `--provider-url`, the external sandbox's default; else
+    a fresh secret (never seeded: randomness.py) that rfqsim hands to the sandbox it starts."""
+    if settings.webhook_secret is not None:
+        return settings.webhook_secret
+    if settings.provider_url is not None:
+        return EXTERNAL_SANDBOX_SECRET
+    return secret_token("whsec_")
+
+
+def build_ramp(
+    settings: RampSettings,
+    clock: Clock,
+    random: RandomSource,
+    proofs: ProofService,
+    *,
+    production: bool,
+    parse_transfer: Callable[[dict[str, Any]], ProviderTransfer],
+    token_decimals: dict[str, int] | None = None,
+) -> RampRuntime:
+    """`parse_transfer` reads the provider's transfer object (the provider adapter's parser),
+    for inbound webhooks; `token_decimals` the chains' token decimals (RA12 amount checks)."""
+    providers = ProviderDirectory([settings.provider_id])
+    catalog = RampCatalog(
+        clock,
+        providers,
+        CatalogSettings(production=production, banks_cache_s=settings.banks_cache_s),
+    )
+    gate = RampGate(proofs, catalog)
+    customers = RampCustomers(
+        clock,
+        random.fork("ramp-customers"),
+        gate,
+        catalog,
+        CustomerSettings(kyc_reread_s=settings.kyc_reread_s),
+    )
+    # transfers helper: the transfer services.
+    webhook_secret = provider_webhook_secret(settings)
+    outbox = Outbox(
+        clock,
+        random.fork("ramp-emails"),
+        settings.reopen_url_base,
+        smtp=SmtpTarget.parse(settings.smtp) if settings.smtp else None,
+    )
+    store = TransferStore()
+    tracker = TransferTracker(
+        clock,
+        providers.attached,
+        outbox,
+        TrackingSettings(
+            recheck_s=settings.recheck_s,
+            expire_after_s=settings.expire_after_s,
+            recheck_days=settings.recheck_days,
+        ),
+    )
+    transfers = RampTransfers(
+        clock,
+        random.fork("ramp-transfers"),
+        gate,
+        catalog,
+        customers,
+        store,
+        tracker,
+        outbox,
+        TransferSettings(drift_bound=Decimal(str(settings.drift_bound))),
+        decimals=token_decimals,
+    )
+    reads = RampReads(store, tracker, catalog)
+    retry = RampRetries(
+        clock,
+        random.fork("ramp-retry"),
+        gate,
+        customers,
+        store,
+        tracker,
+        RetrySettings(retry_after_s=settings.retry_after_s),
+    )
+    sweep = RampSweep(clock, store, tracker, customers, interval_s=settings.sweep_interval_s)
+    webhooks = ProviderWebhooks(
+        store, tracker, {settings.provider_id: webhook_secret}, parse_transfer
+    )
+    return RampRuntime(
+        settings=settings,
+        providers=providers,
+        catalog=catalog,
+        gate=gate,
+        customers=customers,
+        # A secret is never seeded (randomness.py): a fresh one per run unless configured.
+        webhook_secret=webhook_secret,
+        transfers=transfers,
+        reads=reads,
+        retry=retry,
+        sweep=sweep,
+        emails=outbox,
+        webhooks=webhooks,
+        tracker=tracker,
+    )

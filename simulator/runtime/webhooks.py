@@ -1,0 +1,52 @@
+"""Webhook delivery at run time: builds the webhook services with their HTTPS sender and local
+CA, and runs the delivery worker as one cleanup context that cancels and awaits it (and closes
+the sender's session) on shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from simulator.adapters.webhooks.local_ca import LocalCa, resolve_state_dir
+from simulator.adapters.webhooks.sender import AiohttpWebhookSender
+from simulator.api.appkeys import WEBHOOKS
+from simulator.clock import Clock
+from simulator.randomness import RandomSource
+from simulator.services.webhooks.service import Webhooks
+from simulator.settings import WebhookSettings
+
+
+@dataclass
+class WebhookAdapters:
+    ca: LocalCa  # signs receivers' certificates; trusted by the sender
+    sender: AiohttpWebhookSender  # the one HTTPS client of every delivery
+
+
+WEBHOOK_ADAPTERS: web.AppKey[WebhookAdapters] = web.AppKey("webhook_adapters")
+
+
+def build_webhooks(
+    settings: WebhookSettings, clock: Clock, random: RandomSource
+) -> tuple[Webhooks, WebhookAdapters]:
+    ca = LocalCa(resolve_state_dir(settings.state_dir))
+    sender = AiohttpWebhookSender(
+        ca,
+        max_connections=settings.max_concurrent,
+        max_per_host=settings.max_concurrent_per_endpoint,
+    )
+    return Webhooks(clock, random, settings, sender), WebhookAdapters(ca=ca, sender=sender)
+
+
+async def webhooks_context(app: web.Application) -> AsyncIterator[None]:
+    worker = asyncio.create_task(app[WEBHOOKS].worker.run(), name="webhook-worker")
+    try:
+        yield
+    finally:
+        worker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await worker
+        await app[WEBHOOK_ADAPTERS].sender.close()

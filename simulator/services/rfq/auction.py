@@ -1,0 +1,331 @@
+"""The firm-quote auction (spec 1-rfq-v2, POST /v2/rfq/request): ask the eligible makers for a
+signed order within the corridor's reply budget, keep only orders that will settle, and pick
+the best single maker — else a bundle of several makers that covers the size exactly.
+
+Steering: preferred makers are asked first and the rest only after the preferred wait (250 ms)
+unless a preferred quote already covers the size; restricted makers are the only ones asked."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator.clock import Clock
+from simulator.errors import UpstreamError
+from simulator.randomness import RandomSource
+from simulator.services.rfq.inventory import MakerInventory
+from simulator.services.rfq.makers import MakerRegistry, OnlineMaker
+from simulator.services.rfq.model import FilledOrder, NoQuoteReason, Routing
+from simulator.services.rfq.ports import ChainUnreadable, MakerChainReader
+from simulator.services.rfq.pricing import Depth, IndicativePricing, Leg, eligible_makers, split
+from simulator.services.rfq.quote_checks import (
+    Ask,
+    QuoteRejected,
+    check_signature,
+    check_terms,
+    filled_order,
+    hold_if_funded,
+    parse_order,
+)
+from simulator.services.rfq.trades import TradeSpec
+from simulator.services.shared.amounts import fee_on, net_of_fee
+
+ANSWER_MARGIN_S = 0.015  # kept back from the reply budget for selection and the response
+MIN_QUOTE_LIFE_S = 5.0  # a maker's cutoff must leave the taker at least this long after replyBy
+
+
+@dataclass
+class AuctionOutcome:
+    routing: Routing
+    depth: Depth
+    orders: list[FilledOrder] = field(default_factory=list)  # empty: no quote
+    reason: NoQuoteReason | None = None
+
+
+@dataclass
+class _Reply:
+    maker: OnlineMaker
+    ask: Ask
+    order: FilledOrder | None  # None: declined, silent, late or invalid
+    preferred: bool
+    chain_error: bool = False  # the maker's funding could not be read on chain
+
+
+class Auction:
+    def __init__(
+        self,
+        clock: Clock,
+        random: RandomSource,
+        registry: MakerRegistry,
+        pricing: IndicativePricing,
+        inventory: MakerInventory,
+        chain: MakerChainReader,
+    ) -> None:
+        self._clock = clock
+        self._random = random
+        self._registry = registry
+        self._pricing = pricing
+        self._inventory = inventory
+        self._chain = chain
+
+    async def run(
+        self, spec: TradeSpec, rfq_id: str, taker: str, reply_by: float, quote_ttl_s: float
+    ) -> AuctionOutcome:
+        """`reply_by` is simulator time; the wait itself is measured on the monotonic clock."""
+        makers = eligible_makers(self._registry, spec)
+        preferred_set = {w.lower() for w in spec.preferred}
+        routing = Routing(
+            preference_applied=bool(spec.preferred),
+            restriction_applied=bool(spec.restricted),
+            target_maker_wallets=list(spec.preferred or spec.restricted),
+        )
+        curves = self._pricing.curves(makers, spec)
+        depth = Depth(sell=sum(c[-1][0] for _, c in curves), buy=sum(c[-1][1] for _, c in curves))
+        depth = Depth(sell=depth.sell + fee_on(depth.sell, spec.fee_bps), buy=depth.buy)
+        if not makers:
+            reason: NoQuoteReason = (
+                "no_restricted_liquidity" if spec.restricted else "no_makers_online"
+            )
+            return AuctionOutcome(routing, depth, reason=reason)
+        # Stop waiting for makers a little before replyBy, so that choosing, checking and
+        # rendering still land the answer at the budget rather than after it.
+        budget_end = self._clock.monotonic() + max(
+            0.0, reply_by - self._clock.time() - ANSWER_MARGIN_S
+        )
+        expiry_window = (reply_by + MIN_QUOTE_LIFE_S, self._clock.time() + quote_ttl_s)
+        full = self._full_size_leg(spec)
+
+        first = [m for m in makers if m.wallet_key in preferred_set] if preferred_set else makers
+        rest = [m for m in makers if m.wallet_key not in preferred_set] if preferred_set else []
+        replies: list[_Reply] = []
+        tasks = [
+            asyncio.create_task(
+                self._ask(m, spec, rfq_id, taker, full, budget_end, expiry_window, True)
+            )
+            for m in first
+        ]
+        if rest:
+            head_start_end = min(
+                budget_end, self._clock.monotonic() + spec.corridor.timing.preferred_wait_ms / 1000
+            )
+            covered = await self._preferred_cover(tasks, head_start_end)
+            if not covered:
+                routing.fallback_used = True
+                tasks += [
+                    asyncio.create_task(
+                        self._ask(m, spec, rfq_id, taker, full, budget_end, expiry_window, False)
+                    )
+                    for m in rest
+                ]
+        replies = list(await asyncio.gather(*tasks))
+        usable = [r for r in replies if r.order is not None]
+        routing.preferred_quotes_received = sum(
+            1 for r in usable if r.preferred and (preferred_set or spec.restricted)
+        )
+        routing.open_market_quotes_received = len(usable) - routing.preferred_quotes_received
+        if usable:
+            best = self._best(usable, spec)
+            await self._release_losers([r for r in usable if r is not best], rfq_id)
+            assert best.order is not None
+            return AuctionOutcome(routing, depth, orders=[best.order])
+        if any(r.chain_error for r in replies):
+            raise UpstreamError(
+                "Makers' funding could not be read on chain; retry",
+                details={"reason": "chain_unreachable"},
+            )
+        bundle = await self._bundle(
+            spec, rfq_id, taker, makers, budget_end, expiry_window, preferred_set
+        )
+        if bundle is not None:
+            if preferred_set and any(o.maker.lower() not in preferred_set for o in bundle):
+                routing.fallback_used = True
+            routing.open_market_quotes_received += sum(
+                1 for o in bundle if not preferred_set or o.maker.lower() not in preferred_set
+            )
+            routing.preferred_quotes_received += sum(
+                1 for o in bundle if preferred_set and o.maker.lower() in preferred_set
+            )
+            return AuctionOutcome(routing, depth, orders=bundle)
+        reason = "no_restricted_liquidity" if spec.restricted else "no_valid_quote"
+        return AuctionOutcome(routing, depth, reason=reason)
+
+    @staticmethod
+    def _full_size_leg(spec: TradeSpec) -> Leg:
+        if spec.sell_amount is not None:
+            return Leg("", net_of_fee(spec.sell_amount, spec.fee_bps), 0)
+        assert spec.buy_amount is not None
+        return Leg("", 0, spec.buy_amount)
+
+    @staticmethod
+    def _best(usable: list[_Reply], spec: TradeSpec) -> _Reply:
+        # Exact input: most output for the taker. Exact output: least input. Ties: first asked.
+        if spec.exact_input:
+            return max(usable, key=lambda r: r.order.maker_gives if r.order else 0)
+        return min(usable, key=lambda r: r.order.taker_pays if r.order else 0)
+
+    async def _release_losers(self, losers: list[_Reply], rfq_id: str) -> None:
+        for loser in losers:
+            self._inventory.release_quote(loser.ask.quote_id)
+            await self._registry.notify(
+                loser.maker.wallet,
+                loser.maker.environment,
+                {
+                    "type": "released",
+                    "quoteId": loser.ask.quote_id,
+                    "rfqId": rfq_id,
+                    "reason": "not_selected",
+                },
+            )
+
+    async def _bundle(
+        self,
+        spec: TradeSpec,
+        rfq_id: str,
+        taker: str,
+        makers: list[OnlineMaker],
+        budget_end: float,
+        expiry_window: tuple[float, float],
+        preferred_set: set[str],
+    ) -> list[FilledOrder] | None:
+        """No single maker covered the size: plan legs from the published levels and ask each
+        maker for its leg. All legs must come back valid, or there is no bundle."""
+        if budget_end - self._clock.monotonic() <= 0.01:
+            return None
+        legs = split(self._pricing.curves(makers, spec), spec)
+        if legs is None or len(legs) < 2:
+            return None
+        by_wallet = {m.wallet: m for m in makers}
+        tasks = [
+            asyncio.create_task(
+                self._ask(
+                    by_wallet[leg.wallet],
+                    spec,
+                    rfq_id,
+                    taker,
+                    leg,
+                    budget_end,
+                    expiry_window,
+                    leg.wallet.lower() in preferred_set,
+                )
+            )
+            for leg in legs
+        ]
+        replies = list(await asyncio.gather(*tasks))
+        if any(r.chain_error for r in replies):
+            await self._release_losers([r for r in replies if r.order is not None], rfq_id)
+            raise UpstreamError(
+                "Makers' funding could not be read on chain; retry",
+                details={"reason": "chain_unreachable"},
+            )
+        if all(r.order is not None for r in replies):
+            return [r.order for r in replies if r.order is not None]
+        await self._release_losers([r for r in replies if r.order is not None], rfq_id)
+        return None
+
+    async def _preferred_cover(self, tasks: list[asyncio.Task[_Reply]], until: float) -> bool:
+        """Waits out the preferred makers' head start; True as soon as one of them quotes the
+        size. Preferred makers that decline (or none at all) do not end the head start early:
+        the rest are asked only once it is over (spec: preferred wait before the rest)."""
+
+        def covered() -> bool:
+            return any(
+                t.done() and not t.cancelled() and t.result().order is not None for t in tasks
+            )
+
+        pending = set(tasks)
+        while not covered():
+            remaining = until - self._clock.monotonic()
+            if remaining <= 0:
+                return False
+            if not pending:
+                await asyncio.sleep(remaining)
+                return False
+            _, pending = await asyncio.wait(
+                pending, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
+            )
+        return True
+
+    async def _ask(
+        self,
+        maker: OnlineMaker,
+        spec: TradeSpec,
+        rfq_id: str,
+        taker: str,
+        leg: Leg,
+        budget_end: float,
+        expiry_window: tuple[float, float],
+        preferred: bool,
+    ) -> _Reply:
+        quote_id = self._random.new_id("mq", 10)
+        exact_input = spec.exact_input
+        receives = leg.maker_receives if exact_input else None
+        gives = None if exact_input else leg.maker_gives
+        ask = Ask(
+            rfq_id=rfq_id,
+            quote_id=quote_id,
+            chain=spec.chain,
+            maker=maker.wallet,
+            taker=taker,
+            sell_token=spec.sell.address,
+            buy_token=spec.buy.address,
+            exact_input=exact_input,
+            maker_receives=receives,
+            maker_gives=gives,
+            fee_bps=spec.fee_bps,
+            min_expires_at=expiry_window[0],
+            max_expires_at=expiry_window[1],
+        )
+        remaining = budget_end - self._clock.monotonic()
+        message: dict[str, Any] = {
+            "type": "rfq",
+            "quoteId": quote_id,
+            "rfqId": rfq_id,
+            "chainId": spec.chain.chain_id,
+            "sellToken": spec.sell.address,
+            "buyToken": spec.buy.address,
+            "kind": "exact_input" if exact_input else "exact_output",
+            "makerReceives": str(receives) if receives is not None else None,
+            "feeAmount": str(fee_on(receives, spec.fee_bps)) if receives is not None else None,
+            "makerGives": str(gives) if gives is not None else None,
+            "feeBps": spec.fee_bps,
+            "taker": taker,
+            "reactor": spec.chain.contracts.reactor,
+            "signatureTransfer": spec.chain.contracts.signature_transfer,
+            "replyByMs": int((self._clock.time() + remaining) * 1000),
+            "minExpiresAtMs": int(expiry_window[0] * 1000) + 1,
+            "maxExpiresAtMs": int(expiry_window[1] * 1000),
+        }
+        reply = await self._registry.ask(maker, message, remaining)
+        if reply is None or reply.get("type") != "quote":
+            return _Reply(maker, ask, None, preferred)
+        try:
+            order, signature, expires_at = parse_order(ask, reply)
+            check_terms(ask, order, expires_at)
+            check_signature(ask, order, signature)
+            try:
+                funding = await self._chain.maker_funding(
+                    spec.chain.chain_id,
+                    order.inputToken,
+                    maker.wallet,
+                    spec.chain.contracts.signature_transfer,
+                    order.nonce,
+                )
+            except ChainUnreadable:
+                # Unverifiable is not usable: never return a quote that might not settle.
+                return _Reply(maker, ask, None, preferred, chain_error=True)
+            hold_if_funded(ask, order, self._inventory, funding, expires_at)
+        except QuoteRejected as rejected:
+            await self._registry.notify(
+                maker.wallet,
+                maker.environment,
+                {
+                    "type": "released",
+                    "quoteId": quote_id,
+                    "rfqId": rfq_id,
+                    "reason": "invalid",
+                    "detail": rejected.detail,
+                },
+            )
+            return _Reply(maker, ask, None, preferred)
+        return _Reply(maker, ask, filled_order(ask, order, signature, expires_at), preferred)

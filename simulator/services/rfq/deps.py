@@ -1,0 +1,33 @@
+"""What the RFQ service and the settlement reconciler depend on, gathered in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from simulator.services.access.proofs import ProofService
+from simulator.services.rfq.funds import TakerFunds
+from simulator.services.rfq.inventory import MakerInventory
+from simulator.services.rfq.makers import MakerRegistry
+from simulator.services.rfq.pricing import IndicativePricing
+from simulator.services.rfq.slots import OutstandingSlots
+from simulator.services.shared.faults import Faults
+from simulator.services.shared.venue import VenueDirectory
+from simulator.settings import LimitSettings
+
+
+@dataclass
+class RfqDeps:
+    venue: VenueDirectory
+    proofs: ProofService
+    slots: OutstandingSlots
+    funds: TakerFunds
+    inventory: MakerInventory
+    makers: MakerRegistry
+    pricing: IndicativePricing
+    faults: Faults
+    limits: Callable[[], LimitSettings]  # current limits (changeable through /_sim/limits)
+
+    def inventory_extend(self, rfq_id: str, until: float) -> None:
+        """The quote's holds on maker inventory run to the quote's expiresAt."""
+        self.inventory.set_until(rfq_id, until)

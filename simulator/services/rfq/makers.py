@@ -1,0 +1,130 @@
+"""Makers online on the maker stream: their sessions, their published levels, and the firm
+requests in flight to them. The WebSocket adapter feeds it; the auction and the ladder read it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from simulator.clock import Clock
+from simulator.services.shared.amounts import Curve
+
+LEVELS_MAX_AGE_S = 10.0  # levels older than this are treated as withdrawn
+LEVELS_MIN_INTERVAL_MS = 400  # advertised publishing cadence (faster updates simply replace)
+
+
+class MakerLink(Protocol):
+    """One connected maker (implemented by the WebSocket adapter)."""
+
+    async def send(self, message: dict[str, Any]) -> None: ...
+
+    async def close(self, code: int, reason: str) -> None: ...
+
+
+PairKey = tuple[int, str, str]  # (chain id, sell token lowercase, buy token lowercase)
+
+
+@dataclass
+class OnlineMaker:
+    maker_id: str  # the credential's public prefix
+    wallet: str  # funding wallet, checksummed
+    environment: str  # live or test: which chains it serves
+    link: MakerLink
+    connected_at: float
+    levels: dict[PairKey, tuple[Curve, float]] = field(default_factory=dict)  # curve, published at
+    pending: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)  # by quote id
+
+    @property
+    def wallet_key(self) -> str:
+        return self.wallet.lower()
+
+    @property
+    def session_key(self) -> str:
+        """One session per wallet and environment (a maker serving live and test chains holds
+        one credential, and one connection, for each)."""
+        return f"{self.wallet_key}:{self.environment}"
+
+
+class MakerRegistry:
+    def __init__(self, clock: Clock, *, levels_max_age_s: float = LEVELS_MAX_AGE_S) -> None:
+        self._clock = clock
+        self.levels_max_age_s = levels_max_age_s
+        self.online: dict[str, OnlineMaker] = {}  # by session key: wallet + environment
+
+    def connect(self, maker: OnlineMaker) -> OnlineMaker | None:
+        """Register a session; returns the session it replaces (the caller closes it)."""
+        previous = self.online.get(maker.session_key)
+        self.online[maker.session_key] = maker
+        if previous is not None:
+            self._abandon(previous)
+        return previous
+
+    def disconnect(self, maker: OnlineMaker) -> None:
+        """Offline at once: levels dropped, unanswered requests count as no reply."""
+        if self.online.get(maker.session_key) is maker:
+            del self.online[maker.session_key]
+        self._abandon(maker)
+
+    def _abandon(self, maker: OnlineMaker) -> None:
+        maker.levels.clear()
+        for future in maker.pending.values():
+            if not future.done():
+                future.cancel()
+        maker.pending.clear()
+
+    def makers_for(self, environment: str) -> list[OnlineMaker]:
+        return [m for m in self.online.values() if m.environment == environment]
+
+    def set_levels(self, maker: OnlineMaker, key: PairKey, curve: Curve) -> None:
+        if curve:
+            maker.levels[key] = (curve, self._clock.time())
+        else:
+            maker.levels.pop(key, None)
+
+    def fresh_curve(self, maker: OnlineMaker, key: PairKey) -> Curve | None:
+        entry = maker.levels.get(key)
+        if entry is None:
+            return None
+        curve, published_at = entry
+        if self._clock.time() - published_at > self.levels_max_age_s:
+            return None
+        return curve
+
+    async def ask(
+        self, maker: OnlineMaker, message: dict[str, Any], timeout_s: float
+    ) -> dict[str, Any] | None:
+        """Send a firm request and wait for its answer (quote or decline) up to `timeout_s`;
+        None when the maker stays silent, answers late or disconnects."""
+        quote_id = str(message["quoteId"])
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        maker.pending[quote_id] = future
+        try:
+            try:
+                await maker.link.send(message)
+            except (ConnectionError, RuntimeError):
+                return None  # the socket closed under us: no reply
+            done, _ = await asyncio.wait({future}, timeout=max(0.0, timeout_s))
+            if future in done and not future.cancelled():
+                return future.result()
+            return None  # silent, late, or disconnected (its future was cancelled)
+        finally:
+            maker.pending.pop(quote_id, None)
+            if not future.done():
+                future.cancel()
+
+    def deliver(self, maker: OnlineMaker, reply: dict[str, Any]) -> bool:
+        """A quote or decline arrived; False when nobody waits for it (unknown or late)."""
+        future = maker.pending.get(str(reply.get("quoteId")))
+        if future is None or future.done():
+            return False
+        future.set_result(reply)
+        return True
+
+    async def notify(self, wallet: str, environment: str, message: dict[str, Any]) -> None:
+        """Best effort: a maker that is offline simply misses the notification."""
+        maker = self.online.get(f"{wallet.lower()}:{environment}")
+        if maker is not None:
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                await maker.link.send(message)

@@ -1,0 +1,169 @@
+"""Checks a maker's signed order must pass before it can be part of a quote: every quote the
+simulator returns must settle on chain if the taker executes it before expiresAt."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from contracts.orders import RfqOrder, encode_order, order_hash, recover_order_signer
+from simulator.services.rfq.inventory import Hold, MakerInventory
+from simulator.services.rfq.model import FilledOrder
+from simulator.services.shared.amounts import fee_on
+from simulator.services.shared.venue import ChainVenue
+
+
+class QuoteRejected(Exception):
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One firm request sent to one maker (the fields of the `rfq` message that bind it)."""
+
+    rfq_id: str
+    quote_id: str
+    chain: ChainVenue
+    maker: str  # funding wallet, checksummed
+    taker: str
+    sell_token: str  # taker sells = maker receives (order outputToken)
+    buy_token: str  # taker buys = maker gives (order inputToken)
+    exact_input: bool
+    maker_receives: int | None  # fixed on exact input
+    maker_gives: int | None  # fixed on exact output
+    fee_bps: int
+    min_expires_at: float  # unix seconds
+    max_expires_at: float
+
+
+def _uint(value: Any, name: str) -> int:
+    if isinstance(value, bool):
+        raise QuoteRejected(f"{name} must be a decimal string")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    raise QuoteRejected(f"{name} must be a decimal string")
+
+
+def parse_order(ask: Ask, message: dict[str, Any]) -> tuple[RfqOrder, bytes, float]:
+    raw = message.get("order")
+    if not isinstance(raw, dict):
+        raise QuoteRejected("order missing")
+    try:
+        order = RfqOrder(
+            reactor=str(raw.get("reactor")),
+            maker=str(raw.get("maker")),
+            taker=str(raw.get("taker")),
+            inputToken=str(raw.get("inputToken")),
+            inputAmount=_uint(raw.get("inputAmount"), "inputAmount"),
+            outputToken=str(raw.get("outputToken")),
+            outputAmount=_uint(raw.get("outputAmount"), "outputAmount"),
+            feeAmount=_uint(raw.get("feeAmount"), "feeAmount"),
+            nonce=_uint(raw.get("nonce"), "nonce"),
+            deadline=_uint(raw.get("deadline"), "deadline"),
+        )
+    except ValueError as exc:
+        raise QuoteRejected(str(exc)) from exc
+    signature_hex = message.get("signature")
+    if not isinstance(signature_hex, str) or not signature_hex.startswith("0x"):
+        raise QuoteRejected("signature must be 0x-hex")
+    try:
+        signature = bytes.fromhex(signature_hex[2:])
+    except ValueError as exc:
+        raise QuoteRejected("signature must be 0x-hex") from exc
+    expires_ms = message.get("expiresAtMs")
+    if isinstance(expires_ms, bool) or not isinstance(expires_ms, int):
+        raise QuoteRejected("expiresAtMs must be an integer")
+    return order, signature, expires_ms / 1000
+
+
+def check_terms(ask: Ask, order: RfqOrder, expires_at: float) -> None:
+    """The order says what was asked: parties, tokens, the fixed amount and the fee rule."""
+    contracts = ask.chain.contracts
+    expected = {
+        "reactor": contracts.reactor,
+        "maker": ask.maker,
+        "taker": ask.taker,
+        "inputToken": ask.buy_token,
+        "outputToken": ask.sell_token,
+    }
+    for name, value in expected.items():
+        if getattr(order, name).lower() != value.lower():
+            raise QuoteRejected(f"{name} must be {value}")
+    if ask.exact_input and order.outputAmount != ask.maker_receives:
+        raise QuoteRejected(f"outputAmount must be {ask.maker_receives}")
+    if not ask.exact_input and order.inputAmount != ask.maker_gives:
+        raise QuoteRejected(f"inputAmount must be {ask.maker_gives}")
+    if order.feeAmount != fee_on(order.outputAmount, ask.fee_bps):
+        raise QuoteRejected(f"feeAmount must be outputAmount * {ask.fee_bps} / 10000, rounded down")
+    if order.inputAmount <= 0 or order.outputAmount <= 0:
+        raise QuoteRejected("amounts must be positive")
+    if not ask.min_expires_at <= expires_at <= ask.max_expires_at:
+        raise QuoteRejected("expiresAtMs outside [minExpiresAtMs, maxExpiresAtMs]")
+    if order.deadline < math.ceil(expires_at):
+        raise QuoteRejected("deadline must be at or after expiresAtMs")
+
+
+def check_signature(ask: Ask, order: RfqOrder, signature: bytes) -> None:
+    try:
+        signer = recover_order_signer(
+            order, ask.chain.chain_id, ask.chain.contracts.signature_transfer, signature
+        )
+    except ValueError as exc:
+        raise QuoteRejected(f"signature does not recover: {exc}") from exc
+    if signer.lower() != ask.maker.lower():
+        raise QuoteRejected("signature is not by the maker's funding wallet")
+
+
+def hold_if_funded(
+    ask: Ask,
+    order: RfqOrder,
+    inventory: MakerInventory,
+    funding: tuple[int, int, bool],
+    expires_at: float,
+) -> Hold:
+    """Synchronous (no await): the inventory check and the hold happen as one step, so two
+    auctions cannot both spend the same maker balance."""
+    balance, allowance, nonce_used = funding
+    chain_id = ask.chain.chain_id
+    if nonce_used or inventory.nonce_in_use(chain_id, ask.maker, order.nonce):
+        raise QuoteRejected("nonce already used")
+    committed = inventory.committed(chain_id, ask.maker, order.inputToken)
+    if balance < committed + order.inputAmount:
+        raise QuoteRejected(f"underfunded: balance {balance}, committed {committed}")
+    if allowance < committed + order.inputAmount:
+        raise QuoteRejected(f"allowance to the signature-transfer contract is {allowance}")
+    hold = Hold(
+        rfq_id=ask.rfq_id,
+        quote_id=ask.quote_id,
+        chain_id=chain_id,
+        maker=ask.maker.lower(),
+        token=order.inputToken.lower(),
+        amount=order.inputAmount,
+        nonce=order.nonce,
+        until=expires_at,
+        sell_token=ask.sell_token.lower(),
+    )
+    inventory.hold(hold)
+    return hold
+
+
+def filled_order(ask: Ask, order: RfqOrder, signature: bytes, expires_at: float) -> FilledOrder:
+    return FilledOrder(
+        maker=ask.maker,
+        quote_id=ask.quote_id,
+        order_hash=order_hash(order),
+        encoded_order=encode_order(order),
+        signature=signature,
+        taker_pays=order.outputAmount + order.feeAmount,
+        maker_receives=order.outputAmount,
+        maker_gives=order.inputAmount,
+        fee_amount=order.feeAmount,
+        nonce=order.nonce,
+        deadline=order.deadline,
+        expires_at=expires_at,
+    )

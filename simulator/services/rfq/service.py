@@ -1,0 +1,289 @@
+"""The v2 RFQ service: firm requests, previews, the ladder, and the RFQ lifecycle as callers see
+it (status, cancel, submit). Settlement (fills, lapses, corrections) lives in settlement.py."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass
+
+from simulator.clock import Clock
+from simulator.errors import Conflict, InvalidRequest, NotFound, VenueUnavailable
+from simulator.randomness import RandomSource, secret_token
+from simulator.services.access.callers import Caller
+from simulator.services.access.proofs import TakerProof
+from simulator.services.rfq.auction import Auction
+from simulator.services.rfq.deps import RfqDeps
+from simulator.services.rfq.model import QuoteState, RfqRecord
+from simulator.services.rfq.pricing import LadderView, PreviewOutcome, eligible_makers
+from simulator.services.rfq.trades import TradeSpec, validate_trade
+from simulator.services.shared.venue import ChainVenue
+
+
+@dataclass(frozen=True)
+class FirmRequest:
+    chain_id: int
+    sell_token: str
+    buy_token: str
+    sell_amount: str | None
+    buy_amount: str | None
+    taker: str
+    proof: TakerProof | None
+    preferred: list[str] | None
+    restricted: list[str] | None
+
+
+@dataclass(frozen=True)
+class RequestOutcome:
+    record: RfqRecord
+    claim_token: str  # returned exactly once
+
+
+def _claim_hash(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+class RfqService:
+    def __init__(self, clock: Clock, random: RandomSource, deps: RfqDeps, auction: Auction) -> None:
+        self._clock = clock
+        self._random = random
+        self._deps = deps
+        self._auction = auction
+        self.records: dict[str, RfqRecord] = {}  # every RFQ by id
+        self.order_index: dict[bytes, str] = {}  # maker order hash -> rfq id, for fills
+
+    # --- public, keyless ---------------------------------------------------------------
+
+    def ladder(self, chain_id: int) -> LadderView:
+        chain = self._deps.venue.chain(chain_id)
+        if chain is None:
+            raise InvalidRequest(
+                f"No RFQ corridor on chain {chain_id}",
+                details={"reason": "corridor_unavailable", "chainId": chain_id},
+            )
+        return self._deps.pricing.ladder(chain)
+
+    def preview(
+        self,
+        *,
+        chain_id: int,
+        sell_token: str,
+        buy_token: str,
+        sell_amount: str | None,
+        buy_amount: str | None,
+        preferred: list[str] | None,
+        restricted: list[str] | None,
+    ) -> tuple[TradeSpec, PreviewOutcome, float | None]:
+        spec = validate_trade(
+            self._deps.venue,
+            chain_id=chain_id,
+            sell_token=sell_token,
+            buy_token=buy_token,
+            sell_amount=sell_amount,
+            buy_amount=buy_amount,
+            preferred=preferred,
+            restricted=restricted,
+        )
+        outcome = self._deps.pricing.preview(spec)
+        reserved_until = self._reserved_until(spec, None) if outcome.price is None else None
+        return spec, outcome, reserved_until
+
+    # --- firm request ------------------------------------------------------------------
+
+    async def request(self, caller: Caller, body: FirmRequest) -> RequestOutcome:
+        deps = self._deps
+        if deps.faults.venue_paused:
+            raise VenueUnavailable("Quotes are briefly not served; retry")
+        spec = validate_trade(
+            deps.venue,
+            chain_id=body.chain_id,
+            sell_token=body.sell_token,
+            buy_token=body.buy_token,
+            sell_amount=body.sell_amount,
+            buy_amount=body.buy_amount,
+            preferred=body.preferred,
+            restricted=body.restricted,
+        )
+        caller.require_chain_environment(spec.chain.chain_id, spec.chain.environment)
+        if caller.key is None:
+            # Before any maker is asked or inventory locked (401 proof_of_control_*).
+            await deps.proofs.authorize(
+                taker=body.taker,
+                chain_id=spec.chain.chain_id,
+                proof=body.proof,
+                caller=caller.identity,
+            )
+        aggregator = caller.has_scope("rfq:aggregator")
+        cap = (
+            deps.limits().outstanding_aggregator
+            if aggregator
+            else deps.limits().outstanding_default
+        )
+        now = self._clock.time()
+        timing = spec.corridor.timing
+        rfq_id = self._random.new_id("rfq")
+        reply_by = now + timing.reply_budget_ms / 1000
+        deps.slots.take(caller.identity, rfq_id, cap, held_until=reply_by + 5)  # 429 over the cap
+        claim_token = secret_token("rfqc_")
+        record = RfqRecord(
+            rfq_id=rfq_id,
+            chain_id=spec.chain.chain_id,
+            sell_token=spec.sell.address,
+            buy_token=spec.buy.address,
+            requested_sell=spec.sell_amount,
+            requested_buy=spec.buy_amount,
+            taker=body.taker,
+            owner=caller.identity,
+            partner_id=caller.partner_id,
+            claim_hash=_claim_hash(claim_token),
+            created_at=now,
+            reply_by=reply_by,
+            quote_ttl_ms=timing.quote_ttl_s * 1000,
+        )
+        try:
+            if spec.sell_amount is not None and not aggregator:
+                # Exact input: checked before makers are woken, against the gross cap.
+                await deps.funds.reserve_checked(
+                    rfq_id,
+                    spec.chain.chain_id,
+                    body.taker,
+                    spec.sell.address,
+                    spec.sell_amount,
+                    reply_by + 5,
+                )
+            self.records[rfq_id] = record  # soliciting
+            outcome = await self._auction.run(
+                spec, rfq_id, body.taker, reply_by, timing.quote_ttl_s
+            )
+            record.routing = outcome.routing
+            if not outcome.orders:
+                record.status = "no_quote"
+                record.no_quote_reason = outcome.reason
+                record.available_sell = outcome.depth.sell or None
+                record.available_buy = outcome.depth.buy or None
+                record.reserved_until = self._reserved_until(spec, caller.identity)
+                self._release_everything(rfq_id)
+                return RequestOutcome(record, claim_token)
+            quote = QuoteState(
+                orders=outcome.orders,
+                expires_at=min(min(o.expires_at for o in outcome.orders), now + timing.quote_ttl_s),
+                order_deadline=min(o.deadline for o in outcome.orders),
+                latest_order_deadline=max(o.deadline for o in outcome.orders),
+            )
+            if spec.buy_amount is not None and not aggregator:
+                # Exact output: checked after pricing, against takerPays; on failure the makers'
+                # inventory is released before the 400.
+                try:
+                    await deps.funds.reserve_checked(
+                        rfq_id,
+                        spec.chain.chain_id,
+                        body.taker,
+                        spec.sell.address,
+                        quote.taker_pays,
+                        quote.latest_order_deadline,
+                    )
+                except Exception:
+                    await self._release_makers(rfq_id, "not_selected")
+                    raise
+            record.quote = quote
+            record.status = "quoted"
+            for order in quote.orders:
+                self.order_index[order.order_hash] = rfq_id
+            deps.funds.hold(rfq_id, quote.taker_pays, quote.latest_order_deadline)
+            deps.slots.extend(rfq_id, quote.latest_order_deadline)
+            deps.inventory_extend(rfq_id, quote.expires_at)
+            return RequestOutcome(record, claim_token)
+        except BaseException:
+            if record.status == "soliciting":
+                self.records.pop(rfq_id, None)
+                self._release_everything(rfq_id)
+            raise
+
+    def _release_everything(self, rfq_id: str) -> None:
+        self._deps.slots.release(rfq_id)
+        self._deps.funds.release(rfq_id)
+        self._deps.inventory.release_rfq(rfq_id)
+
+    async def _release_makers(self, rfq_id: str, reason: str) -> None:
+        for hold in self._deps.inventory.release_rfq(rfq_id):
+            await self._deps.makers.notify(
+                hold.maker,
+                self.chain(hold.chain_id).environment,
+                {"type": "released", "quoteId": hold.quote_id, "rfqId": rfq_id, "reason": reason},
+            )
+
+    def _reserved_until(self, spec: TradeSpec, exclude_owner: str | None) -> float | None:
+        """When another caller's live firm quote holds liquidity in the same direction (and a
+        maker inside the restricted list, if any): the earliest time it lapses."""
+        holds = self._deps.inventory.holds_for(
+            spec.chain.chain_id, spec.sell.address, spec.buy.address
+        )
+        # Only liquidity that could have served this request counts: held by a maker that is
+        # online and eligible now (inside the restricted list, if one was given). With nobody
+        # online the book is genuinely empty, and retrying later would not help.
+        eligible = {m.wallet_key for m in eligible_makers(self._deps.makers, spec)}
+        holds = [h for h in holds if h.maker in eligible]
+        relevant = [
+            h
+            for h in holds
+            if exclude_owner is None
+            or self.records.get(h.rfq_id) is None
+            or self.records[h.rfq_id].owner != exclude_owner
+        ]
+        return min((h.until for h in relevant), default=None)
+
+    def chain(self, chain_id: int) -> ChainVenue:
+        chain = self._deps.venue.chain(chain_id)
+        assert chain is not None, "records only exist for configured chains"
+        return chain
+
+    # --- lifecycle ---------------------------------------------------------------------
+
+    def owned(self, rfq_id: str, caller: Caller, claim_token: str | None) -> RfqRecord:
+        """Ownership-scoped lookup: the claim token, or any key of the creating partner.
+        Anything else — unknown id, wrong token, foreign partner — is the same 404."""
+        record = self.records.get(rfq_id)
+        if record is not None:
+            if claim_token is not None and hmac.compare_digest(
+                record.claim_hash, _claim_hash(claim_token)
+            ):
+                return record
+            if caller.partner_id is not None and caller.partner_id == record.partner_id:
+                return record
+        raise NotFound("No such RFQ for this caller")
+
+    async def cancel(self, record: RfqRecord) -> None:
+        if record.status != "quoted" or record.cancelled or self._lapsed(record):
+            raise Conflict(
+                f"Only a quoted RFQ can be cancelled; this one is {self._visible_status(record)}",
+                details={"reason": "not_quoted", "status": self._visible_status(record)},
+            )
+        record.cancelled = True
+        # The makers' reservation is dropped; the slot stays held until latestOrderDeadline and
+        # the signed orders are not revoked.
+        await self._release_makers(record.rfq_id, "cancelled")
+
+    def submit(self, record: RfqRecord, tx_hash: str) -> None:
+        tx_hash = tx_hash.lower()
+        if record.tx_hash is not None:
+            if record.tx_hash == tx_hash:
+                return  # idempotent on the same hash, whatever the status is now
+            raise Conflict(
+                "A different transaction hash was already reported for this RFQ",
+                details={"reason": "tx_hash_mismatch"},
+            )
+        if record.status != "quoted" or self._lapsed(record):
+            raise Conflict(
+                f"Submit is accepted only before expiresAt on a quoted RFQ; this one is "
+                f"{self._visible_status(record)}",
+                details={"reason": "not_submittable", "status": self._visible_status(record)},
+            )
+        record.tx_hash = tx_hash
+        record.submitted_at = self._clock.time()
+        record.status = "submitted"
+
+    def _lapsed(self, record: RfqRecord) -> bool:
+        return record.quote is not None and self._clock.time() >= record.quote.expires_at
+
+    def _visible_status(self, record: RfqRecord) -> str:
+        return record.status
