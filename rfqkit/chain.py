@@ -9,13 +9,13 @@ against an Anvil we started and one we attached to."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any, cast
 
 import aiohttp
 from eth_account import Account
 
-from simulator.services.rfq.ports import ChainUnreadable
-from simulator.services.shared.faults import Faults
+from rfqkit.chain_errors import ChainUnreadable
 
 GAS_PRICE_WEI = 10**10  # 10 gwei: above Anvil's base fee, and nobody else competes for blocks
 
@@ -31,10 +31,15 @@ class CallReverted(RuntimeError):
 
 class AnvilChain:
     def __init__(
-        self, chain_id: int, rpc_url: str, *, faults: Faults | None = None, timeout_s: float = 10.0
+        self,
+        chain_id: int,
+        rpc_url: str,
+        *,
+        is_unreachable: Callable[[], bool] = lambda: False,
+        timeout_s: float = 10.0,
     ) -> None:
         self.chain_id = chain_id
-        self._faults = faults or Faults()  # /_sim/faults can make this chain unreachable
+        self._is_unreachable = is_unreachable  # a fault switch (/_sim/faults) can cut this chain
         self.rpc_url = rpc_url
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
         self._session: aiohttp.ClientSession | None = None  # opened on first use, in the loop
@@ -48,7 +53,7 @@ class AnvilChain:
             self._session = None
 
     async def _post(self, payload: Any, what: str) -> Any:
-        if self.chain_id in self._faults.chain_unreachable:
+        if self._is_unreachable():
             raise ChainUnavailable(f"chain {self.chain_id} RPC unreachable (fault switch)")
         if self._session is None:
             self._session = aiohttp.ClientSession(

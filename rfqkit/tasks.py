@@ -7,9 +7,15 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
-from simulator.clock import Clock
+
+class Clock(Protocol):
+    """What a clock-driven loop needs of a clock (the simulator's and the sandbox's have it)."""
+
+    def time(self) -> float: ...
+
+    async def sleep_until(self, unix_seconds: float) -> None: ...
 
 
 async def step_forever(

@@ -19,7 +19,7 @@ from conformance.cli import run as run_conformance
 from makers.cli import add_fleet_arguments, run_fleet
 from rfqkit.anvil import AnvilStartError
 from simulator import cli_keys, cli_webhooks
-from simulator.api.appkeys import RAMP, SERVICES, SETTINGS, VENUE
+from simulator.api.http.appkeys import ACCESS, RAMP, SETTINGS, VENUE
 from simulator.runtime.app import create_app
 from simulator.runtime.makers import start_fleet, stop_fleet
 from simulator.runtime.provider import connect_provider_webhooks
@@ -132,7 +132,7 @@ async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -
                 "environment": key.environment,
                 "scopes": sorted(key.scopes),
             }
-            for label, key, full in create_demo_keys(app[SERVICES].keys)
+            for label, key, full in create_demo_keys(app[ACCESS].keys)
         ]
         info = simulator_info(app[SETTINGS], app[VENUE], f"http://{host}:{port}")
         info["demo_keys"] = demo_keys  # full keys exist only here: the simulator keeps hashes

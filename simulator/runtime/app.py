@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from rfqkit.chain import AnvilChain
-from simulator.adapters.access.signatures import ChainSignatureChecker
 from simulator.adapters.ramp.provider_wire import parse_transfer
-from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.api.access import control as access_control
 from simulator.api.access.middleware import access_middleware, add_rate_limit_headers
-from simulator.api.appkeys import (
+from simulator.api.http.appkeys import (
+    ACCESS,
     CHAINS,
     CLOCK,
     LADDER_BYTES,
@@ -20,7 +18,6 @@ from simulator.api.appkeys import (
     RANDOM,
     RFQ,
     ROUTES,
-    SERVICES,
     SETTINGS,
     VENUE,
     WEBHOOKS,
@@ -39,29 +36,14 @@ from simulator.api.webhooks import control as webhooks_control
 from simulator.api.webhooks import handlers as webhooks
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
+from simulator.runtime.access import build_access
 from simulator.runtime.chains import chains_context
 from simulator.runtime.makers import FLEET, FleetHolder
 from simulator.runtime.provider import PROVIDER, ProviderHolder, provider_context
 from simulator.runtime.ramp import build_ramp
 from simulator.runtime.ramp_background import ramp_background_context
-from simulator.runtime.rfq_background import background_context
+from simulator.runtime.rfq import background_context, build_rfq
 from simulator.runtime.webhooks import WEBHOOK_ADAPTERS, build_webhooks, webhooks_context
-from simulator.services.access.area import Services
-from simulator.services.access.keys import KeyService
-from simulator.services.access.limits import FixedWindowLimiter
-from simulator.services.access.proofs import ProofService, ProofSettings
-from simulator.services.rfq.area import RfqRuntime
-from simulator.services.rfq.auction import Auction
-from simulator.services.rfq.deps import RfqDeps
-from simulator.services.rfq.events import EventLog
-from simulator.services.rfq.funds import TakerFunds
-from simulator.services.rfq.inventory import MakerInventory
-from simulator.services.rfq.makers import MakerRegistry
-from simulator.services.rfq.pricing import IndicativePricing
-from simulator.services.rfq.service import RfqService
-from simulator.services.rfq.settlement import Settlement, SettlementSettings
-from simulator.services.rfq.slots import OutstandingSlots
-from simulator.services.shared.faults import Faults
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
 
@@ -89,60 +71,6 @@ def build_routes() -> RouteTable:
     return table
 
 
-def build_services(
-    settings: Settings, clock: Clock, random: RandomSource, chains: dict[int, AnvilChain]
-) -> Services:
-    return Services(
-        keys=KeyService(clock, random.fork("keys")),
-        proofs=ProofService(
-            clock,
-            ChainSignatureChecker(chains),
-            ProofSettings(window_s=settings.proof.window_s, grant_s=settings.proof.grant_s),
-        ),
-        limiter=FixedWindowLimiter(clock),
-        slots=OutstandingSlots(clock),
-        faults=Faults(),
-        limits=settings.limits,
-    )
-
-
-def build_rfq(
-    settings: Settings,
-    clock: Clock,
-    random: RandomSource,
-    services: Services,
-    venue: VenueDirectory,
-    chains: dict[int, AnvilChain],
-) -> RfqRuntime:
-    reads = ChainReads(chains)
-    registry = MakerRegistry(clock)
-    pricing = IndicativePricing(clock, registry)
-    inventory = MakerInventory(clock)
-    deps = RfqDeps(
-        venue=venue,
-        proofs=services.proofs,
-        slots=services.slots,
-        funds=TakerFunds(clock, reads),
-        inventory=inventory,
-        makers=registry,
-        pricing=pricing,
-        faults=services.faults,
-        limits=lambda: services.limits,
-    )
-    auction = Auction(clock, random.fork("auction"), registry, pricing, inventory, reads)
-    service = RfqService(clock, random.fork("rfq"), deps, auction)
-    events = EventLog()
-    settlement = Settlement(
-        clock,
-        service,
-        deps,
-        events,
-        reads,
-        SettlementSettings(expiry_grace_s=settings.expiry_grace_s),
-    )
-    return RfqRuntime(service=service, settlement=settlement, makers=registry, events=events)
-
-
 def create_app(
     settings: Settings, *, clock: Clock | None = None, start_chains: bool = True
 ) -> web.Application:
@@ -155,8 +83,8 @@ def create_app(
     app[RANDOM] = RandomSource(settings.seed)
     app[VENUE] = VenueDirectory()
     app[CHAINS] = {}
-    app[SERVICES] = build_services(settings, app[CLOCK], app[RANDOM], app[CHAINS])
-    app[RFQ] = build_rfq(settings, app[CLOCK], app[RANDOM], app[SERVICES], app[VENUE], app[CHAINS])
+    app[ACCESS] = build_access(settings, app[CLOCK], app[RANDOM], app[CHAINS])
+    app[RFQ] = build_rfq(settings, app[CLOCK], app[RANDOM], app[ACCESS], app[VENUE], app[CHAINS])
     app[WEBHOOKS], app[WEBHOOK_ADAPTERS] = build_webhooks(
         settings.webhooks, app[CLOCK], app[RANDOM].fork("webhooks")
     )
@@ -165,7 +93,7 @@ def create_app(
         settings.ramp,
         app[CLOCK],
         app[RANDOM].fork("ramp"),
-        app[SERVICES].proofs,
+        app[ACCESS].proofs,
         production=settings.environment == "production",
         parse_transfer=parse_transfer,
         token_decimals={t.symbol: t.decimals for c in settings.chains for t in c.tokens},

@@ -12,7 +12,7 @@ from aiohttp import web
 from rfqkit.anvil import AnvilNode, start_anvil
 from rfqkit.chain import AnvilChain, ChainUnavailable
 from simulator.adapters.chain.deployment import deploy_venue
-from simulator.api.appkeys import CHAINS, CLOCK, SERVICES, SETTINGS, VENUE
+from simulator.api.http.appkeys import ACCESS, CHAINS, CLOCK, SETTINGS, VENUE
 from simulator.errors import UpstreamError
 from simulator.services.shared.faults import Faults
 from simulator.services.shared.venue import ChainVenue
@@ -39,7 +39,10 @@ async def _bring_up(
     else:
         assert chain_settings.rpc_url is not None
         rpc_url = chain_settings.rpc_url
-    chain = AnvilChain(chain_settings.chain_id, rpc_url, faults=faults)
+    chain_id = chain_settings.chain_id
+    chain = AnvilChain(
+        chain_id, rpc_url, is_unreachable=lambda: chain_id in faults.chain_unreachable
+    )
     try:
         remote_id = await chain.remote_chain_id()
         if remote_id != chain_settings.chain_id:
@@ -71,7 +74,7 @@ async def chains_context(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     nodes: list[AnvilNode] = []  # every Anvil we started, stopped in `finally`
     chains = app[CHAINS]  # created by the app factory, so other parts can hold it before start-up
-    faults = app[SERVICES].faults
+    faults = app[ACCESS].faults
 
     async def follow_clock(seconds: float) -> None:
         try:

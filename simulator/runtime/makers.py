@@ -11,7 +11,7 @@ from aiohttp import web
 
 from makers.config import FleetConfig
 from makers.fleet import MakerFleet
-from simulator.api.appkeys import RANDOM, SERVICES, SETTINGS, VENUE
+from simulator.api.http.appkeys import ACCESS, RANDOM, SETTINGS, VENUE
 
 log = logging.getLogger("rfqsim.fleet")
 
@@ -27,7 +27,7 @@ FLEET: web.AppKey[FleetHolder] = web.AppKey("fleet")
 
 def credentials_for(app: web.Application, config: FleetConfig) -> dict[str, list[str]]:
     """One maker credential per maker and per environment of the chains it serves."""
-    keys = app[SERVICES].keys
+    keys = app[ACCESS].keys
     partner = keys.partner_by_name("makers")
     environments = {c.chain_id: c.environment for c in app[VENUE].chains.values()}
     credentials: dict[str, list[str]] = {}

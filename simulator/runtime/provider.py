@@ -19,7 +19,7 @@ from aiohttp import web
 from provider_sandbox.config import SandboxChain, SandboxConfig
 from provider_sandbox.runtime import RunningSandbox, start_sandbox
 from simulator.adapters.ramp.provider_client import HttpRampProvider
-from simulator.api.appkeys import CLOCK, RAMP, SETTINGS, VENUE
+from simulator.api.http.appkeys import CLOCK, RAMP, SETTINGS, VENUE
 from simulator.services.shared.venue import VenueDirectory
 
 log = logging.getLogger("rfqsim.provider")

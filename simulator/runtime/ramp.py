@@ -1,10 +1,9 @@
-"""The ramp's long-lived parts, built together by the app factory and reached by handlers through
-the `RAMP` app key (api/appkeys.py)."""
+"""build_ramp: the ramp area's services wired together (reached by handlers through the `RAMP`
+app key); the provider's webhook secret."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -12,6 +11,7 @@ from simulator.clock import Clock
 from simulator.randomness import RandomSource, secret_token
 from simulator.services.access.proofs import ProofService
 from simulator.services.ramp.access import RampGate
+from simulator.services.ramp.area import RampArea
 from simulator.services.ramp.catalog import CatalogSettings, ProviderDirectory, RampCatalog
 from simulator.services.ramp.customers import CustomerSettings, RampCustomers
 from simulator.services.ramp.emails import Outbox, SmtpTarget
@@ -24,28 +24,6 @@ from simulator.services.ramp.tracking import TrackingSettings, TransferTracker
 from simulator.services.ramp.transfers import RampTransfers, TransferSettings
 from simulator.services.ramp.webhooks import ProviderWebhooks
 from simulator.settings import RampSettings
-
-
-@dataclass
-class RampRuntime:
-    settings: RampSettings
-    providers: ProviderDirectory  # provider id -> port; ports attached by the provider runtime
-    catalog: RampCatalog  # providers, banks, resolution, capability checks
-    gate: RampGate  # sandbox flag, proof of control, provider: first checks of wallet calls
-    customers: RampCustomers  # customer records; also the transfers' CustomerDirectory
-    webhook_secret: str  # signs the provider's webhooks to /_provider/{provider}/webhooks
-    # transfers helper: the transfer half, built in build_ramp (services/ramp_*.py)
-    transfers: RampTransfers  # creation (idempotent per intentKey)
-    reads: RampReads  # reads (8 s re-check), list, support lookup
-    retry: RampRetries  # stalled payout check and retry
-    sweep: RampSweep  # background sweep and expiry (also calls customers.refresh_pending)
-    emails: Outbox  # the three user emails, /_sim/outbox, optional SMTP
-    webhooks: ProviderWebhooks  # inbound provider webhooks (/_provider/{provider}/webhooks)
-    tracker: TransferTracker  # provider views applied forward only, re-checks, expiry
-    # `/_sim/ramp`: the provider's base URL (in-process sandbox or `--provider-url`), None
-    # before start-up.
-    sandbox_url: str | None = None
-
 
 # `python -m provider_sandbox serve`'s default --webhook-secret: what an external sandbox signs
 # with unless both sides are configured otherwise.
@@ -71,7 +49,7 @@ def build_ramp(
     production: bool,
     parse_transfer: Callable[[dict[str, Any]], ProviderTransfer],
     token_decimals: dict[str, int] | None = None,
-) -> RampRuntime:
+) -> RampArea:
     """`parse_transfer` reads the provider's transfer object (the provider adapter's parser),
     for inbound webhooks; `token_decimals` the chains' token decimals (RA12 amount checks)."""
     providers = ProviderDirectory([settings.provider_id])
@@ -133,7 +111,7 @@ def build_ramp(
     webhooks = ProviderWebhooks(
         store, tracker, {settings.provider_id: webhook_secret}, parse_transfer
     )
-    return RampRuntime(
+    return RampArea(
         settings=settings,
         providers=providers,
         catalog=catalog,

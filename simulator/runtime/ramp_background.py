@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from rfqkit.tasks import cancel_and_wait, step_forever
-from simulator.api.appkeys import CLOCK, RAMP
+from simulator.api.http.appkeys import CLOCK, RAMP
 from simulator.clock import Clock
 from simulator.services.ramp.sweep import RampSweep
 

@@ -13,7 +13,7 @@ from aiohttp import web
 
 from simulator.adapters.webhooks.local_ca import LocalCa, resolve_state_dir
 from simulator.adapters.webhooks.sender import AiohttpWebhookSender
-from simulator.api.appkeys import WEBHOOKS
+from simulator.api.http.appkeys import WEBHOOKS
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.services.webhooks.service import Webhooks

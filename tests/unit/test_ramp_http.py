@@ -18,7 +18,7 @@ import pytest
 from aiohttp import ClientResponse
 from eth_account import Account
 
-from simulator.api.appkeys import CLOCK
+from simulator.api.http.appkeys import CLOCK
 from simulator.clock import Clock
 from simulator.services.ramp.customers import FEWER_FIELDS_REASON
 from simulator.services.ramp.ports import (

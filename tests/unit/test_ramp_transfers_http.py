@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from simulator.api.appkeys import CLOCK
+from simulator.api.http.appkeys import CLOCK
 from simulator.services.ramp.model import TransferRecord
 from simulator.services.ramp.store import claim_hash
 from simulator.services.ramp.webhooks import sign

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from simulator.api.appkeys import ROUTES
+from simulator.api.http.appkeys import ROUTES
 from simulator.api.http.openapi import build_openapi
 from simulator.api.rfq.schemas import PreviewBody, RfqRequestBody
 from simulator.api.webhooks.schemas import MAX_URL_LENGTH, WEBHOOK_URL_PATTERN, WebhookCreate

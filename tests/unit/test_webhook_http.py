@@ -17,7 +17,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from openapi_spec_validator import validate
 
 from conformance.webhooks import AsyncReceiver, ReceivedRequest
-from simulator.api.appkeys import RFQ
+from simulator.api.http.appkeys import RFQ
 from simulator.cli import build_parser, settings_from_args
 from simulator.runtime.app import create_app
 from simulator.settings import load_settings

@@ -16,18 +16,18 @@ from simulator.api.access.control_schemas import (
     Limits,
     LimitsUpdate,
 )
-from simulator.api.appkeys import SERVICES
+from simulator.api.http.appkeys import ACCESS
 from simulator.api.http.parsing import parse_body
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
 from simulator.clock import isoformat
 from simulator.errors import InternalError, InvalidRequest, NotFound, PayloadTooLarge
-from simulator.services.access.area import Services
+from simulator.services.access.area import AccessArea
 from simulator.services.access.keys import ApiKey, KeyStatus
 from simulator.settings import LimitSettings
 
 
-def _record(services: Services, key: ApiKey) -> dict[str, Any]:
+def _record(services: AccessArea, key: ApiKey) -> dict[str, Any]:
     return {
         "key_id": key.key_id,
         "partner_id": key.partner_id,
@@ -42,7 +42,7 @@ def _record(services: Services, key: ApiKey) -> dict[str, Any]:
     }
 
 
-def create_key(services: Services, body: KeyCreate) -> KeyCreated:
+def create_key(services: AccessArea, body: KeyCreate) -> KeyCreated:
     if body.tier not in services.limits.tiers:
         raise InvalidRequest(
             f"Unknown tier {body.tier}",
@@ -62,18 +62,18 @@ def create_key(services: Services, body: KeyCreate) -> KeyCreated:
 
 async def post_key(request: web.Request) -> web.Response:
     body = await parse_body(request, KeyCreate)
-    return data_response(create_key(request.app[SERVICES], body), status=201)
+    return data_response(create_key(request.app[ACCESS], body), status=201)
 
 
 async def list_keys(request: web.Request) -> web.Response:
-    services = request.app[SERVICES]
+    services = request.app[ACCESS]
     records = [KeyRecord.model_validate(_record(services, k)) for k in services.keys.keys.values()]
     return data_response(KeyList(keys=records))
 
 
 def _status_handler(status: KeyStatus) -> Any:
     async def handler(request: web.Request) -> web.Response:
-        services = request.app[SERVICES]
+        services = request.app[ACCESS]
         key = services.keys.set_status(request.match_info["key_id"], status)
         return data_response(KeyRecord.model_validate(_record(services, key)))
 
@@ -85,12 +85,12 @@ def _limits(limits: LimitSettings) -> Limits:
 
 
 async def get_limits(request: web.Request) -> web.Response:
-    return data_response(_limits(request.app[SERVICES].limits))
+    return data_response(_limits(request.app[ACCESS].limits))
 
 
 async def put_limits(request: web.Request) -> web.Response:
     body = await parse_body(request, LimitsUpdate)
-    services = request.app[SERVICES]
+    services = request.app[ACCESS]
     update = body.model_dump(exclude_none=True, exclude={"reset_windows"})
     try:
         services.limits = LimitSettings.model_validate({**services.limits.model_dump(), **update})
@@ -101,7 +101,7 @@ async def put_limits(request: web.Request) -> web.Response:
     return data_response(_limits(services.limits))
 
 
-def _faults(services: Services) -> FaultState:
+def _faults(services: AccessArea) -> FaultState:
     faults = services.faults
     return FaultState(
         chain_unreachable=sorted(faults.chain_unreachable),
@@ -112,12 +112,12 @@ def _faults(services: Services) -> FaultState:
 
 
 async def get_faults(request: web.Request) -> web.Response:
-    return data_response(_faults(request.app[SERVICES]))
+    return data_response(_faults(request.app[ACCESS]))
 
 
 async def post_faults(request: web.Request) -> web.Response:
     body = await parse_body(request, FaultUpdate)
-    faults = request.app[SERVICES].faults
+    faults = request.app[ACCESS].faults
     if body.chain_unreachable is not None:
         faults.chain_unreachable = set(body.chain_unreachable)
     if body.venue_paused is not None:
@@ -126,12 +126,12 @@ async def post_faults(request: web.Request) -> web.Response:
         faults.internal_errors = body.internal_errors
     if body.indexer_paused is not None:
         faults.indexer_paused = set(body.indexer_paused)
-    return data_response(_faults(request.app[SERVICES]))
+    return data_response(_faults(request.app[ACCESS]))
 
 
 async def delete_faults(request: web.Request) -> web.Response:
-    request.app[SERVICES].faults.clear()
-    return data_response(_faults(request.app[SERVICES]))
+    request.app[ACCESS].faults.clear()
+    return data_response(_faults(request.app[ACCESS]))
 
 
 def add_routes(table: RouteTable) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from simulator.api.appkeys import CALLER, OPERATIONS, RATE_DECISION, SERVICES, SETTINGS
+from simulator.api.http.appkeys import ACCESS, CALLER, OPERATIONS, RATE_DECISION, SETTINGS
 from simulator.errors import Unauthorized
 from simulator.services.access.callers import Caller
 from simulator.services.access.limits import rate_limited
@@ -50,7 +50,7 @@ def presented_key(request: web.Request) -> str | None:
 @web.middleware
 async def access_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     ip = client_ip(request)
-    services = request.app[SERVICES]
+    services = request.app[ACCESS]
     # /_sim controls and the provider's inbound webhooks (/_provider) are not API traffic: no
     # per-IP backstop, no injected faults.
     outside_api = request.path.startswith(("/_sim", "/_provider"))

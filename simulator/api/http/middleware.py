@@ -12,7 +12,7 @@ import logging
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from simulator.api.appkeys import RANDOM, REQUEST_ID
+from simulator.api.http.appkeys import RANDOM, REQUEST_ID
 from simulator.errors import (
     InternalError,
     InvalidRequest,

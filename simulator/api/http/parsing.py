@@ -9,7 +9,7 @@ from typing import Any, Protocol, TypeVar
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
-from simulator.api.appkeys import SETTINGS
+from simulator.api.http.appkeys import SETTINGS
 from simulator.errors import InvalidRequest, PayloadTooLarge
 from simulator.services.access.proofs import TakerProof
 

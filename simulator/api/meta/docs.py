@@ -7,7 +7,7 @@ import json
 from aiohttp import web
 
 from simulator import __version__
-from simulator.api.appkeys import OPENAPI_CACHE, ROUTES
+from simulator.api.http.appkeys import OPENAPI_CACHE, ROUTES
 from simulator.api.http.openapi import build_openapi
 from simulator.api.http.responses import raw_json_response
 from simulator.api.http.routes import Document, Operation, RouteTable

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from simulator import __version__
-from simulator.api.appkeys import CLOCK
+from simulator.api.http.appkeys import CLOCK
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import Operation, RouteTable
 from simulator.api.http.schemas import Health

@@ -11,7 +11,7 @@ from aiohttp import web
 from pydantic import BaseModel
 
 from simulator.adapters.ramp.provider_client import HttpRampProvider
-from simulator.api.appkeys import RAMP
+from simulator.api.http.appkeys import RAMP
 from simulator.api.http.parsing import parse_body
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable

@@ -9,7 +9,7 @@ from typing import Protocol
 from aiohttp import web
 
 from simulator.api.access.middleware import client_ip
-from simulator.api.appkeys import RAMP
+from simulator.api.http.appkeys import RAMP
 from simulator.api.http.parsing import ProofFields, parse_body, parse_query, taker_proof
 from simulator.api.http.responses import body_response
 from simulator.api.http.routes import RouteTable

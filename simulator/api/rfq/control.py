@@ -10,7 +10,7 @@ from pydantic import Field
 
 from makers.client import MakerClientError
 from makers.config import LatencyConfig
-from simulator.api.appkeys import RFQ
+from simulator.api.http.appkeys import RFQ
 from simulator.api.http.parsing import parse_body
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import Operation, RouteTable

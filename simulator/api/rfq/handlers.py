@@ -6,7 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
-from simulator.api.appkeys import CALLER, CLOCK, LADDER_BYTES, RFQ
+from simulator.api.http.appkeys import CALLER, CLOCK, LADDER_BYTES, RFQ
 from simulator.api.http.parsing import parse_body, parse_query, taker_proof
 from simulator.api.http.responses import data_response, raw_json_response
 from simulator.api.http.routes import Access, RouteTable

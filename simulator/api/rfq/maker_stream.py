@@ -12,7 +12,7 @@ from typing import Any
 from aiohttp import WSMsgType, web
 from eth_utils.address import is_address, to_checksum_address
 
-from simulator.api.appkeys import CALLER, CLOCK, RFQ, VENUE
+from simulator.api.http.appkeys import CALLER, CLOCK, RFQ, VENUE
 from simulator.api.http.routes import Access, Operation, RouteTable
 from simulator.errors import Forbidden, InternalError, RateLimited, Unauthorized
 from simulator.services.rfq.makers import LEVELS_MIN_INTERVAL_MS, MakerRegistry, OnlineMaker

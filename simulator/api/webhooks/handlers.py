@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from simulator.api.appkeys import CALLER, WEBHOOKS
+from simulator.api.http.appkeys import CALLER, WEBHOOKS
 from simulator.api.http.parsing import parse_body
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import Access, RouteTable

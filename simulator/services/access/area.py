@@ -1,4 +1,6 @@
-"""The services of one simulator, built together by the app factory."""
+"""The access area as handlers and the wiring see it: API keys, proofs of control, the per-key
+limiter and the limits in force, plus the fault switches the access middleware reads. Built by
+runtime/access.py `build_access`, reached through the `ACCESS` app key."""
 
 from __future__ import annotations
 
@@ -7,16 +9,14 @@ from dataclasses import dataclass
 from simulator.services.access.keys import KeyService
 from simulator.services.access.limits import FixedWindowLimiter
 from simulator.services.access.proofs import ProofService
-from simulator.services.rfq.slots import OutstandingSlots
 from simulator.services.shared.faults import Faults
 from simulator.settings import LimitSettings
 
 
 @dataclass
-class Services:
+class AccessArea:
     keys: KeyService
     proofs: ProofService
     limiter: FixedWindowLimiter
-    slots: OutstandingSlots
     faults: Faults
     limits: LimitSettings  # replaced whole by /_sim/limits (load tests raise them)

@@ -23,7 +23,7 @@ from simulator.errors import (
     ProofOfControlStale,
     TakerControlUnverifiable,
 )
-from simulator.services.rfq.ports import ChainUnreadable, SignatureChecker
+from simulator.services.access.ports import ChainUnreadable, SignatureChecker
 
 DOMAIN_NAME = "Service Taker Control"
 DOMAIN_VERSION = "1"

@@ -1,4 +1,5 @@
-"""The RFQ venue's services, built together by the app factory."""
+"""The RFQ area as handlers and the wiring see it: its services, built together by runtime/rfq.py
+`build_rfq` and reached through the `RFQ` app key."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from simulator.services.rfq.settlement import Settlement
 
 
 @dataclass
-class RfqRuntime:
+class RfqArea:
     service: RfqService
     settlement: Settlement
     makers: MakerRegistry

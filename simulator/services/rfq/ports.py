@@ -1,22 +1,18 @@
-"""Typed ports: what the services need from the outside world. Adapters implement them; unit
-tests implement them with fakes."""
+"""Ports of the RFQ area: the chain reads proof of funds, quote checks and settlement need.
+Adapters (adapters/rfq/chain_reads.py) implement them; unit tests implement them with fakes."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
+from rfqkit.chain_errors import ChainUnreadable
 
-class ChainUnreadable(Exception):
-    """A chain read failed (node down, timeout, RPC error): the answer is unknown, not false."""
-
-
-class SignatureChecker(Protocol):
-    async def is_valid_signature(
-        self, chain_id: int, signer: str, digest: bytes, signature: bytes
-    ) -> bool:
-        """ERC-6492 / ERC-1271 / ecrecover verdict for `signer`, read on chain `chain_id`.
-        Raises ChainUnreadable when the chain cannot be read."""
-        ...
+__all__ = [
+    "BalanceReader",
+    "ChainUnreadable",
+    "MakerChainReader",
+    "TxStatusReader",
+]
 
 
 class BalanceReader(Protocol):

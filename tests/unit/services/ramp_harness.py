@@ -14,11 +14,10 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from eth_account import Account
 
-from simulator.api.appkeys import CLOCK, RAMP
+from simulator.api.http.appkeys import CLOCK, RAMP
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.app import create_app
-from simulator.runtime.ramp import RampRuntime
 from simulator.services.access.proofs import (
     ProofService,
     ProofSettings,
@@ -26,6 +25,7 @@ from simulator.services.access.proofs import (
     taker_control_message,
 )
 from simulator.services.ramp.access import RampGate, WalletCall
+from simulator.services.ramp.area import RampArea
 from simulator.services.ramp.catalog import CatalogSettings, ProviderDirectory, RampCatalog
 from simulator.services.ramp.customers import CustomerSettings, KycDocument, RampCustomers
 from simulator.services.ramp.emails import Outbox
@@ -106,7 +106,7 @@ def client_app(client: Client) -> web.Application:
     return app
 
 
-def ramp_of(client: Client) -> RampRuntime:
+def ramp_of(client: Client) -> RampArea:
     return client_app(client)[RAMP]
 
 

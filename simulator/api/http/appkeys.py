@@ -11,11 +11,11 @@ if TYPE_CHECKING:
     from simulator.api.http.routes import Operation, RouteTable
     from simulator.clock import Clock
     from simulator.randomness import RandomSource
-    from simulator.runtime.ramp import RampRuntime
-    from simulator.services.access.area import Services
+    from simulator.services.access.area import AccessArea
     from simulator.services.access.callers import Caller
     from simulator.services.access.limits import Decision
-    from simulator.services.rfq.area import RfqRuntime
+    from simulator.services.ramp.area import RampArea
+    from simulator.services.rfq.area import RfqArea
     from simulator.services.rfq.pricing import LadderView
     from simulator.services.shared.venue import VenueDirectory
     from simulator.services.webhooks.service import Webhooks
@@ -26,11 +26,11 @@ CLOCK: web.AppKey[Clock] = web.AppKey("clock")
 RANDOM: web.AppKey[RandomSource] = web.AppKey("random")
 ROUTES: web.AppKey[RouteTable] = web.AppKey("routes")
 VENUE: web.AppKey[VenueDirectory] = web.AppKey("venue")
-SERVICES: web.AppKey[Services] = web.AppKey("services")
-RFQ: web.AppKey[RfqRuntime] = web.AppKey("rfq")
+ACCESS: web.AppKey[AccessArea] = web.AppKey("access")
+RFQ: web.AppKey[RfqArea] = web.AppKey("rfq")
 CHAINS: web.AppKey[dict[int, AnvilChain]] = web.AppKey("chains")  # filled at start-up
 WEBHOOKS: web.AppKey[Webhooks] = web.AppKey("webhooks")  # registry, outbox, worker
-RAMP: web.AppKey[RampRuntime] = web.AppKey("ramp")  # the fiat ramp's services and provider ports
+RAMP: web.AppKey[RampArea] = web.AppKey("ramp")  # the fiat ramp's services and provider ports
 OPERATIONS: web.AppKey[dict[str, Operation]] = web.AppKey("operations")  # by operation id
 
 # Rendered ladder JSON per chain, with the cached view it was rendered from.
