@@ -3,7 +3,8 @@ transfer controls and webhook mode, the simulator's email outbox, forged provide
 the on-chain side (reading a payout's receipt, a wallet sending its own deposit).
 
 Built on :mod:`conformance.ramp` (wallets, proofs, registration, KYC) and
-:mod:`conformance.trading` (chain JSON-RPC). Only HTTP and JSON-RPC are used.
+:mod:`conformance.venue`, :mod:`conformance.chain` and :mod:`conformance.funding` (chains and
+tokens, JSON-RPC, funding a wallet). Only HTTP and JSON-RPC are used.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from typing import Any, TypeVar
 from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 
+from conformance.chain import Wallet
 from conformance.client import Response, assert_request_id, hex_to_int, parse_iso_utc
+from conformance.funding import fund_wallet
 from conformance.ramp import Ramp, RampWallet
-from conformance.trading import ChainInfo, Wallet, fund_wallet, whole
+from conformance.venue import ChainInfo, whole
 
 T = TypeVar("T")
 

@@ -26,10 +26,12 @@ from typing import Any
 from eth_account import Account
 from eth_utils.address import to_checksum_address
 
+from conformance.chain import Wallet
 from conformance.client import Client, parse_iso_utc
+from conformance.funding import fund_wallet
 from conformance.signing import sign_taker_proof
 from conformance.target import Target
-from conformance.trading import Venue, Wallet, fund_wallet
+from conformance.venue import Venue
 
 PARTNER = "schemathesis"
 TAKER_SCOPES = ("trades:write", "trades:read", "webhooks:manage", "quotes:read")

@@ -6,22 +6,15 @@ from collections.abc import Iterator
 
 import pytest
 
+from conformance.chain import Wallet
 from conformance.client import Client, SimControl
+from conformance.control import Fleet, Janitor, controlled_fleet, janitor
 from conformance.ramp import Ramp
 from conformance.ramp_transfers import Transfers
+from conformance.rfq_calls import keyed_client, new_key
 from conformance.server import SimulatorProcess, find_rfqsim_bin
 from conformance.target import Target
-from conformance.trading import (
-    ChainInfo,
-    Fleet,
-    Janitor,
-    Venue,
-    Wallet,
-    controlled_fleet,
-    janitor,
-    keyed_client,
-    new_key,
-)
+from conformance.venue import ChainInfo, Venue
 
 CHAIN = 97  # the live test corridor: small minimum sizes
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from eth_account import Account
 
+from conformance.assertions import RECORD_FIELDS
 from conformance.client import (
     Client,
     Response,
@@ -29,7 +30,6 @@ from conformance.client import (
 )
 from conformance.signing import sign_taker_proof
 from conformance.target import Target
-from conformance.trading import RECORD_FIELDS
 
 CHAIN = 97
 ONE_TOKEN = 10**18

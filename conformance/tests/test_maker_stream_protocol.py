@@ -16,8 +16,9 @@ from eth_utils.address import to_checksum_address
 
 from conformance.client import Client, SimControl, assert_error, parse_iso_utc
 from conformance.maker_probe import MakerProbe, new_maker_key, stream_url
+from conformance.rfq_calls import expect_no_quote, get_record, request_quote, rfq_body
 from conformance.target import Target
-from conformance.trading import ChainInfo, expect_no_quote, get_record, request_quote, rfq_body
+from conformance.venue import ChainInfo
 
 pytestmark = pytest.mark.sim_only  # maker credentials come from /_sim/keys
 

@@ -25,7 +25,7 @@ from conformance.ramp_transfers import (
     receipt_of,
     wait_until,
 )
-from conformance.trading import ChainInfo
+from conformance.venue import ChainInfo
 
 pytestmark = pytest.mark.sim_only
 

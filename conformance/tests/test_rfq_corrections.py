@@ -6,23 +6,21 @@ import math
 
 import pytest
 
+from conformance.assertions import iso_seconds
+from conformance.chain import Wallet, wait_for
 from conformance.client import Client, SimControl, assert_data, assert_error
-from conformance.trading import (
-    FAST,
-    ChainInfo,
-    Fleet,
-    Wallet,
+from conformance.control import FAST, Fleet
+from conformance.funding import fund_wallet
+from conformance.rfq_calls import (
     approve_for_quote,
     broadcast_swap,
     expect_quoted,
-    fund_wallet,
     get_record,
-    iso_seconds,
     request_quote,
     rfq_body,
-    wait_for,
     wait_status,
 )
+from conformance.venue import ChainInfo
 
 DAY = 86_400
 

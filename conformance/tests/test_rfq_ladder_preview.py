@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from eth_account import Account
 
+from conformance.assertions import ROUTING_FIELDS, atomic, fee_on, iso_seconds, rate_ray
+from conformance.chain import wait_for
 from conformance.client import (
     Client,
     SimControl,
@@ -17,31 +19,22 @@ from conformance.client import (
     assert_error,
     parse_iso_utc,
 )
-from conformance.target import Target
-from conformance.trading import (
-    FAST,
-    ROUTING_FIELDS,
-    ChainInfo,
-    Fleet,
-    Janitor,
-    Venue,
-    atomic,
+from conformance.control import FAST, Fleet, Janitor
+from conformance.funding import fund_wallet
+from conformance.rfq_calls import (
     expect_quoted,
-    fee_on,
-    fund_wallet,
-    iso_seconds,
     keyed_client,
     keyless_client,
     ladder,
     ladder_pair,
     new_key,
     preview,
-    rate_ray,
     request_quote,
     rfq_body,
-    wait_for,
     wait_ladder,
 )
+from conformance.target import Target
+from conformance.venue import ChainInfo, Venue
 
 CHAIN = 97
 PAIR_FIELDS = {

@@ -15,6 +15,14 @@ from typing import Any
 import pytest
 from eth_account import Account
 
+from conformance.assertions import (
+    RECORD_FIELDS,
+    assert_filled_record,
+    assert_firm_quote,
+    assert_settled,
+    iso_seconds,
+)
+from conformance.chain import TxFailed, Wallet, wait_for
 from conformance.client import (
     Client,
     Response,
@@ -23,39 +31,28 @@ from conformance.client import (
     assert_error,
     parse_iso_utc,
 )
-from conformance.target import Target
-from conformance.trading import (
-    RECORD_FIELDS,
-    Balances,
-    ChainInfo,
-    Fleet,
-    Janitor,
-    TxFailed,
-    Wallet,
+from conformance.control import Fleet, Janitor, limits
+from conformance.funding import Balances, fund_wallet
+from conformance.rfq_calls import (
     approve_for_quote,
-    assert_filled_record,
-    assert_firm_quote,
-    assert_settled,
     broadcast_swap,
     cancel,
     eoa_proof,
     execute_quote,
     expect_no_quote,
     expect_quoted,
-    fund_wallet,
     get_record,
-    iso_seconds,
     keyed_client,
     keyless_client,
-    limits,
     new_key,
     random_tx_hash,
     request_quote,
     rfq_body,
     submit,
-    wait_for,
     wait_status,
 )
+from conformance.target import Target
+from conformance.venue import ChainInfo
 
 CHAIN = 97
 SWEEP_TIMEOUT = 5.0  # how long a status change may take after its boundary passed

@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from eth_account import Account
 
+from conformance.assertions import ROUTING_FIELDS, atomic, iso_seconds
+from conformance.chain import Wallet, wait_for
 from conformance.client import (
     Client,
     SimControl,
@@ -21,28 +23,19 @@ from conformance.client import (
     assert_issues,
     parse_iso_utc,
 )
-from conformance.trading import (
-    FAST,
-    ROUTING_FIELDS,
-    ChainInfo,
-    Fleet,
-    Janitor,
-    Venue,
-    Wallet,
-    atomic,
+from conformance.control import FAST, Fleet, Janitor, faults
+from conformance.funding import fund_wallet
+from conformance.rfq_calls import (
     expect_no_quote,
     expect_quoted,
-    faults,
-    fund_wallet,
     get_record,
-    iso_seconds,
     keyed_client,
     new_key,
     preview,
     request_quote,
     rfq_body,
-    wait_for,
 )
+from conformance.venue import ChainInfo, Venue
 
 CHAIN = 97
 NO_QUOTE_FIELDS = {"rfqId", "claimToken", "status", "reason", "routing"}

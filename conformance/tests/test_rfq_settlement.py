@@ -13,29 +13,23 @@ from typing import Any
 
 import pytest
 
-from conformance.client import Client, SimControl, assert_data, assert_error, parse_iso_utc
-from conformance.target import Target
-from conformance.trading import (
-    FAST,
+from conformance.assertions import (
     RECORD_FIELDS,
-    Balances,
-    ChainInfo,
-    Fleet,
-    TxFailed,
-    Venue,
-    Wallet,
-    approve_for_quote,
     assert_filled_record,
     assert_firm_quote,
     assert_settled,
+    iso_seconds,
+)
+from conformance.chain import TxFailed, Wallet, hex_bytes, wait_for
+from conformance.client import Client, SimControl, assert_data, assert_error, parse_iso_utc
+from conformance.control import FAST, Fleet
+from conformance.funding import Balances, create_smart_account, fund_wallet, smart_account_batch
+from conformance.rfq_calls import (
+    approve_for_quote,
     broadcast_swap,
-    create_smart_account,
     eoa_proof,
     execute_quote,
     expect_quoted,
-    fund_wallet,
-    hex_bytes,
-    iso_seconds,
     keyed_client,
     keyless_client,
     new_key,
@@ -44,12 +38,12 @@ from conformance.trading import (
     request_quote,
     rfq_body,
     router_swap_calldata,
-    smart_account_batch,
     smart_account_proof,
     submit,
-    wait_for,
     wait_status,
 )
+from conformance.target import Target
+from conformance.venue import ChainInfo, Venue
 
 CHAIN = 97
 SECRETS = ("claimToken", "encodedOrder", "signature", "orders")

@@ -17,8 +17,9 @@ from eth_account import Account
 
 from conformance.client import Client, SimControl, assert_data, assert_error
 from conformance.maker_probe import MakerProbe, new_maker_key, stream_url
+from conformance.rfq_calls import expect_no_quote, request_quote, rfq_body
 from conformance.target import Target
-from conformance.trading import ChainInfo, expect_no_quote, request_quote, rfq_body
+from conformance.venue import ChainInfo
 
 REPLY_BUDGET_S = 0.75
 

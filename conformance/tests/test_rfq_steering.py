@@ -14,23 +14,21 @@ from typing import Any
 import pytest
 from eth_account import Account
 
+from conformance.assertions import assert_firm_quote
+from conformance.chain import Wallet
 from conformance.client import Client, SimControl, assert_error, assert_issues
-from conformance.target import Target
-from conformance.trading import (
-    FAST,
-    ChainInfo,
-    Fleet,
-    Janitor,
-    Wallet,
-    assert_firm_quote,
+from conformance.control import FAST, Fleet, Janitor
+from conformance.funding import fund_wallet
+from conformance.rfq_calls import (
     eoa_proof,
     expect_no_quote,
-    fund_wallet,
     keyless_client,
     preview,
     request_quote,
     rfq_body,
 )
+from conformance.target import Target
+from conformance.venue import ChainInfo
 
 CHAIN = 97
 

@@ -23,25 +23,22 @@ from typing import Any
 import pytest
 from eth_account import Account
 
+from conformance.assertions import assert_firm_quote, iso_seconds
+from conformance.chain import Wallet
 from conformance.client import Client, SimControl, assert_data, parse_iso_utc
+from conformance.control import FAST, Fleet, Janitor
+from conformance.funding import fund_wallet
 from conformance.maker_probe import MakerProbe, new_maker_key, stream_url
-from conformance.target import Target
-from conformance.timing import TimingTolerances
-from conformance.trading import (
-    FAST,
-    ChainInfo,
-    Fleet,
-    Janitor,
-    Wallet,
-    assert_firm_quote,
+from conformance.rfq_calls import (
     expect_no_quote,
-    fund_wallet,
-    iso_seconds,
     keyless_client,
     request_quote,
     rfq_body,
     service_now_ms,
 )
+from conformance.target import Target
+from conformance.timing import TimingTolerances
+from conformance.venue import ChainInfo
 
 CHAIN = 97
 # Spec 1-rfq-v2 "Timing defaults" and "Limits".

@@ -1,0 +1,139 @@
+"""What the target offers, as its info describes it (``/_sim/info`` or the simulator's ready
+file, read through :class:`conformance.target.Target`): :class:`Venue` holds every chain as a
+:class:`ChainInfo` (environment, RPC URL, contract addresses, :class:`Token` list, minimum size,
+:class:`Corridor` list) and the demo wallets that fund fresh takers. These are plain facts read
+once; :meth:`ChainInfo.rpc` is the way from them to a JSON-RPC :class:`conformance.chain.Chain`,
+and :func:`whole` turns whole-token amounts into atomic units.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+
+from eth_utils.address import to_checksum_address
+
+from conformance.chain import Chain, Wallet
+from conformance.target import Target
+
+
+def whole(amount: str | int | Decimal, decimals: int) -> int:
+    """``amount`` whole tokens in atomic units (``whole("1.5", 6) == 1_500_000``)."""
+    return int(Decimal(str(amount)) * (Decimal(10) ** decimals))
+
+
+@dataclass(frozen=True)
+class Token:
+    symbol: str
+    address: str
+    decimals: int
+    usdt_like: bool
+
+    def units(self, amount: str | int | Decimal) -> int:
+        return whole(amount, self.decimals)
+
+
+@dataclass(frozen=True)
+class Corridor:
+    base: str  # checksummed token address
+    quote: str
+    mode: str  # RFQ | BOOK
+
+
+@dataclass(frozen=True)
+class ChainInfo:
+    chain_id: int
+    environment: str  # live | test
+    rpc_url: str
+    contracts: Mapping[str, str]
+    tokens: Mapping[str, Token]  # by symbol
+    min_size: Decimal
+    corridors: tuple[Corridor, ...] = ()
+
+    def token(self, symbol: str) -> Token:
+        return self.tokens[symbol]
+
+    def token_at(self, address: str) -> Token:
+        for token in self.tokens.values():
+            if token.address.lower() == address.lower():
+                return token
+        raise KeyError(address)
+
+    def rfq_directions(self) -> set[tuple[str, str]]:
+        """Every (sellToken, buyToken) of the RFQ corridors, in both directions."""
+        out: set[tuple[str, str]] = set()
+        for corridor in self.corridors:
+            if corridor.mode == "RFQ":
+                out |= {(corridor.base, corridor.quote), (corridor.quote, corridor.base)}
+        return out
+
+    @property
+    def reactor(self) -> str:
+        return self.contracts["reactor"]
+
+    @property
+    def router(self) -> str:
+        return self.contracts["router"]
+
+    @property
+    def fee_recipient(self) -> str:
+        return self.contracts["fee_recipient"]
+
+    @property
+    def wallet_factory(self) -> str:
+        return self.contracts["wallet_factory"]
+
+    def rpc(self) -> Chain:
+        return Chain(self.rpc_url, self.chain_id)
+
+
+@dataclass(frozen=True)
+class Venue:
+    """The target's chains, tokens and demo wallets, read once from its info."""
+
+    chains: Mapping[int, ChainInfo]
+    demo_wallets: tuple[Wallet, ...]
+
+    @classmethod
+    def of(cls, target: Target) -> Venue:
+        info = target.info or {}
+        chains: dict[int, ChainInfo] = {}
+        for chain in target.chains():
+            chain_id = int(chain["chain_id"])
+            tokens = {
+                str(t["symbol"]): Token(
+                    str(t["symbol"]),
+                    to_checksum_address(str(t["address"])),
+                    int(t["decimals"]),
+                    bool(t.get("usdt_like")),
+                )
+                for t in chain.get("tokens") or []
+            }
+            chains[chain_id] = ChainInfo(
+                chain_id=chain_id,
+                environment=str(chain.get("environment")),
+                rpc_url=target.rpc_url(chain_id),
+                contracts={
+                    k: to_checksum_address(str(v))
+                    for k, v in (chain.get("contracts") or {}).items()
+                },
+                tokens=tokens,
+                min_size=Decimal(str(chain.get("min_size", "1"))),
+                corridors=tuple(
+                    Corridor(
+                        to_checksum_address(str(c["base"])),
+                        to_checksum_address(str(c["quote"])),
+                        str(c.get("mode")),
+                    )
+                    for c in chain.get("corridors") or []
+                ),
+            )
+        wallets = tuple(
+            Wallet(to_checksum_address(str(w["address"])), str(w["private_key"]))
+            for w in info.get("demo_wallets") or []
+        )
+        return cls(chains, wallets)
+
+    def chain(self, chain_id: int) -> ChainInfo:
+        return self.chains[chain_id]
