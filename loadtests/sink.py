@@ -19,7 +19,7 @@ from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from conformance.webhooks import (
+from rfqkit.webhook_receiver import (
     EVENT_ID_HEADER,
     SIGNATURE_HEADER,
     server_ssl_context,

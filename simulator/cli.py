@@ -18,7 +18,8 @@ from conformance.cli import add_arguments as add_conformance_arguments
 from conformance.cli import run as run_conformance
 from makers.cli import add_fleet_arguments, run_fleet
 from rfqkit.anvil import AnvilStartError
-from simulator import cli_keys, cli_webhooks
+from rfqsim import keys as cli_keys
+from rfqsim import webhooks_listen as cli_webhooks
 from simulator.api.http.appkeys import ACCESS, RAMP, SETTINGS, VENUE
 from simulator.runtime.app import create_app
 from simulator.runtime.makers import start_fleet, stop_fleet

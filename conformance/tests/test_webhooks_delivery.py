@@ -38,7 +38,7 @@ from conformance.client import (
     rpc,
 )
 from conformance.target import Target
-from conformance.webhooks import (
+from rfqkit.webhook_receiver import (
     ReceivedRequest,
     RfqEventReceiver,
     WebhookReceiver,

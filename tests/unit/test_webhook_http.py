@@ -16,7 +16,7 @@ from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient, TestServer
 from openapi_spec_validator import validate
 
-from conformance.webhooks import AsyncReceiver, ReceivedRequest
+from rfqkit.webhook_receiver import AsyncReceiver, ReceivedRequest
 from simulator.api.http.appkeys import RFQ
 from simulator.cli import build_parser, settings_from_args
 from simulator.runtime.app import create_app

@@ -13,13 +13,13 @@ import pytest
 import trustme
 
 from conformance.client import request
-from conformance.webhooks import (
+from rfqkit.webhook_receiver import (
     InvalidSignature,
     RfqEventReceiver,
     WebhookReceiver,
     expected_signature,
 )
-from simulator.cli_webhooks import describe
+from rfqsim.webhooks_listen import describe
 
 
 def _event(event_type: str, rfq_id: str = "rfq_1", **rfq: Any) -> dict[str, Any]:

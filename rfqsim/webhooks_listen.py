@@ -27,7 +27,7 @@ from typing import Any, TextIO
 
 import aiohttp
 
-from conformance.webhooks import (
+from rfqkit.webhook_receiver import (
     EVENT_ID_HEADER,
     SIGNATURE_HEADER,
     AsyncReceiver,
