@@ -20,9 +20,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from rfqkit.webhook_receiver import (
+    server_ssl_context,
+)
+from rfqkit.webhook_signatures import (
     EVENT_ID_HEADER,
     SIGNATURE_HEADER,
-    server_ssl_context,
     signature_problem,
 )
 

@@ -1,181 +1,27 @@
-"""Receiving the service's webhooks: what an integrator's receiver does, and a small https
-receiver for tests. Nothing here imports the simulator.
-
-- :func:`verify_signature` / :func:`signature_problem`: check ``Service-Signature``
-  (``t=<unix>,v1=<hex>``: HMAC-SHA256 keyed with the endpoint's whole ``signingSecret`` as UTF-8,
-  over ``b"<t>." + raw body``) over the raw body bytes, in constant time, with a tolerance on ``t``;
-- :class:`RfqEventReceiver`: the spec's safe receiver for RFQ events: dedupes on the event id,
-  keys on ``rfq.id``, lets ``filled`` overwrite ``failed``/``expired`` and never the reverse;
-- :class:`AsyncReceiver`: an aiohttp https (or http) server recording every request, raw;
-- :class:`WebhookReceiver`: the same on a background thread for synchronous tests; it can answer
-  scripted statuses (500, …), hang, and be stopped and restarted on the same port;
-- :func:`fetch_certificate`: a server certificate from the simulator's local CA
-  (``POST /_sim/webhooks/certificates``), which the simulator's webhook sender trusts.
-"""
+"""Small https receivers of webhooks, for the `rfqsim webhooks listen` command, the load tests'
+sink and tests: :class:`AsyncReceiver`, an aiohttp https (or http) server recording every
+request raw; :class:`WebhookReceiver`, the same on a background thread for synchronous tests,
+which can answer scripted statuses (500, ...), hang, and be stopped and restarted on the same
+port. Signatures are checked with rfqkit/webhook_signatures.py."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import hmac
 import json
 import ssl
 import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from aiohttp import web
 
-from conformance.client import request
-
-SIGNATURE_HEADER = "Service-Signature"
-EVENT_ID_HEADER = "Service-Event-Id"
-DEFAULT_TOLERANCE_S = 300
 LOOPBACK_HOSTNAMES = ("127.0.0.1", "localhost")
-
-SignatureProblem = Literal["malformed", "mismatch", "stale"]
-
-
-# -- signatures ----------------------------------------------------------------------------
-
-
-def parse_signature_header(header: str) -> tuple[int, list[str]] | None:
-    """``(t, [v1 signatures])`` from ``t=<unix>,v1=<hex>[,v1=<hex>…]``; None when malformed."""
-    timestamp: int | None = None
-    signatures: list[str] = []
-    for part in header.split(","):
-        name, sep, value = part.strip().partition("=")
-        if not sep:
-            return None
-        if name == "t":
-            if not value.isascii() or not value.isdigit():
-                return None
-            timestamp = int(value)
-        elif name == "v1":
-            signatures.append(value)
-    if timestamp is None or not signatures:
-        return None
-    return timestamp, signatures
-
-
-def expected_signature(secret: str, timestamp: int, raw_body: bytes) -> str:
-    message = str(timestamp).encode() + b"." + raw_body
-    return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
-
-
-def signature_problem(
-    secret: str,
-    header: str | None,
-    raw_body: bytes,
-    tolerance: int = DEFAULT_TOLERANCE_S,
-    now: float | None = None,
-) -> SignatureProblem | None:
-    """None when the signature is good and ``t`` is within ``tolerance`` seconds of ``now``
-    (default: this machine's clock; pass the service's clock when it may differ, e.g. after
-    ``/_sim/clock/advance``); else why not. ``tolerance=0`` skips the time check."""
-    parsed = parse_signature_header(header) if header else None
-    if parsed is None:
-        return "malformed"
-    timestamp, candidates = parsed
-    expected = expected_signature(secret, timestamp, raw_body).encode()
-    if not any(hmac.compare_digest(expected, c.encode()) for c in candidates):
-        return "mismatch"
-    current = time.time() if now is None else now
-    if tolerance and abs(current - timestamp) > tolerance:
-        return "stale"
-    return None
-
-
-def verify_signature(
-    secret: str,
-    header: str,
-    raw_body: bytes,
-    tolerance: int = DEFAULT_TOLERANCE_S,
-    now: float | None = None,
-) -> bool:
-    """Whether ``header`` signs ``raw_body`` with ``secret`` and its ``t`` is fresh enough."""
-    return signature_problem(secret, header, raw_body, tolerance, now) is None
-
-
-class InvalidSignature(ValueError):
-    def __init__(self, problem: SignatureProblem) -> None:
-        super().__init__(f"webhook signature {problem}")
-        self.problem = problem
-
-
-# -- the safe receiver -------------------------------------------------------------------
-
-
-@dataclass
-class RfqView:
-    """What a receiver believes about one RFQ after the events it applied."""
-
-    rfq_id: str
-    status: str  # filled | failed | expired (the event type without "rfq.")
-    event_id: str  # the event that set this view
-    late: bool  # a correction (rfq.filled with late true)
-    supersedes: str | None  # rfq.expired / rfq.failed on a correction
-    rfq: dict[str, Any]  # data.rfq of that event
-
-
-@dataclass
-class RfqEventReceiver:
-    """Spec 1-rfq-v2 "Corrections": key on rfq.id, filled overwrites failed/expired, never the
-    reverse; delivery is at-least-once, so events are deduplicated on their id."""
-
-    rfqs: dict[str, RfqView] = field(default_factory=dict)  # by rfq id
-    seen: set[str] = field(default_factory=set)  # event ids already handled
-
-    def handle(self, event: Mapping[str, Any]) -> bool:
-        """Apply one event body; False when its id was seen before (a duplicate)."""
-        event_id = str(event["id"])
-        if event_id in self.seen:
-            return False
-        self.seen.add(event_id)
-        event_type = str(event.get("type", ""))
-        if not event_type.startswith("rfq."):
-            return True  # other event families are not RFQ state
-        rfq = dict(event["data"]["rfq"])
-        status = event_type.removeprefix("rfq.")
-        current = self.rfqs.get(str(rfq["id"]))
-        if current is not None and current.status == "filled" and status != "filled":
-            return True  # a stale failed/expired never overwrites a fill
-        self.rfqs[str(rfq["id"])] = RfqView(
-            rfq_id=str(rfq["id"]),
-            status=status,
-            event_id=event_id,
-            late=bool(rfq.get("late")),
-            supersedes=rfq.get("supersedes"),
-            rfq=rfq,
-        )
-        return True
-
-    def handle_delivery(
-        self,
-        secret: str,
-        headers: Mapping[str, str],
-        raw_body: bytes,
-        *,
-        tolerance: int = DEFAULT_TOLERANCE_S,
-        now: float | None = None,
-    ) -> bool:
-        """Verify, then apply; raises :class:`InvalidSignature` for a bad delivery."""
-        lowered = {k.lower(): v for k, v in headers.items()}
-        problem = signature_problem(
-            secret, lowered.get(SIGNATURE_HEADER.lower()), raw_body, tolerance, now
-        )
-        if problem is not None:
-            raise InvalidSignature(problem)
-        return self.handle(json.loads(raw_body))
-
-
-# -- an https receiver ----------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -448,19 +294,3 @@ class WebhookReceiver:
 
     def __exit__(self, *_: object) -> None:
         self.close()
-
-
-def fetch_certificate(
-    base_url: str, hostnames: Iterable[str] = LOOPBACK_HOSTNAMES, timeout: float = 30.0
-) -> tuple[str, str, str]:
-    """``(cert_pem, key_pem, ca_pem)`` of a server certificate from the simulator's local CA."""
-    resp = request(
-        "POST",
-        base_url.rstrip("/") + "/_sim/webhooks/certificates",
-        json={"hostnames": list(hostnames)},
-        timeout=timeout,
-    )
-    if resp.status != 200 or not isinstance(resp.body, dict):
-        raise RuntimeError(f"{resp.describe()}: {resp.raw[:300]!r}")
-    data = resp.body["data"]
-    return str(data["cert_pem"]), str(data["key_pem"]), str(data["ca_pem"])

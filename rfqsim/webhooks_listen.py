@@ -28,10 +28,12 @@ from typing import Any, TextIO
 import aiohttp
 
 from rfqkit.webhook_receiver import (
-    EVENT_ID_HEADER,
-    SIGNATURE_HEADER,
     AsyncReceiver,
     ReceivedRequest,
+)
+from rfqkit.webhook_signatures import (
+    EVENT_ID_HEADER,
+    SIGNATURE_HEADER,
     signature_problem,
 )
 

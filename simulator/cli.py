@@ -1,4 +1,5 @@
-"""`rfqsim` command line. `rfqsim serve` starts the chains, deploys the venue and serves the API."""
+"""`rfqsim serve`: starts the chains, deploys the venue and serves the API (the other commands of
+the `rfqsim` command line are in the rfqsim package)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
-from conformance.cli import add_arguments as add_conformance_arguments
-from conformance.cli import run as run_conformance
-from makers.cli import add_fleet_arguments, run_fleet
 from rfqkit.anvil import AnvilStartError
-from rfqsim import keys as cli_keys
-from rfqsim import webhooks_listen as cli_webhooks
 from simulator.api.http.appkeys import ACCESS, RAMP, SETTINGS, VENUE
 from simulator.runtime.app import create_app
 from simulator.runtime.makers import start_fleet, stop_fleet
@@ -150,9 +146,8 @@ async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -
             await asyncio.to_thread(ready_file.unlink, missing_ok=True)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rfqsim", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
+def add_parser(commands: Any) -> None:
+    """`rfqsim serve` and its flags."""
     serve_cmd = commands.add_parser("serve", help="start chains, deploy the venue, serve the API")
     serve_cmd.add_argument("--host", help="bind address (default 127.0.0.1)")
     serve_cmd.add_argument("--port", type=int, help="API port (default 8080; 0 picks a free one)")
@@ -184,46 +179,19 @@ def build_parser() -> argparse.ArgumentParser:
     serve_cmd.add_argument(
         "--smtp", metavar="HOST:PORT", help="also send the ramp's emails to this SMTP server"
     )
-    cli_keys.add_parser(commands)
-    conformance_cmd = commands.add_parser(
-        "conformance", help="run the conformance suite against the simulator or a deployment"
-    )
-    add_conformance_arguments(conformance_cmd)
-    cli_webhooks.add_parser(commands)
-    makers_cmd = commands.add_parser("makers", help="run a simulated maker fleet")
-    makers_actions = makers_cmd.add_subparsers(dest="action", required=True)
-    add_fleet_arguments(
-        makers_actions.add_parser("run", help="run a fleet against a simulator URL")
-    )
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    if args.command == "serve":
-        try:
-            settings = settings_from_args(args)
-        except (ValueError, argparse.ArgumentTypeError) as exc:
-            print(f"rfqsim: invalid settings: {exc}", file=sys.stderr)
-            return 2
-        try:
-            return asyncio.run(
-                serve(settings, Path(args.ready_file) if args.ready_file else None, args.access_log)
-            )
-        except AnvilStartError as exc:
-            print(f"rfqsim: {exc}", file=sys.stderr)
-            return 1
-    if args.command == "keys":
-        return cli_keys.run(args)
-    if args.command == "conformance":
-        return run_conformance(args)
-    if args.command == "webhooks":
-        return cli_webhooks.run(args)
-    if args.command == "makers":
-        return asyncio.run(run_fleet(args))
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def run(args: argparse.Namespace) -> int:
+    """`rfqsim serve`: runs until SIGINT/SIGTERM; 2 for invalid settings, 1 when a node fails."""
+    try:
+        settings = settings_from_args(args)
+    except (ValueError, argparse.ArgumentTypeError) as exc:
+        print(f"rfqsim: invalid settings: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(
+            serve(settings, Path(args.ready_file) if args.ready_file else None, args.access_log)
+        )
+    except AnvilStartError as exc:
+        print(f"rfqsim: {exc}", file=sys.stderr)
+        return 1

@@ -38,11 +38,13 @@ from conformance.client import (
     rpc,
 )
 from conformance.target import Target
+from conformance.webhooks import (
+    RfqEventReceiver,
+    fetch_certificate,
+)
 from rfqkit.webhook_receiver import (
     ReceivedRequest,
-    RfqEventReceiver,
     WebhookReceiver,
-    fetch_certificate,
 )
 
 pytestmark = pytest.mark.sim_only

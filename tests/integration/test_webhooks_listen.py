@@ -21,7 +21,9 @@ from typing import IO, Any
 import pytest
 
 from conformance.client import parse_iso_utc, request
-from rfqkit.webhook_receiver import WebhookReceiver
+from rfqkit.webhook_receiver import (
+    WebhookReceiver,
+)
 from tests.integration.serve_process import RFQSIM, Served, serve
 
 pytestmark = pytest.mark.integration

@@ -16,9 +16,13 @@ from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient, TestServer
 from openapi_spec_validator import validate
 
-from rfqkit.webhook_receiver import AsyncReceiver, ReceivedRequest
+from rfqkit.webhook_receiver import (
+    AsyncReceiver,
+    ReceivedRequest,
+)
+from rfqsim.cli import build_parser
 from simulator.api.http.appkeys import RFQ
-from simulator.cli import build_parser, settings_from_args
+from simulator.cli import settings_from_args
 from simulator.runtime.app import create_app
 from simulator.settings import load_settings
 from tests.unit.webhook_fakes import rfq_event

@@ -13,10 +13,14 @@ import pytest
 import trustme
 
 from conformance.client import request
-from rfqkit.webhook_receiver import (
-    InvalidSignature,
+from conformance.webhooks import (
     RfqEventReceiver,
+)
+from rfqkit.webhook_receiver import (
     WebhookReceiver,
+)
+from rfqkit.webhook_signatures import (
+    InvalidSignature,
     expected_signature,
 )
 from rfqsim.webhooks_listen import describe

@@ -7,7 +7,11 @@ import hashlib
 import hmac
 import json
 
-from rfqkit.webhook_receiver import parse_signature_header, signature_problem, verify_signature
+from rfqkit.webhook_signatures import (
+    parse_signature_header,
+    signature_problem,
+    verify_signature,
+)
 from simulator.services.webhooks.outbox import (
     delivery_headers,
     encode_body,
