@@ -133,7 +133,7 @@ async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -
         ]
         info = simulator_info(app[SETTINGS], app[VENUE], f"http://{host}:{port}")
         info["demo_keys"] = demo_keys  # full keys exist only here: the simulator keeps hashes
-        info["provider_url"] = app[RAMP].sandbox_url  # the ramp provider (sandbox) base URL
+        info["provider_url"] = app[RAMP].controls.sandbox_url  # the ramp provider (sandbox)
         print(banner(info), flush=True)
         if ready_file is not None:
             write_ready_file(ready_file, info)

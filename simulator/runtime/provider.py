@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
 
 from aiohttp import web
 
@@ -20,6 +19,7 @@ from provider_sandbox.config import SandboxChain, SandboxConfig
 from provider_sandbox.runtime import RunningSandbox, start_sandbox
 from simulator.adapters.ramp.provider_client import HttpRampProvider
 from simulator.api.http.appkeys import CLOCK, RAMP, SETTINGS, VENUE
+from simulator.services.ramp.controls import SandboxLink, webhook_url
 from simulator.services.shared.venue import VenueDirectory
 
 log = logging.getLogger("rfqsim.provider")
@@ -59,18 +59,6 @@ def sandbox_chains(venue: VenueDirectory, token_symbol: str) -> tuple[SandboxCha
             )
         )
     return tuple(chains)
-
-
-def webhook_url(api_url: str, provider_id: str) -> str:
-    """The simulator's inbound webhook URL; a wildcard bind address is reached on loopback."""
-    parts = urlsplit(api_url)
-    host = parts.hostname or SANDBOX_HOST
-    if host in ("0.0.0.0", "::", ""):
-        host = SANDBOX_HOST
-    netloc = f"[{host}]" if ":" in host else host
-    if parts.port is not None:
-        netloc = f"{netloc}:{parts.port}"
-    return urlunsplit((parts.scheme, netloc, f"/_provider/{provider_id}/webhooks", "", ""))
 
 
 def connect_provider_webhooks(app: web.Application, api_url: str) -> str | None:
@@ -114,14 +102,14 @@ async def provider_context(app: web.Application) -> AsyncIterator[None]:
         timeout_s=ramp_settings.provider_timeout_s,
     )
     ramp.providers.attach(client)
-    ramp.sandbox_url = url
+    ramp.controls.link = SandboxLink(url=url, controls=client, in_process=running is not None)
     holder = app[PROVIDER]
     holder.handle = handle = ProviderHandle(url=url, client=client, running=running)
     try:
         yield
     finally:
         holder.handle = None
-        ramp.sandbox_url = None
+        ramp.controls.link = None
         ramp.providers.detach(ramp_settings.provider_id)
         await handle.client.close()
         if running is not None:

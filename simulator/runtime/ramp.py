@@ -13,6 +13,7 @@ from simulator.services.access.proofs import ProofService
 from simulator.services.ramp.access import RampGate
 from simulator.services.ramp.area import RampArea
 from simulator.services.ramp.catalog import CatalogSettings, ProviderDirectory, RampCatalog
+from simulator.services.ramp.controls import RampControls
 from simulator.services.ramp.customers import CustomerSettings, RampCustomers
 from simulator.services.ramp.emails import Outbox, SmtpTarget
 from simulator.services.ramp.ports import ProviderTransfer
@@ -126,4 +127,5 @@ def build_ramp(
         emails=outbox,
         webhooks=webhooks,
         tracker=tracker,
+        controls=RampControls(settings.provider_id, webhook_secret, reads, customers),
     )

@@ -38,7 +38,7 @@ def build_webhooks(
         max_connections=settings.max_concurrent,
         max_per_host=settings.max_concurrent_per_endpoint,
     )
-    return Webhooks(clock, random, settings, sender), WebhookAdapters(ca=ca, sender=sender)
+    return Webhooks(clock, random, settings, sender, ca), WebhookAdapters(ca=ca, sender=sender)
 
 
 async def webhooks_context(app: web.Application) -> AsyncIterator[None]:

@@ -16,7 +16,14 @@ from simulator.randomness import RandomSource
 from simulator.services.webhooks.outbox import signature_header
 from simulator.services.webhooks.service import Webhooks
 from simulator.settings import RETRY_SCHEDULE_S, WebhookSettings
-from tests.unit.webhook_fakes import START, FrozenClock, ScriptedTransport, rfq_event, settle
+from tests.unit.webhook_fakes import (
+    START,
+    FrozenClock,
+    RecordingCertificates,
+    ScriptedTransport,
+    rfq_event,
+    settle,
+)
 
 
 @dataclass
@@ -31,7 +38,7 @@ async def rig() -> AsyncIterator[Rig]:
     clock = FrozenClock()
     transport = ScriptedTransport(clock)
     settings = WebhookSettings(max_concurrent_per_endpoint=3, max_concurrent=5)
-    webhooks = Webhooks(clock, RandomSource(7), settings, transport)
+    webhooks = Webhooks(clock, RandomSource(7), settings, transport, RecordingCertificates())
     worker = asyncio.create_task(webhooks.worker.run())
     yield Rig(clock, transport, webhooks)
     transport.release.set()
@@ -261,7 +268,9 @@ async def test_a_hanging_endpoint_does_not_hold_up_another(rig: Rig) -> None:
 async def test_stopping_the_worker_cancels_attempts_under_way() -> None:
     clock = FrozenClock()
     transport = ScriptedTransport(clock, default="hang")
-    webhooks = Webhooks(clock, RandomSource(7), WebhookSettings(), transport)
+    webhooks = Webhooks(
+        clock, RandomSource(7), WebhookSettings(), transport, RecordingCertificates()
+    )
     worker = asyncio.create_task(webhooks.worker.run())
     webhooks.registry.create("ptn_a", "https://a.example/", ["rfq.expired"])
     webhooks.dispatcher.publish(rfq_event())

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from simulator.clock import Clock
 from simulator.services.rfq.events import Event
-from simulator.services.webhooks.service import SendResult
+from simulator.services.webhooks.ports import IssuedCertificate, SendResult
 
 START = 1_800_000_000.0
 
@@ -92,3 +92,19 @@ async def settle(predicate: Callable[[], bool], within_s: float = 2.0) -> None:
         if loop.time() > deadline:
             raise AssertionError("condition not reached in time")
         await asyncio.sleep(0.001)
+
+
+@dataclass
+class RecordingCertificates:
+    """A certificate authority port that hands out fixed PEM bytes and records the hostnames it
+    was asked for (the worker tests never need a real CA; the HTTP tests use the real one)."""
+
+    issued_for: list[tuple[str, ...]] = field(default_factory=list)
+
+    async def ca_pem(self) -> bytes:
+        return b"-----BEGIN CERTIFICATE-----\nfake-ca\n-----END CERTIFICATE-----\n"
+
+    async def issue(self, hostnames: Sequence[str]) -> IssuedCertificate:
+        self.issued_for.append(tuple(hostnames))
+        ca = await self.ca_pem()
+        return IssuedCertificate(cert_pem=b"leaf\n" + ca, key_pem=b"key\n", ca_pem=ca)

@@ -16,10 +16,11 @@ import contextlib
 import os
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import trustme
+
+from simulator.services.webhooks.ports import IssuedCertificate
 
 CA_FILE = "webhook-ca.pem"
 STATE_DIR_ENV = "RFQSIM_STATE_DIR"
@@ -63,13 +64,6 @@ def load_or_create(directory: Path) -> trustme.CA:
                 temporary.unlink()
     cert_pem, key_pem = _split(data)
     return trustme.CA.from_pem(cert_pem, key_pem)
-
-
-@dataclass(frozen=True)
-class IssuedCertificate:
-    cert_pem: bytes  # the server certificate (leaf first, then the chain up to the CA)
-    key_pem: bytes  # its private key
-    ca_pem: bytes  # the local CA certificate
 
 
 class LocalCa:

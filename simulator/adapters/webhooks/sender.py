@@ -12,7 +12,7 @@ import aiohttp
 
 from simulator import __version__
 from simulator.adapters.webhooks.local_ca import LocalCa
-from simulator.services.webhooks.service import SendResult
+from simulator.services.webhooks.ports import SendResult
 
 USER_AGENT = f"rfqsim-webhooks/{__version__}"
 RESPONSE_READ_LIMIT = 64 * 1024  # a receiver's answer is read this far, then dropped

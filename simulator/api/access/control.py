@@ -22,6 +22,7 @@ from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
 from simulator.clock import isoformat
 from simulator.errors import InternalError, InvalidRequest, NotFound, PayloadTooLarge
+from simulator.services.access.admin import create_key, replace_limits
 from simulator.services.access.area import AccessArea
 from simulator.services.access.keys import ApiKey, KeyStatus
 from simulator.settings import LimitSettings
@@ -42,27 +43,20 @@ def _record(services: AccessArea, key: ApiKey) -> dict[str, Any]:
     }
 
 
-def create_key(services: AccessArea, body: KeyCreate) -> KeyCreated:
-    if body.tier not in services.limits.tiers:
-        raise InvalidRequest(
-            f"Unknown tier {body.tier}",
-            details={"reason": "unknown_tier", "tiers": sorted(services.limits.tiers)},
-        )
-    partner = services.keys.partner_by_name(body.partner)
-    key, full = services.keys.create_key(
-        partner_id=partner.partner_id,
+async def post_key(request: web.Request) -> web.Response:
+    body = await parse_body(request, KeyCreate)
+    area = request.app[ACCESS]
+    key, full = create_key(
+        area,
+        partner=body.partner,
         environment=body.environment,
         scopes=frozenset(body.scopes),
         name=body.name,
         tier=body.tier,
         maker_wallet=body.maker_wallet,
     )
-    return KeyCreated.model_validate({**_record(services, key), "key": full})
-
-
-async def post_key(request: web.Request) -> web.Response:
-    body = await parse_body(request, KeyCreate)
-    return data_response(create_key(request.app[ACCESS], body), status=201)
+    created = KeyCreated.model_validate({**_record(area, key), "key": full})
+    return data_response(created, status=201)
 
 
 async def list_keys(request: web.Request) -> web.Response:
@@ -90,15 +84,9 @@ async def get_limits(request: web.Request) -> web.Response:
 
 async def put_limits(request: web.Request) -> web.Response:
     body = await parse_body(request, LimitsUpdate)
-    services = request.app[ACCESS]
     update = body.model_dump(exclude_none=True, exclude={"reset_windows"})
-    try:
-        services.limits = LimitSettings.model_validate({**services.limits.model_dump(), **update})
-    except ValueError as exc:
-        raise InvalidRequest(str(exc), details={"reason": "invalid_limits"}) from exc
-    if body.reset_windows:
-        services.limiter.reset()
-    return data_response(_limits(services.limits))
+    limits = replace_limits(request.app[ACCESS], update, reset_windows=body.reset_windows)
+    return data_response(_limits(limits))
 
 
 def _faults(services: AccessArea) -> FaultState:
@@ -117,15 +105,12 @@ async def get_faults(request: web.Request) -> web.Response:
 
 async def post_faults(request: web.Request) -> web.Response:
     body = await parse_body(request, FaultUpdate)
-    faults = request.app[ACCESS].faults
-    if body.chain_unreachable is not None:
-        faults.chain_unreachable = set(body.chain_unreachable)
-    if body.venue_paused is not None:
-        faults.venue_paused = body.venue_paused
-    if body.internal_errors is not None:
-        faults.internal_errors = body.internal_errors
-    if body.indexer_paused is not None:
-        faults.indexer_paused = set(body.indexer_paused)
+    request.app[ACCESS].faults.update(
+        chain_unreachable=body.chain_unreachable,
+        venue_paused=body.venue_paused,
+        internal_errors=body.internal_errors,
+        indexer_paused=body.indexer_paused,
+    )
     return data_response(_faults(request.app[ACCESS]))
 
 

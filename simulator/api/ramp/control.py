@@ -5,12 +5,11 @@ The sandbox's answer comes back as `data`; its 400/404/409 become ours."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from aiohttp import web
 from pydantic import BaseModel
 
-from simulator.adapters.ramp.provider_client import HttpRampProvider
 from simulator.api.http.appkeys import RAMP
 from simulator.api.http.parsing import parse_body
 from simulator.api.http.responses import data_response
@@ -24,74 +23,6 @@ from simulator.errors import (
     PayloadTooLarge,
     UpstreamError,
 )
-from simulator.runtime.provider import PROVIDER, webhook_url
-from simulator.services.ramp.failures import provider_unreachable
-from simulator.services.ramp.ports import ProviderError
-
-
-class ProviderIdLookup(Protocol):
-    """What the transfer reads offer here: the provider's id of one of our transfers."""
-
-    def provider_transfer_id(self, transfer_id: str) -> str | None: ...
-
-
-def _client(request: web.Request) -> HttpRampProvider:
-    handle = request.app[PROVIDER].handle
-    if handle is None:
-        raise UpstreamError(
-            "The ramp provider is not running", details={"reason": "provider_unreachable"}
-        )
-    return handle.client
-
-
-async def _forward(request: web.Request, method: str, path: str, body: Any = None) -> Any:
-    client = _client(request)
-    try:
-        status, answer = await client.control(method, path, body)
-    except ProviderError as exc:
-        raise provider_unreachable(client.provider_id) from exc
-    if 200 <= status < 300 and answer is not None:
-        return answer
-    error = (answer or {}).get("error")
-    message = error.get("message") if isinstance(error, dict) else None
-    text = message if isinstance(message, str) and message else f"sandbox answered {status}"
-    if status == 400:
-        raise InvalidRequest(text, details={"reason": "sandbox_refused"})
-    if status == 404:
-        raise NotFound(text)
-    if status == 409:
-        raise Conflict(text)
-    raise UpstreamError(text, details={"reason": "sandbox_failed", "status": status})
-
-
-async def _provider_transfer_id(request: web.Request, transfer_id: str) -> str:
-    ramp = request.app[RAMP]
-    reads = ramp.reads
-    if reads is not None and hasattr(reads, "provider_transfer_id"):
-        lookup: ProviderIdLookup = reads
-        found = lookup.provider_transfer_id(transfer_id)
-        if found is not None:
-            return found
-    # Our transfer id is the provider's `reference`: ask the provider (also covers a transfer
-    # service that does not know the id); anything else is taken to be the provider's own id.
-    client = _client(request)
-    try:
-        remote = await client.transfer_by_reference(transfer_id)
-    except ProviderError as exc:
-        raise provider_unreachable(client.provider_id) from exc
-    return remote.id if remote is not None else transfer_id
-
-
-def _provider_customer_id(request: web.Request, customer_id: str) -> str:
-    for record in request.app[RAMP].customers.records():
-        if record.id == customer_id:
-            if record.provider_customer_id is None:
-                raise Conflict(
-                    f"Customer {customer_id} has no provider profile",
-                    details={"reason": "no_provider_profile"},
-                )
-            return record.provider_customer_id
-    return customer_id
 
 
 def _dump(model: BaseModel) -> dict[str, Any]:
@@ -103,29 +34,29 @@ def _answer(answer: Any) -> web.Response:
 
 
 async def get_ramp(request: web.Request) -> web.Response:
-    ramp = request.app[RAMP]
-    handle = request.app[PROVIDER].handle
-    provider_id = ramp.settings.provider_id
+    described = request.app[RAMP].controls.describe(str(request.url.origin()))
     return data_response(
         schemas.RampInfo(
-            provider=provider_id,
-            url=ramp.sandbox_url,
-            in_process=handle is not None and handle.running is not None,
-            webhook_url=webhook_url(str(request.url.origin()), provider_id),
-            webhook_secret=ramp.webhook_secret,
+            provider=described.provider,
+            url=described.url,
+            in_process=described.in_process,
+            webhook_url=described.webhook_url,
+            webhook_secret=described.webhook_secret,
         )
     )
 
 
 async def get_state(request: web.Request) -> web.Response:
-    return _answer(await _forward(request, "GET", "state"))
+    return _answer(await request.app[RAMP].controls.forward("GET", "state"))
 
 
 def _transfer_control(action: str, model: type[BaseModel] | None) -> Any:
     async def handler(request: web.Request) -> web.Response:
         body = _dump(await parse_body(request, model)) if model is not None else None
-        remote = await _provider_transfer_id(request, request.match_info["transfer_id"])
-        return _answer(await _forward(request, "POST", f"transfers/{remote}/{action}", body))
+        controls = request.app[RAMP].controls
+        return _answer(
+            await controls.transfer_action(request.match_info["transfer_id"], action, body)
+        )
 
     handler.__name__ = f"transfer_{action.replace('-', '_')}"
     return handler
@@ -134,7 +65,7 @@ def _transfer_control(action: str, model: type[BaseModel] | None) -> Any:
 def _setting(method: str, path: str, model: type[BaseModel]) -> Any:
     async def handler(request: web.Request) -> web.Response:
         body = _dump(await parse_body(request, model))
-        return _answer(await _forward(request, method, path, body))
+        return _answer(await request.app[RAMP].controls.forward(method, path, body))
 
     handler.__name__ = f"set_{path.replace('/', '_')}"
     return handler
@@ -142,12 +73,12 @@ def _setting(method: str, path: str, model: type[BaseModel]) -> Any:
 
 async def kyc_outcome(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.KycOutcome)
-    remote = _provider_customer_id(request, request.match_info["customer_id"])
-    return _answer(await _forward(request, "POST", f"customers/{remote}/kyc/outcome", _dump(body)))
+    controls = request.app[RAMP].controls
+    return _answer(await controls.kyc_outcome(request.match_info["customer_id"], _dump(body)))
 
 
 async def reset(request: web.Request) -> web.Response:
-    return _answer(await _forward(request, "POST", "reset"))
+    return _answer(await request.app[RAMP].controls.forward("POST", "reset"))
 
 
 BODY_ERRORS = (InvalidRequest, PayloadTooLarge, UpstreamError, InternalError)

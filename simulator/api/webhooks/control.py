@@ -12,7 +12,6 @@ from simulator.api.http.routes import RouteTable
 from simulator.api.webhooks import schemas
 from simulator.clock import from_unix, isoformat, isoformat_unix
 from simulator.errors import Conflict, InternalError, InvalidRequest, NotFound, PayloadTooLarge
-from simulator.runtime.webhooks import WEBHOOK_ADAPTERS
 from simulator.services.webhooks.outbox import Delivery, DeliveryFaults
 
 
@@ -71,12 +70,7 @@ async def get_faults(request: web.Request) -> web.Response:
 async def post_faults(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.WebhookFaultUpdate)
     faults = request.app[WEBHOOKS].faults
-    if body.duplicate is not None:
-        faults.duplicate = body.duplicate
-    if body.delay_ms is not None:
-        faults.delay_ms = body.delay_ms
-    if body.drop_first is not None:
-        faults.drop_first = body.drop_first
+    faults.update(duplicate=body.duplicate, delay_ms=body.delay_ms, drop_first=body.drop_first)
     return data_response(_faults(faults))
 
 
@@ -87,13 +81,13 @@ async def delete_faults(request: web.Request) -> web.Response:
 
 
 async def get_ca(request: web.Request) -> web.Response:
-    pem = await request.app[WEBHOOK_ADAPTERS].ca.ca_pem()
+    pem = await request.app[WEBHOOKS].certificates.ca_pem()
     return data_response(schemas.CaCertificate(ca_pem=pem.decode()))
 
 
 async def issue_certificate(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.CertificateRequest)
-    issued = await request.app[WEBHOOK_ADAPTERS].ca.issue(body.hostnames)
+    issued = await request.app[WEBHOOKS].certificates.issue(body.hostnames)
     return data_response(
         schemas.IssuedCertificate(
             cert_pem=issued.cert_pem.decode(),

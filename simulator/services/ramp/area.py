@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from simulator.services.ramp.access import RampGate
 from simulator.services.ramp.catalog import ProviderDirectory, RampCatalog
+from simulator.services.ramp.controls import RampControls
 from simulator.services.ramp.customers import RampCustomers
 from simulator.services.ramp.emails import Outbox
 from simulator.services.ramp.reads import RampReads
@@ -33,6 +34,4 @@ class RampArea:
     emails: Outbox  # the three user emails, /_sim/outbox, optional SMTP
     webhooks: ProviderWebhooks  # inbound provider webhooks (/_provider/{provider}/webhooks)
     tracker: TransferTracker  # provider views applied forward only, re-checks, expiry
-    # `/_sim/ramp`: the provider's base URL (in-process sandbox or `--provider-url`), None
-    # before start-up.
-    sandbox_url: str | None = None
+    controls: RampControls  # /_sim/ramp: the sandbox's controls under our ids; where it runs

@@ -273,3 +273,22 @@ class CustomerDirectory(Protocol):
         """Background re-read of every pending review last read longer ago than the kyc/status
         throttle (the sweep calls this); returns how many were read."""
         ...
+
+
+class SandboxControls(Protocol):
+    """The provider sandbox's `/sandbox` control API (docs/provider-sandbox.md), which a real
+    provider does not have; `/_sim/ramp` forwards to it. The provider's HTTP client implements
+    it next to `RampProvider`."""
+
+    provider_id: str
+
+    async def control(
+        self, method: str, path: str, body: Any = None
+    ) -> tuple[int, dict[str, Any] | None]:
+        """One control call: the HTTP status and the JSON answer. Raises ProviderError when the
+        sandbox cannot be reached."""
+        ...
+
+    async def transfer_by_reference(self, reference: str) -> ProviderTransfer | None:
+        """The provider's transfer whose `reference` (our transfer id) is `reference`."""
+        ...

@@ -3,6 +3,7 @@ that can fail that way reads its switch; nothing here fakes a response."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 
@@ -20,6 +21,24 @@ class Faults:
         self.indexer_paused.clear()
         self.venue_paused = False
         self.internal_errors = 0
+
+    def update(
+        self,
+        *,
+        chain_unreachable: Iterable[int] | None = None,
+        venue_paused: bool | None = None,
+        internal_errors: int | None = None,
+        indexer_paused: Iterable[int] | None = None,
+    ) -> None:
+        """Sets the switches given (a set replaces the old one whole); None leaves one as is."""
+        if chain_unreachable is not None:
+            self.chain_unreachable = set(chain_unreachable)
+        if venue_paused is not None:
+            self.venue_paused = venue_paused
+        if internal_errors is not None:
+            self.internal_errors = internal_errors
+        if indexer_paused is not None:
+            self.indexer_paused = set(indexer_paused)
 
     def take_internal_error(self) -> bool:
         """True (and one fewer left) when the next request must fail as a server fault."""

@@ -105,6 +105,17 @@ class DeliveryFaults:
     def clear(self) -> None:
         self.duplicate, self.delay_ms, self.drop_first = False, 0, 0
 
+    def update(
+        self, *, duplicate: bool | None, delay_ms: int | None, drop_first: int | None
+    ) -> None:
+        """Sets the switches given; None leaves a switch as it is."""
+        if duplicate is not None:
+            self.duplicate = duplicate
+        if delay_ms is not None:
+            self.delay_ms = delay_ms
+        if drop_first is not None:
+            self.drop_first = drop_first
+
 
 WorkListener = Callable[[], None]
 
