@@ -16,7 +16,7 @@ from bench.report import Section
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.webhooks import build_webhooks
-from simulator.services.rfq.events import Event
+from simulator.services.shared.events import Event
 from simulator.settings import WebhookSettings
 
 

@@ -21,7 +21,6 @@ from simulator.services.access.area import AccessArea
 from simulator.services.rfq.area import RfqArea
 from simulator.services.rfq.auction import Auction
 from simulator.services.rfq.deps import RfqDeps
-from simulator.services.rfq.events import EventLog
 from simulator.services.rfq.funds import TakerFunds
 from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.makers import MakerRegistry
@@ -29,6 +28,7 @@ from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement, SettlementSettings
 from simulator.services.rfq.slots import OutstandingSlots
+from simulator.services.shared.events import EventLog
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from simulator.clock import Clock
-from simulator.services.rfq.events import Event
+from simulator.services.shared.events import Event
 from simulator.services.webhooks.ports import IssuedCertificate, SendResult
 
 START = 1_800_000_000.0

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simulator.services.rfq.events import EventLog
 from simulator.services.rfq.makers import MakerRegistry
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement
+from simulator.services.shared.events import EventLog
 
 
 @dataclass

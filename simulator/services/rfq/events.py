@@ -1,42 +1,17 @@
-"""RFQ events (spec 1-rfq-v2 "Events"): built here from the record, handed to the outbox that
-the webhook delivery engine drains. Bodies follow the spec field for field."""
+"""RFQ events (spec 1-rfq-v2 "Events"): built here from the record and published on the event log
+(services/shared/events.py) that the webhook delivery engine drains. Bodies follow the spec
+field for field."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from simulator.clock import isoformat_unix
 from simulator.services.rfq.model import RfqRecord
+from simulator.services.shared.events import Event
 
 EventType = Literal["rfq.filled", "rfq.failed", "rfq.expired"]
 RFQ_EVENT_TYPES: tuple[EventType, ...] = ("rfq.filled", "rfq.failed", "rfq.expired")
-
-
-@dataclass(frozen=True)
-class Event:
-    id: str  # <type>:<rfq id>: stable, the receivers' dedupe key
-    type: str
-    created: float  # simulator time
-    partner_id: str | None  # only this partner's endpoints receive it (None: nobody)
-    body: dict[str, Any]
-
-
-class EventSink(Protocol):
-    def publish(self, event: Event) -> None: ...
-
-
-@dataclass
-class EventLog:
-    """Every event emitted, in order (the outbox's source of truth)."""
-
-    events: list[Event] = field(default_factory=list)
-    subscribers: list[EventSink] = field(default_factory=list)
-
-    def publish(self, event: Event) -> None:
-        self.events.append(event)
-        for subscriber in self.subscribers:
-            subscriber.publish(event)
 
 
 def rfq_event(event_type: EventType, record: RfqRecord, created: float) -> Event:

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 
 from simulator.clock import Clock
 from simulator.services.rfq.deps import RfqDeps
-from simulator.services.rfq.events import EventSink, rfq_event
+from simulator.services.rfq.events import rfq_event
 from simulator.services.rfq.model import RfqRecord
 from simulator.services.rfq.ports import ChainUnreadable, TxStatusReader
 from simulator.services.rfq.service import RfqService
+from simulator.services.shared.events import EventSink
 
 log = logging.getLogger("rfqsim.settlement")
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
-from simulator.services.rfq.events import Event
+from simulator.services.shared.events import Event
 from simulator.services.webhooks.registry import WebhookRegistry
 
 log = logging.getLogger("rfqsim.webhooks")

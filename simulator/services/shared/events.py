@@ -1,0 +1,34 @@
+"""Events every area publishes (RFQ events today; v1 swap and limit-order events later) and the
+log the webhooks area subscribes to: the outbox turns each event into deliveries to the
+partner's endpoints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Event:
+    id: str  # <type>:<subject id> (rfq.filled:<rfq id>): stable, the receivers' dedupe key
+    type: str
+    created: float  # simulator time
+    partner_id: str | None  # only this partner's endpoints receive it (None: nobody)
+    body: dict[str, Any]
+
+
+class EventSink(Protocol):
+    def publish(self, event: Event) -> None: ...
+
+
+@dataclass
+class EventLog:
+    """Every event emitted, in order (the outbox's source of truth)."""
+
+    events: list[Event] = field(default_factory=list)
+    subscribers: list[EventSink] = field(default_factory=list)
+
+    def publish(self, event: Event) -> None:
+        self.events.append(event)
+        for subscriber in self.subscribers:
+            subscriber.publish(event)
