@@ -1,6 +1,13 @@
 """What a simulated maker reads and writes on chain: token symbols, balances, allowances and the
-one-time approval of the signature-transfer contract. web3 against the chain's JSON-RPC URL;
-transactions are signed locally with the maker's key (no unlocked node accounts).
+one-time approval of the signature-transfer contract, over the chain's JSON-RPC URL with the
+shared lean client (`rfqkit.chain.AnvilChain`: one keep-alive aiohttp session, asyncio only).
+Transactions are signed locally with the maker's key (no unlocked node accounts).
+
+Not web3's async provider: it guards its session cache with a `threading.Lock` acquired through
+`run_in_executor` (web3.py issue 3867). A call cancelled while that acquire is pending leaves a
+pool thread that takes the lock after its owner already "released" it, so every later chain call
+of the process waits on it, and the interpreter's exit joins that thread forever (a `rfqsim
+serve` stopped under load never exited). Nothing here leaves the event loop.
 
 `MakerChain` is the narrow interface the fleet depends on, so unit tests can give it a fake."""
 
@@ -8,18 +15,28 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from eth_abi.abi import decode, encode
 from eth_account import Account
 from eth_utils.address import to_checksum_address
-from web3 import AsyncHTTPProvider, AsyncWeb3
-from web3.contract import AsyncContract
-from web3.types import TxParams
+from eth_utils.crypto import keccak
 
-from contracts.artifacts import load_artifact
+from rfqkit.chain import AnvilChain
 
 MAX_UINT256 = 2**256 - 1
 # An allowance at or above this is "max approval" (tokens may decrement a max allowance).
 ALLOWANCE_REFILL_BELOW = 2**255
 APPROVE_GAS = 100_000
+RECEIPT_TIMEOUT_S = 30.0
+
+
+def _selector(signature: str) -> bytes:
+    return keccak(text=signature)[:4]
+
+
+SYMBOL = _selector("symbol()")
+BALANCE_OF = _selector("balanceOf(address)")
+ALLOWANCE = _selector("allowance(address,address)")
+APPROVE = _selector("approve(address,uint256)")
 
 
 class ApprovalFailed(RuntimeError):
@@ -45,63 +62,68 @@ class MakerChain(Protocol):
     async def close(self) -> None: ...
 
 
-class Web3MakerChain:
-    """MakerChain over web3's async HTTP provider. `close()` closes the provider's sessions."""
+class RpcMakerChain:
+    """MakerChain over JSON-RPC (`AnvilChain`). `close()` closes its HTTP session."""
 
     def __init__(self, chain_id: int, rpc_url: str, *, timeout_s: float = 10.0) -> None:
         self.chain_id = chain_id
         self.rpc_url = rpc_url
-        self.w3 = AsyncWeb3(AsyncHTTPProvider(rpc_url, request_kwargs={"timeout": timeout_s}))
-        self._abi = load_artifact("TestERC20").abi  # the standard ERC-20 surface
-
-    def _token(self, token: str) -> AsyncContract:
-        return self.w3.eth.contract(address=to_checksum_address(token), abi=self._abi)
+        self.rpc = AnvilChain(chain_id, rpc_url, timeout_s=timeout_s)
 
     async def remote_chain_id(self) -> int:
-        return int(await self.w3.eth.chain_id)
+        return await self.rpc.remote_chain_id()
+
+    async def _read(self, token: str, data: bytes, types: list[str]) -> Any:
+        return decode(types, await self.rpc.call(to_checksum_address(token), data))[0]
 
     async def token_symbol(self, token: str) -> str:
-        return str(await self._token(token).functions.symbol().call())
+        return str(await self._read(token, SYMBOL, ["string"]))
 
     async def balance_of(self, token: str, owner: str) -> int:
-        return int(await self._token(token).functions.balanceOf(to_checksum_address(owner)).call())
+        data = BALANCE_OF + encode(["address"], [to_checksum_address(owner)])
+        return int(await self._read(token, data, ["uint256"]))
 
     async def allowance(self, token: str, owner: str, spender: str) -> int:
-        function = self._token(token).functions.allowance(
-            to_checksum_address(owner), to_checksum_address(spender)
+        data = ALLOWANCE + encode(
+            ["address", "address"], [to_checksum_address(owner), to_checksum_address(spender)]
         )
-        return int(await function.call())
+        return int(await self._read(token, data, ["uint256"]))
 
     async def approve(self, private_key: str, token: str, spender: str, amount: int) -> str:
         account = Account.from_key(private_key)
-        params: TxParams = {
-            "from": account.address,
-            "nonce": await self.w3.eth.get_transaction_count(account.address, "pending"),
-            "gas": APPROVE_GAS,
-            "gasPrice": await self.w3.eth.gas_price,
-            "chainId": self.chain_id,
-            "value": 0,  # type: ignore[typeddict-item]
-        }
+        nonce, gas_price = await self.rpc.batch(
+            [("eth_getTransactionCount", [account.address, "pending"]), ("eth_gasPrice", [])]
+        )
         # USDT-like tokens return no bool from approve; a transaction never decodes the return.
-        tx: dict[str, Any] = dict(
-            await self._token(token)
-            .functions.approve(to_checksum_address(spender), amount)
-            .build_transaction(params)
-        )
+        tx: dict[str, Any] = {
+            "chainId": self.chain_id,
+            "nonce": int(nonce, 16),
+            "gas": APPROVE_GAS,
+            "gasPrice": int(gas_price, 16),
+            "to": to_checksum_address(token),
+            "value": 0,
+            "data": APPROVE
+            + encode(["address", "uint256"], [to_checksum_address(spender), amount]),
+        }
         signed = account.sign_transaction(tx)
-        tx_hash = await self.w3.eth.send_raw_transaction(signed.raw_transaction)
-        receipt = await self.w3.eth.wait_for_transaction_receipt(
-            tx_hash, timeout=30, poll_latency=0.02
+        tx_hash = str(
+            await self.rpc.rpc("eth_sendRawTransaction", ["0x" + signed.raw_transaction.hex()])
         )
-        if receipt["status"] != 1:
+        receipt = await self.rpc.receipt(tx_hash, timeout_s=RECEIPT_TIMEOUT_S)
+        if int(receipt["status"], 16) != 1:
             raise ApprovalFailed(
                 f"chain {self.chain_id}: approve({spender}, {amount}) on {token} reverted "
-                f"(tx 0x{bytes(tx_hash).hex()})"
+                f"(tx {tx_hash})"
             )
-        return "0x" + bytes(tx_hash).hex()
+        return tx_hash
 
     async def close(self) -> None:
-        await self.w3.provider.disconnect()
+        await self.rpc.close()
+
+
+def connect(chain_id: int, rpc_url: str) -> MakerChain:
+    """The chain access the fleet makes for itself from an RPC URL."""
+    return RpcMakerChain(chain_id, rpc_url)
 
 
 async def ensure_max_allowance(

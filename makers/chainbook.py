@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from makers.chain import MakerChain, Web3MakerChain, ensure_max_allowance
+from makers.chain import MakerChain, connect, ensure_max_allowance
 from makers.client import MakerClient
 from makers.commitments import Commitments
 from makers.pricing import TokenSpec
@@ -72,7 +72,7 @@ class ChainBook:
             url = self._rpc_urls.get(chain_id)
             if url is None:
                 return None
-            self._own_chains[chain_id] = Web3MakerChain(chain_id, url)
+            self._own_chains[chain_id] = connect(chain_id, url)
         return self._own_chains[chain_id]
 
     async def close(self) -> None:

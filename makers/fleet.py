@@ -27,7 +27,7 @@ from typing import Any
 
 import aiohttp
 
-from makers.chain import MakerChain, Web3MakerChain
+from makers.chain import MakerChain, connect
 from makers.chainbook import NONCE_BITS, ChainState
 from makers.client import Backoff
 from makers.commitments import Commitment, Commitments
@@ -73,7 +73,7 @@ class MakerFleet:
         self._own_session = session is None
         self._chains: dict[int, MakerChain] = dict(chains or {})
         self._own_chains = {
-            chain_id: Web3MakerChain(chain_id, rpc_url)
+            chain_id: connect(chain_id, rpc_url)
             for chain_id, rpc_url in rpc_urls.items()
             if chain_id not in self._chains
         }

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import signal
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -105,15 +108,60 @@ def write_ready_file(path: Path, info: dict[str, Any]) -> None:
     os.replace(tmp, path)  # atomic: a watcher never reads half a file
 
 
+class StopWatchdog:
+    """Bounds the stop: once a stop begins, the process is gone within `deadline_s` whatever
+    wedges (a second SIGTERM/SIGINT ends it at once). A thread, not a loop timer, so it fires
+    even when the event loop itself is blocked. `os._exit` skips the interpreter's exit join on
+    stray threads; the Anvil children die with us (PR_SET_PDEATHSIG)."""
+
+    def __init__(self, deadline_s: float, ready_file: Path | None) -> None:
+        self.deadline_s = deadline_s
+        self.ready_file = ready_file
+        self._timer: threading.Timer | None = None
+
+    def arm(self) -> None:
+        """Idempotent: the deadline counts from the first call."""
+        if self._timer is None:
+            self._timer = threading.Timer(self.deadline_s, self.exit_now, args=("deadline",))
+            self._timer.daemon = True
+            self._timer.start()
+
+    def on_signal(self) -> None:
+        if self._timer is not None:
+            self.exit_now("second signal")
+        self.arm()
+
+    def disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def exit_now(self, why: str) -> None:
+        log.error("stop did not finish (%s, deadline %.1fs); exiting now", why, self.deadline_s)
+        if self.ready_file is not None:
+            with contextlib.suppress(OSError):
+                self.ready_file.unlink(missing_ok=True)
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(1)
+
+
 async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -> int:
     app = create_app(settings)
     runner = web.AppRunner(
-        app, access_log=logging.getLogger("aiohttp.access") if access_log else None
+        app,
+        access_log=logging.getLogger("aiohttp.access") if access_log else None,
+        shutdown_timeout=settings.api.shutdown_grace_s,
     )
     stop = asyncio.Event()
+    watchdog = StopWatchdog(settings.api.stop_deadline_s, ready_file)
+
+    def on_signal() -> None:
+        watchdog.on_signal()
+        stop.set()
+
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, on_signal)
     try:
         await runner.setup()  # runs the cleanup contexts' start-up: chains, deployment
         site = web.TCPSite(runner, settings.api.host, settings.api.port)
@@ -140,10 +188,26 @@ async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -
         await stop.wait()
         return 0
     finally:
+        watchdog.arm()  # also when start-up failed: the stop itself is bounded
         await stop_fleet(app)
         await runner.cleanup()  # stops every Anvil we started
         if ready_file is not None:
             await asyncio.to_thread(ready_file.unlink, missing_ok=True)
+        watchdog.disarm()
+
+
+def _no_thread_left(timeout_s: float = 1.0) -> bool:
+    """True when every non-daemon thread but this one has ended (within `timeout_s`); the
+    interpreter would otherwise join them on exit, with no limit."""
+    deadline = time.monotonic() + timeout_s
+    for thread in threading.enumerate():
+        if thread is threading.main_thread() or thread.daemon:
+            continue
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            log.error("thread %r still running after the stop; exiting without it", thread.name)
+            return False
+    return True
 
 
 def add_parser(commands: Any) -> None:
@@ -189,9 +253,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"rfqsim: invalid settings: {exc}", file=sys.stderr)
         return 2
     try:
-        return asyncio.run(
+        code = asyncio.run(
             serve(settings, Path(args.ready_file) if args.ready_file else None, args.access_log)
         )
     except AnvilStartError as exc:
         print(f"rfqsim: {exc}", file=sys.stderr)
-        return 1
+        code = 1
+    if not _no_thread_left():
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(code)
+    return code

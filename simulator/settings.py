@@ -28,6 +28,11 @@ class _Strict(BaseModel):
 class ApiSettings(_Strict):
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)
+    # On SIGTERM/SIGINT: requests in flight get this long to finish before they are cancelled.
+    shutdown_grace_s: float = Field(default=1.0, ge=0, le=60)
+    # The whole stop (fleet, requests, background work, chains) must end within this; past it
+    # the process exits at once with status 1 (a second signal does the same straight away).
+    stop_deadline_s: float = Field(default=10.0, gt=0, le=300)
 
 
 class CorridorTiming(_Strict):
