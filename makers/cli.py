@@ -30,6 +30,7 @@ import aiohttp
 from makers.client import MakerClientError
 from makers.config import FleetConfig, default_fleet, load_fleet_config
 from makers.fleet import MakerFleet
+from rfqkit.redaction import install_redaction
 
 log = logging.getLogger("rfqsim.makers")
 
@@ -150,6 +151,7 @@ async def run_fleet(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=str(args.log_level).upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s"
     )
+    install_redaction()  # no key, claim token or signature in any log line
     try:
         config = load_fleet_config(args.config) if args.config else default_fleet()
         if args.seed is not None:

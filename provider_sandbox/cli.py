@@ -16,6 +16,7 @@ from typing import Any
 
 from provider_sandbox.config import NETWORK_NAMES, SandboxChain, SandboxConfig
 from provider_sandbox.runtime import RunningSandbox, start_sandbox
+from rfqkit.redaction import install_redaction
 
 
 def _pairs(values: list[str], flag: str) -> dict[int, str]:
@@ -126,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     cmd.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    install_redaction()  # no key, claim token or signature in any log line
     if args.from_ready_file:
         chains = chains_from_ready_file(Path(args.from_ready_file), SandboxConfig.token)
     else:

@@ -13,6 +13,7 @@ import sys
 from conformance.cli import add_arguments as add_conformance_arguments
 from conformance.cli import run as run_conformance
 from makers.cli import add_fleet_arguments, run_fleet
+from rfqkit.redaction import install_redaction
 from rfqsim import keys, webhooks_listen
 from simulator import cli as serve
 
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    install_redaction()  # no key, claim token or signature in any log line
     if args.command == "serve":
         return serve.run(args)
     if args.command == "keys":
