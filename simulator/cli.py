@@ -20,6 +20,7 @@ from aiohttp import web
 
 from rfqkit.anvil import AnvilStartError
 from simulator.api.http.appkeys import ACCESS, RAMP, SETTINGS, VENUE
+from simulator.api.http.server import ApiRunner
 from simulator.runtime.app import create_app
 from simulator.runtime.makers import start_fleet, stop_fleet
 from simulator.runtime.provider import connect_provider_webhooks
@@ -147,7 +148,7 @@ class StopWatchdog:
 
 async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -> int:
     app = create_app(settings)
-    runner = web.AppRunner(
+    runner = ApiRunner(
         app,
         access_log=logging.getLogger("aiohttp.access") if access_log else None,
         shutdown_timeout=settings.api.shutdown_grace_s,

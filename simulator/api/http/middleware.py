@@ -10,6 +10,7 @@ import json
 import logging
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.typedefs import Handler
 
 from simulator.api.http.appkeys import RANDOM, REQUEST_ID
@@ -79,6 +80,17 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         if exc.status < 400:
             raise
         return render_error(_from_http_exception(exc), request_id)
+    except HttpProcessingError:
+        # The body's framing broke while the handler read it (a bad chunk, a short body):
+        # the client's fault. The exception's text may quote the request's bytes: not echoed.
+        return render_error(
+            InvalidRequest(
+                "The request body's framing is malformed", details={"reason": "bad_body_framing"}
+            ),
+            request_id,
+        )
+    except ConnectionError:
+        raise  # the client went away: nobody to answer, nothing of ours broke
     except Exception:
         log.exception(
             "unhandled error in %s %s (request %s)", request.method, request.path, request_id
