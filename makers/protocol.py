@@ -206,7 +206,9 @@ class Expired(_ServerModel):
 class Released(_ServerModel):
     type: Literal["released"] = "released"
     quoteId: str
-    rfqId: str
+    # null when reason is `late`: the answer named a quoteId the server no longer (or never)
+    # waited for, so it cannot say which rfq it belonged to (docs/maker-protocol.md).
+    rfqId: str | None
     reason: ReleaseReason
     detail: str | None = Field(default=None, exclude_if=lambda v: v is None)
 

@@ -211,6 +211,15 @@ def test_quote_carries_the_order_and_converts_back() -> None:
     assert parsed.order.to_order() == order
 
 
+def test_released_for_a_late_answer_carries_a_null_rfq_id() -> None:
+    # The server answers a quote or decline for an unknown or closed quoteId with exactly this
+    # frame (docs/maker-protocol.md: "`rfqId` is then null"); the client must accept it.
+    frame = '{"type":"released","quoteId":"mq_gone","rfqId":null,"reason":"late"}'
+    message = parse_server_message(frame)
+    assert message == Released(quoteId="mq_gone", rfqId=None, reason="late")
+    assert serialize(message) == frame
+
+
 @pytest.mark.parametrize(
     ("frame", "match"),
     [
