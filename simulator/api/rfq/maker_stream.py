@@ -23,8 +23,8 @@ MISSED_PINGS_ALLOWED = 2
 MAX_MESSAGE_BYTES = 256 * 1024
 
 
-class WebSocketLink:
-    """MakerLink over an aiohttp WebSocket; one writer at a time."""
+class WebSocketGateway:
+    """MakerGateway over an aiohttp WebSocket; one writer at a time."""
 
     def __init__(self, ws: web.WebSocketResponse) -> None:
         self._ws = ws
@@ -140,7 +140,7 @@ async def _pinger(maker: OnlineMaker, ws: web.WebSocketResponse, pongs: dict[str
             return
         sequence += 1
         with contextlib.suppress(ConnectionError):
-            await maker.link.send({"type": "ping", "id": sequence})
+            await maker.gateway.send({"type": "ping", "id": sequence})
 
 
 async def maker_stream(request: web.Request) -> web.StreamResponse:
@@ -157,32 +157,32 @@ async def maker_stream(request: web.Request) -> web.StreamResponse:
         maker_id=key.key_id,
         wallet=to_checksum_address(key.maker_wallet),
         environment=key.environment,
-        link=WebSocketLink(ws),
+        gateway=WebSocketGateway(ws),
         connected_at=request.app[CLOCK].time(),
     )
     replaced = registry.connect(maker)
     if replaced is not None:
         with contextlib.suppress(ConnectionError, RuntimeError):
-            await replaced.link.close(4001, "replaced")
+            await replaced.gateway.close(4001, "replaced")
     pongs = {"last": 0}
     pinger = asyncio.create_task(_pinger(maker, ws, pongs))
     try:
-        await maker.link.send(welcome(request, maker))
+        await maker.gateway.send(welcome(request, maker))
         async for frame in ws:
             if frame.type != WSMsgType.TEXT:
-                await maker.link.send(_error("bad_message", "text frames with JSON only"))
+                await maker.gateway.send(_error("bad_message", "text frames with JSON only"))
                 continue
             try:
                 message = json.loads(frame.data)
             except ValueError:
-                await maker.link.send(_error("bad_message", "not JSON"))
+                await maker.gateway.send(_error("bad_message", "not JSON"))
                 continue
             if not isinstance(message, dict):
-                await maker.link.send(_error("bad_message", "a message is a JSON object"))
+                await maker.gateway.send(_error("bad_message", "a message is a JSON object"))
                 continue
             reply = await _dispatch(request, maker, message, pongs)
             if reply is not None:
-                await maker.link.send(reply)
+                await maker.gateway.send(reply)
     except ConnectionError:
         pass
     finally:

@@ -6,21 +6,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from simulator.clock import Clock
+from simulator.services.rfq.ports import MakerGateway
 from simulator.services.shared.amounts import Curve
 
 LEVELS_MAX_AGE_S = 10.0  # levels older than this are treated as withdrawn
 LEVELS_MIN_INTERVAL_MS = 400  # advertised publishing cadence (faster updates simply replace)
-
-
-class MakerLink(Protocol):
-    """One connected maker (implemented by the WebSocket adapter)."""
-
-    async def send(self, message: dict[str, Any]) -> None: ...
-
-    async def close(self, code: int, reason: str) -> None: ...
 
 
 PairKey = tuple[int, str, str]  # (chain id, sell token lowercase, buy token lowercase)
@@ -31,7 +24,7 @@ class OnlineMaker:
     maker_id: str  # the credential's public prefix
     wallet: str  # funding wallet, checksummed
     environment: str  # live or test: which chains it serves
-    link: MakerLink
+    gateway: MakerGateway  # how messages reach it
     connected_at: float
     levels: dict[PairKey, tuple[Curve, float]] = field(default_factory=dict)  # curve, published at
     pending: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)  # by quote id
@@ -102,7 +95,7 @@ class MakerRegistry:
         maker.pending[quote_id] = future
         try:
             try:
-                await maker.link.send(message)
+                await maker.gateway.send(message)
             except (ConnectionError, RuntimeError):
                 return None  # the socket closed under us: no reply
             done, _ = await asyncio.wait({future}, timeout=max(0.0, timeout_s))
@@ -127,4 +120,4 @@ class MakerRegistry:
         maker = self.online.get(f"{wallet.lower()}:{environment}")
         if maker is not None:
             with contextlib.suppress(ConnectionError, RuntimeError):
-                await maker.link.send(message)
+                await maker.gateway.send(message)
