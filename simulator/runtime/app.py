@@ -12,6 +12,7 @@ from simulator.api.http.appkeys import (
     CHAINS,
     CLOCK,
     LADDER_BYTES,
+    MAKER_SESSIONS,
     OPENAPI_CACHE,
     OPERATIONS,
     RAMP,
@@ -42,7 +43,7 @@ from simulator.runtime.makers import FLEET, FleetHolder
 from simulator.runtime.provider import PROVIDER, ProviderHolder, provider_context
 from simulator.runtime.ramp import build_ramp
 from simulator.runtime.ramp_background import ramp_background_context
-from simulator.runtime.rfq import background_context, build_rfq
+from simulator.runtime.rfq import background_context, build_maker_sessions, build_rfq
 from simulator.runtime.webhooks import WEBHOOK_ADAPTERS, build_webhooks, webhooks_context
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
@@ -85,6 +86,7 @@ def create_app(
     app[CHAINS] = {}
     app[ACCESS] = build_access(settings, app[CLOCK], app[RANDOM], app[CHAINS])
     app[RFQ] = build_rfq(settings, app[CLOCK], app[RANDOM], app[ACCESS], app[VENUE], app[CHAINS])
+    app[MAKER_SESSIONS] = build_maker_sessions(app[RFQ], app[VENUE], app[CLOCK])
     app[WEBHOOKS], app[WEBHOOK_ADAPTERS] = build_webhooks(
         settings.webhooks, app[CLOCK], app[RANDOM].fork("webhooks")
     )

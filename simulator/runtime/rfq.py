@@ -1,5 +1,6 @@
-"""The RFQ area's wiring: `build_rfq` (auction, service, settlement and what they depend on) and
-its background work, one fill indexer per chain and the settlement sweeper, which run after the
+"""The RFQ area's wiring: `build_rfq` (auction, service, settlement and what they depend on),
+`build_maker_sessions` (the maker stream's sessions over the area's registry) and its background
+work, one fill indexer per chain and the settlement sweeper, which run after the
 chains are up; every task is cancelled and awaited on shutdown."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from rfqkit.chain import AnvilChain
 from rfqkit.tasks import cancel_and_wait, step_forever
 from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import FillIndexer
+from simulator.adapters.rfq.maker_stream import MakerStreamSessions
 from simulator.api.http.appkeys import ACCESS, CHAINS, CLOCK, RFQ, VENUE
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
@@ -72,6 +74,10 @@ def build_rfq(
         SettlementSettings(expiry_grace_s=settings.expiry_grace_s),
     )
     return RfqArea(service=service, settlement=settlement, makers=registry, events=events)
+
+
+def build_maker_sessions(area: RfqArea, venue: VenueDirectory, clock: Clock) -> MakerStreamSessions:
+    return MakerStreamSessions(area.makers, venue, clock)
 
 
 async def background_context(app: web.Application) -> AsyncIterator[None]:
