@@ -1,7 +1,12 @@
 """The maker stream's sessions (protocol in docs/maker-protocol.md). The API handler checks the
 maker credential and upgrades the connection; from there one session per socket sends `welcome`,
 turns the maker's frames into registry calls, pings the maker, and takes it offline the moment
-the socket closes."""
+the socket closes.
+
+Every frame is read with the message models of `makers/protocol.py`, the ones the bundled maker
+client writes with, so both ends agree on one definition of each message. The server reads them
+strictly typed but ignores fields it does not know (`parse_maker_message(venue=True)`), and
+answers what it refuses with the `error` codes of the document."""
 
 from __future__ import annotations
 
@@ -12,15 +17,41 @@ from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import WSMsgType, web
-from eth_utils.address import is_address, to_checksum_address
 
+from makers.protocol import (
+    MAKER_TYPES,
+    ChainInfo,
+    Decline,
+    ErrorMessage,
+    Levels,
+    Message,
+    PairInfo,
+    Ping,
+    Pong,
+    ProtocolError,
+    Quote,
+    Released,
+    Welcome,
+    parse_maker_message,
+    serialize,
+)
 from simulator.clock import Clock
-from simulator.services.rfq.makers import LEVELS_MIN_INTERVAL_MS, MakerRegistry, OnlineMaker
-from simulator.services.shared.amounts import valid_curve
+from simulator.services.rfq.makers import (
+    LEVELS_MIN_INTERVAL_MS,
+    DeclineReply,
+    MakerRegistry,
+    MakerReply,
+    MalformedReply,
+    OnlineMaker,
+    QuoteReply,
+)
 from simulator.services.shared.venue import VenueDirectory
+from simulator.settings import ChainEnvironment
 
 PING_INTERVAL_S = 15.0
 MISSED_PINGS_ALLOWED = 2
+
+Reply = ErrorMessage | Released | Pong  # what a maker's frame may be answered with
 
 
 class WebSocketGateway:
@@ -31,10 +62,17 @@ class WebSocketGateway:
         self._send_lock = asyncio.Lock()  # guards frame writes from concurrent tasks
 
     async def send(self, message: dict[str, Any]) -> None:
+        await self._send_text(json.dumps(message, separators=(",", ":")))
+
+    async def send_message(self, message: Message) -> None:
+        """A message the session itself builds, from the protocol's models."""
+        await self._send_text(serialize(message))
+
+    async def _send_text(self, text: str) -> None:
         if self._ws.closed:
             raise ConnectionError("maker socket closed")
         async with self._send_lock:
-            await self._ws.send_str(json.dumps(message, separators=(",", ":")))
+            await self._ws.send_str(text)
 
     async def close(self, code: int, reason: str) -> None:
         await self._ws.close(code=code, message=reason.encode())
@@ -46,10 +84,6 @@ class MakerSession:
 
     maker: OnlineMaker
     last_pong: int = 0
-
-
-def _error(code: str, message: str, ref: Any = None) -> dict[str, Any]:
-    return {"type": "error", "code": code, "message": message, "ref": ref}
 
 
 class MakerStreamSessions:
@@ -69,15 +103,21 @@ class MakerStreamSessions:
         self._ping_interval_s = ping_interval_s
 
     async def serve(
-        self, ws: web.WebSocketResponse, *, maker_id: str, wallet: str, environment: str
+        self,
+        ws: web.WebSocketResponse,
+        *,
+        maker_id: str,
+        wallet: str,
+        environment: ChainEnvironment,
     ) -> None:
         """The whole life of one prepared socket, until it closes; the maker is online from
         its `welcome` until then."""
+        gateway = WebSocketGateway(ws)
         maker = OnlineMaker(
             maker_id=maker_id,
             wallet=wallet,
             environment=environment,
-            gateway=WebSocketGateway(ws),
+            gateway=gateway,
             connected_at=self._clock.time(),
         )
         replaced = self._registry.connect(maker)
@@ -85,16 +125,16 @@ class MakerStreamSessions:
             with contextlib.suppress(ConnectionError, RuntimeError):
                 await replaced.gateway.close(4001, "replaced")
         session = MakerSession(maker)
-        pinger = asyncio.create_task(self._pinger(session, ws))
+        pinger = asyncio.create_task(self._pinger(session, ws, gateway))
         try:
-            await maker.gateway.send(self.welcome(maker))
+            await gateway.send_message(self.welcome(maker))
             async for frame in ws:
-                if frame.type != WSMsgType.TEXT:
-                    await maker.gateway.send(_error("bad_message", "text frames with JSON only"))
-                    continue
-                reply = self.on_text(session, frame.data)
+                if frame.type == WSMsgType.TEXT:
+                    reply = self.on_text(session, frame.data)
+                else:
+                    reply = ErrorMessage(code="bad_message", message="text frames with JSON only")
                 if reply is not None:
-                    await maker.gateway.send(reply)
+                    await gateway.send_message(reply)
         except ConnectionError:
             pass
         finally:
@@ -103,127 +143,126 @@ class MakerStreamSessions:
                 await pinger
             self._registry.disconnect(maker)
 
-    def welcome(self, maker: OnlineMaker) -> dict[str, Any]:
-        chains = []
-        for chain in self._venue.chains.values():
-            if chain.environment != maker.environment:
-                continue
-            pairs = []
-            for corridor in chain.corridors:
-                if corridor.timing.mode != "RFQ":
-                    continue
-                for sell, buy in ((corridor.base, corridor.quote), (corridor.quote, corridor.base)):
-                    pairs.append(
-                        {
-                            "sellToken": sell.address,
-                            "buyToken": buy.address,
-                            "sellDecimals": sell.decimals,
-                            "buyDecimals": buy.decimals,
-                            "feeBps": corridor.timing.fee_bps,
-                            "replyBudgetMs": corridor.timing.reply_budget_ms,
-                            "quoteTtlMs": corridor.timing.quote_ttl_s * 1000,
-                        }
+    def welcome(self, maker: OnlineMaker) -> Welcome:
+        chains = [
+            ChainInfo(
+                chainId=chain.chain_id,
+                reactor=chain.contracts.reactor,
+                signatureTransfer=chain.contracts.signature_transfer,
+                feeRecipient=chain.contracts.fee_recipient,
+                pairs=[
+                    PairInfo(
+                        sellToken=sell.address,
+                        buyToken=buy.address,
+                        sellDecimals=sell.decimals,
+                        buyDecimals=buy.decimals,
+                        feeBps=corridor.timing.fee_bps,
+                        replyBudgetMs=corridor.timing.reply_budget_ms,
+                        quoteTtlMs=corridor.timing.quote_ttl_s * 1000,
                     )
-            chains.append(
-                {
-                    "chainId": chain.chain_id,
-                    "reactor": chain.contracts.reactor,
-                    "signatureTransfer": chain.contracts.signature_transfer,
-                    "feeRecipient": chain.contracts.fee_recipient,
-                    "pairs": pairs,
-                }
+                    for corridor in chain.corridors
+                    if corridor.timing.mode == "RFQ"
+                    for sell, buy in (
+                        (corridor.base, corridor.quote),
+                        (corridor.quote, corridor.base),
+                    )
+                ],
             )
-        return {
-            "type": "welcome",
-            "makerId": maker.maker_id,
-            "wallet": maker.wallet,
-            "environment": maker.environment,
-            "serverTimeMs": self._clock.millis(),
-            "levelsMinIntervalMs": LEVELS_MIN_INTERVAL_MS,
-            "levelsMaxAgeMs": int(self._registry.levels_max_age_s * 1000),
-            "pingIntervalMs": int(self._ping_interval_s * 1000),
-            "chains": chains,
-        }
+            for chain in self._venue.chains.values()
+            if chain.environment == maker.environment
+        ]
+        return Welcome(
+            makerId=maker.maker_id,
+            wallet=maker.wallet,
+            environment=maker.environment,
+            serverTimeMs=self._clock.millis(),
+            levelsMinIntervalMs=LEVELS_MIN_INTERVAL_MS,
+            levelsMaxAgeMs=int(self._registry.levels_max_age_s * 1000),
+            pingIntervalMs=int(self._ping_interval_s * 1000),
+            chains=chains,
+        )
 
-    def on_text(self, session: MakerSession, text: str) -> dict[str, Any] | None:
+    def on_text(self, session: MakerSession, text: str) -> Reply | None:
         """One text frame from the maker; the reply to send, if any. No await: each frame's
         registry calls happen as one step."""
         try:
-            message = json.loads(text)
+            obj = json.loads(text)
         except ValueError:
-            return _error("bad_message", "not JSON")
-        if not isinstance(message, dict):
-            return _error("bad_message", "a message is a JSON object")
-        return self._dispatch(session, message)
-
-    def _dispatch(self, session: MakerSession, message: dict[str, Any]) -> dict[str, Any] | None:
-        kind = message.get("type")
+            return ErrorMessage(code="bad_message", message="not JSON")
+        if not isinstance(obj, dict):
+            return ErrorMessage(code="bad_message", message="a message is a JSON object")
+        kind = obj.get("type")
+        if not isinstance(kind, str) or kind not in MAKER_TYPES:
+            return ErrorMessage(
+                code="unknown_type",
+                message=f"unknown message type {kind!r}",
+                ref=kind if isinstance(kind, str) else None,
+            )
+        try:
+            message = parse_maker_message(obj, venue=True)
+        except ProtocolError as refused:
+            return self._unparsed(session.maker, kind, obj.get("quoteId"), refused)
         maker = session.maker
-        if kind == "levels":
+        if isinstance(message, Levels):
             return self._levels(maker, message)
-        if kind in ("quote", "decline"):
-            if not isinstance(message.get("quoteId"), str):
-                return _error("bad_message", f"{kind} needs quoteId", kind)
-            if self._registry.deliver(maker, message):
-                return None
-            return {
-                "type": "released",
-                "quoteId": message["quoteId"],
-                "rfqId": None,
-                "reason": "late",
-            }
-        if kind == "pong":
-            identifier = message.get("id")
-            if isinstance(identifier, int):
-                session.last_pong = max(session.last_pong, identifier)
-            return None
-        if kind == "ping":
-            return {"type": "pong", "id": message.get("id")}
-        return _error("unknown_type", f"unknown message type {kind!r}", kind)
+        if isinstance(message, Quote):
+            quote = QuoteReply(
+                order=message.order.to_order(),
+                signature=bytes.fromhex(message.signature[2:]),
+                expires_at_ms=message.expiresAtMs,
+            )
+            return self._answer(maker, message.quoteId, quote)
+        if isinstance(message, Decline):
+            decline = DeclineReply(reason=message.reason, max_sell_amount=message.maxSellAmount)
+            return self._answer(maker, message.quoteId, decline)
+        if isinstance(message, Ping):
+            return Pong(id=message.id)
+        if isinstance(message.id, int):  # a pong: only our own (integer) ping ids count
+            session.last_pong = max(session.last_pong, message.id)
+        return None
 
-    def _levels(self, maker: OnlineMaker, message: dict[str, Any]) -> dict[str, Any] | None:
-        chain_id = message.get("chainId")
-        sell, buy = message.get("sellToken"), message.get("buyToken")
-        if not isinstance(chain_id, int) or not isinstance(sell, str) or not isinstance(buy, str):
-            return _error("bad_message", "levels needs chainId, sellToken, buyToken", "levels")
-        chain = self._venue.chain(chain_id)
+    def _unparsed(
+        self, maker: OnlineMaker, kind: str, quote_id: object, refused: ProtocolError
+    ) -> Reply | None:
+        detail = "; ".join(refused.issues) or str(refused)
+        if kind in ("quote", "decline") and isinstance(quote_id, str):
+            # An answer that names its request still ends it (as an invalid order, so the
+            # auction stops waiting and the maker hears why); one for a request nobody waits
+            # for any more is simply late, however it is written.
+            return self._answer(maker, quote_id, MalformedReply(f"{refused}: {detail}"))
+        return ErrorMessage(code="bad_message", message=f"{refused}: {detail}", ref=kind)
+
+    def _answer(self, maker: OnlineMaker, quote_id: str, reply: MakerReply) -> Released | None:
+        if self._registry.deliver(maker, quote_id, reply):
+            return None
+        # Unknown, already answered or past replyBy: the request that named it is gone, so
+        # there is no rfq to name (docs/maker-protocol.md: `rfqId` is then null).
+        return Released(quoteId=quote_id, rfqId=None, reason="late")
+
+    def _levels(self, maker: OnlineMaker, levels: Levels) -> ErrorMessage | None:
+        chain = self._venue.chain(levels.chainId)
+        sell, buy = levels.sellToken.lower(), levels.buyToken.lower()
         if (
             chain is None
             or chain.environment != maker.environment
-            or not is_address(sell)
-            or not is_address(buy)
+            or sell == buy
             or chain.corridor_for(sell, buy) is None
-            or sell.lower() == buy.lower()
         ):
-            return _error(
-                "unknown_pair", f"no RFQ pair {sell}/{buy} on chain {chain_id} for you", "levels"
+            return ErrorMessage(
+                code="unknown_pair",
+                message=(
+                    f"no RFQ pair {levels.sellToken}/{levels.buyToken} on chain"
+                    f" {levels.chainId} for you"
+                ),
+                ref="levels",
             )
-        raw = message.get("levels")
-        points: list[tuple[int, int]] = []
-        try:
-            assert isinstance(raw, list)
-            for point in raw:
-                sell_amount, buy_amount = point["sellAmount"], point["buyAmount"]
-                assert isinstance(sell_amount, str)
-                assert sell_amount.isascii()
-                assert sell_amount.isdigit()
-                assert isinstance(buy_amount, str)
-                assert buy_amount.isascii()
-                assert buy_amount.isdigit()
-                points.append((int(sell_amount), int(buy_amount)))
-        except (AssertionError, KeyError, TypeError):
-            return _error(
-                "bad_message", "levels must be a list of {sellAmount, buyAmount} strings", "levels"
-            )
-        if points and not valid_curve(points):
-            return _error(
-                "bad_message", "levels: up to nine points, both columns increasing", "levels"
-            )
-        key = (chain_id, to_checksum_address(sell).lower(), to_checksum_address(buy).lower())
-        self._registry.set_levels(maker, key, points)
+        points = [(level.sellAmount, level.buyAmount) for level in levels.levels]
+        self._registry.set_levels(maker, (levels.chainId, sell, buy), points)
         return None
 
-    async def _pinger(self, session: MakerSession, ws: web.WebSocketResponse) -> None:
+    async def _pinger(
+        self, session: MakerSession, ws: web.WebSocketResponse, gateway: WebSocketGateway
+    ) -> None:
         sequence = 0
         while not ws.closed:
             await asyncio.sleep(self._ping_interval_s)
@@ -232,4 +271,4 @@ class MakerStreamSessions:
                 return
             sequence += 1
             with contextlib.suppress(ConnectionError):
-                await session.maker.gateway.send({"type": "ping", "id": sequence})
+                await gateway.send_message(Ping(id=sequence))

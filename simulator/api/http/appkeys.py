@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from simulator.services.rfq.pricing import LadderView
     from simulator.services.shared.venue import VenueDirectory
     from simulator.services.webhooks.service import Webhooks
-    from simulator.settings import Settings
+    from simulator.settings import ChainEnvironment, Settings
 
 
 class MakerSessions(Protocol):
@@ -27,7 +27,12 @@ class MakerSessions(Protocol):
     closes (adapters/rfq/maker_stream.py); the handler has checked the credential."""
 
     async def serve(
-        self, ws: web.WebSocketResponse, *, maker_id: str, wallet: str, environment: str
+        self,
+        ws: web.WebSocketResponse,
+        *,
+        maker_id: str,
+        wallet: str,
+        environment: ChainEnvironment,
     ) -> None: ...
 
 

@@ -249,6 +249,17 @@ def test_unknown_server_fields_are_tolerated_but_maker_fields_are_not() -> None:
         parse_maker_message({"type": "rfq"})  # a server message is not a maker message
 
 
+def test_the_venue_reads_maker_frames_strictly_typed_and_ignores_unknown_fields() -> None:
+    body = {"type": "decline", "quoteId": "q", "reason": "liquidity", "maxSellAmount": "5"}
+    assert parse_maker_message({**body, "x": 1}, venue=True) == Decline(
+        quoteId="q", reason="liquidity", maxSellAmount=5
+    )
+    levels = {"type": "levels", "chainId": "56", "sellToken": A["a"], "buyToken": A["b"]}
+    assert isinstance(parse_maker_message({**levels, "levels": []}), Levels)  # coerced
+    with pytest.raises(ProtocolError, match="invalid levels"):
+        parse_maker_message({**levels, "levels": []}, venue=True)
+
+
 @pytest.mark.parametrize(
     "points",
     [
