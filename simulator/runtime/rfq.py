@@ -24,9 +24,11 @@ from simulator.services.rfq.area import RfqArea
 from simulator.services.rfq.auction import Auction
 from simulator.services.rfq.deps import RfqDeps
 from simulator.services.rfq.events import EventLog
+from simulator.services.rfq.fleet_control import MakerControl
 from simulator.services.rfq.funds import TakerFunds
 from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.makers import MakerRegistry
+from simulator.services.rfq.ports import SimulatedFleet
 from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement, SettlementSettings
@@ -46,6 +48,7 @@ def build_rfq(
     access: AccessArea,
     venue: VenueDirectory,
     chains: dict[int, AnvilChain],
+    fleet: SimulatedFleet,
 ) -> RfqArea:
     reads = ChainReads(chains)
     registry = MakerRegistry(clock)
@@ -73,7 +76,13 @@ def build_rfq(
         reads,
         SettlementSettings(expiry_grace_s=settings.expiry_grace_s),
     )
-    return RfqArea(service=service, settlement=settlement, makers=registry, events=events)
+    return RfqArea(
+        service=service,
+        settlement=settlement,
+        makers=registry,
+        events=events,
+        maker_control=MakerControl(registry, fleet),
+    )
 
 
 def build_maker_sessions(area: RfqArea, venue: VenueDirectory, clock: Clock) -> MakerStreamSessions:
