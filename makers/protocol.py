@@ -206,7 +206,9 @@ class Expired(_ServerModel):
 class Released(_ServerModel):
     type: Literal["released"] = "released"
     quoteId: str
-    rfqId: str
+    # null when reason is `late`: the answer named a quoteId the server no longer (or never)
+    # waited for, so it cannot say which rfq it belonged to (docs/maker-protocol.md).
+    rfqId: str | None
     reason: ReleaseReason
     detail: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
@@ -365,10 +367,17 @@ def parse_server_message(data: str | bytes | dict[str, Any]) -> ServerMessage:
         raise ProtocolError(f"invalid {obj['type']} message", _issues(exc)) from exc
 
 
-def parse_maker_message(data: str | bytes | dict[str, Any]) -> MakerMessage:
-    """Parse one maker -> server frame (what a server, or a test double of one, receives)."""
+def parse_maker_message(data: str | bytes | dict[str, Any], *, venue: bool = False) -> MakerMessage:
+    """Parse one maker -> server frame (what a server, or a test double of one, receives).
+
+    `venue=True` is how the simulator reads the maker stream: every field must have its JSON
+    type exactly (the string "97" is not a chain id; amounts stay strings or integers), and
+    fields it does not know are ignored, so a bot written against a newer document keeps
+    working. By default fields are coerced and unknown ones refused, as when we send."""
     obj = _load(data, MAKER_TYPES)
     try:
+        if venue:
+            return _MAKER_ADAPTER.validate_python(obj, strict=True, extra="ignore")
         return _MAKER_ADAPTER.validate_python(obj)
     except ValidationError as exc:
         raise ProtocolError(f"invalid {obj['type']} message", _issues(exc)) from exc

@@ -12,6 +12,7 @@ from simulator.api.http.appkeys import (
     CHAINS,
     CLOCK,
     LADDER_BYTES,
+    MAKER_SESSIONS,
     OPENAPI_CACHE,
     OPERATIONS,
     RAMP,
@@ -38,11 +39,11 @@ from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.access import build_access
 from simulator.runtime.chains import chains_context
-from simulator.runtime.makers import FLEET, FleetHolder
+from simulator.runtime.makers import FLEET, FleetHolder, simulated_fleet
 from simulator.runtime.provider import PROVIDER, ProviderHolder, provider_context
 from simulator.runtime.ramp import build_ramp
 from simulator.runtime.ramp_background import ramp_background_context
-from simulator.runtime.rfq import background_context, build_rfq
+from simulator.runtime.rfq import background_context, build_maker_sessions, build_rfq
 from simulator.runtime.webhooks import WEBHOOK_ADAPTERS, build_webhooks, webhooks_context
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
@@ -84,7 +85,17 @@ def create_app(
     app[VENUE] = VenueDirectory()
     app[CHAINS] = {}
     app[ACCESS] = build_access(settings, app[CLOCK], app[RANDOM], app[CHAINS])
-    app[RFQ] = build_rfq(settings, app[CLOCK], app[RANDOM], app[ACCESS], app[VENUE], app[CHAINS])
+    app[FLEET] = FleetHolder()  # filled once the API listens (cli.serve starts the fleet)
+    app[RFQ] = build_rfq(
+        settings,
+        app[CLOCK],
+        app[RANDOM],
+        app[ACCESS],
+        app[VENUE],
+        app[CHAINS],
+        simulated_fleet(app[FLEET]),
+    )
+    app[MAKER_SESSIONS] = build_maker_sessions(app[RFQ], app[VENUE], app[CLOCK])
     app[WEBHOOKS], app[WEBHOOK_ADAPTERS] = build_webhooks(
         settings.webhooks, app[CLOCK], app[RANDOM].fork("webhooks")
     )
@@ -106,7 +117,6 @@ def create_app(
     routes.register(app.router)
     app.on_response_prepare.append(add_request_id_header)
     app.on_response_prepare.append(add_rate_limit_headers)
-    app[FLEET] = FleetHolder()
     app[PROVIDER] = ProviderHolder()
     app.cleanup_ctx.append(webhooks_context)  # needs no chain: registry and delivery work alone
     if start_chains:

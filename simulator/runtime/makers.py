@@ -1,6 +1,7 @@
 """The simulator's own maker fleet: simulated makers (makers/fleet.py) connected over a real
 WebSocket to this very simulator, with maker credentials created in-process. Started once the
-API listens (it connects to the API URL) and stopped before the chains go away."""
+API listens (it connects to the API URL) and stopped before the chains go away; /_sim/makers
+reaches it through `simulated_fleet` (the RFQ area's SimulatedFleet port)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from aiohttp import web
 
 from makers.config import FleetConfig
 from makers.fleet import MakerFleet
+from simulator.adapters.rfq.fleet import MakerFleetControl
 from simulator.api.http.appkeys import ACCESS, RANDOM, SETTINGS, VENUE
 
 log = logging.getLogger("rfqsim.fleet")
@@ -23,6 +25,11 @@ class FleetHolder:
 
 
 FLEET: web.AppKey[FleetHolder] = web.AppKey("fleet")
+
+
+def simulated_fleet(holder: FleetHolder) -> MakerFleetControl:
+    """The fleet the holder has at each call: built with the app, before the fleet starts."""
+    return MakerFleetControl(lambda: holder.fleet)
 
 
 def credentials_for(app: web.Application, config: FleetConfig) -> dict[str, list[str]]:

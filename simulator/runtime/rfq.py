@@ -1,5 +1,6 @@
-"""The RFQ area's wiring: `build_rfq` (auction, service, settlement and what they depend on) and
-its background work, one fill indexer per chain and the settlement sweeper, which run after the
+"""The RFQ area's wiring: `build_rfq` (auction, service, settlement and what they depend on),
+`build_maker_sessions` (the maker stream's sessions over the area's registry) and its background
+work, one fill indexer per chain and the settlement sweeper, which run after the
 chains are up; every task is cancelled and awaited on shutdown."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from rfqkit.chain import AnvilChain
 from rfqkit.tasks import cancel_and_wait, step_forever
 from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import FillIndexer
+from simulator.adapters.rfq.maker_stream import MakerStreamSessions
 from simulator.api.http.appkeys import ACCESS, CHAINS, CLOCK, RFQ, VENUE
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
@@ -21,9 +23,11 @@ from simulator.services.access.area import AccessArea
 from simulator.services.rfq.area import RfqArea
 from simulator.services.rfq.auction import Auction
 from simulator.services.rfq.deps import RfqDeps
+from simulator.services.rfq.fleet_control import MakerControl
 from simulator.services.rfq.funds import TakerFunds
 from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.makers import MakerRegistry
+from simulator.services.rfq.ports import SimulatedFleet
 from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement, SettlementSettings
@@ -44,6 +48,7 @@ def build_rfq(
     access: AccessArea,
     venue: VenueDirectory,
     chains: dict[int, AnvilChain],
+    fleet: SimulatedFleet,
 ) -> RfqArea:
     reads = ChainReads(chains)
     registry = MakerRegistry(clock)
@@ -71,7 +76,17 @@ def build_rfq(
         reads,
         SettlementSettings(expiry_grace_s=settings.expiry_grace_s),
     )
-    return RfqArea(service=service, settlement=settlement, makers=registry, events=events)
+    return RfqArea(
+        service=service,
+        settlement=settlement,
+        makers=registry,
+        events=events,
+        maker_control=MakerControl(registry, fleet),
+    )
+
+
+def build_maker_sessions(area: RfqArea, venue: VenueDirectory, clock: Clock) -> MakerStreamSessions:
+    return MakerStreamSessions(area.makers, venue, clock)
 
 
 async def background_context(app: web.Application) -> AsyncIterator[None]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from aiohttp import web
 
@@ -19,7 +19,22 @@ if TYPE_CHECKING:
     from simulator.services.rfq.pricing import LadderView
     from simulator.services.shared.venue import VenueDirectory
     from simulator.services.webhooks.service import Webhooks
-    from simulator.settings import Settings
+    from simulator.settings import ChainEnvironment, Settings
+
+
+class MakerSessions(Protocol):
+    """Runs one maker's session on a socket the maker-stream handler has upgraded, until it
+    closes (adapters/rfq/maker_stream.py); the handler has checked the credential."""
+
+    async def serve(
+        self,
+        ws: web.WebSocketResponse,
+        *,
+        maker_id: str,
+        wallet: str,
+        environment: ChainEnvironment,
+    ) -> None: ...
+
 
 SETTINGS: web.AppKey[Settings] = web.AppKey("settings")
 CLOCK: web.AppKey[Clock] = web.AppKey("clock")
@@ -31,6 +46,7 @@ RFQ: web.AppKey[RfqArea] = web.AppKey("rfq")
 CHAINS: web.AppKey[dict[int, AnvilChain]] = web.AppKey("chains")  # filled at start-up
 WEBHOOKS: web.AppKey[Webhooks] = web.AppKey("webhooks")  # registry, outbox, worker
 RAMP: web.AppKey[RampArea] = web.AppKey("ramp")  # the fiat ramp's services and provider ports
+MAKER_SESSIONS: web.AppKey[MakerSessions] = web.AppKey("maker_sessions")  # /v2/maker/stream
 OPERATIONS: web.AppKey[dict[str, Operation]] = web.AppKey("operations")  # by operation id
 
 # Rendered ladder JSON per chain, with the cached view it was rendered from.

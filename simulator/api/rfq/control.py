@@ -3,12 +3,12 @@ reconfiguration of the simulated fleet (behaviour, latency, prices, online/offli
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from aiohttp import web
 from pydantic import Field
 
-from makers.client import MakerClientError
 from makers.config import LatencyConfig
 from simulator.api.http.appkeys import RFQ
 from simulator.api.http.parsing import parse_body
@@ -23,7 +23,7 @@ from simulator.errors import (
     PayloadTooLarge,
     UpstreamError,
 )
-from simulator.runtime.makers import FLEET
+from simulator.services.rfq.fleet_control import MakersStatus
 
 
 class OnlineMakerView(ApiModel):
@@ -68,48 +68,32 @@ class MakerChange(ApiModel):
     online: bool | None = None
 
 
-def _view(request: web.Request) -> MakersView:
-    registry = request.app[RFQ].makers
-    online = [
-        OnlineMakerView(
-            maker_id=m.maker_id,
-            wallet=m.wallet,
-            environment=m.environment,
-            connected_at=isoformat(from_unix(m.connected_at)),
-            pairs_with_levels=sum(1 for key in m.levels if registry.fresh_curve(m, key)),
-        )
-        for m in registry.online.values()
-    ]
-    fleet = request.app[FLEET].fleet
-    members = []
-    if fleet is not None:
-        for maker in fleet.makers.values():
-            status = maker.status()
-            status["config"] = maker.config.model_dump(mode="json", exclude={"private_key"})
-            members.append(FleetMakerView.model_validate(status))
-    return MakersView(online=online, fleet=members)
+def _view(status: MakersStatus) -> MakersView:
+    return MakersView(
+        online=[
+            OnlineMakerView(
+                maker_id=maker.maker_id,
+                wallet=maker.wallet,
+                environment=maker.environment,
+                connected_at=isoformat(from_unix(maker.connected_at)),
+                pairs_with_levels=maker.pairs_with_levels,
+            )
+            for maker in status.online
+        ],
+        fleet=[FleetMakerView.model_validate(asdict(member)) for member in status.fleet],
+    )
 
 
 async def list_makers(request: web.Request) -> web.Response:
-    return data_response(_view(request))
+    return data_response(_view(request.app[RFQ].maker_control.status()))
 
 
 async def change_maker(request: web.Request) -> web.Response:
     body = await parse_body(request, MakerChange)
-    fleet = request.app[FLEET].fleet
-    name = request.match_info["name"]
-    if fleet is None or name not in fleet.makers:
-        raise NotFound(f"No simulated maker named {name}")
-    changes = body.model_dump(exclude_none=True)
-    try:
-        await fleet.reconfigure(name, **changes)
-    except ValueError as exc:
-        raise InvalidRequest(str(exc), details={"reason": "invalid_maker_config"}) from exc
-    except (MakerClientError, TimeoutError) as exc:
-        raise UpstreamError(
-            f"maker {name} could not reconnect: {exc}", details={"reason": "maker_unreachable"}
-        ) from exc
-    return data_response(_view(request))
+    status = await request.app[RFQ].maker_control.change(
+        request.match_info["name"], body.model_dump(exclude_none=True)
+    )
+    return data_response(_view(status))
 
 
 def add_routes(table: RouteTable) -> None:

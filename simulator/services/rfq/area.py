@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simulator.services.rfq.fleet_control import MakerControl
 from simulator.services.rfq.makers import MakerRegistry
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement
@@ -17,3 +18,4 @@ class RfqArea:
     settlement: Settlement
     makers: MakerRegistry
     events: EventLog
+    maker_control: MakerControl  # /_sim/makers: who is online, the simulated fleet

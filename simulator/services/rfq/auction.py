@@ -15,7 +15,7 @@ from simulator.clock import Clock
 from simulator.errors import UpstreamError
 from simulator.randomness import RandomSource
 from simulator.services.rfq.inventory import MakerInventory
-from simulator.services.rfq.makers import MakerRegistry, OnlineMaker
+from simulator.services.rfq.makers import MakerRegistry, MalformedReply, OnlineMaker, QuoteReply
 from simulator.services.rfq.model import FilledOrder, NoQuoteReason, Routing
 from simulator.services.rfq.ports import ChainUnreadable, MakerChainReader
 from simulator.services.rfq.pricing import Depth, IndicativePricing, Leg, eligible_makers, split
@@ -26,7 +26,6 @@ from simulator.services.rfq.quote_checks import (
     check_terms,
     filled_order,
     hold_if_funded,
-    parse_order,
 )
 from simulator.services.rfq.trades import TradeSpec
 from simulator.services.shared.amounts import fee_on, net_of_fee
@@ -297,10 +296,13 @@ class Auction:
             "maxExpiresAtMs": int(expiry_window[1] * 1000),
         }
         reply = await self._registry.ask(maker, message, remaining)
-        if reply is None or reply.get("type") != "quote":
-            return _Reply(maker, ask, None, preferred)
+        if not isinstance(reply, QuoteReply | MalformedReply):
+            return _Reply(maker, ask, None, preferred)  # silent, late, gone, or a decline
         try:
-            order, signature, expires_at = parse_order(ask, reply)
+            if isinstance(reply, MalformedReply):
+                raise QuoteRejected(reply.detail)
+            order, signature = reply.order, reply.signature
+            expires_at = reply.expires_at_ms / 1000
             check_terms(ask, order, expires_at)
             check_signature(ask, order, signature)
             try:

@@ -1,27 +1,50 @@
 """Makers online on the maker stream: their sessions, their published levels, and the firm
-requests in flight to them. The WebSocket adapter feeds it; the auction and the ladder read it."""
+requests in flight to them. The stream adapter (adapters/rfq/maker_stream.py) feeds it with
+parsed messages; the auction and the ladder read it."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+from contracts.orders import RfqOrder
 from simulator.clock import Clock
+from simulator.services.rfq.ports import MakerGateway
 from simulator.services.shared.amounts import Curve
+from simulator.settings import ChainEnvironment
 
 LEVELS_MAX_AGE_S = 10.0  # levels older than this are treated as withdrawn
 LEVELS_MIN_INTERVAL_MS = 400  # advertised publishing cadence (faster updates simply replace)
 
 
-class MakerLink(Protocol):
-    """One connected maker (implemented by the WebSocket adapter)."""
+@dataclass(frozen=True)
+class QuoteReply:
+    """A maker's `quote`: its signed order, not yet checked against the request."""
 
-    async def send(self, message: dict[str, Any]) -> None: ...
+    order: RfqOrder
+    signature: bytes
+    expires_at_ms: int  # the maker's accept cutoff
 
-    async def close(self, code: int, reason: str) -> None: ...
 
+@dataclass(frozen=True)
+class DeclineReply:
+    """A maker's `decline`."""
+
+    reason: str  # liquidity, min_size, rejected or unavailable
+    max_sell_amount: int | None  # with liquidity: the taker-side size it could do
+
+
+@dataclass(frozen=True)
+class MalformedReply:
+    """An answer to a request in flight that did not parse as a quote or decline: it ends the
+    request like an invalid order (the maker is told why), rather than leaving it waiting."""
+
+    detail: str
+
+
+MakerReply = QuoteReply | DeclineReply | MalformedReply
 
 PairKey = tuple[int, str, str]  # (chain id, sell token lowercase, buy token lowercase)
 
@@ -30,11 +53,11 @@ PairKey = tuple[int, str, str]  # (chain id, sell token lowercase, buy token low
 class OnlineMaker:
     maker_id: str  # the credential's public prefix
     wallet: str  # funding wallet, checksummed
-    environment: str  # live or test: which chains it serves
-    link: MakerLink
+    environment: ChainEnvironment  # live or test: which chains it serves
+    gateway: MakerGateway  # how messages reach it
     connected_at: float
     levels: dict[PairKey, tuple[Curve, float]] = field(default_factory=dict)  # curve, published at
-    pending: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)  # by quote id
+    pending: dict[str, asyncio.Future[MakerReply]] = field(default_factory=dict)  # by quote id
 
     @property
     def wallet_key(self) -> str:
@@ -94,15 +117,15 @@ class MakerRegistry:
 
     async def ask(
         self, maker: OnlineMaker, message: dict[str, Any], timeout_s: float
-    ) -> dict[str, Any] | None:
+    ) -> MakerReply | None:
         """Send a firm request and wait for its answer (quote or decline) up to `timeout_s`;
         None when the maker stays silent, answers late or disconnects."""
         quote_id = str(message["quoteId"])
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[MakerReply] = asyncio.get_running_loop().create_future()
         maker.pending[quote_id] = future
         try:
             try:
-                await maker.link.send(message)
+                await maker.gateway.send(message)
             except (ConnectionError, RuntimeError):
                 return None  # the socket closed under us: no reply
             done, _ = await asyncio.wait({future}, timeout=max(0.0, timeout_s))
@@ -114,9 +137,9 @@ class MakerRegistry:
             if not future.done():
                 future.cancel()
 
-    def deliver(self, maker: OnlineMaker, reply: dict[str, Any]) -> bool:
-        """A quote or decline arrived; False when nobody waits for it (unknown or late)."""
-        future = maker.pending.get(str(reply.get("quoteId")))
+    def deliver(self, maker: OnlineMaker, quote_id: str, reply: MakerReply) -> bool:
+        """An answer to `quote_id` arrived; False when nobody waits for it (unknown or late)."""
+        future = maker.pending.get(quote_id)
         if future is None or future.done():
             return False
         future.set_result(reply)
@@ -127,4 +150,4 @@ class MakerRegistry:
         maker = self.online.get(f"{wallet.lower()}:{environment}")
         if maker is not None:
             with contextlib.suppress(ConnectionError, RuntimeError):
-                await maker.link.send(message)
+                await maker.gateway.send(message)

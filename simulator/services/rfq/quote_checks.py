@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from contracts.orders import RfqOrder, encode_order, order_hash, recover_order_signer
 from simulator.services.rfq.inventory import Hold, MakerInventory
@@ -37,48 +36,6 @@ class Ask:
     fee_bps: int
     min_expires_at: float  # unix seconds
     max_expires_at: float
-
-
-def _uint(value: Any, name: str) -> int:
-    if isinstance(value, bool):
-        raise QuoteRejected(f"{name} must be a decimal string")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.isascii() and value.isdigit():
-        return int(value)
-    raise QuoteRejected(f"{name} must be a decimal string")
-
-
-def parse_order(ask: Ask, message: dict[str, Any]) -> tuple[RfqOrder, bytes, float]:
-    raw = message.get("order")
-    if not isinstance(raw, dict):
-        raise QuoteRejected("order missing")
-    try:
-        order = RfqOrder(
-            reactor=str(raw.get("reactor")),
-            maker=str(raw.get("maker")),
-            taker=str(raw.get("taker")),
-            inputToken=str(raw.get("inputToken")),
-            inputAmount=_uint(raw.get("inputAmount"), "inputAmount"),
-            outputToken=str(raw.get("outputToken")),
-            outputAmount=_uint(raw.get("outputAmount"), "outputAmount"),
-            feeAmount=_uint(raw.get("feeAmount"), "feeAmount"),
-            nonce=_uint(raw.get("nonce"), "nonce"),
-            deadline=_uint(raw.get("deadline"), "deadline"),
-        )
-    except ValueError as exc:
-        raise QuoteRejected(str(exc)) from exc
-    signature_hex = message.get("signature")
-    if not isinstance(signature_hex, str) or not signature_hex.startswith("0x"):
-        raise QuoteRejected("signature must be 0x-hex")
-    try:
-        signature = bytes.fromhex(signature_hex[2:])
-    except ValueError as exc:
-        raise QuoteRejected("signature must be 0x-hex") from exc
-    expires_ms = message.get("expiresAtMs")
-    if isinstance(expires_ms, bool) or not isinstance(expires_ms, int):
-        raise QuoteRejected("expiresAtMs must be an integer")
-    return order, signature, expires_ms / 1000
 
 
 def check_terms(ask: Ask, order: RfqOrder, expires_at: float) -> None:

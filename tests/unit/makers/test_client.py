@@ -218,6 +218,22 @@ async def test_notifications_reach_their_callbacks(
     assert sorted(map(repr, received)) == sorted(map(repr, messages))
 
 
+async def test_a_late_release_with_a_null_rfq_id_reaches_its_callback(
+    server: FakeStreamServer, make_client: MakeClient
+) -> None:
+    """The server's answer to a quote for an unknown or closed quoteId, byte for byte."""
+    got: asyncio.Queue[Released] = asyncio.Queue()
+
+    async def record(message: Released) -> None:
+        got.put_nowait(message)
+
+    await make_client(on_released=record)
+    conn = await server.next_connection()
+    await conn.ws.send_str('{"type":"released","quoteId":"mq_9","rfqId":null,"reason":"late"}')
+    released = await asyncio.wait_for(got.get(), 10)
+    assert (released.quoteId, released.rfqId, released.reason) == ("mq_9", None, "late")
+
+
 async def test_levels_are_coalesced_to_the_min_interval(
     server: FakeStreamServer, make_client: MakeClient
 ) -> None:

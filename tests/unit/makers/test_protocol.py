@@ -211,6 +211,15 @@ def test_quote_carries_the_order_and_converts_back() -> None:
     assert parsed.order.to_order() == order
 
 
+def test_released_for_a_late_answer_carries_a_null_rfq_id() -> None:
+    # The server answers a quote or decline for an unknown or closed quoteId with exactly this
+    # frame (docs/maker-protocol.md: "`rfqId` is then null"); the client must accept it.
+    frame = '{"type":"released","quoteId":"mq_gone","rfqId":null,"reason":"late"}'
+    message = parse_server_message(frame)
+    assert message == Released(quoteId="mq_gone", rfqId=None, reason="late")
+    assert serialize(message) == frame
+
+
 @pytest.mark.parametrize(
     ("frame", "match"),
     [
@@ -238,6 +247,17 @@ def test_unknown_server_fields_are_tolerated_but_maker_fields_are_not() -> None:
         parse_maker_message({"type": "decline", "quoteId": "q", "reason": "liquidity", "x": 1})
     with pytest.raises(ProtocolError):
         parse_maker_message({"type": "rfq"})  # a server message is not a maker message
+
+
+def test_the_venue_reads_maker_frames_strictly_typed_and_ignores_unknown_fields() -> None:
+    body = {"type": "decline", "quoteId": "q", "reason": "liquidity", "maxSellAmount": "5"}
+    assert parse_maker_message({**body, "x": 1}, venue=True) == Decline(
+        quoteId="q", reason="liquidity", maxSellAmount=5
+    )
+    levels = {"type": "levels", "chainId": "56", "sellToken": A["a"], "buyToken": A["b"]}
+    assert isinstance(parse_maker_message({**levels, "levels": []}), Levels)  # coerced
+    with pytest.raises(ProtocolError, match="invalid levels"):
+        parse_maker_message({**levels, "levels": []}, venue=True)
 
 
 @pytest.mark.parametrize(

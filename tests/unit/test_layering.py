@@ -1,0 +1,257 @@
+"""The layout stays true: arrows between packages go one way only (docs/architecture.md "Packages
+and the arrows allowed between them"). Read from the source with `ast`, so nothing is imported;
+an import under `if TYPE_CHECKING:` counts like any other (an arrow is an arrow)."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Our top-level packages, and the ones each may import (besides itself). Everything not listed
+# for a package is a wrong-way arrow; the order is the layering, lowest first.
+ALLOWED: dict[str, frozenset[str]] = {
+    "contracts": frozenset(),
+    "rfqkit": frozenset({"contracts"}),
+    "makers": frozenset({"rfqkit", "contracts"}),
+    "provider_sandbox": frozenset({"rfqkit", "contracts"}),
+    "simulator": frozenset({"rfqkit", "contracts", "makers", "provider_sandbox"}),
+    "conformance": frozenset({"rfqkit", "contracts"}),
+    "loadtests": frozenset({"rfqkit", "contracts", "conformance"}),
+    "bench": frozenset(
+        {"rfqkit", "contracts", "makers", "provider_sandbox", "simulator", "conformance"}
+    ),
+    "rfqsim": frozenset(
+        {"rfqkit", "contracts", "makers", "provider_sandbox", "simulator", "conformance"}
+    ),
+}
+OURS = frozenset(ALLOWED)
+
+# Inside the simulator: the layers below may not reach the ones named.
+SIMULATOR_RULES: dict[str, tuple[str, ...]] = {
+    "simulator.services": (
+        "simulator.api",
+        "simulator.adapters",
+        "simulator.runtime",
+        "simulator.cli",
+        "aiohttp",
+        "web3",
+        "rfqkit.chain",
+        "rfqkit.anvil",
+        "rfqkit.tasks",
+        "makers",
+        "provider_sandbox",
+    ),
+    "simulator.adapters": ("simulator.api", "simulator.runtime", "simulator.cli"),
+    "simulator.api": ("simulator.adapters", "simulator.runtime", "simulator.cli", "web3"),
+}
+# Third-party libraries services must not reach even through our own modules.
+SERVICE_FORBIDDEN_LIBRARIES = ("aiohttp", "web3")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+@cache
+def sources() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for package in OURS:
+        for path in (REPO / package).rglob("*.py"):
+            if "tests" in path.relative_to(REPO).parts:
+                continue
+            found[module_name(path)] = path
+    return found
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every absolute module named by an import statement of the file (relative imports are
+    resolved against the file's package)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    inside = path.is_relative_to(REPO)
+    package = module_name(path).rsplit(".", 1)[0] if inside and path.name != "__init__.py" else None
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level and inside:
+                base = (package or module_name(path)).split(".")
+                base = base[: len(base) - node.level + 1]
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            names.add(module)
+            # `from pkg import module` names a module too
+            names.update(f"{module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def resolve(name: str) -> str | None:
+    """The module of ours that `name` refers to (a module, or the module defining a name)."""
+    known = sources()
+    while name:
+        if name in known:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+@cache
+def graph() -> dict[str, frozenset[str]]:
+    edges: dict[str, frozenset[str]] = {}
+    for module, path in sources().items():
+        edges[module] = frozenset(imports_of(path))
+    return edges
+
+
+def top(name: str) -> str:
+    return name.split(".", 1)[0]
+
+
+def within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def test_packages_import_only_the_layers_below_them() -> None:
+    wrong: list[str] = []
+    for module, names in sorted(graph().items()):
+        for name in sorted(names):
+            target = top(name)
+            if target in OURS and target != top(module) and target not in ALLOWED[top(module)]:
+                wrong.append(f"{module} imports {name}")
+    assert wrong == [], "wrong-way arrows between packages:\n" + "\n".join(wrong)
+
+
+def test_simulator_layers_point_one_way() -> None:
+    wrong: list[str] = []
+    for module, names in sorted(graph().items()):
+        for layer, forbidden in SIMULATOR_RULES.items():
+            if not within(module, layer):
+                continue
+            for name in sorted(names):
+                if any(within(name, f) for f in forbidden):
+                    wrong.append(f"{module} imports {name}")
+    assert wrong == [], "wrong-way arrows inside the simulator:\n" + "\n".join(dict.fromkeys(wrong))
+
+
+def reachable(start: str) -> Iterable[tuple[str, str]]:
+    """(module, third-party or our module name) for everything `start` imports, transitively
+    through our own modules."""
+    seen: set[str] = set()
+    stack = [start]
+    while stack:
+        module = stack.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        for name in graph().get(module, frozenset()):
+            yield module, name
+            ours = resolve(name)
+            if ours is not None:
+                stack.append(ours)
+
+
+def test_services_reach_no_http_or_web3_library_even_indirectly() -> None:
+    wrong: set[str] = set()
+    for module in graph():
+        if not within(module, "simulator.services"):
+            continue
+        for via, name in reachable(module):
+            if any(within(name, lib) for lib in SERVICE_FORBIDDEN_LIBRARIES):
+                wrong.add(f"{module} reaches {name} (through {via})")
+    assert sorted(wrong) == []
+
+
+def node_of(module: str, depth: int) -> str:
+    """Where a module counts in the package graph at `depth`: its folder, cut at `depth` parts.
+    A loose module beside subpackages (simulator/clock.py next to simulator/api/) counts as
+    itself: it is a shared piece of that folder, not the folder (a folder's files may import
+    one another freely; only arrows between folders are judged)."""
+    path = sources()[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    has_subpackages = any(
+        p.name == "__init__.py" and m.startswith(package + ".") for m, p in sources().items()
+    )
+    owner = module if has_subpackages and path.name != "__init__.py" else package
+    return ".".join(owner.split(".")[:depth])
+
+
+def package_graph(depth: int) -> dict[str, set[str]]:
+    """Arrows between packages (folders, not files) cut at `depth` dotted parts (1: top-level
+    packages, 2: simulator's layers, 3: the areas inside them), from our own modules only."""
+    edges: dict[str, set[str]] = defaultdict(set)
+    for module, names in graph().items():
+        source = node_of(module, depth)
+        for name in names:
+            ours = resolve(name)
+            if ours is None:
+                continue
+            target = node_of(ours, depth)
+            if target != source:
+                edges[source].add(target)
+    return edges
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected component of more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = [0]
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = counter[0]
+        counter[0] += 1
+        stack.append(node)
+        on_stack.add(node)
+        for successor in edges.get(node, ()):
+            if successor not in index:
+                visit(successor)
+                low[node] = min(low[node], low[successor])
+            elif successor in on_stack:
+                low[node] = min(low[node], index[successor])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(set(edges) | {t for ts in edges.values() for t in ts}):
+        if node not in index:
+            visit(node)
+    return found
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_no_package_cycles(depth: int) -> None:
+    """depth 1: top-level packages; 2: simulator.api / services / adapters / runtime; 3: the
+    areas inside them (services.rfq, services.ramp, ...)."""
+    assert cycles(package_graph(depth)) == []
+
+
+def test_the_checker_sees_a_wrong_arrow(tmp_path: Path) -> None:
+    """The checks above are only worth something if they can fail: a planted file that imports
+    aiohttp from a service and the api from an adapter is caught by the same functions."""
+    planted = tmp_path / "planted.py"
+    planted.write_text("import aiohttp\nfrom simulator.api.http.appkeys import CLOCK\n")
+    names = imports_of(planted)
+    assert any(within(n, "aiohttp") for n in names)
+    assert resolve("simulator.api.http.appkeys.CLOCK") == "simulator.api.http.appkeys"
+    assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
