@@ -53,6 +53,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-examples", type=int, default=None, help="per operation and phase")
     parser.add_argument("--full", action="store_true", help="the long run (>= 1,000 requests)")
     parser.add_argument("--no-keyless", action="store_true", help="skip the keyless pass")
+    parser.add_argument(
+        "--default-limits",
+        action="store_true",
+        help="simulator: keep its rate limits and use a default-tier key (429s are judged too)",
+    )
     parser.add_argument("--rate-limit", default=None, help='schemathesis rate limit, e.g. "5/s"')
     parser.add_argument("--deviations", type=Path, default=DEFAULT_PATH)
     parser.add_argument("--junit", type=Path, default=DEFAULT_JUNIT, help="JUnit XML output path")
@@ -66,7 +71,7 @@ def _run(target: Target, args: argparse.Namespace, settings: RunSettings) -> Run
         junit.write(result, args.junit)
 
     if target.is_simulator:
-        with simulator_caller(target) as caller:
+        with simulator_caller(target, raise_limits=not settings.default_limits) as caller:
             return run(target.base_url, caller, settings, deviations, write_junit=write_junit)
     if not args.api_key:
         raise RunError(f"{target.base_url} is not a simulator: give --api-key or RFQSIM_API_KEY")
@@ -87,6 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         overrides["full"] = True
     if args.no_keyless:
         overrides["keyless"] = False
+    if args.default_limits:
+        overrides["default_limits"] = True
     environ = dict(os.environ)
     if args.full:
         environ["RFQSIM_SCHEMATHESIS_FULL"] = "1"  # full defaults for examples and steps

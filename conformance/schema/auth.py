@@ -147,11 +147,13 @@ def clock_offset_ms(client: Client) -> int:
 
 
 @contextmanager
-def simulator_caller(target: Target) -> Iterator[Caller]:
+def simulator_caller(target: Target, *, raise_limits: bool = True) -> Iterator[Caller]:
     """A key, raised limits and a funded taker on an rfqsim simulator; afterwards the limits
-    are restored and the key revoked."""
+    are restored and the key revoked. `raise_limits=False`: the simulator's own limits and a
+    key of the default tier, so rate-limit answers are part of the run."""
     sim = target.sim()
-    record = sim.create_key(PARTNER, "test", TAKER_SCOPES, tier="unlimited")
+    tier = "unlimited" if raise_limits else "default"
+    record = sim.create_key(PARTNER, "test", TAKER_SCOPES, tier=tier)
     api_key = str(record["key"])
     environment = key_environment(api_key) or "test"
     venue = Venue.of(target)
@@ -161,7 +163,7 @@ def simulator_caller(target: Target) -> Iterator[Caller]:
     if not chain_ids or not venue.demo_wallets:
         raise CallerError(f"simulator has no {environment} chain or no demo wallet to fund from")
     before = sim.limits()
-    sim.set_limits(**RAISED_LIMITS, reset_windows=True)
+    sim.set_limits(**(RAISED_LIMITS if raise_limits else {}), reset_windows=True)
     try:
         taker = Wallet.create()
         for chain_id in chain_ids:

@@ -65,6 +65,7 @@ ENV_SEED = "RFQSIM_SCHEMATHESIS_SEED"
 ENV_MAX_EXAMPLES = "RFQSIM_SCHEMATHESIS_MAX_EXAMPLES"
 ENV_FULL = "RFQSIM_SCHEMATHESIS_FULL"
 ENV_RATE_LIMIT = "RFQSIM_SCHEMATHESIS_RATE_LIMIT"
+ENV_DEFAULT_LIMITS = "RFQSIM_SCHEMATHESIS_DEFAULT_LIMITS"
 _SNIPPET = 600
 
 
@@ -80,6 +81,9 @@ class RunSettings:
     full: bool = False  # the >= FULL_MIN_REQUESTS run
     keyless: bool = True  # run the keyless pass too
     rate_limit: str | None = None  # schemathesis rate limit, e.g. "5/s" (other deployments)
+    # Simulator targets: keep its configured limits and use a default-tier key, so 429s (the
+    # per-IP backstop, the per-key limiter) come up and are judged against the document.
+    default_limits: bool = False
     request_timeout: float = 30.0
     deviations_path: Path = DEFAULT_PATH
     junit_path: Path | None = None
@@ -100,6 +104,8 @@ class RunSettings:
             values["max_examples"] = int(env[ENV_MAX_EXAMPLES])
         if env.get(ENV_RATE_LIMIT, "").strip():
             values["rate_limit"] = env[ENV_RATE_LIMIT].strip()
+        if env.get(ENV_DEFAULT_LIMITS, "").strip().lower() in ("1", "true", "yes", "on"):
+            values["default_limits"] = True
         values.update({k: v for k, v in overrides.items() if v is not None})
         settings = cls(**values)
         if settings.max_examples < 1 or settings.stateful_steps < 2:

@@ -274,14 +274,19 @@ def test_ip_backstop_answers_before_authentication(
     limits(ip_backstop_per_minute=3)
     caller, neighbour = new_caller(), new_caller()
     for _ in range(3):
-        resp = caller.get("/v2/health")
-        assert_data(resp)
+        # An unknown path is counted like any other (no operation, no per-key limiter).
+        resp = caller.get("/v2/no-such-resource")
+        assert_error(resp, 404, "not_found")
         assert_no_rate_limit_headers(resp)
     # Over the ceiling every call from that IP is refused before anyone is identified.
-    _assert_backstop(caller.get("/v2/health"))
+    _assert_backstop(caller.get("/v2/no-such-resource"))
     _assert_backstop(_levels(caller))
     _assert_backstop(caller.post("/v2/rfq/request", json=_body(target), headers=_bearer(key)))
     _assert_backstop(_levels(caller, headers={"X-API-Key": "tx_test_000000000000.not-a-key"}))
+    # Health checks and the OpenAPI document are outside the backstop (a load balancer's probes
+    # are never throttled; docs/decisions.md C10).
+    assert_data(caller.get("/v2/health"))
+    assert caller.get("/v2/openapi.json").status == 200
     # Another client IP is not affected.
     assert_data(_levels(neighbour))
 

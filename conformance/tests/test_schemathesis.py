@@ -11,7 +11,9 @@ Environment (pytest options cannot be added outside the plugin):
 * ``RFQSIM_SCHEMATHESIS_SEED`` (default 42), ``RFQSIM_SCHEMATHESIS_MAX_EXAMPLES``;
 * ``RFQSIM_SCHEMATHESIS_FULL=1``: the long run, which must reach 1,000 requests;
 * ``RFQSIM_API_KEY`` (required against a target that is not a simulator), ``RFQSIM_TAKER_KEY``;
-* ``RFQSIM_SCHEMATHESIS_RATE_LIMIT``, e.g. ``5/s`` against a shared deployment.
+* ``RFQSIM_SCHEMATHESIS_RATE_LIMIT``, e.g. ``5/s`` against a shared deployment;
+* ``RFQSIM_SCHEMATHESIS_DEFAULT_LIMITS=1``: a simulator's own limits and a default-tier key, so
+  the run meets 429s and judges them against the document.
 """
 
 from __future__ import annotations
@@ -99,7 +101,7 @@ def schemathesis_run(request: pytest.FixtureRequest, target: Target) -> RunResul
         junit.write(result, junit_path)
 
     if target.is_simulator:
-        with simulator_caller(target) as caller:
+        with simulator_caller(target, raise_limits=not settings.default_limits) as caller:
             return run(target.base_url, caller, settings, deviations, write_junit=write_junit)
     api_key = os.environ.get("RFQSIM_API_KEY", "").strip()
     if not api_key:

@@ -54,9 +54,14 @@ async def access_middleware(request: web.Request, handler: Handler) -> web.Strea
     # /_sim controls and the provider's inbound webhooks (/_provider) are not API traffic: no
     # per-IP backstop, no injected faults.
     outside_api = request.path.startswith(("/_sim", "/_provider"))
+    route_name = request.match_info.route.name
+    operation = request.app[OPERATIONS].get(route_name) if route_name else None
+    # The operation's declaration decides (the same one the OpenAPI document is written from);
+    # a path no operation matches (404, 405) is behind the backstop unless it is /_sim.
+    behind_backstop = operation.behind_backstop if operation is not None else not outside_api
     limits = services.limits
     limiter = services.limiter
-    if not outside_api:
+    if behind_backstop:
         backstop = limiter.hit(f"backstop:{ip}", limits.ip_backstop_per_minute)
         if not backstop.allowed:
             raise rate_limited(backstop, with_headers=False)
@@ -64,8 +69,6 @@ async def access_middleware(request: web.Request, handler: Handler) -> web.Strea
         # The /_sim fault switch for the spec's 500 row: a genuine unhandled exception, rendered
         # by the same error middleware as any real fault.
         raise RuntimeError("fault injected through /_sim/faults (internal_errors)")
-    route_name = request.match_info.route.name
-    operation = request.app[OPERATIONS].get(route_name) if route_name else None
     access = operation.access if operation is not None else None
     if access is None:
         return await handler(request)

@@ -10,7 +10,7 @@ from pydantic.json_schema import models_json_schema
 
 from simulator.api.http.routes import Document, Operation
 from simulator.api.http.schemas import ErrorEnvelope
-from simulator.errors import ServiceError
+from simulator.errors import RateLimited
 
 REF = "#/components/schemas/{model}"
 
@@ -64,20 +64,37 @@ def _path_parameters(path: str) -> list[dict[str, Any]]:
     ]
 
 
-def _error_responses(errors: tuple[type[ServiceError], ...]) -> dict[str, Any]:
+def _retry_after(required: bool) -> dict[str, Any]:
+    return {
+        "Retry-After": {
+            "description": "Whole seconds until the time window that refused the request ends"
+            + ("" if required else "; absent on the outstanding-RFQ cap's 429"),
+            "required": required,
+            "schema": {"type": "string", "pattern": "^[1-9][0-9]*$"},
+        }
+    }
+
+
+def _error_responses(op: Operation) -> dict[str, Any]:
+    errors = op.errors
+    if op.behind_backstop and RateLimited not in errors:
+        errors = (*errors, RateLimited)  # the per-IP backstop answers before any handler
     by_status: dict[int, list[str]] = {}
     for error in errors:
         by_status.setdefault(error.status, []).append(error.code)
-    return {
-        str(status): {
+    responses: dict[str, Any] = {}
+    for status, codes in sorted(by_status.items()):
+        headers = dict(_REQUEST_ID_HEADER)
+        if status == RateLimited.status:
+            headers.update(_retry_after(op.retry_after_always))
+        responses[str(status)] = {
             "description": "Error: " + ", ".join(sorted(set(codes))),
-            "headers": _REQUEST_ID_HEADER,
+            "headers": headers,
             "content": {
                 "application/json": {"schema": {"$ref": REF.format(model="ErrorEnvelope")}}
             },
         }
-        for status, codes in sorted(by_status.items())
-    }
+    return responses
 
 
 def _operation(op: Operation, defs: dict[str, Any]) -> dict[str, Any]:
@@ -90,7 +107,7 @@ def _operation(op: Operation, defs: dict[str, Any]) -> dict[str, Any]:
             )
             entry["content"] = {"application/json": {"schema": schema}}
         responses[str(status)] = entry
-    responses.update(_error_responses(op.errors))
+    responses.update(_error_responses(op))
     spec: dict[str, Any] = {
         "operationId": op.operation_id,
         "summary": op.summary,

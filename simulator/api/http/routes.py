@@ -43,6 +43,18 @@ class Operation:
     envelope: bool = True  # success bodies wrapped in `data`
     access: Access | None = None  # None: not an API call (no key, no per-key limiter)
     route_path: str | None = None  # aiohttp route pattern when it must differ from `path`
+    # Outside the per-IP backstop (docs/decisions.md C10): health checks and the OpenAPI
+    # documents, so a load balancer's probes and tooling are never throttled. /_sim and
+    # /_provider (the "sim" document) are outside it anyway.
+    backstop_exempt: bool = False
+    # Every 429 of the operation carries Retry-After (False where the outstanding-RFQ cap's
+    # 429, which never does, can also answer).
+    retry_after_always: bool = True
+
+    @property
+    def behind_backstop(self) -> bool:
+        """The per-IP backstop counts this operation's requests (and may answer 429)."""
+        return not self.backstop_exempt and self.document != "sim"
 
     @property
     def router_path(self) -> str:

@@ -35,6 +35,7 @@ def add_routes(table: RouteTable) -> None:
                 operation_id=f"{document}OpenApi",
                 summary=f"OpenAPI 3.1 description of the {document} surface",
                 document=document,  # type: ignore[arg-type]
+                backstop_exempt=True,  # docs/decisions.md C10
                 tags=("meta",),
                 responses={200: None},
                 errors=(InternalError,),

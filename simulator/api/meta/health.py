@@ -28,6 +28,7 @@ def add_routes(table: RouteTable) -> None:
                 operation_id=f"{document}Health",
                 summary="Liveness: 200 while the process is up",
                 document=document,  # type: ignore[arg-type]
+                backstop_exempt=True,  # docs/decisions.md C10
                 tags=("health",),
                 responses={200: Health},
                 errors=(NotFound, MethodNotAllowed, InternalError),

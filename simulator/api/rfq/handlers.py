@@ -318,6 +318,7 @@ def add_routes(table: RouteTable) -> None:
         # body's takerProof (or a live grant), which is not an HTTP security scheme.
         security=("bearerKey", "apiKeyHeader", ""),
         access=Access(scope="trades:write"),
+        retry_after_always=False,  # the outstanding-RFQ cap's 429 has no Retry-After
     )
     add(
         "POST",
