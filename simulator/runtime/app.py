@@ -48,8 +48,9 @@ from simulator.runtime.webhooks import WEBHOOK_ADAPTERS, build_webhooks, webhook
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
 
-# aiohttp's own cap; each route enforces its smaller JSON cap in parse_body (413 from either).
-CLIENT_MAX_SIZE = 32 * 1024 * 1024
+# aiohttp's own cap: the largest route cap (the ramp kyc route's 64 MiB transport cap); every
+# other route enforces its smaller JSON cap in parse_body (413 from either).
+CLIENT_MAX_SIZE = 64 * 1024 * 1024
 
 
 def build_routes() -> RouteTable:

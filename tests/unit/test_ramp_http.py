@@ -668,6 +668,32 @@ async def test_an_oversize_image_is_400_naming_it(edge: Edge, field_name: str) -
     assert edge.fake.calls["submit_kyc"] == 1
 
 
+@pytest.mark.parametrize(
+    ("field_name", "mib"),
+    [
+        ("document.imageFront", 20),
+        ("document.imageBack", 20),
+        ("selfieImage", 20),
+        ("selfieImage", 44),
+    ],
+)
+async def test_an_image_far_over_the_limit_is_still_400_naming_it(
+    edge: Edge, field_name: str, mib: int
+) -> None:
+    """Not 413: the whole body (a 20 MiB image was 413 under a 24 MiB route cap) is read up to
+    the route's 64 MiB transport cap, so the answer can name the field (RA11)."""
+    await edge.register()
+    body = edge.kyc_body()
+    place, _, name = field_name.rpartition(".")
+    (body["document"] if place else body)[name] = image_of(mib * 1024 * 1024)
+    envelope = await error(await edge.post("customers/kyc", body), 400, "invalid_request")
+    issues = envelope["details"]["issues"]
+    assert [issue["field"] for issue in issues] == [field_name]
+    assert issues[0]["type"] == "value_error"
+    assert f"at most {IMAGE_MAX_BYTES}" in issues[0]["message"]
+    assert edge.fake.calls["submit_kyc"] == 0
+
+
 async def test_kyc_status_fiat_is_an_uppercase_code(edge: Edge) -> None:
     await edge.register()
     assert await invalid(await edge.post("customers/kyc/status", edge.body(fiat="ngn"))) == ["fiat"]
