@@ -119,11 +119,14 @@ class RfqService:
             if aggregator
             else deps.limits().outstanding_default
         )
-        now = self._clock.time()
         timing = spec.corridor.timing
         rfq_id = self._random.new_id("rfq")
+        # 429 over the cap (after the owner's running auctions end, so nextSlotFreeAt is known)
+        await deps.slots.acquire(
+            caller.identity, rfq_id, cap, hold_s=timing.reply_budget_ms / 1000 + 5
+        )
+        now = self._clock.time()
         reply_by = now + timing.reply_budget_ms / 1000
-        deps.slots.take(caller.identity, rfq_id, cap, held_until=reply_by + 5)  # 429 over the cap
         claim_token = secret_token("rfqc_")
         record = RfqRecord(
             rfq_id=rfq_id,
