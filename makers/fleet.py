@@ -143,6 +143,12 @@ class MakerFleet:
         max_inventory_fraction, online (False disconnects it, True reconnects it), …"""
         return await self.maker(name).reconfigure(**changes)
 
+    async def chain_restarted(self, chain_id: int) -> None:
+        """A chain's node was replaced by a fresh one at the same URL: every maker approves and
+        reads its balances there again before quoting on it."""
+        for maker in self.makers.values():
+            maker.chain_restarted(chain_id)
+
     def status(self) -> list[dict[str, Any]]:
         return [m.status() for m in self.makers.values()]
 

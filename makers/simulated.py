@@ -27,6 +27,7 @@ from makers.chainbook import ChainBook, ChainState
 from makers.client import Backoff, MakerClient
 from makers.commitments import Commitment
 from makers.config import MakerConfig
+from makers.failures import RepeatedFailures
 from makers.latency import RandomLike, sample_seconds
 from makers.levels import LevelsRounds
 from makers.pricing import DEFAULT_USD_TOKENS, PricingModel
@@ -43,6 +44,7 @@ from makers.protocol import (
     Welcome,
 )
 from makers.quoting import Quoter, underfunded_factor
+from rfqkit.chain_errors import ChainUnreadable
 
 log = logging.getLogger("makers.fleet")
 
@@ -125,6 +127,7 @@ class SimulatedMaker:
         self._clients: list[MakerClient] = []  # one per credential while online
         self._ready = asyncio.Condition()  # notified when a chain becomes ready
         self._rounds = LevelsRounds()  # when to publish which levels
+        self._failures = RepeatedFailures(log)  # a chain that fails every round is logged once
         self._publisher: asyncio.Task[None] | None = None
         self._online_lock = asyncio.Lock()  # serialises going online/offline
         self._started = False
@@ -271,7 +274,9 @@ class SimulatedMaker:
             "connected": self.connected,
             "chains": sorted(c for c, s in self._states.items() if s.ready),
             "live_quotes": len(self.commitments),
-            "stats": self.stats.as_dict(),
+            # failing: what fails every publishing round right now (e.g. "chain 97": a node
+            # that is down), with how many rounds in a row; empty when all is well.
+            "stats": {**self.stats.as_dict(), "failing": self._failures.failing()},
         }
 
     # ---- inventory --------------------------------------------------------------------------
@@ -305,42 +310,66 @@ class SimulatedMaker:
             full, dirty = await self._rounds.next(self.publish_interval_s)
             try:
                 await self._tick(full, dirty)
-            except Exception:  # the loop must outlive one bad tick (an RPC hiccup)
-                log.exception("%s: publishing levels failed", self.name)
+            except Exception as exc:  # the loop must outlive one bad tick
+                self._failures.failed("tick", f"{self.name}: publishing levels", exc)
+            else:
+                self._failures.succeeded("tick", f"{self.name}: publishing levels")
 
     async def _tick(self, full: bool, dirty: set[tuple[int, str]]) -> None:
         """One round: `full` publishes every direction (refreshing unchanged levels at the
-        server), otherwise only those giving a token in `dirty` (and only if they changed)."""
+        server), otherwise only those giving a token in `dirty` (and only if they changed). A
+        chain that fails (its node is down) does not hold back the others."""
         for client in list(self._clients):
             if not client.connected:
                 continue
             for lapsed in self.commitments.sweep(client.server_time_ms(), SWEEP_GRACE_MS):
                 dirty.add((lapsed.chain_id, lapsed.token))
             for info in self._served(client):
-                chain_id = info.chainId
-                state = self._states.get(chain_id)
-                every = full
-                if state is None or not state.ready or state.client is not client:
-                    await self._prepare(client, info)
-                    state = self._states.get(chain_id)
-                    if state is None or not state.ready:
-                        continue
-                    every = True
-                elif state.info is not info:
-                    state.info = info
-                loop_time = asyncio.get_running_loop().time()
-                if loop_time - state.balances_at >= self.balance_refresh_s:
-                    await self._book.refresh_balances(state)
-                    every = True
-                for pair in info.pairs:
-                    if every or (chain_id, pair.buyToken.lower()) in dirty:
-                        await client.publish_levels(
-                            chain_id,
-                            pair.sellToken,
-                            pair.buyToken,
-                            self._levels(state, pair),
-                            resend_after_s=0.0 if every else self.publish_interval_s,
-                        )
+                what = f"{self.name}: publishing levels on chain {info.chainId}"
+                try:
+                    await self._publish_chain(client, info, full, dirty)
+                except Exception as exc:
+                    # A node that is down says so in the message; anything else keeps its trace.
+                    expected = isinstance(exc, ChainUnreadable | aiohttp.ClientError | OSError)
+                    self._failures.failed(f"chain {info.chainId}", what, exc, trace=not expected)
+                else:
+                    self._failures.succeeded(f"chain {info.chainId}", what)
+
+    async def _publish_chain(
+        self, client: MakerClient, info: ChainInfo, full: bool, dirty: set[tuple[int, str]]
+    ) -> None:
+        chain_id = info.chainId
+        state = self._states.get(chain_id)
+        every = full
+        if state is None or not state.ready or state.client is not client:
+            await self._prepare(client, info)
+            state = self._states.get(chain_id)
+            if state is None or not state.ready:
+                return
+            every = True
+        elif state.info is not info:
+            state.info = info
+        loop_time = asyncio.get_running_loop().time()
+        if loop_time - state.balances_at >= self.balance_refresh_s:
+            await self._book.refresh_balances(state)
+            every = True
+        for pair in info.pairs:
+            if every or (chain_id, pair.buyToken.lower()) in dirty:
+                await client.publish_levels(
+                    chain_id,
+                    pair.sellToken,
+                    pair.buyToken,
+                    self._levels(state, pair),
+                    resend_after_s=0.0 if every else self.publish_interval_s,
+                )
+
+    def chain_restarted(self, chain_id: int) -> None:
+        """The chain's node was replaced (a fresh chain at the same URL): approve and read
+        balances again before quoting on it."""
+        state = self._states.get(chain_id)
+        if state is not None:
+            state.ready = False
+        self._wake_all()
 
     def _levels(self, state: ChainState, pair: PairInfo) -> list[tuple[int, int]]:
         sell = state.tokens.get(pair.sellToken.lower())

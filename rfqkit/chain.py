@@ -52,6 +52,29 @@ class AnvilChain:
             await self._session.close()
             self._session = None
 
+    async def reset(self) -> None:
+        """Forget everything learnt from the node (the local nonces, pooled connections): a new
+        node now answers at the same URL (a restarted chain)."""
+        async with self._nonce_lock:
+            self._nonces.clear()
+            await self.close()
+
+    def _failure(self, what: str, exc: BaseException) -> ChainUnavailable:
+        """A readable reason (never an exception's repr: it carries connection internals)."""
+        if isinstance(exc, aiohttp.ClientConnectorError):
+            reason = "refused the connection (the node is not running)"
+        elif isinstance(exc, TimeoutError):
+            reason = f"did not answer within {self._timeout.total:g} s"
+        elif isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError):
+            reason = "closed the connection"
+        elif isinstance(exc, aiohttp.ClientResponseError):
+            reason = f"answered HTTP {exc.status}"
+        elif isinstance(exc, ValueError):
+            reason = "answered something that is not JSON"
+        else:
+            reason = f"failed ({type(exc).__name__})"
+        return ChainUnavailable(f"chain {self.chain_id}: node at {self.rpc_url} {reason} ({what})")
+
     async def _post(self, payload: Any, what: str) -> Any:
         if self._is_unreachable():
             raise ChainUnavailable(f"chain {self.chain_id} RPC unreachable (fault switch)")
@@ -63,7 +86,7 @@ class AnvilChain:
             async with self._session.post(self.rpc_url, json=payload) as response:
                 return await response.json(content_type=None)
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
-            raise ChainUnavailable(f"chain {self.chain_id} RPC {what} failed: {exc!r}") from exc
+            raise self._failure(what, exc) from exc
 
     def _result(self, method: str, response: Any) -> Any:
         if not isinstance(response, dict):

@@ -22,6 +22,7 @@ from rfqkit.anvil import AnvilStartError
 from simulator.api.http.appkeys import ACCESS, RAMP, SETTINGS, VENUE
 from simulator.api.http.server import ApiRunner
 from simulator.runtime.app import create_app
+from simulator.runtime.lifecycle import SHUTDOWN
 from simulator.runtime.makers import start_fleet, stop_fleet
 from simulator.runtime.provider import connect_provider_webhooks
 from simulator.services.access.keys import create_demo_keys
@@ -56,6 +57,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         overrides["makers"] = None
     if args.allow_http_webhooks:
         overrides["webhooks"] = {"allow_http": True}
+    if args.on_chain_exit is not None:
+        overrides["on_chain_exit"] = args.on_chain_exit.replace("-", "_")
     ramp: dict[str, Any] = {}
     if args.provider_port is not None:
         ramp["provider_port"] = args.provider_port
@@ -153,12 +156,12 @@ async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -
         access_log=logging.getLogger("aiohttp.access") if access_log else None,
         shutdown_timeout=settings.api.shutdown_grace_s,
     )
-    stop = asyncio.Event()
+    shutdown = app[SHUTDOWN]  # a signal, or the runtime (a chain died, on_chain_exit: stop)
     watchdog = StopWatchdog(settings.api.stop_deadline_s, ready_file)
 
     def on_signal() -> None:
         watchdog.on_signal()
-        stop.set()
+        shutdown.requested.set()
 
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -186,8 +189,8 @@ async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -
         print(banner(info), flush=True)
         if ready_file is not None:
             write_ready_file(ready_file, info)
-        await stop.wait()
-        return 0
+        await shutdown.requested.wait()
+        return shutdown.exit_code
     finally:
         watchdog.arm()  # also when start-up failed: the stop itself is bounded
         await stop_fleet(app)
@@ -231,6 +234,12 @@ def add_parser(commands: Any) -> None:
         "--allow-http-webhooks",
         action="store_true",
         help="developer flag: accept http:// webhook endpoint URLs (the spec requires https)",
+    )
+    serve_cmd.add_argument(
+        "--on-chain-exit",
+        choices=["stop", "restart", "keep-serving"],
+        help="when a chain node rfqsim started exits: stop (default, exit status 1), restart it "
+        "and redeploy, or keep serving without it",
     )
     serve_cmd.add_argument(
         "--provider-port",

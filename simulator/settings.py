@@ -176,6 +176,11 @@ class Settings(_Strict):
     max_json_body_bytes: int = Field(default=1 << 20, gt=0)
     corridor_defaults: CorridorTiming = CorridorTiming()
     chains: tuple[ChainSettings, ...]
+    # A chain node rfqsim started exits (killed, crashed): `stop` the simulator (exit status 1),
+    # `restart` a node on the same port and redeploy the venue (the old chain's state is gone),
+    # or `keep_serving` without it (health degraded, that chain's calls 502). Attached nodes
+    # (rpc_url) are never started or stopped by rfqsim: health reports them, nothing else.
+    on_chain_exit: Literal["stop", "restart", "keep_serving"] = "stop"
     funding: FundingSettings = FundingSettings()
     webhooks: WebhookSettings = WebhookSettings()
     ramp: RampSettings = RampSettings()

@@ -11,6 +11,7 @@ from simulator.api.http.appkeys import (
     ACCESS,
     CHAINS,
     CLOCK,
+    HEALTH,
     LADDER_BYTES,
     MAKER_SESSIONS,
     OPENAPI_CACHE,
@@ -39,12 +40,14 @@ from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.access import build_access
 from simulator.runtime.chains import chains_context
+from simulator.runtime.lifecycle import SHUTDOWN, Shutdown
 from simulator.runtime.makers import FLEET, FleetHolder, simulated_fleet
 from simulator.runtime.provider import PROVIDER, ProviderHolder, provider_context
 from simulator.runtime.ramp import build_ramp
 from simulator.runtime.ramp_background import ramp_background_context
 from simulator.runtime.rfq import background_context, build_maker_sessions, build_rfq
 from simulator.runtime.webhooks import WEBHOOK_ADAPTERS, build_webhooks, webhooks_context
+from simulator.services.shared.health import DependencyHealth
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
 
@@ -85,6 +88,8 @@ def create_app(
     app[RANDOM] = RandomSource(settings.seed)
     app[VENUE] = VenueDirectory()
     app[CHAINS] = {}
+    app[HEALTH] = DependencyHealth(app[CLOCK].time)  # reported by the chain supervisor & co.
+    app[SHUTDOWN] = Shutdown()
     app[ACCESS] = build_access(settings, app[CLOCK], app[RANDOM], app[CHAINS])
     app[FLEET] = FleetHolder()  # filled once the API listens (cli.serve starts the fleet)
     app[RFQ] = build_rfq(

@@ -5,20 +5,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
 
 from rfqkit.anvil import AnvilNode, start_anvil
 from rfqkit.chain import AnvilChain, ChainUnavailable
+from rfqkit.tasks import cancel_and_wait
 from simulator.adapters.chain.deployment import deploy_venue
-from simulator.api.http.appkeys import ACCESS, CHAINS, CLOCK, SETTINGS, VENUE
+from simulator.api.http.appkeys import ACCESS, CHAINS, CLOCK, HEALTH, SETTINGS, VENUE
 from simulator.errors import UpstreamError
+from simulator.runtime.lifecycle import SHUTDOWN
 from simulator.services.shared.faults import Faults
 from simulator.services.shared.venue import ChainVenue
 from simulator.settings import ChainSettings, Settings
 
 log = logging.getLogger("rfqsim.chains")
+
+PROBE_INTERVAL_S = 1.0  # how often every chain is checked (exit, reachability)
+PROBE_TIMEOUT_S = 2.0  # a probe slower than this counts as unreachable
 
 
 class ChainStartupError(RuntimeError):
@@ -70,17 +75,130 @@ async def _bring_up(
     return chain, venue
 
 
+class ChainSupervisor:
+    """Watches every chain once a second: a node rfqsim started that exited is reported at once
+    (ERROR, naming the chain, pid, URL and exit status) and handled by `on_chain_exit`; every
+    chain, started or attached, is probed (`eth_blockNumber`) and its state reported to the
+    health endpoints."""
+
+    def __init__(self, app: web.Application, nodes: dict[int, AnvilNode]) -> None:
+        self._app = app
+        self.nodes = nodes  # the nodes rfqsim started, by chain id (a restart replaces one)
+        self.health = app[HEALTH]
+        # Called with the chain id once a restarted chain is deployed again (indexers rewind,
+        # makers approve again).
+        self.restart_listeners: list[Callable[[int], Awaitable[None]]] = []
+        self._dead: set[int] = set()  # exited and not (yet) restarted
+
+    async def watch(self) -> None:
+        while True:
+            chains: dict[int, AnvilChain] = self._app[CHAINS]
+            for chain_id in list(chains):
+                try:
+                    await self._check(chain_id)
+                except Exception:
+                    log.exception("chain %d: health check failed", chain_id)
+            await asyncio.sleep(PROBE_INTERVAL_S)
+
+    async def _check(self, chain_id: int) -> None:
+        node = self.nodes.get(chain_id)
+        if node is not None and not node.is_running():
+            if chain_id not in self._dead:
+                self._dead.add(chain_id)
+                await self._node_exited(chain_id, node)
+            return
+        chain = self._app[CHAINS][chain_id]
+        try:
+            await asyncio.wait_for(chain.rpc("eth_blockNumber"), PROBE_TIMEOUT_S)
+        except (ChainUnavailable, TimeoutError) as exc:
+            detail = str(exc) if isinstance(exc, ChainUnavailable) else "probe timed out"
+            if self.health.report(f"chain:{chain_id}", False, detail):
+                log.warning("chain %d unreachable: %s", chain_id, detail)
+            return
+        if self.health.report(f"chain:{chain_id}", True):
+            log.info("chain %d reachable again", chain_id)
+
+    async def _node_exited(self, chain_id: int, node: AnvilNode) -> None:
+        policy = self._app[SETTINGS].on_chain_exit
+        what = (
+            f"chain {chain_id}: the Anvil node rfqsim started (pid {node.pid}, {node.rpc_url}) "
+            f"exited with status {node.process.returncode}"
+        )
+        self.health.report(f"chain:{chain_id}", False, f"node exited ({policy})")
+        if policy == "stop":
+            self._app[SHUTDOWN].request(1, f"{what} (on_chain_exit: stop)")
+            return
+        if policy == "keep_serving":
+            log.error(
+                "%s; serving without it: its calls answer 502 (on_chain_exit: keep_serving)", what
+            )
+            return
+        log.error("%s; starting a new node and redeploying (on_chain_exit: restart)", what)
+        try:
+            await self._restart(chain_id, node)
+        except Exception as exc:
+            self._app[SHUTDOWN].request(1, f"chain {chain_id}: restart failed: {exc}")
+            return
+        self._dead.discard(chain_id)
+
+    async def _restart(self, chain_id: int, old: AnvilNode) -> None:
+        app = self._app
+        await asyncio.to_thread(old.stop)  # reaps it and ends its output pump
+        # On the loop's thread, as at start-up (PR_SET_PDEATHSIG follows the forking thread);
+        # the same port, so every URL handed out stays valid; the service clock's time, so
+        # block time agrees with it after advances.
+        node = start_anvil(chain_id, port=old.port, timestamp=int(app[CLOCK].time()))
+        self.nodes[chain_id] = node
+        chain = app[CHAINS][chain_id]
+        await chain.reset()
+        settings = app[SETTINGS]
+        deployment = await deploy_venue(
+            chain, settings.chain(chain_id), settings.funding, settings.corridor_defaults
+        )
+        if deployment.contracts != app[VENUE].chains[chain_id].contracts:
+            raise ChainStartupError("the redeployed contracts are at other addresses")
+        for listener in self.restart_listeners:
+            await listener(chain_id)
+        self.health.report(f"chain:{chain_id}", True, "restarted: earlier state is gone")
+        log.warning(
+            "chain %d: new node on %s (pid %d), venue redeployed; balances, approvals and "
+            "transactions of the old chain are gone",
+            chain_id,
+            node.rpc_url,
+            node.pid,
+        )
+
+
+CHAIN_SUPERVISOR: web.AppKey[ChainSupervisor] = web.AppKey("chain_supervisor")  # while running
+
+
 async def chains_context(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     nodes: list[AnvilNode] = []  # every Anvil we started, stopped in `finally`
     chains = app[CHAINS]  # created by the app factory, so other parts can hold it before start-up
     faults = app[ACCESS].faults
+    supervisor: ChainSupervisor | None = None
+    watcher: asyncio.Task[None] | None = None
 
     async def follow_clock(seconds: float) -> None:
-        try:
-            await asyncio.gather(*(chain.increase_time(seconds) for chain in chains.values()))
-        except ChainUnavailable as exc:
-            raise UpstreamError(str(exc), details={"reason": "chain_unreachable"}) from exc
+        results = await asyncio.gather(
+            *(chain.increase_time(seconds) for chain in chains.values()), return_exceptions=True
+        )
+        failed = [
+            (chain_id, result)
+            for chain_id, result in zip(chains, results, strict=True)
+            if isinstance(result, BaseException)
+        ]
+        for _, result in failed:
+            if not isinstance(result, ChainUnavailable):
+                raise result
+        if failed:
+            names = ", ".join(str(chain_id) for chain_id, _ in failed)
+            raise UpstreamError(
+                f"The service clock moved, but chain {names} could not follow: "
+                + "; ".join(str(result) for _, result in failed),
+                details={"reason": "chain_unreachable", "chainIds": [c for c, _ in failed]},
+            )
 
     try:
         results = await asyncio.gather(
@@ -96,9 +214,18 @@ async def chains_context(app: web.Application) -> AsyncIterator[None]:
         if errors:
             raise errors[0]
         app[CLOCK].add_listener(follow_clock)
+        supervisor = ChainSupervisor(app, {node.chain_id: node for node in nodes})
+        app[CHAIN_SUPERVISOR] = supervisor
+        for chain_id in chains:
+            app[HEALTH].report(f"chain:{chain_id}", True)
+        watcher = asyncio.create_task(supervisor.watch(), name="chain-supervisor")
         yield
         app[CLOCK].remove_listener(follow_clock)
     finally:
+        if watcher is not None:
+            await cancel_and_wait([watcher])
+        if supervisor is not None:
+            nodes = list(supervisor.nodes.values())  # restarted ones replaced the dead
         await asyncio.gather(*(chain.close() for chain in chains.values()), return_exceptions=True)
         for node in nodes:
             await asyncio.to_thread(node.stop)

@@ -14,6 +14,7 @@ from makers.config import FleetConfig
 from makers.fleet import MakerFleet
 from simulator.adapters.rfq.fleet import MakerFleetControl
 from simulator.api.http.appkeys import ACCESS, RANDOM, SETTINGS, VENUE
+from simulator.runtime.chains import CHAIN_SUPERVISOR
 
 log = logging.getLogger("rfqsim.fleet")
 
@@ -76,6 +77,8 @@ async def start_fleet(app: web.Application, api_url: str) -> MakerFleet | None:
         rng=app[RANDOM].fork("makers"),
     )
     await fleet.start()
+    if CHAIN_SUPERVISOR in app:
+        app[CHAIN_SUPERVISOR].restart_listeners.append(fleet.chain_restarted)
     holder.fleet = fleet
     holder.config = config
     log.info("maker fleet online: %s", ", ".join(fleet.makers))

@@ -9,6 +9,7 @@ ramp's webhook secret. The simulator's address is known only once its socket is 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -17,9 +18,12 @@ from aiohttp import web
 
 from provider_sandbox.config import SandboxChain, SandboxConfig
 from provider_sandbox.runtime import RunningSandbox, start_sandbox
+from rfqkit.tasks import cancel_and_wait
 from simulator.adapters.ramp.provider_client import HttpRampProvider
-from simulator.api.http.appkeys import CLOCK, RAMP, SETTINGS, VENUE
+from simulator.api.http.appkeys import CLOCK, HEALTH, RAMP, SETTINGS, VENUE
 from simulator.services.ramp.controls import SandboxLink, webhook_url
+from simulator.services.ramp.ports import ProviderError
+from simulator.services.shared.health import DependencyHealth
 from simulator.services.shared.venue import VenueDirectory
 
 log = logging.getLogger("rfqsim.provider")
@@ -74,6 +78,25 @@ def connect_provider_webhooks(app: web.Application, api_url: str) -> str | None:
     return url
 
 
+PROBE_INTERVAL_S = 5.0  # how often the provider's reachability is read for /v2/health
+
+
+async def _probe(client: HttpRampProvider, health: DependencyHealth, name: str) -> None:
+    """Reads the provider's capabilities every few seconds; its answer (or none) is the
+    provider's state on the health endpoints."""
+    while True:
+        await asyncio.sleep(PROBE_INTERVAL_S)
+        try:
+            await asyncio.wait_for(client.capabilities(), PROBE_INTERVAL_S)
+        except (ProviderError, TimeoutError) as exc:
+            detail = str(exc) or type(exc).__name__
+            if health.report(name, False, detail):
+                log.warning("ramp %s: %s", name, detail)
+        else:
+            if health.report(name, True):
+                log.info("ramp %s reachable again", name)
+
+
 async def provider_context(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     ramp = app[RAMP]
@@ -105,9 +128,14 @@ async def provider_context(app: web.Application) -> AsyncIterator[None]:
     ramp.controls.link = SandboxLink(url=url, controls=client, in_process=running is not None)
     holder = app[PROVIDER]
     holder.handle = handle = ProviderHandle(url=url, client=client, running=running)
+    health = app[HEALTH]
+    name = f"provider:{ramp_settings.provider_id}"
+    health.report(name, True)
+    probe = asyncio.create_task(_probe(client, health, name), name="provider-probe")
     try:
         yield
     finally:
+        await cancel_and_wait([probe])
         holder.handle = None
         ramp.controls.link = None
         ramp.providers.detach(ramp_settings.provider_id)

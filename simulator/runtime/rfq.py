@@ -16,9 +16,10 @@ from rfqkit.tasks import cancel_and_wait, step_forever
 from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import FillIndexer
 from simulator.adapters.rfq.maker_stream import MakerStreamSessions
-from simulator.api.http.appkeys import ACCESS, CHAINS, CLOCK, RFQ, VENUE
+from simulator.api.http.appkeys import ACCESS, CHAINS, CLOCK, HEALTH, RFQ, VENUE
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
+from simulator.runtime.chains import CHAIN_SUPERVISOR
 from simulator.services.access.area import AccessArea
 from simulator.services.rfq.area import RfqArea
 from simulator.services.rfq.auction import Auction
@@ -104,8 +105,14 @@ async def background_context(app: web.Application) -> AsyncIterator[None]:
     for chain_id, chain in app[CHAINS].items():
         venue = app[VENUE].chains[chain_id]
         indexer = FillIndexer(
-            chain, venue.contracts.reactor, runtime.settlement.on_fill, app[ACCESS].faults
+            chain,
+            venue.contracts.reactor,
+            runtime.settlement.on_fill,
+            app[ACCESS].faults,
+            app[HEALTH],
         )
+        if CHAIN_SUPERVISOR in app:
+            app[CHAIN_SUPERVISOR].restart_listeners.append(indexer.rewind)
         tasks.append(asyncio.create_task(indexer.run(), name=f"indexer-{chain_id}"))
     try:
         yield

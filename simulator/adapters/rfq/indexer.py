@@ -15,6 +15,7 @@ from eth_utils.crypto import keccak
 from rfqkit.chain import AnvilChain, ChainUnavailable
 from simulator.services.rfq.settlement import Fill
 from simulator.services.shared.faults import Faults
+from simulator.services.shared.health import DependencyHealth
 
 log = logging.getLogger("rfqsim.indexer")
 
@@ -54,12 +55,23 @@ class FillIndexer:
         reactor: str,
         on_fill: Callable[[Fill], Awaitable[None]],
         faults: Faults | None = None,
+        health: DependencyHealth | None = None,
     ) -> None:
         self._chain = chain
         self._faults = faults or Faults()  # /_sim/faults indexer_paused holds the index back
         self._reactor = reactor
         self._on_fill = on_fill
+        self._health = health  # told after every poll: index:<chain id> up or down
         self.next_block = 0  # first block not yet scanned
+
+    async def rewind(self, chain_id: int) -> None:
+        """The chain was restarted: its blocks start again from 0."""
+        if chain_id == self._chain.chain_id:
+            self.next_block = 0
+
+    def _report(self, up: bool, detail: str | None = None) -> None:
+        if self._health is not None:
+            self._health.report(f"index:{self._chain.chain_id}", up, detail)
 
     async def poll_once(self) -> int:
         """Scan new blocks; returns how many fills were handed on."""
@@ -95,4 +107,10 @@ class FillIndexer:
                 await self.poll_once()
             except ChainUnavailable as exc:
                 log.debug("indexer chain %s: %s", self._chain.chain_id, exc)
+                self._report(False, str(exc))
+            else:
+                if self._chain.chain_id in self._faults.indexer_paused:
+                    self._report(False, "paused (/_sim/faults indexer_paused)")
+                else:
+                    self._report(True)
             await asyncio.sleep(POLL_INTERVAL_S)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from simulator.services.ramp.area import RampArea
     from simulator.services.rfq.area import RfqArea
     from simulator.services.rfq.pricing import LadderView
+    from simulator.services.shared.health import DependencyHealth
     from simulator.services.shared.venue import VenueDirectory
     from simulator.services.webhooks.service import Webhooks
     from simulator.settings import ChainEnvironment, Settings
@@ -46,6 +47,7 @@ RFQ: web.AppKey[RfqArea] = web.AppKey("rfq")
 CHAINS: web.AppKey[dict[int, AnvilChain]] = web.AppKey("chains")  # filled at start-up
 WEBHOOKS: web.AppKey[Webhooks] = web.AppKey("webhooks")  # registry, outbox, worker
 RAMP: web.AppKey[RampArea] = web.AppKey("ramp")  # the fiat ramp's services and provider ports
+HEALTH: web.AppKey[DependencyHealth] = web.AppKey("health")  # dependencies, as last seen
 MAKER_SESSIONS: web.AppKey[MakerSessions] = web.AppKey("maker_sessions")  # /v2/maker/stream
 OPERATIONS: web.AppKey[dict[str, Operation]] = web.AppKey("operations")  # by operation id
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -35,7 +35,20 @@ class ErrorEnvelope(ApiModel):
     error: ErrorBody
 
 
+class DependencyCheck(ApiModel):
+    status: Literal["up", "down"]
+    since: str = Field(description="Service clock when this status began, ISO-8601 UTC")
+    detail: str | None = Field(default=None, description="Why it is down, or a note")
+
+
 class Health(ApiModel):
-    status: str = Field(description="`ok` when the process is up")
+    status: Literal["ok", "degraded"] = Field(
+        description="`ok` while every dependency is up; `degraded` when any is down (the "
+        "process is up and serves what does not need it; the answer is still 200)"
+    )
     version: str
     time: str = Field(description="Service clock, ISO-8601 UTC")
+    checks: dict[str, DependencyCheck] = Field(
+        description="Each dependency by name: `chain:<chainId>` (its node), `index:<chainId>` "
+        "(the fill index following it), `provider:<id>` (the ramp provider)"
+    )

@@ -1,21 +1,32 @@
-"""GET /v2/health and GET /v1/health: the process is up."""
+"""GET /v2/health and GET /v1/health: 200 while the process is up, with the state of each
+dependency (docs/decisions.md F21)."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
 from simulator import __version__
-from simulator.api.http.appkeys import CLOCK
+from simulator.api.http.appkeys import CLOCK, HEALTH
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import Operation, RouteTable
-from simulator.api.http.schemas import Health
-from simulator.clock import isoformat
+from simulator.api.http.schemas import DependencyCheck, Health
+from simulator.clock import from_unix, isoformat
 from simulator.errors import InternalError, MethodNotAllowed, NotFound
 
 
 async def health(request: web.Request) -> web.Response:
+    """200 while the process serves; the body says which dependency is down, if any."""
     now = isoformat(request.app[CLOCK].now())
-    return data_response(Health(status="ok", version=__version__, time=now))
+    dependencies = request.app[HEALTH]
+    checks = {
+        name: DependencyCheck(
+            status=state.status, since=isoformat(from_unix(state.since)), detail=state.detail
+        )
+        for name, state in dependencies.snapshot().items()
+    }
+    return data_response(
+        Health(status=dependencies.overall, version=__version__, time=now, checks=checks)
+    )
 
 
 def add_routes(table: RouteTable) -> None:
@@ -26,7 +37,7 @@ def add_routes(table: RouteTable) -> None:
                 path=f"{prefix}/health",
                 handler=health,
                 operation_id=f"{document}Health",
-                summary="Liveness: 200 while the process is up",
+                summary="Liveness (200 while the process is up) and the state of each dependency",
                 document=document,  # type: ignore[arg-type]
                 backstop_exempt=True,  # docs/decisions.md C10
                 tags=("health",),
