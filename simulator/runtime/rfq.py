@@ -29,6 +29,7 @@ from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement, SettlementSettings
 from simulator.services.rfq.slots import OutstandingSlots
+from simulator.services.rfq.store import InMemoryRfqStore
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
 
@@ -61,17 +62,20 @@ def build_rfq(
         limits=lambda: access.limits,
     )
     auction = Auction(clock, random.fork("auction"), registry, pricing, inventory, reads)
-    service = RfqService(clock, random.fork("rfq"), deps, auction)
+    store = InMemoryRfqStore()
+    service = RfqService(clock, random.fork("rfq"), deps, auction, store)
     events = EventLog()
     settlement = Settlement(
         clock,
-        service,
+        store,
         deps,
         events,
         reads,
         SettlementSettings(expiry_grace_s=settings.expiry_grace_s),
     )
-    return RfqArea(service=service, settlement=settlement, makers=registry, events=events)
+    return RfqArea(
+        service=service, settlement=settlement, makers=registry, events=events, store=store
+    )
 
 
 async def background_context(app: web.Application) -> AsyncIterator[None]:

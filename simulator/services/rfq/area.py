@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from simulator.services.rfq.events import EventLog
 from simulator.services.rfq.makers import MakerRegistry
+from simulator.services.rfq.ports import RfqStore
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement
 
@@ -17,3 +18,4 @@ class RfqArea:
     settlement: Settlement
     makers: MakerRegistry
     events: EventLog
+    store: RfqStore  # every RFQ record (reset and snapshot work on it)
