@@ -135,6 +135,10 @@ class Settlement:
                 reason = await self._fail_reason(record)
                 if reason is None:
                     continue  # mined and succeeded: its Fill logs are on their way
+                if record.status != "submitted":
+                    # Checked again after the receipt read: a fill reconciled meanwhile (the
+                    # swap re-broadcast under another hash) has settled it, and filled is final.
+                    continue
                 record.status = "failed"
                 record.fail_reason = reason
                 record.provisional_since = now

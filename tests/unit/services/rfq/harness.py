@@ -128,6 +128,8 @@ class FakeMaker:
         self.deadline_slack_s = 30  # order deadline after the cutoff
         self.tamper: Callable[[RfqOrder], RfqOrder] | None = None
         self.signer: str | None = None  # private key to sign with instead of the wallet's
+        self.on_told: Callable[[dict[str, Any]], Awaitable[None]] | None = None  # runs inside
+        # the send of every notification (released, expired, filled), as a slow socket would
         self.received: list[tuple[float, dict[str, Any]]] = []  # (monotonic time, message)
         self.deliveries: list[tuple[str, bool]] = []  # (quote id, taken by a waiting auction)
         self._next_nonce = index * 1_000_000
@@ -154,6 +156,8 @@ class FakeMaker:
             task = asyncio.create_task(self._answer(message))
             self._answers.add(task)
             task.add_done_callback(self._answers.discard)
+        elif self.on_told is not None:
+            await self.on_told(message)
 
     async def close(self, code: int, reason: str) -> None:
         self.registry.disconnect(self.online)
