@@ -122,6 +122,10 @@ class Settlement:
             if record.status == "quoted" and now >= quote.expires_at + self.settings.expiry_grace_s:
                 record.status = "expired"
                 record.provisional_since = now
+                self._deps.inventory.release_rfq(record.rfq_id)
+                # Published before the makers are told (awaits): a fill reconciled meanwhile
+                # then follows as the late rfq.filled, after the rfq.expired it corrects.
+                self._events.publish(rfq_event("rfq.expired", record, now))
                 if not record.cancelled:
                     for order in quote.orders:
                         await self._deps.makers.notify(
@@ -129,8 +133,6 @@ class Settlement:
                             self._environment(record.chain_id),
                             {"type": "expired", "quoteId": order.quote_id, "rfqId": record.rfq_id},
                         )
-                self._deps.inventory.release_rfq(record.rfq_id)
-                self._events.publish(rfq_event("rfq.expired", record, now))
             elif record.status == "submitted" and now > quote.order_deadline:
                 reason = await self._fail_reason(record)
                 if reason is None:

@@ -4,6 +4,8 @@ or reorder what happened during it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from simulator.services.rfq.model import RfqRecord
 from tests.unit.services.rfq.harness import TX, RfqHarness
 
@@ -32,3 +34,24 @@ async def test_a_fill_reconciled_during_the_receipt_read_is_not_overwritten_by_f
     await rfq.settlement.sweep()  # the reported hash has no receipt: not_landed ... but filled
     assert (record.status, record.fail_reason, record.tx_hash) == ("filled", None, SPED_UP_TX)
     assert rfq.event_types() == [("rfq.filled", record.rfq_id)]
+
+
+async def test_the_expired_event_goes_out_before_a_fill_reconciled_while_makers_are_told(
+    rfq: RfqHarness,
+) -> None:
+    maker = rfq.maker(1)
+    record = await rfq.quoted()
+    assert record.quote is not None
+
+    async def fill_lands_meanwhile(message: dict[str, Any]) -> None:
+        if message["type"] == "expired":
+            await rfq.fill_all(record)
+
+    maker.on_told = fill_lands_meanwhile
+    await rfq.advance_to(record.quote.expires_at)
+    await rfq.settlement.sweep()
+    assert (record.status, record.late, record.superseded) == ("filled", True, "expired")
+    assert rfq.event_types() == [("rfq.expired", record.rfq_id), ("rfq.filled", record.rfq_id)]
+    expired_body = rfq.events.events[0].body["data"]["rfq"]
+    assert (expired_body["txHash"], expired_body["filledAt"]) == (None, None)
+    assert rfq.events.events[1].body["data"]["rfq"]["supersedes"] == "rfq.expired"
