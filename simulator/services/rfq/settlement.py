@@ -11,6 +11,7 @@ the 24-hour correction window (spec 1-rfq-v2 "States and transitions").
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 
 from simulator.clock import Clock
@@ -46,6 +47,7 @@ class Settlement:
         self._events = events
         self._receipts = receipts
         self.settings = settings
+        self._swept_at = -math.inf  # simulator time of the last sweep (see next_due)
 
     def _environment(self, chain_id: int) -> str:
         chain = self._deps.venue.chain(chain_id)
@@ -115,6 +117,7 @@ class Settlement:
     async def sweep(self) -> None:
         """Apply every time-driven transition that is due now."""
         now = self._clock.time()
+        self._swept_at = now
         for record in self._store.all():
             quote = record.quote
             if quote is None:
@@ -166,5 +169,12 @@ class Settlement:
             if record.status == "quoted":
                 due.append(record.quote.expires_at + self.settings.expiry_grace_s)
             elif record.status == "submitted":
-                due.append(record.quote.order_deadline + 0.001)
+                due_at = record.quote.order_deadline + 0.001
+                # Past its deadline when the last sweep looked, and still submitted: that sweep
+                # could not decide (chain unreadable, or mined with its Fill logs not indexed
+                # yet). Nothing is due at a time; the sweeper's regular wake looks again. A due
+                # time in the past would make it loop without sleeping, and without ever
+                # yielding when the read fails at once (the chain fault switch).
+                if due_at > self._swept_at:
+                    due.append(due_at)
         return min(due, default=None)

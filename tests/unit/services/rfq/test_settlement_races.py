@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from simulator.services.rfq.model import RfqRecord
-from tests.unit.services.rfq.harness import TX, RfqHarness
+from tests.unit.services.rfq.harness import TX, RfqHarness, status
 
 # The same swap re-broadcast with more gas under another hash: the reported one never lands.
 SPED_UP_TX = "0x" + "ef" * 32
@@ -55,3 +55,24 @@ async def test_the_expired_event_goes_out_before_a_fill_reconciled_while_makers_
     expired_body = rfq.events.events[0].body["data"]["rfq"]
     assert (expired_body["txHash"], expired_body["filledAt"]) == (None, None)
     assert rfq.events.events[1].body["data"]["rfq"]["supersedes"] == "rfq.expired"
+
+
+async def test_an_undecided_submitted_rfq_is_not_due_again_at_once(rfq: RfqHarness) -> None:
+    """Past its deadline a submitted RFQ waits for the chain (unreadable) or for its Fill logs
+    (mined, not indexed yet): a due time in the past would make the sweeper loop without
+    sleeping, and with the chain cut by the fault switch (the read fails without yielding)
+    without ever letting the event loop run again."""
+    record = await submitted_past_deadline(rfq)
+    rfq.chain.unreadable = True
+    await rfq.settlement.sweep()
+    assert record.status == "submitted"
+    due = rfq.settlement.next_due()
+    assert due is None or due > rfq.clock.time()
+    rfq.chain.unreadable = False
+    rfq.chain.receipts[TX] = True
+    await rfq.settlement.sweep()
+    assert record.status == "submitted"
+    due = rfq.settlement.next_due()
+    assert due is None or due > rfq.clock.time()
+    await rfq.fill_all(record)
+    assert status(record) == "filled"
