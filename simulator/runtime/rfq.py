@@ -32,6 +32,7 @@ from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement, SettlementSettings
 from simulator.services.rfq.slots import OutstandingSlots
+from simulator.services.rfq.store import InMemoryRfqStore
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
@@ -66,11 +67,12 @@ def build_rfq(
         limits=lambda: access.limits,
     )
     auction = Auction(clock, random.fork("auction"), registry, pricing, inventory, reads)
-    service = RfqService(clock, random.fork("rfq"), deps, auction)
+    store = InMemoryRfqStore()
+    service = RfqService(clock, random.fork("rfq"), deps, auction, store)
     events = EventLog()
     settlement = Settlement(
         clock,
-        service,
+        store,
         deps,
         events,
         reads,
@@ -82,6 +84,7 @@ def build_rfq(
         makers=registry,
         events=events,
         maker_control=MakerControl(registry, fleet),
+        store=store,
     )
 
 

@@ -13,7 +13,7 @@ from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 
 from rfqkit.chain import AnvilChain, ChainUnavailable
-from simulator.services.rfq.settlement import Fill
+from simulator.services.rfq.model import Fill
 from simulator.services.shared.faults import Faults
 
 log = logging.getLogger("rfqsim.indexer")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from simulator.services.rfq.fleet_control import MakerControl
 from simulator.services.rfq.makers import MakerRegistry
+from simulator.services.rfq.ports import RfqStore
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement
 from simulator.services.shared.events import EventLog
@@ -19,3 +20,4 @@ class RfqArea:
     makers: MakerRegistry
     events: EventLog
     maker_control: MakerControl  # /_sim/makers: who is online, the simulated fleet
+    store: RfqStore  # every RFQ record (reset and snapshot work on it)
