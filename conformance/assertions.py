@@ -19,8 +19,8 @@ from eth_abi.abi import decode as abi_decode
 from eth_utils.address import to_checksum_address
 
 from conformance.chain import erc20_approve, hex_bytes, selector
-from conformance.client import parse_iso_utc
 from conformance.funding import Balances
+from conformance.response_checks import parse_iso_utc
 from conformance.venue import ChainInfo
 from contracts.orders import RfqOrder, decode_order
 

@@ -7,12 +7,13 @@ from collections.abc import Iterator
 import pytest
 
 from conformance.chain import Wallet
-from conformance.client import Client, SimControl
+from conformance.client import Client
 from conformance.control import Fleet, Janitor, controlled_fleet, janitor
 from conformance.ramp import Ramp
 from conformance.ramp_transfers import Transfers
 from conformance.rfq_calls import keyed_client, new_key
 from conformance.server import SimulatorProcess, find_rfqsim_bin
+from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.venue import ChainInfo, Venue
 

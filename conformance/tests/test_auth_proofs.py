@@ -20,18 +20,9 @@ from eth_account import Account
 from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 
-from conformance.client import (
-    Client,
-    Response,
-    SimControl,
-    assert_data,
-    assert_error,
-    assert_rate_limit_headers,
-    fresh_loopback_address,
-    hex_to_int,
-    is_loopback_url,
-    rpc,
-)
+from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
+from conformance.json_rpc import hex_to_int, rpc
+from conformance.response_checks import assert_data, assert_error, assert_rate_limit_headers
 from conformance.signing import (
     create_account_calldata,
     proof_json,
@@ -41,6 +32,7 @@ from conformance.signing import (
     taker_control_digest,
     wrap_erc6492,
 )
+from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.timing import TimingTolerances
 

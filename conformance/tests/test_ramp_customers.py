@@ -16,14 +16,7 @@ from typing import Any
 
 import pytest
 
-from conformance.client import (
-    Client,
-    Response,
-    SimControl,
-    assert_error,
-    assert_issues,
-    assert_request_id,
-)
+from conformance.client import Client, Response
 from conformance.ramp import (
     CALL_CREATE_CUSTOMER,
     CALL_KYC_LINK,
@@ -40,6 +33,8 @@ from conformance.ramp import (
     fresh_wallet,
     image_b64,
 )
+from conformance.response_checks import assert_error, assert_issues, assert_request_id
+from conformance.sim_control import SimControl
 
 KYC_FIELDS = {
     "state",

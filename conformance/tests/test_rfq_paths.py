@@ -15,16 +15,10 @@ from eth_account import Account
 
 from conformance.assertions import ROUTING_FIELDS, atomic, iso_seconds
 from conformance.chain import Wallet, wait_for
-from conformance.client import (
-    Client,
-    SimControl,
-    assert_data,
-    assert_error,
-    assert_issues,
-    parse_iso_utc,
-)
+from conformance.client import Client
 from conformance.control import FAST, Fleet, Janitor, faults
 from conformance.funding import fund_wallet
+from conformance.response_checks import assert_data, assert_error, assert_issues, parse_iso_utc
 from conformance.rfq_calls import (
     expect_no_quote,
     expect_quoted,
@@ -35,6 +29,7 @@ from conformance.rfq_calls import (
     request_quote,
     rfq_body,
 )
+from conformance.sim_control import SimControl
 from conformance.venue import ChainInfo, Venue
 
 CHAIN = 97

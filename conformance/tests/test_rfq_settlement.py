@@ -21,9 +21,10 @@ from conformance.assertions import (
     iso_seconds,
 )
 from conformance.chain import TxFailed, Wallet, hex_bytes, wait_for
-from conformance.client import Client, SimControl, assert_data, assert_error, parse_iso_utc
+from conformance.client import Client
 from conformance.control import FAST, Fleet
 from conformance.funding import Balances, create_smart_account, fund_wallet, smart_account_batch
+from conformance.response_checks import assert_data, assert_error, parse_iso_utc
 from conformance.rfq_calls import (
     approve_for_quote,
     broadcast_swap,
@@ -42,6 +43,7 @@ from conformance.rfq_calls import (
     submit,
     wait_status,
 )
+from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.venue import ChainInfo, Venue
 

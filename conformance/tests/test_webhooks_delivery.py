@@ -27,16 +27,10 @@ import pytest
 from eth_abi.abi import encode as abi_encode
 from eth_account import Account
 
-from conformance.client import (
-    Client,
-    SimControl,
-    assert_data,
-    fresh_loopback_address,
-    hex_to_int,
-    is_loopback_url,
-    parse_iso_utc,
-    rpc,
-)
+from conformance.client import Client, fresh_loopback_address, is_loopback_url
+from conformance.json_rpc import hex_to_int, rpc
+from conformance.response_checks import assert_data, parse_iso_utc
+from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.webhooks import (
     RfqEventReceiver,
