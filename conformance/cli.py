@@ -35,7 +35,7 @@ AREAS: dict[str, tuple[str, ...]] = {
         "test_versioning.py",
     ),
     "auth": (
-        "test_auth_proofs.py",
+        "test_auth_proofs_eoa.py",
         "test_auth_keys.py",
         "test_claims.py",
         "test_auth_matrix.py",
