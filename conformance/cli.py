@@ -36,6 +36,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     ),
     "auth": (
         "test_auth_proofs_eoa.py",
+        "test_auth_proofs_smart_accounts.py",
         "test_auth_keys.py",
         "test_claims.py",
         "test_auth_matrix.py",

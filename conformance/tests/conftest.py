@@ -1,4 +1,5 @@
-"""Fixtures shared by the conformance tests: trading on chain 97 and the v2 ramp."""
+"""Fixtures shared by the conformance tests: trading on chain 97, the v2 ramp, and a keyless
+caller from a client IP of its own."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from conformance.chain import Wallet
-from conformance.client import Client
+from conformance.client import Client, fresh_loopback_address, is_loopback_url
 from conformance.control import Fleet, Janitor, controlled_fleet, janitor
 from conformance.ramp import Ramp
 from conformance.ramp_transfers import Transfers
@@ -41,6 +42,14 @@ def fleet(sim: SimControl) -> Iterator[Fleet]:
     """The simulated makers, restored to their settings after the test."""
     with controlled_fleet(sim) as controlled:
         yield controlled
+
+
+@pytest.fixture
+def caller(target: Target, http: Client) -> Client:
+    """A keyless client from a loopback address no other test uses (when the target allows)."""
+    if not is_loopback_url(target.base_url):
+        return http
+    return http.from_address(fresh_loopback_address())
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ tolerances given as options (``--budget-tolerance-ms`` and friends, docs/conform
 * a served price ladder is never older than its 2 s cache;
 * a firm quote never lives longer than the 60 s quote TTL.
 
-The proof clock window (60 s either side) and the 12 h grant are in test_auth_proofs.py, judged
+The proof clock window (60 s either side) and the 12 h grant are in test_auth_proofs_eoa.py, judged
 with ``--clock-window-tolerance-ms`` and ``--grant-tolerance-s``.
 
 Which maker the service asked, and when, is seen from the makers' side: the test connects maker
