@@ -56,7 +56,9 @@ AREAS: dict[str, tuple[str, ...]] = {
     "webhooks": ("test_webhooks_registry.py", "test_webhooks_delivery.py"),
     "ramp": (
         "test_ramp_catalog.py",
-        "test_ramp_customers.py",
+        "test_ramp_customers_registration.py",
+        "test_ramp_customers_proofs.py",
+        "test_ramp_customers_kyc.py",
         "test_ramp_transfers.py",
         "test_ramp_transfers_lifecycle.py",
         "test_ramp_transfers_errors.py",
