@@ -44,7 +44,10 @@ AREAS: dict[str, tuple[str, ...]] = {
     "limits": ("test_rate_limits.py", "test_rfq_concurrency.py", "test_rate_limits_instances.py"),
     "rfq": (
         "test_rfq_settlement.py",
-        "test_rfq_paths.py",
+        "test_rfq_paths_validation.py",
+        "test_rfq_paths_no_quote.py",
+        "test_rfq_paths_funds.py",
+        "test_rfq_paths_transient.py",
         "test_rfq_steering.py",
         "test_rfq_lifecycle.py",
         "test_rfq_ladder_preview.py",

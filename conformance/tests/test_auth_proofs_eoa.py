@@ -19,12 +19,7 @@ from eth_utils.crypto import keccak
 
 from conformance.client import Client, fresh_loopback_address, is_loopback_url
 from conformance.response_checks import assert_data
-from conformance.signing import (
-    proof_json,
-    random_nonce,
-    sign_taker_proof,
-    taker_control_digest,
-)
+from conformance.signing import proof_json, random_nonce, sign_taker_proof, taker_control_digest
 from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.tests.proof_requests import (

@@ -12,13 +12,7 @@ from typing import Any
 
 import pytest
 
-from conformance.ramp import (
-    PERSON,
-    SMALL_IMAGE,
-    Ramp,
-    document,
-    fresh_wallet,
-)
+from conformance.ramp import PERSON, SMALL_IMAGE, Ramp, document, fresh_wallet
 from conformance.response_checks import assert_error
 from conformance.tests.ramp_answers import customer_of, kyc_of, ok
 

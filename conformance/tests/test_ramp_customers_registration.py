@@ -17,13 +17,7 @@ from typing import Any
 import pytest
 
 from conformance.client import Client, Response
-from conformance.ramp import (
-    CALL_CREATE_CUSTOMER,
-    CALL_UPDATE_CUSTOMER,
-    PERSON,
-    Ramp,
-    fresh_wallet,
-)
+from conformance.ramp import CALL_CREATE_CUSTOMER, CALL_UPDATE_CUSTOMER, PERSON, Ramp, fresh_wallet
 from conformance.response_checks import assert_error, assert_issues
 from conformance.sim_control import SimControl
 from conformance.tests.ramp_answers import customer_of, ok
