@@ -56,7 +56,11 @@ AREAS: dict[str, tuple[str, ...]] = {
         "test_maker_stream_protocol.py",
     ),
     "timing": ("test_timing_budgets.py",),
-    "webhooks": ("test_webhooks_registry.py", "test_webhooks_delivery.py"),
+    "webhooks": (
+        "test_webhooks_registry.py",
+        "test_webhooks_delivery.py",
+        "test_webhooks_fill_events.py",
+    ),
     "ramp": (
         "test_ramp_catalog.py",
         "test_ramp_customers_registration.py",

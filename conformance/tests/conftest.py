@@ -1,9 +1,10 @@
-"""Fixtures shared by the conformance tests: trading on chain 97, the v2 ramp, and a keyless
-caller from a client IP of its own."""
+"""Fixtures shared by the conformance tests: trading on chain 97, the v2 ramp, a keyless caller
+from a client IP of its own, and webhook partners with an https receiver."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import secrets
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -16,7 +17,10 @@ from conformance.rfq_calls import keyed_client, new_key
 from conformance.server import SimulatorProcess, find_rfqsim_bin
 from conformance.sim_control import SimControl
 from conformance.target import Target
+from conformance.tests.webhook_partners import Partner
 from conformance.venue import ChainInfo, Venue
+from conformance.webhooks import fetch_certificate
+from rfqkit.webhook_receiver import WebhookReceiver
 
 CHAIN = 97  # the live test corridor: small minimum sizes
 
@@ -92,3 +96,36 @@ def production(target: Target, pytestconfig: pytest.Config) -> Iterator[Client]:
         yield Client(str(info["api_url"]))
     finally:
         process.stop()
+
+
+@pytest.fixture
+def make_partner(
+    target: Target, sim: SimControl, caller: Client
+) -> Iterator[Callable[[], Partner]]:
+    made: list[Partner] = []
+    sim.call("DELETE", "webhooks/faults")
+
+    def make() -> Partner:
+        key = sim.create_key(
+            f"conformance-webhook-delivery-{secrets.token_hex(6)}",
+            "test",
+            ["trades:write", "trades:read", "webhooks:manage"],
+            tier="high",
+        )
+        partner = Partner(target, sim, caller, key, [])
+        made.append(partner)
+        return partner
+
+    yield make
+    sim.call("DELETE", "webhooks/faults")
+    for partner in made:
+        for endpoint_id in partner.endpoints:
+            caller.delete(f"/v1/webhooks/{endpoint_id}", headers=partner.auth)
+        sim.call("POST", f"keys/{partner.key['key_id']}/revoke")
+
+
+@pytest.fixture
+def receiver(target: Target) -> Iterator[WebhookReceiver]:
+    cert_pem, key_pem, _ = fetch_certificate(target.base_url)
+    with WebhookReceiver(cert_pem, key_pem) as running:
+        yield running
