@@ -43,7 +43,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     ),
     "limits": ("test_rate_limits.py", "test_rfq_concurrency.py", "test_rate_limits_instances.py"),
     "rfq": (
-        "test_rfq_settlement.py",
+        "test_rfq_settlement_single_maker.py",
         "test_rfq_paths_validation.py",
         "test_rfq_paths_no_quote.py",
         "test_rfq_paths_funds.py",
