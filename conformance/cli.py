@@ -44,6 +44,8 @@ AREAS: dict[str, tuple[str, ...]] = {
     "limits": ("test_rate_limits.py", "test_rfq_concurrency.py", "test_rate_limits_instances.py"),
     "rfq": (
         "test_rfq_settlement_single_maker.py",
+        "test_rfq_settlement_bundles.py",
+        "test_rfq_settlement_contract_callers.py",
         "test_rfq_paths_validation.py",
         "test_rfq_paths_no_quote.py",
         "test_rfq_paths_funds.py",
