@@ -1,13 +1,12 @@
-"""How spec text becomes the parts of a rule id, and how a markdown line splits into them.
-
-The parser of :mod:`conformance.rule_parser` builds every key from these helpers: ``slugify``
-(lowercase ``[a-z0-9_]`` runs joined by ``-``), ``clip`` (at most 60 characters, cut at a
-``-``), ``cell_slug`` (a table cell or label without its parenthetical), ``first_words_slug``
-(the first four words that are not stopwords, for sentences and bullets) and ``singular``
-(the prefix of numbered items under a label); and it splits what it reads with
-``split_cells`` (a pipe-table row, pipes inside backticks kept), ``sentences`` (a prose
-paragraph), ``split_label`` (``"Label: rest"``) and ``is_label_only`` (``"Rules:"``, a line
-that only introduces what follows). ``docs/conformance.md`` describes the id scheme in full.
+"""How spec text becomes the parts of a rule id, and how a markdown line splits into them: the
+parser of :mod:`conformance.rule_parser` builds every key from ``slugify`` (lowercase
+``[a-z0-9_]`` runs joined by ``-``), ``clip`` (at most 60 characters, cut at a ``-``),
+``cell_slug`` (a table cell or label without its parenthetical), ``first_words_slug`` (the first
+four words that are not stopwords, for sentences and bullets) and ``singular`` (the prefix of
+numbered items under a label), and splits what it reads with ``split_cells`` (a pipe-table row,
+pipes inside backticks kept), ``sentences`` (a prose paragraph), ``split_label``
+(``"Label: rest"``) and ``is_label_only`` (``"Rules:"``, a line that only introduces what
+follows). ``docs/conformance.md`` describes the id scheme in full.
 """
 
 from __future__ import annotations
