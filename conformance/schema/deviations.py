@@ -23,7 +23,7 @@ applies to, a non-empty ``when`` that pins the exact response, a ``kind`` and a 
   when ``issue_field`` is given too);
 * ``failure_title``: the failure's title, exactly (as schemathesis prints it);
 * ``message_contains``: a substring of the failure's message;
-* ``caller``: ``keyed`` or ``keyless``, the pass of the run (see ``runner.py``).
+* ``caller``: ``keyed`` or ``keyless``, the pass of the run (see ``settings.py``).
 
 ``kind`` is ``by-design`` (the spec or docs/decisions.md asks for this behaviour), ``defect``
 (the simulator or its document is wrong; ``defect`` then says what to fix, and the entry goes

@@ -25,18 +25,12 @@ import pytest
 
 from conformance.schema import junit
 from conformance.schema.auth import external_caller, simulator_caller
+from conformance.schema.config import build_config, explicit_links_resolved, load_schema
 from conformance.schema.deviations import DeviationFileError, Observed, load, parse
 from conformance.schema.links import LINKS, LinkError, add_links
-from conformance.schema.runner import (
-    FULL_MIN_REQUESTS,
-    FailureRecord,
-    RunResult,
-    RunSettings,
-    build_config,
-    explicit_links_resolved,
-    load_schema,
-    run,
-)
+from conformance.schema.results import FailureRecord, RunResult
+from conformance.schema.runner import run
+from conformance.schema.settings import FULL_MIN_REQUESTS, RunSettings
 from conformance.target import Target
 
 # The timeout covers a full run (about 3 minutes here) on a slower machine.
