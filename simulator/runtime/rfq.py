@@ -1,6 +1,8 @@
 """The RFQ area's wiring: `build_rfq` (auction, service, settlement and what they depend on) and
 its background work, one fill indexer per chain and the settlement sweeper, which run after the
-chains are up; every task is cancelled and awaited on shutdown."""
+chains are up; every task is cancelled and awaited on shutdown. The indexers hand each fill to
+every subscriber of the app's `FillFanout` (settlement, subscribed here; the rates feed's tape)
+and report their progress to the app's `IndexProgress`."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from rfqkit.chain import AnvilChain
 from rfqkit.tasks import cancel_and_wait, step_forever
 from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import FillIndexer
-from simulator.api.http.appkeys import ACCESS, CHAINS, CLOCK, RFQ, VENUE
+from simulator.api.http.appkeys import ACCESS, CHAINS, CLOCK, FILL_INDEX, FILLS, RFQ, VENUE
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.services.access.area import AccessArea
@@ -29,6 +31,7 @@ from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement, SettlementSettings
 from simulator.services.rfq.slots import OutstandingSlots
+from simulator.services.shared.fills import FillFanout
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
 
@@ -44,6 +47,7 @@ def build_rfq(
     access: AccessArea,
     venue: VenueDirectory,
     chains: dict[int, AnvilChain],
+    fills: FillFanout,
 ) -> RfqArea:
     reads = ChainReads(chains)
     registry = MakerRegistry(clock)
@@ -71,7 +75,15 @@ def build_rfq(
         reads,
         SettlementSettings(expiry_grace_s=settings.expiry_grace_s),
     )
-    return RfqArea(service=service, settlement=settlement, makers=registry, events=events)
+    fills.subscribe(settlement.on_fill)
+    return RfqArea(
+        service=service,
+        settlement=settlement,
+        makers=registry,
+        events=events,
+        pricing=pricing,
+        inventory=inventory,
+    )
 
 
 async def background_context(app: web.Application) -> AsyncIterator[None]:
@@ -89,7 +101,12 @@ async def background_context(app: web.Application) -> AsyncIterator[None]:
     for chain_id, chain in app[CHAINS].items():
         venue = app[VENUE].chains[chain_id]
         indexer = FillIndexer(
-            chain, venue.contracts.reactor, runtime.settlement.on_fill, app[ACCESS].faults
+            chain,
+            venue.contracts.reactor,
+            app[FILLS],
+            app[ACCESS].faults,
+            app[FILL_INDEX],
+            app[CLOCK].monotonic,
         )
         tasks.append(asyncio.create_task(indexer.run(), name=f"indexer-{chain_id}"))
     try:

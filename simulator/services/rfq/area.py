@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.services.rfq.events import EventLog
+from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.makers import MakerRegistry
+from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement
 
@@ -17,3 +19,5 @@ class RfqArea:
     settlement: Settlement
     makers: MakerRegistry
     events: EventLog
+    pricing: IndicativePricing  # the makers' levels priced (preview, ladder; the feed's RFQ prices)
+    inventory: MakerInventory  # maker inventory live quotes hold (the feed's reserved sides)

@@ -19,32 +19,11 @@ from simulator.services.rfq.events import EventSink, rfq_event
 from simulator.services.rfq.model import RfqRecord
 from simulator.services.rfq.ports import ChainUnreadable, TxStatusReader
 from simulator.services.rfq.service import RfqService
+from simulator.services.shared.fills import Fill
 
 log = logging.getLogger("rfqsim.settlement")
 
 CORRECTION_WINDOW_S = 24 * 3600.0
-
-
-@dataclass(frozen=True)
-class Fill:
-    """One reactor Fill event."""
-
-    chain_id: int
-    tx_hash: str  # lowercase 0x hex
-    log_index: int
-    block_time: float  # the block's timestamp (chain time follows the simulator clock)
-    order_hash: bytes
-    maker: str
-    taker: str  # msg.sender of the execution (the wallet, or a router)
-    input_token: str  # maker gave
-    input_amount: int
-    output_token: str  # maker received
-    output_amount: int
-    fee_amount: int
-
-    @property
-    def trade_id(self) -> str:
-        return f"{self.tx_hash}-{self.log_index}"
 
 
 @dataclass
@@ -74,11 +53,9 @@ class Settlement:
         self._events = events
         self._receipts = receipts
         self.settings = settings
-        self.trades: list[Fill] = []  # every fill on every reactor (rates feed history)
         self._progress: dict[str, _Progress] = {}  # rfq id -> fills seen so far
 
     async def on_fill(self, fill: Fill) -> None:
-        self.trades.append(fill)
         rfq_id = self._rfqs.order_index.get(fill.order_hash)
         if rfq_id is None:
             return  # not one of our RFQ quotes (a v1 order, or someone else's)
