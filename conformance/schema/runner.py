@@ -1,7 +1,9 @@
-"""Run schemathesis against a target's ``/v2/openapi.json`` and collect a verdict.
+"""Run schemathesis against a target's ``/v2/openapi.json`` and ``/feed/openapi.json`` and
+collect a verdict.
 
-One run is three passes (:data:`PASSES`) over the same document, each loaded by URL
-(schemathesis 4 has no in-process aiohttp loader) with the explicit links of ``links.py`` added:
+One run is four passes (:data:`PASSES`), each loading its document by URL (schemathesis 4 has no
+in-process aiohttp loader) with the explicit links of ``links.py`` added; three go over the v2
+document:
 
 * ``keyed``: every operation, every phase, authenticated with the run's API key (the document's
   ``bearerKey`` and ``apiKeyHeader`` schemes both get it); its stateful phase chains webhooks;
@@ -9,7 +11,11 @@ One run is three passes (:data:`PASSES`) over the same document, each loaded by 
   request -> status / cancel / submit with the key and the claim token;
 * ``keyless``: the operations a wallet app calls without a key (ladder, preview, firm request,
   and status / cancel / submit through the claim token the request returned), with fresh
-  ``takerProof`` signatures (``hooks.ProofSigner``).
+  ``takerProof`` signatures (``hooks.ProofSigner``);
+
+and one over the rates feed's own document: ``feed``, every operation without credentials, with
+a share of the generated ``ticker_id``/``base``/``target`` values drawn from the target's pairs
+(``GET /pairs``) so that 200s are reached, not only 404s.
 
 Every phase runs (examples, coverage, fuzzing, stateful), with positive and negative data and
 every check schemathesis has, plus ``rfqsim_request_id`` (``checks.py``). Failures matched by a
@@ -46,6 +52,7 @@ from conformance.schema.hooks import (
 from conformance.schema.links import LINKS, add_links, operation_labels
 
 OPENAPI_PATH = "/v2/openapi.json"
+FEED_OPENAPI_PATH = "/feed/openapi.json"
 DEFAULT_SEED = 42
 DEFAULT_MAX_EXAMPLES = 10
 FULL_MAX_EXAMPLES = 40
@@ -115,6 +122,7 @@ class PassPlan:
     caller: str  # keyed | keyless
     operations: tuple[str, ...] | None  # operationIds (None: every operation)
     phases: tuple[str, ...]
+    document: str = OPENAPI_PATH  # the document the pass loads
 
 
 # Why three passes: schemathesis starts stateful scenarios only from operations it rates as
@@ -126,6 +134,8 @@ PASSES = (
     PassPlan("keyed", "keyed", None, ALL_PHASES),
     PassPlan("keyed-rfq-stateful", "keyed", RFQ_CHAIN, ("stateful",)),
     PassPlan("keyless", "keyless", KEYLESS_OPERATIONS, ALL_PHASES),
+    # The feed declares no links: nothing for a stateful phase to chain.
+    PassPlan("feed", "keyless", None, ("examples", "coverage", "fuzzing"), FEED_OPENAPI_PATH),
 )
 
 
@@ -257,15 +267,21 @@ def check_names() -> list[str]:
     return names
 
 
-def _dictionaries(caller: Caller) -> tuple[dict[str, Any], dict[str, Any]]:
+def _dictionaries(
+    caller: Caller, pairs: list[Mapping[str, str]]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """schemathesis dictionaries and parameter bindings steering a share of generated values to
-    ones the service serves: its chains, corridor tokens, the run's taker, sane sizes."""
+    ones the service serves: its chains, corridor tokens, the run's taker, sane sizes, and the
+    feed's ticker ids and symbols."""
     values: dict[str, list[Any]] = {
         "chains": list(caller.chain_ids),
         "tokens": caller.tokens(),
         "takers": [caller.taker.address],
         "amounts": caller.amounts(),
         "webhook_urls": [caller.webhook_url],
+        "ticker_ids": [p["ticker_id"] for p in pairs],
+        "bases": sorted({p["base"] for p in pairs}),
+        "targets": sorted({p["target"] for p in pairs}),
     }
     # Probabilities: most draws reach real paths, the rest stay arbitrary (and meet the
     # service's own 400s, which the deviations file accounts for).
@@ -278,6 +294,9 @@ def _dictionaries(caller: Caller) -> tuple[dict[str, Any], dict[str, Any]]:
         "body.sellAmount": ("amounts", 0.8),
         "body.buyAmount": ("amounts", 0.8),
         "body.url": ("webhook_urls", 0.8),
+        "query.ticker_id": ("ticker_ids", 0.8),
+        "query.base": ("bases", 0.6),
+        "query.target": ("targets", 0.6),
     }
     dictionaries = {name: {"values": v} for name, v in values.items() if v}
     parameters = {
@@ -296,10 +315,11 @@ def build_config(
     keyed: bool,
     phases: tuple[str, ...] = ALL_PHASES,
     operations: tuple[str, ...] | None = None,
+    pairs: list[Mapping[str, str]] | None = None,
 ) -> SchemathesisConfig:
     """The schemathesis configuration of one pass (``operations``: operationIds to test, all
-    when None)."""
-    dictionaries, parameters = _dictionaries(caller)
+    when None; ``pairs``: the feed's pairs, to steer its query parameters)."""
+    dictionaries, parameters = _dictionaries(caller, pairs or [])
     selection: list[dict[str, Any]] = [
         {
             "include-operation-id": list(RICH_OPERATIONS),
@@ -365,13 +385,15 @@ def build_config(
     return SchemathesisConfig.from_dict(project)
 
 
-def load_schema(base_url: str, config: SchemathesisConfig) -> Any:
-    """The target's document, loaded by URL without credentials, with the harness' links."""
+def load_schema(base_url: str, config: SchemathesisConfig, document: str = OPENAPI_PATH) -> Any:
+    """The target's document, loaded by URL without credentials, with the harness' links (the
+    v2 document's: the feed's has nothing to chain)."""
     try:
-        schema = schemathesis.openapi.from_url(f"{base_url}{OPENAPI_PATH}", config=config)
+        schema = schemathesis.openapi.from_url(f"{base_url}{document}", config=config)
     except Exception as exc:
-        raise RunError(f"cannot load {base_url}{OPENAPI_PATH}: {exc}") from exc
-    add_links(schema.raw_schema)
+        raise RunError(f"cannot load {base_url}{document}: {exc}") from exc
+    if document == OPENAPI_PATH:
+        add_links(schema.raw_schema)
     return schema
 
 
@@ -495,10 +517,17 @@ def run_pass(
     plan: PassPlan,
 ) -> PassResult:
     keyed = plan.caller == "keyed"
+    pairs = feed_pairs(base_url) if plan.document == FEED_OPENAPI_PATH else None
     config = build_config(
-        base_url, caller, settings, keyed=keyed, phases=plan.phases, operations=plan.operations
+        base_url,
+        caller,
+        settings,
+        keyed=keyed,
+        phases=plan.phases,
+        operations=plan.operations,
+        pairs=pairs,
     )
-    schema = load_schema(base_url, config)
+    schema = load_schema(base_url, config, plan.document)
     labels = operation_labels(schema.raw_schema)
     result = PassResult(name=plan.name, caller=plan.caller)
     steering = CorridorSteering(caller)
@@ -525,6 +554,14 @@ def run_pass(
     return result
 
 
+def feed_pairs(base_url: str) -> list[Mapping[str, str]]:
+    """The target's published pairs (``GET /pairs``), to steer the feed pass' queries."""
+    resp = Client(base_url).get("/pairs")
+    if resp.status != 200 or not isinstance(resp.body, list):
+        raise RunError(f"cannot read {base_url}/pairs: {resp.describe()}")
+    return [p for p in resp.body if isinstance(p, dict)]
+
+
 def run(
     base_url: str,
     caller: Caller,
@@ -535,8 +572,13 @@ def run(
 ) -> RunResult:
     """Every pass against ``base_url``; writes the JUnit report through ``write_junit``."""
     base_url = base_url.rstrip("/")
-    probe = load_schema(base_url, build_config(base_url, caller, settings, keyed=False))
-    labels = operation_labels(probe.raw_schema)
+    probe_config = build_config(base_url, caller, settings, keyed=False)
+    probe = load_schema(base_url, probe_config)
+    feed_probe = load_schema(base_url, probe_config, FEED_OPENAPI_PATH)
+    labels = {
+        **operation_labels(probe.raw_schema),
+        **operation_labels(feed_probe.raw_schema),
+    }
     names = check_names()
     deviations.validate_against(labels.values(), names)
     result = RunResult(
@@ -549,7 +591,7 @@ def run(
     )
     for plan in PASSES:
         if (plan.caller == "keyed" and not caller.api_key) or (
-            plan.caller == "keyless" and not settings.keyless
+            plan.name == "keyless" and not settings.keyless
         ):
             continue
         result.passes.append(run_pass(base_url, caller, settings, deviations, plan))
