@@ -14,6 +14,7 @@ from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient, TestServer
 from openapi_spec_validator import validate
 
+from simulator.api.feed.handlers import page_json, render_page
 from simulator.api.http.appkeys import CLOCK, FEED, FILL_INDEX, VENUE
 from simulator.runtime.app import create_app
 from simulator.settings import load_settings
@@ -209,3 +210,22 @@ async def test_the_feed_has_its_own_openapi_document(client: Client) -> None:
         assert error == {"$ref": "#/components/schemas/FeedError"}
     v2 = await (await client.get("/v2/openapi.json")).json()
     assert not {"/pairs", "/tickers", "/historical_trades"} & set(v2["paths"])
+
+
+async def test_a_page_from_pre_rendered_trades_is_the_models_json_byte_for_byte() -> None:
+    h = Harness()
+    for n in range(30):
+        if n % 3:
+            fill = h.fill(gave=USDT, gave_amount=10**18 + n, got=NGNS, got_amount=1_600 * 10**6)
+        else:
+            fill = h.fill(gave=NGNS, gave_amount=1_599 * 10**6, got=USDT, got_amount=10**18 + n)
+        await h.add(fill)
+    rendered: dict[tuple[str, tuple[int, ...]], bytes] = {}
+    for side in (None, "buy", "sell"):
+        page = h.trades(side=side)
+        expected = render_page(page).model_dump_json().encode()
+        assert page_json(page, rendered) == expected
+        assert page_json(page, rendered) == expected, "again, from the rendered trades"
+    assert len(rendered) == 30
+    empty = h.trades(start_time=0, end_time=0)
+    assert page_json(empty, rendered) == b'{"buy":[],"sell":[]}'

@@ -29,6 +29,8 @@ class FeedCache:
         self.ttl_s = ttl_s
         self._max = max_entries
         self._entries: OrderedDict[Hashable, _Entry] = OrderedDict()  # by (operation, query)
+        # Each published trade's JSON, rendered once (trades never change): by (id, tape order).
+        self.trade_json: dict[tuple[str, tuple[int, ...]], bytes] = {}
 
     def get_or_build(self, key: Hashable, build: Callable[[], bytes]) -> bytes:
         """The cached body, or `build()`'s (stored only if it returns: an exception, such as
