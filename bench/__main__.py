@@ -11,7 +11,7 @@ import statistics
 import time
 from pathlib import Path
 
-from bench import auth, fills, processes, ramp, rfq, webhooks
+from bench import auth, feed, fills, processes, ramp, rfq, webhooks
 from bench.load import LoadResult, merge, percentile, run_load
 from bench.report import Section, update, write
 from bench.sim_api import open_limits
@@ -125,7 +125,18 @@ def bench_http_baseline(seconds: float, concurrency: int, rounds: int) -> Sectio
     return section
 
 
-BENCHMARKS = ("startup", "http", "auth", "firm", "budget", "ladder", "fills", "webhooks", "ramp")
+BENCHMARKS = (
+    "startup",
+    "http",
+    "auth",
+    "firm",
+    "budget",
+    "ladder",
+    "fills",
+    "webhooks",
+    "ramp",
+    "feed",
+)
 
 
 def main() -> None:
@@ -173,6 +184,16 @@ def main() -> None:
                 creates=20 if args.quick else 100,
                 reads=100 if args.quick else 400,
                 seconds=2 if args.quick else 5,
+            )
+        )
+    if "feed" in selected:
+        sections.append(
+            feed.bench_feed(
+                seconds=2 if args.quick else 5,
+                concurrency=20,
+                rounds=2 if args.quick else 3,
+                trades=10_000,
+                fills=20 if args.quick else 60,
             )
         )
     command = "just bench" + (" --quick" if args.quick else "")

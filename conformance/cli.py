@@ -74,6 +74,7 @@ AREAS: dict[str, tuple[str, ...]] = {
         "test_ramp_transfers_production.py",
         "test_ramp_policies.py",
     ),
+    "feed": ("test_feed_pairs_tickers.py", "test_feed_trades.py", "test_feed_errors.py"),
     "schema": ("test_schemathesis.py",),
     "sim": ("test_sim_clock.py", "test_sim_info.py"),
 }

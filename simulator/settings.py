@@ -160,6 +160,33 @@ class RampSettings(_Strict):
     smtp: str | None = Field(default=None, pattern=r"^[^ :]+:[0-9]{1,5}$")  # HOST:PORT for emails
 
 
+class FeedSettings(_Strict):
+    """The public rates feed (/pairs, /tickers, /historical_trades; docs/rates-feed.md)."""
+
+    # Responses are cached this long (also Cache-Control max-age); 0 turns the cache off.
+    cache_s: int = Field(default=2, ge=0, le=300)
+    chains: tuple[int, ...] | None = None  # chains whose corridors are published; None: all
+    # Token symbol -> the symbol the feed publishes (spec: the naira stablecoin is NGN).
+    published_symbols: dict[str, str] = Field(default_factory=lambda: {"NGNS": "NGN"})
+    # Stable tokens whose units size the bid/ask trade (the first of base, target listed here;
+    # else the base), and how many whole units that trade is (spec: about 100 stable units).
+    size_symbols: tuple[str, ...] = ("USDT", "USDC")
+    reference_size: Decimal = Field(default=Decimal(100), gt=0)
+    window_s: float = Field(default=86400, gt=0)  # last_price/high/low/volumes: the last 24 h
+    # While a firm quote reserves the makers' inventory of a side that prices at 0, the newest
+    # cleared price is shown instead for at most this long (spec: up to 90 seconds).
+    reserved_fallback_s: float = Field(default=90, ge=0)
+    # A chain whose fill index has not reached its head for this long makes the feed a 502.
+    index_max_lag_s: float = Field(default=5, gt=0)
+
+    @model_validator(mode="after")
+    def _published_symbols_are_symbols(self) -> FeedSettings:
+        for symbol in self.published_symbols.values():
+            if not symbol.isalnum() or not symbol.isupper() or not symbol.isascii():
+                raise ValueError(f"feed.published_symbols: {symbol!r} is not an upper-case symbol")
+        return self
+
+
 class Settings(_Strict):
     api: ApiSettings = ApiSettings()
     environment: Literal["staging", "production"] = "staging"
@@ -174,6 +201,7 @@ class Settings(_Strict):
     funding: FundingSettings = FundingSettings()
     webhooks: WebhookSettings = WebhookSettings()
     ramp: RampSettings = RampSettings()
+    feed: FeedSettings = FeedSettings()
     # The simulated maker fleet started with the simulator (None: no makers; `--no-makers`).
     makers: FleetConfig | None = Field(default_factory=default_fleet)
 

@@ -1,13 +1,14 @@
-"""The schemathesis side of one pass: :func:`build_config` turns the run's settings and caller
-into a ``SchemathesisConfig`` (seed, phases, checks, the operations selected, dictionaries that
-steer most generated values to the service's chains, tokens, taker and sizes, and the API key
-for keyed passes); :func:`load_schema` loads the target's ``/v2/openapi.json`` by URL with the
-harness' explicit links added, and :func:`explicit_links_resolved` says which of those links
+"""The schemathesis side of one pass: :func:`build_config` turns the run's settings and caller into
+a ``SchemathesisConfig`` (seed, phases, checks, the operations selected, dictionaries that steer
+most generated values to the service's chains, tokens, taker and sizes, and the API key for keyed
+passes); :func:`load_schema` loads one of the target's documents by URL (the v2 one with the
+harness' explicit links added), and :func:`explicit_links_resolved` says which of those links
 schemathesis made into transitions; :func:`check_names` lists every check a run enables.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import schemathesis
@@ -22,13 +23,12 @@ from conformance.schema.results import RunError
 from conformance.schema.settings import (
     ALL_PHASES,
     MAX_RESPONSE_TIME_S,
+    OPENAPI_PATH,
     RICH_FACTOR,
     RICH_OPERATIONS,
     STATEFUL_FACTOR,
     RunSettings,
 )
-
-OPENAPI_PATH = "/v2/openapi.json"
 
 
 def check_names() -> list[str]:
@@ -40,15 +40,21 @@ def check_names() -> list[str]:
     return names
 
 
-def _dictionaries(caller: Caller) -> tuple[dict[str, Any], dict[str, Any]]:
+def _dictionaries(
+    caller: Caller, pairs: list[Mapping[str, str]]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """schemathesis dictionaries and parameter bindings steering a share of generated values to
-    ones the service serves: its chains, corridor tokens, the run's taker, sane sizes."""
+    ones the service serves: its chains, corridor tokens, the run's taker, sane sizes, and the
+    feed's ticker ids and symbols."""
     values: dict[str, list[Any]] = {
         "chains": list(caller.chain_ids),
         "tokens": caller.tokens(),
         "takers": [caller.taker.address],
         "amounts": caller.amounts(),
         "webhook_urls": [caller.webhook_url],
+        "ticker_ids": [p["ticker_id"] for p in pairs],
+        "bases": sorted({p["base"] for p in pairs}),
+        "targets": sorted({p["target"] for p in pairs}),
     }
     # Probabilities: most draws reach real paths, the rest stay arbitrary (and meet the
     # service's own 400s, which the deviations file accounts for).
@@ -61,6 +67,9 @@ def _dictionaries(caller: Caller) -> tuple[dict[str, Any], dict[str, Any]]:
         "body.sellAmount": ("amounts", 0.8),
         "body.buyAmount": ("amounts", 0.8),
         "body.url": ("webhook_urls", 0.8),
+        "query.ticker_id": ("ticker_ids", 0.8),
+        "query.base": ("bases", 0.6),
+        "query.target": ("targets", 0.6),
     }
     dictionaries = {name: {"values": v} for name, v in values.items() if v}
     parameters = {
@@ -79,10 +88,11 @@ def build_config(
     keyed: bool,
     phases: tuple[str, ...] = ALL_PHASES,
     operations: tuple[str, ...] | None = None,
+    pairs: list[Mapping[str, str]] | None = None,
 ) -> SchemathesisConfig:
     """The schemathesis configuration of one pass (``operations``: operationIds to test, all
-    when None)."""
-    dictionaries, parameters = _dictionaries(caller)
+    when None; ``pairs``: the feed's pairs, to steer its query parameters)."""
+    dictionaries, parameters = _dictionaries(caller, pairs or [])
     selection: list[dict[str, Any]] = [
         {
             "include-operation-id": list(RICH_OPERATIONS),
@@ -148,13 +158,15 @@ def build_config(
     return SchemathesisConfig.from_dict(project)
 
 
-def load_schema(base_url: str, config: SchemathesisConfig) -> Any:
-    """The target's document, loaded by URL without credentials, with the harness' links."""
+def load_schema(base_url: str, config: SchemathesisConfig, document: str = OPENAPI_PATH) -> Any:
+    """The target's document, loaded by URL without credentials, with the harness' links (the
+    v2 document's: the feed's has nothing to chain)."""
     try:
-        schema = schemathesis.openapi.from_url(f"{base_url}{OPENAPI_PATH}", config=config)
+        schema = schemathesis.openapi.from_url(f"{base_url}{document}", config=config)
     except Exception as exc:
-        raise RunError(f"cannot load {base_url}{OPENAPI_PATH}: {exc}") from exc
-    add_links(schema.raw_schema)
+        raise RunError(f"cannot load {base_url}{document}: {exc}") from exc
+    if document == OPENAPI_PATH:
+        add_links(schema.raw_schema)
     return schema
 
 

@@ -1,21 +1,21 @@
-"""Run schemathesis against a target's ``/v2/openapi.json`` and collect a verdict: :func:`run`
-loads the document once (by URL, as schemathesis 4 has no in-process aiohttp loader, with the
-explicit links of ``links.py`` added), checks the deviations file against its operations and
-checks, then runs each pass of :data:`conformance.schema.settings.PASSES` (``keyed``: every
-operation and phase with the run's API key; ``keyed-rfq-stateful``: request -> status / cancel /
-submit; ``keyless``: the wallet app's operations with fresh ``takerProof`` signatures) with the
+"""Run schemathesis against a target's ``/v2/openapi.json`` and ``/feed/openapi.json`` and collect a
+verdict: :func:`run` loads the document once (by URL, as schemathesis 4 has no in-process aiohttp
+loader, with the explicit links of ``links.py`` added), checks the deviations file against its
+operations and checks, then runs each pass of :data:`conformance.schema.settings.PASSES` (``keyed``:
+every operation and phase with the run's API key; ``keyed-rfq-stateful``: request -> status / cancel
+/ submit; ``keyless``: the wallet app's operations with fresh ``takerProof`` signatures) with the
 harness' hooks registered (deviation filter, corridor steering, proof signer, webhook janitor).
 Every phase runs, with positive and negative data and every check schemathesis has plus
 ``rfqsim_request_id`` (``checks.py``); each scenario the engine reports is recorded into a
 :class:`~conformance.schema.results.PassResult`, and failures matched by a reviewed entry of
-``conformance/schema_deviations.yaml`` are accepted and counted while everything else is a
-failure of the run.
+``conformance/schema_deviations.yaml`` are accepted and counted while everything else is a failure
+of the run.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from schemathesis.engine import Status, events, from_schema
@@ -44,7 +44,7 @@ from conformance.schema.results import (
     RunError,
     RunResult,
 )
-from conformance.schema.settings import PASSES, PassPlan, RunSettings
+from conformance.schema.settings import FEED_OPENAPI_PATH, PASSES, PassPlan, RunSettings
 
 
 def _request_text(interaction: Any) -> str:
@@ -152,10 +152,17 @@ def run_pass(
     plan: PassPlan,
 ) -> PassResult:
     keyed = plan.caller == "keyed"
+    pairs = feed_pairs(base_url) if plan.document == FEED_OPENAPI_PATH else None
     config = build_config(
-        base_url, caller, settings, keyed=keyed, phases=plan.phases, operations=plan.operations
+        base_url,
+        caller,
+        settings,
+        keyed=keyed,
+        phases=plan.phases,
+        operations=plan.operations,
+        pairs=pairs,
     )
-    schema = load_schema(base_url, config)
+    schema = load_schema(base_url, config, plan.document)
     labels = operation_labels(schema.raw_schema)
     result = PassResult(name=plan.name, caller=plan.caller)
     steering = CorridorSteering(caller)
@@ -182,6 +189,14 @@ def run_pass(
     return result
 
 
+def feed_pairs(base_url: str) -> list[Mapping[str, str]]:
+    """The target's published pairs (``GET /pairs``), to steer the feed pass' queries."""
+    resp = Client(base_url).get("/pairs")
+    if resp.status != 200 or not isinstance(resp.body, list):
+        raise RunError(f"cannot read {base_url}/pairs: {resp.describe()}")
+    return [p for p in resp.body if isinstance(p, dict)]
+
+
 def run(
     base_url: str,
     caller: Caller,
@@ -192,8 +207,13 @@ def run(
 ) -> RunResult:
     """Every pass against ``base_url``; writes the JUnit report through ``write_junit``."""
     base_url = base_url.rstrip("/")
-    probe = load_schema(base_url, build_config(base_url, caller, settings, keyed=False))
-    labels = operation_labels(probe.raw_schema)
+    probe_config = build_config(base_url, caller, settings, keyed=False)
+    probe = load_schema(base_url, probe_config)
+    feed_probe = load_schema(base_url, probe_config, FEED_OPENAPI_PATH)
+    labels = {
+        **operation_labels(probe.raw_schema),
+        **operation_labels(feed_probe.raw_schema),
+    }
     names = check_names()
     deviations.validate_against(labels.values(), names)
     result = RunResult(
@@ -206,7 +226,7 @@ def run(
     )
     for plan in PASSES:
         if (plan.caller == "keyed" and not caller.api_key) or (
-            plan.caller == "keyless" and not settings.keyless
+            plan.name == "keyless" and not settings.keyless
         ):
             continue
         result.passes.append(run_pass(base_url, caller, settings, deviations, plan))

@@ -1,10 +1,10 @@
-"""What one schemathesis run is asked to do: :class:`RunSettings` (seed, examples per operation
-and phase, stateful steps, the full run, the keyless pass, a rate limit for shared deployments,
-the deviations file and the JUnit path), read from defaults, then the ``RFQSIM_SCHEMATHESIS_*``
-environment, then explicit overrides; and :data:`PASSES`, the three engine runs over the same
-document (:class:`PassPlan`: which caller, which operations, which phases) with the reason there
-are three. The budgets shared with the engine configuration (rich operations, stateful factor,
-the response-time ceiling) are here too.
+"""What one schemathesis run is asked to do: :class:`RunSettings` (seed, examples per operation and
+phase, stateful steps, the full run, the keyless pass, a rate limit for shared deployments, the
+deviations file and the JUnit path), read from defaults, then the ``RFQSIM_SCHEMATHESIS_*``
+environment, then explicit overrides; and :data:`PASSES`, the engine runs (:class:`PassPlan`: which
+document, caller, operations and phases): three over the v2 document, with the reason there are
+three, and one over the rates feed's. The budgets shared with the engine configuration (rich
+operations, stateful factor, the response-time ceiling) are here too.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from typing import Any
 
 from conformance.schema.deviations import DEFAULT_PATH
 
+OPENAPI_PATH = "/v2/openapi.json"
+FEED_OPENAPI_PATH = "/feed/openapi.json"
 DEFAULT_SEED = 42
 DEFAULT_MAX_EXAMPLES = 10
 FULL_MAX_EXAMPLES = 40
@@ -81,6 +83,7 @@ class PassPlan:
     caller: str  # keyed | keyless
     operations: tuple[str, ...] | None  # operationIds (None: every operation)
     phases: tuple[str, ...]
+    document: str = OPENAPI_PATH  # the document the pass loads
 
 
 # Why three passes: schemathesis starts stateful scenarios only from operations it rates as
@@ -92,4 +95,6 @@ PASSES = (
     PassPlan("keyed", "keyed", None, ALL_PHASES),
     PassPlan("keyed-rfq-stateful", "keyed", RFQ_CHAIN, ("stateful",)),
     PassPlan("keyless", "keyless", KEYLESS_OPERATIONS, ALL_PHASES),
+    # The feed declares no links: nothing for a stateful phase to chain.
+    PassPlan("feed", "keyless", None, ("examples", "coverage", "fuzzing"), FEED_OPENAPI_PATH),
 )

@@ -7,10 +7,16 @@ from aiohttp import web
 from simulator.adapters.ramp.provider_wire import parse_transfer
 from simulator.api.access import control as access_control
 from simulator.api.access.middleware import access_middleware, add_rate_limit_headers
+from simulator.api.feed import handlers as feed
+from simulator.api.feed.cache import FEED_CACHE, FeedCache
 from simulator.api.http.appkeys import (
     ACCESS,
     CHAINS,
     CLOCK,
+    ERROR_STYLES,
+    FEED,
+    FILL_INDEX,
+    FILLS,
     LADDER_BYTES,
     MAKER_SESSIONS,
     OPENAPI_CACHE,
@@ -39,12 +45,14 @@ from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.access import build_access
 from simulator.runtime.chains import chains_context
+from simulator.runtime.feed import build_feed
 from simulator.runtime.makers import FLEET, FleetHolder, simulated_fleet
 from simulator.runtime.provider import PROVIDER, ProviderHolder, provider_context
 from simulator.runtime.ramp import build_ramp
 from simulator.runtime.ramp_background import ramp_background_context
 from simulator.runtime.rfq import background_context, build_maker_sessions, build_rfq
 from simulator.runtime.webhooks import WEBHOOK_ADAPTERS, build_webhooks, webhooks_context
+from simulator.services.shared.fills import FillFanout, IndexProgress
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
 
@@ -61,6 +69,7 @@ def build_routes() -> RouteTable:
         ramp,
         ramp_transfers,
         webhooks,
+        feed,
         maker_stream,
         sim,
         access_control,
@@ -86,6 +95,8 @@ def create_app(
     app[CHAINS] = {}
     app[ACCESS] = build_access(settings, app[CLOCK], app[RANDOM], app[CHAINS])
     app[FLEET] = FleetHolder()  # filled once the API listens (cli.serve starts the fleet)
+    app[FILLS] = FillFanout()  # the fill indexers hand every fill to each subscriber
+    app[FILL_INDEX] = IndexProgress()
     app[RFQ] = build_rfq(
         settings,
         app[CLOCK],
@@ -94,8 +105,11 @@ def create_app(
         app[VENUE],
         app[CHAINS],
         simulated_fleet(app[FLEET]),
+        app[FILLS],
     )
     app[MAKER_SESSIONS] = build_maker_sessions(app[RFQ], app[VENUE], app[CLOCK])
+    app[FEED] = build_feed(settings, app[CLOCK], app[VENUE], app[RFQ], app[FILLS], app[FILL_INDEX])
+    app[FEED_CACHE] = FeedCache(app[CLOCK], settings.feed.cache_s)
     app[WEBHOOKS], app[WEBHOOK_ADAPTERS] = build_webhooks(
         settings.webhooks, app[CLOCK], app[RANDOM].fork("webhooks")
     )
@@ -112,11 +126,13 @@ def create_app(
     routes = build_routes()
     app[ROUTES] = routes
     app[OPERATIONS] = routes.by_name()
+    app[ERROR_STYLES] = routes.error_styles()
     app[OPENAPI_CACHE] = {}
     app[LADDER_BYTES] = {}
     routes.register(app.router)
     app.on_response_prepare.append(add_request_id_header)
     app.on_response_prepare.append(add_rate_limit_headers)
+    app.on_response_prepare.append(feed.add_cors_headers)
     app[PROVIDER] = ProviderHolder()
     app.cleanup_ctx.append(webhooks_context)  # needs no chain: registry and delivery work alone
     if start_chains:

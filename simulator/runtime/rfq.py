@@ -1,7 +1,9 @@
 """The RFQ area's wiring: `build_rfq` (auction, service, settlement and what they depend on),
 `build_maker_sessions` (the maker stream's sessions over the area's registry) and its background
-work, one fill indexer per chain and the settlement sweeper, which run after the
-chains are up; every task is cancelled and awaited on shutdown."""
+work, one fill indexer per chain and the settlement sweeper, which run after the chains are up;
+every task is cancelled and awaited on shutdown. The indexers hand each fill to every subscriber
+of the app's `FillFanout` (settlement, subscribed here; the rates feed's tape) and report their
+progress to the app's `IndexProgress`."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from rfqkit.tasks import cancel_and_wait, step_forever
 from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import FillIndexer
 from simulator.adapters.rfq.maker_stream import MakerStreamSessions
-from simulator.api.http.appkeys import ACCESS, CHAINS, CLOCK, RFQ, VENUE
+from simulator.api.http.appkeys import ACCESS, CHAINS, CLOCK, FILL_INDEX, FILLS, RFQ, VENUE
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.services.access.area import AccessArea
@@ -34,6 +36,7 @@ from simulator.services.rfq.settlement import Settlement, SettlementSettings
 from simulator.services.rfq.slots import OutstandingSlots
 from simulator.services.rfq.store import InMemoryRfqStore
 from simulator.services.shared.events import EventLog
+from simulator.services.shared.fills import FillFanout
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
 
@@ -50,6 +53,7 @@ def build_rfq(
     venue: VenueDirectory,
     chains: dict[int, AnvilChain],
     fleet: SimulatedFleet,
+    fills: FillFanout,
 ) -> RfqArea:
     reads = ChainReads(chains)
     registry = MakerRegistry(clock)
@@ -78,6 +82,7 @@ def build_rfq(
         reads,
         SettlementSettings(expiry_grace_s=settings.expiry_grace_s),
     )
+    fills.subscribe(settlement.on_fill)
     return RfqArea(
         service=service,
         settlement=settlement,
@@ -85,6 +90,8 @@ def build_rfq(
         events=events,
         maker_control=MakerControl(registry, fleet),
         store=store,
+        pricing=pricing,
+        inventory=inventory,
     )
 
 
@@ -107,7 +114,12 @@ async def background_context(app: web.Application) -> AsyncIterator[None]:
     for chain_id, chain in app[CHAINS].items():
         venue = app[VENUE].chains[chain_id]
         indexer = FillIndexer(
-            chain, venue.contracts.reactor, runtime.settlement.on_fill, app[ACCESS].faults
+            chain,
+            venue.contracts.reactor,
+            app[FILLS],
+            app[ACCESS].faults,
+            app[FILL_INDEX],
+            app[CLOCK].monotonic,
         )
         tasks.append(asyncio.create_task(indexer.run(), name=f"indexer-{chain_id}"))
     try:

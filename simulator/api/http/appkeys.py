@@ -8,15 +8,17 @@ from aiohttp import web
 
 if TYPE_CHECKING:
     from rfqkit.chain import AnvilChain
-    from simulator.api.http.routes import Operation, RouteTable
+    from simulator.api.http.routes import ErrorStyle, Operation, RouteTable
     from simulator.clock import Clock
     from simulator.randomness import RandomSource
     from simulator.services.access.area import AccessArea
     from simulator.services.access.callers import Caller
     from simulator.services.access.limits import Decision
+    from simulator.services.feed.area import FeedArea
     from simulator.services.ramp.area import RampArea
     from simulator.services.rfq.area import RfqArea
     from simulator.services.rfq.pricing import LadderView
+    from simulator.services.shared.fills import FillFanout, IndexProgress
     from simulator.services.shared.venue import VenueDirectory
     from simulator.services.webhooks.service import Webhooks
     from simulator.settings import ChainEnvironment, Settings
@@ -47,6 +49,11 @@ CHAINS: web.AppKey[dict[int, AnvilChain]] = web.AppKey("chains")  # filled at st
 WEBHOOKS: web.AppKey[Webhooks] = web.AppKey("webhooks")  # registry, outbox, worker
 RAMP: web.AppKey[RampArea] = web.AppKey("ramp")  # the fiat ramp's services and provider ports
 MAKER_SESSIONS: web.AppKey[MakerSessions] = web.AppKey("maker_sessions")  # /v2/maker/stream
+FEED: web.AppKey[FeedArea] = web.AppKey("feed")  # the public rates feed
+FILLS: web.AppKey[FillFanout] = web.AppKey("fills")  # every reactor fill, to each subscriber
+FILL_INDEX: web.AppKey[IndexProgress] = web.AppKey("fill_index")  # the indexers' progress
+# Paths whose errors are not rendered as the v2 envelope: the feed's `{error: "<string>"}`.
+ERROR_STYLES: web.AppKey[dict[str, ErrorStyle]] = web.AppKey("error_styles")
 OPERATIONS: web.AppKey[dict[str, Operation]] = web.AppKey("operations")  # by operation id
 
 # Rendered ladder JSON per chain, with the cached view it was rendered from.

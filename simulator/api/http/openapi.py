@@ -8,9 +8,8 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from simulator.api.http.routes import Document, Operation
-from simulator.api.http.schemas import ErrorEnvelope
-from simulator.errors import ServiceError
+from simulator.api.http.routes import Document, ErrorStyle, Operation
+from simulator.api.http.schemas import ErrorEnvelope, FeedError
 
 REF = "#/components/schemas/{model}"
 
@@ -31,6 +30,12 @@ SECURITY_SCHEMES: dict[str, Any] = {
 _REQUEST_ID_HEADER = {
     "X-Request-Id": {"description": "Unique id of this request", "schema": {"type": "string"}}
 }
+ERROR_MODELS: dict[ErrorStyle, type[BaseModel]] = {"envelope": ErrorEnvelope, "feed": FeedError}
+
+
+def _headers(op: Operation) -> dict[str, Any]:
+    extra = {name: {"description": text, "schema": {"type": "string"}} for name, text in op.headers}
+    return {**_REQUEST_ID_HEADER, **extra}
 
 
 def _data_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -64,17 +69,16 @@ def _path_parameters(path: str) -> list[dict[str, Any]]:
     ]
 
 
-def _error_responses(errors: tuple[type[ServiceError], ...]) -> dict[str, Any]:
+def _error_responses(op: Operation) -> dict[str, Any]:
     by_status: dict[int, list[str]] = {}
-    for error in errors:
+    for error in op.errors:
         by_status.setdefault(error.status, []).append(error.code)
+    model = ERROR_MODELS[op.error_style].__name__
     return {
         str(status): {
             "description": "Error: " + ", ".join(sorted(set(codes))),
-            "headers": _REQUEST_ID_HEADER,
-            "content": {
-                "application/json": {"schema": {"$ref": REF.format(model="ErrorEnvelope")}}
-            },
+            "headers": _headers(op),
+            "content": {"application/json": {"schema": {"$ref": REF.format(model=model)}}},
         }
         for status, codes in sorted(by_status.items())
     }
@@ -83,14 +87,14 @@ def _error_responses(errors: tuple[type[ServiceError], ...]) -> dict[str, Any]:
 def _operation(op: Operation, defs: dict[str, Any]) -> dict[str, Any]:
     responses: dict[str, Any] = {}
     for status, model in sorted(op.responses.items()):
-        entry: dict[str, Any] = {"description": "Success", "headers": _REQUEST_ID_HEADER}
+        entry: dict[str, Any] = {"description": "Success", "headers": _headers(op)}
         if model is not None:
             schema = (
                 _data_schema(model) if op.envelope else {"$ref": REF.format(model=model.__name__)}
             )
             entry["content"] = {"application/json": {"schema": schema}}
         responses[str(status)] = entry
-    responses.update(_error_responses(op.errors))
+    responses.update(_error_responses(op))
     spec: dict[str, Any] = {
         "operationId": op.operation_id,
         "summary": op.summary,
@@ -116,7 +120,7 @@ def _operation(op: Operation, defs: dict[str, Any]) -> dict[str, Any]:
 
 
 def build_openapi(operations: list[Operation], document: Document, version: str) -> dict[str, Any]:
-    models: set[type[BaseModel]] = {ErrorEnvelope}
+    models: set[type[BaseModel]] = {ERROR_MODELS[op.error_style] for op in operations}
     for op in operations:
         models.update(m for m in op.responses.values() if m is not None)
         if op.body is not None:

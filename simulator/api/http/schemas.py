@@ -1,4 +1,5 @@
-"""Shapes shared by every API area: the error envelope and health bodies."""
+"""Shapes shared by every API area: the error envelope, the rates feed's error body and health
+bodies."""
 
 from __future__ import annotations
 
@@ -33,6 +34,12 @@ class ErrorBody(ApiModel):
 
 class ErrorEnvelope(ApiModel):
     error: ErrorBody
+
+
+class FeedError(ApiModel):
+    """Errors of the public rates feed (spec 3 "Rates feed errors"): not the envelope."""
+
+    error: str = Field(description="What went wrong, for a person; not stable")
 
 
 class Health(ApiModel):

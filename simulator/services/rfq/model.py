@@ -94,25 +94,3 @@ class RfqRecord:
     available_sell: int | None = None  # no_quote: published depth on the sell leg (gross)
     available_buy: int | None = None  # no_quote: published depth on the buy leg
     reserved_until: float | None = None  # no_quote: when another caller's live quote lapses
-
-
-@dataclass(frozen=True)
-class Fill:
-    """One reactor Fill event."""
-
-    chain_id: int
-    tx_hash: str  # lowercase 0x hex
-    log_index: int
-    block_time: float  # the block's timestamp (chain time follows the simulator clock)
-    order_hash: bytes
-    maker: str
-    taker: str  # msg.sender of the execution (the wallet, or a router)
-    input_token: str  # maker gave
-    input_amount: int
-    output_token: str  # maker received
-    output_amount: int
-    fee_amount: int
-
-    @property
-    def trade_id(self) -> str:
-        return f"{self.tx_hash}-{self.log_index}"

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from rfqkit.chain_errors import ChainUnreadable
-from simulator.services.rfq.model import Fill, RfqRecord
+from simulator.services.rfq.model import RfqRecord
+from simulator.services.shared.fills import Fill
 
 __all__ = [
     "BalanceReader",
@@ -26,7 +27,7 @@ __all__ = [
 
 class RfqStore(Protocol):
     """The only holder of RFQ record state (DESIGN: one store per area; reset and snapshot work
-    store by store): the records, the index fills find them by, the Fill logs seen per RFQ and
+    store by store): the records, the index fills find them by, the Fill logs seen per RFQ;
     every fill seen on the reactors. No method awaits, so each call is atomic on the event loop;
     a caller that reads, awaits and then writes must re-check after the await or hold a lock."""
 
@@ -55,14 +56,6 @@ class RfqStore(Protocol):
     def add_fill(self, rfq_id: str, fill: Fill) -> list[Fill]:
         """Remember one Fill log of an RFQ's orders (one per order hash); returns every one seen
         so far, in arrival order."""
-        ...
-
-    def add_trade(self, fill: Fill) -> None:
-        """Any fill on a reactor, ours or not (the trade history)."""
-        ...
-
-    def trades(self) -> list[Fill]:
-        """Every fill seen on every reactor, in arrival order."""
         ...
 
 

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from simulator.clock import Clock
 from simulator.services.rfq.deps import RfqDeps
 from simulator.services.rfq.events import rfq_event
-from simulator.services.rfq.model import Fill, RfqRecord
+from simulator.services.rfq.model import RfqRecord
 from simulator.services.rfq.ports import ChainUnreadable, RfqStore, TxStatusReader
 from simulator.services.shared.events import EventSink
+from simulator.services.shared.fills import Fill
 
 log = logging.getLogger("rfqsim.settlement")
 
@@ -56,7 +57,6 @@ class Settlement:
         return chain.environment
 
     async def on_fill(self, fill: Fill) -> None:
-        self._store.add_trade(fill)
         record = self._store.by_order_hash(fill.order_hash)
         if record is None:
             return  # not one of our RFQ quotes (a v1 order, or someone else's)

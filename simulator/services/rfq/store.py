@@ -1,16 +1,18 @@
-"""The RFQ store: every RFQ record, the order-hash index fills find them by, the Fill logs seen
-per RFQ and the reactors' trade history. Plain in-memory state behind the `RfqStore` port
-(ports.py), shared by RfqService and Settlement (one store per area, DESIGN).
+"""The RFQ store: every RFQ record, the order-hash index fills find them by and the Fill logs seen
+per RFQ (the reactors' trade history is the rates feed's tape, services/feed/store.py). Plain
+in-memory state behind the `RfqStore` port (ports.py), shared by RfqService and Settlement (one
+store per area, DESIGN).
 
-Nothing here awaits, so every method is atomic on the event loop. The read-modify-writes that
-span an await are the callers': settlement re-checks a record's status after its receipt read,
-and the taker-funds reservation keeps its own lock (funds.py)."""
+Nothing here awaits, so every method is atomic on the event loop. The read-modify-writes that span
+an await are the callers': settlement re-checks a record's status after its receipt read, and the
+taker-funds reservation keeps its own lock (funds.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from simulator.services.rfq.model import Fill, RfqRecord
+from simulator.services.rfq.model import RfqRecord
+from simulator.services.shared.fills import Fill
 
 
 @dataclass
@@ -20,7 +22,6 @@ class InMemoryRfqStore:
     fills: dict[str, dict[bytes, Fill]] = field(
         default_factory=dict
     )  # rfq id -> its Fill logs seen so far, by order hash (a bundle settles once all are in)
-    trade_log: list[Fill] = field(default_factory=list)  # every reactor fill, in arrival order
 
     def add(self, record: RfqRecord) -> None:
         self.records[record.rfq_id] = record
@@ -47,9 +48,3 @@ class InMemoryRfqStore:
         seen = self.fills.setdefault(rfq_id, {})
         seen[fill.order_hash] = fill
         return list(seen.values())
-
-    def add_trade(self, fill: Fill) -> None:
-        self.trade_log.append(fill)
-
-    def trades(self) -> list[Fill]:
-        return list(self.trade_log)

@@ -34,7 +34,7 @@ from simulator.services.rfq.makers import (
     OnlineMaker,
     QuoteReply,
 )
-from simulator.services.rfq.model import Fill, FilledOrder, RfqRecord
+from simulator.services.rfq.model import FilledOrder, RfqRecord
 from simulator.services.rfq.ports import ChainUnreadable
 from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import FirmRequest, RequestOutcome, RfqService
@@ -44,6 +44,7 @@ from simulator.services.rfq.store import InMemoryRfqStore
 from simulator.services.shared.amounts import fee_on
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.faults import Faults
+from simulator.services.shared.fills import Fill
 from simulator.services.shared.venue import ChainVenue, Contracts, Corridor, Token, VenueDirectory
 from simulator.settings import CorridorTiming, LimitSettings
 from tests.unit.services.ramp_harness import NoChain

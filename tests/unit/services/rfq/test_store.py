@@ -8,11 +8,12 @@ import dataclasses
 
 from simulator.randomness import RandomSource
 from simulator.services.rfq.auction import Auction
-from simulator.services.rfq.model import Fill, RfqRecord
+from simulator.services.rfq.model import RfqRecord
 from simulator.services.rfq.ports import RfqStore
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement
 from simulator.services.rfq.store import InMemoryRfqStore
+from simulator.services.shared.fills import Fill
 from tests.unit.services.rfq.harness import ONE, TX, RfqHarness
 
 
@@ -52,7 +53,7 @@ def test_records_are_kept_by_id_oldest_first_and_listed_as_a_copy() -> None:
     assert store.all() == [second]
 
 
-def test_fills_are_kept_per_rfq_once_per_order_and_trades_all_of_them() -> None:
+def test_fills_are_kept_per_rfq_once_per_order() -> None:
     store: RfqStore = InMemoryRfqStore()
     assert store.by_order_hash(b"\x01" * 32) is None
     a, b = fill(b"\x01" * 32), fill(b"\x02" * 32, 1)
@@ -60,11 +61,6 @@ def test_fills_are_kept_per_rfq_once_per_order_and_trades_all_of_them() -> None:
     assert store.add_fill("rfq_1", a) == [a]  # the same log indexed twice counts once
     assert store.add_fill("rfq_1", b) == [a, b]
     assert store.add_fill("rfq_2", b) == [b]
-    store.add_trade(a)
-    store.add_trade(b)
-    trades = store.trades()
-    trades.clear()
-    assert store.trades() == [a, b]
 
 
 async def test_quoted_orders_lead_fills_to_their_rfq(rfq: RfqHarness) -> None:
@@ -97,7 +93,6 @@ async def test_service_and_settlement_keep_no_record_state_of_their_own(rfq: Rfq
     assert service.owned(bundle.rfq_id, rfq.caller, outcome.claim_token) is bundle
     await settlement.on_fill(rfq.fill(second, log_index=1))  # the first Fill was remembered
     assert bundle.status == "filled"
-    assert len(rfq.store.trades()) == 2
     # ... and a store of their own knows nothing about it.
     empty = InMemoryRfqStore()
     other = Settlement(rfq.clock, empty, rfq.deps, rfq.events, rfq.chain, rfq.settings)
