@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -60,6 +61,8 @@ class FillIndexer:
         self._reactor = reactor
         self._on_fill = on_fill
         self.next_block = 0  # first block not yet scanned
+        self.started_at = time.monotonic()  # when this indexer was created
+        self.last_scan_at: float | None = None  # monotonic time of the last completed scan
 
     async def poll_once(self) -> int:
         """Scan new blocks; returns how many fills were handed on."""
@@ -67,6 +70,7 @@ class FillIndexer:
             return 0  # nothing is lost: scanning resumes from next_block when the switch is off
         head = int(await self._chain.rpc("eth_blockNumber"), 16)
         if head < self.next_block:
+            self.last_scan_at = time.monotonic()
             return 0
         logs = await self._chain.rpc(
             "eth_getLogs",
@@ -87,6 +91,7 @@ class FillIndexer:
                 block_times[block] = float(int(header["timestamp"], 16))
             await self._on_fill(decode_fill(self._chain.chain_id, entry, block_times[block]))
         self.next_block = head + 1
+        self.last_scan_at = time.monotonic()
         return len(logs)
 
     async def run(self) -> None:
