@@ -17,7 +17,9 @@ if TYPE_CHECKING:
     from simulator.services.ramp.area import RampArea
     from simulator.services.rfq.area import RfqArea
     from simulator.services.rfq.pricing import LadderView
+    from simulator.services.shared.idempotency import IdempotencyStore
     from simulator.services.shared.venue import VenueDirectory
+    from simulator.services.v1.area import V1Area
     from simulator.services.webhooks.service import Webhooks
     from simulator.settings import Settings
 
@@ -32,6 +34,8 @@ CHAINS: web.AppKey[dict[int, AnvilChain]] = web.AppKey("chains")  # filled at st
 WEBHOOKS: web.AppKey[Webhooks] = web.AppKey("webhooks")  # registry, outbox, worker
 RAMP: web.AppKey[RampArea] = web.AppKey("ramp")  # the fiat ramp's services and provider ports
 OPERATIONS: web.AppKey[dict[str, Operation]] = web.AppKey("operations")  # by operation id
+V1: web.AppKey[V1Area] = web.AppKey("v1")  # /v1/status and /v1/corridors
+IDEMPOTENCY: web.AppKey[IdempotencyStore] = web.AppKey("idempotency")  # Idempotency-Key records
 
 # Rendered ladder JSON per chain, with the cached view it was rendered from.
 LADDER_BYTES: web.AppKey[dict[int, tuple[LadderView, bytes]]] = web.AppKey("ladder_bytes")

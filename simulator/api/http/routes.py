@@ -43,6 +43,10 @@ class Operation:
     envelope: bool = True  # success bodies wrapped in `data`
     access: Access | None = None  # None: not an API call (no key, no per-key limiter)
     route_path: str | None = None  # aiohttp route pattern when it must differ from `path`
+    # Honours the Idempotency-Key header (api/http/idempotency.py): set on every v1 POST that
+    # creates (spec 3 "Endpoints"). The handler must answer with a `web.Response`.
+    idempotent: bool = False
+    also_in: tuple[Document, ...] = ()  # further documents that list it (the shared registry)
 
     @property
     def router_path(self) -> str:
@@ -90,4 +94,4 @@ class RouteTable:
         return {op.operation_id: op for op in self.operations}
 
     def for_document(self, document: Document) -> list[Operation]:
-        return [op for op in self.operations if op.document == document]
+        return [op for op in self.operations if op.document == document or document in op.also_in]

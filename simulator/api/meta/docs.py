@@ -1,4 +1,5 @@
-"""The machine-readable descriptions: GET /v2/openapi.json (public) and /_sim/openapi.json."""
+"""The machine-readable descriptions: GET /v2/openapi.json and /v1/openapi.json (public) and
+/_sim/openapi.json."""
 
 from __future__ import annotations
 
@@ -26,7 +27,11 @@ def _serve(document: Document) -> web.Handler:  # type: ignore[name-defined]
 
 
 def add_routes(table: RouteTable) -> None:
-    for document, path in (("v2", "/v2/openapi.json"), ("sim", "/_sim/openapi.json")):
+    for document, path in (
+        ("v2", "/v2/openapi.json"),
+        ("v1", "/v1/openapi.json"),
+        ("sim", "/_sim/openapi.json"),
+    ):
         table.add(
             Operation(
                 method="GET",
