@@ -33,7 +33,7 @@ pytestmark = pytest.mark.sim_only  # keys come from /_sim/keys
 
 TEST_CHAIN = 97  # "Chain 97 runs a live test corridor"
 LIVE_CHAIN = 56
-ERRORS = ("v1/errors/same-envelope-document-1", "v1/overview/conventions")
+ERRORS = ("v1/errors/same-envelope-document-1",)
 
 
 @pytest.fixture

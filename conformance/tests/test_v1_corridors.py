@@ -70,7 +70,7 @@ def _expected(target: Target, environment: str) -> list[dict[str, Any]]:
     return items
 
 
-@pytest.mark.spec(*RULES, "v1/overview/conventions")
+@pytest.mark.spec(*RULES)
 @pytest.mark.parametrize("environment", ["test", "live"])
 def test_omitted_chain_id_lists_every_chain_of_the_keys_environment(
     target: Target, caller: Client, keys: V1Keys, environment: str

@@ -122,7 +122,7 @@ def test_validation_failures_are_not_stored(caller: Client, keys: V1Keys) -> Non
     assert len(_registered(caller, key)) == 1
 
 
-@pytest.mark.spec(*RULES, "v1/errors/409-conflict")
+@pytest.mark.spec(*RULES)
 def test_the_key_is_409_while_the_first_request_is_in_flight(
     sim: SimControl, caller: Client, keys: V1Keys
 ) -> None:
@@ -151,7 +151,7 @@ def test_the_key_is_409_while_the_first_request_is_in_flight(
     assert _registered(caller, key) == [created["id"]]
 
 
-@pytest.mark.spec(*RULES, "v1/errors/409-conflict")
+@pytest.mark.spec(*RULES)
 def test_parallel_requests_with_one_key_create_once(caller: Client, keys: V1Keys) -> None:
     key = keys.key("webhooks:manage")
     idem, body = _idem(), webhook_body()
