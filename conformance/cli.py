@@ -75,6 +75,14 @@ AREAS: dict[str, tuple[str, ...]] = {
         "test_ramp_policies.py",
     ),
     "feed": ("test_feed_pairs_tickers.py", "test_feed_trades.py", "test_feed_errors.py"),
+    "v1": (
+        "test_v1_auth.py",
+        "test_v1_limits.py",
+        "test_v1_status.py",
+        "test_v1_corridors.py",
+        "test_v1_idempotency.py",
+        "test_v1_openapi.py",
+    ),
     "schema": ("test_schemathesis.py",),
     "sim": ("test_sim_clock.py", "test_sim_info.py"),
 }

@@ -85,6 +85,16 @@ class ChainSettings(_Strict):
         return self
 
 
+class ChainWithoutContractsSettings(_Strict):
+    """A chain the venue knows but has no settlement contract on (spec 3 "Authentication" item
+    3): rfqsim starts no node for it; a v1 call naming it with a key of its environment is 400
+    "no settlement contract deployed on chain N"."""
+
+    chain_id: int = Field(gt=0)
+    environment: ChainEnvironment
+    name: str
+
+
 class LimitSettings(_Strict):
     ip_backstop_per_minute: int = Field(default=600, gt=0)
     keyless_per_minute: int = Field(default=60, gt=0)
@@ -131,6 +141,13 @@ class WebhookSettings(_Strict):
         if any(delay < 0 for delay in self.retry_schedule_s):
             raise ValueError("webhooks.retry_schedule_s: delays must be >= 0")
         return self
+
+
+class IdempotencySettings(_Strict):
+    """Idempotency-Key on the v1 POSTs that create (docs/decisions.md V9-V14)."""
+
+    ttl_s: float = Field(default=86_400, gt=0)  # a stored response is replayed this long
+    max_records: int = Field(default=100_000, gt=0)  # oldest finished records go first beyond
 
 
 class RampSettings(_Strict):
@@ -197,19 +214,23 @@ class Settings(_Strict):
     proof: ProofTiming = ProofTiming()
     max_json_body_bytes: int = Field(default=1 << 20, gt=0)
     corridor_defaults: CorridorTiming = CorridorTiming()
-    chains: tuple[ChainSettings, ...]
+    chains: tuple[ChainSettings, ...]  # the chains rfqsim runs (or attaches to) and deploys on
+    # Chains known to the venue without a deployment: no node, no corridors (v1's 400 row).
+    chains_without_contracts: tuple[ChainWithoutContractsSettings, ...] = ()
     funding: FundingSettings = FundingSettings()
     webhooks: WebhookSettings = WebhookSettings()
     ramp: RampSettings = RampSettings()
     feed: FeedSettings = FeedSettings()
+    idempotency: IdempotencySettings = IdempotencySettings()
     # The simulated maker fleet started with the simulator (None: no makers; `--no-makers`).
     makers: FleetConfig | None = Field(default_factory=default_fleet)
 
     @model_validator(mode="after")
     def _unique_chains(self) -> Settings:
         ids = [c.chain_id for c in self.chains]
+        ids += [c.chain_id for c in self.chains_without_contracts]
         if len(set(ids)) != len(ids):
-            raise ValueError("duplicate chain_id in chains")
+            raise ValueError("duplicate chain_id in chains and chains_without_contracts")
         return self
 
     def chain(self, chain_id: int) -> ChainSettings:

@@ -17,6 +17,7 @@ from simulator.api.http.appkeys import (
     FEED,
     FILL_INDEX,
     FILLS,
+    IDEMPOTENCY,
     LADDER_BYTES,
     MAKER_SESSIONS,
     OPENAPI_CACHE,
@@ -26,9 +27,11 @@ from simulator.api.http.appkeys import (
     RFQ,
     ROUTES,
     SETTINGS,
+    V1,
     VENUE,
     WEBHOOKS,
 )
+from simulator.api.http.idempotency import idempotency_middleware
 from simulator.api.http.middleware import add_request_id_header, error_middleware
 from simulator.api.http.routes import RouteTable
 from simulator.api.meta import docs, health
@@ -39,6 +42,9 @@ from simulator.api.rfq import control as rfq_control
 from simulator.api.rfq import handlers as rfq
 from simulator.api.rfq import maker_stream
 from simulator.api.sim import handlers as sim
+from simulator.api.v1 import control as v1_control
+from simulator.api.v1 import handlers as v1
+from simulator.api.v1.access import check_v1_operations
 from simulator.api.webhooks import control as webhooks_control
 from simulator.api.webhooks import handlers as webhooks
 from simulator.clock import Clock
@@ -50,10 +56,17 @@ from simulator.runtime.makers import FLEET, FleetHolder, simulated_fleet
 from simulator.runtime.provider import PROVIDER, ProviderHolder, provider_context
 from simulator.runtime.ramp import build_ramp
 from simulator.runtime.ramp_background import ramp_background_context
-from simulator.runtime.rfq import background_context, build_maker_sessions, build_rfq
+from simulator.runtime.rfq import (
+    FILL_INDEXERS,
+    background_context,
+    build_maker_sessions,
+    build_rfq,
+)
+from simulator.runtime.v1 import build_v1
 from simulator.runtime.webhooks import WEBHOOK_ADAPTERS, build_webhooks, webhooks_context
 from simulator.services.shared.fills import FillFanout, IndexProgress
-from simulator.services.shared.venue import VenueDirectory
+from simulator.services.shared.idempotency import IdempotencyStore
+from simulator.services.shared.venue import ChainWithoutContracts, VenueDirectory
 from simulator.settings import Settings
 
 # aiohttp's own cap; each route enforces its smaller JSON cap in parse_body (413 from either).
@@ -70,14 +83,17 @@ def build_routes() -> RouteTable:
         ramp_transfers,
         webhooks,
         feed,
+        v1,
         maker_stream,
         sim,
         access_control,
         rfq_control,
         webhooks_control,
         ramp_control,
+        v1_control,
     ):
         area.add_routes(table)
+    check_v1_operations(table.operations)  # v1's scopes exactly as spec 3's table
     return table
 
 
@@ -86,13 +102,20 @@ def create_app(
 ) -> web.Application:
     """`start_chains=False` builds the HTTP surface alone (unit tests of the edge)."""
     app = web.Application(
-        middlewares=[error_middleware, access_middleware], client_max_size=CLIENT_MAX_SIZE
+        middlewares=[error_middleware, access_middleware, idempotency_middleware],
+        client_max_size=CLIENT_MAX_SIZE,
     )
     app[SETTINGS] = settings
     app[CLOCK] = clock or Clock()
     app[RANDOM] = RandomSource(settings.seed)
-    app[VENUE] = VenueDirectory()
+    app[VENUE] = VenueDirectory(
+        without_contracts={
+            c.chain_id: ChainWithoutContracts(c.chain_id, c.environment, c.name)
+            for c in settings.chains_without_contracts
+        }
+    )
     app[CHAINS] = {}
+    app[FILL_INDEXERS] = {}
     app[ACCESS] = build_access(settings, app[CLOCK], app[RANDOM], app[CHAINS])
     app[FLEET] = FleetHolder()  # filled once the API listens (cli.serve starts the fleet)
     app[FILLS] = FillFanout()  # the fill indexers hand every fill to each subscriber
@@ -114,6 +137,14 @@ def create_app(
         settings.webhooks, app[CLOCK], app[RANDOM].fork("webhooks")
     )
     app[RFQ].events.subscribers.append(app[WEBHOOKS].dispatcher)
+    app[V1] = build_v1(
+        settings, app[CLOCK], app[VENUE], app[CHAINS], app[FILL_INDEXERS], app[ACCESS].faults
+    )
+    app[IDEMPOTENCY] = IdempotencyStore(
+        app[CLOCK],
+        ttl_s=settings.idempotency.ttl_s,
+        max_records=settings.idempotency.max_records,
+    )
     app[RAMP] = build_ramp(
         settings.ramp,
         app[CLOCK],

@@ -43,6 +43,8 @@ from simulator.settings import Settings
 log = logging.getLogger("rfqsim.background")
 
 SWEEP_MAX_SLEEP_S = 0.25  # new quotes appear between sweeps; never sleep longer than this
+# The running fill indexers by chain id, filled by background_context (the v1 status reads them).
+FILL_INDEXERS: web.AppKey[dict[int, FillIndexer]] = web.AppKey("fill_indexers")
 
 
 def build_rfq(
@@ -121,8 +123,10 @@ async def background_context(app: web.Application) -> AsyncIterator[None]:
             app[FILL_INDEX],
             app[CLOCK].monotonic,
         )
+        app[FILL_INDEXERS][chain_id] = indexer
         tasks.append(asyncio.create_task(indexer.run(), name=f"indexer-{chain_id}"))
     try:
         yield
     finally:
         await cancel_and_wait(tasks)
+        app[FILL_INDEXERS].clear()

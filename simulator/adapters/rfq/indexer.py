@@ -68,6 +68,8 @@ class FillIndexer:
         self._progress = progress or IndexProgress()  # told after every poll
         self._monotonic = monotonic
         self.next_block = 0  # first block not yet scanned
+        self.started_at = time.monotonic()  # when this indexer was created
+        self.last_scan_at: float | None = None  # monotonic time of the last completed scan
 
     async def poll_once(self) -> int:
         """Scan new blocks; returns how many fills were handed on."""
@@ -79,6 +81,7 @@ class FillIndexer:
         head = int(await self._chain.rpc("eth_blockNumber"), 16)
         if head < self.next_block:
             self._progress.mark(chain_id, "current", self._monotonic())
+            self.last_scan_at = self._monotonic()
             return 0
         logs = await self._chain.rpc(
             "eth_getLogs",
@@ -100,6 +103,7 @@ class FillIndexer:
             await self._on_fill(decode_fill(chain_id, entry, block_times[block]))
         self.next_block = head + 1
         self._progress.mark(chain_id, "current", self._monotonic())
+        self.last_scan_at = self._monotonic()
         return len(logs)
 
     def _mark_unreachable(self, detail: str) -> None:

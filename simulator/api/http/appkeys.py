@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from simulator.services.rfq.area import RfqArea
     from simulator.services.rfq.pricing import LadderView
     from simulator.services.shared.fills import FillFanout, IndexProgress
+    from simulator.services.shared.idempotency import IdempotencyStore
     from simulator.services.shared.venue import VenueDirectory
+    from simulator.services.v1.area import V1Area
     from simulator.services.webhooks.service import Webhooks
     from simulator.settings import ChainEnvironment, Settings
 
@@ -55,6 +57,8 @@ FILL_INDEX: web.AppKey[IndexProgress] = web.AppKey("fill_index")  # the indexers
 # Paths whose errors are not rendered as the v2 envelope: the feed's `{error: "<string>"}`.
 ERROR_STYLES: web.AppKey[dict[str, ErrorStyle]] = web.AppKey("error_styles")
 OPERATIONS: web.AppKey[dict[str, Operation]] = web.AppKey("operations")  # by operation id
+V1: web.AppKey[V1Area] = web.AppKey("v1")  # /v1/status and /v1/corridors
+IDEMPOTENCY: web.AppKey[IdempotencyStore] = web.AppKey("idempotency")  # Idempotency-Key records
 
 # Rendered ladder JSON per chain, with the cached view it was rendered from.
 LADDER_BYTES: web.AppKey[dict[int, tuple[LadderView, bytes]]] = web.AppKey("ladder_bytes")

@@ -10,6 +10,7 @@ from pydantic.json_schema import models_json_schema
 
 from simulator.api.http.routes import Document, ErrorStyle, Operation
 from simulator.api.http.schemas import ErrorEnvelope, FeedError
+from simulator.errors import Conflict, InvalidRequest, ServiceError
 
 REF = "#/components/schemas/{model}"
 
@@ -36,6 +37,31 @@ ERROR_MODELS: dict[ErrorStyle, type[BaseModel]] = {"envelope": ErrorEnvelope, "f
 def _headers(op: Operation) -> dict[str, Any]:
     extra = {name: {"description": text, "schema": {"type": "string"}} for name, text in op.headers}
     return {**_REQUEST_ID_HEADER, **extra}
+
+
+# Idempotency-Key is spec 3's ("Every POST that creates may send header Idempotency-Key"): it is
+# described in the documents of the specs that name it. The shared webhook registry honours it
+# for every caller, but the v2 document describes the registry as spec 1 does, without it.
+IDEMPOTENCY_DOCUMENTS: frozenset[Document] = frozenset({"v1"})
+IDEMPOTENCY_KEY_PARAMETER: dict[str, Any] = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": (
+        "Recommended. A retry with the same key and body replays the first response byte for "
+        "byte (header Idempotent-Replayed: true) for 24 h by default; another body under the "
+        "key is 400 (details.reason idempotency_key_reused); the same key while the first "
+        "request is in flight is 409 (idempotency_key_in_flight). Scoped to the API key and "
+        "the path; responses to requests that were not carried out (400, 401, 403, 413, 429, "
+        "5xx) are not kept"
+    ),
+    "schema": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 255,
+        "pattern": "^[!-~]([ -~]*[!-~])?$",
+    },
+}
 
 
 def _data_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -69,9 +95,9 @@ def _path_parameters(path: str) -> list[dict[str, Any]]:
     ]
 
 
-def _error_responses(op: Operation) -> dict[str, Any]:
+def _error_responses(op: Operation, errors: tuple[type[ServiceError], ...]) -> dict[str, Any]:
     by_status: dict[int, list[str]] = {}
-    for error in op.errors:
+    for error in errors:
         by_status.setdefault(error.status, []).append(error.code)
     model = ERROR_MODELS[op.error_style].__name__
     return {
@@ -84,17 +110,22 @@ def _error_responses(op: Operation) -> dict[str, Any]:
     }
 
 
-def _operation(op: Operation, defs: dict[str, Any]) -> dict[str, Any]:
+def _operation(op: Operation, defs: dict[str, Any], document: Document) -> dict[str, Any]:
+    idempotent = op.idempotent and document in IDEMPOTENCY_DOCUMENTS
     responses: dict[str, Any] = {}
     for status, model in sorted(op.responses.items()):
-        entry: dict[str, Any] = {"description": "Success", "headers": _headers(op)}
+        description = "Success" if status < 500 else "Service unavailable"
+        entry: dict[str, Any] = {"description": description, "headers": _headers(op)}
         if model is not None:
             schema = (
                 _data_schema(model) if op.envelope else {"$ref": REF.format(model=model.__name__)}
             )
             entry["content"] = {"application/json": {"schema": schema}}
         responses[str(status)] = entry
-    responses.update(_error_responses(op))
+    errors = op.errors
+    if idempotent:  # a reused key is 400, a key in flight 409
+        errors += tuple(e for e in (InvalidRequest, Conflict) if e not in errors)
+    responses.update(_error_responses(op, errors))
     spec: dict[str, Any] = {
         "operationId": op.operation_id,
         "summary": op.summary,
@@ -104,6 +135,8 @@ def _operation(op: Operation, defs: dict[str, Any]) -> dict[str, Any]:
     parameters = _path_parameters(op.path)
     if op.query is not None:
         parameters += _query_parameters(op.query, defs)
+    if idempotent:
+        parameters.append(IDEMPOTENCY_KEY_PARAMETER)
     if parameters:
         spec["parameters"] = parameters
     if op.body is not None:
@@ -133,7 +166,7 @@ def build_openapi(operations: list[Operation], document: Document, version: str)
     defs: dict[str, Any] = dict(schema.get("$defs", {}))
     paths: dict[str, dict[str, Any]] = {}
     for op in operations:
-        paths.setdefault(op.path, {})[op.method.lower()] = _operation(op, defs)
+        paths.setdefault(op.path, {})[op.method.lower()] = _operation(op, defs, document)
     used_schemes = {name for op in operations for name in op.security if name}
     components: dict[str, Any] = {"schemas": dict(sorted(defs.items()))}
     if used_schemes:

@@ -50,6 +50,10 @@ class Operation:
     # Response headers every answer carries, documented on each response: name -> description.
     headers: tuple[tuple[str, str], ...] = ()
     documented: bool = True  # False: served but left out of the OpenAPI document (preflight)
+    # Honours the Idempotency-Key header (api/http/idempotency.py): set on every v1 POST that
+    # creates (spec 3 "Endpoints"). The handler must answer with a `web.Response`.
+    idempotent: bool = False
+    also_in: tuple[Document, ...] = ()  # further documents that list it (the shared registry)
 
     @property
     def router_path(self) -> str:
@@ -97,7 +101,11 @@ class RouteTable:
         return {op.operation_id: op for op in self.operations}
 
     def for_document(self, document: Document) -> list[Operation]:
-        return [op for op in self.operations if op.document == document and op.documented]
+        return [
+            op
+            for op in self.operations
+            if op.documented and (op.document == document or document in op.also_in)
+        ]
 
     def error_styles(self) -> dict[str, ErrorStyle]:
         """Paths whose errors are not the envelope, by request path (so aiohttp's own 405 for a

@@ -1,5 +1,6 @@
-"""The machine-readable descriptions: GET /v2/openapi.json (public), /feed/openapi.json (the
-public rates feed, its own document: the feed is not versioned with the API) and
+"""The machine-readable descriptions: GET /v2/openapi.json and /v1/openapi.json (public),
+/feed/openapi.json (the public rates feed, its own document: the feed is not versioned with the
+API) and
 /_sim/openapi.json."""
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def _serve(document: Document) -> web.Handler:  # type: ignore[name-defined]
 
 DOCUMENTS: tuple[tuple[Document, str], ...] = (
     ("v2", "/v2/openapi.json"),
+    ("v1", "/v1/openapi.json"),
     ("feed", "/feed/openapi.json"),
     ("sim", "/_sim/openapi.json"),
 )
