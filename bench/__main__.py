@@ -11,9 +11,10 @@ import statistics
 import time
 from pathlib import Path
 
-from bench import processes, ramp, rfq, webhooks
+from bench import auth, feed, fills, processes, ramp, rfq, webhooks
 from bench.load import LoadResult, merge, percentile, run_load
 from bench.report import Section, update, write
+from bench.sim_api import open_limits
 
 STARTUP_TARGET_S = 5.0
 MEMORY_TARGET_MB = 150.0
@@ -86,7 +87,7 @@ def bench_http_baseline(seconds: float, concurrency: int, rounds: int) -> Sectio
     our_runs: list[LoadResult] = []
     with processes.baseline_server() as base_url, processes.simulator() as started:
         api = started.info["api_url"]
-        rfq.open_limits(api)  # the IP backstop (600/min) would otherwise answer 429s
+        open_limits(api)  # the IP backstop (600/min) would otherwise answer 429s
         for _ in range(rounds):  # interleaved, so drift on the machine hits both alike
             baseline_runs.append(
                 asyncio.run(
@@ -124,7 +125,18 @@ def bench_http_baseline(seconds: float, concurrency: int, rounds: int) -> Sectio
     return section
 
 
-BENCHMARKS = ("startup", "http", "auth", "firm", "budget", "ladder", "fills", "webhooks", "ramp")
+BENCHMARKS = (
+    "startup",
+    "http",
+    "auth",
+    "firm",
+    "budget",
+    "ladder",
+    "fills",
+    "webhooks",
+    "ramp",
+    "feed",
+)
 
 
 def main() -> None:
@@ -144,8 +156,8 @@ def main() -> None:
             )
         )
     if "auth" in selected:
-        sections.append(rfq.bench_auth(iterations=500 if args.quick else 3000))
-        sections.append(rfq.bench_auth_http(seconds=2 if args.quick else 5))
+        sections.append(auth.bench_auth(iterations=500 if args.quick else 3000))
+        sections.append(auth.bench_auth_http(seconds=2 if args.quick else 5))
     if "firm" in selected:
         sections.append(
             rfq.bench_firm_quotes(seconds=5 if args.quick else 15, concurrencies=(1, 10, 50))
@@ -159,7 +171,7 @@ def main() -> None:
             )
         )
     if "fills" in selected:
-        sections.append(rfq.bench_fill_reconciliation(fills=10 if args.quick else 50))
+        sections.append(fills.bench_fill_reconciliation(fills=10 if args.quick else 50))
     if "webhooks" in selected:
         sections.append(
             webhooks.bench_webhooks(
@@ -172,6 +184,16 @@ def main() -> None:
                 creates=20 if args.quick else 100,
                 reads=100 if args.quick else 400,
                 seconds=2 if args.quick else 5,
+            )
+        )
+    if "feed" in selected:
+        sections.append(
+            feed.bench_feed(
+                seconds=2 if args.quick else 5,
+                concurrency=20,
+                rounds=2 if args.quick else 3,
+                trades=10_000,
+                fills=20 if args.quick else 60,
             )
         )
     command = "just bench" + (" --quick" if args.quick else "")

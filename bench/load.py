@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,17 +56,20 @@ async def run_load(
     json_body: Any = None,
     headers: dict[str, str] | None = None,
     expect_status: int = 200,
+    next_url: Callable[[], str] | None = None,
 ) -> LoadResult:
-    """GET `url`, or POST `json_body` to it when one is given; other statuses count as errors."""
+    """GET `url`, or POST `json_body` to it when one is given; other statuses count as errors.
+    `next_url`: after the warm-up, each request asks the URL it returns instead (a new query
+    every time, e.g. to miss a cache)."""
     latencies: list[float] = []
     errors = 0
     connector = aiohttp.TCPConnector(limit=concurrency)
     async with aiohttp.ClientSession(connector=connector) as session:
         # Warm-up: open the connections before the clock starts.
-        def call() -> Any:
+        def call(target: str = url) -> Any:
             if json_body is None:
-                return session.get(url, headers=headers)
-            return session.post(url, json=json_body, headers=headers)
+                return session.get(target, headers=headers)
+            return session.post(target, json=json_body, headers=headers)
 
         async def touch() -> None:
             async with call() as resp:
@@ -77,8 +81,9 @@ async def run_load(
         async def worker() -> None:
             nonlocal errors
             while time.perf_counter() < stop_at:
+                target = next_url() if next_url is not None else url
                 started = time.perf_counter()
-                async with call() as resp:
+                async with call(target) as resp:
                     await resp.read()
                     if resp.status != expect_status:
                         errors += 1

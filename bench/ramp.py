@@ -18,7 +18,7 @@ from eth_account import Account
 from bench import processes
 from bench.load import percentile, run_load
 from bench.report import Section
-from bench.rfq import open_limits
+from bench.sim_api import open_limits
 from conformance.signing import sign_taker_proof
 
 PROVIDER = "ngnramp"

@@ -2,7 +2,8 @@
 its routing, a firm quote and its order entries; :func:`assert_firm_quote` checks a ``quoted``
 answer field by field and against the signed orders it carries (decoded from ``encodedOrder``)
 and returns a :class:`CheckedQuote`; :func:`assert_settled` checks a fill's exact on-chain
-movements between two :class:`conformance.funding.Balances` snapshots and
+movements between two :class:`conformance.funding.Balances` snapshots (of the
+:func:`settlement_holders`) and
 :func:`assert_filled_record` the record of a filled RFQ. Beside them the wire readers and the
 arithmetic the checks share: :func:`atomic`, :func:`iso_seconds`, :func:`fee_on` (5 bps),
 :func:`rate_ray` and :func:`decode_swap`.
@@ -19,8 +20,8 @@ from eth_abi.abi import decode as abi_decode
 from eth_utils.address import to_checksum_address
 
 from conformance.chain import erc20_approve, hex_bytes, selector
-from conformance.client import parse_iso_utc
 from conformance.funding import Balances
+from conformance.response_checks import parse_iso_utc
 from conformance.venue import ChainInfo
 from contracts.orders import RfqOrder, decode_order
 
@@ -252,6 +253,13 @@ def assert_firm_quote(
     if len(orders) > 1:
         assert hex_bytes(swap["data"])[:4] == EXECUTE_BATCH, "a bundle is one batch execution"
     return CheckedQuote(dict(data), orders)
+
+
+def settlement_holders(chain: ChainInfo, taker: str, data: dict[str, Any]) -> list[str]:
+    """The addresses a fill of the quote in ``data`` moves tokens between: the taker, the fee
+    recipient and every maker of its orders (what to snapshot before executing it)."""
+    makers = [o["maker"] for o in data["quote"]["orders"]]
+    return [taker, chain.fee_recipient, *makers]
 
 
 def assert_settled(

@@ -1,9 +1,12 @@
-"""Black-box helpers: plain HTTP, the error envelope, chain JSON-RPC and the /_sim control API.
-
-Only the standard library is used for HTTP (``http.client``), so the helpers work the same
-inside pytest, under xdist and in an integrator's own scripts, and every byte that went over
-the wire is available to assertions (status, raw headers, raw body). Nothing here imports the
-simulator.
+"""Plain HTTP to the service under test, the way any integrator's script would do it:
+:func:`request` sends one request and reads the whole :class:`Response` (status, raw headers in
+order, raw body, the parsed JSON when there is one, the elapsed time) and never raises on an
+HTTP status; :class:`Client` does the same relative to one base URL with default headers, and can
+leave from another loopback address (:func:`fresh_loopback_address`) so the service sees another
+client IP. Only the standard library is used (``http.client``), so it works the same inside
+pytest, under xdist and outside, and nothing here imports the simulator; the checks on a
+response are in :mod:`conformance.response_checks`, the /_sim control API in
+:mod:`conformance.sim_control` and chain JSON-RPC in :mod:`conformance.json_rpc`.
 """
 
 from __future__ import annotations
@@ -14,20 +17,15 @@ import ipaddress
 import itertools
 import json as jsonlib
 import os
-import re
 import ssl
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 DEFAULT_TIMEOUT = 30.0
-_ISO_UTC = re.compile(
-    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|\+00:00)$"
-)
-_REQUEST_ID_HEADER = "X-Request-Id"
+REQUEST_ID_HEADER = "X-Request-Id"
 
 
 class Headers:
@@ -63,7 +61,7 @@ class Headers:
         return f"Headers({self._items!r})"
 
 
-_NOT_JSON = object()
+NOT_JSON = object()
 
 
 @dataclass(frozen=True)
@@ -81,7 +79,7 @@ class Response:
 
     @property
     def request_id(self) -> str | None:
-        return self.headers.get(_REQUEST_ID_HEADER)
+        return self.headers.get(REQUEST_ID_HEADER)
 
     def json(self) -> Any:
         """The parsed body; fails the test when the body is not JSON."""
@@ -108,7 +106,7 @@ def request(
     method: str,
     url: str,
     *,
-    json: Any = _NOT_JSON,
+    json: Any = NOT_JSON,
     data: bytes | str | None = None,
     headers: Mapping[str, str] | None = None,
     params: Mapping[str, Any] | None = None,
@@ -128,7 +126,7 @@ def request(
         raise ValueError(f"not an http(s) URL: {url!r}")
     send_headers = {"Accept": "application/json", "User-Agent": "rfqsim-conformance"}
     body: bytes | None = None
-    if json is not _NOT_JSON:
+    if json is not NOT_JSON:
         body = jsonlib.dumps(json).encode()
         send_headers["Content-Type"] = "application/json"
     elif data is not None:
@@ -205,7 +203,7 @@ class Client:
         method: str,
         path: str,
         *,
-        json: Any = _NOT_JSON,
+        json: Any = NOT_JSON,
         data: bytes | str | None = None,
         headers: Mapping[str, str] | None = None,
         params: Mapping[str, Any] | None = None,
@@ -286,232 +284,3 @@ def fresh_loopback_address() -> str:
     index = next(_LOOPBACK_SEQUENCE)
     high, low = divmod(index, 254)
     return f"127.{second}.{high % 256}.{low + 1}"
-
-
-# -- assertions --------------------------------------------------------------------------
-
-
-def assert_request_id(resp: Response) -> str:
-    """The response carries a non-empty ``X-Request-Id``; returns it."""
-    values = resp.headers.get_all(_REQUEST_ID_HEADER)
-    assert len(values) == 1, f"{resp.describe()}: expected one X-Request-Id header, got {values!r}"
-    assert values[0].strip(), f"{resp.describe()}: empty X-Request-Id"
-    return values[0]
-
-
-def assert_json_content_type(resp: Response) -> None:
-    content_type = (resp.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
-    assert content_type == "application/json", (
-        f"{resp.describe()}: Content-Type {resp.headers.get('Content-Type')!r}, "
-        "expected application/json"
-    )
-
-
-def assert_data(resp: Response, status: int = 200) -> Any:
-    """A success: the expected status and a JSON object body ``{data: ...}``; returns data."""
-    assert resp.status == status, f"{resp.describe()}: expected {status}: {resp.raw[:500]!r}"
-    assert_request_id(resp)
-    body = resp.json()
-    assert isinstance(body, dict), f"{resp.describe()}: body is not an object: {body!r}"
-    assert "data" in body, f"{resp.describe()}: success body lacks 'data': {body!r}"
-    assert "error" not in body, f"{resp.describe()}: success body carries 'error': {body!r}"
-    return body["data"]
-
-
-def assert_error(
-    resp: Response, status: int, code: str, reason: str | None = None
-) -> dict[str, Any]:
-    """The spec's error envelope with this status and code; returns the ``error`` object.
-
-    Checks ``{error: {code, message, request_id, details?}}``, that ``request_id`` equals the
-    ``X-Request-Id`` header and, when ``reason`` is given, that ``details.reason`` equals it.
-    """
-    assert resp.status == status, f"{resp.describe()}: expected {status} {code}: {resp.raw[:500]!r}"
-    header_id = assert_request_id(resp)
-    body = resp.json()
-    assert isinstance(body, dict), f"{resp.describe()}: error body is not an object: {body!r}"
-    assert "data" not in body, f"{resp.describe()}: error body carries 'data': {body!r}"
-    error = body.get("error")
-    assert isinstance(error, dict), f"{resp.describe()}: no error object: {body!r}"
-    assert error.get("code") == code, (
-        f"{resp.describe()}: error.code {error.get('code')!r}, expected {code!r}"
-    )
-    message = error.get("message")
-    assert isinstance(message, str), f"{resp.describe()}: message is not a string: {message!r}"
-    assert message, f"{resp.describe()}: empty error message"
-    assert error.get("request_id") == header_id, (
-        f"{resp.describe()}: error.request_id {error.get('request_id')!r} "
-        f"!= X-Request-Id {header_id!r}"
-    )
-    details = error.get("details")
-    assert details is None or isinstance(details, dict), (
-        f"{resp.describe()}: details must be an object when present: {details!r}"
-    )
-    if reason is not None:
-        got = (details or {}).get("reason")
-        assert got == reason, f"{resp.describe()}: details.reason {got!r}, expected {reason!r}"
-    return error
-
-
-RATE_LIMIT_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
-
-
-def assert_rate_limit_headers(resp: Response) -> tuple[int, int, int]:
-    """The per-key limiter's headers are present, once each, as non-negative integers.
-
-    Returns ``(limit, remaining, reset_seconds)``; checks ``remaining <= limit``.
-    """
-    values: list[int] = []
-    for name in RATE_LIMIT_HEADERS:
-        got = resp.headers.get_all(name)
-        assert len(got) == 1, f"{resp.describe()}: expected one {name} header, got {got!r}"
-        assert got[0].strip().isdigit(), f"{resp.describe()}: {name} is {got[0]!r}"
-        values.append(int(got[0]))
-    limit, remaining, reset = values
-    assert remaining <= limit, f"{resp.describe()}: remaining {remaining} > limit {limit}"
-    return limit, remaining, reset
-
-
-def assert_no_rate_limit_headers(resp: Response) -> None:
-    """None of the X-RateLimit-* headers is present (the response was not rate-accounted)."""
-    present = [name for name in RATE_LIMIT_HEADERS if name in resp.headers]
-    assert not present, f"{resp.describe()}: unexpected {present}: {resp.headers!r}"
-
-
-def assert_retry_after(resp: Response, at_most: int = 60) -> int:
-    """``Retry-After`` is one delay in whole seconds, 1..``at_most``; returns it."""
-    got = resp.headers.get_all("Retry-After")
-    assert len(got) == 1, f"{resp.describe()}: expected one Retry-After header, got {got!r}"
-    assert got[0].strip().isdigit(), f"{resp.describe()}: Retry-After is {got[0]!r}"
-    seconds = int(got[0])
-    assert 1 <= seconds <= at_most, f"{resp.describe()}: Retry-After {seconds}"
-    return seconds
-
-
-def issue_names_field(issue: Any, field_name: str) -> bool:
-    """Whether one ``details.issues`` item points at ``field_name`` (path, loc, field, ...)."""
-    if not isinstance(issue, dict):
-        return False
-    for key in ("path", "loc", "field", "name", "pointer", "param"):
-        value = issue.get(key)
-        if isinstance(value, str) and re.search(rf"(^|[^A-Za-z0-9_]){field_name}$", value):
-            return True
-        if isinstance(value, list) and field_name in [str(part) for part in value]:
-            return True
-    return False
-
-
-def assert_issues(error: Mapping[str, Any], *field_names: str) -> list[Any]:
-    """``details.issues`` is a non-empty array and names every given field; returns it."""
-    details = error.get("details") or {}
-    issues = details.get("issues") if isinstance(details, dict) else None
-    assert isinstance(issues, list), f"details.issues is not an array: {error!r}"
-    assert issues, f"details.issues is empty: {error!r}"
-    for name in field_names:
-        assert any(issue_names_field(issue, name) for issue in issues), (
-            f"no issue names field {name!r}: {issues!r}"
-        )
-    return issues
-
-
-def parse_iso_utc(value: Any) -> datetime:
-    """Parse an ISO-8601 UTC timestamp (``Z`` or ``+00:00``); fails on anything else."""
-    assert isinstance(value, str), f"timestamp is not a string: {value!r}"
-    assert _ISO_UTC.match(value), f"not an ISO-8601 UTC time: {value!r}"
-    text = value.replace("Z", "+00:00")
-    # fromisoformat accepts at most microseconds; trim longer fractions.
-    text = re.sub(r"(\.[0-9]{6})[0-9]+", r"\1", text)
-    parsed = datetime.fromisoformat(text)
-    assert parsed.utcoffset() == UTC.utcoffset(None), value
-    return parsed
-
-
-# -- chain JSON-RPC ----------------------------------------------------------------------
-
-
-class RpcError(Exception):
-    """A JSON-RPC error object, or a transport failure talking to the node."""
-
-    def __init__(self, method: str, error: Any) -> None:
-        super().__init__(f"{method}: {error!r}")
-        self.method = method
-        self.error = error
-
-
-def rpc(url: str, method: str, params: list[Any] | None = None, *, timeout: float = 30.0) -> Any:
-    """Call one JSON-RPC method on a chain node and return ``result``."""
-    payload = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or []}
-    resp = request("POST", url, json=payload, timeout=timeout)
-    if resp.status != 200 or not resp.is_json or not isinstance(resp.body, dict):
-        raise RpcError(method, f"HTTP {resp.status}: {resp.raw[:300]!r}")
-    if resp.body.get("error") is not None:
-        raise RpcError(method, resp.body["error"])
-    return resp.body.get("result")
-
-
-def hex_to_int(value: Any) -> int:
-    assert isinstance(value, str), f"not a hex quantity: {value!r}"
-    assert value.startswith("0x"), f"not a hex quantity: {value!r}"
-    return int(value, 16)
-
-
-# -- simulator control API ---------------------------------------------------------------
-
-
-class SimControl:
-    """The simulator's ``/_sim`` control API (not part of the real service)."""
-
-    def __init__(self, client: Client) -> None:
-        self.client = client
-
-    def call(self, method: str, path: str, json: Any = _NOT_JSON) -> Any:
-        """Call ``/_sim/<path>`` and return ``data``; fails the test on any error."""
-        resp = self.client.request(method, "/_sim/" + path.lstrip("/"), json=json)
-        assert 200 <= resp.status < 300, f"{resp.describe()}: {resp.raw[:500]!r}"
-        body = resp.json()
-        assert isinstance(body, dict), f"{resp.describe()}: {body!r}"
-        assert "data" in body, f"{resp.describe()}: {body!r}"
-        return body["data"]
-
-    def info(self) -> dict[str, Any]:
-        data = self.call("GET", "info")
-        assert isinstance(data, dict)
-        return data
-
-    def clock(self) -> dict[str, Any]:
-        data = self.call("GET", "clock")
-        assert isinstance(data, dict)
-        return data
-
-    def advance(self, seconds: float) -> dict[str, Any]:
-        data = self.call("POST", "clock/advance", {"seconds": seconds})
-        assert isinstance(data, dict)
-        return data
-
-    def now_ms(self) -> int:
-        """The service clock (which tests may have advanced) as Unix milliseconds."""
-        now = parse_iso_utc(self.clock().get("now"))
-        return int(now.timestamp() * 1000)
-
-    def create_key(
-        self, partner: str, environment: str, scopes: Iterable[str], **extra: Any
-    ) -> dict[str, Any]:
-        """``POST /_sim/keys``: a new API key record, including the full ``key`` (shown once)."""
-        data = self.call(
-            "POST",
-            "keys",
-            {"partner": partner, "environment": environment, "scopes": list(scopes), **extra},
-        )
-        assert isinstance(data, dict)
-        return data
-
-    def limits(self) -> dict[str, Any]:
-        data = self.call("GET", "limits")
-        assert isinstance(data, dict)
-        return data
-
-    def set_limits(self, **values: Any) -> dict[str, Any]:
-        """``PUT /_sim/limits`` with these members (``reset_windows=True`` empties windows)."""
-        data = self.call("PUT", "limits", values)
-        assert isinstance(data, dict)
-        return data

@@ -16,8 +16,9 @@ from typing import Any
 from eth_utils.address import to_checksum_address
 
 from conformance.chain import WAIT_TIMEOUT, wait_for
-from conformance.client import Client, SimControl
+from conformance.client import Client
 from conformance.rfq_calls import cancel
+from conformance.sim_control import SimControl
 
 
 class Janitor:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 import aiohttp
 from eth_account import Account
 
-from conformance.client import SimControl
+from conformance.sim_control import SimControl
 
 Reply = Literal["decline", "silent"]
 CONNECT_TIMEOUT_S = 10.0

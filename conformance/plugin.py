@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from conformance.client import Client, SimControl
+from conformance.client import Client
 from conformance.report import (
     BASE_URL_PROPERTY,
     RULES_PROPERTY,
@@ -30,6 +30,7 @@ from conformance.report import (
 )
 from conformance.rules import Rule, load_rules
 from conformance.server import DEFAULT_START_TIMEOUT
+from conformance.sim_control import SimControl
 from conformance.target import Target, TargetError, TargetManager, parse_rpc_urls
 from conformance.timing import TimingTolerances
 from conformance.timing import add_options as add_timing_options

@@ -17,8 +17,10 @@ from typing import Any
 
 from eth_account import Account
 
-from conformance.client import Client, Response, SimControl, assert_request_id
+from conformance.client import Client, Response
+from conformance.response_checks import assert_request_id
 from conformance.signing import sign_taker_proof
+from conformance.sim_control import SimControl
 
 PROVIDER = "ngnramp"  # the simulator's provider (docs/provider-sandbox.md)
 CHAIN = 97  # a chain the provider settles on, live and in the sandbox

@@ -24,9 +24,11 @@ from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 
 from conformance.chain import Wallet
-from conformance.client import Response, assert_request_id, hex_to_int, parse_iso_utc
+from conformance.client import Response
 from conformance.funding import fund_wallet
+from conformance.json_rpc import hex_to_int
 from conformance.ramp import Ramp, RampWallet
+from conformance.response_checks import assert_request_id, parse_iso_utc
 from conformance.venue import ChainInfo, whole
 
 T = TypeVar("T")

@@ -17,15 +17,10 @@ from typing import Any
 from eth_utils.address import to_checksum_address
 
 from conformance.chain import WAIT_TIMEOUT, Wallet, calldata, hex_bytes, wait_for
-from conformance.client import (
-    Client,
-    Response,
-    SimControl,
-    assert_data,
-    fresh_loopback_address,
-    is_loopback_url,
-)
+from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
+from conformance.response_checks import assert_data
 from conformance.signing import proof_json, sign_digest_raw, sign_taker_proof, taker_control_digest
+from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.venue import ChainInfo
 

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.client import Client, SimControl, request
+from conformance.client import Client, request
 from conformance.server import DEFAULT_START_TIMEOUT, SimulatorProcess, find_rfqsim_bin
+from conformance.sim_control import SimControl
 
 SIMULATOR_NAME = "rfqsim"
 _DETECT_TIMEOUT = 10.0

@@ -90,6 +90,16 @@ class ChainSettings(_Strict):
         return self
 
 
+class ChainWithoutContractsSettings(_Strict):
+    """A chain the venue knows but has no settlement contract on (spec 3 "Authentication" item
+    3): rfqsim starts no node for it; a v1 call naming it with a key of its environment is 400
+    "no settlement contract deployed on chain N"."""
+
+    chain_id: int = Field(gt=0)
+    environment: ChainEnvironment
+    name: str
+
+
 class LimitSettings(_Strict):
     ip_backstop_per_minute: int = Field(default=600, gt=0)
     keyless_per_minute: int = Field(default=60, gt=0)
@@ -138,6 +148,13 @@ class WebhookSettings(_Strict):
         return self
 
 
+class IdempotencySettings(_Strict):
+    """Idempotency-Key on the v1 POSTs that create (docs/decisions.md V9-V14)."""
+
+    ttl_s: float = Field(default=86_400, gt=0)  # a stored response is replayed this long
+    max_records: int = Field(default=100_000, gt=0)  # oldest finished records go first beyond
+
+
 class RampSettings(_Strict):
     """The v2 fiat ramp (docs/ramp.md) and the provider behind it (docs/provider-sandbox.md)."""
 
@@ -165,6 +182,33 @@ class RampSettings(_Strict):
     smtp: str | None = Field(default=None, pattern=r"^[^ :]+:[0-9]{1,5}$")  # HOST:PORT for emails
 
 
+class FeedSettings(_Strict):
+    """The public rates feed (/pairs, /tickers, /historical_trades; docs/rates-feed.md)."""
+
+    # Responses are cached this long (also Cache-Control max-age); 0 turns the cache off.
+    cache_s: int = Field(default=2, ge=0, le=300)
+    chains: tuple[int, ...] | None = None  # chains whose corridors are published; None: all
+    # Token symbol -> the symbol the feed publishes (spec: the naira stablecoin is NGN).
+    published_symbols: dict[str, str] = Field(default_factory=lambda: {"NGNS": "NGN"})
+    # Stable tokens whose units size the bid/ask trade (the first of base, target listed here;
+    # else the base), and how many whole units that trade is (spec: about 100 stable units).
+    size_symbols: tuple[str, ...] = ("USDT", "USDC")
+    reference_size: Decimal = Field(default=Decimal(100), gt=0)
+    window_s: float = Field(default=86400, gt=0)  # last_price/high/low/volumes: the last 24 h
+    # While a firm quote reserves the makers' inventory of a side that prices at 0, the newest
+    # cleared price is shown instead for at most this long (spec: up to 90 seconds).
+    reserved_fallback_s: float = Field(default=90, ge=0)
+    # A chain whose fill index has not reached its head for this long makes the feed a 502.
+    index_max_lag_s: float = Field(default=5, gt=0)
+
+    @model_validator(mode="after")
+    def _published_symbols_are_symbols(self) -> FeedSettings:
+        for symbol in self.published_symbols.values():
+            if not symbol.isalnum() or not symbol.isupper() or not symbol.isascii():
+                raise ValueError(f"feed.published_symbols: {symbol!r} is not an upper-case symbol")
+        return self
+
+
 class Settings(_Strict):
     api: ApiSettings = ApiSettings()
     environment: Literal["staging", "production"] = "staging"
@@ -175,7 +219,9 @@ class Settings(_Strict):
     proof: ProofTiming = ProofTiming()
     max_json_body_bytes: int = Field(default=1 << 20, gt=0)
     corridor_defaults: CorridorTiming = CorridorTiming()
-    chains: tuple[ChainSettings, ...]
+    chains: tuple[ChainSettings, ...]  # the chains rfqsim runs (or attaches to) and deploys on
+    # Chains known to the venue without a deployment: no node, no corridors (v1's 400 row).
+    chains_without_contracts: tuple[ChainWithoutContractsSettings, ...] = ()
     # A chain node rfqsim started exits (killed, crashed): `stop` the simulator (exit status 1),
     # `restart` a node on the same port and redeploy the venue (the old chain's state is gone),
     # or `keep_serving` without it (health degraded, that chain's calls 502). Attached nodes
@@ -184,14 +230,17 @@ class Settings(_Strict):
     funding: FundingSettings = FundingSettings()
     webhooks: WebhookSettings = WebhookSettings()
     ramp: RampSettings = RampSettings()
+    feed: FeedSettings = FeedSettings()
+    idempotency: IdempotencySettings = IdempotencySettings()
     # The simulated maker fleet started with the simulator (None: no makers; `--no-makers`).
     makers: FleetConfig | None = Field(default_factory=default_fleet)
 
     @model_validator(mode="after")
     def _unique_chains(self) -> Settings:
         ids = [c.chain_id for c in self.chains]
+        ids += [c.chain_id for c in self.chains_without_contracts]
         if len(set(ids)) != len(ids):
-            raise ValueError("duplicate chain_id in chains")
+            raise ValueError("duplicate chain_id in chains and chains_without_contracts")
         return self
 
     def chain(self, chain_id: int) -> ChainSettings:

@@ -8,7 +8,10 @@ from the target's ``GET /v2/openapi.json``.
 * ``deviations.py``: the reviewed deviations file and its matcher;
 * ``checks.py``: the harness' own check (X-Request-Id on every response);
 * ``hooks.py``: schema-scoped schemathesis hooks (deviation filter, proof signer, webhook janitor);
-* ``runner.py``: settings, the keyed and keyless passes, the result;
+* ``settings.py``: the run's settings and its keyed and keyless passes;
+* ``config.py``: the schemathesis configuration of a pass, the document loaded with the links;
+* ``runner.py``: the passes run, the engine's events recorded;
+* ``results.py``: the result of a pass and of the run;
 * ``junit.py``: the JUnit XML report.
 
 ``python -m conformance.schema --help`` runs it outside pytest; ``docs/schemathesis.md`` has the

@@ -27,8 +27,9 @@ from eth_account import Account
 from eth_utils.address import to_checksum_address
 
 from conformance.chain import Wallet
-from conformance.client import Client, parse_iso_utc
+from conformance.client import Client
 from conformance.funding import fund_wallet
+from conformance.response_checks import parse_iso_utc
 from conformance.signing import sign_taker_proof
 from conformance.target import Target
 from conformance.venue import Venue

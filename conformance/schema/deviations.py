@@ -21,9 +21,11 @@ applies to, a non-empty ``when`` that pins the exact response, a ``kind`` and a 
 * ``issue_field``: some ``error.details.issues[]`` names this field (dotted path);
 * ``issue_contains``: a substring of some ``error.details.issues[].message`` (of that issue,
   when ``issue_field`` is given too);
+* ``error_contains``: a substring of the error's text: the rates feed's ``{error: "<string>"}``
+  (which has no code or reason to match), or ``error.message`` of an envelope;
 * ``failure_title``: the failure's title, exactly (as schemathesis prints it);
 * ``message_contains``: a substring of the failure's message;
-* ``caller``: ``keyed`` or ``keyless``, the pass of the run (see ``runner.py``).
+* ``caller``: ``keyed`` or ``keyless``, the pass of the run (see ``settings.py``).
 
 ``kind`` is ``by-design`` (the spec or docs/decisions.md asks for this behaviour), ``defect``
 (the simulator or its document is wrong; ``defect`` then says what to fix, and the entry goes
@@ -51,6 +53,7 @@ WHEN_KEYS = (
     "error_reason",
     "issue_field",
     "issue_contains",
+    "error_contains",
     "failure_title",
     "message_contains",
     "caller",
@@ -75,6 +78,20 @@ class Observed:
     failure_title: str
     failure_message: str
     caller: str  # keyed | keyless
+    error_text: str | None = None  # the feed's error string, or the envelope's message
+
+    @staticmethod
+    def error_text_of(body: bytes | None) -> str | None:
+        """The feed's ``{error: "<string>"}`` string, or an envelope's ``error.message``."""
+        try:
+            parsed = json.loads(body or b"")
+        except (ValueError, UnicodeDecodeError):
+            return None
+        error = parsed.get("error") if isinstance(parsed, dict) else None
+        if isinstance(error, str):
+            return error
+        message = error.get("message") if isinstance(error, dict) else None
+        return message if isinstance(message, str) else None
 
     @staticmethod
     def error_fields(
@@ -131,6 +148,7 @@ class Deviation:
     error_reasons: tuple[str, ...] = ()
     issue_field: str | None = None
     issue_contains: str | None = None
+    error_contains: str | None = None
     failure_title: str | None = None
     message_contains: str | None = None
     caller: str | None = None
@@ -171,7 +189,13 @@ class Deviation:
         caller = when.get("caller")
         if caller is not None and caller not in CALLERS:
             raise ValueError(f"when.caller must be one of {CALLERS}")
-        for key in ("issue_field", "issue_contains", "failure_title", "message_contains"):
+        for key in (
+            "issue_field",
+            "issue_contains",
+            "error_contains",
+            "failure_title",
+            "message_contains",
+        ):
             if key in when and (not isinstance(when[key], str) or not when[key]):
                 raise ValueError(f"when.{key} must be a non-empty string")
         return cls(
@@ -189,6 +213,7 @@ class Deviation:
             else (),
             issue_field=when.get("issue_field"),
             issue_contains=when.get("issue_contains"),
+            error_contains=when.get("error_contains"),
             failure_title=when.get("failure_title"),
             message_contains=when.get("message_contains"),
             caller=caller,
@@ -209,6 +234,8 @@ class Deviation:
             and (self.issue_contains is None or self.issue_contains in message)
             for field, message in seen.issues
         ):
+            return False
+        if self.error_contains is not None and self.error_contains not in (seen.error_text or ""):
             return False
         if self.failure_title is not None and seen.failure_title != self.failure_title:
             return False

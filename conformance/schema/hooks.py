@@ -41,7 +41,8 @@ class DeviationFilter:
 
     def __call__(self, context: Any, failure: Any, case: Any, response: Any) -> bool:
         label = str(case.operation.label)
-        code, reason, issues = Observed.error_fields(getattr(response, "content", None))
+        content = getattr(response, "content", None)
+        code, reason, issues = Observed.error_fields(content)
         seen = Observed(
             operation=self.labels.get(label, label),
             checks=tuple(getattr(type(failure), "checks", ()) or ()),
@@ -52,6 +53,7 @@ class DeviationFilter:
             failure_title=str(failure.title),
             failure_message=str(failure.message),
             caller=self.caller,
+            error_text=Observed.error_text_of(content),
         )
         example = f"{label} -> {seen.status}: {failure.title}"  # no bodies: no secrets
         return self.deviations.match(seen, example) is None

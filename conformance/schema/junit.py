@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from pathlib import Path
 
-from conformance.schema.runner import FailureRecord, OperationStats, PassResult, RunResult
+from conformance.schema.results import FailureRecord, OperationStats, PassResult, RunResult
 
 
 def _case(suite: ET.Element, classname: str, name: str, seconds: float = 0.0) -> ET.Element:

@@ -1,20 +1,26 @@
-"""Fixtures shared by the conformance tests: trading on chain 97 and the v2 ramp."""
+"""Fixtures shared by the conformance tests: trading on chain 97, the v2 ramp, a keyless caller
+from a client IP of its own, and webhook partners with an https receiver."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import secrets
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from conformance.chain import Wallet
-from conformance.client import Client, SimControl
+from conformance.client import Client, fresh_loopback_address, is_loopback_url
 from conformance.control import Fleet, Janitor, controlled_fleet, janitor
 from conformance.ramp import Ramp
 from conformance.ramp_transfers import Transfers
 from conformance.rfq_calls import keyed_client, new_key
 from conformance.server import SimulatorProcess, find_rfqsim_bin
+from conformance.sim_control import SimControl
 from conformance.target import Target
+from conformance.tests.webhook_partners import Partner
 from conformance.venue import ChainInfo, Venue
+from conformance.webhooks import fetch_certificate
+from rfqkit.webhook_receiver import WebhookReceiver
 
 CHAIN = 97  # the live test corridor: small minimum sizes
 
@@ -40,6 +46,14 @@ def fleet(sim: SimControl) -> Iterator[Fleet]:
     """The simulated makers, restored to their settings after the test."""
     with controlled_fleet(sim) as controlled:
         yield controlled
+
+
+@pytest.fixture
+def caller(target: Target, http: Client) -> Client:
+    """A keyless client from a loopback address no other test uses (when the target allows)."""
+    if not is_loopback_url(target.base_url):
+        return http
+    return http.from_address(fresh_loopback_address())
 
 
 @pytest.fixture
@@ -82,3 +96,36 @@ def production(target: Target, pytestconfig: pytest.Config) -> Iterator[Client]:
         yield Client(str(info["api_url"]))
     finally:
         process.stop()
+
+
+@pytest.fixture
+def make_partner(
+    target: Target, sim: SimControl, caller: Client
+) -> Iterator[Callable[[], Partner]]:
+    made: list[Partner] = []
+    sim.call("DELETE", "webhooks/faults")
+
+    def make() -> Partner:
+        key = sim.create_key(
+            f"conformance-webhook-delivery-{secrets.token_hex(6)}",
+            "test",
+            ["trades:write", "trades:read", "webhooks:manage"],
+            tier="high",
+        )
+        partner = Partner(target, sim, caller, key, [])
+        made.append(partner)
+        return partner
+
+    yield make
+    sim.call("DELETE", "webhooks/faults")
+    for partner in made:
+        for endpoint_id in partner.endpoints:
+            caller.delete(f"/v1/webhooks/{endpoint_id}", headers=partner.auth)
+        sim.call("POST", f"keys/{partner.key['key_id']}/revoke")
+
+
+@pytest.fixture
+def receiver(target: Target) -> Iterator[WebhookReceiver]:
+    cert_pem, key_pem, _ = fetch_certificate(target.base_url)
+    with WebhookReceiver(cert_pem, key_pem) as running:
+        yield running

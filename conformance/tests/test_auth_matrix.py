@@ -21,16 +21,10 @@ from typing import Any
 import pytest
 from eth_account import Account
 
-from conformance.client import (
-    Client,
-    Response,
-    SimControl,
-    assert_data,
-    assert_error,
-    fresh_loopback_address,
-    is_loopback_url,
-)
+from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
+from conformance.response_checks import assert_data, assert_error
 from conformance.signing import sign_taker_proof
+from conformance.sim_control import SimControl
 from conformance.target import Target
 
 pytestmark = pytest.mark.sim_only  # keys come from /_sim/keys

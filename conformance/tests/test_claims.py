@@ -16,19 +16,16 @@ import pytest
 from eth_account import Account
 
 from conformance.assertions import RECORD_FIELDS
-from conformance.client import (
-    Client,
-    Response,
-    SimControl,
+from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
+from conformance.response_checks import (
     assert_data,
     assert_error,
     assert_issues,
     assert_rate_limit_headers,
-    fresh_loopback_address,
-    is_loopback_url,
     parse_iso_utc,
 )
 from conformance.signing import sign_taker_proof
+from conformance.sim_control import SimControl
 from conformance.target import Target
 
 CHAIN = 97

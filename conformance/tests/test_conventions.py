@@ -6,7 +6,8 @@ import uuid
 
 import pytest
 
-from conformance.client import Client, assert_error, assert_issues, assert_request_id
+from conformance.client import Client
+from conformance.response_checks import assert_error, assert_issues, assert_request_id
 
 REQUEST_ID = "rfq/overview/conventions/every-response-carries-x-request-id"
 ENVELOPE = ("rfq/errors/envelope", "rfq/errors/request_id-equals-x-request-id-header")

@@ -14,9 +14,11 @@ import pytest
 from eth_account import Account
 from eth_utils.address import to_checksum_address
 
-from conformance.client import Client, SimControl, assert_error, parse_iso_utc
+from conformance.client import Client
 from conformance.maker_probe import MakerProbe, new_maker_key, stream_url
+from conformance.response_checks import assert_error, parse_iso_utc
 from conformance.rfq_calls import expect_no_quote, get_record, request_quote, rfq_body
+from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.venue import ChainInfo
 

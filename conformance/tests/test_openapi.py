@@ -9,7 +9,8 @@ import pytest
 from openapi_spec_validator import validate
 from openapi_spec_validator.validation import OpenAPIV31SpecValidator
 
-from conformance.client import Client, assert_json_content_type
+from conformance.client import Client
+from conformance.response_checks import assert_json_content_type
 from conformance.target import Target
 
 DESCRIPTION = (

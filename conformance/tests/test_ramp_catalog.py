@@ -15,19 +15,7 @@ from typing import Any
 
 import pytest
 
-from conformance.client import (
-    Client,
-    Response,
-    SimControl,
-    assert_error,
-    assert_issues,
-    assert_json_content_type,
-    assert_no_rate_limit_headers,
-    assert_request_id,
-    assert_retry_after,
-    fresh_loopback_address,
-    is_loopback_url,
-)
+from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
 from conformance.ramp import (
     CALL_BANKS,
     CALL_CREATE_CUSTOMER,
@@ -37,6 +25,15 @@ from conformance.ramp import (
     Ramp,
     fresh_wallet,
 )
+from conformance.response_checks import (
+    assert_error,
+    assert_issues,
+    assert_json_content_type,
+    assert_no_rate_limit_headers,
+    assert_request_id,
+    assert_retry_after,
+)
+from conformance.sim_control import SimControl
 from conformance.target import Target
 
 BANKS_CACHE_S = 15 * 60

@@ -11,9 +11,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from conformance.client import Client, SimControl, assert_error, assert_issues
+from conformance.client import Client
 from conformance.ramp import CALL_CAPABILITIES, Ramp, fresh_wallet
 from conformance.ramp_transfers import Transfers
+from conformance.response_checks import assert_error, assert_issues
+from conformance.sim_control import SimControl
 
 CLIENT_TIMEOUT_S = 30  # spec "Limits": client timeout for POST /v2/ramp/transfers, 30 s or more
 PROVIDER_LATENCY_MS = 1500  # every provider answer held this long (sandbox `apiLatencyMs`)

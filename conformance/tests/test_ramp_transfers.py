@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from conformance.chain import Wallet
-from conformance.client import assert_error, hex_to_int
+from conformance.json_rpc import hex_to_int
 from conformance.ramp import CALL_CAPABILITIES, PERSON, Ramp, fresh_wallet
 from conformance.ramp_transfers import (
     ACCOUNT,
@@ -29,6 +29,7 @@ from conformance.ramp_transfers import (
     token_transfers_to,
     wait_until,
 )
+from conformance.response_checks import assert_error
 from conformance.venue import ChainInfo, whole
 
 pytestmark = pytest.mark.sim_only

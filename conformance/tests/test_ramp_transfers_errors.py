@@ -12,18 +12,16 @@ from typing import Any
 
 import pytest
 
-from conformance.client import (
-    Client,
-    SimControl,
+from conformance.client import Client, fresh_loopback_address, is_loopback_url
+from conformance.ramp import REVIEW_DELAY_S, Ramp, fresh_wallet
+from conformance.ramp_transfers import SANDBOX_BANK, Transfers
+from conformance.response_checks import (
     assert_error,
     assert_issues,
     assert_no_rate_limit_headers,
     assert_retry_after,
-    fresh_loopback_address,
-    is_loopback_url,
 )
-from conformance.ramp import REVIEW_DELAY_S, Ramp, fresh_wallet
-from conformance.ramp_transfers import SANDBOX_BANK, Transfers
+from conformance.sim_control import SimControl
 from conformance.target import Target
 
 pytestmark = pytest.mark.sim_only

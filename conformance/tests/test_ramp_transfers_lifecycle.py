@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conformance.client import assert_error, hex_to_int, parse_iso_utc
+from conformance.json_rpc import hex_to_int
 from conformance.ramp import Ramp, fresh_wallet
 from conformance.ramp_transfers import (
     EXPIRE_AFTER_S,
@@ -25,6 +25,7 @@ from conformance.ramp_transfers import (
     receipt_of,
     wait_until,
 )
+from conformance.response_checks import assert_error, parse_iso_utc
 from conformance.venue import ChainInfo
 
 pytestmark = pytest.mark.sim_only

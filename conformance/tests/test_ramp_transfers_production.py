@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.client import Client, SimControl, assert_error
+from conformance.client import Client
 from conformance.ramp import Ramp, fresh_wallet
 from conformance.ramp_transfers import Transfers
+from conformance.response_checks import assert_error
+from conformance.sim_control import SimControl
 
 
 @pytest.mark.sim_only

@@ -15,17 +15,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from conformance.client import (
-    Client,
-    Response,
-    SimControl,
-    assert_data,
-    assert_error,
-    assert_rate_limit_headers,
-    fresh_loopback_address,
-    is_loopback_url,
-)
+from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
+from conformance.response_checks import assert_data, assert_error, assert_rate_limit_headers
 from conformance.server import SimulatorProcess, find_rfqsim_bin
+from conformance.sim_control import SimControl
 from conformance.target import Target
 
 CHAIN = 97

@@ -11,10 +11,11 @@ import pytest
 
 from conformance.assertions import iso_seconds
 from conformance.chain import Wallet
-from conformance.client import Client, Response, SimControl
+from conformance.client import Client, Response
 from conformance.control import Fleet, Janitor
 from conformance.funding import fund_wallet
 from conformance.rfq_calls import keyed_client, new_key, rfq_body
+from conformance.sim_control import SimControl
 from conformance.venue import ChainInfo, Venue
 
 CHAIN = 97

@@ -8,9 +8,10 @@ import pytest
 
 from conformance.assertions import iso_seconds
 from conformance.chain import Wallet, wait_for
-from conformance.client import Client, SimControl, assert_data, assert_error
+from conformance.client import Client
 from conformance.control import FAST, Fleet
 from conformance.funding import fund_wallet
+from conformance.response_checks import assert_data, assert_error
 from conformance.rfq_calls import (
     approve_for_quote,
     broadcast_swap,
@@ -20,6 +21,7 @@ from conformance.rfq_calls import (
     rfq_body,
     wait_status,
 )
+from conformance.sim_control import SimControl
 from conformance.venue import ChainInfo
 
 DAY = 86_400

@@ -12,15 +12,10 @@ from eth_account import Account
 
 from conformance.assertions import ROUTING_FIELDS, atomic, fee_on, iso_seconds, rate_ray
 from conformance.chain import wait_for
-from conformance.client import (
-    Client,
-    SimControl,
-    assert_data,
-    assert_error,
-    parse_iso_utc,
-)
+from conformance.client import Client
 from conformance.control import FAST, Fleet, Janitor
 from conformance.funding import fund_wallet
+from conformance.response_checks import assert_data, assert_error, parse_iso_utc
 from conformance.rfq_calls import (
     expect_quoted,
     keyed_client,
@@ -33,6 +28,7 @@ from conformance.rfq_calls import (
     rfq_body,
     wait_ladder,
 )
+from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.venue import ChainInfo, Venue
 

@@ -23,16 +23,10 @@ from conformance.assertions import (
     iso_seconds,
 )
 from conformance.chain import TxFailed, Wallet, wait_for
-from conformance.client import (
-    Client,
-    Response,
-    SimControl,
-    assert_data,
-    assert_error,
-    parse_iso_utc,
-)
+from conformance.client import Client, Response
 from conformance.control import Fleet, Janitor, limits
 from conformance.funding import Balances, fund_wallet
+from conformance.response_checks import assert_data, assert_error, parse_iso_utc
 from conformance.rfq_calls import (
     approve_for_quote,
     broadcast_swap,
@@ -51,6 +45,7 @@ from conformance.rfq_calls import (
     submit,
     wait_status,
 )
+from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.venue import ChainInfo
 

@@ -15,9 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from eth_account import Account
 
-from conformance.client import Client, SimControl, assert_data, assert_error
+from conformance.client import Client
 from conformance.maker_probe import MakerProbe, new_maker_key, stream_url
+from conformance.response_checks import assert_data, assert_error
 from conformance.rfq_calls import expect_no_quote, request_quote, rfq_body
+from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.venue import ChainInfo
 

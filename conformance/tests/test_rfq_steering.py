@@ -16,9 +16,10 @@ from eth_account import Account
 
 from conformance.assertions import assert_firm_quote
 from conformance.chain import Wallet
-from conformance.client import Client, SimControl, assert_error, assert_issues
+from conformance.client import Client
 from conformance.control import FAST, Fleet, Janitor
 from conformance.funding import fund_wallet
+from conformance.response_checks import assert_error, assert_issues
 from conformance.rfq_calls import (
     eoa_proof,
     expect_no_quote,
@@ -27,6 +28,7 @@ from conformance.rfq_calls import (
     request_quote,
     rfq_body,
 )
+from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.venue import ChainInfo
 

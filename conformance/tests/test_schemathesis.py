@@ -27,18 +27,12 @@ import pytest
 
 from conformance.schema import junit
 from conformance.schema.auth import external_caller, simulator_caller
+from conformance.schema.config import build_config, explicit_links_resolved, load_schema
 from conformance.schema.deviations import DeviationFileError, Observed, load, parse
 from conformance.schema.links import LINKS, LinkError, add_links
-from conformance.schema.runner import (
-    FULL_MIN_REQUESTS,
-    FailureRecord,
-    RunResult,
-    RunSettings,
-    build_config,
-    explicit_links_resolved,
-    load_schema,
-    run,
-)
+from conformance.schema.results import FailureRecord, RunResult
+from conformance.schema.runner import run
+from conformance.schema.settings import FULL_MIN_REQUESTS, RunSettings
 from conformance.target import Target
 
 # The timeout covers a full run (about 3 minutes here) on a slower machine.
@@ -194,6 +188,20 @@ def test_deviation_matches_only_what_it_names() -> None:
     ).deviations
     assert by_issue.matches(_seen(issues=(("url", "Value error, must be absolute"),)))
     assert not by_issue.matches(_seen(issues=(("eventTypes", "Value error, x"),)))
+    # The rates feed's errors are a bare string: matched by its text.
+    (by_text,) = parse(
+        {
+            "deviations": [
+                _entry(operations=["feedTickers"], when={"status": 400, "error_contains": "match"})
+            ]
+        }
+    ).deviations
+    feed_body = b'{"error":"base and target do not match ticker_id USDT_NGN"}'
+    text = Observed.error_text_of(feed_body)
+    assert text == "base and target do not match ticker_id USDT_NGN"
+    assert by_text.matches(_seen(operation="feedTickers", error_text=text))
+    assert not by_text.matches(_seen(operation="feedTickers", error_text="Unknown ticker_id X"))
+    assert not by_text.matches(_seen(operation="feedTickers"))
 
 
 def test_links_name_existing_operations() -> None:

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from eth_utils.address import is_checksum_address
 
-from conformance.client import SimControl, hex_to_int, rpc
+from conformance.json_rpc import hex_to_int, rpc
+from conformance.sim_control import SimControl
 from conformance.target import Target
 
 pytestmark = pytest.mark.sim_only

@@ -6,7 +6,7 @@ tolerances given as options (``--budget-tolerance-ms`` and friends, docs/conform
 * a served price ladder is never older than its 2 s cache;
 * a firm quote never lives longer than the 60 s quote TTL.
 
-The proof clock window (60 s either side) and the 12 h grant are in test_auth_proofs.py, judged
+The proof clock window (60 s either side) and the 12 h grant are in test_auth_proofs_eoa.py, judged
 with ``--clock-window-tolerance-ms`` and ``--grant-tolerance-s``.
 
 Which maker the service asked, and when, is seen from the makers' side: the test connects maker
@@ -25,10 +25,11 @@ from eth_account import Account
 
 from conformance.assertions import assert_firm_quote, iso_seconds
 from conformance.chain import Wallet
-from conformance.client import Client, SimControl, assert_data, parse_iso_utc
+from conformance.client import Client
 from conformance.control import FAST, Fleet, Janitor
 from conformance.funding import fund_wallet
 from conformance.maker_probe import MakerProbe, new_maker_key, stream_url
+from conformance.response_checks import assert_data, parse_iso_utc
 from conformance.rfq_calls import (
     expect_no_quote,
     keyless_client,
@@ -36,6 +37,7 @@ from conformance.rfq_calls import (
     rfq_body,
     service_now_ms,
 )
+from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.timing import TimingTolerances
 from conformance.venue import ChainInfo

@@ -12,7 +12,9 @@ import secrets
 
 import pytest
 
-from conformance.client import Client, Response, SimControl, assert_data, assert_error
+from conformance.client import Client, Response
+from conformance.response_checks import assert_data, assert_error
+from conformance.sim_control import SimControl
 
 CHAIN = 97
 

@@ -16,15 +16,9 @@ from typing import Any
 
 import pytest
 
-from conformance.client import (
-    Client,
-    SimControl,
-    assert_data,
-    assert_error,
-    assert_issues,
-    fresh_loopback_address,
-    is_loopback_url,
-)
+from conformance.client import Client, fresh_loopback_address, is_loopback_url
+from conformance.response_checks import assert_data, assert_error, assert_issues
+from conformance.sim_control import SimControl
 from conformance.target import Target
 
 pytestmark = pytest.mark.sim_only  # keys come from /_sim/keys

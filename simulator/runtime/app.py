@@ -7,11 +7,18 @@ from aiohttp import web
 from simulator.adapters.ramp.provider_wire import parse_transfer
 from simulator.api.access import control as access_control
 from simulator.api.access.middleware import access_middleware, add_rate_limit_headers
+from simulator.api.feed import handlers as feed
+from simulator.api.feed.cache import FEED_CACHE, FeedCache
 from simulator.api.http.appkeys import (
     ACCESS,
     CHAINS,
     CLOCK,
+    ERROR_STYLES,
+    FEED,
+    FILL_INDEX,
+    FILLS,
     HEALTH,
+    IDEMPOTENCY,
     LADDER_BYTES,
     MAKER_SESSIONS,
     OPENAPI_CACHE,
@@ -21,9 +28,11 @@ from simulator.api.http.appkeys import (
     RFQ,
     ROUTES,
     SETTINGS,
+    V1,
     VENUE,
     WEBHOOKS,
 )
+from simulator.api.http.idempotency import idempotency_middleware
 from simulator.api.http.middleware import add_request_id_header, error_middleware
 from simulator.api.http.routes import RouteTable
 from simulator.api.meta import docs, health
@@ -34,21 +43,33 @@ from simulator.api.rfq import control as rfq_control
 from simulator.api.rfq import handlers as rfq
 from simulator.api.rfq import maker_stream
 from simulator.api.sim import handlers as sim
+from simulator.api.v1 import control as v1_control
+from simulator.api.v1 import handlers as v1
+from simulator.api.v1.access import check_v1_operations
 from simulator.api.webhooks import control as webhooks_control
 from simulator.api.webhooks import handlers as webhooks
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.access import build_access
 from simulator.runtime.chains import chains_context
+from simulator.runtime.feed import build_feed
 from simulator.runtime.lifecycle import SHUTDOWN, Shutdown
 from simulator.runtime.makers import FLEET, FleetHolder, simulated_fleet
 from simulator.runtime.provider import PROVIDER, ProviderHolder, provider_context
 from simulator.runtime.ramp import build_ramp
 from simulator.runtime.ramp_background import ramp_background_context
-from simulator.runtime.rfq import background_context, build_maker_sessions, build_rfq
+from simulator.runtime.rfq import (
+    FILL_INDEXERS,
+    background_context,
+    build_maker_sessions,
+    build_rfq,
+)
+from simulator.runtime.v1 import build_v1
 from simulator.runtime.webhooks import WEBHOOK_ADAPTERS, build_webhooks, webhooks_context
+from simulator.services.shared.fills import FillFanout, IndexProgress
 from simulator.services.shared.health import DependencyHealth
-from simulator.services.shared.venue import VenueDirectory
+from simulator.services.shared.idempotency import IdempotencyStore
+from simulator.services.shared.venue import ChainWithoutContracts, VenueDirectory
 from simulator.settings import Settings
 
 # aiohttp's own cap: the largest route cap (the ramp kyc route's 64 MiB transport cap); every
@@ -65,14 +86,18 @@ def build_routes() -> RouteTable:
         ramp,
         ramp_transfers,
         webhooks,
+        feed,
+        v1,
         maker_stream,
         sim,
         access_control,
         rfq_control,
         webhooks_control,
         ramp_control,
+        v1_control,
     ):
         area.add_routes(table)
+    check_v1_operations(table.operations)  # v1's scopes exactly as spec 3's table
     return table
 
 
@@ -81,17 +106,26 @@ def create_app(
 ) -> web.Application:
     """`start_chains=False` builds the HTTP surface alone (unit tests of the edge)."""
     app = web.Application(
-        middlewares=[error_middleware, access_middleware], client_max_size=CLIENT_MAX_SIZE
+        middlewares=[error_middleware, access_middleware, idempotency_middleware],
+        client_max_size=CLIENT_MAX_SIZE,
     )
     app[SETTINGS] = settings
     app[CLOCK] = clock or Clock()
     app[RANDOM] = RandomSource(settings.seed)
-    app[VENUE] = VenueDirectory()
+    app[VENUE] = VenueDirectory(
+        without_contracts={
+            c.chain_id: ChainWithoutContracts(c.chain_id, c.environment, c.name)
+            for c in settings.chains_without_contracts
+        }
+    )
     app[CHAINS] = {}
+    app[FILL_INDEXERS] = {}
     app[HEALTH] = DependencyHealth(app[CLOCK].time)  # reported by the chain supervisor & co.
     app[SHUTDOWN] = Shutdown()
     app[ACCESS] = build_access(settings, app[CLOCK], app[RANDOM], app[CHAINS])
     app[FLEET] = FleetHolder()  # filled once the API listens (cli.serve starts the fleet)
+    app[FILLS] = FillFanout()  # the fill indexers hand every fill to each subscriber
+    app[FILL_INDEX] = IndexProgress()
     app[RFQ] = build_rfq(
         settings,
         app[CLOCK],
@@ -100,12 +134,23 @@ def create_app(
         app[VENUE],
         app[CHAINS],
         simulated_fleet(app[FLEET]),
+        app[FILLS],
     )
     app[MAKER_SESSIONS] = build_maker_sessions(app[RFQ], app[VENUE], app[CLOCK])
+    app[FEED] = build_feed(settings, app[CLOCK], app[VENUE], app[RFQ], app[FILLS], app[FILL_INDEX])
+    app[FEED_CACHE] = FeedCache(app[CLOCK], settings.feed.cache_s)
     app[WEBHOOKS], app[WEBHOOK_ADAPTERS] = build_webhooks(
         settings.webhooks, app[CLOCK], app[RANDOM].fork("webhooks")
     )
     app[RFQ].events.subscribers.append(app[WEBHOOKS].dispatcher)
+    app[V1] = build_v1(
+        settings, app[CLOCK], app[VENUE], app[CHAINS], app[FILL_INDEXERS], app[ACCESS].faults
+    )
+    app[IDEMPOTENCY] = IdempotencyStore(
+        app[CLOCK],
+        ttl_s=settings.idempotency.ttl_s,
+        max_records=settings.idempotency.max_records,
+    )
     app[RAMP] = build_ramp(
         settings.ramp,
         app[CLOCK],
@@ -118,11 +163,13 @@ def create_app(
     routes = build_routes()
     app[ROUTES] = routes
     app[OPERATIONS] = routes.by_name()
+    app[ERROR_STYLES] = routes.error_styles()
     app[OPENAPI_CACHE] = {}
     app[LADDER_BYTES] = {}
     routes.register(app.router)
     app.on_response_prepare.append(add_request_id_header)
     app.on_response_prepare.append(add_rate_limit_headers)
+    app.on_response_prepare.append(feed.add_cors_headers)
     app[PROVIDER] = ProviderHolder()
     app.cleanup_ctx.append(webhooks_context)  # needs no chain: registry and delivery work alone
     if start_chains:

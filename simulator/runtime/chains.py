@@ -13,9 +13,11 @@ from rfqkit.anvil import AnvilNode, start_anvil
 from rfqkit.chain import AnvilChain, ChainUnavailable
 from rfqkit.tasks import cancel_and_wait
 from simulator.adapters.chain.deployment import deploy_venue
+from simulator.adapters.v1.probes import ChainDependencyProbe
 from simulator.api.http.appkeys import ACCESS, CHAINS, CLOCK, HEALTH, SETTINGS, VENUE
 from simulator.errors import UpstreamError
-from simulator.runtime.lifecycle import SHUTDOWN
+from simulator.runtime.lifecycle import CHAIN_SUPERVISOR, SHUTDOWN
+from simulator.runtime.rfq import FILL_INDEXERS
 from simulator.services.shared.faults import Faults
 from simulator.services.shared.venue import ChainVenue
 from simulator.settings import ChainSettings, Settings
@@ -89,6 +91,10 @@ class ChainSupervisor:
         # makers approve again).
         self.restart_listeners: list[Callable[[int], Awaitable[None]]] = []
         self._dead: set[int] = set()  # exited and not (yet) restarted
+        # The fill indexers' state, judged as /v1/status judges it (paused, stalled, running).
+        self._index_probe = ChainDependencyProbe(
+            app[CHAINS], app[FILL_INDEXERS], app[ACCESS].faults
+        )
 
     async def watch(self) -> None:
         while True:
@@ -101,6 +107,9 @@ class ChainSupervisor:
             await asyncio.sleep(PROBE_INTERVAL_S)
 
     async def _check(self, chain_id: int) -> None:
+        if chain_id in self._app[FILL_INDEXERS]:
+            index = self._index_probe.fill_index(chain_id)
+            self.health.report(f"fillIndex:{chain_id}", index.up, index.reason)
         node = self.nodes.get(chain_id)
         if node is not None and not node.is_running():
             if chain_id not in self._dead:
@@ -167,9 +176,6 @@ class ChainSupervisor:
             node.rpc_url,
             node.pid,
         )
-
-
-CHAIN_SUPERVISOR: web.AppKey[ChainSupervisor] = web.AppKey("chain_supervisor")  # while running
 
 
 async def chains_context(app: web.Application) -> AsyncIterator[None]:

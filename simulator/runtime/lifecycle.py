@@ -6,8 +6,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from aiohttp import web
+
+if TYPE_CHECKING:
+    from simulator.runtime.chains import ChainSupervisor
 
 log = logging.getLogger("rfqsim")
 
@@ -28,3 +32,5 @@ class Shutdown:
 
 
 SHUTDOWN: web.AppKey[Shutdown] = web.AppKey("shutdown")  # made by the app factory
+# While the chains run: watches them, and tells restart listeners (indexers, the fleet).
+CHAIN_SUPERVISOR: web.AppKey[ChainSupervisor] = web.AppKey("chain_supervisor")

@@ -14,7 +14,7 @@ from makers.config import FleetConfig
 from makers.fleet import MakerFleet
 from simulator.adapters.rfq.fleet import MakerFleetControl
 from simulator.api.http.appkeys import ACCESS, RANDOM, SETTINGS, VENUE
-from simulator.runtime.chains import CHAIN_SUPERVISOR
+from simulator.runtime.lifecycle import CHAIN_SUPERVISOR
 
 log = logging.getLogger("rfqsim.fleet")
 

@@ -1,7 +1,9 @@
 """The RFQ area's wiring: `build_rfq` (auction, service, settlement and what they depend on),
 `build_maker_sessions` (the maker stream's sessions over the area's registry) and its background
-work, one fill indexer per chain and the settlement sweeper, which run after the
-chains are up; every task is cancelled and awaited on shutdown."""
+work, one fill indexer per chain and the settlement sweeper, which run after the chains are up;
+every task is cancelled and awaited on shutdown. The indexers hand each fill to every subscriber
+of the app's `FillFanout` (settlement, subscribed here; the rates feed's tape) and report their
+progress to the app's `IndexProgress`."""
 
 from __future__ import annotations
 
@@ -16,10 +18,19 @@ from rfqkit.tasks import cancel_and_wait, step_forever
 from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import FillIndexer
 from simulator.adapters.rfq.maker_stream import MakerStreamSessions
-from simulator.api.http.appkeys import ACCESS, CHAINS, CLOCK, HEALTH, RFQ, VENUE
+from simulator.api.http.appkeys import (
+    ACCESS,
+    CHAINS,
+    CLOCK,
+    FILL_INDEX,
+    FILLS,
+    HEALTH,
+    RFQ,
+    VENUE,
+)
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
-from simulator.runtime.chains import CHAIN_SUPERVISOR
+from simulator.runtime.lifecycle import CHAIN_SUPERVISOR
 from simulator.services.access.area import AccessArea
 from simulator.services.rfq.area import RfqArea
 from simulator.services.rfq.auction import Auction
@@ -33,13 +44,17 @@ from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement, SettlementSettings
 from simulator.services.rfq.slots import OutstandingSlots
+from simulator.services.rfq.store import InMemoryRfqStore
 from simulator.services.shared.events import EventLog
+from simulator.services.shared.fills import FillFanout
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
 
 log = logging.getLogger("rfqsim.background")
 
 SWEEP_MAX_SLEEP_S = 0.25  # new quotes appear between sweeps; never sleep longer than this
+# The running fill indexers by chain id, filled by background_context (the v1 status reads them).
+FILL_INDEXERS: web.AppKey[dict[int, FillIndexer]] = web.AppKey("fill_indexers")
 
 
 def build_rfq(
@@ -50,6 +65,7 @@ def build_rfq(
     venue: VenueDirectory,
     chains: dict[int, AnvilChain],
     fleet: SimulatedFleet,
+    fills: FillFanout,
 ) -> RfqArea:
     reads = ChainReads(chains)
     registry = MakerRegistry(clock)
@@ -67,22 +83,27 @@ def build_rfq(
         limits=lambda: access.limits,
     )
     auction = Auction(clock, random.fork("auction"), registry, pricing, inventory, reads)
-    service = RfqService(clock, random.fork("rfq"), deps, auction)
+    store = InMemoryRfqStore()
+    service = RfqService(clock, random.fork("rfq"), deps, auction, store)
     events = EventLog()
     settlement = Settlement(
         clock,
-        service,
+        store,
         deps,
         events,
         reads,
         SettlementSettings(expiry_grace_s=settings.expiry_grace_s),
     )
+    fills.subscribe(settlement.on_fill)
     return RfqArea(
         service=service,
         settlement=settlement,
         makers=registry,
         events=events,
         maker_control=MakerControl(registry, fleet),
+        store=store,
+        pricing=pricing,
+        inventory=inventory,
     )
 
 
@@ -107,10 +128,13 @@ async def background_context(app: web.Application) -> AsyncIterator[None]:
         indexer = FillIndexer(
             chain,
             venue.contracts.reactor,
-            runtime.settlement.on_fill,
+            app[FILLS],
             app[ACCESS].faults,
-            app[HEALTH],
+            app[FILL_INDEX],
+            app[CLOCK].monotonic,
         )
+        app[FILL_INDEXERS][chain_id] = indexer
+        app[HEALTH].report(f"fillIndex:{chain_id}", True)  # the supervisor judges it from now on
         if CHAIN_SUPERVISOR in app:
             app[CHAIN_SUPERVISOR].restart_listeners.append(indexer.rewind)
         tasks.append(asyncio.create_task(indexer.run(), name=f"indexer-{chain_id}"))
@@ -118,3 +142,4 @@ async def background_context(app: web.Application) -> AsyncIterator[None]:
         yield
     finally:
         await cancel_and_wait(tasks)
+        app[FILL_INDEXERS].clear()

@@ -137,8 +137,8 @@ def test_keep_serving_reports_the_dead_chain_and_logs_it_once(tmp_path: Path) ->
         assert {name: c["status"] for name, c in before["checks"].items()} == {
             "chain:56": "up",
             "chain:97": "up",
-            "index:56": "up",
-            "index:97": "up",
+            "fillIndex:56": "up",
+            "fillIndex:97": "up",
             "provider:ngnramp": "up",
         }
         dead = running.anvil(97)
@@ -146,7 +146,7 @@ def test_keep_serving_reports_the_dead_chain_and_logs_it_once(tmp_path: Path) ->
         after = wait_for(
             lambda: (
                 (h := health(running))["checks"]["chain:97"]["status"] == "down"
-                and h["checks"]["index:97"]["status"] == "down"
+                and h["checks"]["fillIndex:97"]["status"] == "down"
                 and h
             )
         )

@@ -20,7 +20,8 @@ from typing import IO, Any
 
 import pytest
 
-from conformance.client import parse_iso_utc, request
+from conformance.client import request
+from conformance.response_checks import parse_iso_utc
 from rfqkit.webhook_receiver import (
     WebhookReceiver,
 )

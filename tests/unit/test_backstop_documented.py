@@ -18,7 +18,7 @@ from simulator.runtime.app import build_routes, create_app
 from simulator.settings import load_settings
 
 Client = TestClient[web.Request, web.Application]
-EXEMPT = {"v1Health", "v2Health", "v2OpenApi", "simOpenApi"}
+EXEMPT = {"v1Health", "v2Health", "v2OpenApi", "v1OpenApi", "feedOpenApi", "simOpenApi"}
 
 
 def _operations(document: Any) -> dict[str, dict[str, Any]]:
@@ -76,7 +76,14 @@ async def test_over_the_backstop_health_and_openapi_still_answer(client: Client)
         assert int(resp.headers["Retry-After"]) >= 1
         assert "X-RateLimit-Limit" not in resp.headers
         assert resp.headers["X-Request-Id"] == body["error"]["request_id"]
-    for path in ("/v2/health", "/v1/health", "/v2/openapi.json", "/_sim/openapi.json"):
+    for path in (
+        "/v2/health",
+        "/v1/health",
+        "/v2/openapi.json",
+        "/v1/openapi.json",
+        "/feed/openapi.json",
+        "/_sim/openapi.json",
+    ):
         for _ in range(3):
             resp = await client.get(path)
             assert resp.status == 200, path

@@ -49,3 +49,21 @@ def test_corridor_with_unknown_token_is_refused(tmp_path: Path) -> None:
 def test_quote_ttl_cannot_exceed_the_spec_cap() -> None:
     with pytest.raises(ValidationError):
         load_settings(overrides={"corridor_defaults": {"quote_ttl_s": 61}})
+
+
+def test_a_testnet_without_contracts_is_listed_apart_from_the_chains() -> None:
+    settings = load_settings()
+    assert [(c.chain_id, c.environment) for c in settings.chains_without_contracts] == [
+        (11155111, "test")
+    ]
+    assert 11155111 not in {c.chain_id for c in settings.chains}
+    assert (settings.idempotency.ttl_s, settings.idempotency.max_records) == (86_400, 100_000)
+
+
+def test_a_chain_id_cannot_be_both_deployed_and_without_contracts() -> None:
+    with pytest.raises(ValidationError, match="duplicate chain_id"):
+        load_settings(
+            overrides={
+                "chains_without_contracts": [{"chain_id": 97, "environment": "test", "name": "x"}]
+            }
+        )

@@ -1,11 +1,14 @@
-"""The fill indexer: follows each chain's reactor `Fill` logs and hands every fill to the
-settlement service, whether or not the taker reported its transaction."""
+"""The fill indexer: follows each chain's reactor `Fill` logs and hands every fill to its
+subscribers (RFQ settlement, the rates feed's tape), whether or not the taker reported its
+transaction and whether or not the order was ever quoted by us. After every poll it reports
+whether it reached the chain's head (`IndexProgress`)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Callable
 from typing import Any
 
 from eth_abi.abi import decode
@@ -13,9 +16,8 @@ from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 
 from rfqkit.chain import AnvilChain, ChainUnavailable
-from simulator.services.rfq.settlement import Fill
 from simulator.services.shared.faults import Faults
-from simulator.services.shared.health import DependencyHealth
+from simulator.services.shared.fills import Fill, FillSubscriber, IndexProgress
 
 log = logging.getLogger("rfqsim.indexer")
 
@@ -45,6 +47,7 @@ def decode_fill(chain_id: int, log_entry: dict[str, Any], block_time: float) -> 
         output_token=to_checksum_address(output_token),
         output_amount=output_amount,
         fee_amount=fee,
+        block_number=int(log_entry["blockNumber"], 16),
     )
 
 
@@ -53,32 +56,37 @@ class FillIndexer:
         self,
         chain: AnvilChain,
         reactor: str,
-        on_fill: Callable[[Fill], Awaitable[None]],
+        on_fill: FillSubscriber,
         faults: Faults | None = None,
-        health: DependencyHealth | None = None,
+        progress: IndexProgress | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._chain = chain
         self._faults = faults or Faults()  # /_sim/faults indexer_paused holds the index back
         self._reactor = reactor
-        self._on_fill = on_fill
-        self._health = health  # told after every poll: index:<chain id> up or down
+        self._on_fill = on_fill  # one subscriber, or a FillFanout of several
+        self._progress = progress or IndexProgress()  # told after every poll
+        self._monotonic = monotonic
         self.next_block = 0  # first block not yet scanned
+        self.started_at = time.monotonic()  # when this indexer was created
+        self.last_scan_at: float | None = None  # monotonic time of the last completed scan
 
     async def rewind(self, chain_id: int) -> None:
-        """The chain was restarted: its blocks start again from 0."""
+        """The chain was restarted (on_chain_exit: restart): its blocks start again from 0."""
         if chain_id == self._chain.chain_id:
             self.next_block = 0
 
-    def _report(self, up: bool, detail: str | None = None) -> None:
-        if self._health is not None:
-            self._health.report(f"index:{self._chain.chain_id}", up, detail)
-
     async def poll_once(self) -> int:
         """Scan new blocks; returns how many fills were handed on."""
-        if self._chain.chain_id in self._faults.indexer_paused:
-            return 0  # nothing is lost: scanning resumes from next_block when the switch is off
+        chain_id = self._chain.chain_id
+        if chain_id in self._faults.indexer_paused:
+            # Nothing is lost: scanning resumes from next_block when the switch is off.
+            self._progress.mark(chain_id, "paused", self._monotonic(), "fill index paused")
+            return 0
         head = int(await self._chain.rpc("eth_blockNumber"), 16)
         if head < self.next_block:
+            self._progress.mark(chain_id, "current", self._monotonic())
+            self.last_scan_at = self._monotonic()
             return 0
         logs = await self._chain.rpc(
             "eth_getLogs",
@@ -97,9 +105,14 @@ class FillIndexer:
             if block not in block_times:
                 header = await self._chain.rpc("eth_getBlockByNumber", [block, False])
                 block_times[block] = float(int(header["timestamp"], 16))
-            await self._on_fill(decode_fill(self._chain.chain_id, entry, block_times[block]))
+            await self._on_fill(decode_fill(chain_id, entry, block_times[block]))
         self.next_block = head + 1
+        self._progress.mark(chain_id, "current", self._monotonic())
+        self.last_scan_at = self._monotonic()
         return len(logs)
+
+    def _mark_unreachable(self, detail: str) -> None:
+        self._progress.mark(self._chain.chain_id, "unreachable", self._monotonic(), detail)
 
     async def run(self) -> None:
         while True:
@@ -107,10 +120,8 @@ class FillIndexer:
                 await self.poll_once()
             except ChainUnavailable as exc:
                 log.debug("indexer chain %s: %s", self._chain.chain_id, exc)
-                self._report(False, str(exc))
-            else:
-                if self._chain.chain_id in self._faults.indexer_paused:
-                    self._report(False, "paused (/_sim/faults indexer_paused)")
-                else:
-                    self._report(True)
+                self._mark_unreachable(f"chain unreachable: {exc}")
+            except Exception as exc:  # a malformed answer must not end the index for good
+                log.exception("indexer chain %s failed; retrying", self._chain.chain_id)
+                self._mark_unreachable(f"fill index failed: {exc}")
             await asyncio.sleep(POLL_INTERVAL_S)

@@ -8,17 +8,21 @@ from aiohttp import web
 
 if TYPE_CHECKING:
     from rfqkit.chain import AnvilChain
-    from simulator.api.http.routes import Operation, RouteTable
+    from simulator.api.http.routes import ErrorStyle, Operation, RouteTable
     from simulator.clock import Clock
     from simulator.randomness import RandomSource
     from simulator.services.access.area import AccessArea
     from simulator.services.access.callers import Caller
     from simulator.services.access.limits import Decision
+    from simulator.services.feed.area import FeedArea
     from simulator.services.ramp.area import RampArea
     from simulator.services.rfq.area import RfqArea
     from simulator.services.rfq.pricing import LadderView
+    from simulator.services.shared.fills import FillFanout, IndexProgress
     from simulator.services.shared.health import DependencyHealth
+    from simulator.services.shared.idempotency import IdempotencyStore
     from simulator.services.shared.venue import VenueDirectory
+    from simulator.services.v1.area import V1Area
     from simulator.services.webhooks.service import Webhooks
     from simulator.settings import ChainEnvironment, Settings
 
@@ -49,7 +53,14 @@ WEBHOOKS: web.AppKey[Webhooks] = web.AppKey("webhooks")  # registry, outbox, wor
 RAMP: web.AppKey[RampArea] = web.AppKey("ramp")  # the fiat ramp's services and provider ports
 HEALTH: web.AppKey[DependencyHealth] = web.AppKey("health")  # dependencies, as last seen
 MAKER_SESSIONS: web.AppKey[MakerSessions] = web.AppKey("maker_sessions")  # /v2/maker/stream
+FEED: web.AppKey[FeedArea] = web.AppKey("feed")  # the public rates feed
+FILLS: web.AppKey[FillFanout] = web.AppKey("fills")  # every reactor fill, to each subscriber
+FILL_INDEX: web.AppKey[IndexProgress] = web.AppKey("fill_index")  # the indexers' progress
+# Paths whose errors are not rendered as the v2 envelope: the feed's `{error: "<string>"}`.
+ERROR_STYLES: web.AppKey[dict[str, ErrorStyle]] = web.AppKey("error_styles")
 OPERATIONS: web.AppKey[dict[str, Operation]] = web.AppKey("operations")  # by operation id
+V1: web.AppKey[V1Area] = web.AppKey("v1")  # /v1/status and /v1/corridors
+IDEMPOTENCY: web.AppKey[IdempotencyStore] = web.AppKey("idempotency")  # Idempotency-Key records
 
 # Rendered ladder JSON per chain, with the cached view it was rendered from.
 LADDER_BYTES: web.AppKey[dict[int, tuple[LadderView, bytes]]] = web.AppKey("ladder_bytes")

@@ -2,7 +2,8 @@
 
 Every response carries `X-Request-Id` (set in `on_response_prepare`, so it also reaches WebSocket
 handshakes and aiohttp's own 404/405/413 pages); every error, ours or aiohttp's or an unexpected
-exception, leaves as the spec's envelope with `request_id` equal to the header."""
+exception, leaves as the spec's envelope with `request_id` equal to the header, except on the
+rates feed's paths, whose errors are `{error: "<string>"}` (spec 3 "Rates feed errors")."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.typedefs import Handler
 
-from simulator.api.http.appkeys import RANDOM, REQUEST_ID
+from simulator.api.http.appkeys import ERROR_STYLES, RANDOM, REQUEST_ID
 from simulator.errors import (
     InternalError,
     InvalidRequest,
@@ -54,6 +55,37 @@ def render_error(error: ServiceError, request_id: str) -> web.Response:
     return response
 
 
+def feed_message(error: ServiceError) -> str:
+    """The feed's one error string: the message, plus the fields a schema failure named."""
+    issues = (error.details or {}).get("issues")
+    if not isinstance(issues, list) or not issues:
+        return error.message
+    named = "; ".join(
+        f"{issue.get('field') or 'query'}: {issue.get('message')}"
+        for issue in issues
+        if isinstance(issue, dict)
+    )
+    return f"{error.message}: {named}" if named else error.message
+
+
+def render_feed_error(error: ServiceError) -> web.Response:
+    """`{error: "<string>"}` with the error's status and headers (Allow, Retry-After), never
+    cached: a failure must not outlive its cause in any cache on the way."""
+    return web.Response(
+        body=json.dumps({"error": feed_message(error)}, separators=(",", ":")).encode(),
+        status=error.status,
+        content_type="application/json",
+        headers={**error.headers, "Cache-Control": "no-store"},
+    )
+
+
+def _render(request: web.Request, error: ServiceError, request_id: str) -> web.Response:
+    styles = request.app.get(ERROR_STYLES) or {}
+    if styles.get(request.path) == "feed":
+        return render_feed_error(error)
+    return render_error(error, request_id)
+
+
 def _from_http_exception(exc: web.HTTPException) -> ServiceError:
     if isinstance(exc, web.HTTPMethodNotAllowed):
         allowed = ", ".join(sorted(exc.allowed_methods))
@@ -75,15 +107,16 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     try:
         return await handler(request)
     except ServiceError as error:
-        return render_error(error, request_id)
+        return _render(request, error, request_id)
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        return render_error(_from_http_exception(exc), request_id)
+        return _render(request, _from_http_exception(exc), request_id)
     except HttpProcessingError:
         # The body's framing broke while the handler read it (a bad chunk, a short body):
         # the client's fault. The exception's text may quote the request's bytes: not echoed.
-        return render_error(
+        return _render(
+            request,
             InvalidRequest(
                 "The request body's framing is malformed", details={"reason": "bad_body_framing"}
             ),
@@ -95,7 +128,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         log.exception(
             "unhandled error in %s %s (request %s)", request.method, request.path, request_id
         )
-        return render_error(InternalError(), request_id)
+        return _render(request, InternalError(), request_id)
 
 
 async def add_request_id_header(request: web.Request, response: web.StreamResponse) -> None:

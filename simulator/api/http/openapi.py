@@ -8,9 +8,9 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from simulator.api.http.routes import Document, Operation
-from simulator.api.http.schemas import ErrorEnvelope
-from simulator.errors import RateLimited
+from simulator.api.http.routes import Document, ErrorStyle, Operation
+from simulator.api.http.schemas import ErrorEnvelope, FeedError
+from simulator.errors import Conflict, InvalidRequest, RateLimited, ServiceError
 
 REF = "#/components/schemas/{model}"
 
@@ -30,6 +30,37 @@ SECURITY_SCHEMES: dict[str, Any] = {
 
 _REQUEST_ID_HEADER = {
     "X-Request-Id": {"description": "Unique id of this request", "schema": {"type": "string"}}
+}
+ERROR_MODELS: dict[ErrorStyle, type[BaseModel]] = {"envelope": ErrorEnvelope, "feed": FeedError}
+
+
+def _headers(op: Operation) -> dict[str, Any]:
+    extra = {name: {"description": text, "schema": {"type": "string"}} for name, text in op.headers}
+    return {**_REQUEST_ID_HEADER, **extra}
+
+
+# Idempotency-Key is spec 3's ("Every POST that creates may send header Idempotency-Key"): it is
+# described in the documents of the specs that name it. The shared webhook registry honours it
+# for every caller, but the v2 document describes the registry as spec 1 does, without it.
+IDEMPOTENCY_DOCUMENTS: frozenset[Document] = frozenset({"v1"})
+IDEMPOTENCY_KEY_PARAMETER: dict[str, Any] = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": (
+        "Recommended. A retry with the same key and body replays the first response byte for "
+        "byte (header Idempotent-Replayed: true) for 24 h by default; another body under the "
+        "key is 400 (details.reason idempotency_key_reused); the same key while the first "
+        "request is in flight is 409 (idempotency_key_in_flight). Scoped to the API key and "
+        "the path; responses to requests that were not carried out (400, 401, 403, 413, 429, "
+        "5xx) are not kept"
+    ),
+    "schema": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 255,
+        "pattern": "^[!-~]([ -~]*[!-~])?$",
+    },
 }
 
 
@@ -75,39 +106,42 @@ def _retry_after(required: bool) -> dict[str, Any]:
     }
 
 
-def _error_responses(op: Operation) -> dict[str, Any]:
-    errors = op.errors
+def _error_responses(op: Operation, errors: tuple[type[ServiceError], ...]) -> dict[str, Any]:
     if op.behind_backstop and RateLimited not in errors:
         errors = (*errors, RateLimited)  # the per-IP backstop answers before any handler
     by_status: dict[int, list[str]] = {}
     for error in errors:
         by_status.setdefault(error.status, []).append(error.code)
+    model = ERROR_MODELS[op.error_style].__name__
     responses: dict[str, Any] = {}
     for status, codes in sorted(by_status.items()):
-        headers = dict(_REQUEST_ID_HEADER)
+        headers = _headers(op)
         if status == RateLimited.status:
             headers.update(_retry_after(op.retry_after_always))
         responses[str(status)] = {
             "description": "Error: " + ", ".join(sorted(set(codes))),
             "headers": headers,
-            "content": {
-                "application/json": {"schema": {"$ref": REF.format(model="ErrorEnvelope")}}
-            },
+            "content": {"application/json": {"schema": {"$ref": REF.format(model=model)}}},
         }
     return responses
 
 
-def _operation(op: Operation, defs: dict[str, Any]) -> dict[str, Any]:
+def _operation(op: Operation, defs: dict[str, Any], document: Document) -> dict[str, Any]:
+    idempotent = op.idempotent and document in IDEMPOTENCY_DOCUMENTS
     responses: dict[str, Any] = {}
     for status, model in sorted(op.responses.items()):
-        entry: dict[str, Any] = {"description": "Success", "headers": _REQUEST_ID_HEADER}
+        description = "Success" if status < 500 else "Service unavailable"
+        entry: dict[str, Any] = {"description": description, "headers": _headers(op)}
         if model is not None:
             schema = (
                 _data_schema(model) if op.envelope else {"$ref": REF.format(model=model.__name__)}
             )
             entry["content"] = {"application/json": {"schema": schema}}
         responses[str(status)] = entry
-    responses.update(_error_responses(op))
+    errors = op.errors
+    if idempotent:  # a reused key is 400, a key in flight 409
+        errors += tuple(e for e in (InvalidRequest, Conflict) if e not in errors)
+    responses.update(_error_responses(op, errors))
     spec: dict[str, Any] = {
         "operationId": op.operation_id,
         "summary": op.summary,
@@ -117,6 +151,8 @@ def _operation(op: Operation, defs: dict[str, Any]) -> dict[str, Any]:
     parameters = _path_parameters(op.path)
     if op.query is not None:
         parameters += _query_parameters(op.query, defs)
+    if idempotent:
+        parameters.append(IDEMPOTENCY_KEY_PARAMETER)
     if parameters:
         spec["parameters"] = parameters
     if op.body is not None:
@@ -133,7 +169,7 @@ def _operation(op: Operation, defs: dict[str, Any]) -> dict[str, Any]:
 
 
 def build_openapi(operations: list[Operation], document: Document, version: str) -> dict[str, Any]:
-    models: set[type[BaseModel]] = {ErrorEnvelope}
+    models: set[type[BaseModel]] = {ERROR_MODELS[op.error_style] for op in operations}
     for op in operations:
         models.update(m for m in op.responses.values() if m is not None)
         if op.body is not None:
@@ -146,7 +182,7 @@ def build_openapi(operations: list[Operation], document: Document, version: str)
     defs: dict[str, Any] = dict(schema.get("$defs", {}))
     paths: dict[str, dict[str, Any]] = {}
     for op in operations:
-        paths.setdefault(op.path, {})[op.method.lower()] = _operation(op, defs)
+        paths.setdefault(op.path, {})[op.method.lower()] = _operation(op, defs, document)
     used_schemes = {name for op in operations for name in op.security if name}
     components: dict[str, Any] = {"schemas": dict(sorted(defs.items()))}
     if used_schemes:

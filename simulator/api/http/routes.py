@@ -15,6 +15,9 @@ from simulator.errors import ServiceError
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Document = Literal["v2", "v1", "sim", "feed"]
+# How errors of an operation are rendered: the spec's envelope `{error: {code, message,
+# request_id, details?}}`, or the rates feed's `{error: "<string>"}` (spec 3 "Rates feed errors").
+ErrorStyle = Literal["envelope", "feed"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,14 @@ class Operation:
     envelope: bool = True  # success bodies wrapped in `data`
     access: Access | None = None  # None: not an API call (no key, no per-key limiter)
     route_path: str | None = None  # aiohttp route pattern when it must differ from `path`
+    error_style: ErrorStyle = "envelope"  # the shape every error of this path is rendered in
+    # Response headers every answer carries, documented on each response: name -> description.
+    headers: tuple[tuple[str, str], ...] = ()
+    documented: bool = True  # False: served but left out of the OpenAPI document (preflight)
+    # Honours the Idempotency-Key header (api/http/idempotency.py): set on every v1 POST that
+    # creates (spec 3 "Endpoints"). The handler must answer with a `web.Response`.
+    idempotent: bool = False
+    also_in: tuple[Document, ...] = ()  # further documents that list it (the shared registry)
     # Outside the per-IP backstop (docs/decisions.md C10): health checks and the OpenAPI
     # documents, so a load balancer's probes and tooling are never throttled. /_sim and
     # /_provider (the "sim" document) are outside it anyway.
@@ -102,4 +113,17 @@ class RouteTable:
         return {op.operation_id: op for op in self.operations}
 
     def for_document(self, document: Document) -> list[Operation]:
-        return [op for op in self.operations if op.document == document]
+        return [
+            op
+            for op in self.operations
+            if op.documented and (op.document == document or document in op.also_in)
+        ]
+
+    def error_styles(self) -> dict[str, ErrorStyle]:
+        """Paths whose errors are not the envelope, by request path (so aiohttp's own 405 for a
+        known path finds the shape too). Only plain paths can be looked up this way."""
+        return {
+            op.router_path: op.error_style
+            for op in self.operations
+            if op.error_style != "envelope" and "{" not in op.router_path
+        }

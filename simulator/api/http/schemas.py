@@ -1,4 +1,5 @@
-"""Shapes shared by every API area: the error envelope and health bodies."""
+"""Shapes shared by every API area: the error envelope, the rates feed's error body and health
+bodies."""
 
 from __future__ import annotations
 
@@ -35,6 +36,12 @@ class ErrorEnvelope(ApiModel):
     error: ErrorBody
 
 
+class FeedError(ApiModel):
+    """Errors of the public rates feed (spec 3 "Rates feed errors"): not the envelope."""
+
+    error: str = Field(description="What went wrong, for a person; not stable")
+
+
 class DependencyCheck(ApiModel):
     status: Literal["up", "down"]
     since: str = Field(description="Service clock when this status began, ISO-8601 UTC")
@@ -49,6 +56,7 @@ class Health(ApiModel):
     version: str
     time: str = Field(description="Service clock, ISO-8601 UTC")
     checks: dict[str, DependencyCheck] = Field(
-        description="Each dependency by name: `chain:<chainId>` (its node), `index:<chainId>` "
-        "(the fill index following it), `provider:<id>` (the ramp provider)"
+        description="Each dependency by name: `chain:<chainId>` (its node), "
+        "`fillIndex:<chainId>` (the fill index following it, judged as /v1/status does), "
+        "`provider:<id>` (the ramp provider)"
     )

@@ -1,4 +1,7 @@
-"""The machine-readable descriptions: GET /v2/openapi.json (public) and /_sim/openapi.json."""
+"""The machine-readable descriptions: GET /v2/openapi.json and /v1/openapi.json (public),
+/feed/openapi.json (the public rates feed, its own document: the feed is not versioned with the
+API) and
+/_sim/openapi.json."""
 
 from __future__ import annotations
 
@@ -25,21 +28,32 @@ def _serve(document: Document) -> web.Handler:  # type: ignore[name-defined]
     return handler
 
 
+DOCUMENTS: tuple[tuple[Document, str], ...] = (
+    ("v2", "/v2/openapi.json"),
+    ("v1", "/v1/openapi.json"),
+    ("feed", "/feed/openapi.json"),
+    ("sim", "/_sim/openapi.json"),
+)
+
+
 def add_routes(table: RouteTable) -> None:
-    for document, path in (("v2", "/v2/openapi.json"), ("sim", "/_sim/openapi.json")):
+    for document, path in DOCUMENTS:
+        feed = document == "feed"  # the feed's own rules: CORS, `{error}` bodies
         table.add(
             Operation(
                 method="GET",
                 path=path,
-                handler=_serve(document),  # type: ignore[arg-type]
+                handler=_serve(document),
                 operation_id=f"{document}OpenApi",
                 summary=f"OpenAPI 3.1 description of the {document} surface",
-                document=document,  # type: ignore[arg-type]
+                document=document,
                 backstop_exempt=True,  # docs/decisions.md C10
                 tags=("meta",),
                 responses={200: None},
                 errors=(InternalError,),
                 envelope=False,
+                error_style="feed" if feed else "envelope",
+                headers=(("Access-Control-Allow-Origin", "`*`"),) if feed else (),
             )
         )
 

@@ -59,6 +59,15 @@ class ChainInfo(ApiModel):
     corridors: list[CorridorInfo]
 
 
+class ChainWithoutContractsInfo(ApiModel):
+    """A chain the venue knows without a settlement contract: v1 answers a key of its
+    environment 400 "no settlement contract deployed"; no node runs for it."""
+
+    chain_id: int
+    environment: str
+    name: str
+
+
 class WalletInfo(ApiModel):
     label: str
     address: str
@@ -73,6 +82,7 @@ class SimInfo(ApiModel):
     seed: int
     environment: str
     chains: list[ChainInfo]
+    chains_without_contracts: list[ChainWithoutContractsInfo]
     demo_wallets: list[WalletInfo]
     maker_wallets: list[WalletInfo]
     provider_treasury: str

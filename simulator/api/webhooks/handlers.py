@@ -1,5 +1,6 @@
 """HTTP handlers of the webhook registry, /v1/webhooks (shared by v1 and v2, spec 1-rfq-v2
-"Versioning" item 3, so listed in the v2 OpenAPI document): parse, call the service, render."""
+"Versioning" item 3, so listed in the v2 and the v1 OpenAPI documents): parse, call the service,
+render. Registering an endpoint is a v1 POST that creates, so it honours Idempotency-Key."""
 
 from __future__ import annotations
 
@@ -67,7 +68,13 @@ KEY_ERRORS = (Unauthorized, Forbidden, RateLimited, InternalError)
 
 
 def add_routes(table: RouteTable) -> None:
-    add = table.adder("v2", ("webhooks",), security=("bearerKey", "apiKeyHeader"), access=MANAGE)
+    add = table.adder(
+        "v2",
+        ("webhooks",),
+        security=("bearerKey", "apiKeyHeader"),
+        access=MANAGE,
+        also_in=("v1",),
+    )
 
     add(
         "POST",
@@ -76,6 +83,7 @@ def add_routes(table: RouteTable) -> None:
         "webhooksCreate",
         "Register a webhook endpoint; the signing secret is returned only here",
         body=schemas.WebhookCreate,
+        idempotent=True,
         responses={201: schemas.WebhookEndpointCreated},
         errors=(InvalidRequest, PayloadTooLarge, *KEY_ERRORS),
     )

@@ -6,7 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.services.rfq.fleet_control import MakerControl
+from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.makers import MakerRegistry
+from simulator.services.rfq.ports import RfqStore
+from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement
 from simulator.services.shared.events import EventLog
@@ -19,3 +22,6 @@ class RfqArea:
     makers: MakerRegistry
     events: EventLog
     maker_control: MakerControl  # /_sim/makers: who is online, the simulated fleet
+    store: RfqStore  # every RFQ record (reset and snapshot work on it)
+    pricing: IndicativePricing  # the makers' levels priced (preview, ladder; the feed's RFQ prices)
+    inventory: MakerInventory  # maker inventory live quotes hold (the feed's reserved sides)

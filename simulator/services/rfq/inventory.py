@@ -25,6 +25,7 @@ class Hold:
     nonce: int
     until: float  # simulator time (the quote's expiresAt)
     sell_token: str  # lowercase: taker's sell side, to find holds in the same direction
+    held_at: float = 0.0  # simulator time the hold was taken (set by MakerInventory.hold)
 
 
 BookKey = tuple[int, str, str]  # (chain id, maker, token)
@@ -80,6 +81,7 @@ class MakerInventory:
 
     def hold(self, hold: Hold) -> None:
         self._drop(hold.quote_id)
+        hold.held_at = self._clock.time()
         self._holds[hold.quote_id] = hold
         key = (hold.chain_id, hold.maker, hold.token)
         self._by_book[key].add(hold.quote_id)

@@ -1,4 +1,5 @@
-"""The RFQ record and its parts: plain data, mutated only by RfqService and the settlement
+"""The RFQ record and its parts, and the reactor Fill events settlement reconciles: plain data.
+Records live in the RFQ store (store.py) and are mutated only by RfqService and the settlement
 reconciler."""
 
 from __future__ import annotations

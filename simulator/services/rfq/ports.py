@@ -1,7 +1,7 @@
-"""Ports of the RFQ area: the chain reads proof of funds, quote checks and settlement need, the
-channel to each connected maker, and the simulated maker fleet /_sim/makers controls. Adapters
-(adapters/rfq/chain_reads.py, maker_stream.py, fleet.py) implement them; unit tests implement
-them with fakes."""
+"""Ports of the RFQ area: the store that holds every RFQ record, the chain reads proof of funds,
+quote checks and settlement need, the channel to each connected maker, and the simulated maker
+fleet /_sim/makers controls. Adapters (adapters/rfq/chain_reads.py, maker_stream.py, fleet.py)
+implement them; store.py holds the in-memory store; unit tests implement them with fakes."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from rfqkit.chain_errors import ChainUnreadable
+from simulator.services.rfq.model import RfqRecord
+from simulator.services.shared.fills import Fill
 
 __all__ = [
     "BalanceReader",
@@ -17,9 +19,44 @@ __all__ = [
     "FleetMemberStatus",
     "MakerChainReader",
     "MakerGateway",
+    "RfqStore",
     "SimulatedFleet",
     "TxStatusReader",
 ]
+
+
+class RfqStore(Protocol):
+    """The only holder of RFQ record state (DESIGN: one store per area; reset and snapshot work
+    store by store): the records, the index fills find them by, the Fill logs seen per RFQ;
+    every fill seen on the reactors. No method awaits, so each call is atomic on the event loop;
+    a caller that reads, awaits and then writes must re-check after the await or hold a lock."""
+
+    def add(self, record: RfqRecord) -> None:
+        """A new RFQ, from the moment makers are asked (status soliciting)."""
+        ...
+
+    def get(self, rfq_id: str) -> RfqRecord | None: ...
+
+    def discard(self, rfq_id: str) -> None:
+        """Forget an RFQ whose request failed while it was still soliciting."""
+        ...
+
+    def all(self) -> list[RfqRecord]:
+        """Every RFQ, oldest first; a copy, so the store may change while the caller iterates."""
+        ...
+
+    def index_orders(self, record: RfqRecord) -> None:
+        """A quote was issued: its maker orders now lead fills to this RFQ."""
+        ...
+
+    def by_order_hash(self, order_hash: bytes) -> RfqRecord | None:
+        """The RFQ whose quote holds the order (None: a v1 order, or none of ours)."""
+        ...
+
+    def add_fill(self, rfq_id: str, fill: Fill) -> list[Fill]:
+        """Remember one Fill log of an RFQ's orders (one per order hash); returns every one seen
+        so far, in arrival order."""
+        ...
 
 
 class BalanceReader(Protocol):

@@ -15,6 +15,7 @@ from simulator.services.access.proofs import TakerProof
 from simulator.services.rfq.auction import Auction
 from simulator.services.rfq.deps import RfqDeps
 from simulator.services.rfq.model import QuoteState, RfqRecord
+from simulator.services.rfq.ports import RfqStore
 from simulator.services.rfq.pricing import LadderView, PreviewOutcome, eligible_makers
 from simulator.services.rfq.trades import TradeSpec, validate_trade
 from simulator.services.shared.venue import ChainVenue
@@ -44,13 +45,19 @@ def _claim_hash(token: str) -> bytes:
 
 
 class RfqService:
-    def __init__(self, clock: Clock, random: RandomSource, deps: RfqDeps, auction: Auction) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        random: RandomSource,
+        deps: RfqDeps,
+        auction: Auction,
+        store: RfqStore,
+    ) -> None:
         self._clock = clock
         self._random = random
         self._deps = deps
         self._auction = auction
-        self.records: dict[str, RfqRecord] = {}  # every RFQ by id
-        self.order_index: dict[bytes, str] = {}  # maker order hash -> rfq id, for fills
+        self._store = store  # every RFQ record and the order index fills find them by
 
     # --- public, keyless ---------------------------------------------------------------
 
@@ -154,7 +161,7 @@ class RfqService:
                     spec.sell_amount,
                     reply_by + 5,
                 )
-            self.records[rfq_id] = record  # soliciting
+            self._store.add(record)  # soliciting
             outcome = await self._auction.run(
                 spec, rfq_id, body.taker, reply_by, timing.quote_ttl_s
             )
@@ -190,15 +197,14 @@ class RfqService:
                     raise
             record.quote = quote
             record.status = "quoted"
-            for order in quote.orders:
-                self.order_index[order.order_hash] = rfq_id
+            self._store.index_orders(record)
             deps.funds.hold(rfq_id, quote.taker_pays, quote.latest_order_deadline)
             deps.slots.extend(rfq_id, quote.latest_order_deadline)
             deps.inventory_extend(rfq_id, quote.expires_at)
             return RequestOutcome(record, claim_token)
         except BaseException:
             if record.status == "soliciting":
-                self.records.pop(rfq_id, None)
+                self._store.discard(rfq_id)
                 self._release_everything(rfq_id)
             raise
 
@@ -230,8 +236,8 @@ class RfqService:
             h
             for h in holds
             if exclude_owner is None
-            or self.records.get(h.rfq_id) is None
-            or self.records[h.rfq_id].owner != exclude_owner
+            or (holder := self._store.get(h.rfq_id)) is None
+            or holder.owner != exclude_owner
         ]
         return min((h.until for h in relevant), default=None)
 
@@ -245,7 +251,7 @@ class RfqService:
     def owned(self, rfq_id: str, caller: Caller, claim_token: str | None) -> RfqRecord:
         """Ownership-scoped lookup: the claim token, or any key of the creating partner.
         Anything else — unknown id, wrong token, foreign partner — is the same 404."""
-        record = self.records.get(rfq_id)
+        record = self._store.get(rfq_id)
         if record is not None:
             if claim_token is not None and hmac.compare_digest(
                 record.claim_hash, _claim_hash(claim_token)

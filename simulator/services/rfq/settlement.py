@@ -11,41 +11,20 @@ the 24-hour correction window (spec 1-rfq-v2 "States and transitions").
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass
 
 from simulator.clock import Clock
 from simulator.services.rfq.deps import RfqDeps
 from simulator.services.rfq.events import rfq_event
 from simulator.services.rfq.model import RfqRecord
-from simulator.services.rfq.ports import ChainUnreadable, TxStatusReader
-from simulator.services.rfq.service import RfqService
+from simulator.services.rfq.ports import ChainUnreadable, RfqStore, TxStatusReader
 from simulator.services.shared.events import EventSink
+from simulator.services.shared.fills import Fill
 
 log = logging.getLogger("rfqsim.settlement")
 
 CORRECTION_WINDOW_S = 24 * 3600.0
-
-
-@dataclass(frozen=True)
-class Fill:
-    """One reactor Fill event."""
-
-    chain_id: int
-    tx_hash: str  # lowercase 0x hex
-    log_index: int
-    block_time: float  # the block's timestamp (chain time follows the simulator clock)
-    order_hash: bytes
-    maker: str
-    taker: str  # msg.sender of the execution (the wallet, or a router)
-    input_token: str  # maker gave
-    input_amount: int
-    output_token: str  # maker received
-    output_amount: int
-    fee_amount: int
-
-    @property
-    def trade_id(self) -> str:
-        return f"{self.tx_hash}-{self.log_index}"
 
 
 @dataclass
@@ -54,37 +33,35 @@ class SettlementSettings:
     correction_window_s: float = CORRECTION_WINDOW_S
 
 
-@dataclass
-class _Progress:
-    fills: dict[bytes, Fill] = field(default_factory=dict)  # by order hash, for one RFQ
-
-
 class Settlement:
     def __init__(
         self,
         clock: Clock,
-        rfqs: RfqService,
+        store: RfqStore,
         deps: RfqDeps,
         events: EventSink,
         receipts: TxStatusReader,
         settings: SettlementSettings,
     ) -> None:
         self._clock = clock
-        self._rfqs = rfqs
+        self._store = store  # the records, their order index, fills seen and the trade history
         self._deps = deps
         self._events = events
         self._receipts = receipts
         self.settings = settings
-        self.trades: list[Fill] = []  # every fill on every reactor (rates feed history)
-        self._progress: dict[str, _Progress] = {}  # rfq id -> fills seen so far
+        self._swept_at = -math.inf  # simulator time of the last sweep (see next_due)
+
+    def _environment(self, chain_id: int) -> str:
+        chain = self._deps.venue.chain(chain_id)
+        assert chain is not None, "records only exist for configured chains"
+        return chain.environment
 
     async def on_fill(self, fill: Fill) -> None:
-        self.trades.append(fill)
-        rfq_id = self._rfqs.order_index.get(fill.order_hash)
-        if rfq_id is None:
+        record = self._store.by_order_hash(fill.order_hash)
+        if record is None:
             return  # not one of our RFQ quotes (a v1 order, or someone else's)
-        record = self._rfqs.records[rfq_id]
-        environment = self._rfqs.chain(fill.chain_id).environment
+        rfq_id = record.rfq_id
+        environment = self._environment(fill.chain_id)
         await self._deps.makers.notify(
             fill.maker,
             environment,
@@ -105,12 +82,11 @@ class Settlement:
                 "feeAmount": str(fill.fee_amount),
             },
         )
-        progress = self._progress.setdefault(rfq_id, _Progress())
-        progress.fills[fill.order_hash] = fill
+        fills = self._store.add_fill(rfq_id, fill)
         assert record.quote is not None
-        if len(progress.fills) < len(record.quote.orders):
+        if len(fills) < len(record.quote.orders):
             return  # a bundle settles in one transaction: wait for its other Fill logs
-        self._settle(record, list(progress.fills.values()))
+        self._settle(record, fills)
 
     def _settle(self, record: RfqRecord, fills: list[Fill]) -> None:
         if record.status == "filled":
@@ -142,26 +118,33 @@ class Settlement:
     async def sweep(self) -> None:
         """Apply every time-driven transition that is due now."""
         now = self._clock.time()
-        for record in list(self._rfqs.records.values()):
+        self._swept_at = now
+        for record in self._store.all():
             quote = record.quote
             if quote is None:
                 continue
             if record.status == "quoted" and now >= quote.expires_at + self.settings.expiry_grace_s:
                 record.status = "expired"
                 record.provisional_since = now
+                self._deps.inventory.release_rfq(record.rfq_id)
+                # Published before the makers are told (awaits): a fill reconciled meanwhile
+                # then follows as the late rfq.filled, after the rfq.expired it corrects.
+                self._events.publish(rfq_event("rfq.expired", record, now))
                 if not record.cancelled:
                     for order in quote.orders:
                         await self._deps.makers.notify(
                             order.maker,
-                            self._rfqs.chain(record.chain_id).environment,
+                            self._environment(record.chain_id),
                             {"type": "expired", "quoteId": order.quote_id, "rfqId": record.rfq_id},
                         )
-                self._deps.inventory.release_rfq(record.rfq_id)
-                self._events.publish(rfq_event("rfq.expired", record, now))
             elif record.status == "submitted" and now > quote.order_deadline:
                 reason = await self._fail_reason(record)
                 if reason is None:
                     continue  # mined and succeeded: its Fill logs are on their way
+                if record.status != "submitted":
+                    # Checked again after the receipt read: a fill reconciled meanwhile (the
+                    # swap re-broadcast under another hash) has settled it, and filled is final.
+                    continue
                 record.status = "failed"
                 record.fail_reason = reason
                 record.provisional_since = now
@@ -181,11 +164,18 @@ class Settlement:
     def next_due(self) -> float | None:
         """The earliest simulator time at which sweep() has something to do."""
         due: list[float] = []
-        for record in self._rfqs.records.values():
+        for record in self._store.all():
             if record.quote is None:
                 continue
             if record.status == "quoted":
                 due.append(record.quote.expires_at + self.settings.expiry_grace_s)
             elif record.status == "submitted":
-                due.append(record.quote.order_deadline + 0.001)
+                due_at = record.quote.order_deadline + 0.001
+                # Past its deadline when the last sweep looked, and still submitted: that sweep
+                # could not decide (chain unreadable, or mined with its Fill logs not indexed
+                # yet). Nothing is due at a time; the sweeper's regular wake looks again. A due
+                # time in the past would make it loop without sleeping, and without ever
+                # yielding when the read fails at once (the chain fault switch).
+                if due_at > self._swept_at:
+                    due.append(due_at)
         return min(due, default=None)

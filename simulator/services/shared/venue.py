@@ -1,5 +1,6 @@
 """What the venue is made of on each chain: contract addresses, tokens and corridors. Built once at
-start-up by the chain adapters; read by every service. Plain data, no I/O."""
+start-up by the chain adapters (chains without contracts from the settings, by the app factory);
+read by every service. Plain data, no I/O."""
 
 from __future__ import annotations
 
@@ -63,9 +64,20 @@ class ChainVenue:
         return None
 
 
+@dataclass(frozen=True)
+class ChainWithoutContracts:
+    """A chain the venue knows but has not deployed on: no node, no tokens, no corridors."""
+
+    chain_id: int
+    environment: ChainEnvironment
+    name: str
+
+
 @dataclass
 class VenueDirectory:
     chains: dict[int, ChainVenue] = field(default_factory=dict)  # by chain id, filled at start-up
+    # Known chains without a settlement contract (settings `chains_without_contracts`), by id.
+    without_contracts: dict[int, ChainWithoutContracts] = field(default_factory=dict)
 
     def chain(self, chain_id: int) -> ChainVenue | None:
         return self.chains.get(chain_id)

@@ -64,6 +64,10 @@ def simulator_info(settings: Settings, venue: VenueDirectory, api_url: str) -> d
         "seed": settings.seed,
         "environment": settings.environment,
         "chains": chains,
+        "chains_without_contracts": [
+            {"chain_id": c.chain_id, "environment": c.environment, "name": c.name}
+            for _, c in sorted(venue.without_contracts.items())
+        ],
         "demo_wallets": [
             {"label": w.label, "address": w.address, "private_key": w.private_key}
             for w in (demo_wallet(i) for i in range(funding.demo_wallets))

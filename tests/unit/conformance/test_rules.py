@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conformance import rules as rules_module
+from conformance.rule_text import slugify
 from conformance.rules import (
     DOCUMENTS,
     Rule,
@@ -16,7 +17,6 @@ from conformance.rules import (
     load_rules,
     parse_document,
     parse_rules,
-    slugify,
 )
 
 ID_PATTERN = re.compile(r"^(rfq|ramp|v1)(/[a-z0-9_][a-z0-9_-]*)+$")

@@ -1,0 +1,156 @@
+"""Checks every response of the service must pass, whatever the endpoint: one non-empty
+``X-Request-Id`` (:func:`assert_request_id`), a JSON content type, the success body
+``{data: ...}`` (:func:`assert_data`) or the spec's error envelope
+``{error: {code, message, request_id, details?}}`` with ``request_id`` equal to the header
+(:func:`assert_error`), ``details.issues`` naming the offending fields (:func:`assert_issues`),
+the ``X-RateLimit-*`` and ``Retry-After`` headers, and ISO-8601 UTC timestamps
+(:func:`parse_iso_utc`). Each fails the test with the request and the body it saw.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from conformance.client import REQUEST_ID_HEADER, Response
+
+_ISO_UTC = re.compile(
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|\+00:00)$"
+)
+
+
+def assert_request_id(resp: Response) -> str:
+    """The response carries a non-empty ``X-Request-Id``; returns it."""
+    values = resp.headers.get_all(REQUEST_ID_HEADER)
+    assert len(values) == 1, f"{resp.describe()}: expected one X-Request-Id header, got {values!r}"
+    assert values[0].strip(), f"{resp.describe()}: empty X-Request-Id"
+    return values[0]
+
+
+def assert_json_content_type(resp: Response) -> None:
+    content_type = (resp.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
+    assert content_type == "application/json", (
+        f"{resp.describe()}: Content-Type {resp.headers.get('Content-Type')!r}, "
+        "expected application/json"
+    )
+
+
+def assert_data(resp: Response, status: int = 200) -> Any:
+    """A success: the expected status and a JSON object body ``{data: ...}``; returns data."""
+    assert resp.status == status, f"{resp.describe()}: expected {status}: {resp.raw[:500]!r}"
+    assert_request_id(resp)
+    body = resp.json()
+    assert isinstance(body, dict), f"{resp.describe()}: body is not an object: {body!r}"
+    assert "data" in body, f"{resp.describe()}: success body lacks 'data': {body!r}"
+    assert "error" not in body, f"{resp.describe()}: success body carries 'error': {body!r}"
+    return body["data"]
+
+
+def assert_error(
+    resp: Response, status: int, code: str, reason: str | None = None
+) -> dict[str, Any]:
+    """The spec's error envelope with this status and code; returns the ``error`` object.
+
+    Checks ``{error: {code, message, request_id, details?}}``, that ``request_id`` equals the
+    ``X-Request-Id`` header and, when ``reason`` is given, that ``details.reason`` equals it.
+    """
+    assert resp.status == status, f"{resp.describe()}: expected {status} {code}: {resp.raw[:500]!r}"
+    header_id = assert_request_id(resp)
+    body = resp.json()
+    assert isinstance(body, dict), f"{resp.describe()}: error body is not an object: {body!r}"
+    assert "data" not in body, f"{resp.describe()}: error body carries 'data': {body!r}"
+    error = body.get("error")
+    assert isinstance(error, dict), f"{resp.describe()}: no error object: {body!r}"
+    assert error.get("code") == code, (
+        f"{resp.describe()}: error.code {error.get('code')!r}, expected {code!r}"
+    )
+    message = error.get("message")
+    assert isinstance(message, str), f"{resp.describe()}: message is not a string: {message!r}"
+    assert message, f"{resp.describe()}: empty error message"
+    assert error.get("request_id") == header_id, (
+        f"{resp.describe()}: error.request_id {error.get('request_id')!r} "
+        f"!= X-Request-Id {header_id!r}"
+    )
+    details = error.get("details")
+    assert details is None or isinstance(details, dict), (
+        f"{resp.describe()}: details must be an object when present: {details!r}"
+    )
+    if reason is not None:
+        got = (details or {}).get("reason")
+        assert got == reason, f"{resp.describe()}: details.reason {got!r}, expected {reason!r}"
+    return error
+
+
+RATE_LIMIT_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
+
+
+def assert_rate_limit_headers(resp: Response) -> tuple[int, int, int]:
+    """The per-key limiter's headers are present, once each, as non-negative integers.
+
+    Returns ``(limit, remaining, reset_seconds)``; checks ``remaining <= limit``.
+    """
+    values: list[int] = []
+    for name in RATE_LIMIT_HEADERS:
+        got = resp.headers.get_all(name)
+        assert len(got) == 1, f"{resp.describe()}: expected one {name} header, got {got!r}"
+        assert got[0].strip().isdigit(), f"{resp.describe()}: {name} is {got[0]!r}"
+        values.append(int(got[0]))
+    limit, remaining, reset = values
+    assert remaining <= limit, f"{resp.describe()}: remaining {remaining} > limit {limit}"
+    return limit, remaining, reset
+
+
+def assert_no_rate_limit_headers(resp: Response) -> None:
+    """None of the X-RateLimit-* headers is present (the response was not rate-accounted)."""
+    present = [name for name in RATE_LIMIT_HEADERS if name in resp.headers]
+    assert not present, f"{resp.describe()}: unexpected {present}: {resp.headers!r}"
+
+
+def assert_retry_after(resp: Response, at_most: int = 60) -> int:
+    """``Retry-After`` is one delay in whole seconds, 1..``at_most``; returns it."""
+    got = resp.headers.get_all("Retry-After")
+    assert len(got) == 1, f"{resp.describe()}: expected one Retry-After header, got {got!r}"
+    assert got[0].strip().isdigit(), f"{resp.describe()}: Retry-After is {got[0]!r}"
+    seconds = int(got[0])
+    assert 1 <= seconds <= at_most, f"{resp.describe()}: Retry-After {seconds}"
+    return seconds
+
+
+def issue_names_field(issue: Any, field_name: str) -> bool:
+    """Whether one ``details.issues`` item points at ``field_name`` (path, loc, field, ...)."""
+    if not isinstance(issue, dict):
+        return False
+    for key in ("path", "loc", "field", "name", "pointer", "param"):
+        value = issue.get(key)
+        if isinstance(value, str) and re.search(rf"(^|[^A-Za-z0-9_]){field_name}$", value):
+            return True
+        if isinstance(value, list) and field_name in [str(part) for part in value]:
+            return True
+    return False
+
+
+def assert_issues(error: Mapping[str, Any], *field_names: str) -> list[Any]:
+    """``details.issues`` is a non-empty array and names every given field; returns it."""
+    details = error.get("details") or {}
+    issues = details.get("issues") if isinstance(details, dict) else None
+    assert isinstance(issues, list), f"details.issues is not an array: {error!r}"
+    assert issues, f"details.issues is empty: {error!r}"
+    for name in field_names:
+        assert any(issue_names_field(issue, name) for issue in issues), (
+            f"no issue names field {name!r}: {issues!r}"
+        )
+    return issues
+
+
+def parse_iso_utc(value: Any) -> datetime:
+    """Parse an ISO-8601 UTC timestamp (``Z`` or ``+00:00``); fails on anything else."""
+    assert isinstance(value, str), f"timestamp is not a string: {value!r}"
+    assert _ISO_UTC.match(value), f"not an ISO-8601 UTC time: {value!r}"
+    text = value.replace("Z", "+00:00")
+    # fromisoformat accepts at most microseconds; trim longer fractions.
+    text = re.sub(r"(\.[0-9]{6})[0-9]+", r"\1", text)
+    parsed = datetime.fromisoformat(text)
+    assert parsed.utcoffset() == UTC.utcoffset(None), value
+    return parsed

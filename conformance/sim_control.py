@@ -1,0 +1,73 @@
+"""The simulator's ``/_sim`` control API, which no real deployment has: :class:`SimControl`
+calls ``/_sim/<path>`` and returns ``data`` (failing the test on any error), and wraps what the
+suite uses most: the simulator's info, its clock (read, advance, now in Unix milliseconds), API
+keys made on the spot and the rate-limit settings. Tests get one from the ``sim`` fixture, which
+skips them against any other target.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from conformance.client import NOT_JSON, Client
+from conformance.response_checks import parse_iso_utc
+
+
+class SimControl:
+    """The simulator's ``/_sim`` control API (not part of the real service)."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    def call(self, method: str, path: str, json: Any = NOT_JSON) -> Any:
+        """Call ``/_sim/<path>`` and return ``data``; fails the test on any error."""
+        resp = self.client.request(method, "/_sim/" + path.lstrip("/"), json=json)
+        assert 200 <= resp.status < 300, f"{resp.describe()}: {resp.raw[:500]!r}"
+        body = resp.json()
+        assert isinstance(body, dict), f"{resp.describe()}: {body!r}"
+        assert "data" in body, f"{resp.describe()}: {body!r}"
+        return body["data"]
+
+    def info(self) -> dict[str, Any]:
+        data = self.call("GET", "info")
+        assert isinstance(data, dict)
+        return data
+
+    def clock(self) -> dict[str, Any]:
+        data = self.call("GET", "clock")
+        assert isinstance(data, dict)
+        return data
+
+    def advance(self, seconds: float) -> dict[str, Any]:
+        data = self.call("POST", "clock/advance", {"seconds": seconds})
+        assert isinstance(data, dict)
+        return data
+
+    def now_ms(self) -> int:
+        """The service clock (which tests may have advanced) as Unix milliseconds."""
+        now = parse_iso_utc(self.clock().get("now"))
+        return int(now.timestamp() * 1000)
+
+    def create_key(
+        self, partner: str, environment: str, scopes: Iterable[str], **extra: Any
+    ) -> dict[str, Any]:
+        """``POST /_sim/keys``: a new API key record, including the full ``key`` (shown once)."""
+        data = self.call(
+            "POST",
+            "keys",
+            {"partner": partner, "environment": environment, "scopes": list(scopes), **extra},
+        )
+        assert isinstance(data, dict)
+        return data
+
+    def limits(self) -> dict[str, Any]:
+        data = self.call("GET", "limits")
+        assert isinstance(data, dict)
+        return data
+
+    def set_limits(self, **values: Any) -> dict[str, Any]:
+        """``PUT /_sim/limits`` with these members (``reset_windows=True`` empties windows)."""
+        data = self.call("PUT", "limits", values)
+        assert isinstance(data, dict)
+        return data

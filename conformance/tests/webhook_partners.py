@@ -1,0 +1,245 @@
+"""RFQ events made and checked the way an integrator would, for test_webhooks_delivery.py and
+test_webhooks_fill_events.py: a :class:`Partner` is a fresh partner's key (trade and webhook
+scopes) that registers endpoints and requests firm quotes on chain 97 for a fresh taker wallet
+(funded from a demo wallet, so allowances left by other tests cannot interfere with the
+USDT-like approve); :func:`expire` advances the clock past ``expiresAt`` (``rfq.expired``) and
+:meth:`Partner.execute` has the taker approve and broadcast ``transactions.swap`` itself
+(``rfq.filled``). What arrives is checked independently of conformance/webhooks.py:
+:func:`check_signature` recomputes the HMAC over the raw body, :func:`check_event` the body's
+fields and headers; :func:`attempts_made` and :func:`wait_for` poll the simulator's delivery log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from eth_abi.abi import encode as abi_encode
+from eth_account import Account
+
+from conformance.client import Client
+from conformance.json_rpc import hex_to_int, rpc
+from conformance.response_checks import assert_data, parse_iso_utc
+from conformance.sim_control import SimControl
+from conformance.target import Target
+from rfqkit.webhook_receiver import ReceivedRequest
+
+CHAIN_ID = 97
+SELL_AMOUNT = 10**18  # 1 USDT: above chain 97's 0.01 minimum
+GAS_PRICE = 10 * 10**9
+GAS = 1_000_000
+TOLERANCE_S = 300
+WAIT_S = 15.0
+RFQ_EVENTS = ["rfq.filled", "rfq.failed", "rfq.expired"]
+RFQ_FIELDS = {
+    "id",
+    "chainId",
+    "sellToken",
+    "buyToken",
+    "sellAmount",
+    "buyAmount",
+    "feeAmount",
+    "taker",
+    "txHash",
+    "filledAt",
+    "failReason",
+}
+FILL_ONLY_FIELDS = {"late", "supersedes", "previousFailReason"}
+
+
+def wait_for(probe: Callable[[], Any], what: str, timeout: float = WAIT_S) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(0.05)
+
+
+# -- chain: fund a fresh taker and send its transactions -------------------------------------
+
+
+class Chain:
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def send(self, private_key: str, to: str, data: bytes = b"", value: int = 0) -> str:
+        sender = Account.from_key(private_key).address
+        nonce = hex_to_int(rpc(self.url, "eth_getTransactionCount", [sender, "pending"]))
+        signed = Account.sign_transaction(
+            {
+                "to": to,
+                "value": value,
+                "data": "0x" + data.hex(),
+                "gas": GAS,
+                "gasPrice": GAS_PRICE,
+                "nonce": nonce,
+                "chainId": CHAIN_ID,
+            },
+            private_key,
+        )
+        tx_hash = str(
+            rpc(self.url, "eth_sendRawTransaction", ["0x" + signed.raw_transaction.hex()])
+        )
+        receipt = wait_for(
+            lambda: rpc(self.url, "eth_getTransactionReceipt", [tx_hash]), f"receipt of {tx_hash}"
+        )
+        assert hex_to_int(receipt["status"]) == 1, f"transaction {tx_hash} reverted: {receipt!r}"
+        return tx_hash
+
+
+def erc20_transfer(to: str, amount: int) -> bytes:
+    return bytes.fromhex("a9059cbb") + abi_encode(["address", "uint256"], [to, amount])
+
+
+@dataclass(frozen=True)
+class Taker:
+    address: str
+    private_key: str
+
+
+# -- the venue as a fresh partner sees it -----------------------------------------------------
+
+
+@dataclass
+class Partner:
+    """One partner record: a key with trade and webhook scopes, its endpoints, its RFQs."""
+
+    target: Target
+    sim: SimControl
+    caller: Client
+    key: dict[str, Any]
+    endpoints: list[str]
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key['key']}"}
+
+    def register(self, url: str, event_types: list[str] | None = None) -> dict[str, Any]:
+        body = {"url": url, "eventTypes": event_types or RFQ_EVENTS}
+        created: dict[str, Any] = assert_data(
+            self.caller.post("/v1/webhooks", json=body, headers=self.auth), 201
+        )
+        self.endpoints.append(str(created["id"]))
+        return created
+
+    def token(self, symbol: str) -> str:
+        for token in self.target.chain(CHAIN_ID).get("tokens") or []:
+            if token.get("symbol") == symbol:
+                return str(token["address"])
+        raise KeyError(symbol)
+
+    @property
+    def chain(self) -> Chain:
+        return Chain(self.target.rpc_url(CHAIN_ID))
+
+    def fresh_taker(self, *, gas_money: bool) -> Taker:
+        """A new wallet holding 2 USDT (and native coin to pay gas, when it will transact)."""
+        demo = ((self.target.info or {}).get("demo_wallets") or [])[-1]
+        account = Account.create()
+        taker = Taker(account.address, "0x" + bytes(account.key).hex())
+        chain = self.chain
+        chain.send(
+            demo["private_key"], self.token("USDT"), erc20_transfer(taker.address, 2 * SELL_AMOUNT)
+        )
+        if gas_money:
+            chain.send(demo["private_key"], taker.address, value=10**17)
+        return taker
+
+    def firm_quote(self, taker: Taker) -> dict[str, Any]:
+        body = {
+            "chainId": CHAIN_ID,
+            "sellToken": self.token("USDT"),
+            "buyToken": self.token("NGNS"),
+            "sellAmount": str(SELL_AMOUNT),
+            "taker": taker.address,
+        }
+        resp = self.caller.post("/v2/rfq/request", json=body, headers=self.auth, timeout=75)
+        data: dict[str, Any] = assert_data(resp)
+        assert data.get("status") == "quoted", f"expected a firm quote (makers online?): {data!r}"
+        return data
+
+    def execute(self, taker: Taker, quote: dict[str, Any]) -> str:
+        """Approve takerPays to the reactor and broadcast transactions.swap from the taker."""
+        chain = self.chain
+        for name in ("approval", "swap"):
+            tx = quote["transactions"][name]
+            tx_hash = chain.send(taker.private_key, tx["to"], bytes.fromhex(tx["data"][2:]))
+        return tx_hash
+
+    def rfq(self, rfq_id: str) -> dict[str, Any]:
+        data: dict[str, Any] = assert_data(self.caller.get(f"/v2/rfq/{rfq_id}", headers=self.auth))
+        return data
+
+    def deliveries(self, event_id: str) -> list[dict[str, Any]]:
+        data = self.sim.call("GET", f"webhooks/deliveries?event_id={event_id}")
+        deliveries: list[dict[str, Any]] = data["deliveries"]
+        return [d for d in deliveries if d["endpoint_id"] in self.endpoints]
+
+    def attempts(self, event_id: str) -> list[dict[str, Any]]:
+        (delivery,) = self.deliveries(event_id)
+        attempts: list[dict[str, Any]] = delivery["attempts"]
+        return attempts
+
+
+# -- independent checks ---------------------------------------------------------------------
+
+
+def check_signature(secret: str, got: ReceivedRequest, service_now: float) -> int:
+    """Service-Signature is t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>." + raw body)>."""
+    header = got.header("Service-Signature")
+    assert header, f"no Service-Signature header: {got.headers!r}"
+    fields = dict(part.split("=", 1) for part in header.split(","))
+    assert set(fields) == {"t", "v1"}, header
+    assert fields["t"].isdigit(), header
+    t = int(fields["t"])
+    mac = hmac.new(secret.encode("utf-8"), f"{t}.".encode() + got.raw_body, hashlib.sha256)
+    assert hmac.compare_digest(mac.hexdigest(), fields["v1"]), "signature does not verify"
+    assert abs(service_now - t) <= TOLERANCE_S, f"t={t} is far from the service clock"
+    return t
+
+
+def service_now(sim: SimControl) -> float:
+    return parse_iso_utc(sim.clock()["now"]).timestamp()
+
+
+def check_event(got: ReceivedRequest, event_type: str, rfq_id: str) -> dict[str, Any]:
+    assert got.method == "POST"
+    content_type = (got.header("Content-Type") or "").split(";")[0].strip()
+    assert content_type == "application/json", got.headers
+    event: dict[str, Any] = json.loads(got.raw_body)
+    assert event["id"] == f"{event_type}:{rfq_id}"
+    assert got.header("Service-Event-Id") == event["id"]
+    assert event["type"] == event_type
+    parse_iso_utc(event["created"])
+    assert event["data"]["apiVersion"] == 2
+    rfq = event["data"]["rfq"]
+    assert rfq["id"] == rfq_id
+    assert rfq["chainId"] == CHAIN_ID
+    expected = RFQ_FIELDS | (FILL_ONLY_FIELDS if event_type == "rfq.filled" else set())
+    assert set(rfq) == expected, f"data.rfq fields: {sorted(rfq)}"
+    return event
+
+
+def attempts_made(partner: Partner, event_id: str, count: int) -> Callable[[], bool]:
+    def probe() -> bool:
+        # The sweeper expires the RFQ up to ~250 ms after the clock advance, so at first there
+        # may be no delivery yet: that is "not yet", not a failure.
+        deliveries = partner.deliveries(event_id)
+        return len(deliveries) == 1 and len(deliveries[0]["attempts"]) == count
+
+    return probe
+
+
+def expire(partner: Partner) -> tuple[dict[str, Any], str]:
+    """A firm quote left to lapse: (quote, rfq id), with the clock moved past expiresAt."""
+    quote = partner.firm_quote(partner.fresh_taker(gas_money=False))
+    partner.sim.advance(61)
+    return quote, str(quote["rfqId"])

@@ -1,0 +1,166 @@
+"""The v1 API called the way an existing v1 integrator's code calls it: its own API keys (issued
+through ``/_sim/keys`` with exactly the scopes a test needs, revoked when it ends), a client IP of
+its own on loopback, the corridor list and the webhook registry, and a request whose body is
+still uploading (an Idempotency-Key request that is in flight for as long as the test wants).
+Nothing here imports the simulator.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import secrets
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from conformance.client import (
+    Client,
+    Headers,
+    Response,
+    fresh_loopback_address,
+    is_loopback_url,
+)
+from conformance.sim_control import (
+    SimControl,
+)
+from conformance.target import Target
+
+ALL_V1_SCOPES = ("quotes:read", "trades:write", "trades:read", "webhooks:manage")
+KEY_SHAPE = r"^tx_(live|test)_[0-9a-z]+\.[A-Za-z0-9_-]+$"
+
+
+class V1Keys:
+    """API keys of one partner record of the test's own; each one revoked by ``close``."""
+
+    def __init__(self, sim: SimControl) -> None:
+        self.sim = sim
+        self.partner = f"conformance-v1-{secrets.token_hex(6)}"
+        self.issued: list[str] = []
+
+    def key(
+        self,
+        *scopes: str,
+        environment: str = "test",
+        tier: str = "default",
+        partner: str | None = None,
+    ) -> dict[str, Any]:
+        """A new key with exactly ``scopes``; the record includes the full ``key``."""
+        record = self.sim.create_key(
+            partner or self.partner, environment, scopes, tier=tier, name="v1-integrator"
+        )
+        self.issued.append(str(record["key_id"]))
+        return record
+
+    def revoke(self, key: Mapping[str, Any]) -> None:
+        self.sim.call("POST", f"keys/{key['key_id']}/revoke")
+
+    def close(self) -> None:
+        for key_id in self.issued:
+            with contextlib.suppress(AssertionError):
+                self.sim.call("POST", f"keys/{key_id}/revoke")
+
+
+@contextlib.contextmanager
+def v1_keys(sim: SimControl) -> Iterator[V1Keys]:
+    keys = V1Keys(sim)
+    try:
+        yield keys
+    finally:
+        keys.close()
+
+
+def bearer(key: Mapping[str, Any]) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key['key']}"}
+
+
+def api_key_header(key: Mapping[str, Any]) -> dict[str, str]:
+    return {"X-API-Key": str(key["key"])}
+
+
+def own_address_client(target: Target, http: Client) -> Client:
+    """A client the service sees as a client IP no other test uses (on a loopback target)."""
+    if not is_loopback_url(target.base_url):
+        return http
+    return http.from_address(fresh_loopback_address())
+
+
+def webhook_body(label: str = "", event_types: Iterable[str] = ("swap.filled",)) -> dict[str, Any]:
+    """A webhook registration for an https URL nobody serves: no event of the test's fresh
+    partner ever fires, so nothing is ever delivered there."""
+    path = label or secrets.token_hex(6)
+    return {"url": f"https://example.com/conformance/v1/{path}", "eventTypes": list(event_types)}
+
+
+def chains_without_contracts(target: Target, environment: str) -> list[int]:
+    """Chain ids the simulator lists as known but without a settlement contract."""
+    listed = (target.info or {}).get("chains_without_contracts") or []
+    return [
+        int(c["chain_id"])
+        for c in listed
+        if isinstance(c, Mapping) and c.get("environment") == environment
+    ]
+
+
+class UploadingRequest:
+    """A POST whose headers and first body bytes are sent, the rest held back until
+    ``finish``: from the service's side the request is in flight all that time."""
+
+    def __init__(
+        self,
+        client: Client,
+        path: str,
+        body: Any,
+        headers: Mapping[str, str],
+        *,
+        held_back: int = 8,
+    ) -> None:
+        parts = urlsplit(client.url(path))
+        if parts.scheme != "http" or not parts.hostname:
+            raise ValueError(f"needs a plain http target: {parts}")
+        self.raw = json.dumps(body).encode()
+        assert len(self.raw) > held_back
+        self.held_back = held_back
+        self.connection = http.client.HTTPConnection(
+            parts.hostname,
+            parts.port,
+            timeout=client.timeout,
+            source_address=client.source_address,
+        )
+        self.connection.putrequest("POST", parts.path, skip_accept_encoding=True)
+        all_headers = {
+            **client.headers,
+            **headers,
+            "Content-Type": "application/json",
+            "Content-Length": str(len(self.raw)),
+            "Accept": "application/json",
+        }
+        for name, value in all_headers.items():
+            self.connection.putheader(name, value)
+        self.connection.endheaders()
+        self.connection.send(self.raw[: -self.held_back])
+        self.url = client.url(path)
+
+    def finish(self) -> Response:
+        try:
+            self.connection.send(self.raw[-self.held_back :])
+            reply = self.connection.getresponse()
+            raw = reply.read()
+            status, header_items = reply.status, reply.getheaders()
+        finally:
+            self.connection.close()
+        body = json.loads(raw) if raw.strip() else None
+        return Response(
+            method="POST",
+            url=self.url,
+            status=status,
+            headers=Headers(header_items),
+            raw=raw,
+            body=body,
+            is_json=body is not None,
+            elapsed=0.0,
+        )
+
+    def abandon(self) -> None:
+        self.connection.close()

@@ -1,0 +1,33 @@
+"""The rates feed's wiring: `build_feed` prices RFQ corridors from the RFQ area's levels and
+holds, BOOK corridors from the book's port (`NoBook` until the v1 book exists), and subscribes
+the feed's tape to every fill the indexers hand over."""
+
+from __future__ import annotations
+
+from simulator.clock import Clock
+from simulator.services.feed.area import FeedArea
+from simulator.services.feed.ports import CorridorPrices, NoBook
+from simulator.services.feed.rfq_prices import RfqLevelPrices
+from simulator.services.feed.service import FeedService
+from simulator.services.feed.store import FeedStore
+from simulator.services.rfq.area import RfqArea
+from simulator.services.shared.fills import FillFanout, IndexProgress
+from simulator.services.shared.venue import VenueDirectory
+from simulator.settings import CorridorMode, Settings
+
+
+def build_feed(
+    settings: Settings,
+    clock: Clock,
+    venue: VenueDirectory,
+    rfq: RfqArea,
+    fills: FillFanout,
+    index: IndexProgress,
+) -> FeedArea:
+    prices: dict[CorridorMode, CorridorPrices] = {
+        "RFQ": RfqLevelPrices(venue, rfq.pricing, rfq.inventory),
+        "BOOK": NoBook(),  # the v1 book's matcher will take this place
+    }
+    service = FeedService(clock, settings.feed, venue, FeedStore(), prices, index)
+    fills.subscribe(service.on_fill)
+    return FeedArea(service=service)

@@ -1,0 +1,57 @@
+"""What the feed needs from the rest of the venue, as ports: the price a reference-size trade
+clears at on one chain's corridor now, and whether a firm quote reserves a side. RFQ corridors
+are served by the makers' published levels (rfq_prices.py); BOOK corridors by the v1 book's
+matcher, which does not exist yet: until it does, `NoBook` prices them at nothing fillable."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from simulator.services.feed.model import MarketLeg
+from simulator.services.shared.venue import Token
+
+
+@dataclass(frozen=True)
+class Clearing:
+    """What a taker's trade clears at, net of fees: what leaves the taker's wallet (fee
+    included) and what reaches it, in atomic units."""
+
+    sold: int  # of the token the taker sells
+    bought: int  # of the token the taker buys
+
+
+@dataclass(frozen=True)
+class SideTrade:
+    """The trade one side of a ticker is priced by: exactly one of `sell_amount` (exact input,
+    fee-inclusive) and `buy_amount` (exact output) is set."""
+
+    leg: MarketLeg
+    sell: Token  # what the taker sells
+    buy: Token  # what the taker buys
+    sell_amount: int | None
+    buy_amount: int | None
+
+
+class CorridorPrices(Protocol):
+    """Prices a reference-size trade on one chain's corridor as the venue would clear it now."""
+
+    def clearing(self, trade: SideTrade) -> Clearing | None:
+        """None when nothing is fillable at that size on that side."""
+        ...
+
+    def reserved_since(self, trade: SideTrade) -> float | None:
+        """The simulator time since which a live firm quote has reserved maker inventory on this
+        side (the taker selling `trade.sell` for `trade.buy`), or None when nothing does."""
+        ...
+
+
+class NoBook:
+    """BOOK-mode corridors until the v1 book exists: nothing rests, so nothing is fillable and
+    nothing is reserved. The book's matcher will implement `CorridorPrices` in its place."""
+
+    def clearing(self, trade: SideTrade) -> Clearing | None:
+        return None
+
+    def reserved_since(self, trade: SideTrade) -> float | None:
+        return None

@@ -1,0 +1,44 @@
+"""The feed's prices for RFQ corridors: exactly what POST /v2/rfq/preview answers without
+steering (the same trade validation, the same `IndicativePricing.preview` over the makers'
+fresh published levels), and the RFQ area's live maker holds for the reserved-side rule."""
+
+from __future__ import annotations
+
+from simulator.errors import InvalidRequest
+from simulator.services.feed.ports import Clearing, SideTrade
+from simulator.services.rfq.inventory import MakerInventory
+from simulator.services.rfq.pricing import IndicativePricing
+from simulator.services.rfq.trades import validate_trade
+from simulator.services.shared.venue import VenueDirectory
+
+
+class RfqLevelPrices:
+    def __init__(
+        self, venue: VenueDirectory, pricing: IndicativePricing, inventory: MakerInventory
+    ) -> None:
+        self._venue = venue
+        self._pricing = pricing
+        self._inventory = inventory
+
+    def clearing(self, trade: SideTrade) -> Clearing | None:
+        try:
+            spec = validate_trade(
+                self._venue,
+                chain_id=trade.leg.chain_id,
+                sell_token=trade.sell.address,
+                buy_token=trade.buy.address,
+                sell_amount=None if trade.sell_amount is None else str(trade.sell_amount),
+                buy_amount=None if trade.buy_amount is None else str(trade.buy_amount),
+                preferred=None,
+                restricted=None,
+            )
+        except InvalidRequest:
+            return None  # below the chain's minimum, or not an RFQ corridor: nothing to fill
+        price = self._pricing.preview(spec).price
+        if price is None:
+            return None
+        return Clearing(sold=price.taker_pays, bought=price.buy_amount)
+
+    def reserved_since(self, trade: SideTrade) -> float | None:
+        holds = self._inventory.holds_for(trade.leg.chain_id, trade.sell.address, trade.buy.address)
+        return min((hold.held_at for hold in holds), default=None)

@@ -1,0 +1,14 @@
+"""The v1 area as handlers see it, behind the `V1` app key (built by runtime/v1.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simulator.services.shared.venue import VenueDirectory
+from simulator.services.v1.status import StatusService
+
+
+@dataclass
+class V1Area:
+    status: StatusService
+    venue: VenueDirectory  # corridors and the chain check read it
