@@ -11,7 +11,7 @@ import statistics
 import time
 from pathlib import Path
 
-from bench import auth, feed, fills, processes, ramp, rfq, webhooks
+from bench import auth, feed, fills, processes, ramp, rfq, soak, webhooks
 from bench.load import LoadResult, merge, percentile, run_load
 from bench.report import Section, update, write
 from bench.sim_api import open_limits
@@ -136,6 +136,8 @@ BENCHMARKS = (
     "webhooks",
     "ramp",
     "feed",
+    "soak",
+    "stop",
 )
 
 
@@ -196,6 +198,10 @@ def main() -> None:
                 fills=20 if args.quick else 60,
             )
         )
+    if "soak" in selected:
+        sections.append(soak.bench_soak(minutes=2 if args.quick else 10))
+    if "stop" in selected:
+        sections.append(soak.bench_stop_latency(stops=5 if args.quick else 20))
     command = "just bench" + (" --quick" if args.quick else "")
     if args.only:
         # A partial run replaces its own sections and keeps the others' figures.

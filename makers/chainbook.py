@@ -9,6 +9,7 @@ import itertools
 import logging
 import math
 import random
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -23,6 +24,7 @@ from rfqkit.wallets import Wallet
 log = logging.getLogger("makers.fleet")
 
 NONCE_BITS = 248
+USED_NONCES_KEPT = 65_536  # per chain: the most recent nonces remembered as signed
 
 
 @dataclass
@@ -36,7 +38,8 @@ class ChainState:
     balances_epoch: int = 0  # sequence number of the refresh the balances came from
     balances_at: float = float("-inf")  # loop time of that refresh
     nonces: random.Random | None = None  # this chain's nonce stream (set once)
-    used_nonces: set[int] = field(default_factory=set)  # never signed twice in this process
+    used_nonces: set[int] = field(default_factory=set)  # recently signed: never twice
+    used_order: deque[int] = field(default_factory=deque)  # used_nonces, oldest first
     ready: bool = False  # approvals checked and balances read
 
 
@@ -160,4 +163,9 @@ class ChainBook:
             nonce = state.nonces.getrandbits(NONCE_BITS)
             if nonce not in state.used_nonces:
                 state.used_nonces.add(nonce)
+                state.used_order.append(nonce)
+                if len(state.used_order) > USED_NONCES_KEPT:
+                    # 248 random bits never repeat in practice; the set only guards against a
+                    # misbehaving stream, and a set of every nonce ever signed grows forever.
+                    state.used_nonces.discard(state.used_order.popleft())
                 return nonce

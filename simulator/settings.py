@@ -209,6 +209,16 @@ class FeedSettings(_Strict):
         return self
 
 
+class RetentionSettings(_Strict):
+    # An RFQ record at rest (no_quote, filled, or expired/failed past the 24 h correction
+    # window) is kept this much longer, then forgotten: GET answers 404 from then on.
+    rfq_after_correction_s: float = Field(default=3600, ge=0)
+    events_kept: int = Field(default=10_000, ge=0)  # the in-memory event log's latest events
+    # How often (service clock) lapsed state is swept: records, slots, reservations, limiter
+    # windows, proof nonces and grants; a clock advance sweeps at once.
+    sweep_interval_s: float = Field(default=10, gt=0)
+
+
 class Settings(_Strict):
     api: ApiSettings = ApiSettings()
     environment: Literal["staging", "production"] = "staging"
@@ -227,6 +237,7 @@ class Settings(_Strict):
     # or `keep_serving` without it (health degraded, that chain's calls 502). Attached nodes
     # (rpc_url) are never started or stopped by rfqsim: health reports them, nothing else.
     on_chain_exit: Literal["stop", "restart", "keep_serving"] = "stop"
+    retention: RetentionSettings = RetentionSettings()
     funding: FundingSettings = FundingSettings()
     webhooks: WebhookSettings = WebhookSettings()
     ramp: RampSettings = RampSettings()

@@ -53,6 +53,7 @@ from simulator.randomness import RandomSource
 from simulator.runtime.access import build_access
 from simulator.runtime.chains import chains_context
 from simulator.runtime.feed import build_feed
+from simulator.runtime.housekeeping import housekeeping_context
 from simulator.runtime.lifecycle import SHUTDOWN, Shutdown
 from simulator.runtime.makers import FLEET, FleetHolder, simulated_fleet
 from simulator.runtime.provider import PROVIDER, ProviderHolder, provider_context
@@ -171,6 +172,7 @@ def create_app(
     app.on_response_prepare.append(add_rate_limit_headers)
     app.on_response_prepare.append(feed.add_cors_headers)
     app[PROVIDER] = ProviderHolder()
+    app.cleanup_ctx.append(housekeeping_context)  # bounded memory: lapsed state is swept
     app.cleanup_ctx.append(webhooks_context)  # needs no chain: registry and delivery work alone
     if start_chains:
         app.cleanup_ctx.append(chains_context)

@@ -85,14 +85,17 @@ def build_rfq(
     auction = Auction(clock, random.fork("auction"), registry, pricing, inventory, reads)
     store = InMemoryRfqStore()
     service = RfqService(clock, random.fork("rfq"), deps, auction, store)
-    events = EventLog()
+    events = EventLog(keep=settings.retention.events_kept)
     settlement = Settlement(
         clock,
         store,
         deps,
         events,
         reads,
-        SettlementSettings(expiry_grace_s=settings.expiry_grace_s),
+        SettlementSettings(
+            expiry_grace_s=settings.expiry_grace_s,
+            retention_s=settings.retention.rfq_after_correction_s,
+        ),
     )
     fills.subscribe(settlement.on_fill)
     return RfqArea(

@@ -51,6 +51,13 @@ class FixedWindowLimiter:
         window.count += 1
         return Decision(True, limit, limit - window.count, reset)
 
+    def evict_stale(self) -> None:
+        """Forget windows that ended (a bucket that comes back starts a new one anyway): one
+        entry per client IP and key ever seen would otherwise stay forever."""
+        now = self._clock.time()
+        for bucket in [b for b, w in self._windows.items() if now - w.started_at >= self.window_s]:
+            del self._windows[bucket]
+
     def reset(self) -> None:
         self._windows.clear()
 

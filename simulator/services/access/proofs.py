@@ -165,3 +165,12 @@ class ProofService:
             return
         for nonce in [n for n, use in self._nonces.items() if use.fresh_until < now]:
             del self._nonces[nonce]
+
+    def evict_stale(self) -> None:
+        """Forget nonces no longer fresh and grants past their expiry (a taker that never
+        comes back would keep its grant forever)."""
+        now = self._clock.time()
+        for nonce in [n for n, use in self._nonces.items() if use.fresh_until < now]:
+            del self._nonces[nonce]
+        for key in [k for k, expiry in self._grants.items() if expiry <= now]:
+            del self._grants[key]

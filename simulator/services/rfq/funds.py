@@ -63,6 +63,20 @@ class TakerFunds:
             else:
                 heapq.heappush(ends, (reservation.held_until, rfq_id))  # extended since
 
+    def evict_lapsed(self) -> None:
+        """Drop the lapsed reservations of every wallet, and the heaps and locks of wallets
+        that hold none (a wallet that never comes back would keep them forever)."""
+        for key in list(self._ends.keys() | self._locks.keys()):
+            self._prune(key)
+            if key in self._totals:
+                continue
+            self._ends.pop(key, None)
+            lock = self._locks.get(key)
+            # Only a lock nobody holds or waits for: between a release and the next waiter's
+            # wake-up `locked()` is already False, and a second lock would let both in.
+            if lock is not None and not lock.locked() and not getattr(lock, "_waiters", None):
+                del self._locks[key]
+
     async def balance(self, chain_id: int, token: str, taker: str) -> int:
         try:
             return await self._balances.token_balance(chain_id, token, taker)

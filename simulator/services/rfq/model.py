@@ -94,3 +94,14 @@ class RfqRecord:
     available_sell: int | None = None  # no_quote: published depth on the sell leg (gross)
     available_buy: int | None = None  # no_quote: published depth on the buy leg
     reserved_until: float | None = None  # no_quote: when another caller's live quote lapses
+
+    def at_rest_since(self) -> float | None:
+        """Service time from which only the 24 h correction can still change this record (a
+        late fill of an expired or failed quote); None while it is live."""
+        if self.status == "no_quote":
+            return self.created_at
+        if self.status == "filled":
+            return self.filled_at if self.filled_at is not None else self.created_at
+        if self.status in ("expired", "failed"):
+            return self.provisional_since
+        return None

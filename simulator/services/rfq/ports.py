@@ -53,6 +53,11 @@ class RfqStore(Protocol):
         """The RFQ whose quote holds the order (None: a v1 order, or none of ours)."""
         ...
 
+    def evict_at_rest(self, before: float) -> int:
+        """Forget every record that has been at rest (`RfqRecord.at_rest_since`) since before
+        `before`, with its order index and fills; returns how many went."""
+        ...
+
     def add_fill(self, rfq_id: str, fill: Fill) -> list[Fill]:
         """Remember one Fill log of an RFQ's orders (one per order hash); returns every one seen
         so far, in arrival order."""

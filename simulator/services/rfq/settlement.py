@@ -31,6 +31,8 @@ CORRECTION_WINDOW_S = 24 * 3600.0
 class SettlementSettings:
     expiry_grace_s: float = 0.0  # DESIGN: stored status becomes expired at expiresAt (+ grace)
     correction_window_s: float = CORRECTION_WINDOW_S
+    # A record at rest is kept this long past the correction window, then forgotten (404).
+    retention_s: float = 3600.0
 
 
 class Settlement:
@@ -150,6 +152,16 @@ class Settlement:
                 record.provisional_since = now
                 self._deps.inventory.release_rfq(record.rfq_id)
                 self._events.publish(rfq_event("rfq.failed", record, now))
+
+    def evict(self) -> int:
+        """Forget the records nothing can change any more: at rest for longer than the
+        correction window plus the retention. Also drops lapsed outstanding slots and taker
+        reservations of callers that never came back. Returns how many records went."""
+        now = self._clock.time()
+        self._deps.slots.evict_lapsed()
+        self._deps.funds.evict_lapsed()
+        keep_s = self.settings.correction_window_s + self.settings.retention_s
+        return self._store.evict_at_rest(now - keep_s)
 
     async def _fail_reason(self, record: RfqRecord) -> str | None:
         assert record.tx_hash is not None

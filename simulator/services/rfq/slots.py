@@ -54,6 +54,12 @@ class OutstandingSlots:
             else:
                 heapq.heappush(ends, (slot.held_until, rfq_id))  # extended since
 
+    def evict_lapsed(self) -> None:
+        """Release every slot past its hold, whoever owns it (`count` does it per owner, and
+        an owner who never asks again would keep its lapsed slots forever)."""
+        for owner in list(self._ends):
+            self._prune(owner)
+
     def count(self, owner: str) -> int:
         self._prune(owner)
         return len(self._by_owner.get(owner, ()))

@@ -44,6 +44,23 @@ class InMemoryRfqStore:
         rfq_id = self.by_order.get(order_hash)
         return self.records.get(rfq_id) if rfq_id is not None else None
 
+    def evict_at_rest(self, before: float) -> int:
+        """Forget every record at rest since before `before` (services/rfq/settlement.py
+        decides the time), with its order index and fills; returns how many went."""
+        gone = [
+            r
+            for r in self.records.values()
+            if (since := r.at_rest_since()) is not None and since < before
+        ]
+        for record in gone:
+            del self.records[record.rfq_id]
+            self.fills.pop(record.rfq_id, None)
+            if record.quote is not None:
+                for order in record.quote.orders:
+                    if self.by_order.get(order.order_hash) == record.rfq_id:
+                        del self.by_order[order.order_hash]
+        return len(gone)
+
     def add_fill(self, rfq_id: str, fill: Fill) -> list[Fill]:
         seen = self.fills.setdefault(rfq_id, {})
         seen[fill.order_hash] = fill

@@ -23,12 +23,17 @@ class EventSink(Protocol):
 
 @dataclass
 class EventLog:
-    """Every event emitted, in order (the outbox's source of truth)."""
+    """The latest events emitted, in order, handed to every subscriber (the webhooks' outbox
+    keeps its own deliveries). Only the last `keep` stay here: a log of every event ever would
+    grow for as long as the simulator runs."""
 
     events: list[Event] = field(default_factory=list)
     subscribers: list[EventSink] = field(default_factory=list)
+    keep: int = 10_000
 
     def publish(self, event: Event) -> None:
         self.events.append(event)
+        if len(self.events) > self.keep + self.keep // 10:
+            del self.events[: len(self.events) - self.keep]  # in chunks: amortised O(1)
         for subscriber in self.subscribers:
             subscriber.publish(event)

@@ -10,6 +10,7 @@ from simulator.services.access.limits import FixedWindowLimiter
 from simulator.services.rfq.funds import TakerFunds
 from simulator.services.rfq.ports import ChainUnreadable
 from simulator.services.rfq.slots import OutstandingSlots
+from simulator.services.shared.events import Event, EventLog
 
 
 async def test_fixed_window_counts_and_resets_with_the_clock() -> None:
@@ -144,3 +145,32 @@ async def test_reservation_lasts_to_deadline_plus_skew_unless_released() -> None
     await clock.advance(2)
     assert funds.committed(97, "0xT", "0xA") == 0
     funds.release("r1")
+
+
+async def test_ended_limiter_windows_are_forgotten() -> None:
+    clock = Clock()
+    limiter = FixedWindowLimiter(clock)
+    for i in range(100):
+        limiter.hit(f"backstop:10.0.0.{i}", 600)
+    await clock.advance(30)
+    limiter.hit("backstop:10.0.0.200", 600)
+    await clock.advance(31)
+    limiter.evict_stale()
+    assert list(limiter._windows) == ["backstop:10.0.0.200"]
+    assert limiter.hit("backstop:10.0.0.1", 1).allowed  # a returning caller starts afresh
+
+
+def test_the_event_log_keeps_the_latest_events_only() -> None:
+    log = EventLog(keep=100)
+    seen: list[Event] = []
+
+    class Sink:
+        def publish(self, event: Event) -> None:
+            seen.append(event)
+
+    log.subscribers.append(Sink())
+    for i in range(1000):
+        log.publish(Event(f"e{i}", "rfq.filled", float(i), None, {}))
+    assert len(seen) == 1000  # every event reaches the subscribers
+    assert 100 <= len(log.events) <= 110
+    assert log.events[-1].id == "e999"

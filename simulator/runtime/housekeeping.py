@@ -1,0 +1,46 @@
+"""Bounded memory: every `retention.sweep_interval_s` of service time (at once on a clock
+advance) the state that only grows unless someone looks is swept: RFQ records at rest past the
+correction window and the retention, lapsed outstanding slots and taker reservations of callers
+that never came back, ended limiter windows, stale proof nonces and lapsed grants. (Maker holds,
+the webhook outbox, idempotency records and the event log bound themselves.)"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from rfqkit.tasks import cancel_and_wait, step_forever
+from simulator.api.http.appkeys import ACCESS, CLOCK, RFQ, SETTINGS
+
+log = logging.getLogger("rfqsim.housekeeping")
+
+
+async def housekeeping_context(app: web.Application) -> AsyncIterator[None]:
+    settlement = app[RFQ].settlement
+    access = app[ACCESS]
+
+    async def sweep() -> None:
+        evicted = settlement.evict()
+        access.limiter.evict_stale()
+        access.proofs.evict_stale()
+        if evicted:
+            log.debug("forgot %d RFQ record(s) at rest", evicted)
+
+    task = asyncio.create_task(
+        step_forever(
+            app[CLOCK],
+            sweep,
+            lambda: None,
+            max_sleep_s=app[SETTINGS].retention.sweep_interval_s,
+            log=log,
+            what="housekeeping",
+        ),
+        name="housekeeping",
+    )
+    try:
+        yield
+    finally:
+        await cancel_and_wait([task])
