@@ -153,7 +153,7 @@ def test_the_per_ip_ceiling_answers_before_authentication(
     limits(ip_backstop_per_minute=2)
     caller, neighbour = new_caller(), new_caller()
     assert_data(caller.get("/v1/corridors", headers=bearer(key)))
-    assert_data(caller.get("/v1/health"))
+    assert_data(caller.get("/v1/status"))
     for resp in (
         caller.get("/v1/corridors", headers=bearer(key)),
         caller.get("/v1/corridors"),
@@ -163,4 +163,8 @@ def test_the_per_ip_ceiling_answers_before_authentication(
         assert error["message"] == "Rate limit exceeded"
         assert_retry_after(resp, WINDOW_S)
         assert_no_rate_limit_headers(resp)  # nobody is identified yet
+    # The health check and the document stay outside the ceiling: a load balancer's probes
+    # are never throttled (docs/decisions.md C10).
+    assert_data(caller.get("/v1/health"))
+    assert caller.get("/v1/openapi.json").status == 200
     assert_data(neighbour.get("/v1/corridors", headers=bearer(key)))
