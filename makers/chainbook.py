@@ -24,7 +24,7 @@ from rfqkit.wallets import Wallet
 log = logging.getLogger("makers.fleet")
 
 NONCE_BITS = 248
-USED_NONCES_KEPT = 65_536  # per chain: the most recent nonces remembered as signed
+USED_NONCES_KEPT = 1_024  # per chain: the most recent nonces remembered as signed
 
 
 @dataclass

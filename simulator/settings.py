@@ -213,7 +213,9 @@ class RetentionSettings(_Strict):
     # An RFQ record at rest (no_quote, filled, or expired/failed past the 24 h correction
     # window) is kept this much longer, then forgotten: GET answers 404 from then on.
     rfq_after_correction_s: float = Field(default=3600, ge=0)
-    events_kept: int = Field(default=10_000, ge=0)  # the in-memory event log's latest events
+    # The in-memory event log's latest events (every event reaches the webhooks' outbox anyway;
+    # the log is for looking at, so a short tail is enough).
+    events_kept: int = Field(default=1_000, ge=0)
     # How often (service clock) lapsed state is swept: records, slots, reservations, limiter
     # windows, proof nonces and grants; a clock advance sweeps at once.
     sweep_interval_s: float = Field(default=10, gt=0)

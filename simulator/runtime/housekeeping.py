@@ -1,8 +1,9 @@
 """Bounded memory: every `retention.sweep_interval_s` of service time (at once on a clock
 advance) the state that only grows unless someone looks is swept: RFQ records at rest past the
-correction window and the retention, lapsed outstanding slots and taker reservations of callers
-that never came back, ended limiter windows, stale proof nonces and lapsed grants. (Maker holds,
-the webhook outbox, idempotency records and the event log bound themselves.)"""
+correction window and the retention, finished webhook deliveries as old, lapsed outstanding
+slots and taker reservations of callers that never came back, ended limiter windows, stale proof
+nonces and lapsed grants. (Maker holds, idempotency records and the event log bound
+themselves.)"""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from rfqkit.tasks import cancel_and_wait, step_forever
-from simulator.api.http.appkeys import ACCESS, CLOCK, RFQ, SETTINGS
+from simulator.api.http.appkeys import ACCESS, CLOCK, RFQ, SETTINGS, WEBHOOKS
+from simulator.services.rfq.settlement import CORRECTION_WINDOW_S
 
 log = logging.getLogger("rfqsim.housekeeping")
 
@@ -21,11 +23,16 @@ log = logging.getLogger("rfqsim.housekeeping")
 async def housekeeping_context(app: web.Application) -> AsyncIterator[None]:
     settlement = app[RFQ].settlement
     access = app[ACCESS]
+    outbox = app[WEBHOOKS].outbox
+    clock = app[CLOCK]
+    # Finished webhook deliveries follow the RFQ records they speak of.
+    keep_s = CORRECTION_WINDOW_S + app[SETTINGS].retention.rfq_after_correction_s
 
     async def sweep() -> None:
         evicted = settlement.evict()
         access.limiter.evict_stale()
         access.proofs.evict_stale()
+        outbox.evict_finished(clock.time() - keep_s)
         if evicted:
             log.debug("forgot %d RFQ record(s) at rest", evicted)
 

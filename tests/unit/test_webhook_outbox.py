@@ -164,3 +164,26 @@ def test_finished_history_is_bounded_but_pending_work_is_kept() -> None:
 def test_schedule_must_not_be_empty() -> None:
     with pytest.raises(ValueError, match="at least one"):
         DeliveryOutbox(())
+
+
+def test_finished_deliveries_are_forgotten_once_old() -> None:
+    outbox = DeliveryOutbox((0.0,), keep_finished=100)
+    for i, ended in enumerate((10.0, 20.0, 30.0)):
+        delivery = Delivery(
+            delivery_id=f"whd_{i}",
+            endpoint_id="we_1",
+            partner_id="p",
+            event_id=f"rfq.expired:rfq_{i}",
+            event_type="rfq.expired",
+            body=b"{}",
+            created_at=ended - 1,
+        )
+        outbox.add(delivery)
+        number = outbox.start_attempt(delivery)
+        outbox.finish_attempt(
+            delivery, Attempt(number, ended, 1.0, 200, None, "succeeded"), ended, scheduled=True
+        )
+    pending = Delivery("whd_p", "we_1", "p", "rfq.filled:rfq_9", "rfq.filled", b"{}", 5.0)
+    outbox.add(pending)
+    assert outbox.evict_finished(25.0) == 2
+    assert [d.delivery_id for d in outbox] == ["whd_2", "whd_p"]  # pending ones always stay

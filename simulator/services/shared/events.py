@@ -29,7 +29,7 @@ class EventLog:
 
     events: list[Event] = field(default_factory=list)
     subscribers: list[EventSink] = field(default_factory=list)
-    keep: int = 10_000
+    keep: int = 1_000
 
     def publish(self, event: Event) -> None:
         self.events.append(event)

@@ -236,6 +236,22 @@ class DeliveryOutbox:
         while len(self._finished) > self.keep_finished:
             self._deliveries.pop(self._finished.popleft(), None)
 
+    def evict_finished(self, before: float) -> int:
+        """Forget finished deliveries that ended before `before` (service time), oldest first;
+        the count cap alone keeps up to `keep_finished` of them however old. Returns how many
+        went."""
+        gone = 0
+        while self._finished:
+            delivery = self._deliveries.get(self._finished[0])
+            if delivery is not None:
+                ended = delivery.attempts[-1].started_at if delivery.attempts else None
+                if (ended if ended is not None else delivery.created_at) >= before:
+                    break
+                del self._deliveries[delivery.delivery_id]
+                gone += 1
+            self._finished.popleft()
+        return gone
+
     def find(
         self,
         *,
