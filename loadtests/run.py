@@ -190,7 +190,17 @@ def simulator(extra: list[str], log_path: Path) -> Iterator[dict[str, Any]]:
         ready = Path(scratch) / "ready.json"  # holds demo keys: kept out of the reports
         with log_path.open("w", encoding="utf-8") as log:
             process = subprocess.Popen(
-                [rfqsim_executable(), "serve", "--port", "0", "--ready-file", str(ready), *extra],
+                [
+                    rfqsim_executable(),
+                    "serve",
+                    "--port",
+                    "0",
+                    "--rpc-port",
+                    "0",
+                    "--ready-file",
+                    str(ready),
+                    *extra,
+                ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=REPO,
