@@ -188,7 +188,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", help="service root to test (default: start rfqsim serve)")
-    parser.add_argument("--rpc-url", action="append", default=[], metavar="CHAIN=URL")
+    parser.add_argument(
+        "--rpc-url",
+        action="append",
+        default=[],
+        metavar="CHAIN=URL",
+        help="JSON-RPC URL of the target's chain CHAIN (repeatable); needed with --base-url "
+        "for tests that settle on chain; default: the simulator's own chains",
+    )
     parser.add_argument("--api-key", default=os.environ.get("RFQSIM_API_KEY"), help="taker key")
     parser.add_argument(
         "--taker-key", default=os.environ.get("RFQSIM_TAKER_KEY"), help="taker wallet key"
