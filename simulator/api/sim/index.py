@@ -20,6 +20,8 @@ from simulator.errors import InternalError
 # Repository documents a control user reads; paths relative to the repository root.
 DOCS: tuple[tuple[str, str], ...] = (
     ("docs/admin-api.md", "every /_sim control with examples"),
+    ("docs/quickstart-integrator.md", "a first firm quote: curl, viem, eth-account, webhooks"),
+    ("docs/configuration.md", "every setting: YAML key, RFQSIM_* variable, flag"),
     ("docs/webhooks.md", "webhook deliveries, signatures, retries, `rfqsim webhooks listen`"),
     ("docs/maker-protocol.md", "the maker stream, for your own maker bot"),
     ("docs/decisions.md", "what the simulator decided where the spec is silent"),
