@@ -81,3 +81,15 @@ async def test_a_combination_the_maker_refuses_is_the_envelope_with_issues() -> 
     assert details["reason"] == "invalid_maker_config"
     assert details["issues"][0]["type"] == "value_error"
     assert "pydantic.dev" not in json.dumps(details)
+
+
+async def test_info_names_the_maker_wallets_as_the_fleet_and_the_log_do(client: Client) -> None:
+    info = (await (await client.get("/_sim/info")).json())["data"]
+    wallets = info["maker_wallets"]
+    assert [(w["label"], w["name"]) for w in wallets] == [
+        ("maker-0", "alpha"),
+        ("maker-1", "bravo"),
+        ("maker-2", "charlie"),
+        ("maker-3", "delta"),
+    ]
+    assert info["funding"]["token_whole_units"] == 1_000_000
