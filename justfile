@@ -1,5 +1,8 @@
 # rfqsim tasks. `just serve` and `just test` are the quickstart; each sets up what it needs.
 set shell := ["bash", "-euo", "pipefail", "-c"]
+# Recipe arguments reach the commands as "$@", quoted as typed; a leading `--` (as in
+# `just serve -- --port 0`) is dropped, so both spellings work.
+set positional-arguments
 
 venv := ".venv/bin"
 
@@ -11,21 +14,25 @@ default:
 setup:
     @bash scripts/bootstrap.sh
 
-# Start the simulator: Anvil chains, contracts, API on 127.0.0.1:8080 (pass flags after `--`)
+# Start the simulator: Anvil chains (RPC 8545, 8546), contracts, API on 127.0.0.1:8080; flags as `rfqsim serve` takes them
 serve *ARGS: setup
-    {{venv}}/rfqsim serve {{ARGS}}
+    @if [ "${1:-}" = "--" ]; then shift; fi; {{venv}}/rfqsim serve "$@"
+
+# Any rfqsim command: `just rfqsim keys list`, `just rfqsim trigger rfq.filled --api-key KEY`, `just rfqsim --help`
+rfqsim *ARGS: setup
+    @if [ "${1:-}" = "--" ]; then shift; fi; {{venv}}/rfqsim "$@"
 
 # Run the whole test suite (unit, integration, conformance) in parallel
 test *ARGS: setup
-    {{venv}}/python -m pytest -n 2 --dist loadgroup tests conformance/tests {{ARGS}}
+    {{venv}}/python -m pytest -n 2 --dist loadgroup tests conformance/tests "$@"
 
 # Unit tests only (no chains, seconds)
 unit *ARGS: setup
-    {{venv}}/python -m pytest tests/unit {{ARGS}}
+    {{venv}}/python -m pytest tests/unit "$@"
 
 # Conformance suite against a simulator it starts (or --base-url URL); writes conformance-report/
 conformance *ARGS: setup
-    {{venv}}/python -m pytest conformance/tests {{ARGS}}
+    {{venv}}/python -m pytest conformance/tests "$@"
 
 # Rebuild contract artifacts from contracts/src (byte-identical to the committed ones)
 contracts: setup
@@ -39,8 +46,8 @@ lint: setup
 
 # Load-test PROFILE headless on loopback (rfq_storm, ladder, preview, webhook_sink); reports in loadtests/reports/
 load PROFILE *ARGS: setup
-    {{venv}}/python -m loadtests.run {{PROFILE}} {{ARGS}}
+    {{venv}}/python -m loadtests.run "$@"
 
 # Benchmarks: writes docs/performance.md
 bench *ARGS: setup
-    {{venv}}/python -m bench {{ARGS}}
+    {{venv}}/python -m bench "$@"

@@ -46,7 +46,17 @@ def simulator(*extra: str, timeout: float = 60.0) -> Iterator[Started]:
         # The log goes to a file, not a pipe: nobody reads a pipe during the run, and a chatty
         # run would fill it and block the simulator on its next log line.
         process = subprocess.Popen(
-            [str(RFQSIM), "serve", "--port", "0", "--ready-file", str(ready), *extra],
+            [
+                str(RFQSIM),
+                "serve",
+                "--port",
+                "0",
+                "--rpc-port",
+                "0",
+                "--ready-file",
+                str(ready),
+                *extra,
+            ],
             stdout=subprocess.DEVNULL,
             stderr=log,
         )

@@ -2,13 +2,15 @@
 
     rfqsim conformance [--base-url URL] [--rpc-url CHAIN=URL ...] [--api-key KEY]
                        [--taker-key HEX] [--webhook-public-url URL] [--only AREA ...]
-                       [--list-uncovered] [--report DIR] [-- PYTEST ARGS]
+                       [--list-uncovered [--run]] [--report DIR] [-- PYTEST ARGS]
 
 Without --base-url the suite starts its own `rfqsim serve`. Against another deployment it first
 checks, in one line each, that the target answers, that every --rpc-url is the chain it claims,
 that the --api-key authenticates and that the --taker-key wallet holds gas; then it runs the
 black-box tests (those needing the simulator's /_sim control API are skipped with a reason) and
-writes the rule-by-rule matrix to the report directory.
+writes the report directory: matrix.md (a summary per area, the failures first, every rule
+with its full statement), matrix.json and junit.xml (for CI systems). --list-uncovered alone
+collects statically and lists the rules no test marks, without a target.
 """
 
 from __future__ import annotations
@@ -24,68 +26,11 @@ from typing import Any
 
 from eth_account import Account
 
-TESTS_DIR = Path(__file__).resolve().parent / "tests"
+from conformance.areas import AREAS
 
-# --only AREA: which test modules make up each area of the spec.
-AREAS: dict[str, tuple[str, ...]] = {
-    "conventions": (
-        "test_conventions.py",
-        "test_health.py",
-        "test_openapi.py",
-        "test_versioning.py",
-    ),
-    "auth": (
-        "test_auth_proofs_eoa.py",
-        "test_auth_proofs_smart_accounts.py",
-        "test_auth_keys.py",
-        "test_claims.py",
-        "test_auth_matrix.py",
-    ),
-    "limits": ("test_rate_limits.py", "test_rfq_concurrency.py", "test_rate_limits_instances.py"),
-    "rfq": (
-        "test_rfq_settlement_single_maker.py",
-        "test_rfq_settlement_bundles.py",
-        "test_rfq_settlement_contract_callers.py",
-        "test_rfq_paths_validation.py",
-        "test_rfq_paths_no_quote.py",
-        "test_rfq_paths_funds.py",
-        "test_rfq_paths_transient.py",
-        "test_rfq_steering.py",
-        "test_rfq_lifecycle.py",
-        "test_rfq_ladder_preview.py",
-        "test_rfq_corrections.py",
-        "test_rfq_soliciting.py",
-        "test_maker_stream_protocol.py",
-    ),
-    "timing": ("test_timing_budgets.py",),
-    "webhooks": (
-        "test_webhooks_registry.py",
-        "test_webhooks_delivery.py",
-        "test_webhooks_fill_events.py",
-    ),
-    "ramp": (
-        "test_ramp_catalog.py",
-        "test_ramp_customers_registration.py",
-        "test_ramp_customers_proofs.py",
-        "test_ramp_customers_kyc.py",
-        "test_ramp_transfers.py",
-        "test_ramp_transfers_lifecycle.py",
-        "test_ramp_transfers_errors.py",
-        "test_ramp_transfers_production.py",
-        "test_ramp_policies.py",
-    ),
-    "feed": ("test_feed_pairs_tickers.py", "test_feed_trades.py", "test_feed_errors.py"),
-    "v1": (
-        "test_v1_auth.py",
-        "test_v1_limits.py",
-        "test_v1_status.py",
-        "test_v1_corridors.py",
-        "test_v1_idempotency.py",
-        "test_v1_openapi.py",
-    ),
-    "schema": ("test_schemathesis.py",),
-    "sim": ("test_sim_clock.py", "test_sim_info.py"),
-}
+__all__ = ["AREAS", "TESTS_DIR", "build_parser", "main", "preflight", "pytest_args", "run"]
+
+TESTS_DIR = Path(__file__).resolve().parent / "tests"
 
 
 class PreflightError(RuntimeError):
@@ -175,6 +120,10 @@ def pytest_args(args: argparse.Namespace, extra: list[str]) -> list[str]:
         command += ["--rpc-url", value]
     if args.list_uncovered:
         command.append("--list-uncovered")
+        if not args.run:
+            # Static: the rules no collected test marks, in seconds and without a target. With
+            # --run the suite runs and the list is what this run left uncovered.
+            command += ["--collect-only", "-q"]
     return command + extra
 
 
@@ -188,7 +137,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", help="service root to test (default: start rfqsim serve)")
-    parser.add_argument("--rpc-url", action="append", default=[], metavar="CHAIN=URL")
+    parser.add_argument(
+        "--rpc-url",
+        action="append",
+        default=[],
+        metavar="CHAIN=URL",
+        help="JSON-RPC URL of the target's chain CHAIN (repeatable); needed with --base-url "
+        "for tests that settle on chain; default: the simulator's own chains",
+    )
     parser.add_argument("--api-key", default=os.environ.get("RFQSIM_API_KEY"), help="taker key")
     parser.add_argument(
         "--taker-key", default=os.environ.get("RFQSIM_TAKER_KEY"), help="taker wallet key"
@@ -199,14 +155,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--only", action="append", choices=sorted(AREAS), help="run one area (repeatable)"
     )
-    parser.add_argument("--list-uncovered", action="store_true", help="print rules no test covered")
-    parser.add_argument("--report", default="conformance-report", help="matrix output directory")
+    parser.add_argument(
+        "--list-uncovered",
+        action="store_true",
+        help="list the spec rules no test covers, from a static collection (seconds, no target)",
+    )
+    parser.add_argument(
+        "--run",
+        action="store_true",
+        help="with --list-uncovered: run the suite and list the rules this run left uncovered",
+    )
+    parser.add_argument(
+        "--report",
+        default="conformance-report",
+        help="report directory: matrix.md, matrix.json, junit.xml (default conformance-report)",
+    )
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: passed to pytest")
 
 
 def run(args: argparse.Namespace) -> int:
     extra = [a for a in args.pytest_args if a != "--"]
-    if args.base_url:
+    if args.base_url and (args.run or not args.list_uncovered):
         try:
             preflight(args)
         except PreflightError as exc:

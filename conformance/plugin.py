@@ -46,7 +46,7 @@ class _State:
     manager: TargetManager
     collector: ResultCollector = field(default_factory=ResultCollector)
     matrix: dict[str, Any] | None = None
-    report_paths: tuple[Path, Path] | None = None
+    report_paths: tuple[Path, Path, Path] | None = None
 
 
 _STATE = pytest.StashKey[_State]()
@@ -250,6 +250,7 @@ class _Reporter:
             longrepr=report.longrepr,
             longreprtext=report.longreprtext if report.failed else "",
             wasxfail=getattr(report, "wasxfail", None),
+            duration=float(getattr(report, "duration", 0.0) or 0.0),
         )
 
     def pytest_sessionfinish(self) -> None:
@@ -282,7 +283,9 @@ class _Reporter:
         totals = matrix["totals"]
         terminalreporter.section("conformance")
         if self.state.report_paths:
-            terminalreporter.write_line(f"report: {self.state.report_paths[1]} (+ matrix.json)")
+            terminalreporter.write_line(
+                f"report: {self.state.report_paths[1]} (+ matrix.json, junit.xml)"
+            )
         terminalreporter.write_line(
             f"{totals['rules']} rules: {totals['passed']} passed, {totals['failed']} failed, "
             f"{totals['skipped']} skipped, {totals['not_covered']} not covered"

@@ -1,4 +1,6 @@
-"""The run report: every spec rule with its tests and a status (``matrix.json`` + ``matrix.md``).
+"""The run report: every spec rule with its tests and a status (``matrix.json`` + ``matrix.md``),
+and every test as JUnit XML (``junit.xml``, what CI systems read). ``matrix.md`` opens with a
+summary per area of the suite, then the failures with their full statements, then every rule.
 
 Test results arrive as pytest reports (one per phase); under xdist they are the controller's
 copies, so everything needed (the rule ids, the base URL) travels in ``user_properties``.
@@ -7,12 +9,14 @@ copies, so everything needed (the rule ids, the base URL) travels in ``user_prop
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from conformance.areas import AREAS, area_of
 from conformance.rules import DOCUMENTS, Rule
 
 RULES_PROPERTY = "spec_rules"  # user_properties key: space-separated rule ids
@@ -34,9 +38,16 @@ class TestResult:
     outcome: str = PASSED
     reason: str | None = None
     phases: set[str] = field(default_factory=set)
+    details: str = ""  # the failure's full text (JUnit), the reason is its telling line
+    duration: float = 0.0  # seconds, all phases
 
-    def fold(self, when: str, outcome: str, reason: str | None) -> None:
+    def fold(
+        self, when: str, outcome: str, reason: str | None, details: str = "", duration: float = 0
+    ) -> None:
         self.phases.add(when)
+        self.duration += duration
+        if outcome == FAILED and details:
+            self.details = (self.details + "\n\n" + details).strip()
         # A failure anywhere wins; a skip beats a pass (a skipped call has a passed setup).
         if _SEVERITY[outcome] > _SEVERITY[self.outcome] or (
             outcome == self.outcome and reason and not self.reason
@@ -91,6 +102,7 @@ class ResultCollector:
         longrepr: Any = None,
         longreprtext: str = "",
         wasxfail: str | None = None,
+        duration: float = 0.0,
     ) -> None:
         properties = list(properties)
         rule_text = property_value(properties, RULES_PROPERTY)
@@ -116,7 +128,8 @@ class ResultCollector:
             prefix = "" if when == "call" else f"error in {when}: "
             reason = prefix + failure_reason(longreprtext)
         if outcome in _SEVERITY:
-            result.fold(when, outcome, reason)
+            details = longreprtext if outcome == FAILED else ""
+            result.fold(when, outcome, reason, details, duration)
 
     def __bool__(self) -> bool:
         return bool(self.results)
@@ -154,7 +167,11 @@ def build_matrix(
         totals[status] += 1
         test_entries: list[dict[str, Any]] = []
         for test in tests:
-            entry: dict[str, Any] = {"nodeid": test.nodeid, "outcome": test.outcome}
+            entry: dict[str, Any] = {
+                "nodeid": test.nodeid,
+                "area": area_of(test.nodeid),
+                "outcome": test.outcome,
+            }
             if test.reason:
                 entry["reason"] = test.reason
             test_entries.append(entry)
@@ -176,8 +193,50 @@ def build_matrix(
         "generated_at": stamp.isoformat().replace("+00:00", "Z"),
         "base_url": base_url,
         "totals": {**totals, "tests": len(ordered)},
+        "areas": area_summary(ordered, by_rule),
         "rules": entries,
+        "tests": [
+            {
+                "nodeid": t.nodeid,
+                "area": area_of(t.nodeid),
+                "outcome": t.outcome,
+                "rules": list(t.rules),
+                "duration_s": round(t.duration, 3),
+                **({"reason": t.reason} if t.reason else {}),
+                **({"details": t.details} if t.details else {}),
+            }
+            for t in ordered
+        ],
     }
+
+
+def area_summary(
+    results: Sequence[TestResult], by_rule: Mapping[str, Sequence[TestResult]]
+) -> list[dict[str, Any]]:
+    """Per area of the suite: its tests' outcomes and the statuses of the rules they check (a
+    rule checked from two areas counts in both). Areas with failures first, then the order of
+    conformance.areas."""
+    order = [*AREAS, "other"]
+    summary: list[dict[str, Any]] = []
+    for area in order:
+        tests = [t for t in results if area_of(t.nodeid) == area]
+        if not tests:
+            continue
+        rule_ids = sorted({rule for t in tests for rule in t.rules if rule in by_rule})
+        rule_statuses = [rule_status([t.outcome for t in by_rule[r]]) for r in rule_ids]
+        summary.append(
+            {
+                "area": area,
+                "tests": len(tests),
+                PASSED: sum(1 for t in tests if t.outcome == PASSED),
+                FAILED: sum(1 for t in tests if t.outcome == FAILED),
+                SKIPPED: sum(1 for t in tests if t.outcome == SKIPPED),
+                "rules": len(rule_ids),
+                "rules_failed": sum(1 for status in rule_statuses if status == FAILED),
+            }
+        )
+    summary.sort(key=lambda row: (row[FAILED] == 0, order.index(row["area"])))
+    return summary
 
 
 _STATUS_LABEL = {
@@ -190,6 +249,14 @@ _STATUS_LABEL = {
 
 def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
+
+
+def _tests_cell(rule: Mapping[str, Any]) -> str:
+    return "<br>".join(
+        f"`{_cell(t['nodeid'])}` {t['outcome']}"
+        + (f": {_cell(t['reason'])}" if t.get("reason") and t["outcome"] != PASSED else "")
+        for t in rule["tests"]
+    )
 
 
 def render_markdown(matrix: Mapping[str, Any]) -> str:
@@ -207,8 +274,30 @@ def render_markdown(matrix: Mapping[str, Any]) -> str:
         "A rule fails if any of its tests failed, passes if at least one passed and none failed,",
         "is skipped if all its tests were skipped, and is not covered without tests.",
         "Rules marked *(not shown)* record that the spec is silent (a simulator decision).",
+        "Every test is also in `junit.xml` next to this file.",
         "",
+        "## Summary by area",
+        "",
+        "Areas with failures first. A rule checked from two areas counts in both.",
+        "",
+        "| area | tests | passed | failed | skipped | rules checked | rules failed |",
+        "|---|---|---|---|---|---|---|",
     ]
+    for row in matrix.get("areas", []):
+        failed = f"**{row[FAILED]}**" if row[FAILED] else "0"
+        lines.append(
+            f"| {row['area']} | {row['tests']} | {row[PASSED]} | {failed} | {row[SKIPPED]} "
+            f"| {row['rules']} | {row['rules_failed']} |"
+        )
+    failed_rules = [rule for rule in matrix["rules"] if rule["status"] == FAILED]
+    lines += ["", f"## Failures ({len(failed_rules)} rules)", ""]
+    if not failed_rules:
+        lines.append("No rule failed.")
+    else:
+        lines += ["| rule | tests | statement |", "|---|---|---|"]
+        for rule in failed_rules:
+            lines.append(f"| `{rule['id']}` | {_tests_cell(rule)} | {_cell(rule['text'])} |")
+    lines.append("")
     sources = {key: name for name, key in DOCUMENTS.items()}
     for key in dict.fromkeys(rule["document"] for rule in matrix["rules"]):
         rules = [rule for rule in matrix["rules"] if rule["document"] == key]
@@ -226,26 +315,72 @@ def render_markdown(matrix: Mapping[str, Any]) -> str:
             status = _STATUS_LABEL[rule["status"]]
             if rule["kind"] == "not_shown":
                 status += " *(not shown)*"
-            tests = "<br>".join(
-                f"`{_cell(t['nodeid'])}` {t['outcome']}"
-                + (f": {_cell(t['reason'])}" if t.get("reason") and t["outcome"] != PASSED else "")
-                for t in rule["tests"]
+            # The full statement: a reader should not have to open the spec to know the rule.
+            lines.append(
+                f"| `{rule['id']}` | {status} | {_tests_cell(rule)} | {_cell(rule['text'])} |"
             )
-            statement = _cell(rule["text"])
-            if len(statement) > 120:
-                statement = statement[:119] + "…"
-            lines.append(f"| `{rule['id']}` | {status} | {tests} | {statement} |")
         lines.append("")
     return "\n".join(lines)
 
 
-def write_report(directory: Path, matrix: Mapping[str, Any]) -> tuple[Path, Path]:
+def render_junit(matrix: Mapping[str, Any]) -> str:
+    """JUnit XML of every test the report saw (one testsuite per area), with the spec rules
+    each checks as properties: what CI systems (GitLab, Jenkins, GitHub annotators) read."""
+    tests: list[Mapping[str, Any]] = matrix.get("tests", [])
+    root = ET.Element(
+        "testsuites",
+        name="rfqsim conformance",
+        tests=str(len(tests)),
+        failures=str(sum(1 for t in tests if t["outcome"] == FAILED)),
+        skipped=str(sum(1 for t in tests if t["outcome"] == SKIPPED)),
+        errors="0",
+        time=f"{sum(t.get('duration_s', 0) for t in tests):.3f}",
+        timestamp=str(matrix["generated_at"]),
+    )
+    for area in dict.fromkeys(t["area"] for t in tests):
+        members = [t for t in tests if t["area"] == area]
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=f"conformance.{area}",
+            tests=str(len(members)),
+            failures=str(sum(1 for t in members if t["outcome"] == FAILED)),
+            skipped=str(sum(1 for t in members if t["outcome"] == SKIPPED)),
+            errors="0",
+            time=f"{sum(t.get('duration_s', 0) for t in members):.3f}",
+        )
+        for test in members:
+            path, _, name = str(test["nodeid"]).partition("::")
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=path.removesuffix(".py").replace("/", "."),
+                name=name or path,
+                file=path,
+                time=f"{test.get('duration_s', 0):.3f}",
+            )
+            properties = ET.SubElement(case, "properties")
+            for rule in test["rules"]:
+                ET.SubElement(properties, "property", name="spec_rule", value=rule)
+            if test["outcome"] == FAILED:
+                failure = ET.SubElement(case, "failure", message=test.get("reason", "failed"))
+                failure.text = test.get("details") or test.get("reason", "")
+            elif test["outcome"] == SKIPPED:
+                ET.SubElement(case, "skipped", message=test.get("reason", ""))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def write_report(directory: Path, matrix: Mapping[str, Any]) -> tuple[Path, Path, Path]:
+    """matrix.json, matrix.md and junit.xml in `directory`; their paths."""
     directory.mkdir(parents=True, exist_ok=True)
     json_path = directory / "matrix.json"
     md_path = directory / "matrix.md"
+    junit_path = directory / "junit.xml"
     json_path.write_text(json.dumps(matrix, indent=2) + "\n", encoding="utf-8")
     md_path.write_text(render_markdown(matrix), encoding="utf-8")
-    return json_path, md_path
+    junit_path.write_text(render_junit(matrix), encoding="utf-8")
+    return json_path, md_path, junit_path
 
 
 def uncovered(matrix: Mapping[str, Any]) -> list[str]:

@@ -90,6 +90,8 @@ class SimulatorProcess:
             "serve",
             "--port",
             "0",
+            "--rpc-port",
+            "0",  # free chain ports too: a `just serve` on 8545 or another worker may hold them
             "--ready-file",
             str(self.ready_file),
             "--seed",

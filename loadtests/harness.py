@@ -373,7 +373,8 @@ class Harness:
                 passed=exceptions == 0,
                 observed=exceptions,
                 limit=0,
-                detail="unhandled exceptions in the profile's user code",
+                detail=f"{exceptions} unhandled exception(s) in the profile's user code "
+                "(0 allowed)",
             )
         )
         checks += self.extra_checks(self.tally)

@@ -9,14 +9,18 @@
 
 Without ``--host`` it starts ``rfqsim serve --port 0`` itself, waits for its ready file, runs
 locust against it and stops it afterwards. Reports go to ``loadtests/reports/<profile>-<time>/``:
-``locust_stats.csv`` (and the other CSVs), ``report.html``, ``locust.json`` and ``slo.json``
-(the verdict). The exit code is locust's, which the profile's SLO sets on the master: 0 passed,
-1 a threshold violated, 2 could not run.
+``locust_stats.csv`` (and the other CSVs), ``report.html``, ``locust.json``, ``slo.json``
+(the verdict) and ``locust.log`` (locust's own output: its stats tables every 2 s and at the end).
+The terminal shows one progress line (requests, failures, median and p99 so far) and, at the
+end, the verdict with each check. The exit code is locust's, which the profile's SLO sets on
+the master: 0 passed, 1 a threshold violated, 2 could not run.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import csv
 import json
 import os
 import shutil
@@ -190,7 +194,17 @@ def simulator(extra: list[str], log_path: Path) -> Iterator[dict[str, Any]]:
         ready = Path(scratch) / "ready.json"  # holds demo keys: kept out of the reports
         with log_path.open("w", encoding="utf-8") as log:
             process = subprocess.Popen(
-                [rfqsim_executable(), "serve", "--port", "0", "--ready-file", str(ready), *extra],
+                [
+                    rfqsim_executable(),
+                    "serve",
+                    "--port",
+                    "0",
+                    "--rpc-port",
+                    "0",
+                    "--ready-file",
+                    str(ready),
+                    *extra,
+                ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=REPO,
@@ -216,24 +230,82 @@ def simulator(extra: list[str], log_path: Path) -> Iterator[dict[str, Any]]:
                         process.wait()
 
 
-def run_locust(command: list[str], timeout_s: float | None) -> int:
+PROGRESS_EVERY_S = 5.0  # locust rewrites its stats CSV every 2 s
+
+
+def progress_line(stats_csv: Path, elapsed_s: float, run_time_s: float) -> str | None:
+    """One line from locust's stats CSV ("Aggregated" row); None before it has one."""
+    try:
+        with stats_csv.open(encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    except (OSError, csv.Error):
+        return None
+    total = next((row for row in rows if row.get("Name") == "Aggregated"), None)
+    if total is None:
+        return None
+    return (
+        f"{min(elapsed_s, run_time_s):.0f}/{run_time_s:.0f} s  "
+        f"{int(total.get('Request Count') or 0):,} requests  "
+        f"{int(total.get('Failure Count') or 0):,} failures  "
+        f"median {total.get('50%') or '-'} ms  p99 {total.get('99%') or '-'} ms"
+    )
+
+
+def run_locust(
+    command: list[str],
+    timeout_s: float | None,
+    *,
+    log_path: Path | None = None,
+    run_time_s: float = 0,
+) -> int:
+    """Run locust; with `log_path` its output goes there and a progress line is shown instead
+    (its stats tables every 2 s drown the terminal; report.html and the CSVs keep them)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
-    process = subprocess.Popen(command, cwd=REPO, env=env)
-    try:
-        return process.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        print(f"loadtests: locust overran its bound ({timeout_s:g} s); stopping it", flush=True)
-        process.send_signal(signal.SIGINT)
+    with contextlib.ExitStack() as stack:
+        output = None if log_path is None else stack.enter_context(log_path.open("w"))
+        process = subprocess.Popen(
+            command, cwd=REPO, env=env, stdout=output, stderr=subprocess.STDOUT if output else None
+        )
+        started = time.monotonic()
+        deadline = None if timeout_s is None else started + timeout_s
+        tty = sys.stdout.isatty()
+        shown = False
         try:
-            process.wait(timeout=30)
+            while True:
+                wait_s = PROGRESS_EVERY_S
+                if deadline is not None:
+                    wait_s = max(0.0, min(wait_s, deadline - time.monotonic()))
+                try:
+                    code = process.wait(timeout=wait_s)
+                    break
+                except subprocess.TimeoutExpired:
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise
+                if log_path is not None:
+                    stats = log_path.with_name("locust_stats.csv")
+                    line = progress_line(stats, time.monotonic() - started, run_time_s)
+                    if line is not None:
+                        start, end = ("\r", "") if tty else ("", "\n")
+                        print(f"{start}loadtests: {line}", end=end, flush=True)
+                        shown = True
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        return EXIT_NOT_RUN
-    except KeyboardInterrupt:
-        process.send_signal(signal.SIGINT)
-        return process.wait()
+            print(
+                f"\nloadtests: locust overran its bound ({timeout_s:g} s); stopping it", flush=True
+            )
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            return EXIT_NOT_RUN
+        except KeyboardInterrupt:
+            process.send_signal(signal.SIGINT)
+            return process.wait()
+        if shown and tty:
+            print(flush=True)
+        return code
 
 
 def report_verdict(report_dir: Path) -> None:
@@ -245,8 +317,12 @@ def report_verdict(report_dir: Path) -> None:
     verdict = "PASSED" if summary["passed"] else "FAILED"
     print(f"\nloadtests: {summary['profile']} SLO {verdict} (exit {summary['exit_code']})")
     for check in summary["checks"]:
-        print(f"  {'ok  ' if check['passed'] else 'FAIL'} {check['name']}: {check['detail']}")
-    print(f"reports: {report_dir}", flush=True)
+        print(f"  {'pass' if check['passed'] else 'FAIL'}  {check['name']}: {check['detail']}")
+    print(
+        f"reports: {report_dir} (report.html and locust_stats.csv: the full tables; "
+        "locust.log: locust's output; slo.json: this verdict)",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -275,14 +351,24 @@ def main(argv: list[str] | None = None) -> int:
     timeout_s = run_time_s + WATCHDOG_EXTRA_S
     if args.host and not args.start_simulator:
         command = locust_command(args, args.host, run_time_s, report_dir)
-        code = run_locust([*command, *passthrough], timeout_s)
+        code = run_locust(
+            [*command, *passthrough],
+            timeout_s,
+            log_path=report_dir / "locust.log",
+            run_time_s=run_time_s,
+        )
     else:
         try:
             with simulator(args.simulator_arg, report_dir / "simulator.log") as ready:
                 host = ensure_loopback(str(ready["api_url"]))
                 print(f"loadtests: simulator ready at {host}", flush=True)
                 command = locust_command(args, host, run_time_s, report_dir)
-                code = run_locust([*command, *passthrough], timeout_s)
+                code = run_locust(
+                    [*command, *passthrough],
+                    timeout_s,
+                    log_path=report_dir / "locust.log",
+                    run_time_s=run_time_s,
+                )
         except (RuntimeError, FileNotFoundError, NotLoopback) as exc:
             print(f"loadtests: {exc}", file=sys.stderr)
             return EXIT_NOT_RUN

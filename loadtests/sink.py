@@ -125,9 +125,11 @@ class WebhookSink:
         self._server.server_close()
 
     def receive(self, raw: bytes, signature: str | None, event_id: str | None) -> int:
-        now_s = time.time() + self.clock_offset_s
+        now_s = time.time() + self.clock_offset_s  # the simulator's clock: event bodies
+        # The signature's t is wall-clock time at sending (docs/decisions.md W3): checked
+        # against this machine's clock, whatever the simulator's clock says.
         problem: str | None = signature_problem(
-            self.secret, signature, raw, SIGNATURE_TOLERANCE_S, now_s
+            self.secret, signature, raw, SIGNATURE_TOLERANCE_S, time.time()
         )
         try:
             event = json.loads(raw)

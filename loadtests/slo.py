@@ -98,6 +98,9 @@ class Tally:
         entry = self.by_name.setdefault(name, NameCounts())
         self.requests += 1
         entry.requests += 1
+        # Per name: the slowest answer of every request (a cancel is not judged against the
+        # reply budget, but its 90 ms is still its 90 ms); the top-level max is judged only.
+        entry.max_ms = max(entry.max_ms, latency_ms)
         if error is not None:
             self.errors += 1
             entry.errors += 1
@@ -105,7 +108,6 @@ class Tally:
         if judged:
             self.judged += 1
             self.max_ms = max(self.max_ms, latency_ms)
-            entry.max_ms = max(entry.max_ms, latency_ms)
             self.histogram[str(math.ceil(latency_ms * HISTOGRAM_STEPS_PER_MS))] += 1
             if latency_ms > self.budget_ms:
                 self.over_budget += 1

@@ -18,9 +18,16 @@ def add_parser(commands: Any) -> None:
     keys.add_argument("--url", default=DEFAULT_URL, help=f"simulator API (default {DEFAULT_URL})")
     actions = keys.add_subparsers(dest="action", required=True)
     create = actions.add_parser("create", help="create a key; prints the full key once")
-    create.add_argument("--partner", default="demo")
-    create.add_argument("--name", default="")
-    create.add_argument("--environment", choices=["live", "test"], required=True)
+    create.add_argument(
+        "--partner", default="demo", help="partner name; created on first use (default demo)"
+    )
+    create.add_argument("--name", default="", help="a label for the key")
+    create.add_argument(
+        "--environment",
+        choices=["live", "test"],
+        required=True,
+        help="live keys reach live chains (56), test keys test chains (97)",
+    )
     create.add_argument(
         "--scope",
         action="append",
@@ -29,13 +36,15 @@ def add_parser(commands: Any) -> None:
         help="repeatable: trades:write, trades:read, webhooks:manage, "
         "rfq:aggregator, quotes:read, maker:stream",
     )
-    create.add_argument("--tier", default="default")
+    create.add_argument(
+        "--tier", default="default", help="rate-limit tier: default, high, unlimited"
+    )
     create.add_argument("--maker-wallet", help="maker credentials: the maker's funding wallet")
     create.add_argument("--json", action="store_true", help="print the whole record as JSON")
     actions.add_parser("list", help="list keys without secrets")
     for verb in ("suspend", "revoke", "activate"):
         one = actions.add_parser(verb, help=f"{verb} a key by its public prefix")
-        one.add_argument("key_id")
+        one.add_argument("key_id", help="the key's public prefix (tx_live_... before the dot)")
 
 
 def _call(url: str, method: str, path: str, body: dict[str, Any] | None = None) -> Any:

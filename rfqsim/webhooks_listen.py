@@ -8,7 +8,8 @@
 It asks the simulator for a server certificate from its local CA (which the simulator's sender
 trusts), serves https on 127.0.0.1, registers that URL with POST /v1/webhooks using the key, and
 deletes the endpoint again on exit. Every delivery's signature is checked over the raw body (in
-constant time, `t` within the tolerance of the simulator's clock); good events are printed and,
+constant time, `t` within the tolerance of this machine's clock: the simulator signs with wall-clock
+time even after /_sim/clock/advance); good events are printed and,
 with --forward-to, POSTed on unchanged (raw body, Content-Type and the Service-* headers). The
 forward target's answer is passed back to the simulator, so its failures are retried like a real
 receiver's; without --forward-to every good delivery is acknowledged with 200."""
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import signal
 import sys
@@ -81,7 +81,6 @@ class Listener:
         self.out = out
         self.secret = ""  # the endpoint's signing secret, once registered
         self.endpoint_id: str | None = None  # our endpoint while it exists
-        self.clock_offset = 0.0  # simulator clock minus this machine's clock
         self._session: aiohttp.ClientSession | None = None
 
     def say(self, line: str) -> None:
@@ -109,26 +108,17 @@ class Listener:
                 )
             return payload["data"]
 
-    async def refresh_clock(self) -> None:
-        """The simulator's clock may run ahead of ours (/_sim/clock/advance)."""
-        with contextlib.suppress(ApiError, aiohttp.ClientError, TimeoutError, KeyError):
-            clock = await self.call("GET", "/_sim/clock")
-            self.clock_offset = float(clock["offset_seconds"])
-
     def _problem(self, received: ReceivedRequest) -> str | None:
         return signature_problem(
             self.secret,
             received.header(SIGNATURE_HEADER),
             received.raw_body,
             self.tolerance,
-            now=time.time() + self.clock_offset,
+            now=time.time(),  # t is wall-clock time at sending, not the simulator's clock
         )
 
     async def respond(self, received: ReceivedRequest) -> int:
         problem = self._problem(received)
-        if problem == "stale":
-            await self.refresh_clock()
-            problem = self._problem(received)
         event_id = received.header(EVENT_ID_HEADER) or "?"
         if problem is not None:
             self.say(f"! rejected {event_id}: signature {problem}")
@@ -164,7 +154,6 @@ class Listener:
         certificate = await self.call(
             "POST", "/_sim/webhooks/certificates", {"hostnames": ["127.0.0.1", "localhost"]}
         )
-        await self.refresh_clock()
         receiver = AsyncReceiver(
             cert_pem=certificate["cert_pem"],
             key_pem=certificate["key_pem"],

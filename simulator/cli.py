@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -22,14 +23,17 @@ from rfqkit.anvil import AnvilStartError
 from simulator.api.http.appkeys import ACCESS, RAMP, SETTINGS, VENUE
 from simulator.api.http.server import ApiRunner
 from simulator.runtime.app import create_app
+from simulator.runtime.chains import ChainStartupError
 from simulator.runtime.lifecycle import SHUTDOWN
 from simulator.runtime.makers import start_fleet, stop_fleet
+from simulator.runtime.ports import taken_port_messages
 from simulator.runtime.provider import connect_provider_webhooks
 from simulator.services.access.keys import create_demo_keys
 from simulator.services.sim.info import simulator_info
 from simulator.settings import Settings, load_settings
 
 log = logging.getLogger("rfqsim")
+EXIT_PORT_TAKEN = 3
 
 
 def _parse_rpc_urls(values: list[str]) -> dict[int, str]:
@@ -40,6 +44,22 @@ def _parse_rpc_urls(values: list[str]) -> dict[int, str]:
             raise argparse.ArgumentTypeError(f"--rpc-url takes CHAIN=URL, got {value!r}")
         urls[int(chain)] = url
     return urls
+
+
+def _parse_rpc_ports(values: list[str]) -> tuple[int | None, dict[int, int]]:
+    """`--rpc-port PORT` (the first chain's port; the next ones count up; 0: all free) and
+    `--rpc-port CHAIN=PORT` (one chain; 0: a free port)."""
+    base: int | None = None
+    ports: dict[int, int] = {}
+    for value in values:
+        chain, sep, port = value.rpartition("=")
+        if not port.isdigit() or (sep and not chain.isdigit()) or int(port) > 65535:
+            raise argparse.ArgumentTypeError(f"--rpc-port takes PORT or CHAIN=PORT, got {value!r}")
+        if sep:
+            ports[int(chain)] = int(port)
+        else:
+            base = int(port)
+    return base, ports
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
@@ -69,40 +89,82 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     if ramp:
         overrides["ramp"] = ramp
     rpc_urls = _parse_rpc_urls(args.rpc_url or [])
-    unknown = set(rpc_urls) - {c.chain_id for c in base.chains}
-    if unknown:
-        raise SystemExit(f"rfqsim: --rpc-url names unconfigured chain(s) {sorted(unknown)}")
-    if rpc_urls:
+    rpc_base, rpc_ports = _parse_rpc_ports(args.rpc_port or [])
+    if rpc_base is not None:
+        overrides["rpc_port"] = rpc_base
+    configured = {c.chain_id for c in base.chains}
+    for flag, named in (("--rpc-url", rpc_urls), ("--rpc-port", rpc_ports)):
+        unknown = set(named) - configured
+        if unknown:
+            raise ValueError(f"{flag} names unconfigured chain(s) {sorted(unknown)}")
+    if rpc_urls or rpc_ports:
         overrides["chains"] = [
-            {**c.model_dump(mode="json"), "rpc_url": rpc_urls.get(c.chain_id, c.rpc_url)}
+            {
+                **c.model_dump(mode="json"),
+                "rpc_url": rpc_urls.get(c.chain_id, c.rpc_url),
+                "rpc_port": rpc_ports.get(c.chain_id, c.rpc_port),
+            }
             for c in base.chains
         ]
     return load_settings(Path(args.config) if args.config else None, overrides)
 
 
+def _whole(units: int) -> str:
+    return f"{units:,}"
+
+
 def banner(info: dict[str, Any]) -> str:
+    """What a person needs to start: every URL (each answers), the chains with their fixed RPC
+    ports, the contracts once when every chain has the same addresses, the demo keys with their
+    scopes, the funded wallets with their keys and balances, and how to stop."""
+    api = info["api_url"]
     lines = [
         f"rfqsim {info['version']} ready  (environment {info['environment']}, seed {info['seed']})",
-        f"  API           {info['api_url']}   (OpenAPI: {info['api_url']}/v2/openapi.json)",
-        f"  control API   {info['api_url']}/_sim/",
+        f"  API             {api}   (OpenAPI: {api}/v2/openapi.json, {api}/v1/openapi.json)",
+        f"  control API     {api}/_sim/   (index of every control; OpenAPI: "
+        f"{api}/_sim/openapi.json)",
+        f"  rates feed      {api}/tickers   (OpenAPI: {api}/feed/openapi.json)",
     ]
     if info.get("provider_url"):
-        lines.append(f"  ramp provider {info['provider_url']}   (sandbox controls: /_sim/ramp/...)")
-    for chain in info["chains"]:
         lines.append(
-            f"  chain {chain['chain_id']:<5}   {chain['rpc_url']}  ({chain['environment']}, "
-            f"{'started by rfqsim' if chain['managed'] else 'attached'})"
+            f"  ramp provider   {info['provider_url']}/sandbox/state   (drive it: /_sim/ramp/...)"
         )
+    chains = info["chains"]
+    for chain in chains:
+        lines.append(
+            f"  chain {chain['chain_id']:<5}     {chain['rpc_url']}  ({chain['name']}, "
+            f"{chain['environment']}, "
+            f"{'Anvil started by rfqsim' if chain['managed'] else 'attached node'})"
+        )
+    blocks = [(c["contracts"], [(t["symbol"], t["address"]) for t in c["tokens"]]) for c in chains]
+    shared = bool(blocks) and all(block == blocks[0] for block in blocks)
+    for index, chain in enumerate(chains):
+        if shared and index > 0:
+            break
+        title = "every chain" if shared else f"chain {chain['chain_id']}"
+        lines.append(f"  contracts and tokens ({title}, same addresses every run)")
         for role, address in chain["contracts"].items():
             lines.append(f"      {role:<20}{address}")
         for token in chain["tokens"]:
             lines.append(f"      {token['symbol']:<20}{token['address']}  ({token['decimals']} dp)")
-    lines.append("  demo API keys (partner demo; shown once, the simulator keeps only hashes)")
+    lines.append(
+        "  demo API keys (partner demo; the same every run with this seed; "
+        "Authorization: Bearer KEY)"
+    )
     for key in info.get("demo_keys", []):
         lines.append(f"      {key['label']:<18}{key['key']}")
-    lines.append("  demo wallets (test keys: never use them on a real network)")
+        lines.append(f"      {'':<18}scopes {' '.join(key['scopes'])}")
+    funding = info.get("funding", {})
+    balance = (
+        f"each holds {_whole(funding['native'])} native coin and "
+        f"{_whole(funding['token_whole_units'])} of every token on every chain"
+        if funding
+        else "funded on every chain"
+    )
+    lines.append(f"  demo wallets ({balance}; test keys: never use them on a real network)")
     for wallet in info["demo_wallets"]:
         lines.append(f"      {wallet['address']}  {wallet['private_key']}")
+    lines.append("  Stop with Ctrl-C (or SIGTERM): every Anvil rfqsim started stops with it.")
     return "\n".join(lines)
 
 
@@ -181,7 +243,7 @@ async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -
                 "environment": key.environment,
                 "scopes": sorted(key.scopes),
             }
-            for label, key, full in create_demo_keys(app[ACCESS].keys)
+            for label, key, full in create_demo_keys(app[ACCESS].keys, settings.seed)
         ]
         info = simulator_info(app[SETTINGS], app[VENUE], f"http://{host}:{port}")
         info["demo_keys"] = demo_keys  # full keys exist only here: the simulator keeps hashes
@@ -220,12 +282,29 @@ def add_parser(commands: Any) -> None:
     serve_cmd.add_argument("--host", help="bind address (default 127.0.0.1)")
     serve_cmd.add_argument("--port", type=int, help="API port (default 8080; 0 picks a free one)")
     serve_cmd.add_argument("--seed", type=int, help="seed for ids, prices and latencies")
-    serve_cmd.add_argument("--config", help="YAML settings file overlaid on the defaults")
+    serve_cmd.add_argument(
+        "--config",
+        default=os.environ.get("RFQSIM_CONFIG"),
+        help="YAML settings file overlaid on the defaults (or $RFQSIM_CONFIG); RFQSIM_* "
+        "variables overlay both (docs/configuration.md)",
+    )
     serve_cmd.add_argument("--ready-file", help="write the banner's facts as JSON here when ready")
     serve_cmd.add_argument(
         "--rpc-url", action="append", metavar="CHAIN=URL", help="attach to a running node"
     )
-    serve_cmd.add_argument("--environment", choices=["staging", "production"])
+    serve_cmd.add_argument(
+        "--rpc-port",
+        action="append",
+        metavar="[CHAIN=]PORT",
+        help="Anvil RPC port: PORT for the first chain (the next ones count up; default 8545, "
+        "8546), CHAIN=PORT for one chain; 0 picks free ports",
+    )
+    serve_cmd.add_argument(
+        "--environment",
+        choices=["staging", "production"],
+        help="staging (default) lets ramp calls use the provider sandbox flag "
+        "(sandbox: true); production refuses it, as the real service does",
+    )
     serve_cmd.add_argument("--access-log", action="store_true", help="log every request")
     serve_cmd.add_argument(
         "--no-makers", action="store_true", help="start without the simulated maker fleet"
@@ -256,19 +335,31 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """`rfqsim serve`: runs until SIGINT/SIGTERM; 2 for invalid settings, 1 when a node fails."""
+    """`rfqsim serve`: runs until SIGINT/SIGTERM; 2 for invalid settings, 3 when a port is taken,
+    1 when a node fails. Every failure is one line on stderr."""
     try:
         settings = settings_from_args(args)
     except (ValueError, argparse.ArgumentTypeError) as exc:
         print(f"rfqsim: invalid settings: {exc}", file=sys.stderr)
         return 2
+    taken = taken_port_messages(settings)  # before anything starts
+    for message in taken:
+        print(f"rfqsim: {message}", file=sys.stderr)
+    if taken:
+        return EXIT_PORT_TAKEN
     try:
         code = asyncio.run(
             serve(settings, Path(args.ready_file) if args.ready_file else None, args.access_log)
         )
-    except AnvilStartError as exc:
+    except (AnvilStartError, ChainStartupError) as exc:
         print(f"rfqsim: {exc}", file=sys.stderr)
         code = 1
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        # Taken between the check and the bind (a race the check cannot close).
+        print(f"rfqsim: a port is already in use: {exc.strerror}", file=sys.stderr)
+        code = EXIT_PORT_TAKEN
     if not _no_thread_left():
         logging.shutdown()
         sys.stdout.flush()

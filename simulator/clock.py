@@ -34,6 +34,12 @@ class Clock:
     def now(self) -> datetime:
         return datetime.fromtimestamp(self.time(), tz=UTC)
 
+    def wall_time(self) -> float:
+        """Unix seconds of the real clock, whatever advance() did. Only for what a party outside
+        the simulation checks against its own clock: a webhook signature's `t` (docs/decisions.md
+        W3). Everything the simulated service records uses time()."""
+        return time.time()
+
     def millis(self) -> int:
         return int(self.time() * 1000)
 

@@ -1,21 +1,34 @@
-"""Settings: defaults from `default_settings.yaml`, overlaid by an optional YAML file and CLI flags.
+"""Settings: defaults from `default_settings.yaml`, overlaid by an optional YAML file, then by
+`RFQSIM_*` environment variables, then by CLI flags (docs/configuration.md lists every setting).
 
 pydantic is used here because settings are an edge (a file a person writes); inside the simulator
-the validated values are read as plain attributes.
+the validated values are read as plain attributes. The environment is read by pydantic-settings
+(`RFQSIM_SEED=7`, nested with `__`: `RFQSIM_API__PORT=9090`, lists and mappings as JSON).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from makers.config import FleetConfig, default_fleet
 
 DEFAULT_SETTINGS_FILE = Path(__file__).with_name("default_settings.yaml")
+ENV_PREFIX = "RFQSIM_"
+ENV_NESTED_DELIMITER = "__"
+# DESIGN "fixed ports": the first configured chain's Anvil listens here, the next ones count up.
+DEFAULT_RPC_PORT = 8545
 
 ChainEnvironment = Literal["live", "test"]
 CorridorMode = Literal["RFQ", "BOOK"]
@@ -71,6 +84,9 @@ class ChainSettings(_Strict):
     name: str
     min_size: Decimal = Field(gt=0)  # minimum firm size in whole tokens of the named side
     rpc_url: str | None = None  # attach to this node instead of starting Anvil
+    # Port of the Anvil rfqsim starts for this chain; None: `rpc_port` + the chain's position in
+    # `chains` (8545, 8546, ...); 0: a free port chosen by Anvil.
+    rpc_port: int | None = Field(default=None, ge=0, le=65535)
     tokens: tuple[TokenSettings, ...]
     corridors: tuple[CorridorSettings, ...]
 
@@ -221,8 +237,20 @@ class RetentionSettings(_Strict):
     sweep_interval_s: float = Field(default=10, gt=0)
 
 
-class Settings(_Strict):
+class Settings(BaseSettings):
+    # A BaseSettings so pydantic-settings knows the RFQSIM_ names; the environment itself is read
+    # once, by `load_settings`, at its place between the YAML file and the CLI flags.
+    model_config = SettingsConfigDict(
+        extra="forbid",
+        frozen=True,
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=ENV_NESTED_DELIMITER,
+    )
+
     api: ApiSettings = ApiSettings()
+    # Anvil port of the first configured chain; the next chains take the ports after it unless
+    # they name their own `rpc_port`. 0: every chain without its own port on a free port.
+    rpc_port: int = Field(default=DEFAULT_RPC_PORT, ge=0, le=65535)
     environment: Literal["staging", "production"] = "staging"
     seed: int = 0
     trusted_proxy: bool = False
@@ -256,6 +284,44 @@ class Settings(_Strict):
             raise ValueError("duplicate chain_id in chains and chains_without_contracts")
         return self
 
+    @model_validator(mode="after")
+    def _distinct_ports(self) -> Settings:
+        if self.rpc_port and self.rpc_port + len(self.chains) - 1 > 65535:
+            raise ValueError(f"rpc_port {self.rpc_port}: no room for {len(self.chains)} chains")
+        fixed: dict[int, str] = {}
+        if self.api.port:
+            fixed[self.api.port] = "the API"
+        for chain in self.chains:
+            port = self.anvil_port(chain.chain_id)
+            if chain.rpc_url is not None or port == 0:
+                continue
+            if port in fixed:
+                raise ValueError(f"chain {chain.chain_id} RPC port {port} is also {fixed[port]}'s")
+            fixed[port] = f"chain {chain.chain_id} RPC"
+        return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Constructing or validating Settings reads only what it is given: `load_settings` puts
+        # the environment between the YAML file and the flags, where a person expects it.
+        return (init_settings,)
+
+    def anvil_port(self, chain_id: int) -> int:
+        """The port rfqsim starts this chain's Anvil on (0: a free one)."""
+        for index, chain in enumerate(self.chains):
+            if chain.chain_id == chain_id:
+                if chain.rpc_port is not None:
+                    return chain.rpc_port
+                return self.rpc_port + index if self.rpc_port else 0
+        raise KeyError(chain_id)
+
     def chain(self, chain_id: int) -> ChainSettings:
         for chain in self.chains:
             if chain.chain_id == chain_id:
@@ -273,16 +339,39 @@ def _deep_merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]
     return merged
 
 
+def settings_from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The `RFQSIM_*` variables that name a setting, as a nested mapping (pydantic-settings:
+    `RFQSIM_API__PORT=9090` -> {"api": {"port": "9090"}}; JSON for lists and mappings). Other
+    RFQSIM_ variables (RFQSIM_API_KEY for the conformance suite, ...) are not settings and are
+    left alone."""
+    source = EnvSettingsSource(
+        Settings,
+        case_sensitive=False,
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=ENV_NESTED_DELIMITER,
+    )
+    if environ is not None:
+        source.env_vars = {k.lower(): v for k, v in environ.items()}
+    try:
+        return dict(source())
+    except Exception as exc:  # pydantic-settings' SettingsError: a value that is not JSON
+        raise ValueError(f"environment: {exc}") from exc
+
+
 def load_settings(
-    config_file: Path | None = None, overrides: dict[str, Any] | None = None
+    config_file: Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> Settings:
-    """Defaults, then the YAML `config_file`, then `overrides` (from CLI flags)."""
+    """Defaults, then the YAML `config_file`, then the `RFQSIM_*` environment (`environ`, or the
+    process's), then `overrides` (from CLI flags)."""
     data: dict[str, Any] = yaml.safe_load(DEFAULT_SETTINGS_FILE.read_text())
     if config_file is not None:
         loaded = yaml.safe_load(config_file.read_text()) or {}
         if not isinstance(loaded, dict):
             raise ValueError(f"{config_file}: top level must be a mapping")
         data = _deep_merge(data, loaded)
+    data = _deep_merge(data, settings_from_environment(environ))
     if overrides:
         data = _deep_merge(data, overrides)
     return Settings.model_validate(data)

@@ -50,7 +50,7 @@ def test_a_fill_is_delivered_with_settled_amounts(
     swap_hash = partner.execute(taker, quote)
 
     (got,) = receiver.wait_for_requests(1, timeout=WAIT_S)
-    check_signature(endpoint["signingSecret"], got, service_now(sim))
+    check_signature(endpoint["signingSecret"], got)
     rfq = check_event(got, "rfq.filled", rfq_id)["data"]["rfq"]
     assert rfq["late"] is False
     assert rfq["supersedes"] is None
@@ -85,7 +85,7 @@ def test_a_late_fill_corrects_the_expired_event(
 
     partner.execute(taker, quote)
     _, filled = receiver.wait_for_requests(2, timeout=WAIT_S)
-    check_signature(endpoint["signingSecret"], filled, service_now(sim))
+    check_signature(endpoint["signingSecret"], filled)
     rfq = check_event(filled, "rfq.filled", rfq_id)["data"]["rfq"]
     assert rfq["late"] is True
     assert rfq["supersedes"] == "rfq.expired"
@@ -138,7 +138,7 @@ def test_a_late_indexed_fill_corrects_the_failed_event(
     finally:
         sim.call("DELETE", "faults")  # the index is back: it catches up from where it stopped
     _, filled = receiver.wait_for_requests(2, timeout=WAIT_S)
-    check_signature(endpoint["signingSecret"], filled, service_now(sim))
+    check_signature(endpoint["signingSecret"], filled)
     rfq = check_event(filled, "rfq.filled", rfq_id)["data"]["rfq"]
     assert rfq["late"] is True
     assert rfq["supersedes"] == "rfq.failed"

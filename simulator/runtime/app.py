@@ -43,6 +43,7 @@ from simulator.api.rfq import control as rfq_control
 from simulator.api.rfq import handlers as rfq
 from simulator.api.rfq import maker_stream
 from simulator.api.sim import handlers as sim
+from simulator.api.sim import index as sim_index
 from simulator.api.v1 import control as v1_control
 from simulator.api.v1 import handlers as v1
 from simulator.api.v1.access import check_v1_operations
@@ -91,6 +92,7 @@ def build_routes() -> RouteTable:
         v1,
         maker_stream,
         sim,
+        sim_index,
         access_control,
         rfq_control,
         webhooks_control,

@@ -29,7 +29,16 @@ PROBE_TIMEOUT_S = 2.0  # a probe slower than this counts as unreachable
 
 
 class ChainStartupError(RuntimeError):
-    pass
+    """A chain could not be brought up; the message is one line saying which and what to do."""
+
+
+def _cause(exc: BaseException) -> str:
+    """The innermost reason, short: "Connect call failed ('127.0.0.1', 1)" rather than the
+    wrapped repr chain."""
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:200]
 
 
 async def _bring_up(
@@ -40,7 +49,11 @@ async def _bring_up(
         # Started on the loop's own thread on purpose: PR_SET_PDEATHSIG ties Anvil's life to the
         # thread that forked it, and an executor thread could end before the simulator does.
         # Anvil is listening within ~20 ms, so blocking the loop that long at start-up is fine.
-        node = start_anvil(chain_settings.chain_id)
+        # A fixed port by default (8545, 8546, ...: wallets keep their network settings across
+        # restarts); `serve` checked it is free before anything started.
+        node = start_anvil(
+            chain_settings.chain_id, port=settings.anvil_port(chain_settings.chain_id)
+        )
         nodes.append(node)
         rpc_url = node.rpc_url
     else:
@@ -51,7 +64,17 @@ async def _bring_up(
         chain_id, rpc_url, is_unreachable=lambda: chain_id in faults.chain_unreachable
     )
     try:
-        remote_id = await chain.remote_chain_id()
+        try:
+            remote_id = await chain.remote_chain_id()
+        except ChainUnavailable as exc:
+            hint = (
+                f"start that node, or drop --rpc-url {chain_id}=... to let rfqsim start Anvil"
+                if not managed
+                else "Anvil started but does not answer"
+            )
+            raise ChainStartupError(
+                f"chain {chain_id}: no JSON-RPC node answers at {rpc_url} ({_cause(exc)}); {hint}"
+            ) from exc
         if remote_id != chain_settings.chain_id:
             raise ChainStartupError(
                 f"node at {rpc_url} reports chain id {remote_id}, "

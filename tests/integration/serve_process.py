@@ -48,7 +48,7 @@ def stop(process: subprocess.Popen[str], sig: int = signal.SIGTERM) -> int:
 def serve(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Served]:
     ready = tmp_path / "ready.json"
     process = subprocess.Popen(
-        [str(RFQSIM), "serve", "--port", "0", "--ready-file", str(ready), *args],
+        [str(RFQSIM), "serve", "--port", "0", "--rpc-port", "0", "--ready-file", str(ready), *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -61,6 +61,8 @@ def simulator(tmp_path: Path, policy: str) -> Iterator[Running]:
                 "serve",
                 "--port",
                 "0",
+                "--rpc-port",
+                "0",
                 "--ready-file",
                 str(ready),
                 "--on-chain-exit",

@@ -18,6 +18,7 @@ import pytest
 
 from loadtests.common import NotLoopback, check_bounds, ensure_loopback, parse_duration_s
 from loadtests.control import Control
+from loadtests.run import progress_line
 from loadtests.shapes import plan
 from loadtests.slo import Tally, Thresholds, allowed_over, standard_checks
 from tests.integration.serve_process import REPO, serve
@@ -40,8 +41,6 @@ def run_profile(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], str]:
             "--report-dir",
             str(reports),
             *args,
-            "--",
-            "--only-summary",
         ],
         cwd=REPO,
         env=env,
@@ -72,6 +71,12 @@ def test_a_short_storm_passes_and_leaves_reports_and_the_simulator_as_it_was(
         tmp_path, "--run-time", "8s", "--users", "5", "--spawn-rate", "5", "--tolerance-ms", "200"
     )
     assert code == 0, output[-3000:]
+    # Quiet: no locust stats table in the terminal (they are in the report files), the verdict
+    # at the end with each check as pass/FAIL.
+    assert "Aggregated" not in output, output[-3000:]
+    assert "loadtests: rfq_storm SLO PASSED (exit 0)" in output
+    assert "pass  user_exceptions: 0 unhandled exception(s)" in output
+    assert "Aggregated" in (tmp_path / "reports" / "locust.log").read_text()
     assert summary["passed"] is True
     assert summary["exit_code"] == 0
     assert summary["mode"] == "local"
@@ -219,3 +224,25 @@ def test_only_loopback_targets_and_bounded_runs() -> None:
         check_bounds(201, None, 60)
     with pytest.raises(ValueError, match="run-time"):
         check_bounds(10, None, 3 * 3600)
+
+
+def test_per_name_max_counts_requests_the_budget_does_not_judge() -> None:
+    tally = Tally(budget_ms=750, threshold_ms=780)
+    tally.record("cancel", 90.0, judged=False, error=None, status=None)
+    tally.record("firm", 40.0, judged=True, error=None, status="quoted")
+    assert tally.by_name["cancel"].max_ms == 90.0  # was 0.0: only judged requests counted
+    assert tally.by_name["firm"].max_ms == 40.0
+    assert tally.max_ms == 40.0  # the judged maximum stays the judged one
+
+
+def test_the_progress_line_reads_locust_stats_csv(tmp_path: Path) -> None:
+    stats = tmp_path / "locust_stats.csv"
+    assert progress_line(stats, 3, 60) is None  # nothing written yet
+    stats.write_text(
+        "Type,Name,Request Count,Failure Count,50%,99%\n"
+        "POST,firm,10,0,40,120\n"
+        ",Aggregated,1234,2,45,130\n"
+    )
+    assert progress_line(stats, 12.4, 60) == (
+        "12/60 s  1,234 requests  2 failures  median 45 ms  p99 130 ms"
+    )

@@ -43,7 +43,17 @@ def test_secrets_stay_out_of_logs_and_errors(tmp_path: Path) -> None:
     log_file = tmp_path / "stderr.log"
     with log_file.open("w") as stderr:
         process = subprocess.Popen(
-            [str(RFQSIM), "serve", "--port", "0", "--ready-file", str(ready), "--access-log"],
+            [
+                str(RFQSIM),
+                "serve",
+                "--port",
+                "0",
+                "--rpc-port",
+                "0",
+                "--ready-file",
+                str(ready),
+                "--access-log",
+            ],
             stdout=subprocess.DEVNULL,
             stderr=stderr,
         )

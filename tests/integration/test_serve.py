@@ -75,7 +75,11 @@ def test_anvil_failing_to_start_names_binary_and_exits_nonzero(tmp_path: Path) -
     import subprocess
 
     result = subprocess.run(
-        [str(RFQSIM), "serve", "--port", "0"], env=env, capture_output=True, text=True, timeout=60
+        [str(RFQSIM), "serve", "--port", "0", "--rpc-port", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 1
     assert str(tmp_path / "no-such-anvil") in result.stderr

@@ -63,7 +63,16 @@ def test_twenty_stops_under_load_each_exit_within_seconds(tmp_path: Path) -> Non
         log = tmp_path / f"stderr-{trial}.log"
         with log.open("w") as stderr:
             process = subprocess.Popen(
-                [str(RFQSIM), "serve", "--port", "0", "--ready-file", str(ready)],
+                [
+                    str(RFQSIM),
+                    "serve",
+                    "--port",
+                    "0",
+                    "--rpc-port",
+                    "0",
+                    "--ready-file",
+                    str(ready),
+                ],
                 stdout=subprocess.DEVNULL,
                 stderr=stderr,
                 text=True,

@@ -67,3 +67,57 @@ def test_a_chain_id_cannot_be_both_deployed_and_without_contracts() -> None:
                 "chains_without_contracts": [{"chain_id": 97, "environment": "test", "name": "x"}]
             }
         )
+
+
+def test_chain_rpc_ports_are_fixed_by_default_and_overridable_per_chain() -> None:
+    settings = load_settings()
+    assert [settings.anvil_port(c.chain_id) for c in settings.chains] == [8545, 8546]
+    moved = load_settings(overrides={"rpc_port": 9545})
+    assert [moved.anvil_port(c.chain_id) for c in moved.chains] == [9545, 9546]
+    free = load_settings(overrides={"rpc_port": 0})
+    assert [free.anvil_port(c.chain_id) for c in free.chains] == [0, 0]
+    one = load_settings(
+        overrides={
+            "chains": [
+                {**settings.chains[0].model_dump(mode="json"), "rpc_port": 0},
+                settings.chains[1].model_dump(mode="json"),
+            ]
+        }
+    )
+    assert [one.anvil_port(c.chain_id) for c in one.chains] == [0, 8546]
+
+
+def test_two_fixed_listeners_on_one_port_are_refused() -> None:
+    with pytest.raises(ValidationError, match="8546"):
+        load_settings(overrides={"api": {"port": 8546}})
+
+
+def test_every_setting_is_read_from_rfqsim_variables_between_the_file_and_the_flags(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "s.yaml"
+    config.write_text("seed: 1\napi: {port: 9000}\nlimits: {keyless_per_minute: 5}\n")
+    environ = {
+        "RFQSIM_SEED": "2",
+        "RFQSIM_API__HOST": "127.0.0.2",
+        "RFQSIM_LIMITS__TIERS": '{"default": 9}',
+        "RFQSIM_WEBHOOKS__ALLOW_HTTP": "true",
+        "RFQSIM_RPC_PORT": "0",
+        "RFQSIM_API_KEY": "tx_test_not.a-setting",  # the conformance suite's, not a setting
+    }
+    settings = load_settings(config, overrides={"seed": 3}, environ=environ)
+    assert settings.seed == 3  # a flag beats the environment
+    assert settings.api.port == 9000  # the file, where the environment says nothing
+    assert settings.api.host == "127.0.0.2"  # the environment beats the file and the defaults
+    assert settings.limits.keyless_per_minute == 5
+    assert settings.limits.tiers["default"] == 9  # mappings merge key by key, as in YAML
+    assert settings.webhooks.allow_http is True
+    assert settings.rpc_port == 0
+    assert load_settings(config, environ=environ).seed == 2
+
+
+def test_a_bad_environment_value_names_the_variable() -> None:
+    with pytest.raises(ValidationError, match=r"api\.port"):
+        load_settings(environ={"RFQSIM_API__PORT": "eighty"})
+    with pytest.raises(ValueError, match="limits"):
+        load_settings(environ={"RFQSIM_LIMITS__TIERS": "{not json"})

@@ -153,6 +153,9 @@ async def test_validation(client: Client) -> None:
 
     error = await post({"url": "http://example.com/hook", "eventTypes": ["rfq.filled"]})
     assert error["details"]["reason"] == "https_required"
+    # The way out is in the message: the local https receiver, or the developer flag.
+    assert "rfqsim webhooks listen" in error["message"]
+    assert "--allow-http-webhooks" in error["message"]
     for body, field in (
         ({"url": "https://example.com/", "eventTypes": ["rfq.nope"]}, "eventTypes"),
         ({"url": "https://example.com/", "eventTypes": []}, "eventTypes"),

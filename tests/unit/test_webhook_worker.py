@@ -18,6 +18,7 @@ from simulator.services.webhooks.service import Webhooks
 from simulator.settings import RETRY_SCHEDULE_S, WebhookSettings
 from tests.unit.webhook_fakes import (
     START,
+    WALL,
     FrozenClock,
     RecordingCertificates,
     ScriptedTransport,
@@ -76,7 +77,9 @@ async def test_dispatcher_filters_by_partner_and_event_type(rig: Rig) -> None:
     assert first.delivery_id != second.delivery_id
 
 
-async def test_delivers_at_once_signed_with_the_simulator_clock(rig: Rig) -> None:
+async def test_delivers_at_once_signed_with_the_wall_clock_not_the_simulator_clock(
+    rig: Rig,
+) -> None:
     endpoint_id = _endpoint(rig)
     await rig.clock.advance(1234.9)
     rig.webhooks.dispatcher.publish(rfq_event())
@@ -84,7 +87,7 @@ async def test_delivers_at_once_signed_with_the_simulator_clock(rig: Rig) -> Non
     sent = rig.transport.sent[0]
     endpoint = rig.webhooks.registry.get(endpoint_id)
     assert endpoint is not None
-    t = int(START + 1234.9)
+    t = int(WALL)  # not START + 1234.9: receivers check t against their own clock
     assert sent.headers == {
         "Content-Type": "application/json",
         "Service-Event-Id": "rfq.expired:rfq_1",
@@ -196,6 +199,7 @@ async def test_redeliver_is_an_extra_attempt_signed_afresh(rig: Rig) -> None:
     (delivery,) = rig.webhooks.outbox
     await settle(lambda: len(delivery.attempts) == 1)
     await rig.clock.advance(2)
+    rig.clock.wall += 3  # real time passed too
     rig.transport.default = 200
     redelivered = await rig.webhooks.worker.redeliver(delivery.delivery_id)
     assert redelivered is delivery
@@ -204,7 +208,7 @@ async def test_redeliver_is_an_extra_attempt_signed_afresh(rig: Rig) -> None:
     first, again = rig.transport.sent
     assert first.body == again.body
     assert first.headers["Service-Signature"] != again.headers["Service-Signature"]
-    assert again.headers["Service-Signature"].startswith(f"t={int(START + 2)},")
+    assert again.headers["Service-Signature"].startswith(f"t={int(WALL + 3)},")
     with pytest.raises(NotFound):
         await rig.webhooks.worker.redeliver("whd_unknown")
     rig.webhooks.delete_endpoint("ptn_a", endpoint_id)

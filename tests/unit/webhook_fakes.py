@@ -12,6 +12,7 @@ from simulator.services.shared.events import Event
 from simulator.services.webhooks.ports import IssuedCertificate, SendResult
 
 START = 1_800_000_000.0
+WALL = 1_800_000_000.75  # the fake's real clock: signatures' t
 
 
 class FrozenClock(Clock):
@@ -20,9 +21,13 @@ class FrozenClock(Clock):
     def __init__(self, start: float = START) -> None:
         super().__init__()
         self._start = start
+        self.wall = WALL  # the real clock: moved only by a test, never by advance()
 
     def time(self) -> float:
         return self._start + self.offset_seconds
+
+    def wall_time(self) -> float:
+        return self.wall
 
 
 @dataclass(frozen=True)

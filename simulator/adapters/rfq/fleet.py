@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
 from makers.client import MakerClientError
 from makers.fleet import MakerFleet, SimulatedMaker
 from simulator.errors import InvalidRequest, NotFound, UpstreamError
@@ -35,12 +37,37 @@ class MakerFleetControl:
             # The maker itself, not fleet.reconfigure(name, ...): a `name` among the changes
             # must be refused as a fixed field, not collide with that parameter.
             await maker.reconfigure(**changes)
-        except ValueError as exc:  # pydantic's ValidationError too: a value the maker refuses
-            raise InvalidRequest(str(exc), details={"reason": "invalid_maker_config"}) from exc
+        except ValidationError as exc:  # a combination the maker's config refuses
+            raise InvalidRequest(
+                f"Maker {name} refuses this configuration",
+                details={"reason": "invalid_maker_config", "issues": _issues(exc)},
+            ) from exc
+        except ValueError as exc:
+            raise InvalidRequest(
+                f"Maker {name} refuses this configuration: {exc}",
+                details={"reason": "invalid_maker_config"},
+            ) from exc
         except (MakerClientError, TimeoutError) as exc:  # told to go online, could not
             raise UpstreamError(
                 f"maker {name} could not reconnect: {exc}", details={"reason": "maker_unreachable"}
             ) from exc
+
+
+def _issues(error: ValidationError) -> list[dict[str, Any]]:
+    """The envelope's `details.issues` (as api/http/parsing.py writes them), without pydantic's
+    documentation URLs."""
+    issues = []
+    for item in error.errors(include_url=False):
+        loc = [part if isinstance(part, int) else str(part) for part in item["loc"]]
+        issues.append(
+            {
+                "field": ".".join(str(part) for part in loc),
+                "loc": loc,
+                "message": item["msg"],
+                "type": item["type"],
+            }
+        )
+    return issues
 
 
 def _member(maker: SimulatedMaker) -> FleetMemberStatus:

@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import Field
 
-from makers.config import LatencyConfig
+from makers.config import Behaviour, LatencyConfig
 from simulator.api.http.appkeys import RFQ
 from simulator.api.http.parsing import parse_body
 from simulator.api.http.responses import data_response
@@ -37,7 +37,7 @@ class OnlineMakerView(ApiModel):
 class FleetMakerView(ApiModel):
     name: str
     wallet: str
-    behaviour: str
+    behaviour: Behaviour
     online: bool
     connected: bool
     chains: list[int]
@@ -52,8 +52,11 @@ class MakersView(ApiModel):
 
 
 class MakerChange(ApiModel):
-    behaviour: str | None = Field(
-        default=None, description="normal|silent|late|decline|bad_signature|underfunded|flaky"
+    behaviour: Behaviour | None = Field(
+        default=None,
+        description="normal; silent (never answers); late (answers after the reply budget); "
+        "decline; bad_signature; underfunded (quotes more than it holds); flaky (declines "
+        "flaky_decline_fraction of requests)",
     )
     latency: LatencyConfig | None = None
     spread_bps: float | None = Field(default=None, ge=0, le=5000)

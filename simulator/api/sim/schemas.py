@@ -69,9 +69,20 @@ class ChainWithoutContractsInfo(ApiModel):
 
 
 class WalletInfo(ApiModel):
-    label: str
+    label: str = Field(description="The wallet's fixed label (demo-taker-0, maker-0, ...)")
     address: str
     private_key: str | None = None
+    name: str | None = Field(
+        default=None,
+        description="Maker wallets: the simulated maker's name (alpha, ...), as in the log and "
+        "/_sim/makers; null when no configured maker uses the wallet",
+    )
+
+
+class FundingInfo(ApiModel):
+    native_wei: str = Field(description="Native coin minted to every funded wallet, in wei")
+    native: int = Field(description="The same in whole coins")
+    token_whole_units: int = Field(description="Whole units of every token per funded wallet")
 
 
 class SimInfo(ApiModel):
@@ -85,4 +96,5 @@ class SimInfo(ApiModel):
     chains_without_contracts: list[ChainWithoutContractsInfo]
     demo_wallets: list[WalletInfo]
     maker_wallets: list[WalletInfo]
+    funding: FundingInfo = Field(description="What every demo and maker wallet starts with")
     provider_treasury: str

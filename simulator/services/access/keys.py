@@ -6,6 +6,7 @@ key is returned once, at creation. Any key of a partner owns that partner's RFQs
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import re
@@ -94,8 +95,11 @@ class KeyService:
         name: str = "",
         tier: str = "default",
         maker_wallet: str | None = None,
+        material: tuple[str, str] | None = None,
     ) -> tuple[ApiKey, str]:
-        """Returns the record and the full key, which is not stored and cannot be shown again."""
+        """Returns the record and the full key, which is not stored and cannot be shown again.
+        `material` (public prefix hex, secret) is for the demo keys only (`demo_key_material`);
+        every other key's secret comes from the OS CSPRNG."""
         if partner_id not in self.partners:
             raise NotFound(f"No partner {partner_id}")
         unknown = scopes - ALL_SCOPES
@@ -114,8 +118,13 @@ class KeyService:
                 "A maker credential needs maker_wallet, and only a maker credential may name one",
                 details={"reason": "maker_wallet"},
             )
-        key_id = f"tx_{environment}_{self._random.hex(6)}"
-        secret = secret_token("", 32)
+        if material is None:
+            key_id = f"tx_{environment}_{self._random.hex(6)}"
+            secret = secret_token("", 32)
+        else:
+            key_id, secret = f"tx_{environment}_{material[0]}", material[1]
+            if key_id in self.keys:
+                raise InvalidRequest(f"Key {key_id} exists", details={"reason": "duplicate_key"})
         key = ApiKey(
             key_id=key_id,
             partner_id=partner_id,
@@ -161,9 +170,19 @@ class KeyService:
 DEMO_TAKER_SCOPES = frozenset({"trades:write", "trades:read", "webhooks:manage", "quotes:read"})
 
 
-def create_demo_keys(keys: KeyService) -> list[tuple[str, ApiKey, str]]:
+def demo_key_material(seed: int, label: str) -> tuple[str, str]:
+    """(public prefix, secret) of demo key `label` under `seed`: the same every run with the same
+    seed, so an integrator pastes the demo keys into their config once (DESIGN "Demo keys are
+    derived from the seed"; docs/decisions.md). Demo keys only: anyone who knows the seed knows
+    them, which is the point of a demo key and wrong for any other."""
+    digest = hashlib.sha256(f"rfqsim demo key v1:{seed}:{label}".encode()).digest()
+    secret = hashlib.sha256(b"secret:" + digest).digest()
+    return digest[:6].hex(), base64.urlsafe_b64encode(secret).rstrip(b"=").decode()
+
+
+def create_demo_keys(keys: KeyService, seed: int) -> list[tuple[str, ApiKey, str]]:
     """The keys `rfqsim serve` prints: a taker key per environment and an aggregator key, all of
-    the partner `demo`. Fresh secrets every run (only their hashes are kept)."""
+    the partner `demo`, derived from `seed` (only their hashes are kept)."""
     partner = keys.partner_by_name("demo")
     wanted: list[tuple[str, KeyEnvironment, frozenset[str]]] = [
         ("taker-live", "live", DEMO_TAKER_SCOPES),
@@ -173,7 +192,11 @@ def create_demo_keys(keys: KeyService) -> list[tuple[str, ApiKey, str]]:
     created = []
     for label, environment, scopes in wanted:
         key, full = keys.create_key(
-            partner_id=partner.partner_id, environment=environment, scopes=scopes, name=label
+            partner_id=partner.partner_id,
+            environment=environment,
+            scopes=scopes,
+            name=label,
+            material=demo_key_material(seed, label),
         )
         created.append((label, key, full))
     return created

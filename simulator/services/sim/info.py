@@ -56,6 +56,11 @@ def simulator_info(settings: Settings, venue: VenueDirectory, api_url: str) -> d
             }
         )
     funding = settings.funding
+    fleet_names = {
+        maker.wallet_index: maker.name
+        for maker in (settings.makers.makers if settings.makers is not None else ())
+        if maker.wallet_index is not None
+    }
     return {
         "simulator": "rfqsim",
         "version": __version__,
@@ -72,9 +77,16 @@ def simulator_info(settings: Settings, venue: VenueDirectory, api_url: str) -> d
             {"label": w.label, "address": w.address, "private_key": w.private_key}
             for w in (demo_wallet(i) for i in range(funding.demo_wallets))
         ],
+        # Each maker wallet under the name the fleet (and its log lines) use for it, e.g. alpha
+        # for maker-0; a wallet no configured maker uses keeps its wallet label.
         "maker_wallets": [
-            {"label": w.label, "address": w.address}
-            for w in (maker_wallet(i) for i in range(funding.makers))
+            {"label": w.label, "address": w.address, "name": fleet_names.get(i)}
+            for i, w in enumerate(maker_wallet(i) for i in range(funding.makers))
         ],
+        "funding": {
+            "native_wei": str(funding.native_wei),
+            "native": funding.native_wei // 10**18,
+            "token_whole_units": funding.token_whole_units,
+        },
         "provider_treasury": PROVIDER_TREASURY.address,
     }

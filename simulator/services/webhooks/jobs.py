@@ -126,9 +126,15 @@ class DeliveryWorker:
                     manual=manual,
                 )
             else:
-                # Signed per attempt with the time it is sent, over the stored bytes.
+                # Signed per attempt over the stored bytes, with the wall-clock time it is sent:
+                # a receiver checks `t` against its own clock (Stripe-style tolerance), so `t`
+                # must not follow /_sim/clock/advance; the body keeps simulator time
+                # (docs/decisions.md W3).
                 headers = delivery_headers(
-                    delivery.event_id, endpoint.signing_secret, int(started_at), delivery.body
+                    delivery.event_id,
+                    endpoint.signing_secret,
+                    int(self._clock.wall_time()),
+                    delivery.body,
                 )
                 attempt = await self._send(endpoint, delivery, headers, number, started_at, manual)
                 if faults.duplicate:

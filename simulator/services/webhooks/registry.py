@@ -56,8 +56,16 @@ def check_endpoint_url(url: str, *, allow_http: bool) -> None:
     scheme = parts.scheme.lower()
     if scheme == "https" or (scheme == "http" and allow_http):
         return
+    # The real service says only "must be https"; the simulator adds how to get there locally.
+    hint = (
+        "; to receive on this machine, run `rfqsim webhooks listen --api-key KEY "
+        "--forward-to http://127.0.0.1:PORT/...` (an https receiver the simulator trusts, "
+        "forwarding to your http handler), or start the simulator with --allow-http-webhooks"
+        if scheme == "http"
+        else ""
+    )
     raise InvalidRequest(
-        "Webhook endpoint URLs must be https",
+        f"Webhook endpoint URLs must be https{hint}",
         details={"reason": "https_required", "scheme": scheme},
     )
 

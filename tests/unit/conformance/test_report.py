@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from conformance.cli import build_parser, pytest_args
 from conformance.report import (
     BASE_URL_PROPERTY,
     RULES_PROPERTY,
@@ -146,6 +148,7 @@ def test_matrix_and_markdown(tmp_path: Path) -> None:
     assert [t["nodeid"] for t in by_id["rfq/a/one"]["tests"]] == ["t.py::bad", "t.py::ok"]
     assert by_id["rfq/a/one"]["tests"][0] == {
         "nodeid": "t.py::bad",
+        "area": "other",
         "outcome": "failed",
         "reason": "assert 1 == 2",
     }
@@ -153,7 +156,7 @@ def test_matrix_and_markdown(tmp_path: Path) -> None:
     assert by_id["ramp/b/three"]["kind"] == "not_shown"
     assert uncovered(matrix) == ["v1/c/four"]
 
-    json_path, md_path = write_report(tmp_path / "out", matrix)
+    json_path, md_path, _ = write_report(tmp_path / "out", matrix)
     assert json.loads(json_path.read_text()) == matrix
     markdown = md_path.read_text()
     assert markdown == render_markdown(matrix)
@@ -168,3 +171,58 @@ def test_matrix_and_markdown(tmp_path: Path) -> None:
     assert "First \\| with a pipe" in markdown
     assert "| `ramp/b/three` | skipped *(not shown)* |" in markdown
     assert "| `v1/c/four` | not covered |  | Fourth |" in markdown
+
+
+def test_report_opens_with_areas_and_failures_keeps_full_statements_and_writes_junit(
+    tmp_path: Path,
+) -> None:
+    long_text = "A statement well over one hundred and twenty characters, " * 4 + "END."
+    rules = [*RULES, Rule("rfq/a/long", "rfq", "A", "long", long_text)]
+    collector = ResultCollector()
+    _run(collector, "conformance/tests/test_health.py::ok", ("rfq/a/one",))
+    _run(
+        collector,
+        "conformance/tests/test_rfq_lifecycle.py::bad",
+        ("rfq/a/long",),
+        call="failed",
+    )
+    _run(
+        collector,
+        "conformance/tests/test_ramp_catalog.py::skip",
+        ("ramp/b/three",),
+        setup="skipped",
+    )
+    matrix = build_matrix(rules, collector.results.values(), base_url="http://x")
+    assert [row["area"] for row in matrix["areas"]] == ["rfq", "conventions", "ramp"]
+    rfq_row = matrix["areas"][0]
+    assert (rfq_row["tests"], rfq_row["failed"], rfq_row["rules_failed"]) == (1, 1, 1)
+
+    _, md_path, junit_path = write_report(tmp_path, matrix)
+    markdown = md_path.read_text()
+    summary = markdown.index("## Summary by area")
+    failures = markdown.index("## Failures (1 rules)")
+    first_document = markdown.index("## rfq (1-rfq-v2.md)")
+    assert summary < failures < first_document
+    assert long_text in markdown[failures:first_document]  # the whole statement, not cut
+    assert long_text in markdown[first_document:]
+    assert "…" not in markdown
+
+    root = ET.parse(junit_path).getroot()
+    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("3", "1", "1")
+    (bad,) = [case for case in root.iter("testcase") if case.get("name") == "bad"]
+    assert bad.get("classname") == "conformance.tests.test_rfq_lifecycle"
+    failure = bad.find("failure")
+    assert failure is not None
+    assert failure.get("message") == "assert 1 == 2"
+    assert "def test():" in (failure.text or "")  # the full failure text
+    assert [p.get("value") for p in bad.iter("property")] == ["rfq/a/long"]
+
+
+def test_list_uncovered_is_a_static_collection_unless_asked_to_run() -> None:
+    parser = build_parser()
+    static = pytest_args(parser.parse_args(["--list-uncovered"]), [])
+    assert "--collect-only" in static
+    assert "--list-uncovered" in static
+    ran = pytest_args(parser.parse_args(["--list-uncovered", "--run"]), [])
+    assert "--collect-only" not in ran
+    assert "--collect-only" not in pytest_args(parser.parse_args([]), [])
