@@ -190,8 +190,14 @@ def run_pass(
 
 
 def feed_pairs(base_url: str) -> list[Mapping[str, str]]:
-    """The target's published pairs (``GET /pairs``), to steer the feed pass' queries."""
+    """The target's published pairs (``GET /pairs``), to steer the feed pass' queries. A 429
+    (the per-IP backstop, which the passes before may have used up when a run keeps the
+    target's own limits) is waited out once, as its Retry-After says."""
     resp = Client(base_url).get("/pairs")
+    retry_after = resp.headers.get("Retry-After")
+    if resp.status == 429 and retry_after is not None and retry_after.isdigit():
+        time.sleep(min(int(retry_after), 60) + 0.5)
+        resp = Client(base_url).get("/pairs")
     if resp.status != 200 or not isinstance(resp.body, list):
         raise RunError(f"cannot read {base_url}/pairs: {resp.describe()}")
     return [p for p in resp.body if isinstance(p, dict)]
