@@ -160,6 +160,16 @@ class RampSettings(_Strict):
     smtp: str | None = Field(default=None, pattern=r"^[^ :]+:[0-9]{1,5}$")  # HOST:PORT for emails
 
 
+class BookSettings(_Strict):
+    """The v1 book: resting limit orders and the swaps composed of them (docs/decisions.md
+    "v1 book")."""
+
+    sweep_interval_s: float = Field(default=300, gt=0)  # limit-order sweep cadence (spec: 5 min)
+    notify_lag_s: float = Field(default=600, ge=0)  # expired/cancelled events wait past deadline
+    swap_ttl_s: float = Field(default=60, gt=0)  # a built swap holds its orders this long at most
+    max_deadline_s: int = Field(default=365 * 86_400, gt=0)  # deadlines capped (about one year)
+
+
 class Settings(_Strict):
     api: ApiSettings = ApiSettings()
     environment: Literal["staging", "production"] = "staging"
@@ -174,6 +184,7 @@ class Settings(_Strict):
     funding: FundingSettings = FundingSettings()
     webhooks: WebhookSettings = WebhookSettings()
     ramp: RampSettings = RampSettings()
+    book: BookSettings = BookSettings()
     # The simulated maker fleet started with the simulator (None: no makers; `--no-makers`).
     makers: FleetConfig | None = Field(default_factory=default_fleet)
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 from aiohttp import web
 
 from simulator.adapters.ramp.provider_wire import parse_transfer
+from simulator.adapters.rfq.indexer import FillIndexes
 from simulator.api.access import control as access_control
 from simulator.api.access.middleware import access_middleware, add_rate_limit_headers
 from simulator.api.http.appkeys import (
     ACCESS,
+    BOOK,
     CHAINS,
     CLOCK,
     LADDER_BYTES,
@@ -20,11 +22,13 @@ from simulator.api.http.appkeys import (
     RFQ,
     ROUTES,
     SETTINGS,
+    SWAPS,
     VENUE,
     WEBHOOKS,
 )
 from simulator.api.http.middleware import add_request_id_header, error_middleware
 from simulator.api.http.routes import RouteTable
+from simulator.api.limit_orders import handlers as limit_orders
 from simulator.api.meta import docs, health
 from simulator.api.ramp import control as ramp_control
 from simulator.api.ramp import handlers as ramp
@@ -33,17 +37,20 @@ from simulator.api.rfq import control as rfq_control
 from simulator.api.rfq import handlers as rfq
 from simulator.api.rfq import maker_stream
 from simulator.api.sim import handlers as sim
+from simulator.api.swaps import handlers as swaps
 from simulator.api.webhooks import control as webhooks_control
 from simulator.api.webhooks import handlers as webhooks
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.access import build_access
 from simulator.runtime.chains import chains_context
+from simulator.runtime.limit_orders import book_context, build_book
 from simulator.runtime.makers import FLEET, FleetHolder, simulated_fleet
 from simulator.runtime.provider import PROVIDER, ProviderHolder, provider_context
 from simulator.runtime.ramp import build_ramp
 from simulator.runtime.ramp_background import ramp_background_context
-from simulator.runtime.rfq import background_context, build_maker_sessions, build_rfq
+from simulator.runtime.rfq import FILLS, background_context, build_maker_sessions, build_rfq
+from simulator.runtime.swaps import build_swaps
 from simulator.runtime.webhooks import WEBHOOK_ADAPTERS, build_webhooks, webhooks_context
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
@@ -61,6 +68,8 @@ def build_routes() -> RouteTable:
         ramp,
         ramp_transfers,
         webhooks,
+        swaps,
+        limit_orders,
         maker_stream,
         sim,
         access_control,
@@ -96,10 +105,21 @@ def create_app(
         simulated_fleet(app[FLEET]),
     )
     app[MAKER_SESSIONS] = build_maker_sessions(app[RFQ], app[VENUE], app[CLOCK])
+    app[FILLS] = FillIndexes()
+    app[BOOK] = build_book(
+        settings, app[CLOCK], app[RANDOM], app[VENUE], app[CHAINS], app[RFQ].makers, app[FILLS]
+    )
+    app[SWAPS] = build_swaps(settings, app[CLOCK], app[RANDOM], app[BOOK])
+    app[FILLS].subscribers += [
+        app[RFQ].settlement.on_fill,
+        app[BOOK].service.on_fill,
+        app[SWAPS].service.on_fill,
+    ]
     app[WEBHOOKS], app[WEBHOOK_ADAPTERS] = build_webhooks(
         settings.webhooks, app[CLOCK], app[RANDOM].fork("webhooks")
     )
-    app[RFQ].events.subscribers.append(app[WEBHOOKS].dispatcher)
+    for events in (app[RFQ].events, app[BOOK].events, app[SWAPS].events):
+        events.subscribers.append(app[WEBHOOKS].dispatcher)
     app[RAMP] = build_ramp(
         settings.ramp,
         app[CLOCK],
@@ -124,4 +144,5 @@ def create_app(
         app.cleanup_ctx.append(provider_context)  # the sandbox settles on the chains: after them
         app.cleanup_ctx.append(ramp_background_context)  # re-checks need the provider attached
         app.cleanup_ctx.append(background_context)
+        app.cleanup_ctx.append(book_context)
     return app

@@ -14,7 +14,7 @@ from aiohttp import web
 from rfqkit.chain import AnvilChain
 from rfqkit.tasks import cancel_and_wait, step_forever
 from simulator.adapters.rfq.chain_reads import ChainReads
-from simulator.adapters.rfq.indexer import FillIndexer
+from simulator.adapters.rfq.indexer import FillIndexer, FillIndexes
 from simulator.adapters.rfq.maker_stream import MakerStreamSessions
 from simulator.api.http.appkeys import ACCESS, CHAINS, CLOCK, RFQ, VENUE
 from simulator.clock import Clock
@@ -39,6 +39,10 @@ from simulator.settings import Settings
 log = logging.getLogger("rfqsim.background")
 
 SWEEP_MAX_SLEEP_S = 0.25  # new quotes appear between sweeps; never sleep longer than this
+
+# Every chain's fill indexer and the areas it hands fills to (RFQ settlement, the v1 book, v1
+# swaps): built with the app, the indexers added once the chains run.
+FILLS: web.AppKey[FillIndexes] = web.AppKey("fills")
 
 
 def build_rfq(
@@ -101,13 +105,14 @@ async def background_context(app: web.Application) -> AsyncIterator[None]:
         what="settlement sweep",
     )
     tasks = [asyncio.create_task(sweeper, name="sweeper")]
+    fills = app[FILLS]
     for chain_id, chain in app[CHAINS].items():
         venue = app[VENUE].chains[chain_id]
-        indexer = FillIndexer(
-            chain, venue.contracts.reactor, runtime.settlement.on_fill, app[ACCESS].faults
-        )
+        indexer = FillIndexer(chain, venue.contracts.reactor, fills.deliver, app[ACCESS].faults)
+        fills.indexers[chain_id] = indexer
         tasks.append(asyncio.create_task(indexer.run(), name=f"indexer-{chain_id}"))
     try:
         yield
     finally:
         await cancel_and_wait(tasks)
+        fills.indexers.clear()

@@ -1,5 +1,7 @@
-"""The fill indexer: follows each chain's reactor `Fill` logs and hands every fill to the
-settlement service, whether or not the taker reported its transaction."""
+"""The fill indexer: follows each chain's reactor `Fill` logs and hands every fill to its
+subscribers (RFQ settlement, the v1 book, v1 swaps), whether or not the taker reported its
+transaction. `catch_up` scans up to the head on demand, for a read that must not wait for the
+next poll."""
 
 from __future__ import annotations
 
@@ -60,9 +62,18 @@ class FillIndexer:
         self._reactor = reactor
         self._on_fill = on_fill
         self.next_block = 0  # first block not yet scanned
+        self._scan_lock = asyncio.Lock()  # one scan at a time: a fill is handed on exactly once
+
+    async def catch_up(self) -> None:
+        """Scan up to the head now (the background poll and this never overlap)."""
+        await self.poll_once()
 
     async def poll_once(self) -> int:
         """Scan new blocks; returns how many fills were handed on."""
+        async with self._scan_lock:
+            return await self._scan()
+
+    async def _scan(self) -> int:
         if self._chain.chain_id in self._faults.indexer_paused:
             return 0  # nothing is lost: scanning resumes from next_block when the switch is off
         head = int(await self._chain.rpc("eth_blockNumber"), 16)
@@ -96,3 +107,24 @@ class FillIndexer:
             except ChainUnavailable as exc:
                 log.debug("indexer chain %s: %s", self._chain.chain_id, exc)
             await asyncio.sleep(POLL_INTERVAL_S)
+
+
+class FillIndexes:
+    """Every chain's indexer (filled at start-up) and the subscribers each hands fills to, in
+    order. A failing subscriber is logged and does not keep the fill from the others."""
+
+    def __init__(self) -> None:
+        self.indexers: dict[int, FillIndexer] = {}  # by chain id, while the chains run
+        self.subscribers: list[Callable[[Fill], Awaitable[None]]] = []  # RFQ first, then v1
+
+    async def deliver(self, fill: Fill) -> None:
+        for subscriber in self.subscribers:
+            try:
+                await subscriber(fill)
+            except Exception:
+                log.exception("fill %s: a subscriber failed", fill.trade_id)
+
+    async def catch_up(self, chain_id: int) -> None:
+        indexer = self.indexers.get(chain_id)
+        if indexer is not None:
+            await indexer.catch_up()

@@ -14,10 +14,12 @@ if TYPE_CHECKING:
     from simulator.services.access.area import AccessArea
     from simulator.services.access.callers import Caller
     from simulator.services.access.limits import Decision
+    from simulator.services.limit_orders.area import BookArea
     from simulator.services.ramp.area import RampArea
     from simulator.services.rfq.area import RfqArea
     from simulator.services.rfq.pricing import LadderView
     from simulator.services.shared.venue import VenueDirectory
+    from simulator.services.swaps.area import SwapsArea
     from simulator.services.webhooks.service import Webhooks
     from simulator.settings import ChainEnvironment, Settings
 
@@ -46,6 +48,8 @@ RFQ: web.AppKey[RfqArea] = web.AppKey("rfq")
 CHAINS: web.AppKey[dict[int, AnvilChain]] = web.AppKey("chains")  # filled at start-up
 WEBHOOKS: web.AppKey[Webhooks] = web.AppKey("webhooks")  # registry, outbox, worker
 RAMP: web.AppKey[RampArea] = web.AppKey("ramp")  # the fiat ramp's services and provider ports
+BOOK: web.AppKey[BookArea] = web.AppKey("book")  # v1 resting orders (limit orders)
+SWAPS: web.AppKey[SwapsArea] = web.AppKey("swaps")  # v1 instant swaps
 MAKER_SESSIONS: web.AppKey[MakerSessions] = web.AppKey("maker_sessions")  # /v2/maker/stream
 OPERATIONS: web.AppKey[dict[str, Operation]] = web.AppKey("operations")  # by operation id
 
