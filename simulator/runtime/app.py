@@ -28,6 +28,7 @@ from simulator.api.http.appkeys import (
 )
 from simulator.api.http.middleware import add_request_id_header, error_middleware
 from simulator.api.http.routes import RouteTable
+from simulator.api.limit_orders import control as book_control
 from simulator.api.limit_orders import handlers as limit_orders
 from simulator.api.meta import docs, health
 from simulator.api.ramp import control as ramp_control
@@ -76,6 +77,7 @@ def build_routes() -> RouteTable:
         rfq_control,
         webhooks_control,
         ramp_control,
+        book_control,
     ):
         area.add_routes(table)
     return table

@@ -35,6 +35,7 @@ class MakerSessions(Protocol):
         maker_id: str,
         wallet: str,
         environment: ChainEnvironment,
+        fills_book: bool = False,
     ) -> None: ...
 
 
