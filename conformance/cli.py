@@ -62,6 +62,15 @@ AREAS: dict[str, tuple[str, ...]] = {
         "test_ramp_transfers_production.py",
         "test_ramp_policies.py",
     ),
+    "v1": (
+        "test_v1_limit_orders_place.py",
+        "test_v1_limit_orders_quote.py",
+        "test_v1_limit_orders_lifecycle.py",
+        "test_v1_book_orderbook.py",
+        "test_v1_book_access.py",
+        "test_v1_swaps_create.py",
+        "test_v1_swaps_lifecycle.py",
+    ),
     "schema": ("test_schemathesis.py",),
     "sim": ("test_sim_clock.py", "test_sim_info.py"),
 }

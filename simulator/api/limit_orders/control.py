@@ -16,7 +16,9 @@ from simulator.errors import InternalError
 
 class SweepView(ApiModel):
     runs: int = Field(description="Sweeps completed since start-up")
-    last_run_at: str | None = Field(description="Simulator time the last sweep started")
+    last_run_at: str | None = Field(
+        description="Simulator time the last completed sweep started: everything due then is done"
+    )
     next_run_at: str | None = Field(description="Simulator time the next sweep is due")
     interval_s: float
     notify_lag_s: float = Field(description="expired/cancelled notices wait this past deadline")

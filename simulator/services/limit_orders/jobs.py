@@ -48,7 +48,6 @@ class BookSweep:
     async def sweep(self) -> None:
         store = self._book.store
         started = self._clock.time()
-        store.sweep.last_run_at = started
         store.sweep.next_run_at = started + self._settings.sweep_interval_s
         for chain_id in list(self._venue.chains):
             try:
@@ -57,6 +56,7 @@ class BookSweep:
             except ChainUnreadable as exc:
                 log.info("book sweep: chain %s unreadable, next sweep retries: %s", chain_id, exc)
         store.prune(self._clock.time())
+        store.sweep.last_run_at = started  # a completed sweep: everything due at `started` is done
         store.sweep.runs += 1
 
     async def _notify(self, chain_id: int) -> None:

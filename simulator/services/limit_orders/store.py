@@ -25,7 +25,7 @@ class Hold:
 @dataclass
 class SweepState:
     runs: int = 0  # sweeps completed since start-up
-    last_run_at: float | None = None  # simulator time the last sweep started
+    last_run_at: float | None = None  # simulator time the last completed sweep started
     next_run_at: float | None = None  # simulator time the next sweep is due
 
 
