@@ -11,7 +11,7 @@ import statistics
 import time
 from pathlib import Path
 
-from bench import processes, ramp, rfq, webhooks
+from bench import processes, ramp, rfq, v1_book, webhooks
 from bench.load import LoadResult, merge, percentile, run_load
 from bench.report import Section, update, write
 
@@ -124,7 +124,18 @@ def bench_http_baseline(seconds: float, concurrency: int, rounds: int) -> Sectio
     return section
 
 
-BENCHMARKS = ("startup", "http", "auth", "firm", "budget", "ladder", "fills", "webhooks", "ramp")
+BENCHMARKS = (
+    "startup",
+    "http",
+    "auth",
+    "firm",
+    "budget",
+    "ladder",
+    "fills",
+    "webhooks",
+    "ramp",
+    "v1",
+)
 
 
 def main() -> None:
@@ -173,6 +184,14 @@ def main() -> None:
                 reads=100 if args.quick else 400,
                 seconds=2 if args.quick else 5,
             )
+        )
+    if "v1" in selected:
+        sections += v1_book.bench_v1_book(
+            seconds=2 if args.quick else 5,
+            rounds=2 if args.quick else 3,
+            concurrency=20,
+            swaps=100 if args.quick else 300,
+            fills=10 if args.quick else 50,
         )
     command = "just bench" + (" --quick" if args.quick else "")
     if args.only:

@@ -23,6 +23,7 @@ from simulator.api.http.appkeys import (
     ROUTES,
     SETTINGS,
     SWAPS,
+    V1_BOOK_BYTES,
     VENUE,
     WEBHOOKS,
 )
@@ -136,6 +137,7 @@ def create_app(
     app[OPERATIONS] = routes.by_name()
     app[OPENAPI_CACHE] = {}
     app[LADDER_BYTES] = {}
+    app[V1_BOOK_BYTES] = {}
     routes.register(app.router)
     app.on_response_prepare.append(add_request_id_header)
     app.on_response_prepare.append(add_rate_limit_headers)

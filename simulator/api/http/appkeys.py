@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
 
@@ -56,6 +56,10 @@ OPERATIONS: web.AppKey[dict[str, Operation]] = web.AppKey("operations")  # by op
 
 # Rendered ladder JSON per chain, with the cached view it was rendered from.
 LADDER_BYTES: web.AppKey[dict[int, tuple[LadderView, bytes]]] = web.AppKey("ladder_bytes")
+# Rendered order-book offers per direction and query, with the ranking they were rendered from.
+V1_BOOK_BYTES: web.AppKey[dict[tuple[object, ...], tuple[list[Any], bytes, str, str]]] = web.AppKey(
+    "v1_book_bytes"
+)
 OPENAPI_CACHE: web.AppKey[dict[str, bytes]] = web.AppKey("openapi_cache")  # rendered once
 
 REQUEST_ID: web.RequestKey[str] = web.RequestKey("request_id")  # this request's id

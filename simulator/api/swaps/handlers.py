@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from aiohttp import web
+from pydantic import TypeAdapter
 
-from simulator.api.http.appkeys import BOOK, CALLER, SWAPS
+from simulator.api.http.appkeys import BOOK, CALLER, SWAPS, V1_BOOK_BYTES
 from simulator.api.http.parsing import parse_body, parse_query
-from simulator.api.http.responses import body_response, data_response
+from simulator.api.http.responses import body_response, data_response, raw_json_response
 from simulator.api.http.routes import Access, RouteTable
 from simulator.api.rfq.schemas import Transactions, UnsignedTransaction
 from simulator.api.swaps import schemas
@@ -31,6 +32,8 @@ from simulator.services.rfq.transactions import UnsignedTx
 from simulator.services.shared.amounts import rate_ray
 from simulator.services.swaps.model import SwapRecord
 from simulator.services.swaps.service import SwapRequest
+
+OFFERS = TypeAdapter(list[schemas.Offer])
 
 
 def render_offer(order: LimitOrder) -> schemas.Offer:
@@ -97,19 +100,29 @@ async def order_book(request: web.Request) -> web.Response:
         preferred=_wallets(query.preferredLiquidityWallets),
         restricted=_wallets(query.restrictedLiquidityWallets),
     )
-    sell_capacity, buy_capacity = capacity(found.offers)
-    return data_response(
-        schemas.OrderBook(
-            chainId=found.chain_id,
-            sellToken=found.sell.address,
-            buyToken=found.buy.address,
-            blockNumber=found.block,
-            asOf=isoformat_unix(found.as_of) or "",
-            sellCapacity=str(sell_capacity),
-            buyCapacity=str(buy_capacity),
-            offers=[render_offer(o) for o in found.offers],
-        )
-    )
+    # The offers (up to hundreds) are rendered once per ranking the book service hands out
+    # (it caches them per block); the few fields around them are rendered per request.
+    cache = request.app[V1_BOOK_BYTES]
+    key = (found.chain_id, found.sell.address, found.buy.address, repr(query))
+    rendered = cache.get(key)
+    if rendered is None or rendered[0] is not found.offers:
+        sell_capacity, buy_capacity = capacity(found.offers)
+        offers = OFFERS.dump_json([render_offer(o) for o in found.offers])
+        rendered = (found.offers, offers, str(sell_capacity), str(buy_capacity))
+        if len(cache) > 256:
+            cache.clear()
+        cache[key] = rendered
+    _, offers, sell_capacity_text, buy_capacity_text = rendered
+    head = schemas.OrderBookHead(
+        chainId=found.chain_id,
+        sellToken=found.sell.address,
+        buyToken=found.buy.address,
+        blockNumber=found.block,
+        asOf=isoformat_unix(found.as_of) or "",
+        sellCapacity=sell_capacity_text,
+        buyCapacity=buy_capacity_text,
+    ).model_dump_json()
+    return raw_json_response(b'{"data":' + head[:-1].encode() + b',"offers":' + offers + b"}}")
 
 
 def _request(

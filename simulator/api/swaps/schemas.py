@@ -68,7 +68,7 @@ class Offer(ApiModel):
     deadline: str
 
 
-class OrderBook(ApiModel):
+class OrderBookHead(ApiModel):
     chainId: int
     sellToken: str
     buyToken: str
@@ -76,6 +76,9 @@ class OrderBook(ApiModel):
     asOf: str
     sellCapacity: str = Field(description="What a taker could sell into every offer, fee included")
     buyCapacity: str = Field(description="What it would receive")
+
+
+class OrderBook(OrderBookHead):
     offers: list[Offer] = Field(description="Best rate first, in matching order")
 
 

@@ -48,6 +48,9 @@ class Steering:
         return cls(dedupe(preferred), dedupe(restricted))
 
 
+NO_STEERING = Steering()
+
+
 def priority(orders: Iterable[LimitOrder]) -> list[LimitOrder]:
     """Best book rate first; rates within LEVEL_BPS of a level's best rate are one level, in
     time priority."""
@@ -69,7 +72,7 @@ def offers(
     state: LiveState,
     now: float,
     *,
-    steering: Steering = Steering(),
+    steering: Steering = NO_STEERING,
     min_rate: int | None = None,
     held: Callable[[bytes], bool] = lambda _: False,
 ) -> list[LimitOrder]:
@@ -77,24 +80,24 @@ def offers(
     candidates = [
         o
         for o in orders
-        if o.live_at(now) and not held(o.order_hash) and state.spent(o.maker, o.nonce) is False
+        if o.live_at(now) and not held(o.order_hash) and state.spent(o.maker_key, o.nonce) is False
     ]
     if steering.restricted:
         allowed = set(steering.restricted)
-        candidates = [o for o in candidates if o.maker.lower() in allowed]
+        candidates = [o for o in candidates if o.maker_key in allowed]
     if min_rate is not None:
         candidates = [o for o in candidates if o.rate_ray >= min_rate]
     ranked = priority(candidates)
     if steering.preferred:
         first = set(steering.preferred)
-        ranked = [o for o in ranked if o.maker.lower() in first] + [
-            o for o in ranked if o.maker.lower() not in first
+        ranked = [o for o in ranked if o.maker_key in first] + [
+            o for o in ranked if o.maker_key not in first
         ]
     used: dict[tuple[str, str], int] = {}
     out: list[LimitOrder] = []
     for order in ranked:
-        key = (order.sell_token.lower(), order.maker.lower())
-        available = state.spendable(order.sell_token, order.maker)
+        key = (order.sell_key, order.maker_key)
+        available = state.spendable(order.sell_key, order.maker_key)
         if available is None:
             continue
         if used.get(key, 0) + order.sell_amount <= available:

@@ -150,6 +150,7 @@ class LiveBook:
             for order in unexplained:
                 if order.fill is None and order.cancelled_at is None:
                     order.cancelled_at = seen
+                    self._store.touch()
         view = ChainView(chain_id, state.block, version, state)
         newest = self._views.get(chain_id)
         if newest is None or (view.block, view.version) >= (newest.block, newest.version):

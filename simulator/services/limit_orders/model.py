@@ -8,6 +8,7 @@ whoever fills it pays `outputAmount` to the maker and the fee on top to the fee 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 from contracts.orders import RfqOrder
@@ -94,11 +95,23 @@ class LimitOrder:
         """What leaves whoever fills it: the maker's output plus the fee (buyToken)."""
         return self.order.outputAmount + self.order.feeAmount
 
-    @property
+    # The terms never change, so the rates and keys are computed once (the matcher reads them
+    # for every order of a direction on every request).
+    @cached_property
     def rate_ray(self) -> int:
         return book_rate(self.sell_amount, self.sell_decimals, self.buy_amount, self.buy_decimals)
 
-    @property
+    @cached_property
+    def maker_key(self) -> str:
+        """The maker, lowercase (the key of funding and nonce lookups)."""
+        return self.order.maker.lower()
+
+    @cached_property
+    def sell_key(self) -> str:
+        """The token it sells, lowercase."""
+        return self.order.inputToken.lower()
+
+    @cached_property
     def execution_rate_ray(self) -> int:
         return execution_rate(
             self.sell_amount, self.sell_decimals, self.buy_amount, self.buy_decimals

@@ -239,6 +239,7 @@ class Placement:
         previous = self._store.nonce_holder(chain.chain_id, order.maker, order.nonce)
         if previous is not None and previous.fill is None and previous.cancelled_at is None:
             previous.superseded = True  # only one of two orders on one nonce can ever settle
+            self._store.touch()
         record = LimitOrder(
             order_id=self._random.new_id("lo"),
             chain_id=chain.chain_id,

@@ -42,6 +42,16 @@ from simulator.services.rfq.settlement import Fill
 from simulator.services.shared.events import EventSink
 from simulator.services.shared.venue import ChainVenue, Token, VenueDirectory
 
+OFFERS_CACHE_SIZE = 256  # cached rankings (direction x steering x minRate) before a reset
+
+
+@dataclass(frozen=True)
+class _CachedOffers:
+    view: ChainView  # the chain state it was ranked against
+    epoch: int  # the store's epoch then
+    until: float  # simulator time it stops holding (a deadline passes or a hold ends)
+    offers: list[LimitOrder]
+
 
 def chain_unreachable(exc: ChainUnreadable) -> UpstreamError:
     return UpstreamError(
@@ -112,6 +122,7 @@ class BookService:
         self._index = index
         self._bids = bids
         self._events = events
+        self._offers: dict[tuple[object, ...], _CachedOffers] = {}  # see ranked()
 
     # --- pricing -----------------------------------------------------------------------
 
@@ -136,12 +147,7 @@ class BookService:
         minimum = min_buy_amount(fee_bps)
         fast = self._fast_fill(chain, sell, buy, sell_amount, fee_bps, margin_bps, steering)
         view = await self._view(chain_id)
-        competing = book.offers(
-            self.store.direction(chain_id, sell.address, buy.address),
-            view,
-            self._clock.time(),
-            held=self._held(chain_id),
-        )
+        competing = self.ranked(view, sell.address, buy.address)
         best = max((o.rate_ray for o in competing), default=None)
         queue = queue_price(best, sell_amount, sell.decimals, buy.decimals, minimum)
         return LimitOrderQuote(sell_amount, minimum, fast, queue)
@@ -270,6 +276,7 @@ class BookService:
         for order in orders:
             if order.fill is None and order.cancelled_at is None:
                 order.cancelled_at = seen
+                self.store.touch()
 
     def of_wallet(self, caller: Caller, chain_id: int, wallet: str, limit: int) -> list[LimitOrder]:
         """The wallet's orders placed through the caller's partner, newest first."""
@@ -322,16 +329,49 @@ class BookService:
         chain = require_v1_chain(self._venue, caller, chain_id)
         sell, buy, corridor = require_pair(chain, sell_token, buy_token)
         view = await self._view(chain_id)
-        ranked = book.offers(
-            # Makers selling what the taker receives, for what the taker sells.
-            self.store.direction(chain_id, buy.address, sell.address),
-            view,
-            self._clock.time(),
-            steering=steering,
-            min_rate=min_rate,
-            held=self._held(chain_id),
-        )
+        # Makers selling what the taker receives, for what the taker sells.
+        ranked = self.ranked(view, buy.address, sell.address, steering, min_rate)
         return Executable(chain, sell, buy, corridor.timing.fee_bps, view, ranked)
+
+    def ranked(
+        self,
+        view: ChainView,
+        sell_token: str,
+        buy_token: str,
+        steering: Steering = book.NO_STEERING,
+        min_rate: int | None = None,
+    ) -> list[LimitOrder]:
+        """book.offers for the orders selling `sell_token` for `buy_token`, from a cache that
+        holds while the view, the store's epoch and the time (an order's deadline, a hold's
+        end) leave the answer unchanged. The list returned is shared: do not change it."""
+        key = (view.chain_id, sell_token.lower(), buy_token.lower(), steering, min_rate)
+        now = self._clock.time()
+        cached = self._offers.get(key)
+        if (
+            cached is not None
+            and cached.view is view
+            and cached.epoch == self.store.epoch
+            and now < cached.until
+        ):
+            return cached.offers
+        orders = self.store.direction(view.chain_id, sell_token, buy_token)
+        ranked = book.offers(
+            orders, view, now, steering=steering, min_rate=min_rate, held=self._held(view.chain_id)
+        )
+        until = min(
+            [o.deadline + 1.0 for o in orders if o.live_at(now)]
+            + [
+                hold.until
+                for o in orders
+                if (hold := self.store.holds.get((view.chain_id, o.order_hash))) is not None
+                and hold.until > now
+            ],
+            default=float("inf"),
+        )
+        if len(self._offers) > OFFERS_CACHE_SIZE:
+            self._offers.clear()
+        self._offers[key] = _CachedOffers(view, self.store.epoch, until, ranked)
+        return ranked
 
     async def _view(self, chain_id: int) -> ChainView:
         try:
@@ -348,6 +388,7 @@ class BookService:
     def hold(self, chain_id: int, orders: Sequence[LimitOrder], swap_id: str, until: float) -> None:
         for order in orders:
             self.store.holds[(chain_id, order.order_hash)] = Hold(swap_id, until)
+        self.store.touch()
 
     def release(self, chain_id: int, orders: Sequence[LimitOrder], swap_id: str) -> None:
         for order in orders:
@@ -355,6 +396,7 @@ class BookService:
             hold = self.store.holds.get(key)
             if hold is not None and hold.swap_id == swap_id:
                 del self.store.holds[key]
+        self.store.touch()
 
     # --- fills -------------------------------------------------------------------------
 
@@ -363,6 +405,7 @@ class BookService:
         if order is None or order.fill is not None:
             return  # not a resting order of ours, or already reconciled
         order.fill = fill
+        self.store.touch()
         order.notified.add("limit_order.filled")
         # FILLED supersedes a provisional CANCELLED (and any cancelled/expired notice sent).
         self._events.publish(limit_order_event("limit_order.filled", order, self._clock.time()))

@@ -46,8 +46,14 @@ class BookStore:
         default_factory=dict
     )  # (chain, order hash) -> the swap reserving it
     versions: dict[int, int] = field(default_factory=dict)  # per chain: +1 when an order joins
+    epoch: int = 0  # +1 on any change that can change what is offered (cached offers key on it)
     sequence: int = 0  # last creation sequence handed out (time priority)
     sweep: SweepState = field(default_factory=SweepState)  # the sweep's progress (/_sim/book)
+
+    def touch(self) -> None:
+        """Something offered may have changed: an order joined, filled, was cancelled or
+        superseded, or a hold was taken or released."""
+        self.epoch += 1
 
     def next_sequence(self) -> int:
         self.sequence += 1
@@ -62,6 +68,7 @@ class BookStore:
         key = (order.chain_id, order.sell_token.lower(), order.buy_token.lower())
         self.resting.setdefault(key, []).append(order.order_id)
         self.versions[order.chain_id] = self.versions.get(order.chain_id, 0) + 1
+        self.touch()
 
     def by_order_hash(self, chain_id: int, order_hash: bytes) -> LimitOrder | None:
         order_id = self.by_hash.get((chain_id, order_hash))
