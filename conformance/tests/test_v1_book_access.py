@@ -11,6 +11,8 @@ from conformance.client import Client, SimControl, assert_error
 from conformance.v1_book import v1_integrator
 from conformance.venue import ChainInfo
 
+pytestmark = pytest.mark.sim_only  # keys come from /_sim/keys
+
 ZERO_HASH = "0x" + "00" * 32
 
 

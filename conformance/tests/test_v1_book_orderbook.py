@@ -26,6 +26,8 @@ from conformance.v1_book import (
 )
 from conformance.venue import ChainInfo, Token
 
+pytestmark = pytest.mark.sim_only  # keys come from /_sim/keys
+
 BOOK_FIELDS = {
     "chainId",
     "sellToken",

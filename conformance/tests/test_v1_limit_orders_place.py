@@ -47,6 +47,8 @@ from contracts.orders import (
     permit_witness_typed_data,
 )
 
+pytestmark = pytest.mark.sim_only  # keys come from /_sim/keys
+
 RECORD_FIELDS = {
     "id",
     "chainId",

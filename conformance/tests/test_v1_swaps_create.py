@@ -28,6 +28,8 @@ from conformance.v1_book import (
 from conformance.venue import ChainInfo
 from contracts.orders import decode_order
 
+pytestmark = pytest.mark.sim_only  # keys come from /_sim/keys
+
 SWAP_FIELDS = {
     "id",
     "status",
