@@ -20,6 +20,7 @@ import asyncio
 import logging
 import math
 from collections.abc import Mapping
+from datetime import datetime
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Protocol
@@ -91,6 +92,14 @@ class V1Api:
         ) as response:
             payload = await response.json(content_type=None)
             return response.status, payload
+
+    async def server_time(self) -> float | None:
+        """The service's clock (GET /v1/health), Unix seconds: it may run ahead of this
+        machine's (a simulator's clock can be advanced), and deadlines are judged by it."""
+        health = await self.data("GET", "/v1/health")
+        if not isinstance(health, dict) or not isinstance(health.get("time"), str):
+            return None
+        return datetime.fromisoformat(health["time"].replace("Z", "+00:00")).timestamp()
 
     async def data(self, method: str, path: str, **kwargs: Any) -> Any:
         """The `data` of a 2xx answer; None (logged) otherwise."""
@@ -299,7 +308,10 @@ class BookPoster:
         available -= resting.get(pair.buyToken.lower(), 0)
         if sell_amount <= 0 or sell_amount > available:
             return 0
-        now_s = state.client.server_time_ms() // 1000
+        now = await api.server_time()
+        if now is None:
+            return 0
+        now_s = int(now)
         prepared = await api.data(
             "POST",
             "/v1/limit-orders/prepare",

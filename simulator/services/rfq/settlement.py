@@ -24,6 +24,7 @@ from simulator.services.shared.events import EventSink
 log = logging.getLogger("rfqsim.settlement")
 
 CORRECTION_WINDOW_S = 24 * 3600.0
+RECEIPT_RECHECK_S = 1.0  # an undecided receipt (unreadable chain, fill not indexed) waits this
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,9 @@ class Settlement:
         self.settings = settings
         self.trades: list[Fill] = []  # every fill on every reactor (rates feed history)
         self._progress: dict[str, _Progress] = {}  # rfq id -> fills seen so far
+        # rfq id -> when its reported receipt may be looked at again: without it an undecided
+        # receipt stays due at once and the sweep would spin without ever yielding.
+        self._recheck_at: dict[str, float] = {}
 
     async def on_fill(self, fill: Fill) -> None:
         self.trades.append(fill)
@@ -159,9 +163,15 @@ class Settlement:
                 self._deps.inventory.release_rfq(record.rfq_id)
                 self._events.publish(rfq_event("rfq.expired", record, now))
             elif record.status == "submitted" and now > quote.order_deadline:
+                if self._recheck_at.get(record.rfq_id, 0.0) > now:
+                    continue
                 reason = await self._fail_reason(record)
                 if reason is None:
-                    continue  # mined and succeeded: its Fill logs are on their way
+                    # Mined and succeeded (its Fill logs are on their way), or the chain could
+                    # not be read: look again a little later.
+                    self._recheck_at[record.rfq_id] = now + RECEIPT_RECHECK_S
+                    continue
+                self._recheck_at.pop(record.rfq_id, None)
                 record.status = "failed"
                 record.fail_reason = reason
                 record.provisional_since = now
@@ -187,5 +197,7 @@ class Settlement:
             if record.status == "quoted":
                 due.append(record.quote.expires_at + self.settings.expiry_grace_s)
             elif record.status == "submitted":
-                due.append(record.quote.order_deadline + 0.001)
+                due.append(
+                    max(record.quote.order_deadline + 0.001, self._recheck_at.get(record.rfq_id, 0))
+                )
         return min(due, default=None)

@@ -113,6 +113,9 @@ class FakeApi:
                 break
         return out
 
+    async def server_time(self) -> float | None:
+        return 1_800_000_000.0
+
     async def data(self, method: str, path: str, **kwargs: Any) -> Any:
         if path == "/v1/order-book":
             return {"offers": self.book}
