@@ -359,7 +359,9 @@ class BookService:
             orders, view, now, steering=steering, min_rate=min_rate, held=self._held(view.chain_id)
         )
         until = min(
-            [o.deadline + 1.0 for o in orders if o.live_at(now)]
+            # An order stops being offered the moment its deadline is reached (the ranking is
+            # recomputed then), so no swap is built from an order the reactor would refuse.
+            [float(o.deadline) for o in orders if o.live_at(now)]
             + [
                 hold.until
                 for o in orders

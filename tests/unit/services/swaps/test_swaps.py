@@ -206,3 +206,20 @@ async def test_pages_newest_first_with_an_opaque_cursor_and_a_status_filter() ->
     for bad in ("garbage!", encode_cursor(1)[:-2] + "zz", "c3dhcHM6eA"):
         with pytest.raises(InvalidRequest):
             decode_cursor(bad)
+
+
+async def test_an_order_leaves_the_book_at_its_deadline_even_from_a_cached_ranking() -> None:
+    h = build()
+    order_id = await place(h, sell_amount=1600 * 10**6, buy_amount=10**6, deadline_in=60)
+    book = await h.book.order_book(
+        caller(), chain_id=CHAIN_ID, sell_token=USDC_T.address, buy_token=NGNS_T.address
+    )
+    assert [o.order_id for o in book.offers] == [order_id]
+    deadline = h.book.owned(caller(), order_id).deadline
+    await h.clock.advance(deadline - h.clock.time() + 0.5)  # same block, same store epoch
+    book = await h.book.order_book(
+        caller(), chain_id=CHAIN_ID, sell_token=USDC_T.address, buy_token=NGNS_T.address
+    )
+    assert book.offers == []
+    nothing = await h.swaps.create(caller(), swap_request(COST))
+    assert isinstance(nothing, NotFillable)
