@@ -11,7 +11,7 @@ import statistics
 import time
 from pathlib import Path
 
-from bench import auth, feed, fills, processes, ramp, rfq, webhooks
+from bench import auth, feed, fills, processes, ramp, rfq, v1_book, webhooks
 from bench.load import LoadResult, merge, percentile, run_load
 from bench.report import Section, update, write
 from bench.sim_api import open_limits
@@ -136,6 +136,7 @@ BENCHMARKS = (
     "webhooks",
     "ramp",
     "feed",
+    "v1",
 )
 
 
@@ -195,6 +196,14 @@ def main() -> None:
                 trades=10_000,
                 fills=20 if args.quick else 60,
             )
+        )
+    if "v1" in selected:
+        sections += v1_book.bench_v1_book(
+            seconds=2 if args.quick else 5,
+            rounds=2 if args.quick else 3,
+            concurrency=20,
+            swaps=100 if args.quick else 300,
+            fills=10 if args.quick else 50,
         )
     command = "just bench" + (" --quick" if args.quick else "")
     if args.only:

@@ -6,7 +6,8 @@ transactions are signed locally with the maker's key (no unlocked node accounts)
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import asyncio
+from typing import Any, Protocol, runtime_checkable
 
 from eth_account import Account
 from eth_utils.address import to_checksum_address
@@ -45,6 +46,16 @@ class MakerChain(Protocol):
     async def close(self) -> None: ...
 
 
+@runtime_checkable
+class TxSender(Protocol):
+    """A chain that also sends arbitrary transactions (the v1 book roles execute swaps)."""
+
+    async def send(self, private_key: str, to: str, data: bytes, *, gas: int) -> tuple[str, bool]:
+        """Send a transaction from the key's account and wait until it is mined; returns
+        (transaction hash, succeeded)."""
+        ...
+
+
 class Web3MakerChain:
     """MakerChain over web3's async HTTP provider. `close()` closes the provider's sessions."""
 
@@ -53,6 +64,7 @@ class Web3MakerChain:
         self.rpc_url = rpc_url
         self.w3 = AsyncWeb3(AsyncHTTPProvider(rpc_url, request_kwargs={"timeout": timeout_s}))
         self._abi = load_artifact("TestERC20").abi  # the standard ERC-20 surface
+        self._senders: dict[str, asyncio.Lock] = {}  # per account: one nonce lookup+send at a time
 
     def _token(self, token: str) -> AsyncContract:
         return self.w3.eth.contract(address=to_checksum_address(token), abi=self._abi)
@@ -72,8 +84,35 @@ class Web3MakerChain:
         )
         return int(await function.call())
 
+    def _sender_lock(self, address: str) -> asyncio.Lock:
+        return self._senders.setdefault(address.lower(), asyncio.Lock())
+
+    async def send(self, private_key: str, to: str, data: bytes, *, gas: int) -> tuple[str, bool]:
+        account = Account.from_key(private_key)
+        async with self._sender_lock(account.address):
+            tx: dict[str, Any] = {
+                "from": account.address,
+                "to": to_checksum_address(to),
+                "data": data,
+                "nonce": await self.w3.eth.get_transaction_count(account.address, "pending"),
+                "gas": gas,
+                "gasPrice": await self.w3.eth.gas_price,
+                "chainId": self.chain_id,
+                "value": 0,
+            }
+            signed = account.sign_transaction(tx)
+            tx_hash = await self.w3.eth.send_raw_transaction(signed.raw_transaction)
+        receipt = await self.w3.eth.wait_for_transaction_receipt(
+            tx_hash, timeout=30, poll_latency=0.02
+        )
+        return "0x" + bytes(tx_hash).hex(), receipt["status"] == 1
+
     async def approve(self, private_key: str, token: str, spender: str, amount: int) -> str:
         account = Account.from_key(private_key)
+        async with self._sender_lock(account.address):
+            return await self._approve(account, token, spender, amount)
+
+    async def _approve(self, account: Any, token: str, spender: str, amount: int) -> str:
         params: TxParams = {
             "from": account.address,
             "nonce": await self.w3.eth.get_transaction_count(account.address, "pending"),
