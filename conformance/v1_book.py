@@ -331,15 +331,15 @@ def verified_event(
     secret: str,
     headers: Mapping[str, str] | Iterable[tuple[str, str]],
     raw_body: bytes,
-    service_time: float,
 ) -> dict[str, Any]:
     """A delivery checked as a receiver must: the Service-Signature over the raw bytes (HMAC
-    with the endpoint's signing secret, t against the service clock), Service-Event-Id equal to
-    the body's id. Returns the event."""
+    with the endpoint's signing secret, `t` against this machine's own clock: the signature is
+    transport freshness, whatever the service's clock says), Service-Event-Id equal to the
+    body's id. Returns the event."""
     pairs = headers.items() if isinstance(headers, Mapping) else headers
     lowered = {k.lower(): v for k, v in pairs}
     problem = signature_problem(
-        secret, lowered.get(SIGNATURE_HEADER.lower()), raw_body, DEFAULT_TOLERANCE_S, service_time
+        secret, lowered.get(SIGNATURE_HEADER.lower()), raw_body, DEFAULT_TOLERANCE_S
     )
     assert problem is None, f"signature check failed: {problem}"
     event: dict[str, Any] = json.loads(raw_body)

@@ -83,7 +83,7 @@ def receiver(target: Any) -> Iterator[WebhookReceiver]:
 def check_limit_order_event(
     got: ReceivedRequest, secret: str, sim: SimControl, event_type: str, record: dict[str, Any]
 ) -> dict[str, Any]:
-    event = verified_event(secret, got.headers, got.raw_body, service_now(sim))
+    event = verified_event(secret, got.headers, got.raw_body)
     assert got.method == "POST"
     assert set(event) == EVENT_FIELDS, sorted(event)
     assert event["id"] == f"{event_type}:{record['id']}"
