@@ -11,7 +11,7 @@ import statistics
 import time
 from pathlib import Path
 
-from bench import auth, feed, fills, processes, ramp, rfq, soak, webhooks
+from bench import auth, feed, fills, processes, ramp, rfq, soak, v1_book, webhooks
 from bench.load import LoadResult, merge, percentile, run_load
 from bench.report import Section, update, write
 from bench.sim_api import open_limits
@@ -138,6 +138,7 @@ BENCHMARKS = (
     "feed",
     "soak",
     "stop",
+    "v1",
 )
 
 
@@ -202,6 +203,14 @@ def main() -> None:
         sections.append(soak.bench_soak(minutes=2 if args.quick else 10))
     if "stop" in selected:
         sections.append(soak.bench_stop_latency(stops=5 if args.quick else 20))
+    if "v1" in selected:
+        sections += v1_book.bench_v1_book(
+            seconds=2 if args.quick else 5,
+            rounds=2 if args.quick else 3,
+            concurrency=20,
+            swaps=100 if args.quick else 300,
+            fills=10 if args.quick else 50,
+        )
     command = "just bench" + (" --quick" if args.quick else "")
     if args.only:
         # A partial run replaces its own sections and keeps the others' figures.

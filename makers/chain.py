@@ -13,7 +13,8 @@ serve` stopped under load never exited). Nothing here leaves the event loop.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import asyncio
+from typing import Any, Protocol, runtime_checkable
 
 from eth_abi.abi import decode, encode
 from eth_account import Account
@@ -62,6 +63,16 @@ class MakerChain(Protocol):
     async def close(self) -> None: ...
 
 
+@runtime_checkable
+class TxSender(Protocol):
+    """A chain that also sends arbitrary transactions (the v1 book roles execute swaps)."""
+
+    async def send(self, private_key: str, to: str, data: bytes, *, gas: int) -> tuple[str, bool]:
+        """Send a transaction from the key's account and wait until it is mined; returns
+        (transaction hash, succeeded)."""
+        ...
+
+
 class RpcMakerChain:
     """MakerChain over JSON-RPC (`AnvilChain`). `close()` closes its HTTP session."""
 
@@ -69,6 +80,7 @@ class RpcMakerChain:
         self.chain_id = chain_id
         self.rpc_url = rpc_url
         self.rpc = AnvilChain(chain_id, rpc_url, timeout_s=timeout_s)
+        self._senders: dict[str, asyncio.Lock] = {}  # per account: one nonce lookup+send at a time
 
     async def remote_chain_id(self) -> int:
         return await self.rpc.remote_chain_id()
@@ -89,27 +101,39 @@ class RpcMakerChain:
         )
         return int(await self._read(token, data, ["uint256"]))
 
-    async def approve(self, private_key: str, token: str, spender: str, amount: int) -> str:
+    async def _transact(
+        self, private_key: str, to: str, data: bytes, gas: int
+    ) -> tuple[str, dict[str, Any]]:
+        """Sign and send with the account's pending nonce (one send per account at a time), wait
+        for the receipt; returns the transaction hash and the receipt."""
         account = Account.from_key(private_key)
-        nonce, gas_price = await self.rpc.batch(
-            [("eth_getTransactionCount", [account.address, "pending"]), ("eth_gasPrice", [])]
-        )
+        async with self._senders.setdefault(account.address.lower(), asyncio.Lock()):
+            nonce, gas_price = await self.rpc.batch(
+                [("eth_getTransactionCount", [account.address, "pending"]), ("eth_gasPrice", [])]
+            )
+            tx: dict[str, Any] = {
+                "chainId": self.chain_id,
+                "nonce": int(nonce, 16),
+                "gas": gas,
+                "gasPrice": int(gas_price, 16),
+                "to": to_checksum_address(to),
+                "value": 0,
+                "data": data,
+            }
+            signed = account.sign_transaction(tx)
+            tx_hash = str(
+                await self.rpc.rpc("eth_sendRawTransaction", ["0x" + signed.raw_transaction.hex()])
+            )
+        return tx_hash, await self.rpc.receipt(tx_hash, timeout_s=RECEIPT_TIMEOUT_S)
+
+    async def send(self, private_key: str, to: str, data: bytes, *, gas: int) -> tuple[str, bool]:
+        tx_hash, receipt = await self._transact(private_key, to, data, gas)
+        return tx_hash, int(receipt["status"], 16) == 1
+
+    async def approve(self, private_key: str, token: str, spender: str, amount: int) -> str:
         # USDT-like tokens return no bool from approve; a transaction never decodes the return.
-        tx: dict[str, Any] = {
-            "chainId": self.chain_id,
-            "nonce": int(nonce, 16),
-            "gas": APPROVE_GAS,
-            "gasPrice": int(gas_price, 16),
-            "to": to_checksum_address(token),
-            "value": 0,
-            "data": APPROVE
-            + encode(["address", "uint256"], [to_checksum_address(spender), amount]),
-        }
-        signed = account.sign_transaction(tx)
-        tx_hash = str(
-            await self.rpc.rpc("eth_sendRawTransaction", ["0x" + signed.raw_transaction.hex()])
-        )
-        receipt = await self.rpc.receipt(tx_hash, timeout_s=RECEIPT_TIMEOUT_S)
+        data = APPROVE + encode(["address", "uint256"], [to_checksum_address(spender), amount])
+        tx_hash, receipt = await self._transact(private_key, token, data, APPROVE_GAS)
         if int(receipt["status"], 16) != 1:
             raise ApprovalFailed(
                 f"chain {self.chain_id}: approve({spender}, {amount}) on {token} reverted "

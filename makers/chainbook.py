@@ -91,7 +91,7 @@ class ChainBook:
             return
         async with self._prepare_lock:
             tokens: dict[str, TokenSpec] = {}
-            for pair in info.pairs:
+            for pair in [*info.pairs, *info.bookPairs]:
                 for address, decimals in (
                     (pair.sellToken, pair.sellDecimals),
                     (pair.buyToken, pair.buyDecimals),
@@ -100,7 +100,9 @@ class ChainBook:
                     if key not in self._symbols:
                         self._symbols[key] = await chain.token_symbol(address)
                     tokens[address.lower()] = TokenSpec(self._symbols[key], decimals)
-            given = sorted({p.buyToken for p in info.pairs})
+            # Book pairs too: the v1 roles give those tokens (resting orders through the
+            # signature-transfer contract; the filling operator through the reactor).
+            given = sorted({p.buyToken for p in [*info.pairs, *info.bookPairs]})
             for token in given:
                 sent = await ensure_max_allowance(
                     chain,
@@ -134,7 +136,7 @@ class ChainBook:
         if chain is None:
             return
         epoch = next(self._epochs)
-        given = sorted({p.buyToken.lower() for p in state.info.pairs})
+        given = sorted({p.buyToken.lower() for p in [*state.info.pairs, *state.info.bookPairs]})
         amounts = await asyncio.gather(*(chain.balance_of(t, self.wallet.address) for t in given))
         # A refresh that started earlier but finished later must not overwrite a newer one.
         if epoch > state.balances_epoch:

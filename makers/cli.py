@@ -6,8 +6,11 @@
 Without `--config` the default fleet runs (`makers.config.default_fleet`). A maker without a
 `--key` gets one maker credential per environment of the chains it serves, created through the
 simulator's control API (`POST /_sim/keys`, partner "makers", scope `maker:stream`, bound to
-its wallet). Chain RPC URLs default to the simulator's `GET /_sim/info`; `--rpc-url` overrides
-them (and is required, with `--key`, against a service without the control API).
+its wallet; plus `maker:fill` for a filling operator). Makers with a v1 book role (a filling
+operator, resting orders) also get a v1 API key per environment (quotes:read, trades:read,
+trades:write) from the control API; without it they only quote. Chain RPC URLs default to the
+simulator's `GET /_sim/info`; `--rpc-url` overrides them (and is required, with `--key`,
+against a service without the control API).
 
 Hook it up either as `run_fleet_cli(argv)` with the arguments after `makers run`, or by adding
 `add_fleet_arguments(subparser)` to an argparse sub-command and calling `run_fleet(args)`.
@@ -136,7 +139,9 @@ async def resolve_setup(
                     "partner": "makers",
                     "name": maker.name,
                     "environment": environment,
-                    "scopes": ["maker:stream"],
+                    "scopes": ["maker:stream", "maker:fill"]
+                    if maker.fills_book
+                    else ["maker:stream"],
                     "maker_wallet": wallet,
                 },
             )
@@ -144,6 +149,39 @@ async def resolve_setup(
         if not credentials[maker.name]:
             raise FleetCliError(f"maker {maker.name}: none of its chains {maker.chains} exist")
     return credentials, rpc_urls
+
+
+async def v1_keys(
+    session: aiohttp.ClientSession, config: FleetConfig, url: str
+) -> dict[str, dict[str, str]]:
+    """v1 API keys for the makers with a book role, from the control API; none without it."""
+    base = url.rstrip("/")
+    roles = [m for m in config.makers if m.fills_book or m.book_orders is not None]
+    if not roles:
+        return {}
+    try:
+        info = await _control_api(session, "GET", f"{base}/_sim/info")
+    except (FleetCliError, aiohttp.ClientError, ValueError, KeyError):
+        log.info("no control API: the makers' v1 book roles stay off")
+        return {}
+    environments = {int(c["chain_id"]): str(c["environment"]) for c in info.get("chains", [])}
+    out: dict[str, dict[str, str]] = {}
+    for maker in roles:
+        for environment in sorted({environments[c] for c in maker.chains if c in environments}):
+            created = await _control_api(
+                session,
+                "POST",
+                f"{base}/_sim/keys",
+                {
+                    "partner": "makers",
+                    "name": f"{maker.name}-v1",
+                    "environment": environment,
+                    "scopes": ["quotes:read", "trades:read", "trades:write"],
+                    "tier": "unlimited",
+                },
+            )
+            out.setdefault(maker.name, {})[environment] = str(created["key"])
+    return out
 
 
 async def run_fleet(args: argparse.Namespace) -> int:
@@ -177,6 +215,7 @@ async def run_fleet(args: argparse.Namespace) -> int:
                     credentials=credentials,
                     rpc_urls=rpc_urls,
                     session=session,
+                    v1_keys=await v1_keys(session, config, args.url),
                 )
             except (FleetCliError, aiohttp.ClientError, ValueError, KeyError) as exc:
                 print(f"rfqsim makers: setup failed: {exc}", file=sys.stderr)

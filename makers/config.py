@@ -98,6 +98,27 @@ def build_latency(config: LatencyConfig) -> Latency:
     return LogNormalLatency(config.p50_ms, config.p99_ms)
 
 
+class BookOrdersConfig(_Strict):
+    """Resting v1 limit orders a maker keeps on every BOOK corridor it serves, in both
+    directions, through the v1 API (prepare, sign, submit): a small ladder of asks beyond the
+    mid, re-posted as they fill or expire.
+
+    - `per_side`: orders kept per direction.
+    - `spread_bps`: the best order asks this much more than the mid (it must stay above the
+      filling operator's edge, or the operator would take it at once).
+    - `step_bps`: each further order asks this much more again.
+    - `size_usd`: each order's size, valued through the mids (jittered ±20 %).
+    - `ttl_s`: each order's deadline (the spec's suggested TTL for bot orders is 10 minutes).
+    - `refresh_s`: how often the maker checks its orders and tops them up."""
+
+    per_side: int = Field(default=3, ge=1, le=50)
+    spread_bps: Decimal = Field(default=Decimal(40), ge=0, le=5000)
+    step_bps: Decimal = Field(default=Decimal(10), ge=0, le=1000)
+    size_usd: Decimal = Field(default=Decimal(100), gt=0)
+    ttl_s: int = Field(default=600, ge=60, le=365 * 86_400)
+    refresh_s: float = Field(default=20, gt=0, le=3600)
+
+
 def _mids(value: Any) -> Any:
     # YAML floats (0.000625) would become binary-noisy Decimals; go through repr instead.
     if isinstance(value, dict):
@@ -127,6 +148,11 @@ class MakerConfig(_Strict):
     - `quote_ttl_ms`: expiresAt = replyBy + this, within the rfq's bounds (None: the maximum).
     - `deadline_slack_s`: the order's on-chain deadline is this long after expiresAt.
     - `online`: connected at start (the fleet can toggle it live).
+    - `fills_book`: a filling operator of the v1 book: its credential carries `maker:fill`, it
+      publishes its levels on BOOK corridors too (its standing bid), and every
+      `fill_interval_ms` it fills, through the v1 API and a real transaction, every resting
+      order priced at or better than its own price for that size.
+    - `book_orders`: resting v1 orders it keeps on BOOK corridors (BookOrdersConfig).
     """
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")
@@ -147,6 +173,9 @@ class MakerConfig(_Strict):
     quote_ttl_ms: int | None = Field(default=None, gt=0)
     deadline_slack_s: int = Field(default=60, ge=0, le=7 * 86_400)
     online: bool = True
+    fills_book: bool = False
+    fill_interval_ms: int = Field(default=1000, ge=100, le=60_000)
+    book_orders: BookOrdersConfig | None = None
 
     _normalise_mids = field_validator("mids", mode="before")(_mids)
 
@@ -218,6 +247,9 @@ class FleetConfig(_Strict):
     usd_tokens: tuple[str, ...] = tuple(sorted(DEFAULT_USD_TOKENS))
     publish_interval_ms: int = Field(default=1000, ge=50, le=60_000)
     balance_refresh_ms: int = Field(default=5000, ge=100, le=600_000)
+    # The v1 API calls of the book roles leave from this loopback address when the simulator is
+    # on loopback, so they count against a per-IP backstop of their own, not the callers' one.
+    v1_source_address: str | None = Field(default="127.0.0.2", pattern=r"^127\.[0-9.]+$")
     seed: int | None = None
     makers: tuple[MakerConfig, ...] = Field(min_length=1)
 
@@ -265,6 +297,10 @@ def default_fleet() -> FleetConfig:
     (impact: extra bps at a $1M trade, linear in size; shows: max_inventory_fraction.)
     alpha and bravo are tight but shallow; charlie holds the depth at a wider price, so a large
     size is best filled by combining them; delta is slow-but-in-budget and sometimes declines.
+
+    The v1 book: alpha is the filling operator (`fills_book`); bravo and charlie keep three
+    resting asks per direction on every BOOK corridor (`book_orders`), 40 and 60 bps beyond the
+    mid, so they rest rather than cross alpha's bid.
     """
     return FleetConfig(
         makers=(
@@ -275,6 +311,7 @@ def default_fleet() -> FleetConfig:
                 impact_bps=Decimal(5),
                 max_inventory_fraction=Decimal("0.3"),
                 latency=FixedLatencyConfig(ms=15),
+                fills_book=True,
             ),
             MakerConfig(
                 name="bravo",
@@ -283,6 +320,7 @@ def default_fleet() -> FleetConfig:
                 impact_bps=Decimal(10),
                 max_inventory_fraction=Decimal("0.3"),
                 latency=LogNormalLatencyConfig(p50_ms=40, p99_ms=200),
+                book_orders=BookOrdersConfig(spread_bps=Decimal(40)),
             ),
             MakerConfig(
                 name="charlie",
@@ -291,6 +329,7 @@ def default_fleet() -> FleetConfig:
                 impact_bps=Decimal(20),
                 max_inventory_fraction=Decimal(1),
                 latency=LogNormalLatencyConfig(p50_ms=60, p99_ms=250),
+                book_orders=BookOrdersConfig(spread_bps=Decimal(60), size_usd=Decimal(150)),
             ),
             MakerConfig(
                 name="delta",

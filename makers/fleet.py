@@ -24,6 +24,7 @@ import random
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -66,6 +67,7 @@ class MakerFleet:
         session: aiohttp.ClientSession | None = None,
         chains: Mapping[int, MakerChain] | None = None,
         backoff: Backoff | None = None,
+        v1_keys: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         self.config = config
         self.url = url
@@ -84,6 +86,9 @@ class MakerFleet:
             raise ValueError(f"no maker credential for {', '.join(missing)}")
         self._credentials = {name: tuple(keys) for name, keys in credentials.items()}
         self._backoff = backoff
+        # maker name -> environment -> v1 API key, for the book roles (makers/book.py)
+        self._v1_keys = {name: dict(keys) for name, keys in (v1_keys or {}).items()}
+        self._v1_session: aiohttp.ClientSession | None = None
         self._makers_rng = {
             m.name: random.Random(f"{source.random()!r}:{m.name}") for m in config.makers
         }
@@ -110,6 +115,8 @@ class MakerFleet:
             return
         if self._session is None:
             self._session = aiohttp.ClientSession()
+        if self._v1_keys and self._v1_session is None:
+            self._v1_session = aiohttp.ClientSession(connector=self._v1_connector())
         for maker_config in self.config.makers:
             self.makers[maker_config.name] = SimulatedMaker(
                 maker_config,
@@ -123,6 +130,8 @@ class MakerFleet:
                 publish_interval_s=self.config.publish_interval_ms / 1000,
                 balance_refresh_s=self.config.balance_refresh_ms / 1000,
                 backoff=self._backoff,
+                v1_keys=self._v1_keys.get(maker_config.name),
+                v1_session=self._v1_session,
             )
         results = await asyncio.gather(
             *(m.start(wait_s) for m in self.makers.values()), return_exceptions=True
@@ -131,6 +140,15 @@ class MakerFleet:
         if failure is not None:
             await self.close()
             raise failure
+
+    def _v1_connector(self) -> aiohttp.TCPConnector:
+        """The book roles' v1 calls leave from `v1_source_address` when the simulator is on
+        loopback: a per-IP backstop of their own (config.v1_source_address)."""
+        host = urlsplit(self.url).hostname or ""
+        source = self.config.v1_source_address
+        if source is not None and (host == "localhost" or host.startswith("127.")):
+            return aiohttp.TCPConnector(local_addr=(source, 0))
+        return aiohttp.TCPConnector()
 
     def maker(self, name: str) -> SimulatedMaker:
         try:
@@ -156,6 +174,9 @@ class MakerFleet:
         """Stop every maker, then close the shared chain access and session (idempotent)."""
         self._closed = True
         await asyncio.gather(*(m.close() for m in self.makers.values()))
+        if self._v1_session is not None:
+            await self._v1_session.close()
+            self._v1_session = None
         for chain in self._own_chains.values():
             await chain.close()
         self._own_chains.clear()

@@ -126,6 +126,9 @@ class ChainInfo(_ServerModel):
     signatureTransfer: Address
     feeRecipient: Address
     pairs: list[PairInfo]
+    # v1 BOOK corridors (both directions): never asked for quotes; a filling operator publishes
+    # its standing bid for resting orders there. Absent from older servers.
+    bookPairs: list[PairInfo] = Field(default_factory=list)
 
     def pair(self, sell_token: str, buy_token: str) -> PairInfo | None:
         """The corridor direction selling `sell_token` for `buy_token` (any address case)."""

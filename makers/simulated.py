@@ -22,6 +22,7 @@ from typing import Any
 
 import aiohttp
 
+from makers.book import BookFiller, BookPoster, V1Api
 from makers.chain import MakerChain
 from makers.chainbook import ChainBook, ChainState
 from makers.client import Backoff, MakerClient
@@ -96,6 +97,8 @@ class SimulatedMaker:
         publish_interval_s: float = 1.0,
         balance_refresh_s: float = 5.0,
         backoff: Backoff | None = None,
+        v1_keys: Mapping[str, str] | None = None,
+        v1_session: aiohttp.ClientSession | None = None,
     ) -> None:
         if not api_keys:
             raise ValueError(f"maker {config.name}: needs at least one maker credential")
@@ -129,6 +132,17 @@ class SimulatedMaker:
         self._rounds = LevelsRounds()  # when to publish which levels
         self._failures = RepeatedFailures(log)  # a chain that fails every round is logged once
         self._publisher: asyncio.Task[None] | None = None
+        # The v1 book roles (makers/book.py), with one v1 API key per environment.
+        v1_http = v1_session or session
+        apis = (
+            {env: V1Api(v1_http, url, key) for env, key in (v1_keys or {}).items()}
+            if v1_http is not None
+            else {}
+        )
+        self.filler = BookFiller(self, apis)
+        self.poster = BookPoster(self, apis, self._rng)
+        self._book_tasks: list[asyncio.Task[None]] = []
+        self._has_v1 = bool(apis)
         self._online_lock = asyncio.Lock()  # serialises going online/offline
         self._started = False
         self._closed = False
@@ -164,17 +178,24 @@ class SimulatedMaker:
             return
         self._started = True
         self._publisher = asyncio.create_task(self._publish_loop(), name=f"{self.name}:levels")
+        if self._has_v1:
+            self._book_tasks = [
+                asyncio.create_task(self.filler.run(), name=f"{self.name}:book-filler"),
+                asyncio.create_task(self.poster.run(), name=f"{self.name}:book-poster"),
+            ]
         if self.config.online:
             await self._go_online(wait_s)
 
     async def close(self) -> None:
         """Disconnect, cancel and await every task, close the chain access it owns."""
         self._closed = True
-        if self._publisher is not None:
-            self._publisher.cancel()
+        for task in [*self._book_tasks, *([self._publisher] if self._publisher else [])]:
+            task.cancel()
+        for task in [*self._book_tasks, *([self._publisher] if self._publisher else [])]:
             with contextlib.suppress(asyncio.CancelledError):
-                await self._publisher
-            self._publisher = None
+                await task
+        self._publisher = None
+        self._book_tasks = []
         await self._go_offline()
         await self._book.close()
 
@@ -276,8 +297,28 @@ class SimulatedMaker:
             "live_quotes": len(self.commitments),
             # failing: what fails every publishing round right now (e.g. "chain 97": a node
             # that is down), with how many rounds in a row; empty when all is well.
-            "stats": {**self.stats.as_dict(), "failing": self._failures.failing()},
+            "stats": {
+                **self.stats.as_dict(),
+                "failing": self._failures.failing(),
+                "book_fills": self.filler.fills,
+                "book_orders_placed": self.poster.placed,
+            },
         }
+
+    # ---- the v1 book roles' seat (makers/book.py BookSeat) ----------------------------------
+
+    def ready_states(self) -> list[ChainState]:
+        served = {info.chainId for c in self._clients if c.connected for info in self._served(c)}
+        return [s for c, s in self._states.items() if c in served and s.ready]
+
+    def chain_access(self, chain_id: int) -> MakerChain | None:
+        return self._book.chain(chain_id)
+
+    async def refresh_balances(self, chain_id: int) -> None:
+        state = self._states.get(chain_id)
+        if state is not None:
+            await self._book.refresh_balances(state)
+            self._rounds.changed()
 
     # ---- inventory --------------------------------------------------------------------------
 
@@ -353,7 +394,9 @@ class SimulatedMaker:
         if loop_time - state.balances_at >= self.balance_refresh_s:
             await self._book.refresh_balances(state)
             every = True
-        for pair in info.pairs:
+        # A filling operator's levels on BOOK corridors are its standing bid there.
+        pairs = [*info.pairs, *(info.bookPairs if self.config.fills_book else [])]
+        for pair in pairs:
             if every or (chain_id, pair.buyToken.lower()) in dirty:
                 await client.publish_levels(
                     chain_id,

@@ -38,6 +38,9 @@ async def step_forever(
         due = next_due()
         wake = clock.time() + max_sleep_s
         await clock.sleep_until(min(due, wake) if due is not None else wake)
+        # A step that finds nothing to await and a due time already past would otherwise never
+        # give the event loop back: every other task would starve.
+        await asyncio.sleep(0)
 
 
 async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]]) -> None:

@@ -237,6 +237,16 @@ class RetentionSettings(_Strict):
     sweep_interval_s: float = Field(default=10, gt=0)
 
 
+class BookSettings(_Strict):
+    """The v1 book: resting limit orders and the swaps composed of them (docs/decisions.md
+    "v1 book")."""
+
+    sweep_interval_s: float = Field(default=300, gt=0)  # limit-order sweep cadence (spec: 5 min)
+    notify_lag_s: float = Field(default=600, ge=0)  # expired/cancelled events wait past deadline
+    swap_ttl_s: float = Field(default=60, gt=0)  # a built swap holds its orders this long at most
+    max_deadline_s: int = Field(default=365 * 86_400, gt=0)  # deadlines capped (about one year)
+
+
 class Settings(BaseSettings):
     # A BaseSettings so pydantic-settings knows the RFQSIM_ names; the environment itself is read
     # once, by `load_settings`, at its place between the YAML file and the CLI flags.
@@ -273,6 +283,7 @@ class Settings(BaseSettings):
     ramp: RampSettings = RampSettings()
     feed: FeedSettings = FeedSettings()
     idempotency: IdempotencySettings = IdempotencySettings()
+    book: BookSettings = BookSettings()
     # The simulated maker fleet started with the simulator (None: no makers; `--no-makers`).
     makers: FleetConfig | None = Field(default_factory=default_fleet)
 

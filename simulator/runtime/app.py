@@ -5,12 +5,14 @@ from __future__ import annotations
 from aiohttp import web
 
 from simulator.adapters.ramp.provider_wire import parse_transfer
+from simulator.adapters.rfq.indexer import IndexCatchUp
 from simulator.api.access import control as access_control
 from simulator.api.access.middleware import access_middleware, add_rate_limit_headers
 from simulator.api.feed import handlers as feed
 from simulator.api.feed.cache import FEED_CACHE, FeedCache
 from simulator.api.http.appkeys import (
     ACCESS,
+    BOOK,
     CHAINS,
     CLOCK,
     ERROR_STYLES,
@@ -28,13 +30,17 @@ from simulator.api.http.appkeys import (
     RFQ,
     ROUTES,
     SETTINGS,
+    SWAPS,
     V1,
+    V1_BOOK_BYTES,
     VENUE,
     WEBHOOKS,
 )
 from simulator.api.http.idempotency import idempotency_middleware
 from simulator.api.http.middleware import add_request_id_header, error_middleware
 from simulator.api.http.routes import RouteTable
+from simulator.api.limit_orders import control as book_control
+from simulator.api.limit_orders import handlers as limit_orders
 from simulator.api.meta import docs, health
 from simulator.api.ramp import control as ramp_control
 from simulator.api.ramp import handlers as ramp
@@ -44,6 +50,7 @@ from simulator.api.rfq import handlers as rfq
 from simulator.api.rfq import maker_stream
 from simulator.api.sim import handlers as sim
 from simulator.api.sim import index as sim_index
+from simulator.api.swaps import handlers as swaps
 from simulator.api.v1 import control as v1_control
 from simulator.api.v1 import handlers as v1
 from simulator.api.v1.access import check_v1_operations
@@ -56,6 +63,7 @@ from simulator.runtime.chains import chains_context
 from simulator.runtime.feed import build_feed
 from simulator.runtime.housekeeping import housekeeping_context
 from simulator.runtime.lifecycle import SHUTDOWN, Shutdown
+from simulator.runtime.limit_orders import book_context, build_book
 from simulator.runtime.makers import FLEET, FleetHolder, simulated_fleet
 from simulator.runtime.provider import PROVIDER, ProviderHolder, provider_context
 from simulator.runtime.ramp import build_ramp
@@ -66,6 +74,7 @@ from simulator.runtime.rfq import (
     build_maker_sessions,
     build_rfq,
 )
+from simulator.runtime.swaps import build_swaps
 from simulator.runtime.v1 import build_v1
 from simulator.runtime.webhooks import WEBHOOK_ADAPTERS, build_webhooks, webhooks_context
 from simulator.services.shared.fills import FillFanout, IndexProgress
@@ -90,6 +99,8 @@ def build_routes() -> RouteTable:
         webhooks,
         feed,
         v1,
+        swaps,
+        limit_orders,
         maker_stream,
         sim,
         sim_index,
@@ -98,6 +109,7 @@ def build_routes() -> RouteTable:
         webhooks_control,
         ramp_control,
         v1_control,
+        book_control,
     ):
         area.add_routes(table)
     check_v1_operations(table.operations)  # v1's scopes exactly as spec 3's table
@@ -142,10 +154,23 @@ def create_app(
     app[MAKER_SESSIONS] = build_maker_sessions(app[RFQ], app[VENUE], app[CLOCK])
     app[FEED] = build_feed(settings, app[CLOCK], app[VENUE], app[RFQ], app[FILLS], app[FILL_INDEX])
     app[FEED_CACHE] = FeedCache(app[CLOCK], settings.feed.cache_s)
+    app[BOOK] = build_book(
+        settings,
+        app[CLOCK],
+        app[RANDOM],
+        app[VENUE],
+        app[CHAINS],
+        app[RFQ].makers,
+        IndexCatchUp(app[FILL_INDEXERS]),
+    )
+    app[SWAPS] = build_swaps(settings, app[CLOCK], app[RANDOM], app[BOOK])
+    app[FILLS].subscribe(app[BOOK].service.on_fill)
+    app[FILLS].subscribe(app[SWAPS].service.on_fill)
     app[WEBHOOKS], app[WEBHOOK_ADAPTERS] = build_webhooks(
         settings.webhooks, app[CLOCK], app[RANDOM].fork("webhooks")
     )
-    app[RFQ].events.subscribers.append(app[WEBHOOKS].dispatcher)
+    for events in (app[RFQ].events, app[BOOK].events, app[SWAPS].events):
+        events.subscribers.append(app[WEBHOOKS].dispatcher)
     app[V1] = build_v1(
         settings, app[CLOCK], app[VENUE], app[CHAINS], app[FILL_INDEXERS], app[ACCESS].faults
     )
@@ -169,6 +194,7 @@ def create_app(
     app[ERROR_STYLES] = routes.error_styles()
     app[OPENAPI_CACHE] = {}
     app[LADDER_BYTES] = {}
+    app[V1_BOOK_BYTES] = {}
     routes.register(app.router)
     app.on_response_prepare.append(add_request_id_header)
     app.on_response_prepare.append(add_rate_limit_headers)
@@ -181,4 +207,5 @@ def create_app(
         app.cleanup_ctx.append(provider_context)  # the sandbox settles on the chains: after them
         app.cleanup_ctx.append(ramp_background_context)  # re-checks need the provider attached
         app.cleanup_ctx.append(background_context)
+        app.cleanup_ctx.append(book_context)
     return app

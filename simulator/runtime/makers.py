@@ -34,7 +34,8 @@ def simulated_fleet(holder: FleetHolder) -> MakerFleetControl:
 
 
 def credentials_for(app: web.Application, config: FleetConfig) -> dict[str, list[str]]:
-    """One maker credential per maker and per environment of the chains it serves."""
+    """One maker credential per maker and per environment of the chains it serves (with
+    maker:fill for a filling operator of the v1 book)."""
     keys = app[ACCESS].keys
     partner = keys.partner_by_name("makers")
     environments = {c.chain_id: c.environment for c in app[VENUE].chains.values()}
@@ -45,13 +46,44 @@ def credentials_for(app: web.Application, config: FleetConfig) -> dict[str, list
             keys.create_key(
                 partner_id=partner.partner_id,
                 environment=environment,
-                scopes=frozenset({"maker:stream"}),
+                scopes=frozenset(
+                    {"maker:stream", "maker:fill"} if maker.fills_book else {"maker:stream"}
+                ),
                 name=maker.name,
                 maker_wallet=maker.wallet().address,
             )[1]
             for environment in wanted
         ]
     return credentials
+
+
+V1_BOOK_SCOPES = frozenset({"quotes:read", "trades:read", "trades:write"})
+
+
+def v1_keys_for(app: web.Application, config: FleetConfig) -> dict[str, dict[str, str]]:
+    """The v1 API keys of the makers with a book role (filling operator, resting orders): one
+    per environment they serve, partner "makers", unlimited tier, as a maker bot would hold."""
+    keys = app[ACCESS].keys
+    partner = keys.partner_by_name("makers")
+    environments = {c.chain_id: c.environment for c in app[VENUE].chains.values()}
+    out: dict[str, dict[str, str]] = {}
+    for maker in config.makers:
+        if not (maker.fills_book or maker.book_orders is not None):
+            continue
+        wanted = sorted({environments[c] for c in maker.chains if c in environments})
+        out[maker.name] = {
+            environment: keys.create_key(
+                partner_id=partner.partner_id,
+                environment=environment,
+                scopes=V1_BOOK_SCOPES,
+                name=f"{maker.name}-v1",
+                tier="unlimited",
+            )[1]
+            for environment in wanted
+        }
+        # The fleet's calls are the simulator's own: /_sim/faults' next-N 500s are for clients.
+        app[ACCESS].faults.own_keys.update(out[maker.name].values())
+    return out
 
 
 async def start_fleet(app: web.Application, api_url: str) -> MakerFleet | None:
@@ -75,6 +107,7 @@ async def start_fleet(app: web.Application, api_url: str) -> MakerFleet | None:
         credentials=credentials_for(app, config),
         rpc_urls={c.chain_id: c.rpc_url for c in app[VENUE].chains.values()},
         rng=app[RANDOM].fork("makers"),
+        v1_keys=v1_keys_for(app, config),
     )
     await fleet.start()
     if CHAIN_SUPERVISOR in app:

@@ -1,7 +1,8 @@
 """The fill indexer: follows each chain's reactor `Fill` logs and hands every fill to its
-subscribers (RFQ settlement, the rates feed's tape), whether or not the taker reported its
-transaction and whether or not the order was ever quoted by us. After every poll it reports
-whether it reached the chain's head (`IndexProgress`)."""
+subscribers (RFQ settlement, the rates feed's tape, the v1 book and swaps), whether or not the
+taker reported its transaction and whether or not the order was ever quoted by us. After every
+poll it reports whether it reached the chain's head (`IndexProgress`); `catch_up` scans up to the
+head on demand, for a read that must not wait for the next poll."""
 
 from __future__ import annotations
 
@@ -70,6 +71,11 @@ class FillIndexer:
         self.next_block = 0  # first block not yet scanned
         self.started_at = time.monotonic()  # when this indexer was created
         self.last_scan_at: float | None = None  # monotonic time of the last completed scan
+        self._scan_lock = asyncio.Lock()  # one scan at a time: a fill is handed on exactly once
+
+    async def catch_up(self) -> None:
+        """Scan up to the head now (the background poll and this never overlap)."""
+        await self.poll_once()
 
     async def rewind(self, chain_id: int) -> None:
         """The chain was restarted (on_chain_exit: restart): its blocks start again from 0."""
@@ -78,6 +84,10 @@ class FillIndexer:
 
     async def poll_once(self) -> int:
         """Scan new blocks; returns how many fills were handed on."""
+        async with self._scan_lock:
+            return await self._scan()
+
+    async def _scan(self) -> int:
         chain_id = self._chain.chain_id
         if chain_id in self._faults.indexer_paused:
             # Nothing is lost: scanning resumes from next_block when the switch is off.
@@ -125,3 +135,16 @@ class FillIndexer:
                 log.exception("indexer chain %s failed; retrying", self._chain.chain_id)
                 self._mark_unreachable(f"fill index failed: {exc}")
             await asyncio.sleep(POLL_INTERVAL_S)
+
+
+class IndexCatchUp:
+    """`catch_up(chain_id)` over the running indexers (the app's `FILL_INDEXERS`, filled while
+    the chains run): for a reader that must see every fill mined so far (the v1 book)."""
+
+    def __init__(self, indexers: dict[int, FillIndexer]) -> None:
+        self._indexers = indexers  # by chain id; shared with the wiring, which fills it
+
+    async def catch_up(self, chain_id: int) -> None:
+        indexer = self._indexers.get(chain_id)
+        if indexer is not None:
+            await indexer.catch_up()

@@ -45,7 +45,7 @@ from simulator.services.rfq.makers import (
     OnlineMaker,
     QuoteReply,
 )
-from simulator.services.shared.venue import VenueDirectory
+from simulator.services.shared.venue import ChainVenue, VenueDirectory
 from simulator.settings import ChainEnvironment
 
 PING_INTERVAL_S = 15.0
@@ -109,6 +109,7 @@ class MakerStreamSessions:
         maker_id: str,
         wallet: str,
         environment: ChainEnvironment,
+        fills_book: bool = False,
     ) -> None:
         """The whole life of one prepared socket, until it closes; the maker is online from
         its `welcome` until then."""
@@ -119,6 +120,7 @@ class MakerStreamSessions:
             environment=environment,
             gateway=gateway,
             connected_at=self._clock.time(),
+            fills_book=fills_book,
         )
         replaced = self._registry.connect(maker)
         if replaced is not None:
@@ -143,6 +145,23 @@ class MakerStreamSessions:
                 await pinger
             self._registry.disconnect(maker)
 
+    @staticmethod
+    def _pairs(chain: ChainVenue, mode: str) -> list[PairInfo]:
+        return [
+            PairInfo(
+                sellToken=sell.address,
+                buyToken=buy.address,
+                sellDecimals=sell.decimals,
+                buyDecimals=buy.decimals,
+                feeBps=corridor.timing.fee_bps,
+                replyBudgetMs=corridor.timing.reply_budget_ms,
+                quoteTtlMs=corridor.timing.quote_ttl_s * 1000,
+            )
+            for corridor in chain.corridors
+            if corridor.timing.mode == mode
+            for sell, buy in ((corridor.base, corridor.quote), (corridor.quote, corridor.base))
+        ]
+
     def welcome(self, maker: OnlineMaker) -> Welcome:
         chains = [
             ChainInfo(
@@ -150,23 +169,10 @@ class MakerStreamSessions:
                 reactor=chain.contracts.reactor,
                 signatureTransfer=chain.contracts.signature_transfer,
                 feeRecipient=chain.contracts.fee_recipient,
-                pairs=[
-                    PairInfo(
-                        sellToken=sell.address,
-                        buyToken=buy.address,
-                        sellDecimals=sell.decimals,
-                        buyDecimals=buy.decimals,
-                        feeBps=corridor.timing.fee_bps,
-                        replyBudgetMs=corridor.timing.reply_budget_ms,
-                        quoteTtlMs=corridor.timing.quote_ttl_s * 1000,
-                    )
-                    for corridor in chain.corridors
-                    if corridor.timing.mode == "RFQ"
-                    for sell, buy in (
-                        (corridor.base, corridor.quote),
-                        (corridor.quote, corridor.base),
-                    )
-                ],
+                pairs=self._pairs(chain, "RFQ"),
+                # v1 BOOK corridors: no rfqs there, but a filling operator's levels are its
+                # standing bid for resting orders (docs/maker-protocol.md).
+                bookPairs=self._pairs(chain, "BOOK"),
             )
             for chain in self._venue.chains.values()
             if chain.environment == maker.environment

@@ -47,6 +47,12 @@ def presented_key(request: web.Request) -> str | None:
     return from_bearer or (header.strip() if header is not None else None)
 
 
+def _key_candidates(request: web.Request) -> list[str]:
+    """The key strings a request carries, unchecked (for telling the fleet's own calls apart)."""
+    values = [request.headers.get("X-API-Key", ""), request.headers.get("Authorization", "")]
+    return [v.removeprefix("Bearer ").strip() for v in values if v]
+
+
 @web.middleware
 async def access_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     ip = client_ip(request)
@@ -65,7 +71,7 @@ async def access_middleware(request: web.Request, handler: Handler) -> web.Strea
         backstop = limiter.hit(f"backstop:{ip}", limits.ip_backstop_per_minute)
         if not backstop.allowed:
             raise rate_limited(backstop, with_headers=False)
-    if not outside_api and services.faults.take_internal_error():
+    if not outside_api and services.faults.take_internal_error(_key_candidates(request)):
         # The /_sim fault switch for the spec's 500 row: a genuine unhandled exception, rendered
         # by the same error middleware as any real fault.
         raise RuntimeError("fault injected through /_sim/faults (internal_errors)")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
 
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from simulator.services.access.callers import Caller
     from simulator.services.access.limits import Decision
     from simulator.services.feed.area import FeedArea
+    from simulator.services.limit_orders.area import BookArea
     from simulator.services.ramp.area import RampArea
     from simulator.services.rfq.area import RfqArea
     from simulator.services.rfq.pricing import LadderView
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from simulator.services.shared.health import DependencyHealth
     from simulator.services.shared.idempotency import IdempotencyStore
     from simulator.services.shared.venue import VenueDirectory
+    from simulator.services.swaps.area import SwapsArea
     from simulator.services.v1.area import V1Area
     from simulator.services.webhooks.service import Webhooks
     from simulator.settings import ChainEnvironment, Settings
@@ -38,6 +40,7 @@ class MakerSessions(Protocol):
         maker_id: str,
         wallet: str,
         environment: ChainEnvironment,
+        fills_book: bool = False,
     ) -> None: ...
 
 
@@ -52,6 +55,8 @@ CHAINS: web.AppKey[dict[int, AnvilChain]] = web.AppKey("chains")  # filled at st
 WEBHOOKS: web.AppKey[Webhooks] = web.AppKey("webhooks")  # registry, outbox, worker
 RAMP: web.AppKey[RampArea] = web.AppKey("ramp")  # the fiat ramp's services and provider ports
 HEALTH: web.AppKey[DependencyHealth] = web.AppKey("health")  # dependencies, as last seen
+BOOK: web.AppKey[BookArea] = web.AppKey("book")  # v1 resting orders (limit orders)
+SWAPS: web.AppKey[SwapsArea] = web.AppKey("swaps")  # v1 instant swaps
 MAKER_SESSIONS: web.AppKey[MakerSessions] = web.AppKey("maker_sessions")  # /v2/maker/stream
 FEED: web.AppKey[FeedArea] = web.AppKey("feed")  # the public rates feed
 FILLS: web.AppKey[FillFanout] = web.AppKey("fills")  # every reactor fill, to each subscriber
@@ -64,6 +69,10 @@ IDEMPOTENCY: web.AppKey[IdempotencyStore] = web.AppKey("idempotency")  # Idempot
 
 # Rendered ladder JSON per chain, with the cached view it was rendered from.
 LADDER_BYTES: web.AppKey[dict[int, tuple[LadderView, bytes]]] = web.AppKey("ladder_bytes")
+# Rendered order-book offers per direction and query, with the ranking they were rendered from.
+V1_BOOK_BYTES: web.AppKey[dict[tuple[object, ...], tuple[list[Any], bytes, str, str]]] = web.AppKey(
+    "v1_book_bytes"
+)
 OPENAPI_CACHE: web.AppKey[dict[str, bytes]] = web.AppKey("openapi_cache")  # rendered once
 
 REQUEST_ID: web.RequestKey[str] = web.RequestKey("request_id")  # this request's id

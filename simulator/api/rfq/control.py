@@ -69,6 +69,11 @@ class MakerChange(ApiModel):
     )
     mids: dict[str, float] | None = None
     online: bool | None = None
+    fills_book: bool | None = Field(
+        default=None,
+        description="A filling operator of the v1 book (its credential decides "
+        "whether its levels count as fastFill bids)",
+    )
 
 
 def _view(status: MakersStatus) -> MakersView:

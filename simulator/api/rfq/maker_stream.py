@@ -28,6 +28,7 @@ async def maker_stream(request: web.Request) -> web.StreamResponse:
         maker_id=key.key_id,
         wallet=to_checksum_address(key.maker_wallet),
         environment=key.environment,
+        fills_book="maker:fill" in key.scopes,
     )
     return ws
 

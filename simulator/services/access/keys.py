@@ -24,7 +24,8 @@ KeyStatus = Literal["active", "suspended", "revoked"]
 TAKER_SCOPES = frozenset(
     {"trades:write", "trades:read", "webhooks:manage", "rfq:aggregator", "quotes:read"}
 )
-MAKER_SCOPES = frozenset({"maker:stream", "maker:read"})  # the maker:* family
+# the maker:* family; maker:fill marks a filling operator (its levels are v1 fastFill bids)
+MAKER_SCOPES = frozenset({"maker:stream", "maker:read", "maker:fill"})
 ALL_SCOPES = TAKER_SCOPES | MAKER_SCOPES
 
 # Lowercase hex prefix of 12, then a URL-safe secret: both parts are ASCII by construction.

@@ -56,6 +56,7 @@ class OnlineMaker:
     environment: ChainEnvironment  # live or test: which chains it serves
     gateway: MakerGateway  # how messages reach it
     connected_at: float
+    fills_book: bool = False  # its credential carries maker:fill: its levels are fastFill bids
     levels: dict[PairKey, tuple[Curve, float]] = field(default_factory=dict)  # curve, published at
     pending: dict[str, asyncio.Future[MakerReply]] = field(default_factory=dict)  # by quote id
 
@@ -114,6 +115,15 @@ class MakerRegistry:
         if self._clock.time() - published_at > self.levels_max_age_s:
             return None
         return curve
+
+    def filler_curves(self, environment: str, key: PairKey) -> list[tuple[str, Curve]]:
+        """(wallet, fresh levels) of the online makers that fill resting orders (maker:fill) in
+        one direction: the bids v1's fastFill crosses."""
+        out = []
+        for maker in self.makers_for(environment):
+            if maker.fills_book and (curve := self.fresh_curve(maker, key)):
+                out.append((maker.wallet, curve))
+        return out
 
     async def ask(
         self, maker: OnlineMaker, message: dict[str, Any], timeout_s: float

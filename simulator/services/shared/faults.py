@@ -15,6 +15,9 @@ class Faults:
     # Chains whose fill index is unreachable: fills there are not seen until it comes back, so a
     # fill can be indexed late (the spec's late-indexed fill that corrects failed/expired).
     indexer_paused: set[int] = field(default_factory=set)
+    # API keys the simulator issued to its own maker fleet (the v1 book roles): their requests
+    # are the simulator's own traffic and never take a fault meant for a client's next request.
+    own_keys: set[str] = field(default_factory=set)
 
     def clear(self) -> None:
         self.chain_unreachable.clear()
@@ -40,9 +43,10 @@ class Faults:
         if indexer_paused is not None:
             self.indexer_paused = set(indexer_paused)
 
-    def take_internal_error(self) -> bool:
-        """True (and one fewer left) when the next request must fail as a server fault."""
-        if self.internal_errors <= 0:
+    def take_internal_error(self, presented_keys: Iterable[str] = ()) -> bool:
+        """True (and one fewer left) when the next request must fail as a server fault; never
+        for a request that presents one of the fleet's own keys."""
+        if self.internal_errors <= 0 or any(k in self.own_keys for k in presented_keys):
             return False
         self.internal_errors -= 1
         return True

@@ -58,6 +58,7 @@ WELCOME: dict[str, Any] = {
                     "quoteTtlMs": 60000,
                 }
             ],
+            "bookPairs": [],
         }
     ],
 }
@@ -91,6 +92,14 @@ def test_welcome_example_parses() -> None:
     assert chain.pair(A["b"], A["a"]) is None
     assert message.chain(97) is None
     assert to_wire(message) == WELCOME
+    # A server that does not send bookPairs (an older one) still parses: no book pairs.
+    older = {
+        **WELCOME,
+        "chains": [{k: v for k, v in WELCOME["chains"][0].items() if k != "bookPairs"}],
+    }
+    parsed = parse_server_message(json.dumps(older))
+    assert isinstance(parsed, Welcome)
+    assert parsed.chains[0].bookPairs == []
 
 
 def test_rfq_example_parses_with_int_amounts_and_round_trips() -> None:

@@ -1,0 +1,271 @@
+"""GET /v1/limit-orders/quote and prepare with pricing (spec 3): minBuyAmount, fastFill against
+the best filling market-maker bid with its depth block and unavailable reasons, queue computed
+exactly by the spec's formula against the best competing resting order, both in the maker frame
+(buyToken per sellToken), and the pricing block prepare returns. The competing orders of the
+queue checks are the test's own, on chain 97's RFQ corridor USDT/NGNS (18 and 6 decimals),
+where the simulated fleet rests none; the best competing rate is read from the order book.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance.chain import Wallet
+from conformance.client import Client
+from conformance.response_checks import assert_data, assert_error
+from conformance.sim_control import SimControl
+from conformance.v1_book import (
+    RAY,
+    Integrator,
+    book_rate,
+    funded_maker,
+    order_book,
+    place,
+    prepare,
+    prepare_body,
+    rate,
+    v1_integrator,
+)
+from conformance.venue import ChainInfo, Token
+
+pytestmark = pytest.mark.sim_only  # keys come from /_sim/keys
+
+QUOTE_FIELDS = {
+    "sellAmount",
+    "minBuyAmount",
+    "fastFill",
+    "fastFillUnavailableReason",
+    "queue",
+    "depth",
+}
+DEPTH_FIELDS = {"makers", "totalCapacity", "maxMakerCapacity"}
+MIN_BUY_AMOUNT = 2000  # 10000 / 5 bp: the smallest output whose fee is one atomic unit
+
+
+@pytest.fixture
+def integrator(sim: SimControl, http: Client) -> Integrator:
+    return v1_integrator(sim, http)
+
+
+def quote(
+    client: Client, chain: ChainInfo, sell: Token, buy: Token, sell_amount: int, **params: Any
+) -> dict[str, Any]:
+    query = {
+        "chainId": chain.chain_id,
+        "sellToken": sell.address,
+        "buyToken": buy.address,
+        "sellAmount": str(sell_amount),
+        **params,
+    }
+    data: dict[str, Any] = assert_data(client.get("/v1/limit-orders/quote", params=query))
+    return data
+
+
+@pytest.mark.spec(
+    "v1/endpoints/get-v1-limit-orders-quote",
+    "v1/endpoints/get-v1-limit-orders-quote/query",
+    "v1/endpoints/get-v1-limit-orders-quote/fastfill-crosses-best-market-maker",
+    "v1/endpoints/get-v1-limit-orders-quote/depth-figures-advisory-change",
+    "v1/resources/limit-order-quote-response/sellamount-minbuyamount-smallest-output",
+    "v1/resources/limit-order-quote-response/rates-maker-frame-buytoken-per-selltoken",
+)
+def test_fast_fill_is_priced_off_the_best_filling_bid_with_fee_and_margin_headroom(
+    integrator: Integrator, chain: ChainInfo
+) -> None:
+    usdc, ngns = chain.token("USDC"), chain.token("NGNS")
+    sell = ngns.units(800)  # the maker sells 800 NGNS for USDC on the BOOK corridor
+    data = quote(integrator.client, chain, ngns, usdc, sell)
+    assert set(data) == QUOTE_FIELDS, sorted(data)
+    assert data["sellAmount"] == str(sell)
+    assert data["minBuyAmount"] == str(MIN_BUY_AMOUNT)
+    fast = data["fastFill"]
+    assert fast is not None, data
+    assert data["fastFillUnavailableReason"] is None
+    assert set(fast) == {"buyAmount", "rateRay", "marginBps", "depth"}
+    assert fast["marginBps"] == 10, "marginBps defaults to 10"
+    assert set(fast["depth"]) == DEPTH_FIELDS
+    assert fast["depth"]["makers"] >= 1
+    assert int(fast["depth"]["maxMakerCapacity"]) >= sell
+    assert int(fast["depth"]["totalCapacity"]) >= int(fast["depth"]["maxMakerCapacity"])
+    # Maker frame: USDC per NGNS, decimal-normalised, about 1/1600 with the operator's edge.
+    buy = int(fast["buyAmount"])
+    assert fast["rateRay"] == str(rate(sell, 6, buy, 6))
+    assert RAY // 1700 < int(fast["rateRay"]) < RAY // 1600
+    # More margin conceded, less asked: buyAmount * (1 + (fee + marginBps) / 10000) is the same
+    # bid whatever the margin (within rounding and the operator's levels moving a little).
+    asked = {10: buy}
+    for margin in (0, 510):
+        other = quote(integrator.client, chain, ngns, usdc, sell, marginBps=margin)["fastFill"]
+        assert other["marginBps"] == margin
+        asked[margin] = int(other["buyAmount"])
+    assert asked[0] > asked[10] > asked[510]
+    bids = [amount * (10_000 + 5 + margin) for margin, amount in asked.items()]
+    assert max(bids) - min(bids) <= max(bids) // 10_000, asked
+
+
+@pytest.mark.spec(
+    "v1/endpoints/get-v1-limit-orders-quote/fastfill-crosses-best-market-maker",
+    "v1/resources/limit-order-quote-response/sellamount-minbuyamount-smallest-output",
+)
+def test_fast_fill_is_null_with_a_reason_when_no_single_maker_can_take_the_order(
+    integrator: Integrator, chain: ChainInfo
+) -> None:
+    usdc, ngns = chain.token("USDC"), chain.token("NGNS")
+    probe = quote(integrator.client, chain, ngns, usdc, ngns.units(800))
+    ceiling = int(probe["depth"]["maxMakerCapacity"])
+    too_big = quote(integrator.client, chain, ngns, usdc, ceiling * 2 + 1)
+    assert too_big["fastFill"] is None
+    assert too_big["fastFillUnavailableReason"] == "exceeds_max_maker_capacity"
+    assert set(too_big["depth"]) == DEPTH_FIELDS
+    assert int(too_big["depth"]["maxMakerCapacity"]) < ceiling * 2 + 1
+    tiny = quote(integrator.client, chain, ngns, usdc, ngns.units(1))  # ~0.0006 USDC
+    assert tiny["fastFill"] is None
+    assert tiny["fastFillUnavailableReason"] == "below_min_buy_amount"
+    assert tiny["minBuyAmount"] == str(MIN_BUY_AMOUNT)
+
+
+def _best_competing(client: Client, chain: ChainInfo, sell: Token, buy: Token) -> int:
+    """The highest resting book rate among orders selling `sell` for `buy`: the order book a
+    taker sees for the opposite direction."""
+    book = order_book(client, chain, buy, sell)
+    return max(int(o["rateRay"]) for o in book["offers"])
+
+
+def _queue(best: int, sell_amount: int, sell_decimals: int, buy_decimals: int) -> tuple[int, int]:
+    """The spec's formula, word for word."""
+    queue_rate = best * (10_000 + 2) // 10_000
+    buy = sell_amount * 10**buy_decimals * RAY // (queue_rate * 10**sell_decimals)
+    return buy, RAY * RAY // queue_rate
+
+
+@pytest.mark.spec(
+    "v1/endpoints/get-v1-limit-orders-quote/queue-rests-order-just",
+    "v1/endpoints/get-v1-limit-orders-quote/queue-quote-can-worse",
+    "v1/resources/limit-order-quote-response/rates-maker-frame-buytoken-per-selltoken",
+)
+@pytest.mark.parametrize("side", ["NGNS->USDT", "USDT->NGNS"])
+def test_queue_follows_the_spec_formula_in_both_orientations(
+    integrator: Integrator, sim: SimControl, chain: ChainInfo, source: Wallet, side: str
+) -> None:
+    sell_symbol, buy_symbol = side.split("->")
+    sell, buy = chain.token(sell_symbol), chain.token(buy_symbol)
+    # A competing ask on that side (an ask: the operator, bidding below the mid, leaves it).
+    if sell_symbol == "NGNS":
+        amount, wanted = sell.units(1500), buy.units(1)
+    else:
+        amount, wanted = sell.units(1), buy.units(1700)
+    maker = funded_maker(chain, source, {sell: amount})
+    place(integrator, sim, chain, maker, sell, amount, buy, buy_amount=wanted)
+    best = _best_competing(integrator.client, chain, sell, buy)
+    assert best >= book_rate(amount, sell.decimals, wanted, buy.decimals)
+    size = amount // 2
+    data = quote(integrator.client, chain, sell, buy, size)
+    expected_buy, expected_rate = _queue(best, size, sell.decimals, buy.decimals)
+    assert data["queue"] == {"buyAmount": str(expected_buy), "rateRay": str(expected_rate)}
+    # Resting there beats the best competing order by the 2 bp edge.
+    assert book_rate(size, sell.decimals, expected_buy, buy.decimals) > best
+    # "Equivalently" (within the rounding of the two floors).
+    again = size * expected_rate * 10**buy.decimals // (RAY * 10**sell.decimals)
+    assert abs(again - expected_buy) <= 1 + expected_buy // 10**9
+    # queue is null when the buyAmount falls below minBuyAmount (reachable when the output
+    # token has 6 decimals; with 18 even one atomic unit sold asks more than 2000).
+    tiny = size * (MIN_BUY_AMOUNT - 1) // expected_buy
+    if tiny:
+        assert quote(integrator.client, chain, sell, buy, tiny)["queue"] is None
+
+
+@pytest.mark.spec("v1/endpoints/get-v1-limit-orders-quote/queue-rests-order-just")
+def test_queue_is_null_on_an_empty_side(integrator: Integrator, chain: ChainInfo) -> None:
+    # No resting order sells WBNB for USDT on chain 97 in this suite.
+    wbnb, usdt = chain.token("WBNB"), chain.token("USDT")
+    assert order_book(integrator.client, chain, usdt, wbnb)["offers"] == []
+    assert quote(integrator.client, chain, wbnb, usdt, wbnb.units(1))["queue"] is None
+
+
+@pytest.mark.spec(
+    "v1/endpoints/get-v1-limit-orders-quote/query",
+    "v1/endpoints/must-not-combined",
+    "v1/limits/list-limits",
+    "v1/errors/400-invalid_request",
+)
+def test_quote_refuses_bad_parameters(integrator: Integrator, chain: ChainInfo) -> None:
+    usdc, ngns = chain.token("USDC"), chain.token("NGNS")
+    base = {
+        "chainId": chain.chain_id,
+        "sellToken": ngns.address,
+        "buyToken": usdc.address,
+        "sellAmount": "1000000",
+    }
+    wallets = [f"0x{i:040x}" for i in range(1, 12)]
+    for bad in (
+        {"marginBps": -1},
+        {"marginBps": 1001},
+        {"marginBps": "ten"},
+        {"sellAmount": None},
+        {"sellAmount": "1.5"},
+        {"buyToken": ngns.address},
+        {"chainId": 999_999},
+        {"preferredLiquidityWallets": ",".join(wallets)},
+        {"preferredLiquidityWallets": wallets[0], "restrictedLiquidityWallets": wallets[1]},
+    ):
+        query = {k: v for k, v in {**base, **bad}.items() if v is not None}
+        resp = integrator.client.get("/v1/limit-orders/quote", params=query)
+        assert_error(resp, 400, "invalid_request")
+    ok = {**base, "marginBps": 1000, "restrictedLiquidityWallets": ",".join(wallets[:10])}
+    assert_data(integrator.client.get("/v1/limit-orders/quote", params=ok))
+
+
+@pytest.mark.spec(
+    "v1/resources/limit-order-prepare-response/when-pricing-used-response",
+    "v1/endpoints/post-v1-limit-orders-prepare/mode-fastfill-documented-value",
+    "v1/endpoints/post-v1-limit-orders-prepare/caller-should-verify-assumed",
+)
+def test_prepare_with_pricing_carries_the_assumed_rate_and_reference_depth(
+    integrator: Integrator, sim: SimControl, chain: ChainInfo, source: Wallet
+) -> None:
+    usdt, ngns = chain.token("USDT"), chain.token("NGNS")
+    deadline = sim.now_ms() // 1000 + 600
+    maker = Wallet.create()
+    sell = ngns.units(1000)
+    fast = prepare(
+        integrator.client,
+        prepare_body(
+            chain,
+            maker,
+            ngns,
+            sell,
+            usdt,
+            deadline=deadline,
+            pricing={"mode": "fastFill", "marginBps": 25},
+        ),
+    )
+    pricing = fast["pricing"]
+    assert set(pricing) == {"mode", "marginBps", "assumedRateRay", "depth"}
+    assert (pricing["mode"], pricing["marginBps"]) == ("fastFill", 25)
+    assert set(pricing["depth"]) == DEPTH_FIELDS
+    # What a careful caller checks before signing: the order asks exactly the assumed rate.
+    asked = int(fast["order"]["outputAmount"])
+    assert pricing["assumedRateRay"] == str(rate(sell, 6, asked, 18))
+    # queue (rfqsim's second mode) mirrors the quote's queue block.
+    competitor = funded_maker(chain, source, {ngns: ngns.units(1500)})
+    place(
+        integrator, sim, chain, competitor, ngns, ngns.units(1500), usdt, buy_amount=usdt.units(1)
+    )
+    best = _best_competing(integrator.client, chain, ngns, usdt)
+    queued = prepare(
+        integrator.client,
+        prepare_body(chain, maker, ngns, sell, usdt, deadline=deadline, pricing={"mode": "queue"}),
+    )
+    expected_buy, expected_rate = _queue(best, sell, 6, 18)
+    assert queued["order"]["outputAmount"] == str(expected_buy)
+    assert queued["pricing"]["assumedRateRay"] == str(expected_rate)
+    assert queued["pricing"]["mode"] == "queue"
+    assert queued["pricing"]["marginBps"] == 10
+    # Without pricing there is no pricing block.
+    plain = prepare(
+        integrator.client,
+        prepare_body(chain, maker, ngns, sell, usdt, deadline=deadline, buy_amount=asked),
+    )
+    assert "pricing" not in plain

@@ -1,0 +1,201 @@
+"""An instant swap's life (spec 3 "Swap status", "Events"; transitions: docs/decisions.md "v1
+book"), end to end with real transactions: a swap composed of several whole resting orders of
+several makers settles with exact balances for the taker, every maker and the fee recipient,
+reads FILLED whether or not /submit was called, and swap.filled reaches a real https receiver,
+signed; a swap whose order becomes unfillable before anything was submitted reads CANCELLED.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from conformance.chain import Wallet
+from conformance.client import Client
+from conformance.funding import Balances
+from conformance.response_checks import assert_data, assert_error, parse_iso_utc
+from conformance.sim_control import SimControl
+from conformance.v1_book import (
+    Integrator,
+    create_swap,
+    execute_swap,
+    fee_of,
+    funded_maker,
+    funded_taker,
+    get_order,
+    invalidate_nonce,
+    place,
+    rate,
+    register_endpoint,
+    swap_body,
+    v1_integrator,
+    verified_event,
+    wait_order,
+    wait_swap,
+)
+from conformance.venue import ChainInfo
+from conformance.webhooks import fetch_certificate
+from rfqkit.webhook_receiver import WebhookReceiver
+
+pytestmark = pytest.mark.sim_only
+
+WAIT_S = 15.0
+SWAP_EVENT_FIELDS = {
+    "id",
+    "chainId",
+    "txHash",
+    "soldAmount",
+    "proceeds",
+    "effectiveRateRay",
+    "ordersFilled",
+    "filledAt",
+}
+
+
+@pytest.fixture
+def integrator(sim: SimControl, http: Client) -> Integrator:
+    return v1_integrator(sim, http)
+
+
+@pytest.fixture
+def receiver(target: Any) -> Iterator[WebhookReceiver]:
+    cert_pem, key_pem, _ = fetch_certificate(target.base_url)
+    with WebhookReceiver(cert_pem, key_pem) as running:
+        yield running
+
+
+@pytest.mark.spec(
+    "v1/overview/item-2",
+    "v1/overview/non-custodial",
+    "v1/endpoints/post-v1-swaps",
+    "v1/endpoints/post-v1-swaps-id-submit",
+    "v1/states/swap-status/transitions-between-swap-statuses",
+    "v1/events/fires-when-tracked-swap",
+    "v1/events/swap-filled-body",
+    "v1/events/headers-service-event-id-service-signature-signature",
+    "v1/events/v1-event-types-swap-filled",
+    "v1/resources/create-swap-request/requirefullfill",
+)
+def test_a_swap_of_several_whole_orders_settles_with_exact_balances_and_swap_filled(
+    integrator: Integrator,
+    sim: SimControl,
+    chain: ChainInfo,
+    source: Wallet,
+    receiver: WebhookReceiver,
+) -> None:
+    endpoint = register_endpoint(integrator, receiver.url, ["swap.filled"])
+    usdc, ngns = chain.token("USDC"), chain.token("NGNS")
+    # Three makers, four whole orders: one maker rests two.
+    terms = [(0, 1500, "1"), (1, 1480, "1"), (2, 2900, "2"), (0, 700, "0.5")]
+    makers = [
+        funded_maker(chain, source, {ngns: ngns.units(1500 + 700)}),
+        funded_maker(chain, source, {ngns: ngns.units(1480)}),
+        funded_maker(chain, source, {ngns: ngns.units(2900)}),
+    ]
+    order_ids = []
+    for index, sells, wants in terms:
+        order_ids.append(
+            place(
+                integrator,
+                sim,
+                chain,
+                makers[index],
+                ngns,
+                ngns.units(sells),
+                usdc,
+                buy_amount=usdc.units(wants),
+            ).order_id
+        )
+    outputs = [usdc.units(w) for _, _, w in terms]
+    sold = sum(o + fee_of(o) for o in outputs)
+    proceeds = ngns.units(sum(s for _, s, _ in terms))
+    taker = funded_taker(chain, source, {usdc: sold + usdc.units(1)})
+    swap = create_swap(
+        integrator.client,
+        swap_body(
+            chain,
+            usdc,
+            ngns,
+            sold,
+            taker.address,
+            requireFullFill=True,
+            restrictedLiquidityWallets=[m.address for m in makers],
+        ),
+    )
+    assert len(swap["orders"]) == 4
+    assert (swap["soldAmount"], swap["buyAmount"]) == (str(sold), str(proceeds))
+    holders = [taker.address, chain.fee_recipient, *(m.address for m in makers)]
+    before = Balances.read(chain.rpc(), [usdc.address, ngns.address], holders)
+    tx_hash = execute_swap(chain, taker, swap)  # no /submit: the indexer reconciles it
+    filled = wait_swap(integrator.client, swap["id"], "FILLED", timeout=WAIT_S)
+    after = before.again()
+    assert before.delta(after, usdc.address, taker.address) == -sold
+    assert before.delta(after, ngns.address, taker.address) == proceeds
+    assert before.delta(after, usdc.address, chain.fee_recipient) == sum(fee_of(o) for o in outputs)
+    assert before.delta(after, ngns.address, makers[0].address) == -ngns.units(2200)
+    assert before.delta(after, usdc.address, makers[0].address) == usdc.units("1.5")
+    assert before.delta(after, usdc.address, makers[1].address) == usdc.units(1)
+    assert before.delta(after, usdc.address, makers[2].address) == usdc.units(2)
+    assert filled["txHash"] == tx_hash
+    assert (filled["proceeds"], filled["soldAmount"]) == (str(proceeds), str(sold))
+    assert filled["effectiveRateRay"] == str(rate(sold, 6, proceeds, 6))
+    parse_iso_utc(filled["filledAt"])
+    for order_id in order_ids:
+        record = wait_order(integrator.client, order_id, "FILLED")
+        assert record["txHash"] == tx_hash
+    # Reporting the hash afterwards is accepted (same hash); another hash conflicts.
+    path = f"/v1/swaps/{swap['id']}/submit"
+    assert assert_data(integrator.client.post(path, json={"txHash": tx_hash}))["status"] == "FILLED"
+    assert_error(integrator.client.post(path, json={"txHash": "0x" + "ee" * 32}), 409, "conflict")
+    (got,) = receiver.wait_for_requests(1, timeout=WAIT_S)
+    event = verified_event(endpoint["signingSecret"], got.headers, got.raw_body)
+    assert set(event) == {"id", "type", "created", "data"}
+    assert (event["id"], event["type"]) == (f"swap.filled:{swap['id']}", "swap.filled")
+    body = event["data"]["swap"]
+    assert set(body) == SWAP_EVENT_FIELDS, sorted(body)
+    assert body == {
+        "id": swap["id"],
+        "chainId": chain.chain_id,
+        "txHash": tx_hash,
+        "soldAmount": str(sold),
+        "proceeds": str(proceeds),
+        "effectiveRateRay": str(rate(sold, 6, proceeds, 6)),
+        "ordersFilled": 4,
+        "filledAt": filled["filledAt"],
+    }
+
+
+@pytest.mark.spec(
+    "v1/states/swap-status/transitions-between-swap-statuses",
+    "v1/states/swap-status/values",
+    "v1/endpoints/get-v1-swaps-id",
+)
+def test_a_quoted_swap_whose_order_is_cancelled_reads_cancelled(
+    integrator: Integrator, sim: SimControl, chain: ChainInfo, source: Wallet
+) -> None:
+    usdc, ngns = chain.token("USDC"), chain.token("NGNS")
+    maker = funded_maker(chain, source, {ngns: ngns.units(1500)})
+    placed = place(
+        integrator, sim, chain, maker, ngns, ngns.units(1500), usdc, buy_amount=usdc.units(1)
+    )
+    swap = create_swap(
+        integrator.client,
+        swap_body(
+            chain,
+            usdc,
+            ngns,
+            1_000_500,
+            Wallet.create().address,
+            restrictedLiquidityWallets=[maker.address],
+        ),
+    )
+    invalidate_nonce(chain, maker, placed.nonce)
+    cancelled = wait_swap(integrator.client, swap["id"], "CANCELLED")
+    assert cancelled["cancelReason"] == "order_cancelled"
+    assert get_order(integrator.client, placed.order_id)["status"] == "CANCELLED"
+    resp = integrator.client.post(
+        f"/v1/swaps/{swap['id']}/submit", json={"txHash": "0x" + "ab" * 32}
+    )
+    assert_error(resp, 409, "conflict", "not_submittable")

@@ -1,0 +1,254 @@
+"""HTTP handlers of the v1 limit orders (spec 3): parse, call the book service, render."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from simulator.api.http.appkeys import BOOK, CALLER
+from simulator.api.http.parsing import parse_body, parse_query
+from simulator.api.http.responses import data_response
+from simulator.api.http.routes import Access, RouteTable
+from simulator.api.limit_orders import schemas
+from simulator.clock import isoformat_unix
+from simulator.errors import (
+    Forbidden,
+    InternalError,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    Unauthorized,
+    UpstreamError,
+)
+from simulator.services.limit_orders.model import DerivedStatus, LimitOrder
+from simulator.services.limit_orders.placement import PrepareRequest, SignedPlacement
+from simulator.services.limit_orders.pricing import Depth
+from simulator.services.limit_orders.service import LimitOrderQuote
+
+
+def render_depth(depth: Depth) -> schemas.Depth:
+    return schemas.Depth(
+        makers=depth.makers,
+        totalCapacity=str(depth.total_capacity),
+        maxMakerCapacity=str(depth.max_maker_capacity),
+    )
+
+
+def render_quote(quote: LimitOrderQuote) -> schemas.LimitOrderQuote:
+    fast = quote.fast
+    depth = render_depth(fast.depth)
+    return schemas.LimitOrderQuote(
+        sellAmount=str(quote.sell_amount),
+        minBuyAmount=str(quote.min_buy_amount),
+        fastFill=schemas.FastFill(
+            buyAmount=str(fast.price.buy_amount),
+            rateRay=str(fast.price.rate_ray),
+            marginBps=fast.price.margin_bps,
+            depth=depth,
+        )
+        if fast.price is not None
+        else None,
+        fastFillUnavailableReason=fast.reason,
+        queue=schemas.QueuePrice(
+            buyAmount=str(quote.queue.buy_amount), rateRay=str(quote.queue.rate_ray)
+        )
+        if quote.queue is not None
+        else None,
+        depth=depth,
+    )
+
+
+def render_record(order: LimitOrder, status: DerivedStatus) -> schemas.LimitOrderRecord:
+    fill = order.fill
+    return schemas.LimitOrderRecord(
+        id=order.order_id,
+        chainId=order.chain_id,
+        maker=order.maker,
+        sellToken=order.sell_token,
+        sellAmount=str(order.sell_amount),
+        buyToken=order.buy_token,
+        buyAmount=str(order.buy_amount),
+        rateRay=str(order.rate_ray),
+        executionRateRay=str(order.execution_rate_ray),
+        nonce=str(order.nonce),
+        deadline=isoformat_unix(order.deadline) or "",
+        status=status.status,
+        statusVerified=status.verified,
+        txHash=fill.tx_hash if fill is not None else None,
+        filledAt=isoformat_unix(fill.block_time) if fill is not None else None,
+        createdAt=isoformat_unix(order.created_at) or "",
+    )
+
+
+async def quote(request: web.Request) -> web.Response:
+    query = parse_query(request, schemas.LimitOrderQuoteQuery)
+    result = await request.app[BOOK].service.quote(
+        request[CALLER],
+        chain_id=query.chainId,
+        sell_token=query.sellToken,
+        buy_token=query.buyToken,
+        sell_amount=int(query.sellAmount),
+        margin_bps=query.marginBps,
+        preferred=query.preferredLiquidityWallets,  # type: ignore[arg-type]
+        restricted=query.restrictedLiquidityWallets,  # type: ignore[arg-type]
+    )
+    return data_response(render_quote(result))
+
+
+async def prepare(request: web.Request) -> web.Response:
+    body = await parse_body(request, schemas.PrepareBody)
+    prepared = await request.app[BOOK].service.prepare(
+        request[CALLER],
+        PrepareRequest(
+            chain_id=body.chainId,
+            maker=body.maker,
+            sell_token=body.sellToken,
+            sell_amount=int(body.sellAmount),
+            buy_token=body.buyToken,
+            buy_amount=int(body.buyAmount) if body.buyAmount is not None else None,
+            pricing_mode=body.pricing.mode if body.pricing is not None else None,
+            margin_bps=body.pricing.marginBps if body.pricing is not None else 10,
+            deadline=schemas.unix_seconds(body.deadline),
+            preferred=None,
+            restricted=None,
+        ),
+    )
+    order = prepared.order
+    typed: dict[str, Any] = prepared.typed_data
+    pricing = prepared.pricing
+    return data_response(
+        schemas.Prepared(
+            typedData=schemas.TypedData.model_validate(typed),
+            digest="0x" + prepared.digest.hex(),
+            encodedOrder="0x" + prepared.encoded.hex(),
+            order=schemas.PreparedOrder(
+                chainId=prepared.chain_id,
+                reactor=order.reactor,
+                maker=order.maker,
+                inputToken=order.inputToken,
+                inputAmount=str(order.inputAmount),
+                outputToken=order.outputToken,
+                outputAmount=str(order.outputAmount),
+                nonce=str(order.nonce),
+                deadline=str(order.deadline),
+            ),
+            pricing=schemas.PricingBlock(
+                mode=pricing.mode,
+                marginBps=pricing.margin_bps,
+                assumedRateRay=str(pricing.assumed_rate_ray),
+                depth=render_depth(pricing.depth),
+            )
+            if pricing is not None
+            else None,
+        ),
+        exclude_none=True,
+    )
+
+
+async def place(request: web.Request) -> web.Response:
+    body = await parse_body(request, schemas.SignedOrderBody)
+    order, status = await request.app[BOOK].service.place(
+        request[CALLER],
+        SignedPlacement(
+            chain_id=body.chainId,
+            reactor=body.reactor,
+            maker=body.maker,
+            input_token=body.inputToken,
+            input_amount=int(body.inputAmount),
+            output_token=body.outputToken,
+            output_amount=int(body.outputAmount),
+            nonce=int(body.nonce),
+            deadline=schemas.unix_seconds(body.deadline),
+            signature=bytes.fromhex(body.signature[2:]),
+        ),
+    )
+    placed = schemas.Placed(
+        id=order.order_id,
+        rateRay=str(order.rate_ray),
+        status=status.lower(),  # type: ignore[arg-type]
+    )
+    return data_response(placed, status=201)
+
+
+async def list_orders(request: web.Request) -> web.Response:
+    query = parse_query(request, schemas.LimitOrderListQuery)
+    service = request.app[BOOK].service
+    orders = service.of_wallet(request[CALLER], query.chainId, query.wallet, query.limit)
+    statuses = await service.statuses(query.chainId, orders)
+    return data_response(
+        schemas.LimitOrderList([render_record(o, s) for o, s in zip(orders, statuses, strict=True)])
+    )
+
+
+async def get_order(request: web.Request) -> web.Response:
+    service = request.app[BOOK].service
+    order = service.owned(request[CALLER], request.match_info["order_id"])
+    return data_response(render_record(order, await service.status_of(order)))
+
+
+KEY_ERRORS = (Unauthorized, Forbidden, RateLimited, InternalError)
+BODY_ERRORS = (InvalidRequest, PayloadTooLarge, *KEY_ERRORS)
+# GET /v1/limit-orders/{order_id} for the router: never the concrete siblings (decisions F17).
+ORDER_ID_ROUTE = "/v1/limit-orders/{order_id:(?!(?:quote|prepare)$)[^/]+}"
+
+
+def add_routes(table: RouteTable) -> None:
+    add = table.adder("v1", ("limit-orders",), security=("bearerKey", "apiKeyHeader"))
+    add(
+        "GET",
+        "/v1/limit-orders/quote",
+        quote,
+        "v1LimitOrdersQuote",
+        "fastFill and queue pricing for a limit order",
+        query=schemas.LimitOrderQuoteQuery,
+        responses={200: schemas.LimitOrderQuote},
+        errors=(InvalidRequest, UpstreamError, *KEY_ERRORS),
+        access=Access(scope="quotes:read", keyless=False),
+    )
+    add(
+        "POST",
+        "/v1/limit-orders/prepare",
+        prepare,
+        "v1LimitOrdersPrepare",
+        "Typed data (Permit2 PermitWitnessTransferFrom) for the maker to sign",
+        body=schemas.PrepareBody,
+        responses={200: schemas.Prepared},
+        errors=(*BODY_ERRORS, UpstreamError),
+        access=Access(scope="trades:write", keyless=False),
+    )
+    add(
+        "POST",
+        "/v1/limit-orders",
+        place,
+        "v1LimitOrdersCreate",
+        "Rest a signed limit order in the book",
+        body=schemas.SignedOrderBody,
+        responses={201: schemas.Placed},
+        errors=(*BODY_ERRORS, UpstreamError),
+        access=Access(scope="trades:write", keyless=False),
+        idempotent=True,
+    )
+    add(
+        "GET",
+        "/v1/limit-orders",
+        list_orders,
+        "v1LimitOrdersList",
+        "A wallet's limit orders through this partner, newest first",
+        query=schemas.LimitOrderListQuery,
+        responses={200: schemas.LimitOrderList},
+        errors=(InvalidRequest, *KEY_ERRORS),
+        access=Access(scope="trades:read", keyless=False),
+    )
+    add(
+        "GET",
+        "/v1/limit-orders/{order_id}",
+        get_order,
+        "v1LimitOrdersGet",
+        "A limit order with its live status (this partner's only)",
+        route_path=ORDER_ID_ROUTE,
+        responses={200: schemas.LimitOrderRecord},
+        errors=(NotFound, *KEY_ERRORS),
+        access=Access(scope="trades:read", keyless=False),
+    )

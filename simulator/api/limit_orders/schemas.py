@@ -1,0 +1,229 @@
+"""Wire shapes of the v1 limit orders (spec 3 "Limit order record", "Limit-order quote response",
+"Limit-order prepare response", "POST /v1/limit-orders"). Shapes the spec leaves out are designed
+here once (docs/decisions.md "v1 book") and are the v1 OpenAPI description."""
+
+from __future__ import annotations
+
+import copy
+from typing import Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field, RootModel
+
+from simulator.api.http.fields import (
+    Address,
+    Amount,
+    HexBytes,
+    Integer,
+    WalletList,
+)
+from simulator.api.http.schemas import ApiModel
+
+MAX_UNIX_SECONDS = 2**63 - 1
+UnixSecondsString = Annotated[
+    str, Field(pattern=r"^(0|[1-9][0-9]{0,18})$", description="Unix seconds as a decimal string")
+]
+UnixSeconds = Annotated[
+    Annotated[Integer, Field(ge=0, le=MAX_UNIX_SECONDS)] | UnixSecondsString,
+    Field(description="Unix seconds: an integer or a decimal string"),
+]
+LimitOrderStatus = Literal["ACTIVE", "FILLED", "CANCELLED", "EXPIRED", "SUPERSEDED"]
+
+
+def unix_seconds(value: int | str) -> int:
+    return value if isinstance(value, int) else int(value)
+
+
+# -- GET /v1/limit-orders/quote ----------------------------------------------------------
+
+
+class LimitOrderQuoteQuery(ApiModel):
+    model_config = ConfigDict(extra="forbid")
+
+    chainId: int = Field(ge=1, le=2**53)
+    sellToken: Address = Field(description="The asset the maker sells")
+    buyToken: Address = Field(description="The asset the maker wants")
+    sellAmount: Amount
+    marginBps: int = Field(
+        default=10,
+        ge=0,
+        le=1000,
+        description="Profit conceded to the filling operator on top of the reactor fee",
+    )
+    preferredLiquidityWallets: WalletList | None = None
+    restrictedLiquidityWallets: WalletList | None = None
+
+
+class Depth(ApiModel):
+    makers: int = Field(description="Filling market makers bidding in this direction")
+    totalCapacity: str = Field(description="Sum of their depths, in sellToken atomic units")
+    maxMakerCapacity: str = Field(description="The largest single depth: the whole-order ceiling")
+
+
+class FastFill(ApiModel):
+    buyAmount: str
+    rateRay: str = Field(description="Maker frame: buyToken per sellToken, RAY")
+    marginBps: int
+    depth: Depth
+
+
+class QueuePrice(ApiModel):
+    buyAmount: str
+    rateRay: str = Field(description="Maker frame: RAY^2 / queueRate")
+
+
+FastFillUnavailableReason = Literal[
+    "no_market_maker_bids", "exceeds_max_maker_capacity", "below_min_buy_amount"
+]
+
+
+class LimitOrderQuote(ApiModel):
+    sellAmount: str
+    minBuyAmount: str = Field(description="Smallest output able to carry the reactor fee")
+    fastFill: FastFill | None
+    fastFillUnavailableReason: FastFillUnavailableReason | None
+    queue: QueuePrice | None
+    depth: Depth = Field(
+        description="The fastFill depth block, also when fastFill is null (advisory)"
+    )
+
+
+# -- POST /v1/limit-orders/prepare ---------------------------------------------------------
+
+
+class PricingBody(ApiModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    mode: Literal["fastFill", "queue"] = Field(
+        description="fastFill crosses the best filling bid; queue rests 2 bp above the best order"
+    )
+    marginBps: Integer = Field(default=10, ge=0, le=1000)
+
+
+def _one_price(schema: dict[str, Any]) -> None:
+    # Exactly one of buyAmount or pricing, declared as well as enforced (null counts as absent).
+    schema.update(
+        copy.deepcopy(
+            {
+                "oneOf": [
+                    {"required": ["buyAmount"], "properties": {"buyAmount": {"type": "string"}}},
+                    {"required": ["pricing"], "properties": {"pricing": {"type": "object"}}},
+                ]
+            }
+        )
+    )
+
+
+class PrepareBody(ApiModel):
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=_one_price)
+
+    chainId: Integer = Field(ge=1, le=2**53)
+    maker: Address = Field(description="Signs the order and receives its proceeds")
+    sellToken: Address
+    sellAmount: Amount
+    buyToken: Address
+    buyAmount: Amount | None = None
+    pricing: PricingBody | None = None
+    deadline: UnixSeconds = Field(description="Capped at about one year from now")
+
+
+class TypedDataField(ApiModel):
+    name: str
+    type: str
+
+
+class TypedDataDomain(ApiModel):
+    name: Literal["Permit2"]
+    chainId: int
+    verifyingContract: str = Field(description="The signature-transfer (Permit2) contract")
+
+
+class TypedData(ApiModel):
+    domain: TypedDataDomain
+    types: dict[str, list[TypedDataField]]
+    primaryType: Literal["PermitWitnessTransferFrom"]
+    message: dict[str, Any]
+
+
+class PreparedOrder(ApiModel):
+    chainId: int
+    reactor: str
+    maker: str
+    inputToken: str
+    inputAmount: str
+    outputToken: str
+    outputAmount: str
+    nonce: str
+    deadline: str = Field(description="Unix seconds")
+
+
+class PricingBlock(ApiModel):
+    mode: Literal["fastFill", "queue"]
+    marginBps: int
+    assumedRateRay: str = Field(description="Maker frame rate the buyAmount was priced at")
+    depth: Depth = Field(description="Reference depth of the filling market makers")
+
+
+class Prepared(ApiModel):
+    typedData: TypedData = Field(description="Sign with eth_signTypedData_v4")
+    digest: str = Field(description="EIP-712 digest of typedData")
+    encodedOrder: str = Field(description="abi.encode(RfqOrder) as signed")
+    order: PreparedOrder
+    pricing: PricingBlock | None = Field(default=None, description="Only when pricing was used")
+
+
+# -- POST /v1/limit-orders -----------------------------------------------------------------
+
+
+class SignedOrderBody(ApiModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    chainId: Integer = Field(ge=1, le=2**53)
+    reactor: Address
+    maker: Address
+    inputToken: Address
+    inputAmount: Amount
+    outputToken: Address
+    outputAmount: Amount
+    nonce: Amount = Field(description="Permit2 nonce, as in the prepare response")
+    deadline: UnixSeconds
+    signature: HexBytes = Field(description="The maker's signature over the typed data")
+
+
+class Placed(ApiModel):
+    id: str
+    rateRay: str = Field(description="Book rate, sellToken per buyToken")
+    status: Literal["active", "filled", "cancelled", "expired", "superseded"]
+
+
+# -- records -------------------------------------------------------------------------------
+
+
+class LimitOrderRecord(ApiModel):
+    id: str
+    chainId: int
+    maker: str
+    sellToken: str
+    sellAmount: str
+    buyToken: str
+    buyAmount: str
+    rateRay: str = Field(description="Book rate, sellToken per buyToken, RAY")
+    executionRateRay: str = Field(description="Maker frame, buyToken per sellToken, RAY")
+    nonce: str
+    deadline: str
+    status: LimitOrderStatus
+    statusVerified: bool
+    txHash: str | None
+    filledAt: str | None
+    createdAt: str
+
+
+class LimitOrderList(RootModel[list[LimitOrderRecord]]):
+    """The wallet's orders through this partner, newest first."""
+
+
+class LimitOrderListQuery(ApiModel):
+    model_config = ConfigDict(extra="forbid")
+
+    chainId: int = Field(ge=1, le=2**53)
+    wallet: Address = Field(description="The maker wallet")
+    limit: int = Field(default=50, ge=1, le=200)

@@ -1,0 +1,294 @@
+"""HTTP handlers of the v1 taker side (spec 3): the quote, the order book and instant swaps.
+Parse, call the service, render."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aiohttp import web
+from pydantic import TypeAdapter
+
+from simulator.api.http.appkeys import BOOK, CALLER, SWAPS, V1_BOOK_BYTES
+from simulator.api.http.parsing import parse_body, parse_query
+from simulator.api.http.responses import body_response, data_response, raw_json_response
+from simulator.api.http.routes import Access, RouteTable
+from simulator.api.rfq.schemas import Transactions, UnsignedTransaction
+from simulator.api.swaps import schemas
+from simulator.clock import isoformat_unix
+from simulator.errors import (
+    Conflict,
+    Forbidden,
+    InternalError,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    Unauthorized,
+    UpstreamError,
+)
+from simulator.services.limit_orders.book import capacity
+from simulator.services.limit_orders.model import LimitOrder
+from simulator.services.rfq.transactions import UnsignedTx
+from simulator.services.shared.amounts import rate_ray
+from simulator.services.swaps.model import SwapRecord
+from simulator.services.swaps.service import SwapRequest
+
+OFFERS = TypeAdapter(list[schemas.Offer])
+
+
+def render_offer(order: LimitOrder) -> schemas.Offer:
+    return schemas.Offer(
+        maker=order.maker,
+        sellAmount=str(order.taker_pays),
+        buyAmount=str(order.sell_amount),
+        feeAmount=str(order.fee_amount),
+        rateRay=str(order.rate_ray),
+        deadline=isoformat_unix(order.deadline) or "",
+    )
+
+
+def render_tx(tx: UnsignedTx) -> UnsignedTransaction:
+    return UnsignedTransaction(to=tx.to, data="0x" + tx.data.hex(), chainId=tx.chain_id)
+
+
+def render_swap(record: SwapRecord) -> schemas.Swap:
+    proceeds = record.settled_proceeds
+    effective = record.effective_rate_ray
+    return schemas.Swap(
+        id=record.swap_id,
+        status=record.status,
+        chainId=record.chain_id,
+        sellToken=record.sell_token,
+        buyToken=record.buy_token,
+        taker=record.taker,
+        sellAmount=str(record.sell_amount),
+        soldAmount=str(record.sold),
+        buyAmount=str(record.proceeds),
+        feeAmount=str(record.fee),
+        rateRay=str(record.rate_ray),
+        minRate=str(record.min_rate) if record.min_rate is not None else None,
+        requireFullFill=record.require_full_fill,
+        partialFill=record.sold < record.sell_amount,
+        orders=[render_offer(o) for o in record.orders],
+        allowanceTarget=record.reactor,
+        transactions=Transactions(
+            approval=render_tx(record.approval_tx()), swap=render_tx(record.batch_tx())
+        ),
+        expiresAt=isoformat_unix(record.expires_at) or "",
+        cancelReason=record.cancel_reason,
+        txHash=record.tx_hash,
+        submittedAt=isoformat_unix(record.submitted_at),
+        filledAt=isoformat_unix(record.filled_at),
+        proceeds=str(proceeds) if proceeds is not None else None,
+        effectiveRateRay=str(effective) if effective is not None else None,
+        createdAt=isoformat_unix(record.created_at) or "",
+    )
+
+
+def _wallets(value: object) -> list[str] | None:
+    # WalletList validates to a checksummed list (or None).
+    return list(value) if isinstance(value, list) else None
+
+
+async def order_book(request: web.Request) -> web.Response:
+    query = parse_query(request, schemas.OrderBookQuery)
+    found = await request.app[BOOK].service.order_book(
+        request[CALLER],
+        chain_id=query.chainId,
+        sell_token=query.sellToken,
+        buy_token=query.buyToken,
+        preferred=_wallets(query.preferredLiquidityWallets),
+        restricted=_wallets(query.restrictedLiquidityWallets),
+    )
+    # The offers (up to hundreds) are rendered once per ranking the book service hands out
+    # (it caches them per block); the few fields around them are rendered per request.
+    cache = request.app[V1_BOOK_BYTES]
+    key = (found.chain_id, found.sell.address, found.buy.address, repr(query))
+    rendered = cache.get(key)
+    if rendered is None or rendered[0] is not found.offers:
+        sell_capacity, buy_capacity = capacity(found.offers)
+        offers = OFFERS.dump_json([render_offer(o) for o in found.offers])
+        rendered = (found.offers, offers, str(sell_capacity), str(buy_capacity))
+        if len(cache) > 256:
+            cache.clear()
+        cache[key] = rendered
+    _, offers, sell_capacity_text, buy_capacity_text = rendered
+    head = schemas.OrderBookHead(
+        chainId=found.chain_id,
+        sellToken=found.sell.address,
+        buyToken=found.buy.address,
+        blockNumber=found.block,
+        asOf=isoformat_unix(found.as_of) or "",
+        sellCapacity=sell_capacity_text,
+        buyCapacity=buy_capacity_text,
+    ).model_dump_json()
+    return raw_json_response(b'{"data":' + head[:-1].encode() + b',"offers":' + offers + b"}}")
+
+
+def _request(
+    query: schemas.QuoteQuery | schemas.SwapCreateBody,
+    taker: str | None,
+    require_full_fill: bool,
+) -> SwapRequest:
+    return SwapRequest(
+        chain_id=query.chainId,
+        sell_token=query.sellToken,
+        buy_token=query.buyToken,
+        sell_amount=int(query.sellAmount),
+        taker=taker,
+        min_rate=int(query.minRate) if query.minRate is not None else None,
+        require_full_fill=require_full_fill,
+        preferred=_wallets(query.preferredLiquidityWallets),
+        restricted=_wallets(query.restrictedLiquidityWallets),
+    )
+
+
+async def quote(request: web.Request) -> web.Response:
+    query = parse_query(request, schemas.QuoteQuery)
+    result = await request.app[SWAPS].service.quote(
+        request[CALLER], _request(query, None, require_full_fill=False)
+    )
+    orders: Sequence[LimitOrder] = result.composition.orders
+    composition = result.composition
+    found = result.found
+    return data_response(
+        schemas.SwapQuote(
+            chainId=found.chain.chain_id,
+            sellToken=found.sell.address,
+            buyToken=found.buy.address,
+            sellAmount=str(result.sell_amount),
+            fillable=result.fillable,
+            reason=None if result.fillable else "no_liquidity",
+            soldAmount=str(composition.sold),
+            buyAmount=str(composition.proceeds),
+            feeAmount=str(composition.fee),
+            rateRay=str(
+                rate_ray(
+                    composition.sold,
+                    found.sell.decimals,
+                    composition.proceeds,
+                    found.buy.decimals,
+                )
+            ),
+            partialFill=result.fillable and composition.sold < result.sell_amount,
+            allowanceTarget=found.chain.contracts.reactor,
+            orders=[render_offer(o) for o in orders],
+            blockNumber=found.view.block,
+        )
+    )
+
+
+async def create_swap(request: web.Request) -> web.Response:
+    body = await parse_body(request, schemas.SwapCreateBody)
+    outcome = await request.app[SWAPS].service.create(
+        request[CALLER], _request(body, body.taker, require_full_fill=body.requireFullFill)
+    )
+    if isinstance(outcome, SwapRecord):
+        return data_response(render_swap(outcome), status=201)
+    return data_response(
+        schemas.SwapNotFillable(
+            fillable=False,
+            reason=outcome.reason,
+            sellAmount=str(outcome.sell_amount),
+            availableSellAmount=str(outcome.available_sell),
+            availableBuyAmount=str(outcome.available_buy),
+        )
+    )
+
+
+async def list_swaps(request: web.Request) -> web.Response:
+    query = parse_query(request, schemas.SwapListQuery)
+    page = await request.app[SWAPS].service.page(
+        request[CALLER], status=query.status, cursor=query.cursor, limit=query.limit
+    )
+    return body_response(
+        schemas.SwapPage(data=[render_swap(r) for r in page.swaps], nextCursor=page.next_cursor)
+    )
+
+
+async def get_swap(request: web.Request) -> web.Response:
+    record = await request.app[SWAPS].service.get(request[CALLER], request.match_info["swap_id"])
+    return data_response(render_swap(record))
+
+
+async def submit(request: web.Request) -> web.Response:
+    body = await parse_body(request, schemas.SwapSubmitBody)
+    record = await request.app[SWAPS].service.submit(
+        request[CALLER], request.match_info["swap_id"], body.txHash
+    )
+    return data_response(render_swap(record))
+
+
+KEY_ERRORS = (Unauthorized, Forbidden, RateLimited, InternalError)
+BODY_ERRORS = (InvalidRequest, PayloadTooLarge, *KEY_ERRORS)
+
+
+def add_routes(table: RouteTable) -> None:
+    add = table.adder("v1", ("swaps",), security=("bearerKey", "apiKeyHeader"))
+    add(
+        "GET",
+        "/v1/quote",
+        quote,
+        "v1Quote",
+        "What an instant swap would compose now from whole resting orders",
+        query=schemas.QuoteQuery,
+        responses={200: schemas.SwapQuote},
+        errors=(InvalidRequest, UpstreamError, *KEY_ERRORS),
+        access=Access(scope="quotes:read", keyless=False),
+    )
+    add(
+        "GET",
+        "/v1/order-book",
+        order_book,
+        "v1OrderBook",
+        "Live, funded, executable resting offers for one direction, best rate first",
+        query=schemas.OrderBookQuery,
+        responses={200: schemas.OrderBook},
+        errors=(InvalidRequest, UpstreamError, *KEY_ERRORS),
+        access=Access(scope="quotes:read", keyless=False),
+    )
+    add(
+        "POST",
+        "/v1/swaps",
+        create_swap,
+        "v1SwapsCreate",
+        "Build an instant swap: approval plus one executeBatch of whole resting orders",
+        body=schemas.SwapCreateBody,
+        responses={201: schemas.Swap, 200: schemas.SwapNotFillable},
+        errors=(*BODY_ERRORS, UpstreamError),
+        access=Access(scope="trades:write", keyless=False),
+        idempotent=True,
+    )
+    add(
+        "GET",
+        "/v1/swaps",
+        list_swaps,
+        "v1SwapsList",
+        "This partner's swaps, newest first, one page",
+        query=schemas.SwapListQuery,
+        responses={200: schemas.SwapPage},
+        errors=(InvalidRequest, *KEY_ERRORS),
+        envelope=False,
+        access=Access(scope="trades:read", keyless=False),
+    )
+    add(
+        "GET",
+        "/v1/swaps/{swap_id}",
+        get_swap,
+        "v1SwapsGet",
+        "A swap with its live status",
+        responses={200: schemas.Swap},
+        errors=(NotFound, *KEY_ERRORS),
+        access=Access(scope="trades:read", keyless=False),
+    )
+    add(
+        "POST",
+        "/v1/swaps/{swap_id}/submit",
+        submit,
+        "v1SwapsSubmit",
+        "Report the swap's transaction hash",
+        body=schemas.SwapSubmitBody,
+        responses={200: schemas.Swap},
+        errors=(*BODY_ERRORS, NotFound, Conflict),
+        access=Access(scope="trades:write", keyless=False),
+    )

@@ -1,0 +1,187 @@
+"""Wire shapes of the v1 taker side (spec 3 "Create-swap request", "Order-book semantics", the
+swap endpoints): the quote, the order book, the swap record and its page are designed here once
+(spec: not shown; docs/decisions.md "v1 book") and are the v1 OpenAPI description."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field
+
+from simulator.api.http.fields import Address, Amount, Integer, TxHash, WalletList
+from simulator.api.http.schemas import ApiModel
+from simulator.api.rfq.schemas import Transactions
+
+SwapStatus = Literal["QUOTED", "SUBMITTED", "FILLED", "EXPIRED", "CANCELLED"]
+_STEERING = ("preferredLiquidityWallets", "restrictedLiquidityWallets")
+_NON_EMPTY_WALLETS: dict[str, Any] = {
+    "anyOf": [{"type": "array", "minItems": 1}, {"type": "string"}]
+}
+
+
+def _no_steering_conflict(schema: dict[str, Any]) -> None:
+    # "They must not be combined": declared as well as enforced (an empty list steers nothing).
+    schema.update(
+        copy.deepcopy(
+            {
+                "not": {
+                    "required": list(_STEERING),
+                    "properties": dict.fromkeys(_STEERING, _NON_EMPTY_WALLETS),
+                }
+            }
+        )
+    )
+
+
+class Steered(ApiModel):
+    preferredLiquidityWallets: WalletList | None = Field(
+        default=None, description="Maker wallets whose orders come first, max 10"
+    )
+    restrictedLiquidityWallets: WalletList | None = Field(
+        default=None, description="Only these makers' orders, no fallback, max 10"
+    )
+
+
+# -- GET /v1/order-book --------------------------------------------------------------------
+
+
+class OrderBookQuery(Steered):
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_no_steering_conflict)
+
+    chainId: int = Field(ge=1, le=2**53)
+    sellToken: Address = Field(description="The asset the taker sells")
+    buyToken: Address = Field(description="The asset the taker receives")
+
+
+class Offer(ApiModel):
+    """One whole resting order as a taker sees it (its signed payload is not shown)."""
+
+    maker: str
+    sellAmount: str = Field(description="What the taker pays: the order's output plus the fee")
+    buyAmount: str = Field(description="What the taker receives")
+    feeAmount: str = Field(description="Reactor fee inside sellAmount")
+    rateRay: str = Field(
+        description="The order's book rate: buyToken per sellToken of this direction, before the "
+        "fee, RAY"
+    )
+    deadline: str
+
+
+class OrderBookHead(ApiModel):
+    chainId: int
+    sellToken: str
+    buyToken: str
+    blockNumber: int = Field(description="Chain block the offers were checked at")
+    asOf: str
+    sellCapacity: str = Field(description="What a taker could sell into every offer, fee included")
+    buyCapacity: str = Field(description="What it would receive")
+
+
+class OrderBook(OrderBookHead):
+    offers: list[Offer] = Field(description="Best rate first, in matching order")
+
+
+# -- GET /v1/quote -------------------------------------------------------------------------
+
+
+class QuoteQuery(OrderBookQuery):
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_no_steering_conflict)
+
+    sellAmount: Amount
+    minRate: Amount | None = Field(
+        default=None, description="RAY: minimum debt-per-collateral (book) rate of every order"
+    )
+
+
+class SwapQuote(ApiModel):
+    chainId: int
+    sellToken: str
+    buyToken: str
+    sellAmount: str = Field(description="As requested")
+    fillable: bool
+    reason: Literal["no_liquidity"] | None
+    soldAmount: str = Field(description="What the composed orders take, fee included")
+    buyAmount: str
+    feeAmount: str
+    rateRay: str = Field(description="buyAmount per soldAmount (fee included), RAY")
+    partialFill: bool = Field(description="soldAmount is below sellAmount")
+    allowanceTarget: str = Field(description="Approve the reactor for soldAmount")
+    orders: list[Offer]
+    blockNumber: int
+
+
+# -- POST /v1/swaps and the swap record ----------------------------------------------------
+
+
+class SwapCreateBody(Steered):
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=_no_steering_conflict)
+
+    chainId: Integer = Field(ge=1, le=2**53)
+    sellToken: Address = Field(description="Collateral asset")
+    buyToken: Address = Field(description="Debt asset")
+    sellAmount: Amount
+    minRate: Amount | None = Field(
+        default=None, description="RAY: minimum debt-per-collateral (book) rate of every order"
+    )
+    taker: Address = Field(description="Wallet that signs and receives proceeds")
+    requireFullFill: bool = Field(
+        default=False, description="Fill-or-kill: fillable false (partial_fill) unless exact"
+    )
+
+
+class Swap(ApiModel):
+    id: str
+    status: SwapStatus
+    chainId: int
+    sellToken: str
+    buyToken: str
+    taker: str
+    sellAmount: str = Field(description="As requested")
+    soldAmount: str = Field(description="What the composed orders take, fee included")
+    buyAmount: str = Field(description="What the orders pay the taker")
+    feeAmount: str
+    rateRay: str = Field(description="buyAmount per soldAmount, RAY")
+    minRate: str | None
+    requireFullFill: bool
+    partialFill: bool
+    orders: list[Offer]
+    allowanceTarget: str
+    transactions: Transactions = Field(description="approval, then swap: one executeBatch")
+    expiresAt: str = Field(description="Execute before this; the orders are held until then")
+    cancelReason: Literal["order_filled_elsewhere", "order_cancelled", "maker_unfunded"] | None
+    txHash: str | None
+    submittedAt: str | None
+    filledAt: str | None
+    proceeds: str | None = Field(description="Settled buy amount, once FILLED")
+    effectiveRateRay: str | None = Field(description="Settled rate, once FILLED")
+    createdAt: str
+
+
+class SwapNotFillable(ApiModel):
+    """Nothing to build now (HTTP 200): retry later, or with the available size."""
+
+    fillable: Literal[False]
+    reason: Literal["no_liquidity", "partial_fill"]
+    sellAmount: str
+    availableSellAmount: str = Field(description="What whole orders could compose now")
+    availableBuyAmount: str
+
+
+class SwapListQuery(ApiModel):
+    model_config = ConfigDict(extra="forbid")
+
+    status: SwapStatus | None = None
+    cursor: str | None = Field(default=None, max_length=200, description="Opaque; from nextCursor")
+    limit: int = Field(default=50, ge=1, le=200)
+
+
+class SwapPage(ApiModel):
+    data: list[Swap] = Field(description="Newest first")
+    nextCursor: str | None = Field(description="Pass as cursor for the next page; null at the end")
+
+
+class SwapSubmitBody(ApiModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    txHash: TxHash

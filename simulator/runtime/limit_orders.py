@@ -1,0 +1,88 @@
+"""The v1 book's wiring: `build_book` (the limit-order services over the chain reads, the fill
+index and the online makers' bids) and its background work, the 5-minute sweep, which runs
+once the chains are up and is cancelled and awaited on shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from rfqkit.chain import AnvilChain
+from rfqkit.tasks import cancel_and_wait, step_forever
+from simulator.adapters.access.signatures import ChainSignatureChecker
+from simulator.adapters.limit_orders.chain_reads import BookChainReads
+from simulator.adapters.rfq.chain_reads import ChainReads
+from simulator.adapters.rfq.indexer import IndexCatchUp
+from simulator.api.http.appkeys import BOOK, CLOCK, SETTINGS
+from simulator.clock import Clock
+from simulator.randomness import RandomSource
+from simulator.services.limit_orders.area import BookArea
+from simulator.services.limit_orders.jobs import BookSweep
+from simulator.services.limit_orders.live import LiveBook
+from simulator.services.limit_orders.placement import Placement
+from simulator.services.limit_orders.service import BookService
+from simulator.services.limit_orders.store import BookStore
+from simulator.services.rfq.makers import MakerRegistry
+from simulator.services.shared.events import EventLog
+from simulator.services.shared.venue import VenueDirectory
+from simulator.settings import Settings
+
+log = logging.getLogger("rfqsim.book")
+
+
+def build_book(
+    settings: Settings,
+    clock: Clock,
+    random: RandomSource,
+    venue: VenueDirectory,
+    chains: dict[int, AnvilChain],
+    makers: MakerRegistry,
+    fills: IndexCatchUp,
+) -> BookArea:
+    store = BookStore()
+    reads = BookChainReads(chains)
+    events = EventLog()
+    placement = Placement(
+        clock,
+        random.fork("limit-orders"),
+        venue,
+        store,
+        ChainReads(chains),
+        ChainSignatureChecker(chains),
+        settings.book,
+    )
+    service = BookService(
+        clock,
+        venue,
+        store,
+        LiveBook(clock, store, venue, reads, fills),
+        placement,
+        reads,
+        fills,
+        makers,
+        events,
+    )
+    sweep = BookSweep(clock, venue, service, events, settings.book)
+    return BookArea(service=service, sweep=sweep, events=events)
+
+
+async def book_context(app: web.Application) -> AsyncIterator[None]:
+    sweep = app[BOOK].sweep
+    task = asyncio.create_task(
+        step_forever(
+            app[CLOCK],
+            sweep.sweep,
+            sweep.next_due,
+            max_sleep_s=app[SETTINGS].book.sweep_interval_s,
+            log=log,
+            what="limit-order sweep",
+        ),
+        name="book-sweep",
+    )
+    try:
+        yield
+    finally:
+        await cancel_and_wait([task])

@@ -1,0 +1,23 @@
+"""The v1 swaps' wiring: `build_swaps`, over the book it composes from. Swaps have no background
+work of their own: their statuses follow reads and the fill index."""
+
+from __future__ import annotations
+
+from simulator.clock import Clock
+from simulator.randomness import RandomSource
+from simulator.services.limit_orders.area import BookArea
+from simulator.services.shared.events import EventLog
+from simulator.services.swaps.area import SwapsArea
+from simulator.services.swaps.service import SwapService
+from simulator.services.swaps.store import SwapStore
+from simulator.settings import Settings
+
+
+def build_swaps(
+    settings: Settings, clock: Clock, random: RandomSource, book: BookArea
+) -> SwapsArea:
+    events = EventLog()
+    service = SwapService(
+        clock, random.fork("swaps"), book.service, SwapStore(), events, settings.book
+    )
+    return SwapsArea(service=service, events=events)

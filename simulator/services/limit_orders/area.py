@@ -1,0 +1,17 @@
+"""The limit-orders area (the v1 book) as handlers and the wiring see it: built together by
+runtime/limit_orders.py `build_book` and reached through the `BOOK` app key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simulator.services.limit_orders.jobs import BookSweep
+from simulator.services.limit_orders.service import BookService
+from simulator.services.shared.events import EventLog
+
+
+@dataclass
+class BookArea:
+    service: BookService  # quotes, prepare/place, records, the order book, fills
+    sweep: BookSweep  # the 5-minute sweep: provisional cancels and the late notices
+    events: EventLog  # limit_order.* events (the webhooks area subscribes)
