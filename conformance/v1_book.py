@@ -172,7 +172,10 @@ def place(
     pricing: Mapping[str, Any] | None = None,
     ttl_s: int = 600,
 ) -> Placed:
-    """prepare -> eth_signTypedData_v4 -> submit, expecting 201."""
+    """prepare -> eth_signTypedData_v4 -> submit, expecting 201 (a fastFill order once a
+    market-maker bid is live to price it)."""
+    if pricing is not None and pricing.get("mode") == "fastFill":
+        wait_fast_fill_bids(integrator.client, chain, sell, buy, sell_amount)
     deadline = service_now_ms(sim) // 1000 + ttl_s
     prepared = prepare(
         integrator.client,
@@ -190,6 +193,36 @@ def place(
     body = signed_body(prepared, sign_typed_data(prepared, maker))
     answer: dict[str, Any] = assert_data(submit(integrator.client, body), 201)
     return Placed(str(answer["id"]), prepared, body, answer)
+
+
+def limit_order_quote(
+    client: Client, chain: ChainInfo, sell: Token, buy: Token, sell_amount: int, **params: Any
+) -> dict[str, Any]:
+    """GET /v1/limit-orders/quote, expecting 200."""
+    query = {
+        "chainId": chain.chain_id,
+        "sellToken": sell.address,
+        "buyToken": buy.address,
+        "sellAmount": str(sell_amount),
+        **params,
+    }
+    data: dict[str, Any] = assert_data(client.get("/v1/limit-orders/quote", params=query))
+    return data
+
+
+def wait_fast_fill_bids(
+    client: Client, chain: ChainInfo, sell: Token, buy: Token, sell_amount: int
+) -> dict[str, Any]:
+    """The quote once a market-maker bid is live in the direction: a filling operator's bids
+    come and go with its published levels (a service whose clock just jumped sees none until
+    they are published again), and fastFill is priced off the bid present at the time."""
+
+    def probe() -> dict[str, Any] | None:
+        data = limit_order_quote(client, chain, sell, buy, sell_amount)
+        live = data["fastFillUnavailableReason"] != "no_market_maker_bids"
+        return data if live else None
+
+    return wait_for(probe, interval=0.25, what="a live market-maker bid (fastFill)")
 
 
 def get_order(client: Client, order_id: str) -> dict[str, Any]:

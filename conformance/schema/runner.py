@@ -1,12 +1,13 @@
-"""Run schemathesis against a target's ``/v2/openapi.json`` and ``/feed/openapi.json`` and collect a
-verdict: :func:`run` loads the document once (by URL, as schemathesis 4 has no in-process aiohttp
-loader, with the explicit links of ``links.py`` added), checks the deviations file against its
-operations and checks, then runs each pass of :data:`conformance.schema.settings.PASSES` (``keyed``:
-every operation and phase with the run's API key; ``keyed-rfq-stateful``: request -> status / cancel
-/ submit; ``keyless``: the wallet app's operations with fresh ``takerProof`` signatures) with the
-harness' hooks registered (deviation filter, corridor steering, proof signer, webhook janitor).
-Every phase runs, with positive and negative data and every check schemathesis has plus
-``rfqsim_request_id`` (``checks.py``); each scenario the engine reports is recorded into a
+"""Run schemathesis against a target's ``/v2/openapi.json``, ``/feed/openapi.json`` and
+``/v1/openapi.json`` and collect a verdict: :func:`run` loads the documents once (by URL, as
+schemathesis 4 has no in-process aiohttp loader, with the explicit links of ``links.py`` added),
+checks the deviations file against their operations and checks, then runs each pass of
+:data:`conformance.schema.settings.PASSES` (``keyed``: every v2 operation and phase with the run's
+API key; ``keyed-rfq-stateful``: request -> status / cancel / submit; ``keyless``: the wallet app's
+operations with fresh ``takerProof`` signatures; ``feed``; ``v1``) with the harness' hooks
+registered (deviation filter, corridor steering, proof signer, webhook janitor). Every phase runs,
+with positive and negative data and every check schemathesis has plus ``rfqsim_request_id``
+(``checks.py``); each scenario the engine reports is recorded into a
 :class:`~conformance.schema.results.PassResult`, and failures matched by a reviewed entry of
 ``conformance/schema_deviations.yaml`` are accepted and counted while everything else is a failure
 of the run.
@@ -44,7 +45,13 @@ from conformance.schema.results import (
     RunError,
     RunResult,
 )
-from conformance.schema.settings import FEED_OPENAPI_PATH, PASSES, PassPlan, RunSettings
+from conformance.schema.settings import (
+    FEED_OPENAPI_PATH,
+    PASSES,
+    V1_OPENAPI_PATH,
+    PassPlan,
+    RunSettings,
+)
 
 
 def _request_text(interaction: Any) -> str:
@@ -215,10 +222,10 @@ def run(
     base_url = base_url.rstrip("/")
     probe_config = build_config(base_url, caller, settings, keyed=False)
     probe = load_schema(base_url, probe_config)
-    feed_probe = load_schema(base_url, probe_config, FEED_OPENAPI_PATH)
     labels = {
         **operation_labels(probe.raw_schema),
-        **operation_labels(feed_probe.raw_schema),
+        **operation_labels(load_schema(base_url, probe_config, FEED_OPENAPI_PATH).raw_schema),
+        **operation_labels(load_schema(base_url, probe_config, V1_OPENAPI_PATH).raw_schema),
     }
     names = check_names()
     deviations.validate_against(labels.values(), names)

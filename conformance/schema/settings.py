@@ -3,8 +3,8 @@ phase, stateful steps, the full run, the keyless pass, a rate limit for shared d
 deviations file and the JUnit path), read from defaults, then the ``RFQSIM_SCHEMATHESIS_*``
 environment, then explicit overrides; and :data:`PASSES`, the engine runs (:class:`PassPlan`: which
 document, caller, operations and phases): three over the v2 document, with the reason there are
-three, and one over the rates feed's. The budgets shared with the engine configuration (rich
-operations, stateful factor, the response-time ceiling) are here too.
+three, one over the rates feed's and one over the closed v1 API's. The budgets shared with the
+engine configuration (rich operations, stateful factor, the response-time ceiling) are here too.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from conformance.schema.deviations import DEFAULT_PATH
 
 OPENAPI_PATH = "/v2/openapi.json"
 FEED_OPENAPI_PATH = "/feed/openapi.json"
+V1_OPENAPI_PATH = "/v1/openapi.json"
 DEFAULT_SEED = 42
 DEFAULT_MAX_EXAMPLES = 10
 FULL_MAX_EXAMPLES = 40
@@ -103,4 +104,7 @@ PASSES = (
     PassPlan("keyless", "keyless", KEYLESS_OPERATIONS, ALL_PHASES),
     # The feed declares no links: nothing for a stateful phase to chain.
     PassPlan("feed", "keyless", None, ("examples", "coverage", "fuzzing"), FEED_OPENAPI_PATH),
+    # The closed v1 API with the same key (it holds every v1 scope); its stateful phase chains
+    # whatever links the document declares.
+    PassPlan("v1", "keyed", None, ALL_PHASES, V1_OPENAPI_PATH),
 )

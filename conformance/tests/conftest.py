@@ -18,6 +18,7 @@ from conformance.server import SimulatorProcess, find_rfqsim_bin
 from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.tests.webhook_partners import Partner
+from conformance.v1_book import Integrator, v1_integrator
 from conformance.venue import ChainInfo, Venue
 from conformance.webhooks import fetch_certificate
 from rfqkit.webhook_receiver import WebhookReceiver
@@ -122,6 +123,12 @@ def make_partner(
         for endpoint_id in partner.endpoints:
             caller.delete(f"/v1/webhooks/{endpoint_id}", headers=partner.auth)
         sim.call("POST", f"keys/{partner.key['key_id']}/revoke")
+
+
+@pytest.fixture
+def integrator(sim: SimControl, http: Client) -> Integrator:
+    """An existing v1 integrator: a partner of its own with a key holding every v1 scope."""
+    return v1_integrator(sim, http)
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from conformance.chain import Wallet
-from conformance.client import Client
 from conformance.response_checks import assert_data, assert_error, parse_iso_utc
 from conformance.sim_control import SimControl
 from conformance.v1_book import (
@@ -24,7 +23,6 @@ from conformance.v1_book import (
     order_book,
     place,
     rate,
-    v1_integrator,
 )
 from conformance.venue import ChainInfo, Token
 
@@ -41,11 +39,6 @@ BOOK_FIELDS = {
     "offers",
 }
 OFFER_FIELDS = {"maker", "sellAmount", "buyAmount", "feeAmount", "rateRay", "deadline"}
-
-
-@pytest.fixture
-def integrator(sim: SimControl, http: Client) -> Integrator:
-    return v1_integrator(sim, http)
 
 
 def _ngns_for_usdc(

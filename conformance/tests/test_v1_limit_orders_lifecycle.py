@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from conformance.chain import Wallet
-from conformance.client import Client
 from conformance.control import faults
 from conformance.funding import Balances
 from conformance.response_checks import assert_data, parse_iso_utc
@@ -37,13 +35,11 @@ from conformance.v1_book import (
     register_endpoint,
     service_now,
     swap_body,
-    v1_integrator,
     verified_event,
     wait_for_sweep_since,
     wait_order,
 )
 from conformance.venue import ChainInfo
-from conformance.webhooks import fetch_certificate
 from rfqkit.webhook_receiver import ReceivedRequest, WebhookReceiver
 
 pytestmark = pytest.mark.sim_only
@@ -66,18 +62,6 @@ LIMIT_ORDER_FIELDS = {
     "txHash",
     "filledAt",
 }
-
-
-@pytest.fixture
-def integrator(sim: SimControl, http: Client) -> Integrator:
-    return v1_integrator(sim, http)
-
-
-@pytest.fixture
-def receiver(target: Any) -> Iterator[WebhookReceiver]:
-    cert_pem, key_pem, _ = fetch_certificate(target.base_url)
-    with WebhookReceiver(cert_pem, key_pem) as running:
-        yield running
 
 
 def check_limit_order_event(

@@ -72,11 +72,6 @@ RECORD_FIELDS = {
 NGNS_PER_USDC = 1500  # an ask: the operator bids about 1600 NGNS per USDC
 
 
-@pytest.fixture
-def integrator(sim: SimControl, http: Client) -> Integrator:
-    return v1_integrator(sim, http)
-
-
 def _digest(typed: dict[str, Any]) -> bytes:
     signable = encode_typed_data(full_message=typed)
     return keccak(b"\x19" + signable.version + signable.header + signable.body)

@@ -8,8 +8,6 @@ where the simulated fleet rests none; the best competing rate is read from the o
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from conformance.chain import Wallet
@@ -21,12 +19,13 @@ from conformance.v1_book import (
     Integrator,
     book_rate,
     funded_maker,
+    limit_order_quote,
     order_book,
     place,
     prepare,
     prepare_body,
     rate,
-    v1_integrator,
+    wait_fast_fill_bids,
 )
 from conformance.venue import ChainInfo, Token
 
@@ -44,25 +43,6 @@ DEPTH_FIELDS = {"makers", "totalCapacity", "maxMakerCapacity"}
 MIN_BUY_AMOUNT = 2000  # 10000 / 5 bp: the smallest output whose fee is one atomic unit
 
 
-@pytest.fixture
-def integrator(sim: SimControl, http: Client) -> Integrator:
-    return v1_integrator(sim, http)
-
-
-def quote(
-    client: Client, chain: ChainInfo, sell: Token, buy: Token, sell_amount: int, **params: Any
-) -> dict[str, Any]:
-    query = {
-        "chainId": chain.chain_id,
-        "sellToken": sell.address,
-        "buyToken": buy.address,
-        "sellAmount": str(sell_amount),
-        **params,
-    }
-    data: dict[str, Any] = assert_data(client.get("/v1/limit-orders/quote", params=query))
-    return data
-
-
 @pytest.mark.spec(
     "v1/endpoints/get-v1-limit-orders-quote",
     "v1/endpoints/get-v1-limit-orders-quote/query",
@@ -76,7 +56,7 @@ def test_fast_fill_is_priced_off_the_best_filling_bid_with_fee_and_margin_headro
 ) -> None:
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
     sell = ngns.units(800)  # the maker sells 800 NGNS for USDC on the BOOK corridor
-    data = quote(integrator.client, chain, ngns, usdc, sell)
+    data = wait_fast_fill_bids(integrator.client, chain, ngns, usdc, sell)
     assert set(data) == QUOTE_FIELDS, sorted(data)
     assert data["sellAmount"] == str(sell)
     assert data["minBuyAmount"] == str(MIN_BUY_AMOUNT)
@@ -97,7 +77,9 @@ def test_fast_fill_is_priced_off_the_best_filling_bid_with_fee_and_margin_headro
     # bid whatever the margin (within rounding and the operator's levels moving a little).
     asked = {10: buy}
     for margin in (0, 510):
-        other = quote(integrator.client, chain, ngns, usdc, sell, marginBps=margin)["fastFill"]
+        other = limit_order_quote(integrator.client, chain, ngns, usdc, sell, marginBps=margin)[
+            "fastFill"
+        ]
         assert other["marginBps"] == margin
         asked[margin] = int(other["buyAmount"])
     assert asked[0] > asked[10] > asked[510]
@@ -113,14 +95,14 @@ def test_fast_fill_is_null_with_a_reason_when_no_single_maker_can_take_the_order
     integrator: Integrator, chain: ChainInfo
 ) -> None:
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
-    probe = quote(integrator.client, chain, ngns, usdc, ngns.units(800))
+    probe = wait_fast_fill_bids(integrator.client, chain, ngns, usdc, ngns.units(800))
     ceiling = int(probe["depth"]["maxMakerCapacity"])
-    too_big = quote(integrator.client, chain, ngns, usdc, ceiling * 2 + 1)
+    too_big = limit_order_quote(integrator.client, chain, ngns, usdc, ceiling * 2 + 1)
     assert too_big["fastFill"] is None
     assert too_big["fastFillUnavailableReason"] == "exceeds_max_maker_capacity"
     assert set(too_big["depth"]) == DEPTH_FIELDS
     assert int(too_big["depth"]["maxMakerCapacity"]) < ceiling * 2 + 1
-    tiny = quote(integrator.client, chain, ngns, usdc, ngns.units(1))  # ~0.0006 USDC
+    tiny = limit_order_quote(integrator.client, chain, ngns, usdc, ngns.units(1))  # ~0.0006 USDC
     assert tiny["fastFill"] is None
     assert tiny["fastFillUnavailableReason"] == "below_min_buy_amount"
     assert tiny["minBuyAmount"] == str(MIN_BUY_AMOUNT)
@@ -161,7 +143,7 @@ def test_queue_follows_the_spec_formula_in_both_orientations(
     best = _best_competing(integrator.client, chain, sell, buy)
     assert best >= book_rate(amount, sell.decimals, wanted, buy.decimals)
     size = amount // 2
-    data = quote(integrator.client, chain, sell, buy, size)
+    data = limit_order_quote(integrator.client, chain, sell, buy, size)
     expected_buy, expected_rate = _queue(best, size, sell.decimals, buy.decimals)
     assert data["queue"] == {"buyAmount": str(expected_buy), "rateRay": str(expected_rate)}
     # Resting there beats the best competing order by the 2 bp edge.
@@ -173,7 +155,7 @@ def test_queue_follows_the_spec_formula_in_both_orientations(
     # token has 6 decimals; with 18 even one atomic unit sold asks more than 2000).
     tiny = size * (MIN_BUY_AMOUNT - 1) // expected_buy
     if tiny:
-        assert quote(integrator.client, chain, sell, buy, tiny)["queue"] is None
+        assert limit_order_quote(integrator.client, chain, sell, buy, tiny)["queue"] is None
 
 
 @pytest.mark.spec("v1/endpoints/get-v1-limit-orders-quote/queue-rests-order-just")
@@ -181,7 +163,7 @@ def test_queue_is_null_on_an_empty_side(integrator: Integrator, chain: ChainInfo
     # No resting order sells WBNB for USDT on chain 97 in this suite.
     wbnb, usdt = chain.token("WBNB"), chain.token("USDT")
     assert order_book(integrator.client, chain, usdt, wbnb)["offers"] == []
-    assert quote(integrator.client, chain, wbnb, usdt, wbnb.units(1))["queue"] is None
+    assert limit_order_quote(integrator.client, chain, wbnb, usdt, wbnb.units(1))["queue"] is None
 
 
 @pytest.mark.spec(
@@ -229,6 +211,7 @@ def test_prepare_with_pricing_carries_the_assumed_rate_and_reference_depth(
     deadline = sim.now_ms() // 1000 + 600
     maker = Wallet.create()
     sell = ngns.units(1000)
+    wait_fast_fill_bids(integrator.client, chain, ngns, usdt, sell)
     fast = prepare(
         integrator.client,
         prepare_body(

@@ -63,11 +63,6 @@ COST = 1_000_500  # 1 USDC of output plus the 5 bp fee
 ZERO_HASH = "0x" + "00" * 32
 
 
-@pytest.fixture
-def integrator(sim: SimControl, http: Client) -> Integrator:
-    return v1_integrator(sim, http)
-
-
 def makers_at(
     integrator: Integrator, sim: SimControl, chain: ChainInfo, source: Wallet, rates: list[int]
 ) -> list[Wallet]:

@@ -7,13 +7,9 @@ signed; a swap whose order becomes unfillable before anything was submitted read
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 
 from conformance.chain import Wallet
-from conformance.client import Client
 from conformance.funding import Balances
 from conformance.response_checks import assert_data, assert_error, parse_iso_utc
 from conformance.sim_control import SimControl
@@ -30,13 +26,11 @@ from conformance.v1_book import (
     rate,
     register_endpoint,
     swap_body,
-    v1_integrator,
     verified_event,
     wait_order,
     wait_swap,
 )
 from conformance.venue import ChainInfo
-from conformance.webhooks import fetch_certificate
 from rfqkit.webhook_receiver import WebhookReceiver
 
 pytestmark = pytest.mark.sim_only
@@ -52,18 +46,6 @@ SWAP_EVENT_FIELDS = {
     "ordersFilled",
     "filledAt",
 }
-
-
-@pytest.fixture
-def integrator(sim: SimControl, http: Client) -> Integrator:
-    return v1_integrator(sim, http)
-
-
-@pytest.fixture
-def receiver(target: Any) -> Iterator[WebhookReceiver]:
-    cert_pem, key_pem, _ = fetch_certificate(target.base_url)
-    with WebhookReceiver(cert_pem, key_pem) as running:
-        yield running
 
 
 @pytest.mark.spec(

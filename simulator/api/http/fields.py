@@ -11,6 +11,7 @@ from pydantic import AfterValidator, BeforeValidator, Field
 
 UINT256_MAX = 2**256 - 1
 AMOUNT_PATTERN = r"^(0|[1-9][0-9]{0,77})$"
+NONZERO_AMOUNT_PATTERN = r"^[1-9][0-9]{0,77}$"
 ADDRESS_PATTERN = r"^0x[0-9a-fA-F]{40}$"
 BYTES32_PATTERN = r"^0x[0-9a-fA-F]{64}$"
 HEX_PATTERN = r"^0x([0-9a-fA-F]{2})*$"
@@ -64,6 +65,15 @@ Integer = Annotated[int, BeforeValidator(integral_number)]
 Amount = Annotated[
     str,
     Field(pattern=AMOUNT_PATTERN, description="Base-10 integer in atomic units, as a string"),
+    AfterValidator(_amount_in_range),
+]
+# An amount that must be more than nothing (what a swap or an order sells): the document says so.
+NonZeroAmount = Annotated[
+    str,
+    Field(
+        pattern=NONZERO_AMOUNT_PATTERN,
+        description="Base-10 integer in atomic units, as a string, greater than zero",
+    ),
     AfterValidator(_amount_in_range),
 ]
 Address = Annotated[

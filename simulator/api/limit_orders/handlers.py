@@ -11,15 +11,12 @@ from simulator.api.http.parsing import parse_body, parse_query
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import Access, RouteTable
 from simulator.api.limit_orders import schemas
+from simulator.api.v1.access import KEY_SECURITY, V1_KEY_ERRORS
 from simulator.clock import isoformat_unix
 from simulator.errors import (
-    Forbidden,
-    InternalError,
     InvalidRequest,
     NotFound,
     PayloadTooLarge,
-    RateLimited,
-    Unauthorized,
     UpstreamError,
 )
 from simulator.services.limit_orders.model import DerivedStatus, LimitOrder
@@ -188,14 +185,14 @@ async def get_order(request: web.Request) -> web.Response:
     return data_response(render_record(order, await service.status_of(order)))
 
 
-KEY_ERRORS = (Unauthorized, Forbidden, RateLimited, InternalError)
+KEY_ERRORS = V1_KEY_ERRORS
 BODY_ERRORS = (InvalidRequest, PayloadTooLarge, *KEY_ERRORS)
 # GET /v1/limit-orders/{order_id} for the router: never the concrete siblings (decisions F17).
 ORDER_ID_ROUTE = "/v1/limit-orders/{order_id:(?!(?:quote|prepare)$)[^/]+}"
 
 
 def add_routes(table: RouteTable) -> None:
-    add = table.adder("v1", ("limit-orders",), security=("bearerKey", "apiKeyHeader"))
+    add = table.adder("v1", ("limit-orders",), security=KEY_SECURITY)
     add(
         "GET",
         "/v1/limit-orders/quote",

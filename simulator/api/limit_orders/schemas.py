@@ -14,6 +14,7 @@ from simulator.api.http.fields import (
     Amount,
     HexBytes,
     Integer,
+    NonZeroAmount,
     WalletList,
 )
 from simulator.api.http.schemas import ApiModel
@@ -42,7 +43,7 @@ class LimitOrderQuoteQuery(ApiModel):
     chainId: int = Field(ge=1, le=2**53)
     sellToken: Address = Field(description="The asset the maker sells")
     buyToken: Address = Field(description="The asset the maker wants")
-    sellAmount: Amount
+    sellAmount: NonZeroAmount
     marginBps: int = Field(
         default=10,
         ge=0,
@@ -119,7 +120,7 @@ class PrepareBody(ApiModel):
     chainId: Integer = Field(ge=1, le=2**53)
     maker: Address = Field(description="Signs the order and receives its proceeds")
     sellToken: Address
-    sellAmount: Amount
+    sellAmount: NonZeroAmount
     buyToken: Address
     buyAmount: Amount | None = None
     pricing: PricingBody | None = None

@@ -14,16 +14,13 @@ from simulator.api.http.responses import body_response, data_response, raw_json_
 from simulator.api.http.routes import Access, RouteTable
 from simulator.api.rfq.schemas import Transactions, UnsignedTransaction
 from simulator.api.swaps import schemas
+from simulator.api.v1.access import KEY_SECURITY, V1_KEY_ERRORS
 from simulator.clock import isoformat_unix
 from simulator.errors import (
     Conflict,
-    Forbidden,
-    InternalError,
     InvalidRequest,
     NotFound,
     PayloadTooLarge,
-    RateLimited,
-    Unauthorized,
     UpstreamError,
 )
 from simulator.services.limit_orders.book import capacity
@@ -219,12 +216,12 @@ async def submit(request: web.Request) -> web.Response:
     return data_response(render_swap(record))
 
 
-KEY_ERRORS = (Unauthorized, Forbidden, RateLimited, InternalError)
+KEY_ERRORS = V1_KEY_ERRORS
 BODY_ERRORS = (InvalidRequest, PayloadTooLarge, *KEY_ERRORS)
 
 
 def add_routes(table: RouteTable) -> None:
-    add = table.adder("v1", ("swaps",), security=("bearerKey", "apiKeyHeader"))
+    add = table.adder("v1", ("swaps",), security=KEY_SECURITY)
     add(
         "GET",
         "/v1/quote",

@@ -9,7 +9,14 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from simulator.api.http.fields import Address, Amount, Integer, TxHash, WalletList
+from simulator.api.http.fields import (
+    Address,
+    Amount,
+    Integer,
+    NonZeroAmount,
+    TxHash,
+    WalletList,
+)
 from simulator.api.http.schemas import ApiModel
 from simulator.api.rfq.schemas import Transactions
 
@@ -88,7 +95,7 @@ class OrderBook(OrderBookHead):
 class QuoteQuery(OrderBookQuery):
     model_config = ConfigDict(extra="forbid", json_schema_extra=_no_steering_conflict)
 
-    sellAmount: Amount
+    sellAmount: NonZeroAmount
     minRate: Amount | None = Field(
         default=None, description="RAY: minimum debt-per-collateral (book) rate of every order"
     )
@@ -120,7 +127,7 @@ class SwapCreateBody(Steered):
     chainId: Integer = Field(ge=1, le=2**53)
     sellToken: Address = Field(description="Collateral asset")
     buyToken: Address = Field(description="Debt asset")
-    sellAmount: Amount
+    sellAmount: NonZeroAmount
     minRate: Amount | None = Field(
         default=None, description="RAY: minimum debt-per-collateral (book) rate of every order"
     )

@@ -3,11 +3,11 @@ list items: not shown"; ours, docs/decisions.md V5 and V7) and of /_sim/idempote
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, RootModel
+from pydantic import BeforeValidator, ConfigDict, Field, RootModel
 
-from simulator.api.http.fields import Integer
+from simulator.api.http.fields import integral_number
 from simulator.api.http.schemas import ApiModel
 
 # -- /v1/status -----------------------------------------------------------------------------
@@ -44,11 +44,8 @@ class ServiceStatus(ApiModel):
 class CorridorsQuery(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
-    chainId: Integer | None = Field(
-        default=None,
-        ge=1,
-        le=2**53,
-        description="One chain; omitted, every chain of the key's environment",
+    chainId: Annotated[int, Field(ge=1, le=2**53), BeforeValidator(integral_number)] | None = Field(
+        default=None, description="One chain; omitted, every chain of the key's environment"
     )
 
 
