@@ -20,7 +20,8 @@ from typing import Any
 from aiohttp import web
 
 from rfqkit.anvil import AnvilStartError
-from simulator.api.http.appkeys import ACCESS, RAMP, SETTINGS, VENUE
+from simulator.adapters.sim.state_dir import SavedState, StateDirError, read_state_dir
+from simulator.api.http.appkeys import ACCESS, RAMP, SETTINGS, STATE, VENUE
 from simulator.api.http.server import ApiRunner
 from simulator.runtime.app import create_app
 from simulator.runtime.chains import ChainStartupError
@@ -28,6 +29,7 @@ from simulator.runtime.lifecycle import SHUTDOWN
 from simulator.runtime.makers import start_fleet, stop_fleet
 from simulator.runtime.ports import taken_port_messages
 from simulator.runtime.provider import connect_provider_webhooks
+from simulator.runtime.state import SAVED_STATE, resume_saved_state, save_state
 from simulator.services.access.keys import create_demo_keys
 from simulator.services.sim.info import simulator_info
 from simulator.settings import Settings, load_settings
@@ -79,6 +81,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         overrides["webhooks"] = {"allow_http": True}
     if args.on_chain_exit is not None:
         overrides["on_chain_exit"] = args.on_chain_exit.replace("-", "_")
+    if args.state_dir is not None:
+        overrides["state"] = {"dir": args.state_dir}
     ramp: dict[str, Any] = {}
     if args.provider_port is not None:
         ramp["provider_port"] = args.provider_port
@@ -211,8 +215,15 @@ class StopWatchdog:
         os._exit(1)
 
 
-async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -> int:
+async def serve(
+    settings: Settings,
+    ready_file: Path | None,
+    access_log: bool,
+    saved: SavedState | None = None,
+) -> int:
     app = create_app(settings)
+    if saved is not None:
+        app[SAVED_STATE] = saved
     runner = ApiRunner(
         app,
         access_log=logging.getLogger("aiohttp.access") if access_log else None,
@@ -228,11 +239,14 @@ async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
+    ready = False
     try:
         await runner.setup()  # runs the cleanup contexts' start-up: chains, deployment
         site = web.TCPSite(runner, settings.api.host, settings.api.port)
         await site.start()
         host, port = runner.addresses[0][:2]
+        if saved is not None:
+            await resume_saved_state(app, saved)  # before the makers: their keys are added
         await start_fleet(app, f"http://{host}:{port}")  # makers connect over the real socket
         connect_provider_webhooks(app, f"http://{host}:{port}")  # the sandbox calls us back
         demo_keys = [
@@ -248,6 +262,8 @@ async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -
         info = simulator_info(app[SETTINGS], app[VENUE], f"http://{host}:{port}")
         info["demo_keys"] = demo_keys  # full keys exist only here: the simulator keeps hashes
         info["provider_url"] = app[RAMP].controls.sandbox_url  # the ramp provider (sandbox)
+        await app[STATE].take_baseline()  # what POST /_sim/reset returns to
+        ready = True
         print(banner(info), flush=True)
         if ready_file is not None:
             write_ready_file(ready_file, info)
@@ -255,6 +271,8 @@ async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -
         return shutdown.exit_code
     finally:
         watchdog.arm()  # also when start-up failed: the stop itself is bounded
+        if ready and settings.state.dir is not None:
+            await save_state(app, Path(settings.state.dir))
         await stop_fleet(app)
         await runner.cleanup()  # stops every Anvil we started
         if ready_file is not None:
@@ -321,6 +339,12 @@ def add_parser(commands: Any) -> None:
         "and redeploy, or keep serving without it",
     )
     serve_cmd.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        help="write the whole state (services and chains) here on stop and load it on start, "
+        "so a stop and start carries on with the same RFQs, transfers, keys and balances",
+    )
+    serve_cmd.add_argument(
         "--provider-port",
         type=int,
         help="port of the in-process provider sandbox (default 0: a free port)",
@@ -342,6 +366,17 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, argparse.ArgumentTypeError) as exc:
         print(f"rfqsim: invalid settings: {exc}", file=sys.stderr)
         return 2
+    saved: SavedState | None = None
+    if settings.state.dir is not None:
+        try:  # checked whole before anything starts
+            saved = read_state_dir(
+                Path(settings.state.dir),
+                seed=settings.seed,
+                chain_ids=[c.chain_id for c in settings.chains],
+            )
+        except StateDirError as exc:
+            print(f"rfqsim: {exc}", file=sys.stderr)
+            return 2
     taken = taken_port_messages(settings)  # before anything starts
     for message in taken:
         print(f"rfqsim: {message}", file=sys.stderr)
@@ -349,7 +384,12 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_PORT_TAKEN
     try:
         code = asyncio.run(
-            serve(settings, Path(args.ready_file) if args.ready_file else None, args.access_log)
+            serve(
+                settings,
+                Path(args.ready_file) if args.ready_file else None,
+                args.access_log,
+                saved,
+            )
         )
     except (AnvilStartError, ChainStartupError) as exc:
         print(f"rfqsim: {exc}", file=sys.stderr)

@@ -237,6 +237,20 @@ class RetentionSettings(_Strict):
     sweep_interval_s: float = Field(default=10, gt=0)
 
 
+class StateSettings(_Strict):
+    # Where `rfqsim serve --state-dir` keeps the state across restarts (None: in memory only).
+    dir: str | None = None
+    # A reset or restore lets requests in flight finish for this long, then answers the rest
+    # 503 (venue_unavailable, reason state_reset) so none of them writes into the new state.
+    drain_s: float = Field(default=2.0, ge=0, le=60)
+
+
+class JournalSettings(_Strict):
+    enabled: bool = True  # GET /_sim/requests; off: nothing is recorded
+    requests_kept: int = Field(default=1_000, ge=1, le=100_000)  # the ring's size
+    frames_kept: int = Field(default=2_000, ge=1, le=100_000)  # maker stream frames kept
+
+
 class Settings(BaseSettings):
     # A BaseSettings so pydantic-settings knows the RFQSIM_ names; the environment itself is read
     # once, by `load_settings`, at its place between the YAML file and the CLI flags.
@@ -273,6 +287,8 @@ class Settings(BaseSettings):
     ramp: RampSettings = RampSettings()
     feed: FeedSettings = FeedSettings()
     idempotency: IdempotencySettings = IdempotencySettings()
+    state: StateSettings = StateSettings()
+    journal: JournalSettings = JournalSettings()
     # The simulated maker fleet started with the simulator (None: no makers; `--no-makers`).
     makers: FleetConfig | None = Field(default_factory=default_fleet)
 

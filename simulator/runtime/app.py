@@ -19,6 +19,7 @@ from simulator.api.http.appkeys import (
     FILLS,
     HEALTH,
     IDEMPOTENCY,
+    JOURNAL,
     LADDER_BYTES,
     MAKER_SESSIONS,
     OPENAPI_CACHE,
@@ -28,13 +29,16 @@ from simulator.api.http.appkeys import (
     RFQ,
     ROUTES,
     SETTINGS,
+    STATE,
     V1,
     VENUE,
     WEBHOOKS,
 )
 from simulator.api.http.idempotency import idempotency_middleware
+from simulator.api.http.journal import journal_middleware
 from simulator.api.http.middleware import add_request_id_header, error_middleware
 from simulator.api.http.routes import RouteTable
+from simulator.api.http.state_gate import state_gate_middleware
 from simulator.api.meta import docs, health
 from simulator.api.ramp import control as ramp_control
 from simulator.api.ramp import handlers as ramp
@@ -44,6 +48,8 @@ from simulator.api.rfq import handlers as rfq
 from simulator.api.rfq import maker_stream
 from simulator.api.sim import handlers as sim
 from simulator.api.sim import index as sim_index
+from simulator.api.sim import journal as sim_journal
+from simulator.api.sim import state as sim_state
 from simulator.api.v1 import control as v1_control
 from simulator.api.v1 import handlers as v1
 from simulator.api.v1.access import check_v1_operations
@@ -51,27 +57,36 @@ from simulator.api.webhooks import control as webhooks_control
 from simulator.api.webhooks import handlers as webhooks
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
-from simulator.runtime.access import build_access
+from simulator.runtime.access import access_state, build_access
 from simulator.runtime.chains import chains_context
-from simulator.runtime.feed import build_feed
+from simulator.runtime.feed import build_feed, feed_state
 from simulator.runtime.housekeeping import housekeeping_context
 from simulator.runtime.lifecycle import SHUTDOWN, Shutdown
-from simulator.runtime.makers import FLEET, FleetHolder, simulated_fleet
+from simulator.runtime.makers import FLEET, FleetHolder, FleetRestarter, simulated_fleet
 from simulator.runtime.provider import PROVIDER, ProviderHolder, provider_context
-from simulator.runtime.ramp import build_ramp
+from simulator.runtime.ramp import build_ramp, ramp_state
 from simulator.runtime.ramp_background import ramp_background_context
 from simulator.runtime.rfq import (
     FILL_INDEXERS,
     background_context,
     build_maker_sessions,
     build_rfq,
+    rfq_state,
 )
+from simulator.runtime.state import build_state_control, shared_state
 from simulator.runtime.v1 import build_v1
-from simulator.runtime.webhooks import WEBHOOK_ADAPTERS, build_webhooks, webhooks_context
+from simulator.runtime.webhooks import (
+    WEBHOOK_ADAPTERS,
+    build_webhooks,
+    webhooks_context,
+    webhooks_state,
+)
 from simulator.services.shared.fills import FillFanout, IndexProgress
 from simulator.services.shared.health import DependencyHealth
 from simulator.services.shared.idempotency import IdempotencyStore
+from simulator.services.shared.state import StateRegistry
 from simulator.services.shared.venue import ChainWithoutContracts, VenueDirectory
+from simulator.services.sim.journal import JournalState, RequestJournal
 from simulator.settings import Settings
 
 # aiohttp's own cap: the largest route cap (the ramp kyc route's 64 MiB transport cap); every
@@ -93,6 +108,8 @@ def build_routes() -> RouteTable:
         maker_stream,
         sim,
         sim_index,
+        sim_state,
+        sim_journal,
         access_control,
         rfq_control,
         webhooks_control,
@@ -109,7 +126,15 @@ def create_app(
 ) -> web.Application:
     """`start_chains=False` builds the HTTP surface alone (unit tests of the edge)."""
     app = web.Application(
-        middlewares=[error_middleware, access_middleware, idempotency_middleware],
+        # The journal outermost (it records every answer, errors included); the state gate
+        # inside the error middleware (its 503 is rendered like every other error).
+        middlewares=[
+            journal_middleware,
+            error_middleware,
+            state_gate_middleware,
+            access_middleware,
+            idempotency_middleware,
+        ],
         client_max_size=CLIENT_MAX_SIZE,
     )
     app[SETTINGS] = settings
@@ -139,7 +164,13 @@ def create_app(
         simulated_fleet(app[FLEET]),
         app[FILLS],
     )
-    app[MAKER_SESSIONS] = build_maker_sessions(app[RFQ], app[VENUE], app[CLOCK])
+    if settings.journal.enabled:
+        app[JOURNAL] = RequestJournal(
+            app[CLOCK].time,
+            capacity=settings.journal.requests_kept,
+            stream_capacity=settings.journal.frames_kept,
+        )
+    app[MAKER_SESSIONS] = build_maker_sessions(app[RFQ], app[VENUE], app[CLOCK], app.get(JOURNAL))
     app[FEED] = build_feed(settings, app[CLOCK], app[VENUE], app[RFQ], app[FILLS], app[FILL_INDEX])
     app[FEED_CACHE] = FeedCache(app[CLOCK], settings.feed.cache_s)
     app[WEBHOOKS], app[WEBHOOK_ADAPTERS] = build_webhooks(
@@ -162,6 +193,22 @@ def create_app(
         production=settings.environment == "production",
         parse_transfer=parse_transfer,
         token_decimals={t.symbol: t.decimals for c in settings.chains for t in c.tokens},
+    )
+    # Everything reset, snapshots and the state directory put back: each area's participants
+    # (the fill indexers and the in-process provider add theirs once they run).
+    registry = StateRegistry()
+    registry.register(
+        *shared_state(app[CLOCK], app[RANDOM], app[IDEMPOTENCY]),
+        *access_state(app[ACCESS]),
+        *rfq_state(app[RFQ]),
+        *feed_state(app[FEED]),
+        *webhooks_state(app[WEBHOOKS]),
+        *ramp_state(app[RAMP]),
+    )
+    if JOURNAL in app:
+        registry.register(JournalState(app[JOURNAL]))
+    app[STATE] = build_state_control(
+        registry, app[CLOCK], app[CHAINS], FleetRestarter(app), drain_s=settings.state.drain_s
     )
     routes = build_routes()
     app[ROUTES] = routes
