@@ -21,17 +21,20 @@ from aiohttp import web
 
 from rfqkit.anvil import AnvilStartError
 from simulator.adapters.sim.state_dir import SavedState, StateDirError, read_state_dir
-from simulator.api.http.appkeys import ACCESS, RAMP, SETTINGS, STATE, VENUE
+from simulator.api.http.appkeys import ACCESS, RAMP, SCENARIOS, SETTINGS, STATE, VENUE
 from simulator.api.http.server import ApiRunner
+from simulator.errors import InvalidRequest
 from simulator.runtime.app import create_app
 from simulator.runtime.chains import ChainStartupError
 from simulator.runtime.lifecycle import SHUTDOWN
 from simulator.runtime.makers import start_fleet, stop_fleet
 from simulator.runtime.ports import taken_port_messages
 from simulator.runtime.provider import connect_provider_webhooks
+from simulator.runtime.scenario import read_scenario_file
 from simulator.runtime.state import SAVED_STATE, resume_saved_state, save_state
 from simulator.services.access.keys import create_demo_keys
 from simulator.services.sim.info import simulator_info
+from simulator.services.sim.scenario import ScenarioPlan
 from simulator.settings import Settings, load_settings
 
 log = logging.getLogger("rfqsim")
@@ -220,6 +223,7 @@ async def serve(
     ready_file: Path | None,
     access_log: bool,
     saved: SavedState | None = None,
+    scenario: ScenarioPlan | None = None,
 ) -> int:
     app = create_app(settings)
     if saved is not None:
@@ -263,6 +267,8 @@ async def serve(
         info["demo_keys"] = demo_keys  # full keys exist only here: the simulator keeps hashes
         info["provider_url"] = app[RAMP].controls.sandbox_url  # the ramp provider (sandbox)
         await app[STATE].take_baseline()  # what POST /_sim/reset returns to
+        if scenario is not None:  # after the baseline: a reset returns to the plain start-up
+            await app[SCENARIOS].start(scenario)
         ready = True
         print(banner(info), flush=True)
         if ready_file is not None:
@@ -345,6 +351,11 @@ def add_parser(commands: Any) -> None:
         "so a stop and start carries on with the same RFQs, transfers, keys and balances",
     )
     serve_cmd.add_argument(
+        "--scenario",
+        metavar="FILE",
+        help="a scenario file (YAML; docs/scenarios.md) started once the simulator is ready",
+    )
+    serve_cmd.add_argument(
         "--provider-port",
         type=int,
         help="port of the in-process provider sandbox (default 0: a free port)",
@@ -356,6 +367,13 @@ def add_parser(commands: Any) -> None:
     serve_cmd.add_argument(
         "--smtp", metavar="HOST:PORT", help="also send the ramp's emails to this SMTP server"
     )
+
+
+def scenario_problem(exc: InvalidRequest) -> str:
+    """One line: the message and each issue with its path in the file."""
+    issues = (exc.details or {}).get("issues") or []
+    named = "; ".join(f"{i.get('field') or '(file)'}: {i.get('message')}" for i in issues)
+    return f"{exc.message}: {named}" if named else exc.message
 
 
 def run(args: argparse.Namespace) -> int:
@@ -377,6 +395,16 @@ def run(args: argparse.Namespace) -> int:
         except StateDirError as exc:
             print(f"rfqsim: {exc}", file=sys.stderr)
             return 2
+    scenario: ScenarioPlan | None = None
+    if args.scenario is not None:
+        try:
+            scenario = read_scenario_file(Path(args.scenario))
+        except OSError as exc:
+            print(f"rfqsim: --scenario {args.scenario}: {exc.strerror}", file=sys.stderr)
+            return 2
+        except InvalidRequest as exc:
+            print(f"rfqsim: --scenario {args.scenario}: {scenario_problem(exc)}", file=sys.stderr)
+            return 2
     taken = taken_port_messages(settings)  # before anything starts
     for message in taken:
         print(f"rfqsim: {message}", file=sys.stderr)
@@ -389,11 +417,15 @@ def run(args: argparse.Namespace) -> int:
                 Path(args.ready_file) if args.ready_file else None,
                 args.access_log,
                 saved,
+                scenario,
             )
         )
     except (AnvilStartError, ChainStartupError) as exc:
         print(f"rfqsim: {exc}", file=sys.stderr)
         code = 1
+    except InvalidRequest as exc:  # the scenario names makers, chains or tokens that are not here
+        print(f"rfqsim: --scenario {args.scenario}: {scenario_problem(exc)}", file=sys.stderr)
+        code = 2
     except OSError as exc:
         if exc.errno != errno.EADDRINUSE:
             raise

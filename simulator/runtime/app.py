@@ -28,6 +28,7 @@ from simulator.api.http.appkeys import (
     RANDOM,
     RFQ,
     ROUTES,
+    SCENARIOS,
     SETTINGS,
     STATE,
     V1,
@@ -49,6 +50,7 @@ from simulator.api.rfq import maker_stream
 from simulator.api.sim import handlers as sim
 from simulator.api.sim import index as sim_index
 from simulator.api.sim import journal as sim_journal
+from simulator.api.sim import scenarios as sim_scenarios
 from simulator.api.sim import state as sim_state
 from simulator.api.v1 import control as v1_control
 from simulator.api.v1 import handlers as v1
@@ -73,6 +75,7 @@ from simulator.runtime.rfq import (
     build_rfq,
     rfq_state,
 )
+from simulator.runtime.scenario import build_scenarios, scenario_context
 from simulator.runtime.state import build_state_control, shared_state
 from simulator.runtime.v1 import build_v1
 from simulator.runtime.webhooks import (
@@ -87,6 +90,7 @@ from simulator.services.shared.idempotency import IdempotencyStore
 from simulator.services.shared.state import StateRegistry
 from simulator.services.shared.venue import ChainWithoutContracts, VenueDirectory
 from simulator.services.sim.journal import JournalState, RequestJournal
+from simulator.services.sim.scenario import ScenarioState
 from simulator.settings import Settings
 
 # aiohttp's own cap: the largest route cap (the ramp kyc route's 64 MiB transport cap); every
@@ -110,6 +114,7 @@ def build_routes() -> RouteTable:
         sim_index,
         sim_state,
         sim_journal,
+        sim_scenarios,
         access_control,
         rfq_control,
         webhooks_control,
@@ -207,6 +212,8 @@ def create_app(
     )
     if JOURNAL in app:
         registry.register(JournalState(app[JOURNAL]))
+    app[SCENARIOS] = build_scenarios(app, app[CLOCK])
+    registry.register(ScenarioState(app[SCENARIOS]))
     app[STATE] = build_state_control(
         registry, app[CLOCK], app[CHAINS], FleetRestarter(app), drain_s=settings.state.drain_s
     )
@@ -221,6 +228,7 @@ def create_app(
     app.on_response_prepare.append(add_rate_limit_headers)
     app.on_response_prepare.append(feed.add_cors_headers)
     app[PROVIDER] = ProviderHolder()
+    app.cleanup_ctx.append(scenario_context)  # a running scenario's task ends with the app
     app.cleanup_ctx.append(housekeeping_context)  # bounded memory: lapsed state is swept
     app.cleanup_ctx.append(webhooks_context)  # needs no chain: registry and delivery work alone
     if start_chains:

@@ -3,7 +3,10 @@ simulated maker fleet (both live in other processes or sessions)."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Protocol
 
 
 class ChainStates(Protocol):
@@ -42,3 +45,32 @@ class FleetRestart(Protocol):
         """`fresh_nonces`: the chains remember orders signed since start-up (a restore), so
         the makers must not sign with the nonces they used then."""
         ...
+
+
+@dataclass(frozen=True)
+class BalanceTarget:
+    chain_id: int
+    wallet: str
+    token: str  # a token symbol of that chain, or the native coin (NATIVE)
+    amount: Decimal  # whole units: the balance becomes exactly this
+
+
+NATIVE = "ETH"  # the symbol a scenario uses for a chain's native coin
+
+
+class ScenarioTargets(Protocol):
+    """What a scenario changes (runtime/scenario.py, over the areas' own controls)."""
+
+    def maker_names(self) -> list[str]: ...
+
+    def tokens(self, chain_id: int) -> set[str] | None:
+        """The symbols a balance may name on that chain (NATIVE among them); None: no chain."""
+        ...
+
+    async def change_maker(self, name: str, changes: Mapping[str, Any]) -> None: ...
+
+    def set_faults(self, changes: Mapping[str, Any]) -> None: ...
+
+    def set_limits(self, changes: Mapping[str, Any]) -> None: ...
+
+    async def set_balance(self, target: BalanceTarget) -> None: ...
