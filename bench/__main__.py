@@ -11,7 +11,7 @@ import statistics
 import time
 from pathlib import Path
 
-from bench import auth, feed, fills, processes, ramp, rfq, soak, webhooks
+from bench import auth, feed, fills, processes, ramp, rfq, soak, state, webhooks
 from bench.load import LoadResult, merge, percentile, run_load
 from bench.report import Section, update, write
 from bench.sim_api import open_limits
@@ -138,6 +138,9 @@ BENCHMARKS = (
     "feed",
     "soak",
     "stop",
+    "state",
+    "suite",
+    "journal",
 )
 
 
@@ -202,6 +205,18 @@ def main() -> None:
         sections.append(soak.bench_soak(minutes=2 if args.quick else 10))
     if "stop" in selected:
         sections.append(soak.bench_stop_latency(stops=5 if args.quick else 20))
+    if "state" in selected:
+        sections.append(
+            state.bench_state(rounds=5 if args.quick else 20, starts=2 if args.quick else 3)
+        )
+    if "suite" in selected:
+        sections.append(state.bench_suite_vs_restarts(restarts=2 if args.quick else 3, resets=20))
+    if "journal" in selected:
+        sections.append(
+            state.bench_journal_overhead(
+                seconds=2 if args.quick else 5, concurrency=20, rounds=2 if args.quick else 3
+            )
+        )
     command = "just bench" + (" --quick" if args.quick else "")
     if args.only:
         # A partial run replaces its own sections and keeps the others' figures.

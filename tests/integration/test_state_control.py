@@ -207,7 +207,11 @@ async def pay_usdt(sim: RfqSim, to: str, units: int) -> str:
         }
     )
     tx_hash = str(await rpc(sim, "eth_sendRawTransaction", ["0x" + signed.raw_transaction.hex()]))
-    assert (await rpc(sim, "eth_getTransactionReceipt", [tx_hash]))["status"] == "0x1"
+    deadline = time.monotonic() + 30
+    while (receipt := await rpc(sim, "eth_getTransactionReceipt", [tx_hash])) is None:
+        assert time.monotonic() < deadline, f"{tx_hash} was never mined"
+        await asyncio.sleep(0.01)
+    assert receipt["status"] == "0x1"
     return tx_hash
 
 
