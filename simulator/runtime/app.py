@@ -87,10 +87,9 @@ from simulator.runtime.webhooks import (
 from simulator.services.shared.fills import FillFanout, IndexProgress
 from simulator.services.shared.health import DependencyHealth
 from simulator.services.shared.idempotency import IdempotencyStore
-from simulator.services.shared.state import StateRegistry
+from simulator.services.shared.state import ForgetOnLoad, StateRegistry
 from simulator.services.shared.venue import ChainWithoutContracts, VenueDirectory
-from simulator.services.sim.journal import JournalState, RequestJournal
-from simulator.services.sim.scenario import ScenarioState
+from simulator.services.sim.journal import RequestJournal
 from simulator.settings import Settings
 
 # aiohttp's own cap: the largest route cap (the ramp kyc route's 64 MiB transport cap); every
@@ -210,10 +209,15 @@ def create_app(
         *webhooks_state(app[WEBHOOKS]),
         *ramp_state(app[RAMP]),
     )
-    if JOURNAL in app:
-        registry.register(JournalState(app[JOURNAL]))
     app[SCENARIOS] = build_scenarios(app, app[CLOCK])
-    registry.register(ScenarioState(app[SCENARIOS]))
+    # Not saved, but never outliving a reset: a test reads only its own requests, no answer
+    # cached from the old state is served, a running scenario stops.
+    registry.register(
+        ForgetOnLoad("scenario", app[SCENARIOS].forget),
+        ForgetOnLoad("feed.cache", app[FEED_CACHE].clear),
+    )
+    if JOURNAL in app:
+        registry.register(ForgetOnLoad("journal", app[JOURNAL].forget))
     app[STATE] = build_state_control(
         registry, app[CLOCK], app[CHAINS], FleetRestarter(app), drain_s=settings.state.drain_s
     )

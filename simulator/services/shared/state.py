@@ -83,6 +83,22 @@ class AttributeState:
             self._after_load()
 
 
+class ForgetOnLoad:
+    """State that is not saved but must not outlive a reset or restore: caches of answers
+    built from the old state, the request journal, a running scenario. `dump` is empty; `load`
+    calls `forget`."""
+
+    def __init__(self, name: str, forget: Callable[[], None]) -> None:
+        self.name = name
+        self._forget = forget
+
+    def dump(self) -> dict[str, Any]:
+        return {}
+
+    def load(self, state: dict[str, Any]) -> None:
+        self._forget()
+
+
 class StateRegistry:
     """Every participant of the running simulator, in registration order."""
 

@@ -144,18 +144,5 @@ class RequestJournal:
         self._stream.clear()
         return count
 
-
-class JournalState:
-    """The journal as a state participant: nothing is saved, and a reset or restore starts it
-    empty, so what a test reads is what it sent itself."""
-
-    name = "journal"
-
-    def __init__(self, journal: RequestJournal) -> None:
-        self._journal = journal
-
-    def dump(self) -> dict[str, Any]:
-        return {}
-
-    def load(self, state: dict[str, Any]) -> None:
-        self._journal.clear()
+    def forget(self) -> None:
+        self.clear()

@@ -147,18 +147,7 @@ class ScenarioRunner:
         for target in changes.balances:
             await self._targets.set_balance(target)
 
-
-class ScenarioState:
-    """The runner as a state participant: nothing saved; a reset or restore stops it."""
-
-    name = "scenario"
-
-    def __init__(self, runner: ScenarioRunner) -> None:
-        self._runner = runner
-
-    def dump(self) -> dict[str, Any]:
-        return {}
-
-    def load(self, state: dict[str, Any]) -> None:
-        self._runner.stop()
-        self._runner.current = None
+    def forget(self) -> None:
+        """A reset or restore: the schedule belongs to the state that is gone."""
+        self.stop()
+        self.current = None
