@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -26,6 +27,7 @@ RESET_TARGET_S = 1.0
 STATE_START_TARGET_S = 5.0
 JOURNAL_OVERHEAD_TARGET = 0.10
 RFQS = 1000
+SUITE = "tests/integrator/test_suite_with_plugin.py"
 TRANSFERS = 100
 
 
@@ -163,7 +165,7 @@ def bench_suite_vs_restarts(restarts: int, resets: int) -> Section:
         restart_times.append(time.perf_counter() - began)
     began = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "tests/integrator", "-q"],
+        [sys.executable, "-m", "pytest", SUITE, "-q", "--durations=0"],
         cwd=processes.REPO,
         capture_output=True,
         text=True,
@@ -172,6 +174,7 @@ def bench_suite_vs_restarts(restarts: int, resets: int) -> Section:
     suite_s = time.perf_counter() - began
     if done.returncode != 0:
         raise RuntimeError(f"the integrator suite failed:\n{done.stdout[-3000:]}")
+    setups = _setup_durations(done.stdout)  # each test's fixture set-up: its reset
     with processes.simulator() as started:
         reset_times = asyncio.run(_resets(started.info["api_url"], resets))
     two_restarts = statistics.median(restart_times) * 2
@@ -204,6 +207,22 @@ def bench_suite_vs_restarts(restarts: int, resets: int) -> Section:
     )
     section.rows.append(
         (
+            f"its {len(setups) - 1} resets after the first test (set-up times, summed)",
+            f"{sum(setups[1:]):.2f} s",
+            "—",
+            f"{sum(setups[1:]) / two_restarts:.2f}",
+        )
+    )
+    section.rows.append(
+        (
+            "its first test's set-up (the session's simulator start and a reset)",
+            f"{setups[0]:.2f} s",
+            "—",
+            f"{setups[0] / two_restarts:.2f}",
+        )
+    )
+    section.rows.append(
+        (
             "one reset (no load)",
             f"{statistics.median(reset_times) * 1000:.0f} ms",
             f"{max(reset_times) * 1000:.0f} ms",
@@ -215,6 +234,21 @@ def bench_suite_vs_restarts(restarts: int, resets: int) -> Section:
         f"{two_restarts:.1f} s for two restarts."
     )
     return section
+
+
+def _setup_durations(report: str) -> list[float]:
+    """The set-up time of each test from pytest's --durations report, the suite's first test
+    (in file order: its set-up also starts the session's simulator) first."""
+    by_test = {
+        test.split("::")[-1]: float(seconds)
+        for seconds, test in re.findall(r"^([0-9.]+)s setup\s+(\S+)$", report, re.M)
+    }
+    if len(by_test) != 20:
+        raise RuntimeError(f"expected 20 set-up times, found {len(by_test)}:\n{report[-3000:]}")
+    source = (processes.REPO / SUITE).read_text(encoding="utf-8")
+    first = re.findall(r"^async def (test_\w+)|^def (test_\w+)", source, re.M)[0]
+    first_name = first[0] or first[1]
+    return [by_test.pop(first_name), *by_test.values()]
 
 
 async def _resets(api: str, count: int) -> list[float]:

@@ -8,6 +8,7 @@ is an error naming its path, never a silently ignored line."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Annotated, Any, Literal
 
@@ -28,8 +29,8 @@ def offset_seconds(value: Any) -> Any:
     if isinstance(value, bool):
         raise ValueError("a time offset is a number of seconds or like 30s, 2m, 1h30m")
     if isinstance(value, int | float):
-        if value < 0:
-            raise ValueError("a time offset cannot be negative")
+        if not math.isfinite(value) or value < 0:
+            raise ValueError("a time offset is a finite number of seconds, not negative")
         return float(value)
     if not isinstance(value, str):
         raise ValueError("a time offset is a number of seconds or like 30s, 2m, 1h30m")

@@ -80,7 +80,7 @@ def test_the_example_scenarios_are_valid(path: Path) -> None:
 
 
 def test_a_bad_time_and_an_unknown_key_name_their_paths() -> None:
-    text = "version: 1\nname: x\nlimitz: {}\nschedule:\n  - at: -5s\n  - at: 40d\n"
+    text = "version: 1\nname: x\nlimitz: {}\nschedule:\n  - at: -5s\n  - at: 40d\n  - at: .nan\n"
     with pytest.raises(InvalidRequest) as bad:
         plan_from_text(text)
     assert bad.value.details is not None
@@ -88,6 +88,7 @@ def test_a_bad_time_and_an_unknown_key_name_their_paths() -> None:
         "limitz",
         "schedule.0.at",
         "schedule.1.at",
+        "schedule.2.at",
     }
 
 
