@@ -253,6 +253,15 @@ async def test_the_journal_shows_requests_and_maker_messages(clean: RfqSim) -> N
     kinds = {(f["direction"], f["message"]["type"]) for f in frames}
     assert ("out", "rfq") in kinds
     assert ("in", "quote") in kinds
+    named = next(
+        m["name"] for m in clean.call("GET", "/_sim/makers")["fleet"] if m["wallet"] == maker
+    )
+    by_name = clean.call("GET", "/_sim/maker-messages", query={"maker": named, "direction": "in"})
+    assert by_name["messages"]
+    assert {f["wallet"] for f in by_name["messages"]} == {maker}
+    assert {f["direction"] for f in by_name["messages"]} == {"in"}
+    later = clean.call("GET", "/_sim/requests", query={"since": "2999-01-01T00:00:00Z"})
+    assert later["requests"] == []
     assert clean.call("DELETE", "/_sim/requests")["cleared"] >= 2
     assert clean.requests(request_id=request_id) == []
 
@@ -262,6 +271,9 @@ async def test_bad_journal_filters_are_400(clean: RfqSim) -> None:
         clean.requests(status="teapot")
     assert bad.value.status == 400
     assert bad.value.body["error"]["details"]["issues"][0]["field"] == "status"
+    with pytest.raises(RfqSimError) as naive:  # a time without its zone is ambiguous
+        clean.requests(since="2026-01-01T00:00:00")
+    assert naive.value.body["error"]["details"]["issues"][0]["field"] == "since"
 
 
 def test_the_example_scenarios_load_and_run(clean: RfqSim) -> None:

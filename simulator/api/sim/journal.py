@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp import web
 
 from rfqkit.redaction import redact
-from simulator.api.http.appkeys import JOURNAL
+from simulator.api.http.appkeys import JOURNAL, RFQ
 from simulator.api.http.parsing import parse_query
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import Operation, RouteTable
@@ -81,8 +81,12 @@ def _message(text: str) -> Any:
 
 async def list_maker_messages(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.MakerMessagesQuery)
+    maker = query.maker
+    if maker is not None:  # a simulated maker's name (alpha) stands for its wallet
+        fleet = request.app[RFQ].maker_control.status().fleet
+        maker = next((m.wallet for m in fleet if m.name == maker), maker)
     frames = _journal(request).frames(
-        maker=query.maker,
+        maker=maker,
         direction=query.direction,
         since=query.since.timestamp() if query.since else None,
         limit=query.limit,

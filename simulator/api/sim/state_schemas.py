@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import AwareDatetime, ConfigDict, Field
 
 from simulator.api.http.schemas import ApiModel
 
@@ -58,7 +57,9 @@ class JournalQuery(ApiModel):
     path: str | None = Field(default=None, max_length=512, description="Exact, or prefix*")
     method: str | None = Field(default=None, pattern=r"^[A-Za-z]{1,10}$")
     status: int | None = Field(default=None, ge=100, le=599)
-    since: datetime | None = Field(default=None, description="Simulator time, inclusive")
+    since: AwareDatetime | None = Field(
+        default=None, description="Simulator time, inclusive, with its zone (…Z)"
+    )
     request_id: str | None = Field(default=None, max_length=64)
     limit: int = Field(default=100, ge=1, le=100_000, description="The newest N matches")
 
@@ -96,11 +97,15 @@ class JournalCleared(ApiModel):
 
 
 class MakerMessagesQuery(ApiModel):
-    maker: str | None = Field(default=None, max_length=64, description="Maker id or wallet")
+    maker: str | None = Field(
+        default=None,
+        max_length=64,
+        description="Credential prefix, wallet, or a simulated maker's name (alpha, ...)",
+    )
     direction: Literal["in", "out"] | None = Field(
         default=None, description="in: from the maker; out: to the maker"
     )
-    since: datetime | None = None
+    since: AwareDatetime | None = Field(default=None, description="Simulator time, with zone")
     limit: int = Field(default=100, ge=1, le=100_000)
 
 
