@@ -11,7 +11,7 @@ import statistics
 import time
 from pathlib import Path
 
-from bench import auth, feed, fills, processes, ramp, rfq, soak, v1_book, webhooks
+from bench import auth, feed, fills, processes, ramp, rfq, soak, state, v1_book, webhooks
 from bench.load import LoadResult, merge, percentile, run_load
 from bench.report import Section, update, write
 from bench.sim_api import open_limits
@@ -139,6 +139,9 @@ BENCHMARKS = (
     "soak",
     "stop",
     "v1",
+    "state",
+    "suite",
+    "journal",
 )
 
 
@@ -210,6 +213,18 @@ def main() -> None:
             concurrency=20,
             swaps=100 if args.quick else 300,
             fills=10 if args.quick else 50,
+        )
+    if "state" in selected:
+        sections.append(
+            state.bench_state(rounds=5 if args.quick else 20, starts=2 if args.quick else 3)
+        )
+    if "suite" in selected:
+        sections.append(state.bench_suite_vs_restarts(restarts=2 if args.quick else 3, resets=20))
+    if "journal" in selected:
+        sections.append(
+            state.bench_journal_overhead(
+                seconds=2 if args.quick else 5, concurrency=20, rounds=2 if args.quick else 3
+            )
         )
     command = "just bench" + (" --quick" if args.quick else "")
     if args.only:

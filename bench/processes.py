@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -38,7 +39,9 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def simulator(*extra: str, timeout: float = 60.0) -> Iterator[Started]:
+def simulator(
+    *extra: str, timeout: float = 60.0, env: dict[str, str] | None = None
+) -> Iterator[Started]:
     """`rfqsim serve --port 0 --ready-file …`, timed from process start to the ready file."""
     with tempfile.TemporaryDirectory() as tmp, (Path(tmp) / "stderr.log").open("wb") as log:
         ready = Path(tmp) / "ready.json"
@@ -59,6 +62,7 @@ def simulator(*extra: str, timeout: float = 60.0) -> Iterator[Started]:
             ],
             stdout=subprocess.DEVNULL,
             stderr=log,
+            env={**os.environ, **env} if env else None,
         )
         try:
             while not ready.exists():

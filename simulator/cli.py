@@ -7,7 +7,6 @@ import argparse
 import asyncio
 import contextlib
 import errno
-import json
 import logging
 import os
 import signal
@@ -20,16 +19,22 @@ from typing import Any
 from aiohttp import web
 
 from rfqkit.anvil import AnvilStartError
-from simulator.api.http.appkeys import ACCESS, RAMP, SETTINGS, VENUE
+from simulator.adapters.sim.state_dir import SavedState, StateDirError, read_state_dir
+from simulator.api.http.appkeys import ACCESS, RAMP, SCENARIOS, SETTINGS, STATE, VENUE
 from simulator.api.http.server import ApiRunner
+from simulator.banner import banner, write_ready_file
+from simulator.errors import InvalidRequest
 from simulator.runtime.app import create_app
 from simulator.runtime.chains import ChainStartupError
 from simulator.runtime.lifecycle import SHUTDOWN
 from simulator.runtime.makers import start_fleet, stop_fleet
 from simulator.runtime.ports import taken_port_messages
 from simulator.runtime.provider import connect_provider_webhooks
+from simulator.runtime.scenario import read_scenario_file
+from simulator.runtime.state import SAVED_STATE, resume_saved_state, save_state
 from simulator.services.access.keys import create_demo_keys
 from simulator.services.sim.info import simulator_info
+from simulator.services.sim.scenario import ScenarioPlan
 from simulator.settings import Settings, load_settings
 
 log = logging.getLogger("rfqsim")
@@ -79,6 +84,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         overrides["webhooks"] = {"allow_http": True}
     if args.on_chain_exit is not None:
         overrides["on_chain_exit"] = args.on_chain_exit.replace("-", "_")
+    if args.state_dir is not None:
+        overrides["state"] = {"dir": args.state_dir}
     ramp: dict[str, Any] = {}
     if args.provider_port is not None:
         ramp["provider_port"] = args.provider_port
@@ -107,71 +114,6 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
             for c in base.chains
         ]
     return load_settings(Path(args.config) if args.config else None, overrides)
-
-
-def _whole(units: int) -> str:
-    return f"{units:,}"
-
-
-def banner(info: dict[str, Any]) -> str:
-    """What a person needs to start: every URL (each answers), the chains with their fixed RPC
-    ports, the contracts once when every chain has the same addresses, the demo keys with their
-    scopes, the funded wallets with their keys and balances, and how to stop."""
-    api = info["api_url"]
-    lines = [
-        f"rfqsim {info['version']} ready  (environment {info['environment']}, seed {info['seed']})",
-        f"  API             {api}   (OpenAPI: {api}/v2/openapi.json, {api}/v1/openapi.json)",
-        f"  control API     {api}/_sim/   (index of every control; OpenAPI: "
-        f"{api}/_sim/openapi.json)",
-        f"  rates feed      {api}/tickers   (OpenAPI: {api}/feed/openapi.json)",
-    ]
-    if info.get("provider_url"):
-        lines.append(
-            f"  ramp provider   {info['provider_url']}/sandbox/state   (drive it: /_sim/ramp/...)"
-        )
-    chains = info["chains"]
-    for chain in chains:
-        lines.append(
-            f"  chain {chain['chain_id']:<5}     {chain['rpc_url']}  ({chain['name']}, "
-            f"{chain['environment']}, "
-            f"{'Anvil started by rfqsim' if chain['managed'] else 'attached node'})"
-        )
-    blocks = [(c["contracts"], [(t["symbol"], t["address"]) for t in c["tokens"]]) for c in chains]
-    shared = bool(blocks) and all(block == blocks[0] for block in blocks)
-    for index, chain in enumerate(chains):
-        if shared and index > 0:
-            break
-        title = "every chain" if shared else f"chain {chain['chain_id']}"
-        lines.append(f"  contracts and tokens ({title}, same addresses every run)")
-        for role, address in chain["contracts"].items():
-            lines.append(f"      {role:<20}{address}")
-        for token in chain["tokens"]:
-            lines.append(f"      {token['symbol']:<20}{token['address']}  ({token['decimals']} dp)")
-    lines.append(
-        "  demo API keys (partner demo; the same every run with this seed; "
-        "Authorization: Bearer KEY)"
-    )
-    for key in info.get("demo_keys", []):
-        lines.append(f"      {key['label']:<18}{key['key']}")
-        lines.append(f"      {'':<18}scopes {' '.join(key['scopes'])}")
-    funding = info.get("funding", {})
-    balance = (
-        f"each holds {_whole(funding['native'])} native coin and "
-        f"{_whole(funding['token_whole_units'])} of every token on every chain"
-        if funding
-        else "funded on every chain"
-    )
-    lines.append(f"  demo wallets ({balance}; test keys: never use them on a real network)")
-    for wallet in info["demo_wallets"]:
-        lines.append(f"      {wallet['address']}  {wallet['private_key']}")
-    lines.append("  Stop with Ctrl-C (or SIGTERM): every Anvil rfqsim started stops with it.")
-    return "\n".join(lines)
-
-
-def write_ready_file(path: Path, info: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(info, indent=2) + "\n")
-    os.replace(tmp, path)  # atomic: a watcher never reads half a file
 
 
 class StopWatchdog:
@@ -211,8 +153,16 @@ class StopWatchdog:
         os._exit(1)
 
 
-async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -> int:
+async def serve(
+    settings: Settings,
+    ready_file: Path | None,
+    access_log: bool,
+    saved: SavedState | None = None,
+    scenario: ScenarioPlan | None = None,
+) -> int:
     app = create_app(settings)
+    if saved is not None:
+        app[SAVED_STATE] = saved
     runner = ApiRunner(
         app,
         access_log=logging.getLogger("aiohttp.access") if access_log else None,
@@ -228,11 +178,14 @@ async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
+    ready = False
     try:
         await runner.setup()  # runs the cleanup contexts' start-up: chains, deployment
         site = web.TCPSite(runner, settings.api.host, settings.api.port)
         await site.start()
         host, port = runner.addresses[0][:2]
+        if saved is not None:
+            await resume_saved_state(app, saved)  # before the makers: their keys are added
         await start_fleet(app, f"http://{host}:{port}")  # makers connect over the real socket
         connect_provider_webhooks(app, f"http://{host}:{port}")  # the sandbox calls us back
         demo_keys = [
@@ -248,6 +201,10 @@ async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -
         info = simulator_info(app[SETTINGS], app[VENUE], f"http://{host}:{port}")
         info["demo_keys"] = demo_keys  # full keys exist only here: the simulator keeps hashes
         info["provider_url"] = app[RAMP].controls.sandbox_url  # the ramp provider (sandbox)
+        await app[STATE].take_baseline()  # what POST /_sim/reset returns to
+        if scenario is not None:  # after the baseline: a reset returns to the plain start-up
+            await app[SCENARIOS].start(scenario)
+        ready = True
         print(banner(info), flush=True)
         if ready_file is not None:
             write_ready_file(ready_file, info)
@@ -255,6 +212,8 @@ async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -
         return shutdown.exit_code
     finally:
         watchdog.arm()  # also when start-up failed: the stop itself is bounded
+        if ready and settings.state.dir is not None:
+            await save_state(app, Path(settings.state.dir))
         await stop_fleet(app)
         await runner.cleanup()  # stops every Anvil we started
         if ready_file is not None:
@@ -321,6 +280,17 @@ def add_parser(commands: Any) -> None:
         "and redeploy, or keep serving without it",
     )
     serve_cmd.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        help="write the whole state (services and chains) here on stop and load it on start, "
+        "so a stop and start carries on with the same RFQs, transfers, keys and balances",
+    )
+    serve_cmd.add_argument(
+        "--scenario",
+        metavar="FILE",
+        help="a scenario file (YAML; docs/scenarios.md) started once the simulator is ready",
+    )
+    serve_cmd.add_argument(
         "--provider-port",
         type=int,
         help="port of the in-process provider sandbox (default 0: a free port)",
@@ -334,6 +304,13 @@ def add_parser(commands: Any) -> None:
     )
 
 
+def scenario_problem(exc: InvalidRequest) -> str:
+    """One line: the message and each issue with its path in the file."""
+    issues = (exc.details or {}).get("issues") or []
+    named = "; ".join(f"{i.get('field') or '(file)'}: {i.get('message')}" for i in issues)
+    return f"{exc.message}: {named}" if named else exc.message
+
+
 def run(args: argparse.Namespace) -> int:
     """`rfqsim serve`: runs until SIGINT/SIGTERM; 2 for invalid settings, 3 when a port is taken,
     1 when a node fails. Every failure is one line on stderr."""
@@ -342,6 +319,27 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, argparse.ArgumentTypeError) as exc:
         print(f"rfqsim: invalid settings: {exc}", file=sys.stderr)
         return 2
+    saved: SavedState | None = None
+    if settings.state.dir is not None:
+        try:  # checked whole before anything starts
+            saved = read_state_dir(
+                Path(settings.state.dir),
+                seed=settings.seed,
+                chain_ids=[c.chain_id for c in settings.chains],
+            )
+        except StateDirError as exc:
+            print(f"rfqsim: {exc}", file=sys.stderr)
+            return 2
+    scenario: ScenarioPlan | None = None
+    if args.scenario is not None:
+        try:
+            scenario = read_scenario_file(Path(args.scenario))
+        except OSError as exc:
+            print(f"rfqsim: --scenario {args.scenario}: {exc.strerror}", file=sys.stderr)
+            return 2
+        except InvalidRequest as exc:
+            print(f"rfqsim: --scenario {args.scenario}: {scenario_problem(exc)}", file=sys.stderr)
+            return 2
     taken = taken_port_messages(settings)  # before anything starts
     for message in taken:
         print(f"rfqsim: {message}", file=sys.stderr)
@@ -349,11 +347,20 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_PORT_TAKEN
     try:
         code = asyncio.run(
-            serve(settings, Path(args.ready_file) if args.ready_file else None, args.access_log)
+            serve(
+                settings,
+                Path(args.ready_file) if args.ready_file else None,
+                args.access_log,
+                saved,
+                scenario,
+            )
         )
     except (AnvilStartError, ChainStartupError) as exc:
         print(f"rfqsim: {exc}", file=sys.stderr)
         code = 1
+    except InvalidRequest as exc:  # the scenario names makers, chains or tokens that are not here
+        print(f"rfqsim: --scenario {args.scenario}: {scenario_problem(exc)}", file=sys.stderr)
+        code = 2
     except OSError as exc:
         if exc.errno != errno.EADDRINUSE:
             raise

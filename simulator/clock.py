@@ -65,6 +65,14 @@ class Clock:
             event.set()
         return self.now()
 
+    def restore_offset(self, seconds: float) -> None:
+        """Put the offset back to what it was (reset, snapshot restore): the one way it moves
+        backwards. Sleepers wake and measure again against the restored time; the chains are
+        put back by the state control itself (reverted with the rest of their state)."""
+        self._offset = seconds
+        event, self._advanced = self._advanced, asyncio.Event()
+        event.set()
+
     async def sleep_until(self, unix_seconds: float) -> None:
         """Sleep until simulated time reaches `unix_seconds` (wakes early on advance)."""
         while (remaining := unix_seconds - self.time()) > 0:

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import random
 import secrets
+from random import Random
 
 
 class RandomSource:
     def __init__(self, seed: int) -> None:
         self.seed = seed
         self._random = random.Random(seed)  # the only PRNG state in the simulator
+        self._forks: dict[str, RandomSource] = {}  # by label: their streams are state too
 
     def hex(self, nbytes: int) -> str:
         return self._random.getrandbits(nbytes * 8).to_bytes(nbytes, "big").hex()
@@ -35,7 +37,17 @@ class RandomSource:
     def fork(self, label: str) -> RandomSource:
         """An independent stream for one component, derived from the seed and a label, so adding
         draws in one component does not shift the numbers another one sees."""
-        return RandomSource(random.Random(f"{self.seed}:{label}").getrandbits(64))
+        fork = RandomSource(random.Random(f"{self.seed}:{label}").getrandbits(64))
+        self._forks[label] = fork  # the latest fork of a label is the one in use
+        return fork
+
+    def streams(self) -> dict[str, Random]:
+        """Every stream by path ("", "webhooks", "ramp/x", ...): what reset and snapshots put
+        back, so the numbers drawn after a reset are those drawn after start-up."""
+        found = {"": self._random}
+        for label, fork in self._forks.items():
+            found.update({f"{label}/{path}".rstrip("/"): r for path, r in fork.streams().items()})
+        return found
 
 
 def secret_token(prefix: str, nbytes: int = 32) -> str:

@@ -247,6 +247,20 @@ class BookSettings(_Strict):
     max_deadline_s: int = Field(default=365 * 86_400, gt=0)  # deadlines capped (about one year)
 
 
+class StateSettings(_Strict):
+    # Where `rfqsim serve --state-dir` keeps the state across restarts (None: in memory only).
+    dir: str | None = None
+    # A reset or restore lets requests in flight finish for this long, then answers the rest
+    # 503 (venue_unavailable, reason state_reset) so none of them writes into the new state.
+    drain_s: float = Field(default=2.0, ge=0, le=60)
+
+
+class JournalSettings(_Strict):
+    enabled: bool = True  # GET /_sim/requests; off: nothing is recorded
+    requests_kept: int = Field(default=1_000, ge=1, le=100_000)  # the ring's size
+    frames_kept: int = Field(default=2_000, ge=1, le=100_000)  # maker stream frames kept
+
+
 class Settings(BaseSettings):
     # A BaseSettings so pydantic-settings knows the RFQSIM_ names; the environment itself is read
     # once, by `load_settings`, at its place between the YAML file and the CLI flags.
@@ -284,6 +298,8 @@ class Settings(BaseSettings):
     feed: FeedSettings = FeedSettings()
     idempotency: IdempotencySettings = IdempotencySettings()
     book: BookSettings = BookSettings()
+    state: StateSettings = StateSettings()
+    journal: JournalSettings = JournalSettings()
     # The simulated maker fleet started with the simulator (None: no makers; `--no-makers`).
     makers: FleetConfig | None = Field(default_factory=default_fleet)
 

@@ -35,6 +35,7 @@ FLAGS: dict[str, str] = {
     "ramp.provider_url": "`--provider-url`",
     "ramp.smtp": "`--smtp`",
     "on_chain_exit": "`--on-chain-exit`",
+    "state.dir": "`--state-dir`",
 }
 # Meanings of settings whose line in the defaults file has no comment.
 MEANINGS: dict[str, str] = {

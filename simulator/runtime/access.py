@@ -11,6 +11,7 @@ from simulator.services.access.keys import KeyService
 from simulator.services.access.limits import FixedWindowLimiter
 from simulator.services.access.proofs import ProofService, ProofSettings
 from simulator.services.shared.faults import Faults
+from simulator.services.shared.state import AttributeState, StateParticipant
 from simulator.settings import Settings
 
 
@@ -28,3 +29,13 @@ def build_access(
         faults=Faults(),
         limits=settings.limits,
     )
+
+
+def access_state(area: AccessArea) -> list[StateParticipant]:
+    return [
+        AttributeState.of("access.keys", area.keys),
+        AttributeState.of("access.limiter", area.limiter),
+        AttributeState.of("access.proofs", area.proofs),
+        AttributeState.of("access.faults", area.faults),
+        AttributeState("access.limits", area, ("limits",)),
+    ]

@@ -21,6 +21,7 @@ from simulator.api.http.appkeys import (
     FILLS,
     HEALTH,
     IDEMPOTENCY,
+    JOURNAL,
     LADDER_BYTES,
     MAKER_SESSIONS,
     OPENAPI_CACHE,
@@ -29,7 +30,9 @@ from simulator.api.http.appkeys import (
     RANDOM,
     RFQ,
     ROUTES,
+    SCENARIOS,
     SETTINGS,
+    STATE,
     SWAPS,
     V1,
     V1_BOOK_BYTES,
@@ -37,8 +40,10 @@ from simulator.api.http.appkeys import (
     WEBHOOKS,
 )
 from simulator.api.http.idempotency import idempotency_middleware
+from simulator.api.http.journal import journal_middleware
 from simulator.api.http.middleware import add_request_id_header, error_middleware
 from simulator.api.http.routes import RouteTable
+from simulator.api.http.state_gate import state_gate_middleware
 from simulator.api.limit_orders import control as book_control
 from simulator.api.limit_orders import handlers as limit_orders
 from simulator.api.meta import docs, health
@@ -50,6 +55,9 @@ from simulator.api.rfq import handlers as rfq
 from simulator.api.rfq import maker_stream
 from simulator.api.sim import handlers as sim
 from simulator.api.sim import index as sim_index
+from simulator.api.sim import journal as sim_journal
+from simulator.api.sim import scenarios as sim_scenarios
+from simulator.api.sim import state as sim_state
 from simulator.api.swaps import handlers as swaps
 from simulator.api.v1 import control as v1_control
 from simulator.api.v1 import handlers as v1
@@ -58,29 +66,39 @@ from simulator.api.webhooks import control as webhooks_control
 from simulator.api.webhooks import handlers as webhooks
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
-from simulator.runtime.access import build_access
+from simulator.runtime.access import access_state, build_access
 from simulator.runtime.chains import chains_context
-from simulator.runtime.feed import build_feed
+from simulator.runtime.feed import build_feed, feed_state
 from simulator.runtime.housekeeping import housekeeping_context
 from simulator.runtime.lifecycle import SHUTDOWN, Shutdown
-from simulator.runtime.limit_orders import book_context, build_book
-from simulator.runtime.makers import FLEET, FleetHolder, simulated_fleet
+from simulator.runtime.limit_orders import book_context, book_state, build_book
+from simulator.runtime.makers import FLEET, FleetHolder, FleetRestarter, simulated_fleet
 from simulator.runtime.provider import PROVIDER, ProviderHolder, provider_context
-from simulator.runtime.ramp import build_ramp
+from simulator.runtime.ramp import build_ramp, ramp_state
 from simulator.runtime.ramp_background import ramp_background_context
 from simulator.runtime.rfq import (
     FILL_INDEXERS,
     background_context,
     build_maker_sessions,
     build_rfq,
+    rfq_state,
 )
-from simulator.runtime.swaps import build_swaps
+from simulator.runtime.scenario import build_scenarios, scenario_context
+from simulator.runtime.state import build_state_control, shared_state
+from simulator.runtime.swaps import build_swaps, swaps_state
 from simulator.runtime.v1 import build_v1
-from simulator.runtime.webhooks import WEBHOOK_ADAPTERS, build_webhooks, webhooks_context
+from simulator.runtime.webhooks import (
+    WEBHOOK_ADAPTERS,
+    build_webhooks,
+    webhooks_context,
+    webhooks_state,
+)
 from simulator.services.shared.fills import FillFanout, IndexProgress
 from simulator.services.shared.health import DependencyHealth
 from simulator.services.shared.idempotency import IdempotencyStore
+from simulator.services.shared.state import ForgetOnLoad, StateRegistry
 from simulator.services.shared.venue import ChainWithoutContracts, VenueDirectory
+from simulator.services.sim.journal import RequestJournal
 from simulator.settings import Settings
 
 # aiohttp's own cap: the largest route cap (the ramp kyc route's 64 MiB transport cap); every
@@ -104,6 +122,9 @@ def build_routes() -> RouteTable:
         maker_stream,
         sim,
         sim_index,
+        sim_state,
+        sim_journal,
+        sim_scenarios,
         access_control,
         rfq_control,
         webhooks_control,
@@ -121,7 +142,15 @@ def create_app(
 ) -> web.Application:
     """`start_chains=False` builds the HTTP surface alone (unit tests of the edge)."""
     app = web.Application(
-        middlewares=[error_middleware, access_middleware, idempotency_middleware],
+        # The journal outermost (it records every answer, errors included); the state gate
+        # inside the error middleware (its 503 is rendered like every other error).
+        middlewares=[
+            journal_middleware,
+            error_middleware,
+            state_gate_middleware,
+            access_middleware,
+            idempotency_middleware,
+        ],
         client_max_size=CLIENT_MAX_SIZE,
     )
     app[SETTINGS] = settings
@@ -151,7 +180,13 @@ def create_app(
         simulated_fleet(app[FLEET]),
         app[FILLS],
     )
-    app[MAKER_SESSIONS] = build_maker_sessions(app[RFQ], app[VENUE], app[CLOCK])
+    if settings.journal.enabled:
+        app[JOURNAL] = RequestJournal(
+            app[CLOCK].time,
+            capacity=settings.journal.requests_kept,
+            stream_capacity=settings.journal.frames_kept,
+        )
+    app[MAKER_SESSIONS] = build_maker_sessions(app[RFQ], app[VENUE], app[CLOCK], app.get(JOURNAL))
     app[FEED] = build_feed(settings, app[CLOCK], app[VENUE], app[RFQ], app[FILLS], app[FILL_INDEX])
     app[FEED_CACHE] = FeedCache(app[CLOCK], settings.feed.cache_s)
     app[BOOK] = build_book(
@@ -188,6 +223,31 @@ def create_app(
         parse_transfer=parse_transfer,
         token_decimals={t.symbol: t.decimals for c in settings.chains for t in c.tokens},
     )
+    # Everything reset, snapshots and the state directory put back: each area's participants
+    # (the fill indexers and the in-process provider add theirs once they run).
+    registry = StateRegistry()
+    registry.register(
+        *shared_state(app[CLOCK], app[RANDOM], app[IDEMPOTENCY]),
+        *access_state(app[ACCESS]),
+        *rfq_state(app[RFQ]),
+        *feed_state(app[FEED]),
+        *webhooks_state(app[WEBHOOKS]),
+        *ramp_state(app[RAMP]),
+        *book_state(app[BOOK]),
+        *swaps_state(app[SWAPS]),
+    )
+    app[SCENARIOS] = build_scenarios(app, app[CLOCK])
+    # Not saved, but never outliving a reset: a test reads only its own requests, no answer
+    # cached from the old state is served, a running scenario stops.
+    registry.register(
+        ForgetOnLoad("scenario", app[SCENARIOS].forget),
+        ForgetOnLoad("feed.cache", app[FEED_CACHE].clear),
+    )
+    if JOURNAL in app:
+        registry.register(ForgetOnLoad("journal", app[JOURNAL].forget))
+    app[STATE] = build_state_control(
+        registry, app[CLOCK], app[CHAINS], FleetRestarter(app), drain_s=settings.state.drain_s
+    )
     routes = build_routes()
     app[ROUTES] = routes
     app[OPERATIONS] = routes.by_name()
@@ -200,6 +260,7 @@ def create_app(
     app.on_response_prepare.append(add_rate_limit_headers)
     app.on_response_prepare.append(feed.add_cors_headers)
     app[PROVIDER] = ProviderHolder()
+    app.cleanup_ctx.append(scenario_context)  # a running scenario's task ends with the app
     app.cleanup_ctx.append(housekeeping_context)  # bounded memory: lapsed state is swept
     app.cleanup_ctx.append(webhooks_context)  # needs no chain: registry and delivery work alone
     if start_chains:

@@ -18,6 +18,7 @@ from simulator.api.http.appkeys import ACCESS, CHAINS, CLOCK, HEALTH, SETTINGS, 
 from simulator.errors import UpstreamError
 from simulator.runtime.lifecycle import CHAIN_SUPERVISOR, SHUTDOWN
 from simulator.runtime.rfq import FILL_INDEXERS
+from simulator.runtime.state import SAVED_STATE
 from simulator.services.shared.faults import Faults
 from simulator.services.shared.venue import ChainVenue
 from simulator.settings import ChainSettings, Settings
@@ -42,8 +43,14 @@ def _cause(exc: BaseException) -> str:
 
 
 async def _bring_up(
-    settings: Settings, chain_settings: ChainSettings, nodes: list[AnvilNode], faults: Faults
+    settings: Settings,
+    chain_settings: ChainSettings,
+    nodes: list[AnvilNode],
+    faults: Faults,
+    saved: str | None = None,
 ) -> tuple[AnvilChain, ChainVenue]:
+    """`saved`: the chain's state from the state directory, loaded before the deployment (which
+    then finds the venue there and reuses it)."""
     managed = chain_settings.rpc_url is None
     if managed:
         # Started on the loop's own thread on purpose: PR_SET_PDEATHSIG ties Anvil's life to the
@@ -80,6 +87,8 @@ async def _bring_up(
                 f"node at {rpc_url} reports chain id {remote_id}, "
                 f"expected {chain_settings.chain_id}"
             )
+        if saved is not None:
+            await chain.rpc("anvil_loadState", [saved])
         deployment = await deploy_venue(
             chain, chain_settings, settings.funding, settings.corridor_defaults
         )
@@ -208,6 +217,7 @@ async def chains_context(app: web.Application) -> AsyncIterator[None]:
     faults = app[ACCESS].faults
     supervisor: ChainSupervisor | None = None
     watcher: asyncio.Task[None] | None = None
+    saved_chains = app[SAVED_STATE].chains if SAVED_STATE in app else {}
 
     async def follow_clock(seconds: float) -> None:
         results = await asyncio.gather(
@@ -231,7 +241,10 @@ async def chains_context(app: web.Application) -> AsyncIterator[None]:
 
     try:
         results = await asyncio.gather(
-            *(_bring_up(settings, cs, nodes, faults) for cs in settings.chains),
+            *(
+                _bring_up(settings, cs, nodes, faults, saved_chains.get(cs.chain_id))
+                for cs in settings.chains
+            ),
             return_exceptions=True,
         )
         errors = [r for r in results if isinstance(r, BaseException)]

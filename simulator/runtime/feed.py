@@ -12,6 +12,7 @@ from simulator.services.feed.service import FeedService
 from simulator.services.feed.store import FeedStore
 from simulator.services.rfq.area import RfqArea
 from simulator.services.shared.fills import FillFanout, IndexProgress
+from simulator.services.shared.state import AttributeState, StateParticipant
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import CorridorMode, Settings
 
@@ -31,3 +32,7 @@ def build_feed(
     service = FeedService(clock, settings.feed, venue, FeedStore(), prices, index)
     fills.subscribe(service.on_fill)
     return FeedArea(service=service)
+
+
+def feed_state(area: FeedArea) -> list[StateParticipant]:
+    return [AttributeState.of("feed.store", area.service.store)]

@@ -27,6 +27,7 @@ from simulator.services.limit_orders.service import BookService
 from simulator.services.limit_orders.store import BookStore
 from simulator.services.rfq.makers import MakerRegistry
 from simulator.services.shared.events import EventLog
+from simulator.services.shared.state import AttributeState, StateParticipant
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
 
@@ -67,6 +68,15 @@ def build_book(
     )
     sweep = BookSweep(clock, venue, service, events, settings.book)
     return BookArea(service=service, sweep=sweep, events=events)
+
+
+def book_state(area: BookArea) -> list[StateParticipant]:
+    """The book's state: every order, the swaps' holds, the sweep's progress, the event log.
+    What the book cached from the chains is dropped when it is put back."""
+    return [
+        AttributeState.of("book.store", area.service.store, after_load=area.service.state_restored),
+        AttributeState.of("book.events", area.events, exclude=("subscribers", "keep")),
+    ]
 
 
 async def book_context(app: web.Application) -> AsyncIterator[None]:

@@ -23,6 +23,15 @@ log = logging.getLogger("rfqsim.fleet")
 class FleetHolder:
     fleet: MakerFleet | None = None  # None until started (or when disabled)
     config: FleetConfig | None = None  # what the fleet runs
+    api_url: str | None = None  # where it connects (set by start_fleet)
+    credentials: dict[str, list[str]] | None = None  # its maker keys, reused by a restart
+    v1_keys: dict[str, dict[str, str]] | None = None  # the book roles' v1 keys, likewise
+    # The random stream the makers draw from (their Permit2 nonces among it). A reset starts
+    # them on the start-up stream again (the chain forgot those nonces too); after a restore
+    # or a start from a state directory the chain remembers nonces already used, so the
+    # makers take a stream of their own (makers#1, makers#2, ...).
+    rng_label: str = "makers"
+    restarts: int = 0  # fresh streams handed out so far
 
 
 FLEET: web.AppKey[FleetHolder] = web.AppKey("fleet")
@@ -101,21 +110,68 @@ async def start_fleet(app: web.Application, api_url: str) -> MakerFleet | None:
             )
         }
     )
+    holder.config = config
+    holder.api_url = api_url
+    holder.credentials = credentials_for(app, config)
+    holder.v1_keys = v1_keys_for(app, config)
+    fleet = await _run_fleet(app)
+    log.info("maker fleet online: %s", ", ".join(fleet.makers))
+    return fleet
+
+
+async def _run_fleet(app: web.Application) -> MakerFleet:
+    holder = app[FLEET]
+    assert holder.config is not None
+    assert holder.api_url is not None
+    assert holder.credentials is not None
     fleet = MakerFleet(
-        config,
-        url=api_url,
-        credentials=credentials_for(app, config),
+        holder.config,
+        url=holder.api_url,
+        credentials=holder.credentials,
         rpc_urls={c.chain_id: c.rpc_url for c in app[VENUE].chains.values()},
-        rng=app[RANDOM].fork("makers"),
-        v1_keys=v1_keys_for(app, config),
+        rng=app[RANDOM].fork(holder.rng_label),
+        v1_keys=holder.v1_keys,
     )
     await fleet.start()
     if CHAIN_SUPERVISOR in app:
         app[CHAIN_SUPERVISOR].restart_listeners.append(fleet.chain_restarted)
     holder.fleet = fleet
-    holder.config = config
-    log.info("maker fleet online: %s", ", ".join(fleet.makers))
     return fleet
+
+
+class FleetRestarter:
+    """The state control's view of the fleet (services/sim/ports.py FleetRestart): stopped
+    before the state changes, started again with its start-up configuration and the same
+    credentials (the reset keys store still holds them) once it has."""
+
+    def __init__(self, app: web.Application) -> None:
+        self._app = app
+
+    async def stop(self) -> None:
+        holder = self._app[FLEET]
+        fleet = holder.fleet
+        if fleet is None:
+            return
+        if CHAIN_SUPERVISOR in self._app:
+            listeners = self._app[CHAIN_SUPERVISOR].restart_listeners
+            if fleet.chain_restarted in listeners:
+                listeners.remove(fleet.chain_restarted)
+        await stop_fleet(self._app)
+
+    async def start(self, *, fresh_nonces: bool) -> None:
+        holder = self._app[FLEET]
+        if holder.credentials is None or holder.fleet is not None:
+            return
+        if fresh_nonces:
+            fresh_stream(holder)
+        else:
+            holder.rng_label = "makers"
+        await _run_fleet(self._app)
+
+
+def fresh_stream(holder: FleetHolder) -> None:
+    holder.restarts += 1
+    holder.rng_label = f"makers#{holder.restarts}"
 
 
 async def stop_fleet(app: web.Application) -> None:

@@ -20,10 +20,11 @@ from provider_sandbox.config import SandboxChain, SandboxConfig
 from provider_sandbox.runtime import RunningSandbox, start_sandbox
 from rfqkit.tasks import cancel_and_wait
 from simulator.adapters.ramp.provider_client import HttpRampProvider
-from simulator.api.http.appkeys import CLOCK, HEALTH, RAMP, SETTINGS, VENUE
+from simulator.api.http.appkeys import CLOCK, HEALTH, RAMP, SETTINGS, STATE, VENUE
 from simulator.services.ramp.controls import SandboxLink, webhook_url
 from simulator.services.ramp.ports import ProviderError
 from simulator.services.shared.health import DependencyHealth
+from simulator.services.shared.state import AttributeState, StateParticipant
 from simulator.services.shared.venue import VenueDirectory
 
 log = logging.getLogger("rfqsim.provider")
@@ -97,6 +98,21 @@ async def _probe(client: HttpRampProvider, health: DependencyHealth, name: str) 
                 log.info("ramp %s reachable again", name)
 
 
+SANDBOX_STATE = "provider.sandbox"
+
+
+def sandbox_state(running: RunningSandbox) -> StateParticipant:
+    """The in-process sandbox's whole state (customers, transfers, switches, its id stream);
+    what it was about to send for the old state is dropped after a load."""
+    sandbox = running.sandbox
+
+    def forget() -> None:
+        sandbox.webhooks.forget()
+        sandbox.engine.forget()
+
+    return AttributeState(SANDBOX_STATE, sandbox, ("state", "walk"), after_load=forget)
+
+
 async def provider_context(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     ramp = app[RAMP]
@@ -114,6 +130,7 @@ async def provider_context(app: web.Application) -> AsyncIterator[None]:
             provider_id=ramp_settings.provider_id,
         )
         running = await start_sandbox(config, app[CLOCK].time)
+        app[STATE].registry.register(sandbox_state(running))
         url = running.url
         log.info("provider sandbox %s listening on %s", ramp_settings.provider_id, url)
     else:
@@ -141,4 +158,5 @@ async def provider_context(app: web.Application) -> AsyncIterator[None]:
         ramp.providers.detach(ramp_settings.provider_id)
         await handle.client.close()
         if running is not None:
+            app[STATE].registry.unregister(SANDBOX_STATE)
             await running.stop()

@@ -24,6 +24,7 @@ from simulator.services.ramp.sweep import RampSweep
 from simulator.services.ramp.tracking import TrackingSettings, TransferTracker
 from simulator.services.ramp.transfers import RampTransfers, TransferSettings
 from simulator.services.ramp.webhooks import ProviderWebhooks
+from simulator.services.shared.state import AttributeState, StateParticipant
 from simulator.settings import RampSettings
 
 # `python -m provider_sandbox serve`'s default --webhook-secret: what an external sandbox signs
@@ -129,3 +130,16 @@ def build_ramp(
         tracker=tracker,
         controls=RampControls(settings.provider_id, webhook_secret, reads, customers),
     )
+
+
+def ramp_state(area: RampArea) -> list[StateParticipant]:
+    """Transfers, customers, emails and what the background work remembers. The catalog's bank
+    list is a cache of the provider's answer, not state."""
+    return [
+        AttributeState.of("ramp.transfers", area.transfers.store),
+        AttributeState.of("ramp.customers", area.customers),
+        AttributeState("ramp.emails", area.emails, ("emails",)),
+        AttributeState.of("ramp.retry", area.retry),
+        AttributeState.of("ramp.sweep", area.sweep),
+        AttributeState.of("ramp.webhooks", area.webhooks),
+    ]

@@ -26,6 +26,7 @@ from simulator.api.http.appkeys import (
     FILLS,
     HEALTH,
     RFQ,
+    STATE,
     VENUE,
 )
 from simulator.clock import Clock
@@ -39,7 +40,7 @@ from simulator.services.rfq.fleet_control import MakerControl
 from simulator.services.rfq.funds import TakerFunds
 from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.makers import MakerRegistry
-from simulator.services.rfq.ports import SimulatedFleet
+from simulator.services.rfq.ports import FrameTap, SimulatedFleet
 from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement, SettlementSettings
@@ -47,6 +48,7 @@ from simulator.services.rfq.slots import OutstandingSlots
 from simulator.services.rfq.store import InMemoryRfqStore
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.fills import FillFanout
+from simulator.services.shared.state import AttributeState, StateParticipant
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
 
@@ -107,11 +109,36 @@ def build_rfq(
         store=store,
         pricing=pricing,
         inventory=inventory,
+        funds=deps.funds,
+        slots=deps.slots,
     )
 
 
-def build_maker_sessions(area: RfqArea, venue: VenueDirectory, clock: Clock) -> MakerStreamSessions:
-    return MakerStreamSessions(area.makers, venue, clock)
+def rfq_state(area: RfqArea) -> list[StateParticipant]:
+    """The RFQ area's state: records, holds, reservations, slots, the event log. Who is online
+    is not state: makers reconnect after a reset."""
+    return [
+        AttributeState.of("rfq.store", area.store),
+        AttributeState.of("rfq.inventory", area.inventory),
+        AttributeState.of("rfq.funds", area.funds),
+        AttributeState.of("rfq.slots", area.slots),
+        AttributeState.of("rfq.settlement", area.settlement),
+        AttributeState.of("rfq.events", area.events, exclude=("subscribers", "keep")),
+    ]
+
+
+def indexer_state(chain_id: int, indexer: FillIndexer) -> StateParticipant:
+    """Where a chain's fill index stands: restored with the chain, so a fill mined but not yet
+    indexed when a snapshot was taken is indexed again after its restore."""
+    return AttributeState(
+        f"rfq.indexer.{chain_id}", indexer, ("next_block",), after_load=indexer.state_restored
+    )
+
+
+def build_maker_sessions(
+    area: RfqArea, venue: VenueDirectory, clock: Clock, frames: FrameTap | None = None
+) -> MakerStreamSessions:
+    return MakerStreamSessions(area.makers, venue, clock, frames=frames)
 
 
 async def background_context(app: web.Application) -> AsyncIterator[None]:
@@ -137,6 +164,7 @@ async def background_context(app: web.Application) -> AsyncIterator[None]:
             app[CLOCK].monotonic,
         )
         app[FILL_INDEXERS][chain_id] = indexer
+        app[STATE].registry.register(indexer_state(chain_id, indexer))
         app[HEALTH].report(f"fillIndex:{chain_id}", True)  # the supervisor judges it from now on
         if CHAIN_SUPERVISOR in app:
             app[CHAIN_SUPERVISOR].restart_listeners.append(indexer.rewind)
@@ -145,4 +173,6 @@ async def background_context(app: web.Application) -> AsyncIterator[None]:
         yield
     finally:
         await cancel_and_wait(tasks)
+        for chain_id in app[FILL_INDEXERS]:
+            app[STATE].registry.unregister(f"rfq.indexer.{chain_id}")
         app[FILL_INDEXERS].clear()

@@ -7,6 +7,7 @@ from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.services.limit_orders.area import BookArea
 from simulator.services.shared.events import EventLog
+from simulator.services.shared.state import AttributeState, StateParticipant
 from simulator.services.swaps.area import SwapsArea
 from simulator.services.swaps.service import SwapService
 from simulator.services.swaps.store import SwapStore
@@ -21,3 +22,11 @@ def build_swaps(
         clock, random.fork("swaps"), book.service, SwapStore(), events, settings.book
     )
     return SwapsArea(service=service, events=events)
+
+
+def swaps_state(area: SwapsArea) -> list[StateParticipant]:
+    """Every swap record and the swap.filled event log."""
+    return [
+        AttributeState.of("swaps.store", area.service.store),
+        AttributeState.of("swaps.events", area.events, exclude=("subscribers", "keep")),
+    ]

@@ -16,6 +16,7 @@ from simulator.adapters.webhooks.sender import AiohttpWebhookSender
 from simulator.api.http.appkeys import WEBHOOKS
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
+from simulator.services.shared.state import AttributeState, StateParticipant
 from simulator.services.webhooks.service import Webhooks
 from simulator.settings import WebhookSettings
 
@@ -39,6 +40,16 @@ def build_webhooks(
         max_per_host=settings.max_concurrent_per_endpoint,
     )
     return Webhooks(clock, random, settings, sender, ca), WebhookAdapters(ca=ca, sender=sender)
+
+
+def webhooks_state(webhooks: Webhooks) -> list[StateParticipant]:
+    """Endpoints, deliveries, sending faults; the worker is woken after a load, since its
+    next due time may have changed."""
+    return [
+        AttributeState.of("webhooks.registry", webhooks.registry),
+        AttributeState.of("webhooks.outbox", webhooks.outbox, after_load=webhooks.outbox.wake),
+        AttributeState.of("webhooks.faults", webhooks.faults),
+    ]
 
 
 async def webhooks_context(app: web.Application) -> AsyncIterator[None]:

@@ -69,6 +69,9 @@ class FillIndexer:
         self._progress = progress or IndexProgress()  # told after every poll
         self._monotonic = monotonic
         self.next_block = 0  # first block not yet scanned
+        # Bumped when next_block is put back (reset, snapshot restore): a poll that began before
+        # drops what it read, since those logs are of a chain state that is gone.
+        self.epoch = 0
         self.started_at = time.monotonic()  # when this indexer was created
         self.last_scan_at: float | None = None  # monotonic time of the last completed scan
         self._scan_lock = asyncio.Lock()  # one scan at a time: a fill is handed on exactly once
@@ -82,6 +85,9 @@ class FillIndexer:
         if chain_id == self._chain.chain_id:
             self.next_block = 0
 
+    def state_restored(self) -> None:
+        self.epoch += 1
+
     async def poll_once(self) -> int:
         """Scan new blocks; returns how many fills were handed on."""
         async with self._scan_lock:
@@ -89,6 +95,7 @@ class FillIndexer:
 
     async def _scan(self) -> int:
         chain_id = self._chain.chain_id
+        epoch = self.epoch
         if chain_id in self._faults.indexer_paused:
             # Nothing is lost: scanning resumes from next_block when the switch is off.
             self._progress.mark(chain_id, "paused", self._monotonic(), "fill index paused")
@@ -115,7 +122,11 @@ class FillIndexer:
             if block not in block_times:
                 header = await self._chain.rpc("eth_getBlockByNumber", [block, False])
                 block_times[block] = float(int(header["timestamp"], 16))
+            if self.epoch != epoch:
+                return 0
             await self._on_fill(decode_fill(chain_id, entry, block_times[block]))
+        if self.epoch != epoch:
+            return 0
         self.next_block = head + 1
         self._progress.mark(chain_id, "current", self._monotonic())
         self.last_scan_at = self._monotonic()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +46,7 @@ from simulator.services.rfq.makers import (
     OnlineMaker,
     QuoteReply,
 )
+from simulator.services.rfq.ports import FrameTap
 from simulator.services.shared.venue import ChainVenue, VenueDirectory
 from simulator.settings import ChainEnvironment
 
@@ -57,9 +59,10 @@ Reply = ErrorMessage | Released | Pong  # what a maker's frame may be answered w
 class WebSocketGateway:
     """MakerGateway over an aiohttp WebSocket; one writer at a time."""
 
-    def __init__(self, ws: web.WebSocketResponse) -> None:
+    def __init__(self, ws: web.WebSocketResponse, tap: Callable[[str], None] | None = None) -> None:
         self._ws = ws
         self._send_lock = asyncio.Lock()  # guards frame writes from concurrent tasks
+        self._tap = tap  # told every frame sent (the /_sim/maker-messages journal)
 
     async def send(self, message: dict[str, Any]) -> None:
         await self._send_text(json.dumps(message, separators=(",", ":")))
@@ -73,6 +76,8 @@ class WebSocketGateway:
             raise ConnectionError("maker socket closed")
         async with self._send_lock:
             await self._ws.send_str(text)
+        if self._tap is not None:
+            self._tap(text)
 
     async def close(self, code: int, reason: str) -> None:
         await self._ws.close(code=code, message=reason.encode())
@@ -96,11 +101,13 @@ class MakerStreamSessions:
         clock: Clock,
         *,
         ping_interval_s: float = PING_INTERVAL_S,
+        frames: FrameTap | None = None,
     ) -> None:
         self._registry = registry
         self._venue = venue
         self._clock = clock
         self._ping_interval_s = ping_interval_s
+        self._frames = frames  # every frame in and out, per maker (None: not recorded)
 
     async def serve(
         self,
@@ -113,7 +120,13 @@ class MakerStreamSessions:
     ) -> None:
         """The whole life of one prepared socket, until it closes; the maker is online from
         its `welcome` until then."""
-        gateway = WebSocketGateway(ws)
+        frames = self._frames
+        gateway = WebSocketGateway(
+            ws,
+            None
+            if frames is None
+            else lambda text: frames.record_frame(maker_id, wallet, "out", text),
+        )
         maker = OnlineMaker(
             maker_id=maker_id,
             wallet=wallet,
@@ -132,6 +145,8 @@ class MakerStreamSessions:
             await gateway.send_message(self.welcome(maker))
             async for frame in ws:
                 if frame.type == WSMsgType.TEXT:
+                    if frames is not None:
+                        frames.record_frame(maker_id, wallet, "in", frame.data)
                     reply = self.on_text(session, frame.data)
                 else:
                     reply = ErrorMessage(code="bad_message", message="text frames with JSON only")

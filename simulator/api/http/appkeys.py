@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from simulator.services.shared.health import DependencyHealth
     from simulator.services.shared.idempotency import IdempotencyStore
     from simulator.services.shared.venue import VenueDirectory
+    from simulator.services.sim.journal import RequestJournal
+    from simulator.services.sim.scenario import ScenarioRunner
+    from simulator.services.sim.state import StateControl
     from simulator.services.swaps.area import SwapsArea
     from simulator.services.v1.area import V1Area
     from simulator.services.webhooks.service import Webhooks
@@ -66,6 +69,9 @@ ERROR_STYLES: web.AppKey[dict[str, ErrorStyle]] = web.AppKey("error_styles")
 OPERATIONS: web.AppKey[dict[str, Operation]] = web.AppKey("operations")  # by operation id
 V1: web.AppKey[V1Area] = web.AppKey("v1")  # /v1/status and /v1/corridors
 IDEMPOTENCY: web.AppKey[IdempotencyStore] = web.AppKey("idempotency")  # Idempotency-Key records
+STATE: web.AppKey[StateControl] = web.AppKey("state_control")  # reset, snapshots, state dir
+JOURNAL: web.AppKey[RequestJournal] = web.AppKey("journal")  # /_sim/requests (absent: off)
+SCENARIOS: web.AppKey[ScenarioRunner] = web.AppKey("scenarios")  # /_sim/scenarios
 
 # Rendered ladder JSON per chain, with the cached view it was rendered from.
 LADDER_BYTES: web.AppKey[dict[int, tuple[LadderView, bytes]]] = web.AppKey("ladder_bytes")

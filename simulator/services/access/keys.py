@@ -70,6 +70,9 @@ class InvalidApiKey(Unauthorized):
 
 
 class KeyService:
+    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
+    STATE_ATTRIBUTES = ("partners", "keys")
+
     def __init__(self, clock: Clock, random: RandomSource) -> None:
         self._clock = clock
         self._random = random  # ids and prefixes only; secrets come from the OS CSPRNG
@@ -192,12 +195,17 @@ def create_demo_keys(keys: KeyService, seed: int) -> list[tuple[str, ApiKey, str
     ]
     created = []
     for label, environment, scopes in wanted:
+        prefix, secret = demo_key_material(seed, label)
+        existing = keys.keys.get(f"tx_{environment}_{prefix}")
+        if existing is not None:  # resumed from a state directory: kept as it was left
+            created.append((label, existing, f"{existing.key_id}.{secret}"))
+            continue
         key, full = keys.create_key(
             partner_id=partner.partner_id,
             environment=environment,
             scopes=scopes,
             name=label,
-            material=demo_key_material(seed, label),
+            material=(prefix, secret),
         )
         created.append((label, key, full))
     return created

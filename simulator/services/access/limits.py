@@ -32,6 +32,9 @@ class _Window:
 
 
 class FixedWindowLimiter:
+    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
+    STATE_ATTRIBUTES = ("_windows",)
+
     def __init__(self, clock: Clock, window_s: float = 60.0) -> None:
         self._clock = clock
         self.window_s = window_s

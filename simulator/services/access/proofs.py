@@ -77,6 +77,9 @@ class ProofSettings:
 
 
 class ProofService:
+    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
+    STATE_ATTRIBUTES = ("_nonces", "_grants")
+
     def __init__(self, clock: Clock, checker: SignatureChecker, settings: ProofSettings) -> None:
         self._clock = clock
         self._checker = checker

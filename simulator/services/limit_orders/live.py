@@ -99,6 +99,11 @@ class LiveBook:
         self._views: dict[int, ChainView] = {}  # newest view per chain
         self._refreshing: dict[int, asyncio.Future[ChainView]] = {}  # refresh in flight
 
+    def forget(self) -> None:
+        """Drop every view: the store or the chains were put back (reset, restore), so a view's
+        block and version no longer say whether it is current."""
+        self._views.clear()
+
     def latest(self, chain_id: int) -> ChainView | None:
         """The newest view without reading the chain (may be stale)."""
         return self._views.get(chain_id)

@@ -125,6 +125,12 @@ class BookService:
         self._events = events
         self._offers: dict[tuple[object, ...], _CachedOffers] = {}  # see ranked()
 
+    def state_restored(self) -> None:
+        """The store was put back (reset, restore, a state directory): nothing cached from the
+        state before may be offered."""
+        self._offers.clear()
+        self.live.forget()
+
     # --- pricing -----------------------------------------------------------------------
 
     async def quote(

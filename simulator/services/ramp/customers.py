@@ -161,6 +161,9 @@ def _anything_sent(details: PersonDetails) -> bool:
 
 
 class RampCustomers:
+    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
+    STATE_ATTRIBUTES = ("_records",)
+
     def __init__(
         self,
         clock: Clock,

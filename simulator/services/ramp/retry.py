@@ -69,6 +69,9 @@ def _covers(available: str, required: str) -> bool:
 
 
 class RampRetries:
+    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
+    STATE_ATTRIBUTES = ("_unanswered",)
+
     def __init__(
         self,
         clock: Clock,

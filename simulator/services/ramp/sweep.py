@@ -31,6 +31,9 @@ class SweepReport:
 
 
 class RampSweep:
+    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
+    STATE_ATTRIBUTES = ("last", "runs")
+
     def __init__(
         self,
         clock: Clock,

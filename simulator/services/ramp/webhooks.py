@@ -74,6 +74,9 @@ def _invalid(message: str) -> InvalidRequest:
 
 
 class ProviderWebhooks:
+    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
+    STATE_ATTRIBUTES = ("_seen",)
+
     def __init__(
         self,
         store: TransferStore,

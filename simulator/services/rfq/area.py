@@ -6,12 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.services.rfq.fleet_control import MakerControl
+from simulator.services.rfq.funds import TakerFunds
 from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.makers import MakerRegistry
 from simulator.services.rfq.ports import RfqStore
 from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement
+from simulator.services.rfq.slots import OutstandingSlots
 from simulator.services.shared.events import EventLog
 
 
@@ -25,3 +27,5 @@ class RfqArea:
     store: RfqStore  # every RFQ record (reset and snapshot work on it)
     pricing: IndicativePricing  # the makers' levels priced (preview, ladder; the feed's RFQ prices)
     inventory: MakerInventory  # maker inventory live quotes hold (the feed's reserved sides)
+    funds: TakerFunds  # taker reservations (reset and snapshot put them back)
+    slots: OutstandingSlots  # outstanding-RFQ slots per caller (likewise)

@@ -27,6 +27,9 @@ class Reservation:
 
 
 class TakerFunds:
+    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
+    STATE_ATTRIBUTES = ("_reservations", "_totals", "_ends")
+
     def __init__(self, clock: Clock, balances: BalanceReader) -> None:
         self._clock = clock
         self._balances = balances

@@ -32,6 +32,9 @@ BookKey = tuple[int, str, str]  # (chain id, maker, token)
 
 
 class MakerInventory:
+    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
+    STATE_ATTRIBUTES = ("_holds", "_by_book", "_committed", "_by_nonce", "_by_rfq", "_expiries")
+
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
         self._holds: dict[str, Hold] = {}  # by quote id: the source of truth

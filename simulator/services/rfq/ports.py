@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from rfqkit.chain_errors import ChainUnreadable
 from simulator.services.rfq.model import RfqRecord
@@ -17,12 +17,21 @@ __all__ = [
     "BalanceReader",
     "ChainUnreadable",
     "FleetMemberStatus",
+    "FrameTap",
     "MakerChainReader",
     "MakerGateway",
     "RfqStore",
     "SimulatedFleet",
     "TxStatusReader",
 ]
+
+
+class FrameTap(Protocol):
+    """Told every maker stream frame, in (from the maker) and out (services/sim/journal.py)."""
+
+    def record_frame(
+        self, maker_id: str, wallet: str, direction: Literal["in", "out"], text: str
+    ) -> None: ...
 
 
 class RfqStore(Protocol):

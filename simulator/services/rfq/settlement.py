@@ -36,6 +36,9 @@ class SettlementSettings:
 
 
 class Settlement:
+    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
+    STATE_ATTRIBUTES = ("_swept_at",)
+
     def __init__(
         self,
         clock: Clock,

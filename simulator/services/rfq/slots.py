@@ -30,6 +30,9 @@ class Slot:
 
 
 class OutstandingSlots:
+    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
+    STATE_ATTRIBUTES = ("_slots", "_by_owner", "_ends")
+
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
         self._slots: dict[str, Slot] = {}  # by rfq id

@@ -85,6 +85,9 @@ def is_stored(status: int) -> bool:
 
 
 class IdempotencyStore:
+    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
+    STATE_ATTRIBUTES = ("_records",)
+
     def __init__(self, clock: Clock, *, ttl_s: float = 86_400, max_records: int = 100_000) -> None:
         self._clock = clock
         self.ttl_s = ttl_s

@@ -124,6 +124,9 @@ class DeliveryOutbox:
     """In-memory store of deliveries and their attempts, with the due-time index the worker
     drains. Finished deliveries are kept for /_sim up to `keep_finished`, oldest dropped first."""
 
+    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
+    STATE_ATTRIBUTES = ("_deliveries", "_due", "_finished", "_seq")
+
     def __init__(self, schedule: Sequence[float], keep_finished: int = 10_000) -> None:
         if not schedule:
             raise ValueError("the retry schedule needs at least one attempt")
@@ -137,6 +140,10 @@ class DeliveryOutbox:
 
     def add_listener(self, listener: WorkListener) -> None:
         self._listeners.append(listener)
+
+    def wake(self) -> None:
+        """Tell the listeners new work may be due (after the outbox was restored)."""
+        self._notify()
 
     def _notify(self) -> None:
         for listener in self._listeners:

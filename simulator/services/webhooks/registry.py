@@ -84,6 +84,9 @@ def clean_event_types(event_types: tuple[str, ...] | list[str]) -> tuple[str, ..
 
 
 class WebhookRegistry:
+    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
+    STATE_ATTRIBUTES = ("_endpoints", "_by_partner")
+
     def __init__(
         self,
         clock: Clock,

@@ -1,0 +1,52 @@
+"""The state gate's middleware: every request runs inside the gate of the state control
+(services/sim/gate.py), so a reset or restore waits for it or cancels it, never runs beside it.
+
+A cancelled request is answered 503 `venue_unavailable` (details.reason `state_reset`,
+Retry-After 1): a transient error the caller retries into the new state. The state control's
+own operations, the journal and the maker stream's long-lived sockets are outside the gate."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from simulator.api.http.appkeys import STATE
+from simulator.errors import VenueUnavailable
+from simulator.services.sim.gate import StateChangeInterrupted
+
+UNGATED_PREFIXES = ("/_sim/reset", "/_sim/snapshots", "/_sim/requests", "/_sim/maker-messages")
+UNGATED_PATHS = frozenset({"/v2/maker/stream"})
+
+
+def interrupted() -> VenueUnavailable:
+    return VenueUnavailable(
+        "The simulator's state was reset or restored while this request ran; retry it",
+        details={"reason": "state_reset"},
+        headers={"Retry-After": "1"},
+    )
+
+
+@web.middleware
+async def state_gate_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    control = request.app.get(STATE)
+    path = request.path
+    if control is None or path in UNGATED_PATHS or path.startswith(UNGATED_PREFIXES):
+        return await handler(request)
+    gate = control.gate
+    try:
+        await gate.enter()
+    except StateChangeInterrupted:
+        raise interrupted() from None
+    task: asyncio.Task[web.StreamResponse] = asyncio.ensure_future(handler(request))
+    gate.track(task)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        if gate.untrack(task):
+            raise interrupted() from None
+        task.cancel()  # the caller went away (or the server stops): the handler goes too
+        raise
+    finally:
+        gate.untrack(task)

@@ -1,0 +1,148 @@
+"""/_sim/requests and /_sim/maker-messages: what callers sent and got, and what every maker
+exchanged on the stream (services/sim/journal.py)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aiohttp import web
+
+from rfqkit.redaction import redact
+from simulator.api.http.appkeys import JOURNAL, RFQ
+from simulator.api.http.parsing import parse_query
+from simulator.api.http.responses import data_response
+from simulator.api.http.routes import Operation, RouteTable
+from simulator.api.sim import state_schemas as schemas
+from simulator.clock import isoformat_unix
+from simulator.errors import Conflict, InternalError, InvalidRequest
+from simulator.services.sim.journal import JournalEntry, JournalFilter, RequestJournal, body_view
+
+
+def _journal(request: web.Request) -> RequestJournal:
+    journal = request.app.get(JOURNAL)
+    if journal is None:
+        raise Conflict(
+            "The journal is off (journal.enabled: false)", details={"reason": "journal_off"}
+        )
+    return journal
+
+
+def render_entry(entry: JournalEntry) -> schemas.JournalEntryView:
+    return schemas.JournalEntryView(
+        seq=entry.seq,
+        request_id=entry.request_id,
+        at=isoformat_unix(entry.at) or "",
+        method=entry.method,
+        path=entry.path,
+        query=redact(entry.query),
+        status=entry.status,
+        latency_ms=entry.latency_ms,
+        key_prefix=entry.key_prefix,
+        request=schemas.JournalBody(
+            content_type=entry.request_type,
+            size=entry.request_size,
+            body=body_view(entry.request_body, entry.request_size),
+        ),
+        response=schemas.JournalBody(
+            content_type="application/json" if entry.response_size else None,
+            size=entry.response_size,
+            body=body_view(entry.response_body, entry.response_size),
+        ),
+    )
+
+
+async def list_requests(request: web.Request) -> web.Response:
+    query = parse_query(request, schemas.JournalQuery)
+    journal = _journal(request)
+    where = JournalFilter(
+        path=query.path,
+        method=query.method,
+        status=query.status,
+        since=query.since.timestamp() if query.since else None,
+        request_id=query.request_id,
+        limit=query.limit,
+    )
+    views = [render_entry(e) for e in journal.requests(where)]
+    return data_response(schemas.JournalPage(requests=views, capacity=journal.capacity))
+
+
+async def clear_requests(request: web.Request) -> web.Response:
+    return data_response(schemas.JournalCleared(cleared=_journal(request).clear()))
+
+
+def _message(text: str) -> Any:
+    redacted = redact(text)
+    try:
+        return json.loads(redacted)
+    except ValueError:
+        return redacted
+
+
+async def list_maker_messages(request: web.Request) -> web.Response:
+    query = parse_query(request, schemas.MakerMessagesQuery)
+    maker = query.maker
+    if maker is not None:  # a simulated maker's name (alpha) stands for its wallet
+        fleet = request.app[RFQ].maker_control.status().fleet
+        maker = next((m.wallet for m in fleet if m.name == maker), maker)
+    frames = _journal(request).frames(
+        maker=maker,
+        direction=query.direction,
+        since=query.since.timestamp() if query.since else None,
+        limit=query.limit,
+    )
+    views = [
+        schemas.MakerMessageView(
+            seq=f.seq,
+            at=isoformat_unix(f.at) or "",
+            maker_id=f.maker_id,
+            wallet=f.wallet,
+            direction=f.direction,
+            message=_message(f.text),
+        )
+        for f in frames
+    ]
+    return data_response(schemas.MakerMessagePage(messages=views))
+
+
+def add_routes(table: RouteTable) -> None:
+    common = {"document": "sim", "tags": ("sim-journal",)}
+    table.add(
+        Operation(
+            method="GET",
+            path="/_sim/requests",
+            handler=list_requests,
+            operation_id="simListRequests",
+            summary="The latest requests: method, path, status, latency, key prefix, bodies "
+            "(secrets redacted); filters path (prefix*), method, status, since, request_id",
+            query=schemas.JournalQuery,
+            responses={200: schemas.JournalPage},
+            errors=(InvalidRequest, Conflict, InternalError),
+            **common,  # type: ignore[arg-type]
+        )
+    )
+    table.add(
+        Operation(
+            method="DELETE",
+            path="/_sim/requests",
+            handler=clear_requests,
+            operation_id="simClearRequests",
+            summary="Forget every recorded request and maker stream message",
+            responses={200: schemas.JournalCleared},
+            errors=(Conflict, InternalError),
+            **common,  # type: ignore[arg-type]
+        )
+    )
+    table.add(
+        Operation(
+            method="GET",
+            path="/_sim/maker-messages",
+            handler=list_maker_messages,
+            operation_id="simListMakerMessages",
+            summary="Maker stream frames in and out, per maker (id or wallet), newest first",
+            query=schemas.MakerMessagesQuery,
+            responses={200: schemas.MakerMessagePage},
+            errors=(InvalidRequest, Conflict, InternalError),
+            **common,  # type: ignore[arg-type]
+        )
+    )

@@ -1,0 +1,145 @@
+"""/_sim/reset and /_sim/snapshots: back to the state right after start-up, or to a named point
+(services/sim/state.py does the work)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from simulator.api.http.appkeys import STATE
+from simulator.api.http.parsing import parse_body
+from simulator.api.http.responses import data_response
+from simulator.api.http.routes import Operation, RouteTable
+from simulator.api.sim import state_schemas as schemas
+from simulator.clock import isoformat_unix
+from simulator.errors import (
+    Conflict,
+    InternalError,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    UpstreamError,
+    VenueUnavailable,
+)
+from simulator.services.sim.state import ChangeReport, Snapshot, StateControl
+
+
+def _control(request: web.Request) -> StateControl:
+    return request.app[STATE]
+
+
+def _result(report: ChangeReport) -> schemas.StateChangeResult:
+    return schemas.StateChangeResult(
+        took_ms=round(report.took_s * 1000, 1),
+        interrupted_requests=report.interrupted_requests,
+        kept=list(report.kept),
+    )
+
+
+def _view(snapshot: Snapshot) -> schemas.SnapshotView:
+    return schemas.SnapshotView(
+        name=snapshot.name,
+        created_at=isoformat_unix(snapshot.created_at) or "",
+        took_ms=round(snapshot.taken_in * 1000, 1),
+        chains=sorted(snapshot.chains),
+        participants=list(snapshot.services),
+    )
+
+
+async def reset(request: web.Request) -> web.Response:
+    body = (
+        await parse_body(request, schemas.ResetRequest)
+        if request.body_exists
+        else schemas.ResetRequest()
+    )
+    report = await _control(request).reset(keep=body.keep)
+    return data_response(_result(report))
+
+
+async def create_snapshot(request: web.Request) -> web.Response:
+    body = await parse_body(request, schemas.SnapshotCreate)
+    snapshot = await _control(request).take_snapshot(body.name)
+    return data_response(_view(snapshot), status=201)
+
+
+async def list_snapshots(request: web.Request) -> web.Response:
+    control = _control(request)
+    views = [_view(s) for s in control.snapshots.values()]
+    return data_response(schemas.SnapshotList(snapshots=views))
+
+
+async def restore_snapshot(request: web.Request) -> web.Response:
+    report = await _control(request).restore(request.match_info["name"])
+    return data_response(_result(report))
+
+
+async def delete_snapshot(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    _control(request).delete_snapshot(name)
+    return data_response(schemas.SnapshotDeleted(name=name, deleted=True))
+
+
+def add_routes(table: RouteTable) -> None:
+    common = {"document": "sim", "tags": ("sim-state",)}
+    changes = (Conflict, UpstreamError, VenueUnavailable, InternalError)
+    table.add(
+        Operation(
+            method="POST",
+            path="/_sim/reset",
+            handler=reset,
+            operation_id="simReset",
+            summary="Back to the state right after start-up (every area, makers, both chains)",
+            body=schemas.ResetRequest,
+            responses={200: schemas.StateChangeResult},
+            errors=(InvalidRequest, PayloadTooLarge, *changes),
+            **common,  # type: ignore[arg-type]
+        )
+    )
+    table.add(
+        Operation(
+            method="POST",
+            path="/_sim/snapshots",
+            handler=create_snapshot,
+            operation_id="simCreateSnapshot",
+            summary="Take a named snapshot of the service state and every chain together",
+            body=schemas.SnapshotCreate,
+            responses={201: schemas.SnapshotView},
+            errors=(InvalidRequest, PayloadTooLarge, *changes),
+            **common,  # type: ignore[arg-type]
+        )
+    )
+    table.add(
+        Operation(
+            method="GET",
+            path="/_sim/snapshots",
+            handler=list_snapshots,
+            operation_id="simListSnapshots",
+            summary="The snapshots taken, oldest first",
+            responses={200: schemas.SnapshotList},
+            errors=(Conflict, InternalError),
+            **common,  # type: ignore[arg-type]
+        )
+    )
+    table.add(
+        Operation(
+            method="POST",
+            path="/_sim/snapshots/{name}/restore",
+            handler=restore_snapshot,
+            operation_id="simRestoreSnapshot",
+            summary="Put the simulator and its chains back to a snapshot (it stays available)",
+            responses={200: schemas.StateChangeResult},
+            errors=(NotFound, *changes),
+            **common,  # type: ignore[arg-type]
+        )
+    )
+    table.add(
+        Operation(
+            method="DELETE",
+            path="/_sim/snapshots/{name}",
+            handler=delete_snapshot,
+            operation_id="simDeleteSnapshot",
+            summary="Forget a snapshot",
+            responses={200: schemas.SnapshotDeleted},
+            errors=(NotFound, Conflict, InternalError),
+            **common,  # type: ignore[arg-type]
+        )
+    )

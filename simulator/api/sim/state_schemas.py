@@ -1,0 +1,122 @@
+"""Shapes of /_sim/reset, /_sim/snapshots, /_sim/requests and /_sim/maker-messages."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, ConfigDict, Field
+
+from simulator.api.http.schemas import ApiModel
+
+Keepable = Literal["webhooks", "keys", "limits", "faults", "clock"]
+SNAPSHOT_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+
+
+class ResetRequest(ApiModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    keep: list[Keepable] = Field(
+        default_factory=list,
+        description="Parts left as they are: webhooks (the endpoint registry), keys (API keys "
+        "created since start), limits, faults, clock (its offset)",
+    )
+
+
+class StateChangeResult(ApiModel):
+    took_ms: float = Field(description="How long the reset or restore took")
+    interrupted_requests: int = Field(
+        description="Requests still running after the drain time, answered 503 state_reset"
+    )
+    kept: list[str] = Field(description="State participants left as they were")
+
+
+class SnapshotCreate(ApiModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str = Field(pattern=SNAPSHOT_NAME, description="Letters, digits, . _ -; 64 at most")
+
+
+class SnapshotView(ApiModel):
+    name: str
+    created_at: str = Field(description="Simulator time when it was taken")
+    took_ms: float = Field(description="How long taking it took")
+    chains: list[int] = Field(description="Chains whose state it holds")
+    participants: list[str] = Field(description="Service state it holds, by participant")
+
+
+class SnapshotList(ApiModel):
+    snapshots: list[SnapshotView]
+
+
+class SnapshotDeleted(ApiModel):
+    name: str
+    deleted: bool
+
+
+class JournalQuery(ApiModel):
+    path: str | None = Field(default=None, max_length=512, description="Exact, or prefix*")
+    method: str | None = Field(default=None, pattern=r"^[A-Za-z]{1,10}$")
+    status: int | None = Field(default=None, ge=100, le=599)
+    since: AwareDatetime | None = Field(
+        default=None, description="Simulator time, inclusive, with its zone (…Z)"
+    )
+    request_id: str | None = Field(default=None, max_length=64)
+    limit: int = Field(default=100, ge=1, le=100_000, description="The newest N matches")
+
+
+class JournalBody(ApiModel):
+    content_type: str | None = None
+    size: int = Field(description="Bytes")
+    body: Any = Field(
+        default=None,
+        description="JSON or text with secrets redacted; {omitted, size} above 16 KiB",
+    )
+
+
+class JournalEntryView(ApiModel):
+    seq: int = Field(description="Increasing; never reused")
+    request_id: str
+    at: str = Field(description="Simulator time the request arrived")
+    method: str
+    path: str
+    query: str
+    status: int
+    latency_ms: float
+    key_prefix: str | None = Field(description="The API key's public prefix, if one was sent")
+    request: JournalBody
+    response: JournalBody
+
+
+class JournalPage(ApiModel):
+    requests: list[JournalEntryView] = Field(description="Newest first")
+    capacity: int = Field(description="How many requests the ring keeps")
+
+
+class JournalCleared(ApiModel):
+    cleared: int
+
+
+class MakerMessagesQuery(ApiModel):
+    maker: str | None = Field(
+        default=None,
+        max_length=64,
+        description="Credential prefix, wallet, or a simulated maker's name (alpha, ...)",
+    )
+    direction: Literal["in", "out"] | None = Field(
+        default=None, description="in: from the maker; out: to the maker"
+    )
+    since: AwareDatetime | None = Field(default=None, description="Simulator time, with zone")
+    limit: int = Field(default=100, ge=1, le=100_000)
+
+
+class MakerMessageView(ApiModel):
+    seq: int
+    at: str
+    maker_id: str
+    wallet: str
+    direction: Literal["in", "out"]
+    message: Any = Field(description="The frame (JSON when it is), secrets redacted")
+
+
+class MakerMessagePage(ApiModel):
+    messages: list[MakerMessageView] = Field(description="Newest first")

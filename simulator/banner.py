@@ -1,0 +1,74 @@
+"""What `rfqsim serve` prints when it is ready (the banner) and writes to `--ready-file`: the
+same facts (services/sim/info.py), for a person and for a program."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+def _whole(units: int) -> str:
+    return f"{units:,}"
+
+
+def banner(info: dict[str, Any]) -> str:
+    """What a person needs to start: every URL (each answers), the chains with their fixed RPC
+    ports, the contracts once when every chain has the same addresses, the demo keys with their
+    scopes, the funded wallets with their keys and balances, and how to stop."""
+    api = info["api_url"]
+    lines = [
+        f"rfqsim {info['version']} ready  (environment {info['environment']}, seed {info['seed']})",
+        f"  API             {api}   (OpenAPI: {api}/v2/openapi.json, {api}/v1/openapi.json)",
+        f"  control API     {api}/_sim/   (index of every control; OpenAPI: "
+        f"{api}/_sim/openapi.json)",
+        f"  rates feed      {api}/tickers   (OpenAPI: {api}/feed/openapi.json)",
+    ]
+    if info.get("provider_url"):
+        lines.append(
+            f"  ramp provider   {info['provider_url']}/sandbox/state   (drive it: /_sim/ramp/...)"
+        )
+    chains = info["chains"]
+    for chain in chains:
+        lines.append(
+            f"  chain {chain['chain_id']:<5}     {chain['rpc_url']}  ({chain['name']}, "
+            f"{chain['environment']}, "
+            f"{'Anvil started by rfqsim' if chain['managed'] else 'attached node'})"
+        )
+    blocks = [(c["contracts"], [(t["symbol"], t["address"]) for t in c["tokens"]]) for c in chains]
+    shared = bool(blocks) and all(block == blocks[0] for block in blocks)
+    for index, chain in enumerate(chains):
+        if shared and index > 0:
+            break
+        title = "every chain" if shared else f"chain {chain['chain_id']}"
+        lines.append(f"  contracts and tokens ({title}, same addresses every run)")
+        for role, address in chain["contracts"].items():
+            lines.append(f"      {role:<20}{address}")
+        for token in chain["tokens"]:
+            lines.append(f"      {token['symbol']:<20}{token['address']}  ({token['decimals']} dp)")
+    lines.append(
+        "  demo API keys (partner demo; the same every run with this seed; "
+        "Authorization: Bearer KEY)"
+    )
+    for key in info.get("demo_keys", []):
+        lines.append(f"      {key['label']:<18}{key['key']}")
+        lines.append(f"      {'':<18}scopes {' '.join(key['scopes'])}")
+    funding = info.get("funding", {})
+    balance = (
+        f"each holds {_whole(funding['native'])} native coin and "
+        f"{_whole(funding['token_whole_units'])} of every token on every chain"
+        if funding
+        else "funded on every chain"
+    )
+    lines.append(f"  demo wallets ({balance}; test keys: never use them on a real network)")
+    for wallet in info["demo_wallets"]:
+        lines.append(f"      {wallet['address']}  {wallet['private_key']}")
+    lines.append("  Stop with Ctrl-C (or SIGTERM): every Anvil rfqsim started stops with it.")
+    return "\n".join(lines)
+
+
+def write_ready_file(path: Path, info: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(info, indent=2) + "\n")
+    os.replace(tmp, path)  # atomic: a watcher never reads half a file

@@ -1,0 +1,127 @@
+"""The state control's wiring: the participants of the parts every area shares (clock, random
+streams, idempotency records), the control itself with its adapters, and the one call that takes
+the baseline once start-up is complete. Each area's own participants are listed in its
+`runtime/<area>.py` (`<area>_state`) and registered by the app factory."""
+
+from __future__ import annotations
+
+import logging
+import random
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from rfqkit.chain import AnvilChain
+from simulator.adapters.chain.snapshots import AnvilChainStates
+from simulator.adapters.sim.state_dir import SavedState, write_state_dir
+from simulator.api.http.appkeys import CHAINS, CLOCK, SETTINGS, STATE
+from simulator.clock import Clock
+from simulator.randomness import RandomSource
+from simulator.runtime.makers import FLEET, fresh_stream
+from simulator.services.shared.idempotency import IdempotencyStore
+from simulator.services.shared.state import AttributeState, StateParticipant, StateRegistry
+from simulator.services.shared.state_codec import decode, encode
+from simulator.services.sim.gate import RequestGate
+from simulator.services.sim.ports import FleetRestart
+from simulator.services.sim.state import StateControl
+
+log = logging.getLogger("rfqsim.state")
+
+# The state directory's content, read and checked before start-up (cli.py); the chains load
+# theirs before deploying, the services theirs once the API listens.
+SAVED_STATE: web.AppKey[SavedState] = web.AppKey("saved_state")
+
+# What a reset may keep (the body's `keep`): word -> participant name prefixes.
+KEEPABLE: dict[str, tuple[str, ...]] = {
+    "webhooks": ("webhooks.registry",),
+    "keys": ("access.keys",),
+    "limits": ("access.limits",),
+    "faults": ("access.faults", "webhooks.faults"),
+    "clock": ("clock",),
+}
+
+
+class RandomStreams:
+    """Every stream of the one random source, so the numbers drawn after a reset are those
+    drawn after start-up."""
+
+    name = "random"
+
+    def __init__(self, source: RandomSource) -> None:
+        self._source = source
+
+    def dump(self) -> dict[str, Any]:
+        return {path: encode(r.getstate()) for path, r in self._source.streams().items()}
+
+    def load(self, state: dict[str, Any]) -> None:
+        streams: dict[str, random.Random] = self._source.streams()
+        for path, saved in state.items():
+            stream = streams.get(path)
+            if stream is not None:  # a stream forked after the dump keeps going as it is
+                stream.setstate(decode(saved))
+
+
+class ClockOffset:
+    name = "clock"
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+
+    def dump(self) -> dict[str, Any]:
+        return {"offset_seconds": self._clock.offset_seconds}
+
+    def load(self, state: dict[str, Any]) -> None:
+        self._clock.restore_offset(float(state["offset_seconds"]))
+
+
+def shared_state(
+    clock: Clock, source: RandomSource, idempotency: IdempotencyStore
+) -> list[StateParticipant]:
+    return [
+        ClockOffset(clock),
+        RandomStreams(source),
+        AttributeState.of("idempotency", idempotency),
+    ]
+
+
+def build_state_control(
+    registry: StateRegistry,
+    clock: Clock,
+    chains: dict[int, AnvilChain],
+    fleet: FleetRestart,
+    *,
+    drain_s: float,
+) -> StateControl:
+    return StateControl(
+        registry,
+        RequestGate(drain_s=drain_s),
+        AnvilChainStates(chains),
+        fleet,
+        time=clock.time,
+        monotonic=clock.monotonic,
+        keepable=KEEPABLE,
+    )
+
+
+async def resume_saved_state(app: web.Application, saved: SavedState) -> None:
+    """Start-up from a state directory: the chains loaded theirs before deploying; now the
+    services (their clock offset among them), the chains' block time after it, and the makers
+    on a random stream of their own (the chains remember the nonces they signed before)."""
+    control = app[STATE]
+    control.registry.load(saved.services)
+    chains: dict[int, AnvilChain] = app[CHAINS]
+    await AnvilChainStates(chains).set_time(app[CLOCK].time())
+    fresh_stream(app[FLEET])
+    log.info("state loaded from %s (saved %s)", saved.path, saved.saved_at)
+
+
+async def save_state(app: web.Application, directory: Path) -> None:
+    """On stop: everything, written atomically; a failure is logged, never blocks the stop."""
+    try:
+        services, chains = await app[STATE].capture()
+        path = write_state_dir(directory, seed=app[SETTINGS].seed, services=services, chains=chains)
+    except Exception:
+        log.exception("could not save the state to %s", directory)
+        return
+    log.info("state saved to %s", path)

@@ -1,0 +1,75 @@
+"""The request gate: how a reset or restore never runs under a half-done request.
+
+Every gated request enters the gate (api/http/state_gate.py). A state change closes it: new
+requests wait for it to open again (and then run on the new state), requests already inside get
+`drain_s` to finish; those still running then are cancelled and answered with a transient 503
+(`venue_unavailable`, details.reason `state_reset`, Retry-After), so none of them writes into
+the restored state. Pure asyncio: no aiohttp here."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+
+class StateChangeInterrupted(Exception):
+    """A request was cancelled because the state was reset or restored under it."""
+
+
+class RequestGate:
+    def __init__(self, *, drain_s: float = 2.0, wait_s: float = 30.0) -> None:
+        self.drain_s = drain_s  # how long requests inside may run on after a state change starts
+        self.wait_s = wait_s  # how long a new request waits for the gate before it gives up
+        self._open = asyncio.Event()  # set while no state change is under way
+        self._open.set()
+        self._inside: set[asyncio.Task[Any]] = set()  # requests running now
+        self._drained = asyncio.Event()  # set whenever nobody is inside
+        self._drained.set()
+        self._interrupted: set[asyncio.Task[Any]] = set()  # cancelled by a state change
+
+    @property
+    def inside(self) -> int:
+        return len(self._inside)
+
+    async def enter(self) -> None:
+        """Wait until no state change is under way (bounded: then the request fails)."""
+        if not self._open.is_set():
+            try:
+                await asyncio.wait_for(self._open.wait(), self.wait_s)
+            except TimeoutError:
+                raise StateChangeInterrupted from None
+
+    def track(self, task: asyncio.Task[Any]) -> None:
+        self._inside.add(task)
+        self._drained.clear()
+
+    def untrack(self, task: asyncio.Task[Any]) -> bool:
+        """True when the task ended because a state change cancelled it."""
+        self._inside.discard(task)
+        if not self._inside:
+            self._drained.set()
+        interrupted = task in self._interrupted
+        self._interrupted.discard(task)
+        return interrupted
+
+    @asynccontextmanager
+    async def closed(self) -> AsyncIterator[int]:
+        """Close the gate, let the requests inside finish (cancel the slow ones), run the body,
+        open again. Yields how many requests had to be cancelled."""
+        self._open.clear()
+        try:
+            cancelled = 0
+            try:
+                await asyncio.wait_for(self._drained.wait(), self.drain_s)
+            except TimeoutError:
+                late = set(self._inside)
+                cancelled = len(late)
+                self._interrupted |= late
+                for task in late:
+                    task.cancel()
+                await asyncio.wait(late)
+            yield cancelled
+        finally:
+            self._open.set()

@@ -1,0 +1,172 @@
+"""`rfqsim serve --state-dir DIR`: a stop and a start carry on with the same RFQs, transfers,
+keys, webhooks and balances (real processes, real Anvil); a state directory that is not ours,
+corrupt or from another version is refused at start with one line naming the file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.chain import Chain, Wallet
+from conformance.client import Client
+from conformance.ramp import Ramp, fresh_wallet
+from conformance.ramp_transfers import Transfers
+from conformance.sim_control import SimControl
+from simulator import __version__
+from tests.integration.serve_process import RFQSIM, serve, stop
+
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("state-dir")]
+
+CHAIN = 97
+STATE_FILE = "rfqsim-state.json"
+
+
+def token(info: dict[str, Any], symbol: str) -> str:
+    chain = next(c for c in info["chains"] if c["chain_id"] == CHAIN)
+    return str(next(t for t in chain["tokens"] if t["symbol"] == symbol)["address"])
+
+
+def keyed(info: dict[str, Any]) -> Client:
+    key = next(k["key"] for k in info["demo_keys"] if k["label"] == "taker-test")
+    return Client(info["api_url"], headers={"Authorization": f"Bearer {key}"})
+
+
+def test_a_stop_and_start_keeps_a_quote_a_transfer_and_the_webhooks(tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"
+    taker = Wallet(
+        "0x8f49B351160Eb48606dC0114761aaB526c18782D",  # demo wallet 0 under seed 0
+        "0x09125d91f85b4de824dfcfb5689ea4cdfc11521f7bbf29c2a0201613ba01073d",
+    )
+    with serve(tmp_path, "--state-dir", str(state_dir), "--seed", "0") as first:
+        http = keyed(first.info)
+        body = {
+            "chainId": CHAIN,
+            "sellToken": token(first.info, "USDC"),
+            "buyToken": token(first.info, "USDT"),
+            "sellAmount": "10000000",
+            "taker": taker.address,
+        }
+        quoted = http.post("/v2/rfq/request", json=body)
+        assert quoted.status == 200, quoted.raw
+        firm = quoted.json()["data"]
+        assert firm["status"] == "quoted"
+        hook = http.post(
+            "/v1/webhooks",
+            json={"url": "https://hooks.example.test/x", "eventTypes": ["rfq.filled"]},
+        )
+        assert hook.status == 201, hook.raw
+        ramp = Ramp(Client(first.api_url), SimControl(Client(first.api_url)))
+        wallet = fresh_wallet()
+        ramp.registered(wallet)
+        transfers = Transfers(ramp)
+        created = transfers.create(transfers.body(wallet, "sell", "500"))
+        chain = Chain(
+            next(c["rpc_url"] for c in first.info["chains"] if c["chain_id"] == CHAIN), CHAIN
+        )
+        # The approval is mined before the stop: the chain must remember it.
+        approval = firm["transactions"]["approval"]
+        chain.transact(taker, approval["to"], bytes.fromhex(approval["data"][2:]))
+        usdt_before = chain.balance_of(token(first.info, "USDT"), taker.address)
+        assert stop(first.process) == 0
+    saved = json.loads((state_dir / STATE_FILE).read_text())
+    assert saved["format"] == "rfqsim-state"
+
+    with serve(tmp_path, "--state-dir", str(state_dir), "--seed", "0") as second:
+        http = keyed(second.info)
+        record = http.get(f"/v2/rfq/{firm['rfqId']}")
+        assert record.status == 200, record.raw
+        assert record.json()["data"]["status"] == "quoted"
+        listed = http.get("/v1/webhooks").json()["data"]
+        assert [e["url"] for e in listed] == ["https://hooks.example.test/x"]
+        ramp = Ramp(Client(second.api_url), SimControl(Client(second.api_url)))
+        assert Transfers(ramp).read(created)["id"] == created.id
+        chain = Chain(
+            next(c["rpc_url"] for c in second.info["chains"] if c["chain_id"] == CHAIN), CHAIN
+        )
+        # The quote signed before the stop still executes, and the restarted indexer reconciles
+        # it with the record the restart kept.
+        swap = firm["transactions"]["swap"]
+        chain.transact(taker, swap["to"], bytes.fromhex(swap["data"][2:]))
+        filled = wait_filled(http, firm["rfqId"])
+        assert chain.balance_of(token(second.info, "USDT"), taker.address) == usdt_before + int(
+            filled["buyAmount"]
+        )
+        assert stop(second.process) == 0
+
+
+def wait_filled(http: Client, rfq_id: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 30
+    record: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        record = http.get(f"/v2/rfq/{rfq_id}").json()["data"]
+        if record["status"] == "filled":
+            return record
+        time.sleep(0.05)
+    raise AssertionError(f"never filled: {record}")
+
+
+def start_refused(state_dir: Path, *args: str) -> tuple[int, str]:
+    done = subprocess.run(
+        [
+            str(RFQSIM),
+            "serve",
+            "--port",
+            "0",
+            "--rpc-port",
+            "0",
+            "--state-dir",
+            str(state_dir),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return done.returncode, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ("{not json", "not a readable rfqsim state file"),
+        ('{"hello": "world"}', 'not an rfqsim state file (no "format": "rfqsim-state")'),
+        (
+            '{"format": "rfqsim-state", "format_version": 99, "simulator_version": "9.9.9"}',
+            "written by rfqsim 9.9.9 (state format 99); this is rfqsim",
+        ),
+    ],
+)
+def test_a_foreign_or_corrupt_state_dir_is_refused_with_one_line(
+    tmp_path: Path, content: str, said: str
+) -> None:
+    (tmp_path / STATE_FILE).write_text(content)
+    code, stderr = start_refused(tmp_path)
+    assert code == 2
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert str(tmp_path / STATE_FILE) in lines[0]
+    assert said in lines[0]
+
+
+def test_a_damaged_chain_file_is_refused_naming_it(tmp_path: Path) -> None:
+    document = {
+        "format": "rfqsim-state",
+        "format_version": 1,
+        "simulator_version": __version__,
+        "seed": 0,
+        "chains": [56, 97],
+        "services": {},
+    }
+    (tmp_path / STATE_FILE).write_text(json.dumps(document))
+    (tmp_path / "chain-56.state").write_text("0x1f8b")
+    (tmp_path / "chain-97.state").write_text("garbage")
+    code, stderr = start_refused(tmp_path)
+    assert code == 2
+    assert stderr.strip() == (
+        f"rfqsim: {tmp_path / 'chain-97.state'}: not an Anvil state export (expected 0x… hex)"
+    )
