@@ -11,7 +11,7 @@ import statistics
 import time
 from pathlib import Path
 
-from bench import auth, feed, fills, processes, ramp, rfq, soak, webhooks
+from bench import auth, feed, fills, processes, profile, ramp, rfq, soak, webhooks
 from bench.load import LoadResult, merge, percentile, run_load
 from bench.report import Section, update, write
 from bench.sim_api import open_limits
@@ -129,6 +129,7 @@ BENCHMARKS = (
     "startup",
     "http",
     "auth",
+    "profile",
     "firm",
     "budget",
     "ladder",
@@ -160,6 +161,8 @@ def main() -> None:
     if "auth" in selected:
         sections.append(auth.bench_auth(iterations=500 if args.quick else 3000))
         sections.append(auth.bench_auth_http(seconds=2 if args.quick else 5))
+    if "profile" in selected:
+        sections.append(profile.bench_profile(rate=100, seconds=6 if args.quick else 16))
     if "firm" in selected:
         sections.append(
             rfq.bench_firm_quotes(seconds=5 if args.quick else 15, concurrencies=(1, 10, 50))
