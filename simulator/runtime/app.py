@@ -35,6 +35,7 @@ from simulator.api.http.appkeys import (
 from simulator.api.http.idempotency import idempotency_middleware
 from simulator.api.http.middleware import add_request_id_header, error_middleware
 from simulator.api.http.routes import RouteTable
+from simulator.api.http.server_timing import add_server_timing
 from simulator.api.meta import docs, health
 from simulator.api.ramp import control as ramp_control
 from simulator.api.ramp import handlers as ramp
@@ -171,6 +172,7 @@ def create_app(
     app[LADDER_BYTES] = {}
     routes.register(app.router)
     app.on_response_prepare.append(add_request_id_header)
+    app.on_response_prepare.append(add_server_timing)
     app.on_response_prepare.append(add_rate_limit_headers)
     app.on_response_prepare.append(feed.add_cors_headers)
     app[PROVIDER] = ProviderHolder()
