@@ -11,7 +11,7 @@ import statistics
 import time
 from pathlib import Path
 
-from bench import auth, feed, fills, processes, profile, ramp, rfq, soak, webhooks
+from bench import auth, feed, fills, firm_open, processes, profile, ramp, rfq, soak, webhooks
 from bench.load import LoadResult, merge, percentile, run_load
 from bench.report import Section, update, write
 from bench.sim_api import open_limits
@@ -132,6 +132,8 @@ BENCHMARKS = (
     "profile",
     "firm",
     "budget",
+    "open",
+    "budget_load",
     "ladder",
     "fills",
     "webhooks",
@@ -169,6 +171,12 @@ def main() -> None:
         )
     if "budget" in selected:
         sections.append(rfq.bench_reply_budget(requests=20 if args.quick else 60))
+    if "open" in selected:
+        sections.append(
+            firm_open.bench_firm_open_loop(rates=(50, 100, 200), seconds=5 if args.quick else 10)
+        )
+    if "budget_load" in selected:
+        sections.append(firm_open.bench_budget_open_loop(rate=100, seconds=5 if args.quick else 10))
     if "ladder" in selected:
         sections.append(
             rfq.bench_levels_preview(

@@ -27,7 +27,7 @@ class Started:
     info: dict[str, Any]
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def stop(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
         try:
@@ -71,7 +71,7 @@ def simulator(*extra: str, timeout: float = 60.0) -> Iterator[Started]:
             elapsed = time.perf_counter() - started
             yield Started(process, elapsed, json.loads(ready.read_text()))
         finally:
-            _stop(process)
+            stop(process)
 
 
 @contextmanager
@@ -88,7 +88,7 @@ def baseline_server() -> Iterator[str]:
                 time.sleep(0.01)
             yield f"http://127.0.0.1:{port_file.read_text()}"
         finally:
-            _stop(process)
+            stop(process)
 
 
 def rss_mb(pid: int) -> float:
@@ -105,4 +105,12 @@ def pids_alive(pids: list[int]) -> list[int]:
     return [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
 
 
-__all__ = ["Started", "baseline_server", "child_rss_mb", "pids_alive", "rss_mb", "simulator"]
+__all__ = [
+    "Started",
+    "baseline_server",
+    "child_rss_mb",
+    "pids_alive",
+    "rss_mb",
+    "simulator",
+    "stop",
+]
