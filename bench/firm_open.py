@@ -24,7 +24,7 @@ from bench import processes
 from bench.load import percentile
 from bench.open_loop import OpenLoopResult, run_open_loop
 from bench.report import Section
-from bench.sim_api import FAST_MAKERS, call_json, setup_bench_key, token_address
+from bench.sim_api import FAST_MAKERS, call_json, setup_bench_key, slow_down_maker, token_address
 
 BUDGET_MS = 750.0
 ADDED_WARN_MS = 10.0
@@ -174,13 +174,7 @@ async def _budget(api: str, info: dict[str, Any], rate: float, seconds: float) -
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
         load = FirmLoad(api, info)
         await load.prepare(session)
-        await call_json(
-            session,
-            "PATCH",
-            f"{api}/_sim/makers/delta",
-            json={"latency": {"kind": "fixed", "ms": 1500}},
-        )
-        await asyncio.sleep(1.5)
+        await slow_down_maker(session, api, "delta", 1500)
         return await load.run(session, rate=rate, seconds=seconds)
 
 
