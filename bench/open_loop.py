@@ -17,6 +17,7 @@ from typing import Any
 import aiohttp
 
 from bench.load import percentile
+from rfqkit.server_timing import server_timing
 
 
 @dataclass
@@ -40,17 +41,6 @@ class OpenLoopResult:
     def added_ms(self) -> list[float]:
         """Simulator-added time per request: inside the simulator minus waiting for makers."""
         return [s - m for s, m in zip(self.inside_ms, self.maker_wait_ms, strict=True)]
-
-
-def server_timing(header: str | None) -> dict[str, float]:
-    """`Server-Timing: makers;dur=1.2, sim;dur=3.4` -> {"makers": 1.2, "sim": 3.4}."""
-    metrics: dict[str, float] = {}
-    for entry in (header or "").split(","):
-        name, *params = (p.strip() for p in entry.split(";"))
-        for param in params:
-            if param.startswith("dur="):
-                metrics[name] = float(param[4:])
-    return metrics
 
 
 async def run_open_loop(
@@ -98,4 +88,4 @@ async def run_open_loop(
     return result
 
 
-__all__ = ["OpenLoopResult", "run_open_loop", "server_timing"]
+__all__ = ["OpenLoopResult", "run_open_loop"]

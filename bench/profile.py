@@ -100,6 +100,14 @@ TIER_2: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+def py_spy() -> str:
+    """The py-spy binary: in .venv (`.venv/bin/pip install py-spy`) or on PATH."""
+    found = str(PY_SPY) if PY_SPY.exists() else shutil.which("py-spy")
+    if found is None:
+        raise RuntimeError("the profile needs py-spy: .venv/bin/pip install py-spy")
+    return found
+
+
 def classify(stack: list[str]) -> str:
     if stack and stack[-1].startswith(("EpollSelector.select", "select (")):
         return IDLE
@@ -148,7 +156,7 @@ async def _load(
             out = Path(tmp) / "profile.txt"
             spy = await asyncio.create_subprocess_exec(
                 *[
-                    str(PY_SPY if PY_SPY.exists() else shutil.which("py-spy")),
+                    py_spy(),
                     "record",
                     "--pid",
                     str(pid),

@@ -19,23 +19,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from rfqkit.server_timing import server_timing
+
 STEPS_PER_MS = 10  # kept rounded up to 0.1 ms
 DEFAULT_WARN_MS = 10.0
-
-
-def server_timing(header: str | None) -> dict[str, float]:
-    """``sim;dur=4.3, makers;dur=1.2`` -> ``{"sim": 4.3, "makers": 1.2}``; unknown or malformed
-    entries are skipped."""
-    metrics: dict[str, float] = {}
-    for entry in (header or "").split(","):
-        name, *params = (part.strip() for part in entry.split(";"))
-        for param in params:
-            if param.startswith("dur="):
-                try:
-                    metrics[name] = float(param[4:])
-                except ValueError:
-                    continue
-    return metrics
 
 
 def added_ms(header: str | None) -> float | None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
-from loadtests.sim_added import SimAdded, added_ms, server_timing
+from loadtests.sim_added import SimAdded, added_ms
 from loadtests.slo import Tally
+from rfqkit.server_timing import server_timing
 
 
 def test_server_timing_entries_are_read_and_the_makers_wait_subtracted() -> None:
