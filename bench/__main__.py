@@ -11,7 +11,20 @@ import statistics
 import time
 from pathlib import Path
 
-from bench import auth, feed, fills, processes, ramp, rfq, soak, state, v1_book, webhooks
+from bench import (
+    auth,
+    feed,
+    fills,
+    firm_open,
+    processes,
+    profile,
+    ramp,
+    rfq,
+    soak,
+    state,
+    v1_book,
+    webhooks,
+)
 from bench.load import LoadResult, merge, percentile, run_load
 from bench.report import Section, update, write
 from bench.sim_api import open_limits
@@ -129,8 +142,11 @@ BENCHMARKS = (
     "startup",
     "http",
     "auth",
+    "profile",
     "firm",
     "budget",
+    "open",
+    "budget_load",
     "ladder",
     "fills",
     "webhooks",
@@ -164,12 +180,20 @@ def main() -> None:
     if "auth" in selected:
         sections.append(auth.bench_auth(iterations=500 if args.quick else 3000))
         sections.append(auth.bench_auth_http(seconds=2 if args.quick else 5))
+    if "profile" in selected:
+        sections.append(profile.bench_profile(rate=100, seconds=6 if args.quick else 16))
     if "firm" in selected:
         sections.append(
             rfq.bench_firm_quotes(seconds=5 if args.quick else 15, concurrencies=(1, 10, 50))
         )
     if "budget" in selected:
         sections.append(rfq.bench_reply_budget(requests=20 if args.quick else 60))
+    if "open" in selected:
+        sections.append(
+            firm_open.bench_firm_open_loop(rates=(50, 100, 200), seconds=5 if args.quick else 10)
+        )
+    if "budget_load" in selected:
+        sections.append(firm_open.bench_budget_open_loop(rate=100, seconds=5 if args.quick else 10))
     if "ladder" in selected:
         sections.append(
             rfq.bench_levels_preview(

@@ -28,7 +28,7 @@ class Started:
     info: dict[str, Any]
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def stop(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
         try:
@@ -75,7 +75,7 @@ def simulator(
             elapsed = time.perf_counter() - started
             yield Started(process, elapsed, json.loads(ready.read_text()))
         finally:
-            _stop(process)
+            stop(process)
 
 
 @contextmanager
@@ -92,7 +92,7 @@ def baseline_server() -> Iterator[str]:
                 time.sleep(0.01)
             yield f"http://127.0.0.1:{port_file.read_text()}"
         finally:
-            _stop(process)
+            stop(process)
 
 
 def rss_mb(pid: int) -> float:
@@ -109,4 +109,12 @@ def pids_alive(pids: list[int]) -> list[int]:
     return [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
 
 
-__all__ = ["Started", "baseline_server", "child_rss_mb", "pids_alive", "rss_mb", "simulator"]
+__all__ = [
+    "Started",
+    "baseline_server",
+    "child_rss_mb",
+    "pids_alive",
+    "rss_mb",
+    "simulator",
+    "stop",
+]

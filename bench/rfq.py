@@ -17,7 +17,14 @@ from eth_account.messages import encode_typed_data
 from bench import processes
 from bench.load import LoadResult, merge, percentile, run_load
 from bench.report import Section
-from bench.sim_api import FAST_MAKERS, call_json, open_limits, setup_bench_key, token_address
+from bench.sim_api import (
+    FAST_MAKERS,
+    call_json,
+    open_limits,
+    setup_bench_key,
+    slow_down_maker,
+    token_address,
+)
 
 
 async def _firm_load(
@@ -97,13 +104,7 @@ async def _budget_run(api: str, info: dict[str, Any], requests: int) -> tuple[li
     }
     async with aiohttp.ClientSession() as session:
         key = await setup_bench_key(session, api)
-        await call_json(
-            session,
-            "PATCH",
-            f"{api}/_sim/makers/delta",
-            json={"latency": {"kind": "fixed", "ms": 1500}},
-        )
-        await asyncio.sleep(1.5)
+        await slow_down_maker(session, api, "delta", 1500)
         latencies: list[float] = []
         slow_included = 0
         delta = next(m["address"] for m in info["maker_wallets"] if m["label"] == "maker-3")

@@ -54,6 +54,17 @@ async def setup_bench_key(
     return str(created["data"]["key"])
 
 
+async def slow_down_maker(session: aiohttp.ClientSession, api: str, name: str, ms: int) -> None:
+    """Make one simulated maker answer after `ms` (fixed), and let the change take hold."""
+    await call_json(
+        session,
+        "PATCH",
+        f"{api}/_sim/makers/{name}",
+        json={"latency": {"kind": "fixed", "ms": ms}},
+    )
+    await asyncio.sleep(1.5)
+
+
 async def _limits_open(api: str) -> None:
     async with aiohttp.ClientSession() as session:
         await setup_bench_key(session, api)

@@ -122,6 +122,13 @@ def add_options(parser: Any) -> None:
         help="Highest share of no_quote answers among answered quote requests (default 0.05)",
     )
     group.add_argument(
+        "--sim-added-warn-ms",
+        type=float,
+        default=10.0,
+        help="Warn when the simulator itself (Server-Timing sim - makers) added more than this "
+        "at p99 (default 10 ms)",
+    )
+    group.add_argument(
         "--shape",
         choices=SHAPES,
         default="steady",

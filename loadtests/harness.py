@@ -43,6 +43,7 @@ from loadtests.common import (
 from loadtests.control import Control
 from loadtests.market import build_market, reply_budget_ms
 from loadtests.provision import LOAD_LIMITS, RunSetup, fund_takers, limits_to_restore
+from loadtests.sim_added import DEFAULT_WARN_MS
 from loadtests.slo import Check, Tally, Thresholds, dumps, standard_checks
 from loadtests.summary import build_summary, summary_path
 
@@ -257,6 +258,7 @@ class Harness:
             if isinstance(data, dict) and isinstance(data.get("status"), str):
                 status = str(data["status"])
                 reason = data.get("reason") or data.get("noQuoteReason")
+        self.tally.sim_added.record(name, _server_timing(response))
         self.tally.record(
             name,
             float(response_time),
@@ -399,9 +401,15 @@ class Harness:
             setup_facts=self.setup_facts,
             cleanup=self.cleanup_log,
         )
+        added, added_lines, warn = self.tally.sim_added.report(
+            float(getattr(self.options, "sim_added_warn_ms", DEFAULT_WARN_MS))
+        )
+        summary["simulator_added"] = added
         path = summary_path(self.options, self.profile)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(dumps(summary), encoding="utf-8")
+        for line in added_lines:
+            (log.warning if warn and line.startswith("WARNING") else log.info)("%s", line)
         verdict = "PASSED" if passed else "FAILED"
         failed = ", ".join(c.name for c in checks if not c.passed) or "none"
         log.info("SLO %s (failed: %s); summary %s", verdict, failed, path)
@@ -433,6 +441,12 @@ class Harness:
 
     def extra_summary(self) -> dict[str, Any]:
         return {}
+
+
+def _server_timing(response: Any) -> str | None:
+    headers = getattr(response, "headers", None)
+    value = headers.get("Server-Timing") if headers is not None else None
+    return str(value) if value else None
 
 
 def _listen(hook: Any, handler: Callable[..., Any]) -> None:

@@ -47,6 +47,7 @@ from loadtests.common import (
     ensure_loopback,
     parse_duration_s,
 )
+from loadtests.sim_added import summary_lines
 
 EXIT_NOT_RUN = 2
 READY_TIMEOUT_S = 120.0
@@ -318,6 +319,9 @@ def report_verdict(report_dir: Path) -> None:
     print(f"\nloadtests: {summary['profile']} SLO {verdict} (exit {summary['exit_code']})")
     for check in summary["checks"]:
         print(f"  {'pass' if check['passed'] else 'FAIL'}  {check['name']}: {check['detail']}")
+    if "simulator_added" in summary:
+        for line in summary_lines(summary["simulator_added"]):
+            print(line if line.startswith(("WARNING", "  ")) else f"  {line}")
     print(
         f"reports: {report_dir} (report.html and locust_stats.csv: the full tables; "
         "locust.log: locust's output; slo.json: this verdict)",

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from loadtests.sim_added import SimAdded
+
 HISTOGRAM_STEPS_PER_MS = 10  # judged latencies are kept rounded up to 0.1 ms
 QUANTILES = (50.0, 90.0, 99.0, 99.9)
 
@@ -84,6 +86,7 @@ class Tally:
     by_name: dict[str, NameCounts] = field(default_factory=dict)
     counters: Counter[str] = field(default_factory=Counter)  # profile-specific counts
     maxima: dict[str, float] = field(default_factory=dict)  # profile-specific highest values
+    sim_added: SimAdded = field(default_factory=SimAdded)  # Server-Timing sim - makers, per name
 
     def record(
         self,
@@ -145,6 +148,7 @@ class Tally:
             "by_name": {k: v.to_json() for k, v in self.by_name.items()},
             "counters": dict(self.counters),
             "maxima": dict(self.maxima),
+            "sim_added": self.sim_added.to_json(),
         }
 
     def drain(self) -> dict[str, Any]:
@@ -172,6 +176,7 @@ class Tally:
             self.observe_max(name, float(value))
         for name, counts in data["by_name"].items():
             self.by_name.setdefault(name, NameCounts()).merge(counts)
+        self.sim_added.merge(data.get("sim_added", {}))
 
     def quantile_ms(self, percentile: float) -> float | None:
         """Nearest-rank percentile of the judged latencies, to 0.1 ms (rounded up)."""

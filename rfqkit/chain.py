@@ -108,12 +108,28 @@ class AnvilChain:
 
     async def batch(self, calls: list[tuple[str, list[Any]]]) -> list[Any]:
         """Several calls in one HTTP round trip; results in call order. Any error raises."""
+        outcomes = await self.batch_outcomes(calls)
+        for outcome in outcomes:
+            if isinstance(outcome, ChainUnavailable | CallReverted):
+                raise outcome
+        return outcomes
+
+    async def batch_outcomes(self, calls: list[tuple[str, list[Any]]]) -> list[Any]:
+        """Several calls in one HTTP round trip; each call's result, or the ChainUnavailable /
+        CallReverted of that call alone (for batches that gather unrelated callers' calls). A
+        failure of the round trip itself raises for all."""
         requests = [self._request(method, params) for method, params in calls]
         responses = await self._post(requests, "batch")
         if not isinstance(responses, list) or len(responses) != len(requests):
             raise ChainUnavailable(f"chain {self.chain_id} RPC batch: malformed answer")
         by_id = {r.get("id"): r for r in responses if isinstance(r, dict)}
-        return [self._result(c["method"], by_id.get(c["id"])) for c in requests]
+        outcomes: list[Any] = []
+        for call in requests:
+            try:
+                outcomes.append(self._result(call["method"], by_id.get(call["id"])))
+            except (ChainUnavailable, CallReverted) as exc:
+                outcomes.append(exc)
+        return outcomes
 
     async def remote_chain_id(self) -> int:
         return int(await self.rpc("eth_chainId"), 16)

@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import contextlib
 import errno
+import gc
 import logging
 import os
 import signal
@@ -206,6 +207,12 @@ async def serve(
             await app[SCENARIOS].start(scenario)
         ready = True
         print(banner(info), flush=True)
+        # Everything built at start-up (settings, contract ABIs, pydantic schemas, the route
+        # table) lives until the stop: frozen out of the collector's reach, a full collection
+        # under load walks only what requests created since, not all of it (gen-2 pauses of
+        # 20-60 ms were seen in a firm-quote load, each one a p99 of its own).
+        gc.collect()
+        gc.freeze()
         if ready_file is not None:
             write_ready_file(ready_file, info)
         await shutdown.requested.wait()

@@ -8,6 +8,7 @@ the mid), on chain 97's BOOK corridor USDC/NGNS unless a test needs other decima
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -392,8 +393,8 @@ def test_a_newer_order_on_the_same_nonce_supersedes_the_active_one(
     older = place(integrator, sim, chain, maker, ngns, sell, usdc, buy_amount=usdc.units(1))
     # The maker re-signs different terms on the same nonce (a wallet can do this itself).
     first = decode_order(hex_bytes(older.prepared["encodedOrder"]))
-    newer_order = RfqOrder(
-        **{**first.__dict__, "outputAmount": usdc.units(2), "feeAmount": fee_of(usdc.units(2))}
+    newer_order = dataclasses.replace(
+        first, outputAmount=usdc.units(2), feeAmount=fee_of(usdc.units(2))
     )
     typed = permit_witness_typed_data(
         newer_order, chain.chain_id, chain.contracts["signature_transfer"]

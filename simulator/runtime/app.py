@@ -43,6 +43,7 @@ from simulator.api.http.idempotency import idempotency_middleware
 from simulator.api.http.journal import journal_middleware
 from simulator.api.http.middleware import add_request_id_header, error_middleware
 from simulator.api.http.routes import RouteTable
+from simulator.api.http.server_timing import add_server_timing
 from simulator.api.http.state_gate import state_gate_middleware
 from simulator.api.limit_orders import control as book_control
 from simulator.api.limit_orders import handlers as limit_orders
@@ -257,6 +258,7 @@ def create_app(
     app[V1_BOOK_BYTES] = {}
     routes.register(app.router)
     app.on_response_prepare.append(add_request_id_header)
+    app.on_response_prepare.append(add_server_timing)
     app.on_response_prepare.append(add_rate_limit_headers)
     app.on_response_prepare.append(feed.add_cors_headers)
     app[PROVIDER] = ProviderHolder()

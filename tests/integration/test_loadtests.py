@@ -76,6 +76,12 @@ def test_a_short_storm_passes_and_leaves_reports_and_the_simulator_as_it_was(
     assert "Aggregated" not in output, output[-3000:]
     assert "loadtests: rfq_storm SLO PASSED (exit 0)" in output
     assert "pass  user_exceptions: 0 unhandled exception(s)" in output
+    # The simulator's own share, from its Server-Timing, per request name in the report.
+    assert "simulator-added latency (Server-Timing sim - makers): p99 " in output
+    added = summary["simulator_added"]
+    assert added["all"]["count"] > 0
+    assert added["by_name"]["POST /v2/rfq/request"]["count"] > 0, added["by_name"].keys()
+    assert added["warn_ms"] == 10.0
     assert "Aggregated" in (tmp_path / "reports" / "locust.log").read_text()
     assert summary["passed"] is True
     assert summary["exit_code"] == 0

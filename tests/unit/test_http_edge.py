@@ -131,3 +131,14 @@ async def test_openapi_documents_validate(client: Client, path: str) -> None:
             for status in errors:
                 schema = operation["responses"][status]["content"]["application/json"]["schema"]
                 assert schema == {"$ref": "#/components/schemas/ErrorEnvelope"}
+
+
+async def test_every_response_says_how_long_the_simulator_took(client: Client) -> None:
+    # Server-Timing `sim` (docs/decisions.md F23) on answers and errors alike; `makers` only
+    # where an auction waited for makers (firm requests, which need chains).
+    for resp in (await client.get("/v2/health"), await client.get("/v2/nope")):
+        (entry,) = resp.headers["Server-Timing"].split(", ")
+        name, duration = entry.split(";")
+        assert name == "sim"
+        assert duration.startswith("dur=")
+        assert 0 <= float(duration[4:]) < 60_000

@@ -1,5 +1,7 @@
 """Chain reads the services need (balances, allowances, Permit2 nonces, receipts), through the
-JSON-RPC adapter. Every failure to read surfaces as ChainUnreadable (a port-level exception)."""
+JSON-RPC adapter. Every failure to read surfaces as ChainUnreadable (a port-level exception).
+The quote path's eth_calls (taker balance, maker funding) are coalesced per event-loop turn into
+one JSON-RPC batch per chain (read_batch.py); none of them is cached."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from eth_utils.abi import function_signature_to_4byte_selector
 
 from contracts.orders import nonce_word_and_mask
 from rfqkit.chain import AnvilChain, CallReverted, ChainUnavailable
+from simulator.adapters.rfq.read_batch import ReadBatcher
 
 BALANCE_OF = function_signature_to_4byte_selector("balanceOf(address)")
 ALLOWANCE = function_signature_to_4byte_selector("allowance(address,address)")
@@ -17,6 +20,7 @@ NONCE_BITMAP = function_signature_to_4byte_selector("nonceBitmap(address,uint256
 class ChainReads:
     def __init__(self, chains: dict[int, AnvilChain]) -> None:
         self._chains = chains  # filled by the chain runtime at start-up
+        self._batchers: dict[int, ReadBatcher] = {}  # per chain id, for the chain object it has
 
     def _chain(self, chain_id: int) -> AnvilChain:
         chain = self._chains.get(chain_id)
@@ -24,9 +28,16 @@ class ChainReads:
             raise ChainUnavailable(f"chain {chain_id} is not configured")
         return chain
 
+    def _batcher(self, chain_id: int) -> ReadBatcher:
+        chain = self._chain(chain_id)
+        batcher = self._batchers.get(chain_id)
+        if batcher is None or batcher.chain is not chain:
+            batcher = self._batchers[chain_id] = ReadBatcher(chain)
+        return batcher
+
     async def _uint(self, chain_id: int, to: str, data: bytes) -> int:
         try:
-            raw = await self._chain(chain_id).call(to, data)
+            raw = await self._batcher(chain_id).call(to, data)
         except CallReverted as exc:
             raise ChainUnavailable(str(exc)) from exc
         if len(raw) < 32:
@@ -42,7 +53,7 @@ class ChainReads:
     ) -> tuple[int, int, bool]:
         word, mask = nonce_word_and_mask(nonce)
         try:
-            raw = await self._chain(chain_id).calls(
+            raw = await self._batcher(chain_id).calls(
                 [
                     (token, BALANCE_OF + encode(["address"], [maker])),
                     (token, ALLOWANCE + encode(["address", "address"], [maker, spender])),

@@ -83,6 +83,10 @@ OPENAPI_CACHE: web.AppKey[dict[str, bytes]] = web.AppKey("openapi_cache")  # ren
 
 REQUEST_ID: web.RequestKey[str] = web.RequestKey("request_id")  # this request's id
 CALLER: web.RequestKey[Caller] = web.RequestKey("caller")  # set by the access middleware
+# perf_counter() when the error middleware (the outermost) took the request: Server-Timing `sim`
+REQUEST_STARTED: web.RequestKey[float] = web.RequestKey("request_started")
+# Seconds a firm request waited for makers, set by its handler: Server-Timing `makers`
+MAKER_WAIT_S: web.RequestKey[float] = web.RequestKey("maker_wait_s")
 RATE_DECISION: web.RequestKey[Decision] = web.RequestKey(
     "rate_decision"
 )  # per-key limiter's verdict

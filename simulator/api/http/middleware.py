@@ -15,6 +15,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.typedefs import Handler
 
 from simulator.api.http.appkeys import ERROR_STYLES, RANDOM, REQUEST_ID
+from simulator.api.http.server_timing import mark_started
 from simulator.errors import (
     InternalError,
     InvalidRequest,
@@ -103,6 +104,7 @@ def _from_http_exception(exc: web.HTTPException) -> ServiceError:
 
 @web.middleware
 async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    mark_started(request)
     request_id = request_id_of(request)
     try:
         return await handler(request)

@@ -10,6 +10,7 @@ from simulator.api.http.appkeys import CALLER, CLOCK, LADDER_BYTES, RFQ
 from simulator.api.http.parsing import parse_body, parse_query, taker_proof
 from simulator.api.http.responses import data_response, raw_json_response
 from simulator.api.http.routes import Access, RouteTable
+from simulator.api.http.server_timing import record_maker_wait
 from simulator.api.rfq import schemas
 from simulator.clock import from_unix, isoformat, isoformat_unix
 from simulator.errors import (
@@ -213,6 +214,7 @@ async def request_quote(request: web.Request) -> web.Response:
             restricted=body.restrictedLiquidityWallets,  # type: ignore[arg-type]
         ),
     )
+    record_maker_wait(request, outcome.maker_wait_s)
     return data_response(render_outcome(request, outcome), exclude_none=True)
 
 

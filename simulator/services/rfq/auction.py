@@ -40,6 +40,10 @@ class AuctionOutcome:
     depth: Depth
     orders: list[FilledOrder] = field(default_factory=list)  # empty: no quote
     reason: NoQuoteReason | None = None
+    # Seconds spent waiting for makers' answers (each round: from its first `rfq` sent to its
+    # last answer read or its timeout), reported to callers in the Server-Timing header so the
+    # simulator's own time can be told apart from the makers' (docs/decisions.md).
+    maker_wait_s: float = 0.0
 
 
 @dataclass
@@ -49,6 +53,7 @@ class _Reply:
     order: FilledOrder | None  # None: declined, silent, late or invalid
     preferred: bool
     chain_error: bool = False  # the maker's funding could not be read on chain
+    replied_at: float = 0.0  # monotonic: when the answer was read (or the wait timed out)
 
 
 class Auction:
@@ -98,6 +103,7 @@ class Auction:
         first = [m for m in makers if m.wallet_key in preferred_set] if preferred_set else makers
         rest = [m for m in makers if m.wallet_key not in preferred_set] if preferred_set else []
         replies: list[_Reply] = []
+        round_start = self._clock.monotonic()
         tasks = [
             asyncio.create_task(
                 self._ask(m, spec, rfq_id, taker, full, budget_end, expiry_window, True)
@@ -118,6 +124,7 @@ class Auction:
                     for m in rest
                 ]
         replies = list(await asyncio.gather(*tasks))
+        maker_wait = max(r.replied_at for r in replies) - round_start
         usable = [r for r in replies if r.order is not None]
         routing.preferred_quotes_received = sum(
             1 for r in usable if r.preferred and (preferred_set or spec.restricted)
@@ -127,15 +134,17 @@ class Auction:
             best = self._best(usable, spec)
             await self._release_losers([r for r in usable if r is not best], rfq_id)
             assert best.order is not None
-            return AuctionOutcome(routing, depth, orders=[best.order])
+            return AuctionOutcome(routing, depth, [best.order], maker_wait_s=maker_wait)
         if any(r.chain_error for r in replies):
             raise UpstreamError(
                 "Makers' funding could not be read on chain; retry",
                 details={"reason": "chain_unreachable"},
             )
-        bundle = await self._bundle(
+        bundle_start = self._clock.monotonic()
+        bundle, bundle_replied = await self._bundle(
             spec, rfq_id, taker, makers, budget_end, expiry_window, preferred_set
         )
+        maker_wait += max(0.0, bundle_replied - bundle_start)
         if bundle is not None:
             if preferred_set and any(o.maker.lower() not in preferred_set for o in bundle):
                 routing.fallback_used = True
@@ -145,9 +154,9 @@ class Auction:
             routing.preferred_quotes_received += sum(
                 1 for o in bundle if preferred_set and o.maker.lower() in preferred_set
             )
-            return AuctionOutcome(routing, depth, orders=bundle)
+            return AuctionOutcome(routing, depth, bundle, maker_wait_s=maker_wait)
         reason = "no_restricted_liquidity" if spec.restricted else "no_valid_quote"
-        return AuctionOutcome(routing, depth, reason=reason)
+        return AuctionOutcome(routing, depth, reason=reason, maker_wait_s=maker_wait)
 
     @staticmethod
     def _full_size_leg(spec: TradeSpec) -> Leg:
@@ -186,14 +195,16 @@ class Auction:
         budget_end: float,
         expiry_window: tuple[float, float],
         preferred_set: set[str],
-    ) -> list[FilledOrder] | None:
+    ) -> tuple[list[FilledOrder] | None, float]:
         """No single maker covered the size: plan legs from the published levels and ask each
-        maker for its leg. All legs must come back valid, or there is no bundle."""
-        if budget_end - self._clock.monotonic() <= 0.01:
-            return None
+        maker for its leg. All legs must come back valid, or there is no bundle. Also returns
+        when the last leg's answer was read (monotonic)."""
+        started = self._clock.monotonic()
+        if budget_end - started <= 0.01:
+            return None, started
         legs = split(self._pricing.curves(makers, spec), spec)
         if legs is None or len(legs) < 2:
-            return None
+            return None, started
         by_wallet = {m.wallet: m for m in makers}
         tasks = [
             asyncio.create_task(
@@ -211,6 +222,7 @@ class Auction:
             for leg in legs
         ]
         replies = list(await asyncio.gather(*tasks))
+        replied = max(r.replied_at for r in replies)
         if any(r.chain_error for r in replies):
             await self._release_losers([r for r in replies if r.order is not None], rfq_id)
             raise UpstreamError(
@@ -218,9 +230,9 @@ class Auction:
                 details={"reason": "chain_unreachable"},
             )
         if all(r.order is not None for r in replies):
-            return [r.order for r in replies if r.order is not None]
+            return [r.order for r in replies if r.order is not None], replied
         await self._release_losers([r for r in replies if r.order is not None], rfq_id)
-        return None
+        return None, replied
 
     async def _preferred_cover(self, tasks: list[asyncio.Task[_Reply]], until: float) -> bool:
         """Waits out the preferred makers' head start; True as soon as one of them quotes the
@@ -296,8 +308,10 @@ class Auction:
             "maxExpiresAtMs": int(expiry_window[1] * 1000),
         }
         reply = await self._registry.ask(maker, message, remaining)
+        replied_at = self._clock.monotonic()
         if not isinstance(reply, QuoteReply | MalformedReply):
-            return _Reply(maker, ask, None, preferred)  # silent, late, gone, or a decline
+            # silent, late, gone, or a decline
+            return _Reply(maker, ask, None, preferred, replied_at=replied_at)
         try:
             if isinstance(reply, MalformedReply):
                 raise QuoteRejected(reply.detail)
@@ -315,7 +329,7 @@ class Auction:
                 )
             except ChainUnreadable:
                 # Unverifiable is not usable: never return a quote that might not settle.
-                return _Reply(maker, ask, None, preferred, chain_error=True)
+                return _Reply(maker, ask, None, preferred, chain_error=True, replied_at=replied_at)
             hold_if_funded(ask, order, self._inventory, funding, expires_at)
         except QuoteRejected as rejected:
             await self._registry.notify(
@@ -329,5 +343,6 @@ class Auction:
                     "detail": rejected.detail,
                 },
             )
-            return _Reply(maker, ask, None, preferred)
-        return _Reply(maker, ask, filled_order(ask, order, signature, expires_at), preferred)
+            return _Reply(maker, ask, None, preferred, replied_at=replied_at)
+        order_entry = filled_order(ask, order, signature, expires_at)
+        return _Reply(maker, ask, order_entry, preferred, replied_at=replied_at)

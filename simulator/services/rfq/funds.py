@@ -6,7 +6,6 @@ early. Only the balance is read, not the allowance."""
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 from dataclasses import dataclass
 
@@ -38,8 +37,6 @@ class TakerFunds:
         # pruned lazily, so committed() is O(log n) however many quotes a wallet holds.
         self._totals: dict[tuple[int, str, str], int] = {}
         self._ends: dict[tuple[int, str, str], list[tuple[float, str]]] = {}
-        # One lock per (chain, taker, token): guards the balance read and the reservation write.
-        self._locks: dict[tuple[int, str, str], asyncio.Lock] = {}
 
     def committed(
         self, chain_id: int, taker: str, token: str, *, excluding: str | None = None
@@ -67,18 +64,12 @@ class TakerFunds:
                 heapq.heappush(ends, (reservation.held_until, rfq_id))  # extended since
 
     def evict_lapsed(self) -> None:
-        """Drop the lapsed reservations of every wallet, and the heaps and locks of wallets
-        that hold none (a wallet that never comes back would keep them forever)."""
-        for key in list(self._ends.keys() | self._locks.keys()):
+        """Drop the lapsed reservations of every wallet, and the heaps of wallets that hold
+        none (a wallet that never comes back would keep them forever)."""
+        for key in list(self._ends.keys()):
             self._prune(key)
-            if key in self._totals:
-                continue
-            self._ends.pop(key, None)
-            lock = self._locks.get(key)
-            # Only a lock nobody holds or waits for: between a release and the next waiter's
-            # wake-up `locked()` is already False, and a second lock would let both in.
-            if lock is not None and not lock.locked() and not getattr(lock, "_waiters", None):
-                del self._locks[key]
+            if key not in self._totals:
+                self._ends.pop(key, None)
 
     async def balance(self, chain_id: int, token: str, taker: str) -> int:
         try:
@@ -93,28 +84,32 @@ class TakerFunds:
     async def reserve_checked(
         self, rfq_id: str, chain_id: int, taker: str, token: str, required: int, until: float
     ) -> None:
-        """Check balance >= committed + required and reserve `required` until `until`, as one
-        step per (chain, taker, token): parallel requests for one wallet cannot both pass on
-        the same balance."""
+        """Check balance >= committed + required and reserve `required` until `until`:
+        parallel requests for one wallet cannot both pass on the same balance.
+
+        The balance is read first (the one await); the check and the reservation then happen as
+        one synchronous step. No lock is needed across the read: reservations are off chain and
+        never change what the read returns, so each request is checked against every
+        reservation written before its own check, whichever read finished first. (A lock across
+        the read made a wallet's requests queue one chain round trip each: under load that
+        queue, not the chain, set the answer time.)"""
         key = (chain_id, taker.lower(), token.lower())
-        lock = self._locks.setdefault(key, asyncio.Lock())
-        async with lock:
-            balance = await self.balance(chain_id, token, taker)
-            committed = self.committed(chain_id, taker, token, excluding=rfq_id)
-            if balance < committed + required:
-                details: dict[str, object] = {
-                    "reason": "insufficient_funds",
-                    "required": str(required),
-                    "available": str(balance),
-                }
-                if committed:
-                    details["committed"] = str(committed)
-                raise InvalidRequest(
-                    "The taker does not hold enough of the sell token", details=details
-                )
-            self._reservations[rfq_id] = Reservation(chain_id, key[1], key[2], required, until)
-            self._totals[key] = self._totals.get(key, 0) + required
-            heapq.heappush(self._ends.setdefault(key, []), (until, rfq_id))
+        balance = await self.balance(chain_id, token, taker)
+        committed = self.committed(chain_id, taker, token, excluding=rfq_id)
+        if balance < committed + required:
+            details: dict[str, object] = {
+                "reason": "insufficient_funds",
+                "required": str(required),
+                "available": str(balance),
+            }
+            if committed:
+                details["committed"] = str(committed)
+            raise InvalidRequest(
+                "The taker does not hold enough of the sell token", details=details
+            )
+        self._reservations[rfq_id] = Reservation(chain_id, key[1], key[2], required, until)
+        self._totals[key] = self._totals.get(key, 0) + required
+        heapq.heappush(self._ends.setdefault(key, []), (until, rfq_id))
 
     def hold(self, rfq_id: str, amount: int, until: float) -> None:
         """A quote was issued: hold exactly what it can take until its last order deadline

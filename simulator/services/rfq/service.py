@@ -38,6 +38,7 @@ class FirmRequest:
 class RequestOutcome:
     record: RfqRecord
     claim_token: str  # returned exactly once
+    maker_wait_s: float = 0.0  # time the auction waited for makers (Server-Timing `makers`)
 
 
 def _claim_hash(token: str) -> bytes:
@@ -173,7 +174,7 @@ class RfqService:
                 record.available_buy = outcome.depth.buy or None
                 record.reserved_until = self._reserved_until(spec, caller.identity)
                 self._release_everything(rfq_id)
-                return RequestOutcome(record, claim_token)
+                return RequestOutcome(record, claim_token, outcome.maker_wait_s)
             quote = QuoteState(
                 orders=outcome.orders,
                 expires_at=min(min(o.expires_at for o in outcome.orders), now + timing.quote_ttl_s),
@@ -201,7 +202,7 @@ class RfqService:
             deps.funds.hold(rfq_id, quote.taker_pays, quote.latest_order_deadline)
             deps.slots.extend(rfq_id, quote.latest_order_deadline)
             deps.inventory_extend(rfq_id, quote.expires_at)
-            return RequestOutcome(record, claim_token)
+            return RequestOutcome(record, claim_token, outcome.maker_wait_s)
         except BaseException:
             if record.status == "soliciting":
                 self._store.discard(rfq_id)

@@ -3,6 +3,8 @@ submit, the checks and their 400s, idempotent re-submits, SUPERSEDED, and live s
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from contracts.orders import permit_witness_typed_data
@@ -109,7 +111,7 @@ async def test_changed_terms_do_not_verify() -> None:
     prepared = await h.book.prepare(caller(), request(h.clock.time()))
     h.chain.fund(NGNS_T.address, MAKER_KEYS[0].address, 1600 * 10**6)
     body = signed(prepared.order, sign(prepared.typed_data, MAKER_KEYS[0].key))
-    cheaper = body.__class__(**{**body.__dict__, "output_amount": body.output_amount - 1})
+    cheaper = dataclasses.replace(body, output_amount=body.output_amount - 1)
     with pytest.raises(InvalidRequest):
         await h.book.place(caller(), cheaper)
 
@@ -148,7 +150,7 @@ async def test_a_newer_order_on_the_same_nonce_supersedes_the_active_one() -> No
     first = await h.book.prepare(who, request(h.clock.time()))
     older, _ = await h.book.place(who, signed(first.order, sign(first.typed_data, account.key)))
     second = await h.book.prepare(who, request(h.clock.time(), buy_amount=2 * 10**6))
-    replacement = second.order.__class__(**{**second.order.__dict__, "nonce": first.order.nonce})
+    replacement = dataclasses.replace(second.order, nonce=first.order.nonce)
     typed = permit_witness_typed_data(replacement, CHAIN_ID, PERMIT2)
     newer, status = await h.book.place(who, signed(replacement, sign(typed, account.key)))
     assert status == "ACTIVE"

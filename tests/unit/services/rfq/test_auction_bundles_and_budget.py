@@ -121,3 +121,21 @@ async def test_silent_makers_cost_the_reply_budget_and_no_more(rfq: RfqHarness) 
         (ask,) = maker.rfqs()
         assert ask["replyByMs"] <= int(record.reply_by * 1000)
     assert rfq.slots.count(rfq.caller.identity) == 0
+
+
+async def test_the_outcome_says_how_long_the_makers_were_waited_for(rfq: RfqHarness) -> None:
+    # The Server-Timing `makers` figure (docs/decisions.md F23): from the first `rfq` sent to the
+    # last answer read, inside the request's own time.
+    rfq.maker(1, delay_s=0.2)
+    rfq.maker(2)
+    started = rfq.clock.monotonic()
+    outcome = await rfq.request()
+    took = rfq.clock.monotonic() - started
+    assert outcome.record.status == "quoted"
+    assert 0.2 <= outcome.maker_wait_s <= took
+    # A silent maker is waited for until the budget ends (less the answer margin).
+    rfq.maker(3, mode="silent")
+    started = rfq.clock.monotonic()
+    outcome = await rfq.request()
+    took = rfq.clock.monotonic() - started
+    assert BUDGET_S - 0.05 <= outcome.maker_wait_s <= took

@@ -75,7 +75,7 @@ async def test_lapsed_slots_of_an_owner_who_never_returns_are_released() -> None
     assert slots._ends == {}
 
 
-async def test_lapsed_reservations_and_their_locks_are_dropped(rfq: RfqHarness) -> None:
+async def test_lapsed_reservations_and_their_heaps_are_dropped(rfq: RfqHarness) -> None:
     for i in range(3):
         taker = f"0x{i:040x}"
         rfq.chain.fund_taker(10, USDT, taker)
@@ -84,4 +84,3 @@ async def test_lapsed_reservations_and_their_locks_are_dropped(rfq: RfqHarness) 
     rfq.funds.evict_lapsed()
     assert rfq.funds._reservations == {}
     assert rfq.funds._ends == {}
-    assert rfq.funds._locks == {}

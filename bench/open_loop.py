@@ -1,0 +1,91 @@
+"""An open-loop load generator: requests start at a fixed arrival rate whatever the server's
+answer times are, so a slow answer cannot hold back the next request (no coordinated omission,
+unlike a closed loop of N clients, where a stalled server also stalls the load).
+
+Each latency is measured from the request's *scheduled* start, so a generator that falls behind
+its own schedule (it shares the cores with the server) is charged to the latency, never hidden.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+
+from bench.load import percentile
+from rfqkit.server_timing import server_timing
+
+
+@dataclass
+class OpenLoopResult:
+    offered_rate: float  # requests/s scheduled
+    seconds: float  # from the first scheduled start to the last answer
+    latencies_ms: list[float] = field(default_factory=list)
+    outcomes: dict[str, int] = field(default_factory=dict)
+    maker_wait_ms: list[float] = field(default_factory=list)  # Server-Timing `makers`
+    inside_ms: list[float] = field(default_factory=list)  # Server-Timing `sim`
+    late_starts: int = 0  # requests the generator started more than 5 ms after schedule
+
+    @property
+    def achieved_rate(self) -> float:
+        return len(self.latencies_ms) / self.seconds if self.seconds else 0.0
+
+    def pct(self, pct: float) -> float:
+        return percentile(self.latencies_ms, pct)
+
+    @property
+    def added_ms(self) -> list[float]:
+        """Simulator-added time per request: inside the simulator minus waiting for makers."""
+        return [s - m for s, m in zip(self.inside_ms, self.maker_wait_ms, strict=True)]
+
+
+async def run_open_loop(
+    session: aiohttp.ClientSession,
+    url: str,
+    *,
+    rate: float,
+    seconds: float,
+    body: Callable[[int], Any],
+    headers: dict[str, str] | None = None,
+    label: Callable[[int, Any], str] | None = None,
+) -> OpenLoopResult:
+    """POST `body(i)` to `url` at `rate` per second for `seconds`; `label(status, payload)`
+    names each outcome (default: the HTTP status)."""
+    result = OpenLoopResult(offered_rate=rate, seconds=0.0)
+    count = int(rate * seconds)
+    began = time.perf_counter()
+    last_end = began
+
+    async def one(index: int, scheduled: float) -> None:
+        nonlocal last_end
+        async with session.post(url, json=body(index), headers=headers) as resp:
+            payload = await resp.json(content_type=None)
+            timing = server_timing(resp.headers.get("Server-Timing"))
+        end = time.perf_counter()
+        last_end = max(last_end, end)
+        result.latencies_ms.append((end - scheduled) * 1000)
+        name = label(resp.status, payload) if label is not None else f"http {resp.status}"
+        result.outcomes[name] = result.outcomes.get(name, 0) + 1
+        if "makers" in timing and "sim" in timing:
+            result.maker_wait_ms.append(timing["makers"])
+            result.inside_ms.append(timing["sim"])
+
+    tasks: list[asyncio.Task[None]] = []
+    for index in range(count):
+        scheduled = began + index / rate
+        delay = scheduled - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        elif -delay > 0.005:
+            result.late_starts += 1
+        tasks.append(asyncio.create_task(one(index, scheduled)))
+    await asyncio.gather(*tasks)
+    result.seconds = last_end - began
+    return result
+
+
+__all__ = ["OpenLoopResult", "run_open_loop"]
