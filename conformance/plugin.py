@@ -92,6 +92,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="print the spec rule ids no test covered at the end of the run",
     )
+    group.addoption(
+        "--conformance-config",
+        default=None,
+        metavar="FILE",
+        help="YAML or JSON file with the inputs a QA team is given: chains (chain_id, "
+        "rpc_url, environment), api_keys (key, scopes), taker_wallets, webhook_public_url",
+    )
     add_timing_options(group)
 
 
