@@ -16,7 +16,7 @@ import json
 import secrets
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -133,6 +133,9 @@ def check_transfer(transfer: Any) -> dict[str, Any]:
     return transfer
 
 
+FORWARD = ("AWAITING_FUNDS", "PROCESSING", "SENDING", "COMPLETED")
+
+
 @dataclass
 class Created:
     transfer: dict[str, Any]
@@ -148,6 +151,7 @@ class Transfers:
     """The transfer API and the sandbox's transfer controls for one test."""
 
     ramp: Ramp
+    seen: dict[str, str] = field(default_factory=dict)  # transfer id -> last status read
 
     # -- bodies and the public API --------------------------------------------------------
 
@@ -212,7 +216,22 @@ class Transfers:
         """The full view (the read re-checks the provider when the state is older than 8 s)."""
         resp = self.get(created.id, claim=created.claim_token)
         assert resp.status == 200, f"{resp.describe()}: {resp.raw[:500]!r}"
-        return check_transfer(resp.json()["transfer"])
+        transfer = check_transfer(resp.json()["transfer"])
+        self._forward_only(transfer)
+        return transfer
+
+    def _forward_only(self, transfer: dict[str, Any]) -> None:
+        """Spec 2 "Transfer status": statuses only move forward and a settled transfer never
+        changes again, across every read this test made."""
+        key, status = str(transfer["id"]), str(transfer["status"])
+        before = self.seen.get(key)
+        if before is not None and before != status:
+            assert before not in SETTLED, f"settled {before} became {status}: {transfer}"
+            if before in FORWARD and status in FORWARD:
+                assert FORWARD.index(status) > FORWARD.index(before), (
+                    f"status moved backwards from {before} to {status}: {transfer}"
+                )
+        self.seen[key] = status
 
     def listed(
         self, wallet: RampWallet, first: int = 20, after: str | None = None

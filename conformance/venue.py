@@ -1,5 +1,6 @@
 """What the target offers, as its info describes it (``/_sim/info`` or the simulator's ready
-file, read through :class:`conformance.target.Target`): :class:`Venue` holds every chain as a
+file, else what :mod:`conformance.discovery` found out from public surfaces, read through
+:class:`conformance.target.Target`): :class:`Venue` holds every chain as a
 :class:`ChainInfo` (environment, RPC URL, contract addresses, :class:`Token` list, minimum size,
 :class:`Corridor` list) and the demo wallets that fund fresh takers. These are plain facts read
 once; :meth:`ChainInfo.rpc` is the way from them to a JSON-RPC :class:`conformance.chain.Chain`,
@@ -97,7 +98,12 @@ class Venue:
 
     @classmethod
     def of(cls, target: Target) -> Venue:
-        info = target.info or {}
+        """From the target's info when it has one (a shortcut), else discovered from public
+        surfaces once per session (:mod:`conformance.discovery`), with the given taker wallets
+        as the wallets that fund fresh takers."""
+        cached = target.cache.get("venue")
+        if isinstance(cached, Venue):
+            return cached
         chains: dict[int, ChainInfo] = {}
         for chain in target.chains():
             chain_id = int(chain["chain_id"])
@@ -131,9 +137,10 @@ class Venue:
             )
         wallets = tuple(
             Wallet(to_checksum_address(str(w["address"])), str(w["private_key"]))
-            for w in info.get("demo_wallets") or []
+            for w in target.wallets()
         )
-        return cls(chains, wallets)
+        venue = target.cache["venue"] = cls(chains, wallets)
+        return venue
 
     def chain(self, chain_id: int) -> ChainInfo:
         return self.chains[chain_id]

@@ -32,15 +32,15 @@ def ramp_backwards() -> Rewrite:
     moved: set[str] = set()  # transfers already served once at a later status
 
     def rewrite(ex: Exchange) -> None:
-        data = ex.data()
-        transfer = data.get("transfer") if isinstance(data, dict) else None
+        body = ex.json()  # ramp bodies are not wrapped in data: {transfer}
+        transfer = body.get("transfer") if isinstance(body, dict) else None
         if not isinstance(transfer, dict) or transfer.get("status") not in _RAMP_ORDER:
             return
         key, status = str(transfer.get("id")), str(transfer["status"])
         initial = first.setdefault(key, status)
         if status != initial and key in moved:
             transfer["status"] = initial
-            ex.set_json({"data": data})
+            ex.set_json(body)
         elif status != initial:
             moved.add(key)
 
@@ -280,9 +280,10 @@ def _no_quote_reason(data: dict[str, Any]) -> None:
 
 
 def _providers_unwrapped(ex: Exchange) -> None:
-    data = ex.data()
-    if isinstance(data, dict) and "providers" in data:
-        ex.set_json({"data": data["providers"]})
+    """{providers: [...]} answered as a bare array."""
+    body = ex.json()
+    if isinstance(body, dict) and "providers" in body:
+        ex.set_json(body["providers"])
 
 
 def _feed_error_envelope(ex: Exchange) -> None:

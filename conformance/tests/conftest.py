@@ -11,12 +11,15 @@ import pytest
 from conformance.chain import Wallet
 from conformance.client import Client, fresh_loopback_address, is_loopback_url
 from conformance.control import Fleet, Janitor, controlled_fleet, janitor
+from conformance.inputs import TAKER_SCOPES
+from conformance.needs import skip_message
 from conformance.ramp import Ramp
 from conformance.ramp_transfers import Transfers
 from conformance.rfq_calls import keyed_client, new_key
 from conformance.server import SimulatorProcess, find_rfqsim_bin
 from conformance.sim_control import SimControl
 from conformance.target import Target
+from conformance.target_inputs import resolved_inputs
 from conformance.tests.webhook_partners import Partner
 from conformance.venue import ChainInfo, Venue
 from conformance.webhooks import fetch_certificate
@@ -37,7 +40,10 @@ def chain(venue: Venue) -> ChainInfo:
 
 @pytest.fixture
 def source(venue: Venue) -> Wallet:
-    """The demo wallet that funds fresh takers."""
+    """The wallet that funds fresh takers: a demo wallet of the simulator, else the last taker
+    wallet the QA team gave."""
+    if not venue.demo_wallets:
+        pytest.skip(skip_message("taker_wallet"))
     return venue.demo_wallets[-1]
 
 
@@ -57,9 +63,15 @@ def caller(target: Target, http: Client) -> Client:
 
 
 @pytest.fixture
-def trader(sim: SimControl, http: Client) -> Client:
-    """A client with a fresh test-environment key of a partner of its own."""
-    return keyed_client(http, new_key(sim, "test"))
+def trader(target: Target, http: Client) -> Client:
+    """A client with a test-environment trades key: a fresh one of a partner of its own on a
+    simulator, else the given key (shared by the tests, so the client paces itself)."""
+    if target.controllable:
+        return keyed_client(http, new_key(target.sim(), "test"))
+    key = resolved_inputs(target).key(TAKER_SCOPES, "test")
+    if key is None:
+        pytest.skip(skip_message("key:trades"))
+    return http.with_headers(key.headers).paced()
 
 
 @pytest.fixture

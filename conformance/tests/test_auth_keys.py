@@ -84,7 +84,7 @@ def _token(target: Target, chain_id: int, symbol: str) -> str:
 
 def _wallet(target: Target) -> dict[str, str]:
     """A demo wallet: funded with every token on both chains."""
-    wallets = (target.info or {}).get("demo_wallets") or []
+    wallets = target.wallets()
     assert wallets, "the simulator has no demo wallets"
     return dict(wallets[0])
 
@@ -139,7 +139,6 @@ def test_key_is_accepted_as_bearer_or_x_api_key(
     assert limit == sim.limits()["tiers"]["default"], "a default-tier key has its tier's limit"
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/auth/api-keys/sent-authorization-bearer-api_key",
     "rfq/errors/401-unauthorized",
@@ -186,7 +185,6 @@ def test_key_format_and_shown_once(sim: SimControl, new_key: KeyFactory, environ
     assert secret.encode() not in resp.raw, "the secret appears in the key listing"
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/auth/api-keys/environment-prefix-tx_live_-mainnet",
     "rfq/endpoints/request-body/chainid",
@@ -299,7 +297,6 @@ def test_suspended_key_works_again_once_activated(
 # -- scopes ------------------------------------------------------------------------------
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/auth/api-keys/scopes",
     "rfq/errors/403-forbidden",
@@ -410,7 +407,6 @@ def test_key_ignores_taker_proof(
 # -- public endpoints --------------------------------------------------------------------
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/auth/api-keys/fully-public",
     "rfq/endpoints/post-v2-rfq-preview",

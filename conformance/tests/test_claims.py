@@ -80,7 +80,7 @@ def _token(target: Target, symbol: str) -> str:
 
 
 def _wallet(target: Target) -> dict[str, str]:
-    wallets = (target.info or {}).get("demo_wallets") or []
+    wallets = target.wallets()
     assert wallets, "the simulator has no demo wallets"
     return dict(wallets[0])
 
@@ -196,7 +196,6 @@ def test_wrong_or_missing_claim_token_is_404(
     assert assert_data(caller.get(f"/v2/rfq/{rfq_id}", headers=_claim(mine["claimToken"])))
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/endpoints/cancel-submit-status/ownership",
     "rfq/auth/api-keys/key-gives-own-rate-limit",

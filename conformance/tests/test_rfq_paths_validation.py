@@ -66,7 +66,6 @@ def _case_body(chain: ChainInfo, case: str, taker: str) -> tuple[dict[str, Any],
     raise AssertionError(case)
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/errors/400-invalid_request",
     "rfq/errors/envelope",
