@@ -15,7 +15,7 @@ from conformance.inputs import TAKER_SCOPES
 from conformance.needs import skip_message
 from conformance.ramp import Ramp
 from conformance.ramp_transfers import Transfers
-from conformance.rfq_calls import keyed_client, new_key
+from conformance.rfq_calls import bearer, new_key
 from conformance.server import SimulatorProcess, find_rfqsim_bin
 from conformance.sim_control import SimControl
 from conformance.target import Target
@@ -63,15 +63,23 @@ def caller(target: Target, http: Client) -> Client:
 
 
 @pytest.fixture
-def trader(target: Target, http: Client) -> Client:
-    """A client with a test-environment trades key: a fresh one of a partner of its own on a
-    simulator, else the given key (shared by the tests, so the client paces itself)."""
+def trades_key(target: Target) -> dict[str, str]:
+    """Authorization headers of a test-environment trades key: a fresh key of a partner of its
+    own on a simulator, else the key the QA team gave (shared by the tests)."""
     if target.controllable:
-        return keyed_client(http, new_key(target.sim(), "test"))
+        return bearer(new_key(target.sim(), "test"))
     key = resolved_inputs(target).key(TAKER_SCOPES, "test")
     if key is None:
         pytest.skip(skip_message("key:trades"))
-    return http.with_headers(key.headers).paced()
+    return key.headers
+
+
+@pytest.fixture
+def trader(target: Target, http: Client, trades_key: dict[str, str]) -> Client:
+    """A client with a test-environment trades key (a given key is shared by the tests, so
+    the client paces itself)."""
+    keyed = http.with_headers(trades_key)
+    return keyed if target.controllable else keyed.paced()
 
 
 @pytest.fixture
