@@ -3,8 +3,9 @@
 order, raw body, the parsed JSON when there is one, the elapsed time) and never raises on an
 HTTP status; :class:`Client` does the same relative to one base URL with default headers, and can
 leave from another loopback address (:func:`fresh_loopback_address`) so the service sees another
-client IP. Only the standard library is used (``http.client``), so it works the same inside
-pytest, under xdist and outside, and nothing here imports the simulator; the checks on a
+client IP. HTTP is the standard library's (``http.client``), so it works the same inside
+pytest, under xdist and outside; nothing here imports the simulator. Addresses in parsed bodies
+are checksummed (:func:`checksummed`): the spec lets a service answer either form. The checks on a
 response are in :mod:`conformance.response_checks`, the /_sim control API in
 :mod:`conformance.sim_control` and chain JSON-RPC in :mod:`conformance.json_rpc`.
 """
@@ -17,12 +18,15 @@ import ipaddress
 import itertools
 import json as jsonlib
 import os
+import re
 import ssl
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit
+
+from eth_utils.address import to_checksum_address
 
 DEFAULT_TIMEOUT = 30.0
 REQUEST_ID_HEADER = "X-Request-Id"
@@ -93,11 +97,30 @@ class Response:
         return f"<Response {self.describe()} {self.raw[:300]!r}>"
 
 
+_LOWERCASE_ADDRESS = re.compile(r"0x[0-9a-f]{40}")
+
+
+def checksummed(value: Any) -> Any:
+    """``value`` with every all-lowercase EVM address string in it checksummed (EIP-55).
+
+    The spec allows a service to answer addresses lowercase or checksummed, so tests compare
+    them in one form; a mixed-case address is left as it is (a wrong checksum stays wrong)."""
+    if isinstance(value, str):
+        return to_checksum_address(value) if _LOWERCASE_ADDRESS.fullmatch(value) else value
+    if isinstance(value, list):
+        return [checksummed(item) for item in value]
+    if isinstance(value, dict):
+        return {key: checksummed(item) for key, item in value.items()}
+    return value
+
+
 def _parse_json(raw: bytes) -> tuple[Any, bool]:
+    """The body as JSON (addresses in one form: :func:`checksummed`); ``raw`` keeps the
+    bytes exactly as received."""
     if not raw.strip():
         return None, False
     try:
-        return jsonlib.loads(raw), True
+        return checksummed(jsonlib.loads(raw)), True
     except (ValueError, UnicodeDecodeError):
         return None, False
 

@@ -50,7 +50,7 @@ def token_on_chain(chain: Chain, address: str, ladder_decimals: int) -> dict[str
         "symbol": str(symbol) if symbol else address,
         "address": to_checksum_address(address),
         "decimals": int(decimals) if decimals is not None else ladder_decimals,
-        "usdt_like": True,  # unknown: treated as refusing nonzero-to-nonzero approvals (safe)
+        "usdt_like": False,  # unknown; approve_for_quote resets any nonzero allowance anyway
     }
 
 

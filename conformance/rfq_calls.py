@@ -197,8 +197,7 @@ def approve_for_quote(chain: ChainInfo, wallet: Wallet, firm: Mapping[str, Any])
     current = node.allowance(token, wallet.address, quote["reactor"])
     if current >= needed:
         return
-    usdt_like = any(t.usdt_like and t.address == token for t in chain.tokens.values())
-    if current and usdt_like:
+    if current:  # tokens like USDT refuse nonzero-to-nonzero approvals: reset first
         node.approve(wallet, token, quote["reactor"], 0)
     assert approval["value"] == "0", approval
     assert approval["chainId"] == chain.chain_id, approval

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from eth_utils.address import to_checksum_address
 
@@ -51,6 +52,7 @@ class ChainInfo:
     tokens: Mapping[str, Token]  # by symbol
     min_size: Decimal
     corridors: tuple[Corridor, ...] = ()
+    fee_bps: int | None = None  # the corridors' protocol fee when the info names one (not shown)
 
     def token(self, symbol: str) -> Token:
         return self.tokens[symbol]
@@ -87,6 +89,12 @@ class ChainInfo:
 
     def rpc(self) -> Chain:
         return Chain(self.rpc_url, self.chain_id)
+
+
+def _fee_bps(chain: Mapping[str, Any]) -> int | None:
+    """The one fee of every corridor of the chain (``/_sim/info``); None when not named."""
+    fees = {c.get("fee_bps") for c in chain.get("corridors") or []}
+    return int(fees.pop()) if len(fees) == 1 and None not in fees else None
 
 
 @dataclass(frozen=True)
@@ -126,6 +134,7 @@ class Venue:
                 },
                 tokens=tokens,
                 min_size=Decimal(str(chain.get("min_size", "1"))),
+                fee_bps=_fee_bps(chain),
                 corridors=tuple(
                     Corridor(
                         to_checksum_address(str(c["base"])),

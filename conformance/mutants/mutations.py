@@ -66,6 +66,8 @@ class Mutation:
     applies: Predicate
     apply: Rewrite
     modules: tuple[str, ...]  # test modules (in conformance/tests) expected to catch it
+    # A change the spec allows (lowercase addresses, an extra field): the suite must NOT fail.
+    equivalent: bool = False
     state: dict[str, Any] = field(default_factory=dict)  # per-run memory (ramp statuses)
 
 

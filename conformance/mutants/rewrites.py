@@ -47,123 +47,123 @@ def ramp_backwards() -> Rewrite:
     return rewrite
 
 
-def _always(ex: Exchange) -> bool:
+def always(ex: Exchange) -> bool:
     return True
 
 
-def _api_error(ex: Exchange) -> bool:
+def api_error(ex: Exchange) -> bool:
     return ex.status >= 400 and ex.is_api() and ex.status != 429
 
 
-def _keyed(ex: Exchange) -> bool:
+def keyed(ex: Exchange) -> bool:
     return "Authorization" in ex.request_headers or "X-API-Key" in ex.request_headers
 
 
-def _unknown_key_403(ex: Exchange) -> None:
-    if _keyed(ex):
+def unknown_key_403(ex: Exchange) -> None:
+    if keyed(ex):
         recode(403, "forbidden")(ex)
 
 
-def _claim_404(ex: Exchange) -> bool:
+def claim_404(ex: Exchange) -> bool:
     return bool(RFQ_ID_PATH.match(ex.path)) and ex.status == 404
 
 
-def _ladder(ex: Exchange) -> bool:
+def ladder(ex: Exchange) -> bool:
     return ex.path == "/v2/rfq/levels" and ex.status == 200
 
 
-def _health(ex: Exchange) -> bool:
+def health(ex: Exchange) -> bool:
     return ex.path in ("/v2/health", "/v1/health")
 
 
-def _exact_input_firm(ex: Exchange) -> bool:
+def exact_input_firm(ex: Exchange) -> bool:
     return firm(ex) and "sellAmount" in (json.loads(ex.request_body or b"{}") or {})
 
 
-def _cancelled(ex: Exchange) -> bool:
+def cancelled(ex: Exchange) -> bool:
     return bool(CANCEL_PATH.match(ex.path)) and ex.status == 200
 
 
-def _cancel_409(ex: Exchange) -> bool:
+def cancel_409(ex: Exchange) -> bool:
     return bool(CANCEL_PATH.match(ex.path)) and ex.status == 409
 
 
-def _submit_400(ex: Exchange) -> bool:
+def submit_400(ex: Exchange) -> bool:
     return bool(SUBMIT_PATH.match(ex.path)) and ex.status == 400
 
 
-def _unknown_path(ex: Exchange) -> bool:
+def unknown_path(ex: Exchange) -> bool:
     return ex.status == 404 and not ex.path.startswith(("/v2/rfq/", "/v2/ramp/", "/v1/"))
 
 
-def _validation(ex: Exchange) -> bool:
+def validation(ex: Exchange) -> bool:
     return (
         ex.status == 400 and ex.path == "/v2/rfq/request" and ex.error_code() == "invalid_request"
     )
 
 
-def _rfq_success(ex: Exchange) -> bool:
+def rfq_success(ex: Exchange) -> bool:
     return ex.status < 400 and ex.path.startswith("/v2/rfq/")
 
 
-def _drop_rate_headers(ex: Exchange) -> None:
+def drop_rate_headers(ex: Exchange) -> None:
     for name in ("X-RateLimit-Remaining", "X-RateLimit-Limit", "X-RateLimit-Reset"):
         drop_header(name)(ex)
 
 
-def _success(ex: Exchange) -> bool:
+def success(ex: Exchange) -> bool:
     return ex.status < 400
 
 
-def _trades(ex: Exchange) -> bool:
+def trades(ex: Exchange) -> bool:
     return ex.path == "/historical_trades" and ex.status == 200
 
 
-def _tickers(ex: Exchange) -> bool:
+def tickers(ex: Exchange) -> bool:
     return ex.path == "/tickers" and ex.status == 200
 
 
-def _feed_error(ex: Exchange) -> bool:
+def feed_error(ex: Exchange) -> bool:
     return ex.path in FEED_PATHS and ex.status >= 400
 
 
-def _webhook_list(ex: Exchange) -> bool:
+def webhook_list(ex: Exchange) -> bool:
     return ex.method == "GET" and ex.path == "/v1/webhooks" and ex.status == 200
 
 
-def _openapi(ex: Exchange) -> bool:
+def openapi(ex: Exchange) -> bool:
     return ex.path == "/v2/openapi.json" and ex.status == 200
 
 
-def _providers(ex: Exchange) -> bool:
+def providers(ex: Exchange) -> bool:
     return ex.path == "/v2/ramp/providers" and ex.status == 200
 
 
-def _stale_proof(ex: Exchange) -> bool:
+def stale_proof(ex: Exchange) -> bool:
     return ex.status == 401 and b"proof_of_control_stale" in ex.body
 
 
-def _invalid_reason(error: dict[str, Any]) -> None:
+def invalid_reason(error: dict[str, Any]) -> None:
     error["details"] = {"reason": "proof_of_control_invalid"}
 
 
-def _ramp_read(ex: Exchange) -> bool:
+def ramp_read(ex: Exchange) -> bool:
     return ex.method == "GET" and bool(RAMP_TRANSFER_PATH.match(ex.path))
 
 
-def _answer_201(ex: Exchange) -> None:
+def answer_201(ex: Exchange) -> None:
     ex.status = 201
 
 
-def _cancel_released(ex: Exchange) -> None:
+def cancel_released(ex: Exchange) -> None:
     set_status_and_data(200, {"rfqId": ex.path.split("/")[3], "status": "released"})(ex)
 
 
-def _text_plain(ex: Exchange) -> None:
+def text_plain(ex: Exchange) -> None:
     ex.headers["Content-Type"] = "text/plain; charset=utf-8"
 
 
-def _feed_ms(ex: Exchange) -> None:
+def feed_ms(ex: Exchange) -> None:
     body = ex.json()
     if isinstance(body, dict):
         for side in ("buy", "sell"):
@@ -172,20 +172,20 @@ def _feed_ms(ex: Exchange) -> None:
         ex.set_json(body)
 
 
-def _feed_wrapped(ex: Exchange) -> None:
+def feed_wrapped(ex: Exchange) -> None:
     ex.set_json({"data": ex.json()})
 
 
-def _levels_reversed(data: dict[str, Any]) -> None:
+def levels_reversed(data: dict[str, Any]) -> None:
     for pair in data.get("pairs") or []:
         pair["levels"] = list(reversed(pair.get("levels") or []))
 
 
-def _levels_stale(data: dict[str, Any]) -> None:
+def levels_stale(data: dict[str, Any]) -> None:
     data["asOf"] = "2020-01-01T00:00:00.000Z"
 
 
-def _drop_reverse_pairs(data: dict[str, Any]) -> None:
+def drop_reverse_pairs(data: dict[str, Any]) -> None:
     seen: set[frozenset[str]] = set()
     kept = []
     for pair in data.get("pairs") or []:
@@ -196,7 +196,7 @@ def _drop_reverse_pairs(data: dict[str, Any]) -> None:
     data["pairs"] = kept
 
 
-def _webhook_secret_listed(ex: Exchange) -> None:
+def webhook_secret_listed(ex: Exchange) -> None:
     body = ex.json()
     if isinstance(body, dict) and isinstance(body.get("data"), list):
         for endpoint in body["data"]:
@@ -204,7 +204,7 @@ def _webhook_secret_listed(ex: Exchange) -> None:
         ex.set_json(body)
 
 
-def _openapi_no_errors(ex: Exchange) -> None:
+def openapi_no_errors(ex: Exchange) -> None:
     body = ex.json()
     if isinstance(body, dict):
         for item in (body.get("paths") or {}).values():
@@ -215,82 +215,82 @@ def _openapi_no_errors(ex: Exchange) -> None:
         ex.set_json(body)
 
 
-def _health_time_local(data: dict[str, Any]) -> None:
+def health_time_local(data: dict[str, Any]) -> None:
     data["time"] = str(data.get("time", "")).replace("Z", "").replace("+00:00", "") + "+02:00"
 
 
-def _ip_backstop_headers(ex: Exchange) -> None:
+def ip_backstop_headers(ex: Exchange) -> None:
     ex.headers["X-RateLimit-Limit"] = "60"
     ex.headers["X-RateLimit-Remaining"] = "0"
     ex.headers["X-RateLimit-Reset"] = "60"
 
 
-def _rate_remaining_constant(ex: Exchange) -> None:
+def rate_remaining_constant(ex: Exchange) -> None:
     if "X-RateLimit-Remaining" in ex.headers:
         ex.headers["X-RateLimit-Remaining"] = ex.headers.get("X-RateLimit-Limit", "60")
 
 
-def _request_id_mismatch(error: dict[str, Any]) -> None:
+def request_id_mismatch(error: dict[str, Any]) -> None:
     error["request_id"] = "req_" + "0" * 24
 
 
-def _claim_in_record(data: dict[str, Any]) -> None:
+def claim_in_record(data: dict[str, Any]) -> None:
     data["claimToken"] = "rfqc_leaked"
 
 
-def _not_base10(data: dict[str, Any]) -> None:
+def not_base10(data: dict[str, Any]) -> None:
     data["quote"]["buyAmount"] = int(data["quote"]["buyAmount"])
 
 
-def _expires_late(data: dict[str, Any]) -> None:
+def expires_late(data: dict[str, Any]) -> None:
     data["quote"]["expiresAt"] = "2999-01-01T00:00:00.000Z"
 
 
-def _swap_value(data: dict[str, Any]) -> None:
+def swap_value(data: dict[str, Any]) -> None:
     data["transactions"]["swap"]["value"] = "1"
 
 
-def _approval_wrong_chain(data: dict[str, Any]) -> None:
+def approval_wrong_chain(data: dict[str, Any]) -> None:
     data["transactions"]["approval"]["chainId"] = 1
 
 
-def _no_claim_token(data: dict[str, Any]) -> None:
+def no_claim_token(data: dict[str, Any]) -> None:
     data.pop("claimToken", None)
 
 
-def _uppercase_status(data: dict[str, Any]) -> None:
+def uppercase_status(data: dict[str, Any]) -> None:
     data["status"] = str(data.get("status", "")).upper()
 
 
-def _cancel_status(data: dict[str, Any]) -> None:
+def cancel_status(data: dict[str, Any]) -> None:
     data["status"] = "cancelled"
 
 
-def _drop_issues(error: dict[str, Any]) -> None:
+def drop_issues(error: dict[str, Any]) -> None:
     error.pop("details", None)
 
 
-def _fee_outside(data: dict[str, Any]) -> None:
+def fee_outside(data: dict[str, Any]) -> None:
     quote = data["quote"]
     quote["takerPays"] = str(int(quote["takerPays"]) - int(quote.get("feeAmount") or 0) - 1)
 
 
-def _no_quote_reason(data: dict[str, Any]) -> None:
+def no_quote_reason(data: dict[str, Any]) -> None:
     data["reason"] = "no_liquidity"
 
 
-def _providers_unwrapped(ex: Exchange) -> None:
+def providers_unwrapped(ex: Exchange) -> None:
     """{providers: [...]} answered as a bare array."""
     body = ex.json()
     if isinstance(body, dict) and "providers" in body:
         ex.set_json(body["providers"])
 
 
-def _feed_error_envelope(ex: Exchange) -> None:
+def feed_error_envelope(ex: Exchange) -> None:
     ex.set_json({"error": {"code": "invalid_request", "message": "bad"}})
 
 
-def _no_quote_400(ex: Exchange) -> None:
+def no_quote_400(ex: Exchange) -> None:
     ex.status = 400
     request_id = ex.headers.get("X-Request-Id")
     ex.set_json(
@@ -298,6 +298,23 @@ def _no_quote_400(ex: Exchange) -> None:
     )
 
 
-def _taker_pays_over_cap(ex: Exchange) -> None:
+def taker_pays_over_cap(ex: Exchange) -> None:
     cap = int(json.loads(ex.request_body)["sellAmount"])
     rewrite_data(in_quote(lambda q: q.__setitem__("takerPays", str(cap + 1))))(ex)
+
+
+_ADDRESS = re.compile(r'"0x[0-9a-fA-F]{40}"')
+
+
+def lowercase_addresses(ex: Exchange) -> None:
+    """Every address in a JSON answer lowercased (the spec allows it)."""
+    ex.body = _ADDRESS.sub(lambda m: m.group(0).lower(), ex.body.decode()).encode()
+
+
+def extra_field(data: dict[str, Any]) -> None:
+    """A field the spec does not name, added to a success body (the spec allows it)."""
+    data["servedBy"] = "mutation-proxy"
+
+
+def json_answer(ex: Exchange) -> bool:
+    return ex.is_api() and ex.status == 200

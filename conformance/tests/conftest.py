@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from conformance.chain import Wallet
 from conformance.client import Client, fresh_loopback_address, is_loopback_url
-from conformance.control import Fleet, Janitor, controlled_fleet, janitor
+from conformance.control import Fleet, Janitor, Liquidity, controlled_fleet, janitor
 from conformance.inputs import TAKER_SCOPES
 from conformance.needs import skip_message
 from conformance.ramp import Ramp
 from conformance.ramp_transfers import Transfers
-from conformance.rfq_calls import bearer, new_key
+from conformance.rfq_calls import bearer, new_key, wait_ladder
 from conformance.server import SimulatorProcess, find_rfqsim_bin
 from conformance.sim_control import SimControl
 from conformance.target import Target
@@ -52,6 +53,23 @@ def fleet(sim: SimControl) -> Iterator[Fleet]:
     """The simulated makers, restored to their settings after the test."""
     with controlled_fleet(sim) as controlled:
         yield controlled
+
+
+@pytest.fixture
+def liquidity(target: Target, http: Client, chain: ChainInfo) -> Iterator[Liquidity]:
+    """Fresh levels on every RFQ pair of the test chain before the test: the simulated fleet
+    (restored after the test) on a simulator, else whatever the public ladder shows."""
+    if target.controllable:
+        with controlled_fleet(target.sim()) as fleet:
+            yield Liquidity(frozenset(fleet.wallets.values()))
+        return
+
+    def deep(data: dict[str, Any]) -> bool:
+        depth = {(p["sellToken"], p["buyToken"]): p.get("maxSellAmount") for p in data["pairs"]}
+        return all(depth.get(d) not in (None, "0") for d in chain.rfq_directions())
+
+    wait_ladder(http, chain.chain_id, deep, timeout=30, what="depth on every RFQ pair")
+    yield Liquidity(None)
 
 
 @pytest.fixture

@@ -148,7 +148,7 @@ def test_claim_token_alone_authorizes_status(
         resp = client.get(f"/v2/rfq/{created['rfqId']}", headers=_claim(token))
         record = assert_data(resp)
         assert_rate_limit_headers(resp)
-        assert set(record) == RECORD_FIELDS, sorted(set(record) ^ RECORD_FIELDS)
+        assert set(record) >= RECORD_FIELDS, sorted(set(record) ^ RECORD_FIELDS)
         assert not SECRET_FIELDS & set(record), record
         assert token not in resp.raw.decode(), "GET returned the claim token"
         assert record["rfqId"] == created["rfqId"]
