@@ -71,7 +71,7 @@ def _spec_digest(taker: str, chain_id: int, nonce: bytes, issued_at_ms: int) -> 
 # -- externally owned takers -------------------------------------------------------------
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     *PROOF_RULES,
     "rfq/auth/proof-of-control/rule-3",
@@ -80,9 +80,9 @@ def _spec_digest(taker: str, chain_id: int, nonce: bytes, issued_at_ms: int) -> 
     "rfq/resources/takerproof/signature",
     "rfq/endpoints/request-body/takerproof",
 )
-def test_eoa_proof_is_accepted(target: Target, sim: SimControl, caller: Client) -> None:
+def test_eoa_proof_is_accepted(target: Target, clock: ServiceClock, caller: Client) -> None:
     wallet = demo_wallet(target)
-    nonce, now = random_nonce(), sim.now_ms()
+    nonce, now = random_nonce(), clock.now_ms()
     assert taker_control_digest(wallet["address"], CHAIN, nonce, now) == _spec_digest(
         wallet["address"], CHAIN, nonce, now
     )
@@ -183,7 +183,7 @@ def _other_issued_at_signature(
     return {**proof, "issuedAt": now}
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "rfq/auth/proof-of-control/rule-3",
     "rfq/auth/proof-of-control/rule-6",
@@ -210,19 +210,19 @@ def _other_issued_at_signature(
 )
 def test_signature_not_by_the_taker_is_invalid(
     target: Target,
-    sim: SimControl,
+    clock: ServiceClock,
     caller: Client,
     make_proof: Callable[[Mapping[str, str], bytes, int], Mapping[str, Any]],
 ) -> None:
     wallet = demo_wallet(target)
-    proof = make_proof(wallet, random_nonce(), sim.now_ms())
+    proof = make_proof(wallet, random_nonce(), clock.now_ms())
     assert_unauthorized(
         send_request(caller, request_body(target, wallet["address"], proof)),
         "proof_of_control_invalid",
     )
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "rfq/auth/proof-of-control/rule-2",
     "rfq/auth/proof-of-control/rule-6",
@@ -232,10 +232,10 @@ def test_signature_not_by_the_taker_is_invalid(
     "variant", ["other-issuedAt", "other-signature", "other-taker", "other-chain"]
 )
 def test_nonce_reused_with_other_contents_is_replayed(
-    target: Target, sim: SimControl, caller: Client, variant: str
+    target: Target, clock: ServiceClock, caller: Client, variant: str
 ) -> None:
     wallet, other = demo_wallet(target, 0), demo_wallet(target, 1)
-    nonce, now = random_nonce(), sim.now_ms()
+    nonce, now = random_nonce(), clock.now_ms()
     first = sign_taker_proof(
         wallet["private_key"], wallet["address"], CHAIN, issued_at_ms=now, nonce=nonce
     )

@@ -35,15 +35,17 @@ from conformance.schema.deviations import DeviationFileError, Observed, load, pa
 from conformance.schema.links import LINKS, LinkError, add_links
 from conformance.schema.results import FailureRecord, RunResult
 from conformance.schema.runner import run
-from conformance.schema.settings import FULL_MIN_REQUESTS, RunSettings
+from conformance.schema.settings import ENV_MAX_EXAMPLES, FULL_MIN_REQUESTS, RunSettings
 from conformance.target import Target
 from conformance.target_inputs import resolved_inputs
 
-# The timeout covers a full run (about 3 minutes here) on a slower machine.
-pytestmark = pytest.mark.timeout(900)
+# The timeout covers a full run (about 3 minutes here) on a slower machine, and a default run
+# paced at 55 requests a minute against a target whose limits cannot be raised.
+pytestmark = pytest.mark.timeout(1800)
 
 JUNIT_NAME = "schemathesis-junit.xml"
 PACED_RATE = "55/m"  # under the spec's default tier (60 requests per minute)
+PACED_MAX_EXAMPLES = 2  # per operation and phase in a paced run (the default run has 10)
 
 
 SERVER_CHECKS = ("not_a_server_error", "max_response_time")
@@ -119,8 +121,12 @@ def schemathesis_run(request: pytest.FixtureRequest, target: Target) -> RunResul
     )
     if settings.rate_limit is None:
         # Limits the suite cannot raise: stay under the spec's default 60/min per key and per
-        # client IP, so the run meets no 429 of its own making.
-        settings = replace(settings, rate_limit=PACED_RATE)
+        # client IP, so the run meets no 429 of its own making; fewer examples per operation
+        # (unless set) keep the paced run to minutes (docs/conformance.md).
+        examples = settings.max_examples
+        if not settings.full and not os.environ.get(ENV_MAX_EXAMPLES, "").strip():
+            examples = PACED_MAX_EXAMPLES
+        settings = replace(settings, rate_limit=PACED_RATE, max_examples=examples)
     return run(target.base_url, caller, settings, deviations, write_junit=write_junit)
 
 
