@@ -187,6 +187,8 @@ def inputs_of(raw: Mapping[str, Any]) -> Inputs:
     wallets = []
     for entry in raw.get("taker_wallets") or []:
         secret = entry.get("private_key") if isinstance(entry, Mapping) else entry
+        if isinstance(secret, int):  # YAML reads an unquoted 0x... as a number
+            secret = f"0x{secret:064x}"
         wallets.append(parse_wallet(str(secret)))
     base_url = raw.get("base_url") or raw.get("api_url")
     return Inputs(
