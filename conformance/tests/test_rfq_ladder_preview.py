@@ -13,21 +13,20 @@ from eth_account import Account
 from conformance.assertions import ROUTING_FIELDS, atomic, fee_on, iso_seconds, rate_ray
 from conformance.chain import wait_for
 from conformance.client import Client
-from conformance.control import FAST, Fleet, Janitor
+from conformance.control import FAST, Fleet, Janitor, Liquidity
 from conformance.funding import fund_wallet
 from conformance.response_checks import assert_data, assert_error, parse_iso_utc
 from conformance.rfq_calls import (
     expect_quoted,
-    keyed_client,
     keyless_client,
     ladder,
     ladder_pair,
-    new_key,
     preview,
     request_quote,
     rfq_body,
     wait_ladder,
 )
+from conformance.service_clock import ServiceClock
 from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.venue import ChainInfo, Venue
@@ -55,9 +54,10 @@ PREVIEW_FIELDS = {
 
 
 @pytest.fixture
-def market(sim: SimControl, http: Client) -> Client:
-    """A keyed client for many public calls (its own, unlimited rate budget)."""
-    return keyed_client(http, new_key(sim, "test"))
+def market(trader: Client) -> Client:
+    """A keyed client for many public calls (on a simulator a key of its own, unlimited; the
+    given key elsewhere, paced)."""
+    return trader
 
 
 def _preview_body(chain: ChainInfo, pair: dict[str, Any], **amounts: Any) -> dict[str, Any]:
@@ -69,7 +69,6 @@ def _preview_body(chain: ChainInfo, pair: dict[str, Any], **amounts: Any) -> dic
 # -- the ladder ---------------------------------------------------------------------------
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/endpoints/get-v2-rfq-levels",
     "rfq/auth/api-keys/fully-public",
@@ -85,11 +84,11 @@ def _preview_body(chain: ChainInfo, pair: dict[str, Any], **amounts: Any) -> dic
 @pytest.mark.parametrize("chain_id", [97, 56])
 def test_ladder_lists_every_pair_both_ways_with_increasing_points(
     target: Target,
-    sim: SimControl,
+    clock: ServiceClock,
     http: Client,
     market: Client,
     venue: Venue,
-    fleet: Fleet,
+    liquidity: Liquidity,
     chain_id: int,
 ) -> None:
     chain = venue.chain(chain_id)
@@ -106,7 +105,7 @@ def test_ladder_lists_every_pair_both_ways_with_increasing_points(
     assert {"chainId", "asOf", "pairs"} <= set(data), sorted(data)
     assert data["chainId"] == chain_id, data
     as_of = parse_iso_utc(data["asOf"]).timestamp()
-    now = sim.now_ms() / 1000
+    now = clock.now_ms() / 1000
     assert now - 3.0 <= as_of <= now + 0.5, (data["asOf"], now)
     directions = {(p["sellToken"], p["buyToken"]) for p in data["pairs"]}
     assert len(directions) == len(data["pairs"]), "each direction once"
