@@ -46,14 +46,14 @@ def all_mutations() -> list[Mutation]:
             "rfq/limits: Retry-After on the time-window 429s",
             error_answer(429),
             drop_header("Retry-After"),
-            ("test_rate_limits.py",),
+            ("test_rate_limits.py", "test_limits_public.py"),
         ),
         m(
             "no_quote_as_400",
             "rfq/endpoints/behaviour-3: a no-quote is HTTP 200",
             no_quote,
             r.no_quote_400,
-            ("test_rfq_paths_no_quote.py",),
+            ("test_rfq_paths_no_quote.py", "test_claims.py", "test_auth_proofs_eoa.py"),
         ),
         m(
             "taker_pays_over_cap",
@@ -123,14 +123,14 @@ def all_mutations() -> list[Mutation]:
             "rfq/errors: details.issues names the offending fields",
             r.validation,
             rewrite_error(r.drop_issues),
-            ("test_rfq_paths_validation.py",),
+            ("test_rfq_paths_validation.py", "test_claims.py"),
         ),
         m(
             "no_ratelimit_headers",
             "rfq/limits: X-RateLimit-* on every response of the limiter",
             r.rfq_success,
             r.drop_rate_headers,
-            ("test_rate_limits.py",),
+            ("test_rate_limits.py", "test_limits_public.py"),
         ),
         m(
             "unknown_key_403",
@@ -235,7 +235,7 @@ def all_mutations() -> list[Mutation]:
             "no-quote reasons",
             no_quote,
             rewrite_data(r.no_quote_reason),
-            ("test_rfq_paths_no_quote.py",),
+            ("test_rfq_paths_no_quote.py", "test_claims.py", "test_auth_proofs_eoa.py"),
         ),
         m(
             "submit_bad_hash_accepted",
@@ -299,7 +299,7 @@ def all_mutations() -> list[Mutation]:
             "rfq/limits: X-RateLimit-Remaining is what is left",
             r.success,
             r.rate_remaining_constant,
-            ("test_rate_limits.py",),
+            ("test_rate_limits.py", "test_limits_public.py"),
         ),
         m(
             "ramp_providers_unwrapped",
