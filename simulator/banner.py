@@ -13,19 +13,23 @@ def _whole(units: int) -> str:
     return f"{units:,}"
 
 
-def banner(info: dict[str, Any]) -> str:
+def banner(info: dict[str, Any], *, control_api: bool = True) -> str:
     """What a person needs to start: every URL (each answers), the chains with their fixed RPC
     ports, the contracts once when every chain has the same addresses, the demo keys with their
     scopes, the funded wallets with their keys and balances, and how to stop."""
     api = info["api_url"]
+    control = (
+        f"{api}/_sim/   (index of every control; OpenAPI: {api}/_sim/openapi.json)"
+        if control_api
+        else "none (--no-control-api: /_sim answers 404, as on a real deployment)"
+    )
     lines = [
         f"rfqsim {info['version']} ready  (environment {info['environment']}, seed {info['seed']})",
         f"  API             {api}   (OpenAPI: {api}/v2/openapi.json, {api}/v1/openapi.json)",
-        f"  control API     {api}/_sim/   (index of every control; OpenAPI: "
-        f"{api}/_sim/openapi.json)",
+        f"  control API     {control}",
         f"  rates feed      {api}/tickers   (OpenAPI: {api}/feed/openapi.json)",
     ]
-    if info.get("provider_url"):
+    if info.get("provider_url") and control_api:
         lines.append(
             f"  ramp provider   {info['provider_url']}/sandbox/state   (drive it: /_sim/ramp/...)"
         )
@@ -66,6 +70,26 @@ def banner(info: dict[str, Any]) -> str:
         lines.append(f"      {wallet['address']}  {wallet['private_key']}")
     lines.append("  Stop with Ctrl-C (or SIGTERM): every Anvil rfqsim started stops with it.")
     return "\n".join(lines)
+
+
+def operator_inputs(info: dict[str, Any]) -> dict[str, Any]:
+    """What the ready file holds without the control API: only what the operator of a real
+    deployment hands a QA team (the API URL, each chain's RPC URL and environment, API keys
+    with their scopes, funded taker wallets); the venue's facts (tokens, contracts, corridors)
+    must be discovered from the public API, as against any other deployment."""
+    return {
+        "api_url": info["api_url"],
+        "control_api": False,
+        "chains": [
+            {"chain_id": c["chain_id"], "environment": c["environment"], "rpc_url": c["rpc_url"]}
+            for c in info["chains"]
+        ],
+        "api_keys": [
+            {"key": k["key"], "environment": k["environment"], "scopes": k["scopes"]}
+            for k in info.get("demo_keys", [])
+        ],
+        "taker_wallets": [w["private_key"] for w in info["demo_wallets"]],
+    }
 
 
 def write_ready_file(path: Path, info: dict[str, Any]) -> None:

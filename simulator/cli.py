@@ -23,7 +23,7 @@ from rfqkit.anvil import AnvilStartError
 from simulator.adapters.sim.state_dir import SavedState, StateDirError, read_state_dir
 from simulator.api.http.appkeys import ACCESS, RAMP, SCENARIOS, SETTINGS, STATE, VENUE
 from simulator.api.http.server import ApiRunner
-from simulator.banner import banner, write_ready_file
+from simulator.banner import banner, operator_inputs, write_ready_file
 from simulator.errors import InvalidRequest
 from simulator.runtime.app import create_app
 from simulator.runtime.chains import ChainStartupError
@@ -81,6 +81,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         overrides["environment"] = args.environment
     if args.no_makers:
         overrides["makers"] = None
+    if args.no_control_api:
+        overrides["api"]["control_api"] = False
     if args.allow_http_webhooks:
         overrides["webhooks"] = {"allow_http": True}
     if args.on_chain_exit is not None:
@@ -206,7 +208,8 @@ async def serve(
         if scenario is not None:  # after the baseline: a reset returns to the plain start-up
             await app[SCENARIOS].start(scenario)
         ready = True
-        print(banner(info), flush=True)
+        control = settings.api.control_api
+        print(banner(info, control_api=control), flush=True)
         # Everything built at start-up (settings, contract ABIs, pydantic schemas, the route
         # table) lives until the stop: frozen out of the collector's reach, a full collection
         # under load walks only what requests created since, not all of it (gen-2 pauses of
@@ -214,7 +217,7 @@ async def serve(
         gc.collect()
         gc.freeze()
         if ready_file is not None:
-            write_ready_file(ready_file, info)
+            write_ready_file(ready_file, info if control else operator_inputs(info))
         await shutdown.requested.wait()
         return shutdown.exit_code
     finally:
@@ -272,6 +275,12 @@ def add_parser(commands: Any) -> None:
         "(sandbox: true); production refuses it, as the real service does",
     )
     serve_cmd.add_argument("--access-log", action="store_true", help="log every request")
+    serve_cmd.add_argument(
+        "--no-control-api",
+        action="store_true",
+        help="serve no /_sim control API (404, as on a real deployment); the ready file then "
+        "holds only what an operator gives a QA team: API URL, chain RPC URLs, keys, wallets",
+    )
     serve_cmd.add_argument(
         "--no-makers", action="store_true", help="start without the simulated maker fleet"
     )
