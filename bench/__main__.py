@@ -247,7 +247,7 @@ def main() -> None:
     if "journal" in selected:
         sections.append(
             state.bench_journal_overhead(
-                seconds=2 if args.quick else 5, concurrency=20, rounds=2 if args.quick else 3
+                seconds=2 if args.quick else 3, concurrency=20, rounds=2 if args.quick else 8
             )
         )
     command = "just bench" + (" --quick" if args.quick else "")

@@ -16,12 +16,22 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+from aiohttp import web
+from aiohttp.test_utils import make_mocked_request
+from aiohttp.typedefs import Middleware
 
 from bench import processes
 from bench.load import LoadResult, merge, percentile, run_load
 from bench.ramp import Api, _creates
 from bench.report import Section
 from bench.sim_api import FAST_MAKERS, call_json, open_limits, setup_bench_key, token_address
+from simulator.api.http.appkeys import JOURNAL, REQUEST_ID, STATE
+from simulator.api.http.journal import journal_middleware
+from simulator.api.http.state_gate import state_gate_middleware
+from simulator.services.shared.state import StateRegistry
+from simulator.services.sim.gate import RequestGate
+from simulator.services.sim.journal import RequestJournal
+from simulator.services.sim.state import StateControl
 
 RESET_TARGET_S = 1.0
 STATE_START_TARGET_S = 5.0
@@ -256,6 +266,51 @@ async def _resets(api: str, count: int) -> list[float]:
         return [await _timed(session, "POST", f"{api}/_sim/reset") for _ in range(count)]
 
 
+def _middleware_cost_us(calls: int, body: bytes) -> dict[str, float]:
+    """The journal's and the state gate's middleware cost per request, in process: a GET
+    answered with `body` through each, and the handler called directly (median µs of 5
+    batches of `calls`)."""
+    app = web.Application()
+    app[JOURNAL] = RequestJournal(time.time, capacity=1000, stream_capacity=10)
+    app[STATE] = StateControl(
+        StateRegistry(),
+        RequestGate(),
+        None,  # type: ignore[arg-type]  # the gate is all the middleware reads
+        None,  # type: ignore[arg-type]
+        time=time.time,
+        monotonic=time.monotonic,
+        keepable={},
+    )
+    response = web.Response(body=body, content_type="application/json")
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        return response
+
+    async def batch(middleware: Middleware | None) -> float:
+        request = make_mocked_request("GET", "/v2/rfq/levels?chainId=97", app=app)
+        request[REQUEST_ID] = "req_bench"
+        began = time.perf_counter()
+        for _ in range(calls):
+            if middleware is not None:
+                await middleware(request, handler)
+            else:
+                await handler(request)
+        return (time.perf_counter() - began) / calls * 1e6
+
+    async def measure() -> dict[str, float]:
+        ways: dict[str, Middleware | None] = {
+            "direct": None,
+            "journal": journal_middleware,
+            "gate": state_gate_middleware,
+        }
+        return {
+            name: statistics.median([await batch(way) for _ in range(5)])
+            for name, way in ways.items()
+        }
+
+    return asyncio.run(measure())
+
+
 def bench_journal_overhead(seconds: float, concurrency: int, rounds: int) -> Section:
     """GET /v2/rfq/levels on two simulators alike but for the journal, interleaved rounds."""
     off_runs: list[LoadResult] = []
@@ -267,10 +322,22 @@ def bench_journal_overhead(seconds: float, concurrency: int, rounds: int) -> Sec
     ):
         for started in (off, on):
             open_limits(started.info["api_url"])
-        for _ in range(rounds):
-            for started, runs in ((off, off_runs), (on, on_runs)):
+        pairs = [(off, off_runs), (on, on_runs)]
+        for index in range(rounds):
+            # Alternate which goes first, so drift on a shared machine hits both alike.
+            for started, runs in pairs if index % 2 == 0 else pairs[::-1]:
                 url = f"{started.info['api_url']}/v2/rfq/levels?chainId=97"
                 runs.append(asyncio.run(run_load(url, concurrency=concurrency, seconds=seconds)))
+
+        async def ladder_bytes() -> bytes:
+            async with (
+                aiohttp.ClientSession() as session,
+                session.get(f"{on.info['api_url']}/v2/rfq/levels?chainId=97") as resp,
+            ):
+                return await resp.read()
+
+        body = asyncio.run(ladder_bytes())
+    cost = _middleware_cost_us(20_000, body)
     without, with_journal = merge(off_runs), merge(on_runs)
     overhead = 1 - with_journal.throughput / without.throughput
     section = Section(
@@ -292,10 +359,23 @@ def bench_journal_overhead(seconds: float, concurrency: int, rounds: int) -> Sec
                 "—" if result is without else f"{overhead * 100:.1f} %",
             )
         )
+    lost = sorted(1 - a.throughput / b.throughput for a, b in zip(on_runs, off_runs, strict=True))
     section.notes.append(
         f"Target ≤ {JOURNAL_OVERHEAD_TARGET * 100:.0f} % lost: "
         + ("met." if overhead <= JOURNAL_OVERHEAD_TARGET else "NOT met.")
+        + " Throughput lost round by round (on against off in the same round): "
+        + ", ".join(f"{value * 100:.1f} %" for value in lost)
+        + ": the machine is shared, so rounds disagree widely either way."
     )
+    for name, what in (("journal", "the journal middleware"), ("gate", "the state gate")):
+        extra_us = cost[name] - cost["direct"]
+        section.notes.append(
+            f"In process, without the network, {what} costs {extra_us:.1f} µs per request (a "
+            f"GET answered with the {len(body):,}-byte ladder: {cost[name]:.1f} µs through it "
+            f"against {cost['direct']:.1f} µs direct, median of 5 batches of 20,000): "
+            f"{extra_us / 1000 / without.median_ms * 100:.2f} % of the median latency with the "
+            "journal off above."
+        )
     return section
 
 
