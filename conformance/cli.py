@@ -91,7 +91,7 @@ def preflight(args: argparse.Namespace) -> None:
         except urllib.error.HTTPError as exc:
             if exc.code == 401:
                 raise PreflightError(
-                    f"--api-key {key.split('.')[0]}... is refused (401): unknown, revoked "
+                    f"--api-key is refused (401): {key.split('.')[0]}... is unknown, revoked "
                     "or malformed"
                 ) from exc
             if exc.code != 404 and exc.code != 403:  # 403: a key without trades:read
