@@ -185,7 +185,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--mode", choices=["control", "no-control", "both"], default="both", help="default both"
     )
-    parser.add_argument("-k", dest="pattern", help="only mutations whose name matches (glob)")
+    parser.add_argument(
+        "-k",
+        dest="patterns",
+        action="append",
+        help="only mutations whose name matches this glob (repeatable)",
+    )
     parser.add_argument("--report", default="conformance-report", help="where mutants.md goes")
     parser.add_argument("--rfqsim-bin", help="rfqsim executable (default: the venv's)")
     parser.add_argument(
@@ -193,10 +198,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     mutations = all_mutations()
-    if args.pattern:
-        mutations = [m for m in mutations if fnmatch.fnmatch(m.name, args.pattern)]
+    if args.patterns:
+        mutations = [m for m in mutations if any(fnmatch.fnmatch(m.name, p) for p in args.patterns)]
     if not mutations:
-        parser.error(f"no mutation matches {args.pattern!r}")
+        parser.error(f"no mutation matches {args.patterns!r}")
     modes = ["control", "no-control"] if args.mode == "both" else [args.mode]
     rfqsim_bin = find_rfqsim_bin(args.rfqsim_bin, ROOT)
     outcomes: list[Outcome] = []
