@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import itertools
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -32,6 +34,7 @@ from conformance.mutants.proxy import running_proxy
 from conformance.server import SimulatorProcess, find_rfqsim_bin
 
 ROOT = Path(__file__).resolve().parents[2]
+_BLOCKS = itertools.count(1)  # loopback blocks handed to successive pytest runs
 TESTS = ROOT / "conformance" / "tests"
 
 
@@ -55,9 +58,14 @@ def _pytest(
     command = [sys.executable, "-m", "pytest", *paths, "--base-url", base_url]
     command += ["-p", "no:cacheprovider", "-q", "--conformance-report", str(report), *extra]
     report.mkdir(parents=True, exist_ok=True)
+    # Every run against the shared simulator takes client addresses no earlier run used: the
+    # service still holds their buckets and outstanding slots.
+    env = {**os.environ, "RFQSIM_LOOPBACK_BLOCK": str(next(_BLOCKS) % 150)}
     try:
         with (report / "pytest.log").open("wb") as log:
-            subprocess.run(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, timeout=timeout)
+            subprocess.run(
+                command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, timeout=timeout, env=env
+            )
     except subprocess.TimeoutExpired:
         return {}
     try:
