@@ -97,7 +97,12 @@ def _list(caller: Client, key: dict[str, Any]) -> list[dict[str, Any]]:
     return data
 
 
-@pytest.mark.spec(*POST_RULES, *SHARED_RULES, "rfq/events/outbound-webhooks-partner-feature")
+@pytest.mark.spec(
+    *POST_RULES,
+    *SHARED_RULES,
+    "rfq/events/outbound-webhooks-partner-feature",
+    "rfq/endpoints/get-v1-webhooks",
+)
 def test_create_returns_the_endpoint_with_its_secret(caller: Client, new_key: KeyFactory) -> None:
     key = new_key()
     url = _url()
@@ -114,6 +119,10 @@ def test_create_returns_the_endpoint_with_its_secret(caller: Client, new_key: Ke
     again = _create(caller, key, _url(), ["rfq.filled"])
     assert again["id"] != created["id"]
     assert again["signingSecret"] != secret
+    # The secret is returned only at creation: the list shows the endpoint without it.
+    listed = {e["id"]: e for e in _list(caller, key)}
+    assert created["id"] in listed, listed
+    assert "signingSecret" not in listed[created["id"]], listed[created["id"]]
 
 
 @pytest.mark.sim_only  # an empty list of a fresh partner
