@@ -91,12 +91,12 @@ def preflight(args: argparse.Namespace) -> None:
         except urllib.error.HTTPError as exc:
             if exc.code == 401:
                 raise PreflightError(
-                    f"--api-key {key.split('.')[0]}... is refused (401): unknown, revoked "
+                    f"--api-key is refused (401): {key.split('.')[0]}... is unknown, revoked "
                     "or malformed"
                 ) from exc
             if exc.code != 404 and exc.code != 403:  # 403: a key without trades:read
                 raise PreflightError(f"--api-key probe answered {exc.code}") from exc
-    for taker_key in args.taker_key:
+    for taker_key in [*args.taker_key, *getattr(args, "config_wallets", [])]:
         try:
             address = Account.from_key(taker_key).address
         except ValueError as exc:
@@ -201,11 +201,12 @@ def _env_list(name: str) -> list[str]:
 
 
 def _from_config(args: argparse.Namespace) -> None:
-    """--base-url, the chains' RPC URLs and the taker keys of --config when no flag gives them
-    (preflight checks them like flags)."""
+    """--base-url and the chains' RPC URLs of --config when no flag gives them, and its taker
+    wallets for the preflight (the plugin reads the file itself)."""
     if not args.config:
         return
     inputs = read_config(args.config)
+    args.config_wallets = [wallet.private_key for wallet in inputs.taker_wallets]
     if not args.base_url and inputs.base_url:
         args.base_url = inputs.base_url
     given = {value.partition("=")[0] for value in args.rpc_url}

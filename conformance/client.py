@@ -350,12 +350,16 @@ def is_loopback_url(url: str) -> bool:
 def fresh_loopback_address() -> str:
     """A loopback address no earlier call in this process returned: ``127.<77+w>.<hi>.<lo>``.
 
-    ``w`` is the pytest-xdist worker number (``PYTEST_XDIST_WORKER=gw3`` -> 3, else 0), so
-    workers sharing one service do not share addresses either. Tests that exercise per-IP
-    behaviour (keyless limits, grants, the IP backstop) each take their own address.
+    ``w`` is the pytest-xdist worker number (``PYTEST_XDIST_WORKER=gw3`` -> 3, else 0) plus
+    ``RFQSIM_LOOPBACK_BLOCK`` (default 0; set by a tool that runs pytest several times against
+    one service), so workers and runs sharing one service do not share addresses either. Tests
+    that exercise per-IP behaviour (keyless limits, grants, the IP backstop) each take their own
+    address.
     """
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
-    second = 77 + (int(worker) % 150 if worker.isdigit() else 0)
+    block = os.environ.get("RFQSIM_LOOPBACK_BLOCK", "0")
+    offset = (int(worker) if worker.isdigit() else 0) + (int(block) if block.isdigit() else 0)
+    second = 77 + offset % 150
     index = next(_LOOPBACK_SEQUENCE)
     high, low = divmod(index, 254)
     return f"127.{second}.{high % 256}.{low + 1}"

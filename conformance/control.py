@@ -169,6 +169,7 @@ class Liquidity:
     simulator's fleet), None on a deployment that does not say."""
 
     makers: frozenset[str] | None
+    fleet: Fleet | None = None  # the simulated fleet (its counters), on a simulator only
 
 
 @contextlib.contextmanager

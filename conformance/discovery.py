@@ -85,7 +85,7 @@ def discover_reactor(
     """``reactor`` (and ``fee_recipient``) from one firm quote, cancelled at once; {} when no
     pair of the chain quotes for the taker's funds."""
     node = Chain(str(chain["rpc_url"]), int(chain["chain_id"]))
-    keyed = client.with_headers(key.headers)
+    keyed = client.with_headers(key.headers).paced()  # a shared key may be at its cap
     decimals = {t["address"]: int(t["decimals"]) for t in chain["tokens"]}
     size = Decimal(str(chain["min_size"])) * 2
     for corridor in chain["corridors"]:

@@ -220,7 +220,8 @@ class Ramp:
 
     def provider_customers(self, wallet: RampWallet) -> list[dict[str, Any]]:
         """The sandbox's customer profiles whose reference is this wallet."""
-        return [c for c in self.state()["customers"] if c.get("reference") == wallet.lower]
+        customers = self.state()["customers"]
+        return [c for c in customers if str(c.get("reference")).lower() == wallet.lower]
 
     def switches(self, **switches: Any) -> dict[str, Any]:
         data = self._control().call("PUT", "ramp/switches", switches)

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import itertools
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -32,6 +34,7 @@ from conformance.mutants.proxy import running_proxy
 from conformance.server import SimulatorProcess, find_rfqsim_bin
 
 ROOT = Path(__file__).resolve().parents[2]
+_BLOCKS = itertools.count(1)  # loopback blocks handed to successive pytest runs
 TESTS = ROOT / "conformance" / "tests"
 
 
@@ -55,9 +58,14 @@ def _pytest(
     command = [sys.executable, "-m", "pytest", *paths, "--base-url", base_url]
     command += ["-p", "no:cacheprovider", "-q", "--conformance-report", str(report), *extra]
     report.mkdir(parents=True, exist_ok=True)
+    # Every run against the shared simulator takes client addresses no earlier run used: the
+    # service still holds their buckets and outstanding slots.
+    env = {**os.environ, "RFQSIM_LOOPBACK_BLOCK": str(next(_BLOCKS) % 150)}
     try:
         with (report / "pytest.log").open("wb") as log:
-            subprocess.run(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, timeout=timeout)
+            subprocess.run(
+                command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, timeout=timeout, env=env
+            )
     except subprocess.TimeoutExpired:
         return {}
     try:
@@ -185,7 +193,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--mode", choices=["control", "no-control", "both"], default="both", help="default both"
     )
-    parser.add_argument("-k", dest="pattern", help="only mutations whose name matches (glob)")
+    parser.add_argument(
+        "-k",
+        dest="patterns",
+        action="append",
+        help="only mutations whose name matches this glob (repeatable)",
+    )
     parser.add_argument("--report", default="conformance-report", help="where mutants.md goes")
     parser.add_argument("--rfqsim-bin", help="rfqsim executable (default: the venv's)")
     parser.add_argument(
@@ -193,10 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     mutations = all_mutations()
-    if args.pattern:
-        mutations = [m for m in mutations if fnmatch.fnmatch(m.name, args.pattern)]
+    if args.patterns:
+        mutations = [m for m in mutations if any(fnmatch.fnmatch(m.name, p) for p in args.patterns)]
     if not mutations:
-        parser.error(f"no mutation matches {args.pattern!r}")
+        parser.error(f"no mutation matches {args.patterns!r}")
     modes = ["control", "no-control"] if args.mode == "both" else [args.mode]
     rfqsim_bin = find_rfqsim_bin(args.rfqsim_bin, ROOT)
     outcomes: list[Outcome] = []

@@ -67,7 +67,7 @@ def all_mutations() -> list[Mutation]:
             "rfq/states: the cancel response reports status released",
             r.cancelled,
             rewrite_data(r.cancel_status),
-            ("test_rfq_lifecycle.py", "test_claims.py"),
+            ("test_rfq_lifecycle.py", "test_claims.py", "test_limits_public.py"),
         ),
         m(
             "firm_request_201",

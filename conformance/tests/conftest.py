@@ -62,7 +62,7 @@ def liquidity(target: Target, http: Client, chain: ChainInfo) -> Iterator[Liquid
     (restored after the test) on a simulator, else whatever the public ladder shows."""
     if target.controllable:
         with controlled_fleet(target.sim()) as fleet:
-            yield Liquidity(frozenset(fleet.wallets.values()))
+            yield Liquidity(frozenset(fleet.wallets.values()), fleet)
         return
 
     def deep(data: dict[str, Any]) -> bool:

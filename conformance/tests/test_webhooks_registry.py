@@ -2,9 +2,10 @@
 ownership, https, event types, malformed bodies, scopes and bad keys.
 
 Each test issues keys for a partner record of its own (``POST /_sim/keys``) and revokes them
-afterwards; requests leave from a loopback address of their own so the per-IP backstop of
-127.0.0.1 is not shared with other tests. Registered URLs point at ``example.com``: no event of
-these fresh partners ever fires, so nothing is delivered there.
+afterwards (without control it uses the given webhooks key and deletes what it registered);
+requests leave from a loopback address of their own so the per-IP backstop of 127.0.0.1 is not
+shared with other tests. Registered URLs point at ``example.com``: no event of these partners'
+test RFQs is expected, so nothing is delivered there.
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ from typing import Any
 import pytest
 
 from conformance.client import Client, fresh_loopback_address, is_loopback_url
+from conformance.key_source import KeySource
 from conformance.response_checks import assert_data, assert_error, assert_issues
 from conformance.sim_control import SimControl
 from conformance.target import Target
 
-pytestmark = pytest.mark.sim_only  # keys come from /_sim/keys
+MINTED: list[str] = []  # URLs registered by the running test (one test at a time per process)
 
 MANAGE = ("webhooks:manage",)
 RFQ_EVENTS = ["rfq.filled", "rfq.failed", "rfq.expired"]
@@ -51,21 +53,26 @@ def caller(target: Target, http: Client) -> Client:
 
 
 @pytest.fixture
-def new_key(sim: SimControl) -> Iterator[KeyFactory]:
-    """Keys of this test's own partner (or a named one); revoked afterwards."""
-    partner = f"conformance-webhooks-{secrets.token_hex(6)}"
-    issued: list[str] = []
+def new_key(target: Target, caller: Client) -> Iterator[KeyFactory]:
+    """Keys of this test's own partner (or a named one) through /_sim, revoked afterwards; the
+    given webhooks key elsewhere, whose endpoints this test registered are deleted afterwards."""
+    source = KeySource(target, "webhooks")
+    given: list[dict[str, Any]] = []
+    MINTED.clear()
 
     def make(scopes: tuple[str, ...] = MANAGE, **extra: Any) -> dict[str, Any]:
-        record = sim.create_key(
-            extra.pop("partner", partner), extra.pop("environment", "test"), scopes, **extra
-        )
-        issued.append(str(record["key_id"]))
+        record = source.make(extra.pop("environment", "test"), scopes, **extra)
+        if not target.controllable:
+            given.append(record)
         return record
 
     yield make
-    for key_id in issued:
-        sim.call("POST", f"keys/{key_id}/revoke")
+    source.close()
+    for key in given:
+        listed = caller.get("/v1/webhooks", headers=_auth(key))
+        for endpoint in listed.body.get("data") or [] if listed.status == 200 else []:
+            if endpoint.get("url") in MINTED:
+                caller.delete(f"/v1/webhooks/{endpoint['id']}", headers=_auth(key))
 
 
 def _auth(key: dict[str, Any]) -> dict[str, str]:
@@ -73,7 +80,9 @@ def _auth(key: dict[str, Any]) -> dict[str, str]:
 
 
 def _url(label: str = "hook") -> str:
-    return f"https://example.com/rfqsim-conformance/{label}-{secrets.token_hex(4)}"
+    url = f"https://example.com/rfqsim-conformance/{label}-{secrets.token_hex(4)}"
+    MINTED.append(url)
+    return url
 
 
 def _create(caller: Client, key: dict[str, Any], url: str, types: list[str]) -> dict[str, Any]:
@@ -88,7 +97,12 @@ def _list(caller: Client, key: dict[str, Any]) -> list[dict[str, Any]]:
     return data
 
 
-@pytest.mark.spec(*POST_RULES, *SHARED_RULES, "rfq/events/outbound-webhooks-partner-feature")
+@pytest.mark.spec(
+    *POST_RULES,
+    *SHARED_RULES,
+    "rfq/events/outbound-webhooks-partner-feature",
+    "rfq/endpoints/get-v1-webhooks",
+)
 def test_create_returns_the_endpoint_with_its_secret(caller: Client, new_key: KeyFactory) -> None:
     key = new_key()
     url = _url()
@@ -105,8 +119,13 @@ def test_create_returns_the_endpoint_with_its_secret(caller: Client, new_key: Ke
     again = _create(caller, key, _url(), ["rfq.filled"])
     assert again["id"] != created["id"]
     assert again["signingSecret"] != secret
+    # The secret is returned only at creation: the list shows the endpoint without it.
+    listed = {e["id"]: e for e in _list(caller, key)}
+    assert created["id"] in listed, listed
+    assert "signingSecret" not in listed[created["id"]], listed[created["id"]]
 
 
+@pytest.mark.sim_only  # an empty list of a fresh partner
 @pytest.mark.spec(
     "rfq/endpoints/get-v1-webhooks",
     "rfq/resources/webhook-endpoint/fields",
@@ -245,7 +264,7 @@ def test_malformed_bodies_are_400(caller: Client, new_key: KeyFactory) -> None:
     "v1/errors/403-forbidden",
 )
 def test_a_key_without_webhooks_manage_is_403(caller: Client, new_key: KeyFactory) -> None:
-    trader = new_key(scopes=("trades:write", "trades:read"))
+    trader = new_key(scopes=("trades:write", "trades:read"), exact=True)
     headers = _auth(trader)
     body = {"url": _url(), "eventTypes": ["rfq.filled"]}
     assert_error(caller.post("/v1/webhooks", json=body, headers=headers), 403, "forbidden")
@@ -253,6 +272,7 @@ def test_a_key_without_webhooks_manage_is_403(caller: Client, new_key: KeyFactor
     assert_error(caller.delete("/v1/webhooks/whe_x", headers=headers), 403, "forbidden")
 
 
+@pytest.mark.sim_only  # a revoked key
 @pytest.mark.spec(
     "rfq/auth/api-keys/revoked-suspended-unknown-malformed",
     "rfq/events/outbound-webhooks-partner-feature",
