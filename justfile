@@ -34,6 +34,10 @@ unit *ARGS: setup
 conformance *ARGS: setup
     {{venv}}/python -m pytest conformance/tests "$@"
 
+# Mutation score: a proxy breaks the spec one way at a time, with and without /_sim (--mode, -k NAME); writes conformance-report/mutants.md
+mutants *ARGS: setup
+    {{venv}}/python -m conformance.mutants "$@"
+
 # Rebuild contract artifacts from contracts/src (byte-identical to the committed ones)
 contracts: setup
     {{venv}}/python -m contracts.build

@@ -18,7 +18,12 @@ AREAS: dict[str, tuple[str, ...]] = {
         "test_claims.py",
         "test_auth_matrix.py",
     ),
-    "limits": ("test_rate_limits.py", "test_rfq_concurrency.py", "test_rate_limits_instances.py"),
+    "limits": (
+        "test_rate_limits.py",
+        "test_rfq_concurrency.py",
+        "test_rate_limits_instances.py",
+        "test_limits_public.py",
+    ),
     "rfq": (
         "test_rfq_settlement_single_maker.py",
         "test_rfq_settlement_bundles.py",

@@ -166,14 +166,14 @@ def assert_firm_quote(
     against the signed orders it carries (decoded from encodedOrder). ``sell``/``buy`` are
     token symbols; exactly one of ``sell_amount`` / ``buy_amount`` is the request's size."""
     assert data.get("status") == "quoted", data
-    assert set(data) == {"rfqId", "claimToken", "status", "quote", "transactions", "routing"}, (
+    assert {"rfqId", "claimToken", "status", "quote", "transactions", "routing"} <= set(data), (
         sorted(data)
     )
     assert str(data["rfqId"]).startswith("rfq_"), data["rfqId"]
     assert str(data["claimToken"]).startswith("rfqc_"), data["claimToken"]
-    assert set(data["routing"]) == ROUTING_FIELDS, data["routing"]
+    assert set(data["routing"]) >= ROUTING_FIELDS, data["routing"]
     quote = data["quote"]
-    assert set(quote) == QUOTE_FIELDS, sorted(set(quote) ^ QUOTE_FIELDS)
+    assert set(quote) >= QUOTE_FIELDS, sorted(set(quote) ^ QUOTE_FIELDS)
     sell_token, buy_token = chain.token(sell), chain.token(buy)
     reactor = chain.reactor
     for name in ("sellAmount", "buyAmount", "feeAmount", "takerPays", "rateRay"):
@@ -187,7 +187,7 @@ def assert_firm_quote(
     assert entries, quote
     orders: list[RfqOrder] = []
     for entry in entries:
-        assert set(entry) == ORDER_ENTRY_FIELDS, sorted(entry)
+        assert set(entry) >= ORDER_ENTRY_FIELDS, sorted(entry)
         order = decode_order(hex_bytes(entry["encodedOrder"]))
         orders.append(order)
         assert order.reactor == reactor, order
@@ -196,9 +196,11 @@ def assert_firm_quote(
         assert order.inputToken == buy_token.address, "the maker gives the buy token"
         assert order.outputToken == sell_token.address, "the maker receives the sell token"
         assert atomic(entry["buyAmount"]) == order.inputAmount, entry
-        assert atomic(entry["feeAmount"]) == order.feeAmount == fee_on(order.outputAmount), (
-            f"fee must be 5 bps of the maker output, rounded down: {entry!r} {order!r}"
-        )
+        assert atomic(entry["feeAmount"]) == order.feeAmount, (entry, order)
+        if chain.fee_bps is not None:  # the corridor's fee, when the target's info names it
+            assert order.feeAmount == order.outputAmount * chain.fee_bps // BPS, (
+                f"fee must be {chain.fee_bps} bps of the maker output, rounded down: {order!r}"
+            )
         assert atomic(entry["sellAmount"]) == order.outputAmount + order.feeAmount, entry
         assert len(hex_bytes(entry["signature"])) == 65, entry["signature"]
     assert quote["encodedOrder"] == entries[0]["encodedOrder"], "first order only"
@@ -234,9 +236,9 @@ def assert_firm_quote(
         assert quote["latestOrderDeadline"] == quote["orderDeadline"], quote
 
     transactions = data["transactions"]
-    assert set(transactions) == {"approval", "swap"}, transactions
+    assert {"approval", "swap"} <= set(transactions), transactions
     for tx in transactions.values():
-        assert set(tx) == {"to", "data", "value", "chainId"}, tx
+        assert {"to", "data", "value", "chainId"} <= set(tx), tx
         assert tx["value"] == "0", tx
         assert tx["chainId"] == chain.chain_id, tx
     approval = transactions["approval"]
@@ -259,7 +261,8 @@ def settlement_holders(chain: ChainInfo, taker: str, data: dict[str, Any]) -> li
     """The addresses a fill of the quote in ``data`` moves tokens between: the taker, the fee
     recipient and every maker of its orders (what to snapshot before executing it)."""
     makers = [o["maker"] for o in data["quote"]["orders"]]
-    return [taker, chain.fee_recipient, *makers]
+    recipient = chain.contracts.get("fee_recipient")  # unknown on a venue that hides it
+    return [taker, *([recipient] if recipient else []), *makers]
 
 
 def assert_settled(
@@ -278,8 +281,10 @@ def assert_settled(
     sell_address, buy_address = chain.token(sell).address, chain.token(buy).address
     assert before.delta(after, sell_address, taker) == -checked.taker_pays, "taker paid"
     assert before.delta(after, buy_address, taker) == checked.buy_amount, "taker received"
-    assert before.delta(after, sell_address, chain.fee_recipient) == checked.fee_amount, "fee"
-    assert before.delta(after, buy_address, chain.fee_recipient) == 0, "fee is in the sell token"
+    recipient = chain.contracts.get("fee_recipient")
+    if recipient:
+        assert before.delta(after, sell_address, recipient) == checked.fee_amount, "fee"
+        assert before.delta(after, buy_address, recipient) == 0, "fee is in the sell token"
     for maker in dict.fromkeys(checked.makers):
         mine = [o for o in checked.orders if o.maker == maker]
         assert before.delta(after, sell_address, maker) == sum(o.outputAmount for o in mine)
@@ -290,7 +295,7 @@ def assert_filled_record(
     record: Mapping[str, Any], checked: CheckedQuote, *, tx_hash: str | None = None
 ) -> None:
     """GET /v2/rfq/{id} of a filled RFQ: the settled amounts, the fill's hash, no secrets."""
-    assert set(record) == RECORD_FIELDS, sorted(set(record) ^ RECORD_FIELDS)
+    assert set(record) >= RECORD_FIELDS, sorted(set(record) ^ RECORD_FIELDS)
     assert record["status"] == "filled", record
     assert record["rfqId"] == checked.data["rfqId"], record
     assert record["sellAmount"] == str(checked.taker_pays), "sellAmount = what left the taker"

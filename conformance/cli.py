@@ -1,7 +1,8 @@
 """`rfqsim conformance`: the conformance suite as a product for QA teams.
 
-    rfqsim conformance [--base-url URL] [--rpc-url CHAIN=URL ...] [--api-key KEY]
-                       [--taker-key HEX] [--webhook-public-url URL] [--only AREA ...]
+    rfqsim conformance [--config FILE] [--base-url URL] [--rpc-url CHAIN=URL ...]
+                       [--api-key KEY[=SCOPES] ...] [--taker-key HEX ...]
+                       [--webhook-public-url URL] [--only AREA ...]
                        [--list-uncovered [--run]] [--report DIR] [-- PYTEST ARGS]
 
 Without --base-url the suite starts its own `rfqsim serve`. Against another deployment it first
@@ -27,6 +28,7 @@ from typing import Any
 from eth_account import Account
 
 from conformance.areas import AREAS
+from conformance.inputs import InputError, read_config
 
 __all__ = ["AREAS", "TESTS_DIR", "build_parser", "main", "preflight", "pytest_args", "run"]
 
@@ -81,24 +83,22 @@ def preflight(args: argparse.Namespace) -> None:
             raise PreflightError(f"--rpc-url {chain_id}={url} is unreachable ({exc})") from exc
         if remote != chain_id:
             raise PreflightError(f"--rpc-url {chain_id}={url} is chain {remote}, not {chain_id}")
-    if args.api_key:
+    for given in args.api_key:
+        key = given.partition("=")[0]
         probe = f"{base}/v2/rfq/rfq_conformance_preflight"
         try:
-            _get_json(probe, {"Authorization": f"Bearer {args.api_key}"})
+            _get_json(probe, {"Authorization": f"Bearer {key}"})
         except urllib.error.HTTPError as exc:
             if exc.code == 401:
                 raise PreflightError(
-                    "--api-key is refused (401): unknown, revoked or malformed"
+                    f"--api-key {key.split('.')[0]}... is refused (401): unknown, revoked "
+                    "or malformed"
                 ) from exc
-            if exc.code == 403:
-                raise PreflightError(
-                    "--api-key lacks trades:read (403); give it the taker scopes"
-                ) from exc
-            if exc.code != 404:
+            if exc.code != 404 and exc.code != 403:  # 403: a key without trades:read
                 raise PreflightError(f"--api-key probe answered {exc.code}") from exc
-    if args.taker_key:
+    for taker_key in args.taker_key:
         try:
-            address = Account.from_key(args.taker_key).address
+            address = Account.from_key(taker_key).address
         except ValueError as exc:
             raise PreflightError("--taker-key is not a private key (32 bytes hex)") from exc
         for chain_id, url in rpc_urls.items():
@@ -116,8 +116,16 @@ def pytest_args(args: argparse.Namespace, extra: list[str]) -> list[str]:
     command += ["-p", "no:cacheprovider", "--conformance-report", args.report]
     if args.base_url:
         command += ["--base-url", args.base_url]
+    if args.config:
+        command += ["--conformance-config", args.config]
     for value in args.rpc_url:
         command += ["--rpc-url", value]
+    for value in args.api_key:
+        command += ["--api-key", value]
+    for value in args.taker_key:
+        command += ["--taker-key", value]
+    if args.webhook_public_url:
+        command += ["--webhook-public-url", args.webhook_public_url]
     if args.list_uncovered:
         command.append("--list-uncovered")
         if not args.run:
@@ -136,6 +144,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config",
+        help="YAML file with the inputs a QA team is given (base_url, chains, api_keys with "
+        "scopes, taker_wallets, webhook_public_url; docs/conformance.md)",
+    )
     parser.add_argument("--base-url", help="service root to test (default: start rfqsim serve)")
     parser.add_argument(
         "--rpc-url",
@@ -145,9 +158,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="JSON-RPC URL of the target's chain CHAIN (repeatable); needed with --base-url "
         "for tests that settle on chain; default: the simulator's own chains",
     )
-    parser.add_argument("--api-key", default=os.environ.get("RFQSIM_API_KEY"), help="taker key")
     parser.add_argument(
-        "--taker-key", default=os.environ.get("RFQSIM_TAKER_KEY"), help="taker wallet key"
+        "--api-key",
+        action="append",
+        default=_env_list("RFQSIM_API_KEY"),
+        metavar="KEY[=SCOPE,...]",
+        help="an API key of the target, with its scopes (probed when left out); repeatable",
+    )
+    parser.add_argument(
+        "--taker-key",
+        action="append",
+        default=_env_list("RFQSIM_TAKER_KEY"),
+        metavar="HEX",
+        help="private key of a funded taker wallet; repeatable",
     )
     parser.add_argument(
         "--webhook-public-url", help="https URL where this machine receives webhooks"
@@ -173,23 +196,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: passed to pytest")
 
 
+def _env_list(name: str) -> list[str]:
+    return [v for v in os.environ.get(name, "").split() if v]
+
+
+def _from_config(args: argparse.Namespace) -> None:
+    """--base-url, the chains' RPC URLs and the taker keys of --config when no flag gives them
+    (preflight checks them like flags)."""
+    if not args.config:
+        return
+    inputs = read_config(args.config)
+    if not args.base_url and inputs.base_url:
+        args.base_url = inputs.base_url
+    given = {value.partition("=")[0] for value in args.rpc_url}
+    for chain_id, chain in inputs.chains.items():
+        if chain.rpc_url and str(chain_id) not in given:
+            args.rpc_url.append(f"{chain_id}={chain.rpc_url}")
+
+
 def run(args: argparse.Namespace) -> int:
     extra = [a for a in args.pytest_args if a != "--"]
+    try:
+        _from_config(args)
+    except InputError as exc:
+        print(f"rfqsim conformance: {exc}", file=sys.stderr)
+        return 2
     if args.base_url and (args.run or not args.list_uncovered):
         try:
             preflight(args)
         except PreflightError as exc:
             print(f"rfqsim conformance: {exc}", file=sys.stderr)
             return 2
-    # The options reach black-box tests through the environment (a QA run may also call pytest
-    # directly with the same variables).
-    for name, value in (
-        ("RFQSIM_API_KEY", args.api_key),
-        ("RFQSIM_TAKER_KEY", args.taker_key),
-        ("RFQSIM_WEBHOOK_PUBLIC_URL", args.webhook_public_url),
-    ):
-        if value:
-            os.environ[name] = value
+    # Keys also reach the schemathesis area (its own runner) through the environment.
+    if args.api_key:
+        os.environ["RFQSIM_API_KEY"] = args.api_key[0].partition("=")[0]
     import pytest  # imported late: `rfqsim --help` should not pay for pytest's start-up
 
     return int(pytest.main(pytest_args(args, extra)))

@@ -3,8 +3,9 @@
 order, raw body, the parsed JSON when there is one, the elapsed time) and never raises on an
 HTTP status; :class:`Client` does the same relative to one base URL with default headers, and can
 leave from another loopback address (:func:`fresh_loopback_address`) so the service sees another
-client IP. Only the standard library is used (``http.client``), so it works the same inside
-pytest, under xdist and outside, and nothing here imports the simulator; the checks on a
+client IP. HTTP is the standard library's (``http.client``), so it works the same inside
+pytest, under xdist and outside; nothing here imports the simulator. Addresses in parsed bodies
+are checksummed (:func:`checksummed`): the spec lets a service answer either form. The checks on a
 response are in :mod:`conformance.response_checks`, the /_sim control API in
 :mod:`conformance.sim_control` and chain JSON-RPC in :mod:`conformance.json_rpc`.
 """
@@ -17,12 +18,15 @@ import ipaddress
 import itertools
 import json as jsonlib
 import os
+import re
 import ssl
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit
+
+from eth_utils.address import to_checksum_address
 
 DEFAULT_TIMEOUT = 30.0
 REQUEST_ID_HEADER = "X-Request-Id"
@@ -93,11 +97,30 @@ class Response:
         return f"<Response {self.describe()} {self.raw[:300]!r}>"
 
 
+_LOWERCASE_ADDRESS = re.compile(r"0x[0-9a-f]{40}")
+
+
+def checksummed(value: Any) -> Any:
+    """``value`` with every all-lowercase EVM address string in it checksummed (EIP-55).
+
+    The spec allows a service to answer addresses lowercase or checksummed, so tests compare
+    them in one form; a mixed-case address is left as it is (a wrong checksum stays wrong)."""
+    if isinstance(value, str):
+        return to_checksum_address(value) if _LOWERCASE_ADDRESS.fullmatch(value) else value
+    if isinstance(value, list):
+        return [checksummed(item) for item in value]
+    if isinstance(value, dict):
+        return {key: checksummed(item) for key, item in value.items()}
+    return value
+
+
 def _parse_json(raw: bytes) -> tuple[Any, bool]:
+    """The body as JSON (addresses in one form: :func:`checksummed`); ``raw`` keeps the
+    bytes exactly as received."""
     if not raw.strip():
         return None, False
     try:
-        return jsonlib.loads(raw), True
+        return checksummed(jsonlib.loads(raw)), True
     except (ValueError, UnicodeDecodeError):
         return None, False
 
@@ -177,6 +200,43 @@ def request(
     )
 
 
+class Pacing:
+    """Client-side pacing against a target whose limits the suite cannot raise: a 429 is
+    waited out and the request sent again (Retry-After when given, else X-RateLimit-Reset,
+    else, for the outstanding-RFQ cap that has neither, ``cap_wait_s`` at a time), for at most
+    ``budget_s`` per request; a response leaving X-RateLimit-Remaining at 0 makes the next
+    request wait for X-RateLimit-Reset first. Shared by the clients derived from one another,
+    as they share the service's budget."""
+
+    def __init__(self, *, budget_s: float = 150.0, cap_wait_s: float = 5.0) -> None:
+        self.budget_s = budget_s
+        self.cap_wait_s = cap_wait_s
+        self.not_before = 0.0  # monotonic time before which no request is sent
+
+    @staticmethod
+    def _seconds(value: str | None) -> float | None:
+        try:
+            return max(0.0, float(value)) if value is not None else None
+        except ValueError:
+            return None
+
+    def wait_turn(self) -> None:
+        delay = self.not_before - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+
+    def note(self, resp: Response) -> float | None:
+        """Seconds to wait before sending again when ``resp`` is a 429, else None."""
+        reset = self._seconds(resp.headers.get("X-RateLimit-Reset"))
+        if resp.headers.get("X-RateLimit-Remaining") == "0" and reset is not None:
+            self.not_before = time.monotonic() + reset
+        if resp.status != 429:
+            return None
+        retry_after = self._seconds(resp.headers.get("Retry-After"))
+        wait = retry_after if retry_after is not None else reset
+        return self.cap_wait_s if wait is None else max(wait, 0.2)
+
+
 class Client:
     """Requests relative to one base URL (``http://127.0.0.1:8080``)."""
 
@@ -188,12 +248,29 @@ class Client:
         timeout: float = DEFAULT_TIMEOUT,
         ssl_context: ssl.SSLContext | None = None,
         source_address: tuple[str, int] | None = None,
+        pacing: Pacing | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.headers = dict(headers or {})
         self.timeout = timeout
         self.ssl_context = ssl_context
         self.source_address = source_address
+        self.pacing = pacing  # None: every 429 is returned as it is
+
+    def paced(self, pacing: Pacing | None = None) -> Client:
+        """The same client, waiting out 429s (see :class:`Pacing`)."""
+        return self._copy(pacing=pacing or self.pacing or Pacing())
+
+    def _copy(self, **changes: Any) -> Client:
+        fields: dict[str, Any] = {
+            "headers": self.headers,
+            "timeout": self.timeout,
+            "ssl_context": self.ssl_context,
+            "source_address": self.source_address,
+            "pacing": self.pacing,
+        }
+        fields.update(changes)
+        return Client(self.base_url, **fields)
 
     def url(self, path: str) -> str:
         return path if "://" in path else f"{self.base_url}/{path.lstrip('/')}"
@@ -209,17 +286,26 @@ class Client:
         params: Mapping[str, Any] | None = None,
         timeout: float | None = None,
     ) -> Response:
-        return request(
-            method,
-            self.url(path),
-            json=json,
-            data=data,
-            headers={**self.headers, **(headers or {})},
-            params=params,
-            timeout=self.timeout if timeout is None else timeout,
-            ssl_context=self.ssl_context,
-            source_address=self.source_address,
-        )
+        pacing = self.pacing
+        deadline = time.monotonic() + (pacing.budget_s if pacing else 0.0)
+        while True:
+            if pacing is not None:
+                pacing.wait_turn()
+            resp = request(
+                method,
+                self.url(path),
+                json=json,
+                data=data,
+                headers={**self.headers, **(headers or {})},
+                params=params,
+                timeout=self.timeout if timeout is None else timeout,
+                ssl_context=self.ssl_context,
+                source_address=self.source_address,
+            )
+            wait = pacing.note(resp) if pacing is not None else None
+            if wait is None or time.monotonic() + wait > deadline:
+                return resp
+            time.sleep(wait)
 
     def get(self, path: str, **kwargs: Any) -> Response:
         return self.request("GET", path, **kwargs)
@@ -232,13 +318,7 @@ class Client:
 
     def with_headers(self, headers: Mapping[str, str]) -> Client:
         """A client sending these headers as well (an API key, a claim token)."""
-        return Client(
-            self.base_url,
-            headers={**self.headers, **headers},
-            timeout=self.timeout,
-            ssl_context=self.ssl_context,
-            source_address=self.source_address,
-        )
+        return self._copy(headers={**self.headers, **headers})
 
     def from_address(self, host: str) -> Client:
         """A client whose connections leave from this local address (``"127.0.0.3"``).
@@ -246,13 +326,8 @@ class Client:
         On loopback every 127.0.0.0/8 address reaches the service, which then sees a different
         client IP: per-IP limits, grants and claims can be tested without disturbing others.
         """
-        return Client(
-            self.base_url,
-            headers=self.headers,
-            timeout=self.timeout,
-            ssl_context=self.ssl_context,
-            source_address=(host, 0),
-        )
+        # Another client IP has a budget of its own.
+        return self._copy(source_address=(host, 0), pacing=Pacing() if self.pacing else None)
 
 
 # -- client addresses ------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from eth_utils.address import to_checksum_address
@@ -160,6 +161,14 @@ class Fleet:
             time.sleep(REPUBLISH_S)
         self.touched.clear()
         self.repriced = False
+
+
+@dataclass(frozen=True)
+class Liquidity:
+    """Makers quoting on the test chain; ``makers`` are their wallets when known (the
+    simulator's fleet), None on a deployment that does not say."""
+
+    makers: frozenset[str] | None
 
 
 @contextlib.contextmanager

@@ -20,6 +20,10 @@ from typing import Any
 import pytest
 
 from conformance.client import Client
+from conformance.inputs import Inputs
+from conformance.needs import MARKER as NEEDS_MARKER
+from conformance.needs import known as known_need
+from conformance.needs import skip_message
 from conformance.report import (
     BASE_URL_PROPERTY,
     RULES_PROPERTY,
@@ -30,8 +34,10 @@ from conformance.report import (
 )
 from conformance.rules import Rule, load_rules
 from conformance.server import DEFAULT_START_TIMEOUT
+from conformance.service_clock import ServiceClock
 from conformance.sim_control import SimControl
 from conformance.target import Target, TargetError, TargetManager, parse_rpc_urls
+from conformance.target_inputs import given_inputs, unmet_need
 from conformance.timing import TimingTolerances
 from conformance.timing import add_options as add_timing_options
 from conformance.timing import from_config as timing_from_config
@@ -92,6 +98,48 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="print the spec rule ids no test covered at the end of the run",
     )
+    group.addoption(
+        "--conformance-config",
+        default=None,
+        metavar="FILE",
+        help="YAML or JSON file with the inputs a QA team is given: chains (chain_id, "
+        "rpc_url, environment), api_keys (key, scopes), taker_wallets, webhook_public_url",
+    )
+    group.addoption(
+        "--api-key",
+        action="append",
+        default=[],
+        metavar="KEY[=SCOPE,...]",
+        help="an API key of the target (repeatable; scopes probed when not given; "
+        "default $RFQSIM_API_KEY)",
+    )
+    group.addoption(
+        "--taker-key",
+        action="append",
+        default=[],
+        metavar="HEX",
+        help="private key of a funded taker wallet (repeatable; default $RFQSIM_TAKER_KEY)",
+    )
+    group.addoption(
+        "--webhook-public-url",
+        default=None,
+        metavar="URL",
+        help="public https URL that reaches the suite's webhook receiver "
+        "(default $RFQSIM_WEBHOOK_PUBLIC_URL)",
+    )
+    group.addoption(
+        "--no-control",
+        action="store_true",
+        default=False,
+        help="start `rfqsim serve --no-control-api` and test it as a foreign deployment",
+    )
+    group.addoption(
+        "--max-wait",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="skip tests that wait longer than this in real time (marker needs('time<=Ns'))",
+    )
     add_timing_options(group)
 
 
@@ -106,8 +154,15 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{SIM_ONLY_MARKER}: needs the simulator's /_sim control API; "
         "skipped against any other target",
     )
+    config.addinivalue_line(
+        "markers",
+        f"{NEEDS_MARKER}(*inputs): what the test needs (sim_control, key:trades, key:read, "
+        "key:webhooks, key:aggregator, key:live, taker_wallet, webhook_url, rpc, time<=Ns); "
+        "skipped, naming the input, when it is missing",
+    )
     try:
         rpc_urls = parse_rpc_urls(config.getoption("--rpc-url"))
+        inputs = given_inputs(config, rpc_urls)
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from exc
     timing_from_config(config)  # a negative tolerance is a usage error at start-up
@@ -117,6 +172,8 @@ def pytest_configure(config: pytest.Config) -> None:
         rfqsim_bin=config.getoption("--rfqsim-bin"),
         rootdir=config.rootpath,
         start_timeout=config.getoption("--rfqsim-start-timeout"),
+        inputs=inputs,
+        no_control=config.getoption("--no-control"),
     )
     state = config.stash[_STATE] = _State(manager=manager)
     config.add_cleanup(manager.stop)
@@ -156,6 +213,10 @@ def _check_spec_marks(item: pytest.Item, known: dict[str, Rule]) -> None:
                 problems.append(f"rule id must be a string, got {arg!r}")
             elif arg not in known:
                 problems.append(f"unknown spec rule id {arg!r}")
+    for mark in item.iter_markers(NEEDS_MARKER):
+        for need in mark.args:
+            if not (isinstance(need, str) and known_need(need)):
+                problems.append(f"unknown need {need!r} (see conformance/needs.py)")
     if problems:
         raise pytest.Collector.CollectError(
             f"{item.nodeid}: " + "; ".join(problems) + " (list ids: python -m conformance.rules)"
@@ -196,14 +257,16 @@ def _get_target(config: pytest.Config) -> Target:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    if item.get_closest_marker(SIM_ONLY_MARKER) is None:
+    wanted = [str(need) for mark in item.iter_markers(NEEDS_MARKER) for need in mark.args]
+    if item.get_closest_marker(SIM_ONLY_MARKER) is not None:
+        wanted.insert(0, "sim_control")
+    if not wanted:
         return
     target = _get_target(item.config)
-    if not target.is_simulator:
-        pytest.skip(
-            f"sim_only: {target.base_url} is not an rfqsim simulator "
-            "(GET /_sim/info did not answer data.simulator = 'rfqsim')"
-        )
+    for need in dict.fromkeys(wanted):
+        message = unmet_need(item.config, target, need)
+        if message is not None:
+            pytest.skip(message)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -319,5 +382,20 @@ def tolerances(request: pytest.FixtureRequest) -> TimingTolerances:
 def sim(target: Target) -> SimControl:
     """The simulator's /_sim control API; skips the test against other targets."""
     if not target.is_simulator:
-        pytest.skip(f"needs the rfqsim control API; {target.base_url} is not a simulator")
+        detail = f"{target.base_url} is not an rfqsim simulator (no /_sim)"
+        pytest.skip(skip_message("sim_control", detail))
     return target.sim()
+
+
+@pytest.fixture(scope="session")
+def clock(target: Target) -> ServiceClock:
+    """The service's clock: read through /_sim on a simulator, else measured once from its
+    answers (see conformance.service_clock)."""
+    return ServiceClock(target.client(), target.sim() if target.controllable else None)
+
+
+@pytest.fixture(scope="session")
+def inputs(target: Target) -> Inputs:
+    """What the QA team gave: keys (scopes probed where not declared), taker wallets, the
+    webhook URL."""
+    return target.inputs

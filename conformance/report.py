@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.areas import AREAS, area_of
+from conformance.needs import needs_in, render_skipped
 from conformance.rules import DOCUMENTS, Rule
 
 RULES_PROPERTY = "spec_rules"  # user_properties key: space-separated rule ids
@@ -175,6 +176,7 @@ def build_matrix(
             if test.reason:
                 entry["reason"] = test.reason
             test_entries.append(entry)
+        entry_needs = needs_in(t.reason or "" for t in tests) if status == SKIPPED else []
         entries.append(
             {
                 "id": rule.id,
@@ -186,6 +188,7 @@ def build_matrix(
                 "kind": rule.kind,
                 "status": status,
                 "tests": test_entries,
+                **({"needs": entry_needs} if entry_needs else {}),
             }
         )
     stamp = (generated_at or datetime.now(UTC)).astimezone(UTC)
@@ -290,7 +293,8 @@ def render_markdown(matrix: Mapping[str, Any]) -> str:
             f"| {row['rules']} | {row['rules_failed']} |"
         )
     failed_rules = [rule for rule in matrix["rules"] if rule["status"] == FAILED]
-    lines += ["", f"## Failures ({len(failed_rules)} rules)", ""]
+    lines += ["", *render_skipped(matrix["rules"])]
+    lines += [f"## Failures ({len(failed_rules)} rules)", ""]
     if not failed_rules:
         lines.append("No rule failed.")
     else:

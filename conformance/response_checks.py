@@ -41,6 +41,7 @@ def assert_data(resp: Response, status: int = 200) -> Any:
     """A success: the expected status and a JSON object body ``{data: ...}``; returns data."""
     assert resp.status == status, f"{resp.describe()}: expected {status}: {resp.raw[:500]!r}"
     assert_request_id(resp)
+    assert_json_content_type(resp)
     body = resp.json()
     assert isinstance(body, dict), f"{resp.describe()}: body is not an object: {body!r}"
     assert "data" in body, f"{resp.describe()}: success body lacks 'data': {body!r}"
@@ -53,11 +54,13 @@ def assert_error(
 ) -> dict[str, Any]:
     """The spec's error envelope with this status and code; returns the ``error`` object.
 
-    Checks ``{error: {code, message, request_id, details?}}``, that ``request_id`` equals the
-    ``X-Request-Id`` header and, when ``reason`` is given, that ``details.reason`` equals it.
+    Checks the JSON content type, ``{error: {code, message, request_id, details?}}``, that
+    ``request_id`` equals the ``X-Request-Id`` header and, when ``reason`` is given, that
+    ``details.reason`` equals it.
     """
     assert resp.status == status, f"{resp.describe()}: expected {status} {code}: {resp.raw[:500]!r}"
     header_id = assert_request_id(resp)
+    assert_json_content_type(resp)
     body = resp.json()
     assert isinstance(body, dict), f"{resp.describe()}: error body is not an object: {body!r}"
     assert "data" not in body, f"{resp.describe()}: error body carries 'data': {body!r}"

@@ -19,6 +19,7 @@ from eth_utils.address import to_checksum_address
 from conformance.chain import WAIT_TIMEOUT, Wallet, calldata, hex_bytes, wait_for
 from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
 from conformance.response_checks import assert_data
+from conformance.service_clock import Clocked
 from conformance.signing import proof_json, sign_digest_raw, sign_taker_proof, taker_control_digest
 from conformance.sim_control import SimControl
 from conformance.target import Target
@@ -59,14 +60,15 @@ def keyless_client(target: Target, http: Client) -> Client:
     return http.from_address(fresh_loopback_address())
 
 
-def service_now_ms(sim: SimControl | None) -> int:
-    """The service clock (tests may have advanced it) in Unix ms; wall time without /_sim."""
+def service_now_ms(sim: Clocked | None) -> int:
+    """The service clock (tests may have advanced it) in Unix ms: read through ``/_sim`` or a
+    :class:`conformance.service_clock.ServiceClock`; wall time without either."""
     if sim is None:
         return int(time.time() * 1000)
     return sim.now_ms()
 
 
-def eoa_proof(sim: SimControl | None, wallet: Wallet, chain_id: int) -> dict[str, Any]:
+def eoa_proof(sim: Clocked | None, wallet: Wallet, chain_id: int) -> dict[str, Any]:
     """A fresh takerProof signed by an externally owned taker."""
     return sign_taker_proof(
         wallet.private_key, wallet.address, chain_id, issued_at_ms=service_now_ms(sim)
@@ -74,7 +76,7 @@ def eoa_proof(sim: SimControl | None, wallet: Wallet, chain_id: int) -> dict[str
 
 
 def smart_account_proof(
-    sim: SimControl | None, owner: Wallet, account: str, chain_id: int
+    sim: Clocked | None, owner: Wallet, account: str, chain_id: int
 ) -> dict[str, Any]:
     """A fresh takerProof for a deployed ERC-1271 smart account owned by ``owner``."""
     nonce = secrets.token_bytes(32)
@@ -195,8 +197,7 @@ def approve_for_quote(chain: ChainInfo, wallet: Wallet, firm: Mapping[str, Any])
     current = node.allowance(token, wallet.address, quote["reactor"])
     if current >= needed:
         return
-    usdt_like = any(t.usdt_like and t.address == token for t in chain.tokens.values())
-    if current and usdt_like:
+    if current:  # tokens like USDT refuse nonzero-to-nonzero approvals: reset first
         node.approve(wallet, token, quote["reactor"], 0)
     assert approval["value"] == "0", approval
     assert approval["chainId"] == chain.chain_id, approval

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.client import Client, request
+from conformance.inputs import Inputs, combine, inputs_of
 from conformance.server import DEFAULT_START_TIMEOUT, SimulatorProcess, find_rfqsim_bin
 from conformance.sim_control import SimControl
 
@@ -28,6 +29,14 @@ class Target:
     info: Mapping[str, Any] | None  # ready file or /_sim/info data; None for other targets
     rpc_urls: Mapping[int, str] = field(default_factory=dict)  # chain id -> JSON-RPC URL
     started_by_harness: bool = False  # True when the harness ran `rfqsim serve` itself
+    inputs: Inputs = field(default_factory=Inputs)  # keys, wallets, webhook URL given to us
+    # Facts found out once per session (the discovered venue), keyed by what they are.
+    cache: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def controllable(self) -> bool:
+        """Whether the target has the simulator's /_sim control API."""
+        return self.is_simulator
 
     def client(self, **kwargs: Any) -> Client:
         return Client(self.base_url, **kwargs)
@@ -36,8 +45,26 @@ class Target:
         return SimControl(self.client())
 
     def chains(self) -> list[Mapping[str, Any]]:
-        chains = (self.info or {}).get("chains") or []
-        return [c for c in chains if isinstance(c, Mapping)]
+        """The chains as ``/_sim/info`` describes them; without it, discovered from public
+        surfaces once per session (:mod:`conformance.discovery`)."""
+        if self.info is not None:
+            chains = self.info.get("chains") or []
+            return [c for c in chains if isinstance(c, Mapping)]
+        if "chains" not in self.cache:
+            from conformance.discovery import discover_chains  # imports this module
+
+            self.cache["chains"] = discover_chains(self.client(), self.inputs, self.rpc_urls)
+        discovered: list[Mapping[str, Any]] = self.cache["chains"]
+        return discovered
+
+    def wallets(self) -> list[Mapping[str, str]]:
+        """Funded wallets (``address``, ``private_key``): the simulator's demo wallets, else
+        the taker wallets the QA team gave."""
+        if self.info is not None and self.info.get("demo_wallets"):
+            return [dict(w) for w in self.info["demo_wallets"]]
+        return [
+            {"address": w.address, "private_key": w.private_key} for w in self.inputs.taker_wallets
+        ]
 
     def chain(self, chain_id: int) -> Mapping[str, Any]:
         for chain in self.chains():
@@ -101,12 +128,16 @@ class TargetManager:
         rfqsim_bin: str | None,
         rootdir: Path,
         start_timeout: float = DEFAULT_START_TIMEOUT,
+        inputs: Inputs | None = None,
+        no_control: bool = False,
     ) -> None:
         self.base_url = base_url.rstrip("/") if base_url else None
         self.rpc_overrides = dict(rpc_urls)
         self.rfqsim_bin = rfqsim_bin
         self.rootdir = rootdir
         self.start_timeout = start_timeout
+        self.inputs = inputs or Inputs()
+        self.no_control = no_control  # start `rfqsim serve --no-control-api`
         self.current: Target | None = None
         self.process: SimulatorProcess | None = None
         self._error: str | None = None
@@ -131,21 +162,42 @@ class TargetManager:
             base_url=self.base_url,
             is_simulator=info is not None,
             info=info,
-            rpc_urls={**_rpc_urls_from_info(info), **self.rpc_overrides},
+            rpc_urls={**_rpc_urls_from_info(info), **self._given_rpc_urls()},
+            inputs=self.inputs,
         )
+
+    def _given_rpc_urls(self) -> dict[int, str]:
+        given = {c: g.rpc_url for c, g in self.inputs.chains.items() if g.rpc_url}
+        return {**given, **self.rpc_overrides}
 
     def _start(self) -> Target:
         executable = find_rfqsim_bin(self.rfqsim_bin, self.rootdir)
         self.process = SimulatorProcess(
-            executable, start_timeout=self.start_timeout, cwd=self.rootdir
+            executable,
+            start_timeout=self.start_timeout,
+            cwd=self.rootdir,
+            extra_args=["--no-control-api"] if self.no_control else [],
         )
         info = self.process.start()
+        if self.no_control:
+            # A foreign deployment: only what its operator would hand a QA team.
+            inputs = combine(inputs_of(info), self.inputs)
+            manager_rpc = {c: g.rpc_url for c, g in inputs.chains.items() if g.rpc_url}
+            return Target(
+                base_url=str(info["api_url"]).rstrip("/"),
+                is_simulator=False,
+                info=None,
+                rpc_urls={**manager_rpc, **self.rpc_overrides},
+                started_by_harness=True,
+                inputs=inputs,
+            )
         return Target(
             base_url=str(info["api_url"]).rstrip("/"),
             is_simulator=info.get("simulator") == SIMULATOR_NAME,
             info=info,
             rpc_urls={**_rpc_urls_from_info(info), **self.rpc_overrides},
             started_by_harness=True,
+            inputs=self.inputs,
         )
 
     def stop(self) -> None:

@@ -1,5 +1,6 @@
 """What the target offers, as its info describes it (``/_sim/info`` or the simulator's ready
-file, read through :class:`conformance.target.Target`): :class:`Venue` holds every chain as a
+file, else what :mod:`conformance.discovery` found out from public surfaces, read through
+:class:`conformance.target.Target`): :class:`Venue` holds every chain as a
 :class:`ChainInfo` (environment, RPC URL, contract addresses, :class:`Token` list, minimum size,
 :class:`Corridor` list) and the demo wallets that fund fresh takers. These are plain facts read
 once; :meth:`ChainInfo.rpc` is the way from them to a JSON-RPC :class:`conformance.chain.Chain`,
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from eth_utils.address import to_checksum_address
 
@@ -50,6 +52,7 @@ class ChainInfo:
     tokens: Mapping[str, Token]  # by symbol
     min_size: Decimal
     corridors: tuple[Corridor, ...] = ()
+    fee_bps: int | None = None  # the corridors' protocol fee when the info names one (not shown)
 
     def token(self, symbol: str) -> Token:
         return self.tokens[symbol]
@@ -88,6 +91,12 @@ class ChainInfo:
         return Chain(self.rpc_url, self.chain_id)
 
 
+def _fee_bps(chain: Mapping[str, Any]) -> int | None:
+    """The one fee of every corridor of the chain (``/_sim/info``); None when not named."""
+    fees = {c.get("fee_bps") for c in chain.get("corridors") or []}
+    return int(fees.pop()) if len(fees) == 1 and None not in fees else None
+
+
 @dataclass(frozen=True)
 class Venue:
     """The target's chains, tokens and demo wallets, read once from its info."""
@@ -97,7 +106,12 @@ class Venue:
 
     @classmethod
     def of(cls, target: Target) -> Venue:
-        info = target.info or {}
+        """From the target's info when it has one (a shortcut), else discovered from public
+        surfaces once per session (:mod:`conformance.discovery`), with the given taker wallets
+        as the wallets that fund fresh takers."""
+        cached = target.cache.get("venue")
+        if isinstance(cached, Venue):
+            return cached
         chains: dict[int, ChainInfo] = {}
         for chain in target.chains():
             chain_id = int(chain["chain_id"])
@@ -120,6 +134,7 @@ class Venue:
                 },
                 tokens=tokens,
                 min_size=Decimal(str(chain.get("min_size", "1"))),
+                fee_bps=_fee_bps(chain),
                 corridors=tuple(
                     Corridor(
                         to_checksum_address(str(c["base"])),
@@ -131,9 +146,10 @@ class Venue:
             )
         wallets = tuple(
             Wallet(to_checksum_address(str(w["address"])), str(w["private_key"]))
-            for w in info.get("demo_wallets") or []
+            for w in target.wallets()
         )
-        return cls(chains, wallets)
+        venue = target.cache["venue"] = cls(chains, wallets)
+        return venue
 
     def chain(self, chain_id: int) -> ChainInfo:
         return self.chains[chain_id]

@@ -75,6 +75,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         overrides["environment"] = args.environment
     if args.no_makers:
         overrides["makers"] = None
+    if args.no_control_api:
+        overrides["api"]["control_api"] = False
     if args.allow_http_webhooks:
         overrides["webhooks"] = {"allow_http": True}
     if args.on_chain_exit is not None:
@@ -113,19 +115,23 @@ def _whole(units: int) -> str:
     return f"{units:,}"
 
 
-def banner(info: dict[str, Any]) -> str:
+def banner(info: dict[str, Any], *, control_api: bool = True) -> str:
     """What a person needs to start: every URL (each answers), the chains with their fixed RPC
     ports, the contracts once when every chain has the same addresses, the demo keys with their
     scopes, the funded wallets with their keys and balances, and how to stop."""
     api = info["api_url"]
+    control = (
+        f"{api}/_sim/   (index of every control; OpenAPI: {api}/_sim/openapi.json)"
+        if control_api
+        else "none (--no-control-api: /_sim answers 404, as on a real deployment)"
+    )
     lines = [
         f"rfqsim {info['version']} ready  (environment {info['environment']}, seed {info['seed']})",
         f"  API             {api}   (OpenAPI: {api}/v2/openapi.json, {api}/v1/openapi.json)",
-        f"  control API     {api}/_sim/   (index of every control; OpenAPI: "
-        f"{api}/_sim/openapi.json)",
+        f"  control API     {control}",
         f"  rates feed      {api}/tickers   (OpenAPI: {api}/feed/openapi.json)",
     ]
-    if info.get("provider_url"):
+    if info.get("provider_url") and control_api:
         lines.append(
             f"  ramp provider   {info['provider_url']}/sandbox/state   (drive it: /_sim/ramp/...)"
         )
@@ -166,6 +172,26 @@ def banner(info: dict[str, Any]) -> str:
         lines.append(f"      {wallet['address']}  {wallet['private_key']}")
     lines.append("  Stop with Ctrl-C (or SIGTERM): every Anvil rfqsim started stops with it.")
     return "\n".join(lines)
+
+
+def operator_inputs(info: dict[str, Any]) -> dict[str, Any]:
+    """What the ready file holds without the control API: only what the operator of a real
+    deployment hands a QA team (the API URL, each chain's RPC URL and environment, API keys
+    with their scopes, funded taker wallets); the venue's facts (tokens, contracts, corridors)
+    must be discovered from the public API, as against any other deployment."""
+    return {
+        "api_url": info["api_url"],
+        "control_api": False,
+        "chains": [
+            {"chain_id": c["chain_id"], "environment": c["environment"], "rpc_url": c["rpc_url"]}
+            for c in info["chains"]
+        ],
+        "api_keys": [
+            {"key": k["key"], "environment": k["environment"], "scopes": k["scopes"]}
+            for k in info.get("demo_keys", [])
+        ],
+        "taker_wallets": [w["private_key"] for w in info["demo_wallets"]],
+    }
 
 
 def write_ready_file(path: Path, info: dict[str, Any]) -> None:
@@ -248,9 +274,10 @@ async def serve(settings: Settings, ready_file: Path | None, access_log: bool) -
         info = simulator_info(app[SETTINGS], app[VENUE], f"http://{host}:{port}")
         info["demo_keys"] = demo_keys  # full keys exist only here: the simulator keeps hashes
         info["provider_url"] = app[RAMP].controls.sandbox_url  # the ramp provider (sandbox)
-        print(banner(info), flush=True)
+        control = settings.api.control_api
+        print(banner(info, control_api=control), flush=True)
         if ready_file is not None:
-            write_ready_file(ready_file, info)
+            write_ready_file(ready_file, info if control else operator_inputs(info))
         await shutdown.requested.wait()
         return shutdown.exit_code
     finally:
@@ -306,6 +333,12 @@ def add_parser(commands: Any) -> None:
         "(sandbox: true); production refuses it, as the real service does",
     )
     serve_cmd.add_argument("--access-log", action="store_true", help="log every request")
+    serve_cmd.add_argument(
+        "--no-control-api",
+        action="store_true",
+        help="serve no /_sim control API (404, as on a real deployment); the ready file then "
+        "holds only what an operator gives a QA team: API URL, chain RPC URLs, keys, wallets",
+    )
     serve_cmd.add_argument(
         "--no-makers", action="store_true", help="start without the simulated maker fleet"
     )

@@ -46,6 +46,9 @@ class ApiSettings(_Strict):
     # The whole stop (fleet, requests, background work, chains) must end within this; past it
     # the process exits at once with status 1 (a second signal does the same straight away).
     stop_deadline_s: float = Field(default=10.0, gt=0, le=300)
+    # False: no /_sim control API (404 as on a real deployment) and a ready file with only the
+    # inputs a QA team gets from an operator (docs/conformance.md "foreign deployment").
+    control_api: bool = True
 
 
 class CorridorTiming(_Strict):

@@ -25,6 +25,7 @@ from simulator.settings import (
 FLAGS: dict[str, str] = {
     "api.host": "`--host`",
     "api.port": "`--port`",
+    "api.control_api": "`--no-control-api`",
     "rpc_port": "`--rpc-port PORT`",
     "seed": "`--seed`",
     "environment": "`--environment`",

@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from conformance.chain import Wallet
 from conformance.client import Client, fresh_loopback_address, is_loopback_url
-from conformance.control import Fleet, Janitor, controlled_fleet, janitor
+from conformance.control import Fleet, Janitor, Liquidity, controlled_fleet, janitor
+from conformance.inputs import TAKER_SCOPES
+from conformance.needs import skip_message
 from conformance.ramp import Ramp
 from conformance.ramp_transfers import Transfers
-from conformance.rfq_calls import keyed_client, new_key
+from conformance.rfq_calls import bearer, new_key, wait_ladder
 from conformance.server import SimulatorProcess, find_rfqsim_bin
 from conformance.sim_control import SimControl
 from conformance.target import Target
+from conformance.target_inputs import resolved_inputs
 from conformance.tests.webhook_partners import Partner
 from conformance.v1_book import Integrator, v1_integrator
 from conformance.venue import ChainInfo, Venue
@@ -38,7 +42,10 @@ def chain(venue: Venue) -> ChainInfo:
 
 @pytest.fixture
 def source(venue: Venue) -> Wallet:
-    """The demo wallet that funds fresh takers."""
+    """The wallet that funds fresh takers: a demo wallet of the simulator, else the last taker
+    wallet the QA team gave."""
+    if not venue.demo_wallets:
+        pytest.skip(skip_message("taker_wallet"))
     return venue.demo_wallets[-1]
 
 
@@ -50,6 +57,23 @@ def fleet(sim: SimControl) -> Iterator[Fleet]:
 
 
 @pytest.fixture
+def liquidity(target: Target, http: Client, chain: ChainInfo) -> Iterator[Liquidity]:
+    """Fresh levels on every RFQ pair of the test chain before the test: the simulated fleet
+    (restored after the test) on a simulator, else whatever the public ladder shows."""
+    if target.controllable:
+        with controlled_fleet(target.sim()) as fleet:
+            yield Liquidity(frozenset(fleet.wallets.values()))
+        return
+
+    def deep(data: dict[str, Any]) -> bool:
+        depth = {(p["sellToken"], p["buyToken"]): p.get("maxSellAmount") for p in data["pairs"]}
+        return all(depth.get(d) not in (None, "0") for d in chain.rfq_directions())
+
+    wait_ladder(http, chain.chain_id, deep, timeout=30, what="depth on every RFQ pair")
+    yield Liquidity(None)
+
+
+@pytest.fixture
 def caller(target: Target, http: Client) -> Client:
     """A keyless client from a loopback address no other test uses (when the target allows)."""
     if not is_loopback_url(target.base_url):
@@ -58,9 +82,23 @@ def caller(target: Target, http: Client) -> Client:
 
 
 @pytest.fixture
-def trader(sim: SimControl, http: Client) -> Client:
-    """A client with a fresh test-environment key of a partner of its own."""
-    return keyed_client(http, new_key(sim, "test"))
+def trades_key(target: Target) -> dict[str, str]:
+    """Authorization headers of a test-environment trades key: a fresh key of a partner of its
+    own on a simulator, else the key the QA team gave (shared by the tests)."""
+    if target.controllable:
+        return bearer(new_key(target.sim(), "test"))
+    key = resolved_inputs(target).key(TAKER_SCOPES, "test")
+    if key is None:
+        pytest.skip(skip_message("key:trades"))
+    return key.headers
+
+
+@pytest.fixture
+def trader(target: Target, http: Client, trades_key: dict[str, str]) -> Client:
+    """A client with a test-environment trades key (a given key is shared by the tests, so
+    the client paces itself)."""
+    keyed = http.with_headers(trades_key)
+    return keyed if target.controllable else keyed.paced()
 
 
 @pytest.fixture

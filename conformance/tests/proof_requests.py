@@ -40,7 +40,7 @@ def token_address(target: Target, chain_id: int, symbol: str) -> str:
 
 
 def demo_wallet(target: Target, index: int = 0) -> Mapping[str, str]:
-    wallets = (target.info or {}).get("demo_wallets") or []
+    wallets = target.wallets()
     assert len(wallets) > index, f"the simulator has {len(wallets)} demo wallets"
     wallet: Mapping[str, str] = wallets[index]
     return wallet

@@ -19,12 +19,14 @@ import pytest
 from eth_account import Account
 
 from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
+from conformance.key_source import KeySource
 from conformance.response_checks import (
     assert_data,
     assert_error,
     assert_no_rate_limit_headers,
     assert_rate_limit_headers,
 )
+from conformance.service_clock import ServiceClock
 from conformance.signing import random_nonce, sign_taker_proof
 from conformance.sim_control import SimControl
 from conformance.target import Target
@@ -47,22 +49,18 @@ def caller(target: Target, http: Client) -> Client:
 
 
 @pytest.fixture
-def new_key(sim: SimControl) -> Iterator[KeyFactory]:
-    """Issues keys for this test's own partner (or a named one); revokes them all afterwards."""
-    partner = f"conformance-keys-{secrets.token_hex(6)}"
-    issued: list[str] = []
+def new_key(target: Target) -> Iterator[KeyFactory]:
+    """Keys of this test's own partner (or a named one) through /_sim, revoked afterwards; the
+    given keys on a target without control (conformance.key_source)."""
+    source = KeySource(target, "keys")
 
     def make(
         environment: str = "test", scopes: tuple[str, ...] = TRADER_SCOPES, **extra: Any
     ) -> dict[str, Any]:
-        extra.setdefault("partner", partner)
-        record = sim.create_key(extra.pop("partner"), environment, scopes, **extra)
-        issued.append(str(record["key_id"]))
-        return record
+        return source.make(environment, scopes, **extra)
 
     yield make
-    for key_id in issued:
-        sim.call("POST", f"keys/{key_id}/revoke")
+    source.close()
 
 
 def _bearer(key: Mapping[str, Any] | str) -> dict[str, str]:
@@ -84,7 +82,7 @@ def _token(target: Target, chain_id: int, symbol: str) -> str:
 
 def _wallet(target: Target) -> dict[str, str]:
     """A demo wallet: funded with every token on both chains."""
-    wallets = (target.info or {}).get("demo_wallets") or []
+    wallets = target.wallets()
     assert wallets, "the simulator has no demo wallets"
     return dict(wallets[0])
 
@@ -117,7 +115,7 @@ def _assert_no_quote(resp: Response) -> dict[str, Any]:
 # -- sending a key -----------------------------------------------------------------------
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "rfq/auth/api-keys/sent-authorization-bearer-api_key",
     "rfq/endpoints/post-v2-rfq-request",
@@ -126,7 +124,6 @@ def _assert_no_quote(resp: Response) -> dict[str, Any]:
 @pytest.mark.parametrize("send", [_bearer, _x_api_key], ids=["bearer", "x-api-key"])
 def test_key_is_accepted_as_bearer_or_x_api_key(
     target: Target,
-    sim: SimControl,
     caller: Client,
     new_key: KeyFactory,
     send: Callable[[Mapping[str, Any]], dict[str, str]],
@@ -136,10 +133,11 @@ def test_key_is_accepted_as_bearer_or_x_api_key(
     resp = caller.post("/v2/rfq/request", json=_body(target), headers=send(key))
     _assert_no_quote(resp)
     limit, _, _ = assert_rate_limit_headers(resp)
-    assert limit == sim.limits()["tiers"]["default"], "a default-tier key has its tier's limit"
+    if target.controllable:  # a key made on the spot is of the default tier
+        tiers = target.sim().limits()["tiers"]
+        assert limit == tiers["default"], "a default-tier key has its tier's limit"
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/auth/api-keys/sent-authorization-bearer-api_key",
     "rfq/errors/401-unauthorized",
@@ -186,7 +184,6 @@ def test_key_format_and_shown_once(sim: SimControl, new_key: KeyFactory, environ
     assert secret.encode() not in resp.raw, "the secret appears in the key listing"
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/auth/api-keys/environment-prefix-tx_live_-mainnet",
     "rfq/endpoints/request-body/chainid",
@@ -214,29 +211,35 @@ def test_key_on_the_other_environment_chain_is_400(
 # -- bad keys ----------------------------------------------------------------------------
 
 
-def _unknown_key(new_key: KeyFactory, sim: SimControl) -> str:
+def _unknown_key(new_key: KeyFactory, sim: SimControl | None) -> str:
     return f"tx_test_{secrets.token_hex(6)}.{secrets.token_urlsafe(32)}"
 
 
-def _wrong_secret(new_key: KeyFactory, sim: SimControl) -> str:
-    return str(new_key()["key_id"]) + "." + secrets.token_urlsafe(32)
+def _public_prefix(key: Mapping[str, Any]) -> str:
+    return str(key["key"]).split(".", 1)[0]
 
 
-def _prefix_only(new_key: KeyFactory, sim: SimControl) -> str:
-    return str(new_key()["key_id"])
+def _wrong_secret(new_key: KeyFactory, sim: SimControl | None) -> str:
+    return _public_prefix(new_key()) + "." + secrets.token_urlsafe(32)
 
 
-def _malformed(new_key: KeyFactory, sim: SimControl) -> str:
+def _prefix_only(new_key: KeyFactory, sim: SimControl | None) -> str:
+    return _public_prefix(new_key())
+
+
+def _malformed(new_key: KeyFactory, sim: SimControl | None) -> str:
     return "not-a-key"
 
 
-def _suspended(new_key: KeyFactory, sim: SimControl) -> str:
+def _suspended(new_key: KeyFactory, sim: SimControl | None) -> str:
+    assert sim is not None
     key = new_key()
     sim.call("POST", f"keys/{key['key_id']}/suspend")
     return str(key["key"])
 
 
-def _revoked(new_key: KeyFactory, sim: SimControl) -> str:
+def _revoked(new_key: KeyFactory, sim: SimControl | None) -> str:
+    assert sim is not None
     key = new_key()
     sim.call("POST", f"keys/{key['key_id']}/revoke")
     return str(key["key"])
@@ -247,12 +250,12 @@ BAD_KEYS = {
     "wrong-secret": _wrong_secret,
     "prefix-only": _prefix_only,
     "malformed": _malformed,
-    "suspended": _suspended,
+    "suspended": _suspended,  # these two need /_sim/keys to suspend or revoke a key
     "revoked": _revoked,
 }
+NEED_CONTROL = frozenset({"suspended", "revoked"})
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/auth/api-keys/revoked-suspended-unknown-malformed",
     "rfq/errors/401-unauthorized",
@@ -262,13 +265,16 @@ BAD_KEYS = {
 @pytest.mark.parametrize("send", [_bearer, _x_api_key], ids=["bearer", "x-api-key"])
 def test_bad_keys_are_401_and_indistinguishable(
     target: Target,
-    sim: SimControl,
     caller: Client,
     new_key: KeyFactory,
     send: Callable[[str], dict[str, str]],
 ) -> None:
+    """Every bad key a client can make (with /_sim: suspended and revoked ones too)."""
+    sim = target.sim() if target.controllable else None
     seen: dict[str, str] = {}
     for kind, make in BAD_KEYS.items():
+        if sim is None and kind in NEED_CONTROL:
+            continue
         headers = send(make(new_key, sim))
         for path, body in (("/v2/rfq/request", _body(target)), ("/v2/rfq/levels", None)):
             if body is None:
@@ -299,7 +305,6 @@ def test_suspended_key_works_again_once_activated(
 # -- scopes ------------------------------------------------------------------------------
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/auth/api-keys/scopes",
     "rfq/errors/403-forbidden",
@@ -309,8 +314,8 @@ def test_suspended_key_works_again_once_activated(
     "rfq/endpoints/get-v2-rfq-id",
 )
 def test_key_missing_the_scope_is_403(target: Target, caller: Client, new_key: KeyFactory) -> None:
-    writer = new_key(scopes=("trades:write",))
-    reader = new_key(scopes=("trades:read",))
+    writer = new_key(scopes=("trades:write",), exact=True)
+    reader = new_key(scopes=("trades:read",), exact=True)
     created = _assert_no_quote(
         caller.post("/v2/rfq/request", json=_body(target), headers=_bearer(writer))
     )
@@ -369,7 +374,7 @@ def test_maker_credential_on_taker_endpoints_is_403(
 # -- the proof is ignored with a key -----------------------------------------------------
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "rfq/auth/proof-of-control/rule-5",
     "rfq/endpoints/request-body/takerproof",
@@ -377,13 +382,13 @@ def test_maker_credential_on_taker_endpoints_is_403(
 @pytest.mark.parametrize("proof_kind", ["garbage", "stale", "stranger", "replayed"])
 def test_key_ignores_taker_proof(
     target: Target,
-    sim: SimControl,
+    clock: ServiceClock,
     caller: Client,
     new_key: KeyFactory,
     proof_kind: str,
 ) -> None:
     wallet = _wallet(target)
-    taker, now = wallet["address"], sim.now_ms()
+    taker, now = wallet["address"], clock.now_ms()
     if proof_kind == "garbage":
         proof: dict[str, Any] = {
             "nonce": "0x" + random_nonce().hex(),
@@ -410,7 +415,6 @@ def test_key_ignores_taker_proof(
 # -- public endpoints --------------------------------------------------------------------
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/auth/api-keys/fully-public",
     "rfq/endpoints/post-v2-rfq-preview",

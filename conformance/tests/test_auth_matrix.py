@@ -23,6 +23,7 @@ from eth_account import Account
 
 from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
 from conformance.response_checks import assert_data, assert_error
+from conformance.service_clock import ServiceClock
 from conformance.signing import sign_taker_proof
 from conformance.sim_control import SimControl
 from conformance.target import Target
@@ -75,7 +76,7 @@ def _token(target: Target, symbol: str) -> str:
 
 
 def _demo_wallet(target: Target) -> dict[str, str]:
-    wallets = (target.info or {}).get("demo_wallets") or []
+    wallets = target.wallets()
     assert wallets, "the simulator lists no demo wallets"
     return dict(wallets[0])
 
@@ -109,6 +110,7 @@ def _passed_authorization(resp: Response) -> None:
     assert_error(resp, 409, "conflict")
 
 
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "rfq/endpoints/auth-column-may-call",
     "rfq/endpoints/post-v2-rfq-preview",
@@ -128,7 +130,7 @@ def _passed_authorization(resp: Response) -> None:
     "rfq/errors/404-not_found",
 )
 def test_auth_column_of_every_endpoint(
-    target: Target, sim: SimControl, new_caller: Callable[[], Client], new_key: KeyFactory
+    target: Target, clock: ServiceClock, new_caller: Callable[[], Client], new_key: KeyFactory
 ) -> None:
     anyone = new_caller()
     writer = new_key("trades:write")
@@ -150,7 +152,7 @@ def test_auth_column_of_every_endpoint(
         anyone.post("/v2/rfq/request", json=body), 401, "unauthorized", "proof_of_control_required"
     )
     proof = sign_taker_proof(
-        wallet["private_key"], wallet["address"], CHAIN, issued_at_ms=sim.now_ms()
+        wallet["private_key"], wallet["address"], CHAIN, issued_at_ms=clock.now_ms()
     )
     keyless = _no_quote(anyone.post("/v2/rfq/request", json={**body, "takerProof": proof}))
     keyed = _no_quote(anyone.post("/v2/rfq/request", json=body, headers=_bearer(writer)))
@@ -200,6 +202,7 @@ def test_auth_column_of_every_endpoint(
     assert_error(anyone.delete(endpoint, headers=_bearer(manager)), 404, "not_found")
 
 
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "rfq/auth/three-things-can-identify",
     "rfq/auth/claim-token/rfqid-never-sufficient",
@@ -207,7 +210,7 @@ def test_auth_column_of_every_endpoint(
     "rfq/auth/proof-of-control/rule-4",
 )
 def test_three_things_identify_a_caller_and_nothing_else(
-    target: Target, sim: SimControl, new_caller: Callable[[], Client], new_key: KeyFactory
+    target: Target, clock: ServiceClock, new_caller: Callable[[], Client], new_key: KeyFactory
 ) -> None:
     wallet = _demo_wallet(target)
     prover, stranger = new_caller(), new_caller()
@@ -215,7 +218,7 @@ def test_three_things_identify_a_caller_and_nothing_else(
 
     # 1. A wallet proof identifies a keyless caller (and earns it a grant as that caller).
     proof = sign_taker_proof(
-        wallet["private_key"], wallet["address"], CHAIN, issued_at_ms=sim.now_ms()
+        wallet["private_key"], wallet["address"], CHAIN, issued_at_ms=clock.now_ms()
     )
     keyless = _no_quote(prover.post("/v2/rfq/request", json={**body, "takerProof": proof}))
     _no_quote(prover.post("/v2/rfq/request", json=body))  # the grant: same caller, no proof

@@ -19,6 +19,7 @@ from eth_utils.crypto import keccak
 
 from conformance.client import Client, fresh_loopback_address, is_loopback_url
 from conformance.response_checks import assert_data
+from conformance.service_clock import ServiceClock
 from conformance.signing import proof_json, random_nonce, sign_taker_proof, taker_control_digest
 from conformance.sim_control import SimControl
 from conformance.target import Target
@@ -70,7 +71,7 @@ def _spec_digest(taker: str, chain_id: int, nonce: bytes, issued_at_ms: int) -> 
 # -- externally owned takers -------------------------------------------------------------
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     *PROOF_RULES,
     "rfq/auth/proof-of-control/rule-3",
@@ -79,9 +80,9 @@ def _spec_digest(taker: str, chain_id: int, nonce: bytes, issued_at_ms: int) -> 
     "rfq/resources/takerproof/signature",
     "rfq/endpoints/request-body/takerproof",
 )
-def test_eoa_proof_is_accepted(target: Target, sim: SimControl, caller: Client) -> None:
+def test_eoa_proof_is_accepted(target: Target, clock: ServiceClock, caller: Client) -> None:
     wallet = demo_wallet(target)
-    nonce, now = random_nonce(), sim.now_ms()
+    nonce, now = random_nonce(), clock.now_ms()
     assert taker_control_digest(wallet["address"], CHAIN, nonce, now) == _spec_digest(
         wallet["address"], CHAIN, nonce, now
     )
@@ -91,7 +92,6 @@ def test_eoa_proof_is_accepted(target: Target, sim: SimControl, caller: Client) 
     assert_accepted(send_request(caller, request_body(target, wallet["address"], proof)))
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/auth/proof-of-control/rule-6",
     "rfq/endpoints/request-body/behaviour-1",
@@ -107,7 +107,7 @@ def test_keyless_request_without_proof_or_grant_is_401(target: Target, caller: C
     )
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "rfq/auth/proof-of-control/rule-1",
     "rfq/auth/proof-of-control/rule-6",
@@ -116,12 +116,12 @@ def test_keyless_request_without_proof_or_grant_is_401(target: Target, caller: C
 )
 @pytest.mark.parametrize("side", [-1, 1], ids=["past", "future"])
 def test_proof_outside_the_clock_window_is_stale(
-    target: Target, sim: SimControl, caller: Client, side: int, tolerances: TimingTolerances
+    target: Target, clock: ServiceClock, caller: Client, side: int, tolerances: TimingTolerances
 ) -> None:
     # Just outside the window: 60 s and the --clock-window-tolerance-ms margin away.
     skew_ms = side * (WINDOW_MS + round(tolerances.clock_window_ms))
     wallet = demo_wallet(target)
-    now = sim.now_ms()
+    now = clock.now_ms()
     proof = sign_taker_proof(
         wallet["private_key"], wallet["address"], CHAIN, issued_at_ms=now + skew_ms
     )
@@ -137,17 +137,17 @@ def test_proof_outside_the_clock_window_is_stale(
     assert abs(server_time - now) < 10_000, f"serverTime {server_time} vs service clock {now}"
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec("rfq/auth/proof-of-control/rule-1", "rfq/limits/proof-clock-window")
 @pytest.mark.parametrize("side", [-1, 1], ids=["past", "future"])
 def test_proof_inside_the_clock_window_is_accepted(
-    target: Target, sim: SimControl, caller: Client, side: int, tolerances: TimingTolerances
+    target: Target, clock: ServiceClock, caller: Client, side: int, tolerances: TimingTolerances
 ) -> None:
     # Just inside the window: the --clock-window-tolerance-ms margin short of 60 s.
     skew_ms = side * max(0, WINDOW_MS - round(tolerances.clock_window_ms))
     wallet = demo_wallet(target)
     proof = sign_taker_proof(
-        wallet["private_key"], wallet["address"], CHAIN, issued_at_ms=sim.now_ms() + skew_ms
+        wallet["private_key"], wallet["address"], CHAIN, issued_at_ms=clock.now_ms() + skew_ms
     )
     assert_accepted(send_request(caller, request_body(target, wallet["address"], proof)))
 
@@ -183,7 +183,7 @@ def _other_issued_at_signature(
     return {**proof, "issuedAt": now}
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "rfq/auth/proof-of-control/rule-3",
     "rfq/auth/proof-of-control/rule-6",
@@ -210,19 +210,19 @@ def _other_issued_at_signature(
 )
 def test_signature_not_by_the_taker_is_invalid(
     target: Target,
-    sim: SimControl,
+    clock: ServiceClock,
     caller: Client,
     make_proof: Callable[[Mapping[str, str], bytes, int], Mapping[str, Any]],
 ) -> None:
     wallet = demo_wallet(target)
-    proof = make_proof(wallet, random_nonce(), sim.now_ms())
+    proof = make_proof(wallet, random_nonce(), clock.now_ms())
     assert_unauthorized(
         send_request(caller, request_body(target, wallet["address"], proof)),
         "proof_of_control_invalid",
     )
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "rfq/auth/proof-of-control/rule-2",
     "rfq/auth/proof-of-control/rule-6",
@@ -232,10 +232,10 @@ def test_signature_not_by_the_taker_is_invalid(
     "variant", ["other-issuedAt", "other-signature", "other-taker", "other-chain"]
 )
 def test_nonce_reused_with_other_contents_is_replayed(
-    target: Target, sim: SimControl, caller: Client, variant: str
+    target: Target, clock: ServiceClock, caller: Client, variant: str
 ) -> None:
     wallet, other = demo_wallet(target, 0), demo_wallet(target, 1)
-    nonce, now = random_nonce(), sim.now_ms()
+    nonce, now = random_nonce(), clock.now_ms()
     first = sign_taker_proof(
         wallet["private_key"], wallet["address"], CHAIN, issued_at_ms=now, nonce=nonce
     )
@@ -261,33 +261,33 @@ def test_nonce_reused_with_other_contents_is_replayed(
     )
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec("rfq/auth/proof-of-control/rule-2")
 def test_identical_proof_resent_by_the_same_caller_is_accepted(
-    target: Target, sim: SimControl, caller: Client
+    target: Target, clock: ServiceClock, caller: Client
 ) -> None:
     wallet = demo_wallet(target)
     proof = sign_taker_proof(
-        wallet["private_key"], wallet["address"], CHAIN, issued_at_ms=sim.now_ms()
+        wallet["private_key"], wallet["address"], CHAIN, issued_at_ms=clock.now_ms()
     )
     first = assert_accepted(send_request(caller, request_body(target, wallet["address"], proof)))
     second = assert_accepted(send_request(caller, request_body(target, wallet["address"], proof)))
     assert first["rfqId"] != second["rfqId"], "each accepted request is its own RFQ"
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "rfq/auth/proof-of-control/rule-2",
     "rfq/auth/proof-of-control/rule-6",
     "rfq/errors/401-unauthorized",
 )
 def test_identical_proof_from_another_client_ip_is_replayed(
-    target: Target, sim: SimControl, caller: Client, other_caller: Client
+    target: Target, clock: ServiceClock, caller: Client, other_caller: Client
 ) -> None:
     first_ip, second_ip = caller, other_caller
     wallet = demo_wallet(target)
     proof = sign_taker_proof(
-        wallet["private_key"], wallet["address"], CHAIN, issued_at_ms=sim.now_ms()
+        wallet["private_key"], wallet["address"], CHAIN, issued_at_ms=clock.now_ms()
     )
     assert_accepted(send_request(first_ip, request_body(target, wallet["address"], proof)))
     assert_unauthorized(
@@ -301,19 +301,19 @@ def test_identical_proof_from_another_client_ip_is_replayed(
 # -- grants ------------------------------------------------------------------------------
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "rfq/auth/proof-of-control/rule-4",
     "rfq/endpoints/request-body/takerproof",
     "rfq/auth/proof-of-control/rule-6",
 )
 def test_grant_covers_the_same_taker_chain_and_caller_only(
-    target: Target, sim: SimControl, caller: Client, other_caller: Client
+    target: Target, clock: ServiceClock, caller: Client, other_caller: Client
 ) -> None:
     prover, bystander = caller, other_caller
     wallet, other = demo_wallet(target, 0), Account.create()
     proof = sign_taker_proof(
-        wallet["private_key"], wallet["address"], CHAIN, issued_at_ms=sim.now_ms()
+        wallet["private_key"], wallet["address"], CHAIN, issued_at_ms=clock.now_ms()
     )
     assert_accepted(send_request(prover, request_body(target, wallet["address"], proof)))
     # Same caller, taker and chain: the proof may be omitted.
@@ -359,7 +359,7 @@ def test_grant_lapses_after_twelve_hours(
 # -- where no proof is needed ------------------------------------------------------------
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec("rfq/auth/proof-of-control/rule-5", "rfq/endpoints/post-v2-rfq-preview")
 def test_preview_needs_no_proof(target: Target, caller: Client) -> None:
     body = request_body(target, demo_wallet(target)["address"])

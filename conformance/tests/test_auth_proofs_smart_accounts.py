@@ -22,6 +22,7 @@ from eth_utils.crypto import keccak
 from conformance.client import Client
 from conformance.json_rpc import hex_to_int, rpc
 from conformance.response_checks import assert_error
+from conformance.service_clock import ServiceClock
 from conformance.signing import (
     create_account_calldata,
     proof_json,
@@ -145,12 +146,12 @@ class SmartAccount:
 @pytest.mark.sim_only
 @pytest.mark.spec(*PROOF_RULES, "rfq/auth/proof-of-control/rule-3")
 def test_deployed_smart_account_proves_with_erc1271(
-    target: Target, sim: SimControl, caller: Client
+    target: Target, clock: ServiceClock, caller: Client
 ) -> None:
     account = SmartAccount(target)
     account.deploy()
     account.fund()
-    now = sim.now_ms()
+    now = clock.now_ms()
     assert_accepted(
         send_request(
             caller, request_body(target, account.address, account.proof(now, erc6492=False))
@@ -171,11 +172,11 @@ def test_deployed_smart_account_proves_with_erc1271(
 @pytest.mark.sim_only
 @pytest.mark.spec(*PROOF_RULES, "rfq/auth/proof-of-control/rule-3", "rfq/errors/401-unauthorized")
 def test_counterfactual_smart_account_proves_with_erc6492(
-    target: Target, sim: SimControl, caller: Client
+    target: Target, clock: ServiceClock, caller: Client
 ) -> None:
     account = SmartAccount(target)
     account.fund()
-    now = sim.now_ms()
+    now = clock.now_ms()
     assert_accepted(
         send_request(
             caller, request_body(target, account.address, account.proof(now, erc6492=True))
@@ -214,7 +215,6 @@ def faults(sim: SimControl) -> Iterator[SimControl]:
             sim.call("POST", "faults", before)
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/auth/proof-of-control/rule-6",
     "rfq/errors/502-upstream_error",

@@ -17,6 +17,8 @@ from eth_account import Account
 
 from conformance.assertions import RECORD_FIELDS
 from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
+from conformance.key_source import KeySource
+from conformance.needs import skip_message
 from conformance.response_checks import (
     assert_data,
     assert_error,
@@ -24,8 +26,8 @@ from conformance.response_checks import (
     assert_rate_limit_headers,
     parse_iso_utc,
 )
+from conformance.service_clock import Clocked, ServiceClock
 from conformance.signing import sign_taker_proof
-from conformance.sim_control import SimControl
 from conformance.target import Target
 
 CHAIN = 97
@@ -49,19 +51,21 @@ def new_caller(target: Target, http: Client) -> Callable[[], Client]:
 
 
 @pytest.fixture
-def new_key(sim: SimControl) -> Iterator[KeyFactory]:
-    """Issues test-environment keys for a named partner (made unique per test); revokes them."""
+def new_key(target: Target) -> Iterator[KeyFactory]:
+    """Test-environment keys of a named partner (unique per test, revoked after) through /_sim;
+    without control the given trades key stands for partner "a" (conformance.key_source)."""
     suffix = secrets.token_hex(6)
-    issued: list[str] = []
+    source = KeySource(target, "claims")
 
     def make(partner: str, scopes: tuple[str, ...] = ("trades:write", "trades:read")) -> Any:
-        record = sim.create_key(f"conformance-claims-{partner}-{suffix}", "test", scopes)
-        issued.append(str(record["key_id"]))
-        return record
+        if not target.controllable and partner != "a":
+            pytest.skip(skip_message("sim_control", "keys of a second partner"))
+        if target.controllable:
+            return source.make("test", scopes, partner=f"conformance-claims-{partner}-{suffix}")
+        return source.make("test", scopes)
 
     yield make
-    for key_id in issued:
-        sim.call("POST", f"keys/{key_id}/revoke")
+    source.close()
 
 
 def _bearer(key: dict[str, Any]) -> dict[str, str]:
@@ -80,7 +84,7 @@ def _token(target: Target, symbol: str) -> str:
 
 
 def _wallet(target: Target) -> dict[str, str]:
-    wallets = (target.info or {}).get("demo_wallets") or []
+    wallets = target.wallets()
     assert wallets, "the simulator has no demo wallets"
     return dict(wallets[0])
 
@@ -109,10 +113,10 @@ def _created(resp: Response) -> dict[str, Any]:
     return data
 
 
-def _keyless_rfq(target: Target, sim: SimControl, caller: Client) -> dict[str, Any]:
+def _keyless_rfq(target: Target, clock: Clocked, caller: Client) -> dict[str, Any]:
     wallet = _wallet(target)
     proof = sign_taker_proof(
-        wallet["private_key"], wallet["address"], CHAIN, issued_at_ms=sim.now_ms()
+        wallet["private_key"], wallet["address"], CHAIN, issued_at_ms=clock.now_ms()
     )
     return _created(caller.post("/v2/rfq/request", json=_body(target, proof)))
 
@@ -122,7 +126,7 @@ def _not_found(resp: Response) -> None:
     assert_rate_limit_headers(resp)
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "rfq/auth/claim-token/returned-once-post-v2",
     "rfq/auth/claim-token/without-key-only-authorization",
@@ -138,17 +142,17 @@ def _not_found(resp: Response) -> None:
     "rfq/resources/rfq-record/signed-order-signature-claim",
 )
 def test_claim_token_alone_authorizes_status(
-    target: Target, sim: SimControl, new_caller: Callable[[], Client]
+    target: Target, clock: ServiceClock, new_caller: Callable[[], Client]
 ) -> None:
     creator, elsewhere = new_caller(), new_caller()
-    created = _keyless_rfq(target, sim, creator)
+    created = _keyless_rfq(target, clock, creator)
     token = created["claimToken"]
     # The token is the authorization, not the client IP: any caller holding it may read.
     for client in (creator, elsewhere):
         resp = client.get(f"/v2/rfq/{created['rfqId']}", headers=_claim(token))
         record = assert_data(resp)
         assert_rate_limit_headers(resp)
-        assert set(record) == RECORD_FIELDS, sorted(set(record) ^ RECORD_FIELDS)
+        assert set(record) >= RECORD_FIELDS, sorted(set(record) ^ RECORD_FIELDS)
         assert not SECRET_FIELDS & set(record), record
         assert token not in resp.raw.decode(), "GET returned the claim token"
         assert record["rfqId"] == created["rfqId"]
@@ -162,7 +166,7 @@ def test_claim_token_alone_authorizes_status(
         parse_iso_utc(record["createdAt"])
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "rfq/auth/claim-token/without-key-only-authorization",
     "rfq/auth/claim-token/rfqid-never-sufficient",
@@ -171,11 +175,11 @@ def test_claim_token_alone_authorizes_status(
     "rfq/errors/404-not_found",
 )
 def test_wrong_or_missing_claim_token_is_404(
-    target: Target, sim: SimControl, new_caller: Callable[[], Client]
+    target: Target, clock: ServiceClock, new_caller: Callable[[], Client]
 ) -> None:
     caller = new_caller()
-    mine = _keyless_rfq(target, sim, caller)
-    other = _keyless_rfq(target, sim, caller)
+    mine = _keyless_rfq(target, clock, caller)
+    other = _keyless_rfq(target, clock, caller)
     rfq_id = mine["rfqId"]
     tx_hash = "0x" + secrets.token_hex(32)
     wrong_tokens: list[dict[str, str]] = [
@@ -196,7 +200,6 @@ def test_wrong_or_missing_claim_token_is_404(
     assert assert_data(caller.get(f"/v2/rfq/{rfq_id}", headers=_claim(mine["claimToken"])))
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/endpoints/cancel-submit-status/ownership",
     "rfq/auth/api-keys/key-gives-own-rate-limit",
@@ -228,7 +231,7 @@ def test_ownership_is_partner_scoped_with_keys(
     _not_found(caller.get(path))
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "rfq/errors/409-conflict",
     "rfq/endpoints/cancel-submit-status/cancel-releases-rfqs-claim",
@@ -238,7 +241,7 @@ def test_ownership_is_partner_scoped_with_keys(
 @pytest.mark.parametrize("owner", ["claim-token", "key"])
 def test_cancel_and_submit_on_a_no_quote_are_409(
     target: Target,
-    sim: SimControl,
+    clock: ServiceClock,
     new_key: KeyFactory,
     new_caller: Callable[[], Client],
     owner: str,
@@ -249,7 +252,7 @@ def test_cancel_and_submit_on_a_no_quote_are_409(
         created = _created(caller.post("/v2/rfq/request", json=_body(target), headers=_bearer(key)))
         headers = _bearer(key)
     else:
-        created = _keyless_rfq(target, sim, caller)
+        created = _keyless_rfq(target, clock, caller)
         headers = _claim(created["claimToken"])
     path = f"/v2/rfq/{created['rfqId']}"
     for resp in (
@@ -267,7 +270,7 @@ def test_cancel_and_submit_on_a_no_quote_are_409(
     assert record["submittedAt"] is None
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "rfq/endpoints/cancel-submit-status/submit-body",
     "rfq/errors/400-invalid_request",
@@ -279,10 +282,10 @@ def test_cancel_and_submit_on_a_no_quote_are_409(
     ids=["short", "no-0x", "not-hex", "long", "null"],
 )
 def test_submit_with_a_malformed_tx_hash_is_400(
-    target: Target, sim: SimControl, new_caller: Callable[[], Client], tx_hash: str | None
+    target: Target, clock: ServiceClock, new_caller: Callable[[], Client], tx_hash: str | None
 ) -> None:
     caller = new_caller()
-    created = _keyless_rfq(target, sim, caller)
+    created = _keyless_rfq(target, clock, caller)
     resp = caller.post(
         f"/v2/rfq/{created['rfqId']}/submit",
         json={"txHash": tx_hash},

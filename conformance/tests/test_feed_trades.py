@@ -223,6 +223,7 @@ def test_a_bundle_of_three_makers_in_one_transaction_is_three_trades(
 
 
 @pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "v1/feed/get-historical_trades/every-settlement-corridors-reactor",
     "v1/feed/get-historical_trades/type-buy-means-base",
@@ -250,6 +251,7 @@ def test_orders_nobody_quoted_filled_directly_on_the_reactor_count(
 
 
 @pytest.mark.sim_only
+@pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "v1/feed/get-historical_trades/page-never-splits-second",
     "v1/feed/get-historical_trades/query",

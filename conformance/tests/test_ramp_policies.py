@@ -31,7 +31,6 @@ def manager(sim: SimControl, http: Client) -> Iterator[Client]:
         sim.call("POST", f"keys/{key['key_id']}/revoke")
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec("ramp/events/item-3", "ramp/events/item-2")
 def test_integrators_are_offered_no_ramp_events(http: Client, manager: Client) -> None:
     # The registry's event types (the v2 document's enum) are the RFQ and v1 events only.

@@ -8,6 +8,7 @@ Every test uses fresh wallets; the provider is the simulator's sandbox, driven t
 
 from __future__ import annotations
 
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
@@ -37,6 +38,12 @@ pytestmark = pytest.mark.sim_only
 
 def completed(transfer: dict[str, Any]) -> bool:
     return bool(transfer["status"] == "COMPLETED")
+
+
+def quoted_rate(label: str) -> Decimal | None:
+    """The rate of a ``1 NGN = 0.95 NGNS`` rate label; None when the label reads otherwise."""
+    found = re.fullmatch(r"\s*1 \S+ = ([0-9]+(?:\.[0-9]+)?) \S+\s*", label)
+    return Decimal(found.group(1)) if found else None
 
 
 @pytest.mark.spec(
@@ -104,7 +111,13 @@ def test_buy_from_registration_through_kyc_to_an_onchain_payout(
     assert transfer["provider"] == ramp.provider
     assert transfer["sandbox"] is False
     assert transfer["sourceAmount"] == "10000.00"
-    assert Decimal(transfer["targetAmount"]) < Decimal("10000")  # the provider's fee is inside
+    # The provider's fee is inside targetAmount: at most the source at the provider's quoted
+    # rate (which walks with the clock, so it is read from this very quote, never assumed).
+    target_amount = Decimal(transfer["targetAmount"])
+    assert target_amount > 0, transfer
+    rate = quoted_rate(transfer["rateLabel"])
+    if rate is not None:
+        assert target_amount <= Decimal(transfer["sourceAmount"]) * rate, transfer
     assert (transfer["status"], transfer["providerStatus"]) == ("AWAITING_FUNDS", "awaiting_funds")
     assert transfer["retryOfId"] is None
     assert transfer["hasEmail"] is True

@@ -98,7 +98,7 @@ def _body(target: Target, *, taker: bool = True) -> dict[str, Any]:
         "restrictedLiquidityWallets": [Account.create().address],
     }
     if taker:
-        wallets = (target.info or {}).get("demo_wallets") or []
+        wallets = target.wallets()
         assert wallets, "the simulator has no demo wallets"
         body["taker"] = wallets[0]["address"]
     return body

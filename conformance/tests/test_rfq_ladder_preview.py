@@ -13,21 +13,20 @@ from eth_account import Account
 from conformance.assertions import ROUTING_FIELDS, atomic, fee_on, iso_seconds, rate_ray
 from conformance.chain import wait_for
 from conformance.client import Client
-from conformance.control import FAST, Fleet, Janitor
+from conformance.control import FAST, Fleet, Janitor, Liquidity
 from conformance.funding import fund_wallet
 from conformance.response_checks import assert_data, assert_error, parse_iso_utc
 from conformance.rfq_calls import (
     expect_quoted,
-    keyed_client,
     keyless_client,
     ladder,
     ladder_pair,
-    new_key,
     preview,
     request_quote,
     rfq_body,
     wait_ladder,
 )
+from conformance.service_clock import ServiceClock
 from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.venue import ChainInfo, Venue
@@ -55,9 +54,10 @@ PREVIEW_FIELDS = {
 
 
 @pytest.fixture
-def market(sim: SimControl, http: Client) -> Client:
-    """A keyed client for many public calls (its own, unlimited rate budget)."""
-    return keyed_client(http, new_key(sim, "test"))
+def market(trader: Client) -> Client:
+    """A keyed client for many public calls (on a simulator a key of its own, unlimited; the
+    given key elsewhere, paced)."""
+    return trader
 
 
 def _preview_body(chain: ChainInfo, pair: dict[str, Any], **amounts: Any) -> dict[str, Any]:
@@ -69,7 +69,6 @@ def _preview_body(chain: ChainInfo, pair: dict[str, Any], **amounts: Any) -> dic
 # -- the ladder ---------------------------------------------------------------------------
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/endpoints/get-v2-rfq-levels",
     "rfq/auth/api-keys/fully-public",
@@ -85,11 +84,11 @@ def _preview_body(chain: ChainInfo, pair: dict[str, Any], **amounts: Any) -> dic
 @pytest.mark.parametrize("chain_id", [97, 56])
 def test_ladder_lists_every_pair_both_ways_with_increasing_points(
     target: Target,
-    sim: SimControl,
+    clock: ServiceClock,
     http: Client,
     market: Client,
     venue: Venue,
-    fleet: Fleet,
+    liquidity: Liquidity,
     chain_id: int,
 ) -> None:
     chain = venue.chain(chain_id)
@@ -103,10 +102,10 @@ def test_ladder_lists_every_pair_both_ways_with_increasing_points(
     wait_ladder(market, chain_id, every_direction_quotable, what="levels on every pair")
     public = keyless_client(target, http)  # no credential needed
     data = assert_data(public.get("/v2/rfq/levels", params={"chainId": chain_id}))
-    assert set(data) == {"chainId", "asOf", "pairs"}, sorted(data)
+    assert {"chainId", "asOf", "pairs"} <= set(data), sorted(data)
     assert data["chainId"] == chain_id, data
     as_of = parse_iso_utc(data["asOf"]).timestamp()
-    now = sim.now_ms() / 1000
+    now = clock.now_ms() / 1000
     assert now - 3.0 <= as_of <= now + 0.5, (data["asOf"], now)
     directions = {(p["sellToken"], p["buyToken"]) for p in data["pairs"]}
     assert len(directions) == len(data["pairs"]), "each direction once"
@@ -114,7 +113,7 @@ def test_ladder_lists_every_pair_both_ways_with_increasing_points(
     for pair in data["pairs"]:
         if (pair["sellToken"], pair["buyToken"]) not in chain.rfq_directions():
             continue
-        assert set(pair) == PAIR_FIELDS, sorted(pair)
+        assert set(pair) >= PAIR_FIELDS, sorted(pair)
         sell, buy = chain.token_at(pair["sellToken"]), chain.token_at(pair["buyToken"])
         assert pair["sellDecimals"] == sell.decimals, pair
         assert pair["buyDecimals"] == buy.decimals, pair
@@ -122,7 +121,7 @@ def test_ladder_lists_every_pair_both_ways_with_increasing_points(
         assert 1 <= len(levels) <= 9, f"{sell.symbol}->{buy.symbol}: {len(levels)} points"
         previous = (0, 0)
         for point in levels:
-            assert set(point) == {"sellAmount", "buyAmount"}, point
+            assert {"sellAmount", "buyAmount"} <= set(point), point
             current = (atomic(point["sellAmount"]), atomic(point["buyAmount"]))
             assert current[0] > previous[0], f"sellAmount must increase: {levels}"
             assert current[1] > previous[1], f"buyAmount must increase with it: {levels}"
@@ -250,8 +249,8 @@ def test_preview_locks_nothing(
     public = keyless_client(target, http)  # no key, no proof
     probe = preview(public, rfq_body(chain, "USDC", "USDT", sell_amount=usdc.units(10)))
     assert probe["status"] == "preview", probe
-    assert set(probe) == PREVIEW_FIELDS, sorted(probe)
-    assert set(probe["routing"]) == ROUTING_FIELDS, probe["routing"]
+    assert set(probe) >= PREVIEW_FIELDS, sorted(probe)
+    assert set(probe["routing"]) >= ROUTING_FIELDS, probe["routing"]
     depth = atomic(probe["availableSellAmount"])
     # The whole published depth, twice: nothing was reserved by the first.
     whole = rfq_body(chain, "USDC", "USDT", sell_amount=depth)
@@ -283,7 +282,7 @@ def test_preview_exact_output(market: Client, chain: ChainInfo, fleet: Fleet) ->
     want = ngns.units(5_000)
     shown = preview(market, rfq_body(chain, "USDT", "NGNS", buy_amount=want))
     assert shown["status"] == "preview", shown
-    assert set(shown) == PREVIEW_FIELDS, sorted(shown)
+    assert set(shown) >= PREVIEW_FIELDS, sorted(shown)
     assert shown["buyAmount"] == str(want), "exact output: the asked buyAmount"
     taker_pays = atomic(shown["takerPays"])
     assert taker_pays <= atomic(shown["sellAmount"]), shown
@@ -322,4 +321,4 @@ def test_preview_no_quote_reasons(market: Client, chain: ChainInfo, fleet: Fleet
     assert beyond["status"] == "no_quote", beyond
     assert beyond["reason"] == "no_valid_quote", beyond
     assert atomic(beyond["availableSellAmount"]) > 0, beyond
-    assert set(beyond["routing"]) == ROUTING_FIELDS, beyond
+    assert set(beyond["routing"]) >= ROUTING_FIELDS, beyond

@@ -14,9 +14,10 @@ import pytest
 from eth_account import Account
 
 from conformance.client import Client
+from conformance.key_source import KeySource
 from conformance.response_checks import assert_error, assert_issues
-from conformance.rfq_calls import keyed_client, new_key, rfq_body
-from conformance.sim_control import SimControl
+from conformance.rfq_calls import keyed_client, rfq_body
+from conformance.target import Target
 from conformance.venue import ChainInfo, Venue
 
 
@@ -66,7 +67,6 @@ def _case_body(chain: ChainInfo, case: str, taker: str) -> tuple[dict[str, Any],
     raise AssertionError(case)
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/errors/400-invalid_request",
     "rfq/errors/envelope",
@@ -110,7 +110,6 @@ def test_invalid_requests_are_400(trader: Client, chain: ChainInfo, case: str) -
         assert_error(trader.post("/v2/rfq/preview", json=body), 400, "invalid_request", reason)
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/endpoints/request-body/below-minimum-size-400",
     "rfq/endpoints/request-body/sellamount",
@@ -128,7 +127,7 @@ def test_invalid_requests_are_400(trader: Client, chain: ChainInfo, case: str) -
     ],
 )
 def test_below_minimum_is_400_with_the_minimum(
-    sim: SimControl,
+    target: Target,
     http: Client,
     venue: Venue,
     chain_id: int,
@@ -138,7 +137,8 @@ def test_below_minimum_is_400_with_the_minimum(
     minimum_whole: str,
 ) -> None:
     chain = venue.chain(chain_id)
-    client = keyed_client(http, new_key(sim, chain.environment))
+    source = KeySource(target, "validation")
+    client = keyed_client(http, source.make(chain.environment))
     named = chain.token(sell if side == "sellAmount" else buy)
     minimum = named.units(minimum_whole)
     if side == "sellAmount":

@@ -231,7 +231,6 @@ def test_both_steering_lists_together_are_400(
     assert fleet.rfqs_seen() == asked_before
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/limits/steering-lists",
     "rfq/endpoints/request-body/preferredliquiditywallets",

@@ -21,10 +21,13 @@ from __future__ import annotations
 import os
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from conformance.inputs import TAKER_SCOPES, GivenKey
+from conformance.needs import skip_message
 from conformance.schema import junit
 from conformance.schema.auth import external_caller, simulator_caller
 from conformance.schema.config import build_config, explicit_links_resolved, load_schema
@@ -32,13 +35,19 @@ from conformance.schema.deviations import DeviationFileError, Observed, load, pa
 from conformance.schema.links import LINKS, LinkError, add_links
 from conformance.schema.results import FailureRecord, RunResult
 from conformance.schema.runner import run
-from conformance.schema.settings import FULL_MIN_REQUESTS, RunSettings
+from conformance.schema.settings import ENV_MAX_EXAMPLES, FULL_MIN_REQUESTS, RunSettings
 from conformance.target import Target
+from conformance.target_inputs import resolved_inputs
 
-# The timeout covers a full run (about 3 minutes here) on a slower machine.
-pytestmark = pytest.mark.timeout(900)
+# The timeout covers a full run (about 3 minutes here) on a slower machine, and a default run
+# paced at 55 requests a minute against a target whose limits cannot be raised.
+pytestmark = pytest.mark.timeout(1800)
 
 JUNIT_NAME = "schemathesis-junit.xml"
+PACED_RATE = "55/m"  # under the spec's default tier (60 requests per minute)
+PACED_MAX_EXAMPLES = 2  # per operation and phase in a paced run (the default run has 10)
+
+
 SERVER_CHECKS = ("not_a_server_error", "max_response_time")
 DOCUMENT_CHECKS = (
     "response_schema_conformance",
@@ -97,12 +106,27 @@ def schemathesis_run(request: pytest.FixtureRequest, target: Target) -> RunResul
     if target.is_simulator:
         with simulator_caller(target, raise_limits=not settings.default_limits) as caller:
             return run(target.base_url, caller, settings, deviations, write_junit=write_junit)
-    api_key = os.environ.get("RFQSIM_API_KEY", "").strip()
+    inputs = resolved_inputs(target)
+    given = inputs.key(TAKER_SCOPES, "test") or inputs.key(TAKER_SCOPES)
+    api_key = given.key if given else os.environ.get("RFQSIM_API_KEY", "").strip()
     if not api_key:
-        pytest.skip(f"{target.base_url} is not a simulator: set RFQSIM_API_KEY to a taker key")
+        pytest.skip(skip_message("key:trades"))
+    wallets = inputs.taker_wallets
+    environment = GivenKey(api_key, None).environment
     caller = external_caller(
-        target, api_key=api_key, taker_private_key=os.environ.get("RFQSIM_TAKER_KEY") or None
+        target,
+        api_key=api_key,
+        taker_private_key=wallets[0].private_key if wallets else None,
+        chain_ids=[c for c in target.rpc_urls if inputs.environment(c) == environment],
     )
+    if settings.rate_limit is None:
+        # Limits the suite cannot raise: stay under the spec's default 60/min per key and per
+        # client IP, so the run meets no 429 of its own making; fewer examples per operation
+        # (unless set) keep the paced run to minutes (docs/conformance.md).
+        examples = settings.max_examples
+        if not settings.full and not os.environ.get(ENV_MAX_EXAMPLES, "").strip():
+            examples = PACED_MAX_EXAMPLES
+        settings = replace(settings, rate_limit=PACED_RATE, max_examples=examples)
     return run(target.base_url, caller, settings, deviations, write_junit=write_junit)
 
 

@@ -88,7 +88,9 @@ from simulator.settings import Settings
 CLIENT_MAX_SIZE = 64 * 1024 * 1024
 
 
-def build_routes() -> RouteTable:
+def build_routes(*, control_api: bool = True) -> RouteTable:
+    """Every operation; without ``control_api`` none under /_sim (the provider's inbound
+    webhooks at /_provider stay: the sandbox needs them, a real deployment has its own)."""
     table = RouteTable()
     for area in (
         health,
@@ -113,6 +115,8 @@ def build_routes() -> RouteTable:
     ):
         area.add_routes(table)
     check_v1_operations(table.operations)  # v1's scopes exactly as spec 3's table
+    if not control_api:
+        table.operations = [op for op in table.operations if not op.path.startswith("/_sim")]
     return table
 
 
@@ -188,7 +192,7 @@ def create_app(
         parse_transfer=parse_transfer,
         token_decimals={t.symbol: t.decimals for c in settings.chains for t in c.tokens},
     )
-    routes = build_routes()
+    routes = build_routes(control_api=settings.api.control_api)
     app[ROUTES] = routes
     app[OPERATIONS] = routes.by_name()
     app[ERROR_STYLES] = routes.error_styles()

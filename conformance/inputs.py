@@ -1,0 +1,233 @@
+"""What a QA team gives the suite about a deployment it cannot control: :class:`Inputs`.
+
+* chains: ``chain_id``, ``rpc_url`` and (optionally) ``environment`` (``live``/``test``);
+* API keys with their scopes (:class:`GivenKey`): a trades key, a read-only key, a webhooks key,
+  an aggregator key, ... Scopes not declared are found out by harmless probes
+  (:func:`probe_scopes`);
+* taker wallet private keys (EOAs holding gas and the sell tokens on the test chain);
+* a public https URL that reaches the suite's own webhook receiver.
+
+They come from flags (``--api-key KEY[=SCOPE,SCOPE]``, ``--taker-key HEX``,
+``--webhook-public-url URL``, ``--rpc-url CHAIN=URL``) and from a YAML or JSON file
+(``--conformance-config FILE``, ``rfqsim conformance --config FILE``) shaped like::
+
+    base_url: https://staging.example
+    chains:
+      - {chain_id: 97, rpc_url: https://rpc.example/97, environment: test}
+    api_keys:
+      - {key: tx_test_..., scopes: [trades:write, trades:read]}
+      - tx_test_...            # scopes probed
+    taker_wallets: [0x<64 hex>]
+    webhook_public_url: https://hooks.example/qa
+
+``rfqsim serve --no-control-api`` writes its ready file in this shape (``api_url`` for
+``base_url``), so the simulator can stand in for such a deployment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+from eth_account import Account
+
+from conformance.chain import Wallet
+from conformance.client import Client
+
+TAKER_SCOPES = frozenset({"trades:write", "trades:read"})
+# Spec 1: 56 and 97 are the live corridor's chains: mainnet rules, and the test corridor.
+KNOWN_ENVIRONMENTS = {56: "live", 97: "test"}
+_PROBE_RFQ = "/v2/rfq/rfq_conformance_scope_probe"
+
+
+class InputError(ValueError):
+    """A flag or config entry the suite cannot use; the message says which."""
+
+
+@dataclass(frozen=True)
+class GivenKey:
+    key: str
+    scopes: frozenset[str] | None  # None: not declared (probe_scopes finds them)
+
+    @property
+    def environment(self) -> str | None:
+        """``live`` or ``test`` from the key's prefix (``tx_live_`` / ``tx_test_``)."""
+        for environment in ("live", "test"):
+            if f"_{environment}_" in self.key.split(".", 1)[0]:
+                return environment
+        return None
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"}
+
+    @property
+    def public(self) -> str:
+        """The part of the key that is safe to print."""
+        return self.key.split(".", 1)[0]
+
+
+@dataclass(frozen=True)
+class GivenChain:
+    chain_id: int
+    rpc_url: str | None
+    environment: str | None
+
+
+@dataclass(frozen=True)
+class Inputs:
+    chains: Mapping[int, GivenChain] = field(default_factory=dict)
+    keys: tuple[GivenKey, ...] = ()
+    taker_wallets: tuple[Wallet, ...] = ()
+    webhook_public_url: str | None = None
+    base_url: str | None = None
+
+    def environment(self, chain_id: int) -> str | None:
+        given = self.chains.get(chain_id)
+        if given is not None and given.environment:
+            return given.environment
+        return KNOWN_ENVIRONMENTS.get(chain_id)
+
+    def key(self, scopes: Iterable[str], environment: str | None = None) -> GivenKey | None:
+        """The first given key holding every scope (in that environment when named)."""
+        wanted = frozenset(scopes)
+        for key in self.keys:
+            if environment is not None and key.environment != environment:
+                continue
+            if key.scopes is not None and wanted <= key.scopes:
+                return key
+        return None
+
+    def with_probed_scopes(self, client: Client) -> Inputs:
+        keys = tuple(
+            k if k.scopes is not None else replace(k, scopes=probe_scopes(client, k))
+            for k in self.keys
+        )
+        return replace(self, keys=keys)
+
+
+def probe_scopes(client: Client, key: GivenKey) -> frozenset[str]:
+    """What a key may do, found out by requests that change nothing: an unknown RFQ answers
+    404 to a key with the scope and 403 to one without (cancel for trades:write, status for
+    trades:read); listing webhook endpoints answers 200 or 403. rfq:aggregator cannot be
+    probed without a quote: declare it."""
+    keyed = client.with_headers(key.headers)
+    scopes: set[str] = set()
+    if keyed.get(_PROBE_RFQ).status == 404:
+        scopes.add("trades:read")
+    if keyed.post(f"{_PROBE_RFQ}/cancel").status == 404:
+        scopes.add("trades:write")
+    if keyed.get("/v1/webhooks").status == 200:
+        scopes.add("webhooks:manage")
+    return frozenset(scopes)
+
+
+def parse_key(value: str) -> GivenKey:
+    """``KEY`` or ``KEY=scope,scope``."""
+    key, sep, scopes = value.partition("=")
+    if not key.strip():
+        raise InputError(f"--api-key expects KEY or KEY=SCOPE,SCOPE, got {value!r}")
+    declared = frozenset(s.strip() for s in scopes.split(",") if s.strip()) if sep else None
+    return GivenKey(key.strip(), declared)
+
+
+def parse_wallet(private_key: str) -> Wallet:
+    try:
+        account = Account.from_key(private_key.strip())
+    except (ValueError, TypeError) as exc:
+        raise InputError("a taker wallet key is not a private key (32 bytes hex)") from exc
+    return Wallet(account.address, private_key.strip())
+
+
+def _config_keys(entries: Sequence[Any]) -> list[GivenKey]:
+    keys = []
+    for entry in entries:
+        if isinstance(entry, str):
+            keys.append(parse_key(entry))
+        elif isinstance(entry, Mapping) and isinstance(entry.get("key"), str):
+            scopes = entry.get("scopes")
+            declared = frozenset(str(s) for s in scopes) if scopes is not None else None
+            keys.append(GivenKey(str(entry["key"]), declared))
+        else:
+            raise InputError(f"api_keys entry {entry!r}: give a key string or {{key, scopes}}")
+    return keys
+
+
+def _config_chains(entries: Any) -> dict[int, GivenChain]:
+    items = entries.items() if isinstance(entries, Mapping) else enumerate(entries or [])
+    chains: dict[int, GivenChain] = {}
+    for name, entry in items:
+        if not isinstance(entry, Mapping):
+            raise InputError(f"chains entry {entry!r}: give chain_id, rpc_url, environment")
+        chain_id = int(entry.get("chain_id", name))
+        rpc_url, environment = entry.get("rpc_url"), entry.get("environment")
+        chains[chain_id] = GivenChain(
+            chain_id, str(rpc_url) if rpc_url else None, str(environment) if environment else None
+        )
+    return chains
+
+
+def read_config(path: str | Path) -> Inputs:
+    """The inputs of a YAML or JSON config file (JSON is YAML)."""
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise InputError(f"cannot read the config file {path}: {exc}") from exc
+    if not isinstance(raw, Mapping):
+        raise InputError(f"config file {path}: expected a mapping at the top")
+    return inputs_of(raw)
+
+
+def inputs_of(raw: Mapping[str, Any]) -> Inputs:
+    """The inputs of a parsed config (or of an ``rfqsim serve --no-control-api`` ready file,
+    which has the same shape with ``api_url`` for ``base_url``)."""
+    wallets = []
+    for entry in raw.get("taker_wallets") or []:
+        secret = entry.get("private_key") if isinstance(entry, Mapping) else entry
+        if isinstance(secret, int):  # YAML reads an unquoted 0x... as a number
+            secret = f"0x{secret:064x}"
+        wallets.append(parse_wallet(str(secret)))
+    base_url = raw.get("base_url") or raw.get("api_url")
+    return Inputs(
+        chains=_config_chains(raw.get("chains")),
+        keys=tuple(_config_keys(raw.get("api_keys") or [])),
+        taker_wallets=tuple(wallets),
+        webhook_public_url=raw.get("webhook_public_url"),
+        base_url=str(base_url).rstrip("/") if base_url else None,
+    )
+
+
+def merge(
+    config: Inputs,
+    *,
+    keys: Sequence[str],
+    wallets: Sequence[str],
+    webhook: str | None,
+    rpc_urls: Mapping[int, str],
+) -> Inputs:
+    """Flags added to (and, for a chain's RPC URL or the webhook URL, overriding) the file."""
+    chains = dict(config.chains)
+    for chain_id, url in rpc_urls.items():
+        known = chains.get(chain_id)
+        chains[chain_id] = GivenChain(chain_id, url, known.environment if known else None)
+    return Inputs(
+        chains=chains,
+        keys=config.keys + tuple(parse_key(k) for k in keys),
+        taker_wallets=config.taker_wallets + tuple(parse_wallet(w) for w in wallets),
+        webhook_public_url=webhook or config.webhook_public_url,
+        base_url=config.base_url,
+    )
+
+
+def combine(first: Inputs, second: Inputs) -> Inputs:
+    """Both sets of inputs: keys and wallets of both, ``second``'s chains and URLs winning."""
+    return Inputs(
+        chains={**first.chains, **second.chains},
+        keys=first.keys + second.keys,
+        taker_wallets=first.taker_wallets + second.taker_wallets,
+        webhook_public_url=second.webhook_public_url or first.webhook_public_url,
+        base_url=second.base_url or first.base_url,
+    )

@@ -1,0 +1,217 @@
+"""`python -m conformance.mutants` (`just mutants`): the mutation score of the conformance suite.
+
+For each mode (``control``: an ``rfqsim serve`` with its /_sim control API; ``no-control``: the
+same started with ``--no-control-api``, given to the suite only through the inputs an operator
+hands a QA team) it starts one simulator, then:
+
+1. runs the selected test modules through the proxy with no mutation (the identity run); tests
+   that do not pass there are left out of the mutant runs, so a mutant is never "caught" by a
+   test that fails anyway;
+2. for each mutation, starts the proxy with it and runs that mutation's modules (``-x``); the
+   mutant is caught when a test that passed in the identity run fails.
+
+It writes ``<report>/mutants.json`` and ``mutants.md`` and prints one line per mutant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.mutants.catalogue import all_mutations
+from conformance.mutants.mutations import Mutation
+from conformance.mutants.proxy import running_proxy
+from conformance.server import SimulatorProcess, find_rfqsim_bin
+
+ROOT = Path(__file__).resolve().parents[2]
+TESTS = ROOT / "conformance" / "tests"
+
+
+@dataclass
+class Outcome:
+    mode: str
+    mutation: str
+    breaks: str
+    equivalent: bool  # a change the spec allows: "caught" is then a false alarm
+    caught: bool
+    failed: list[str]  # tests that failed under the mutant (and passed in the identity run)
+    ran: int  # tests that ran (passed or failed) under the mutant
+    seconds: float
+
+
+def _pytest(
+    base_url: str, paths: list[str], extra: list[str], report: Path, timeout: float
+) -> dict[str, str]:
+    """Run the tests at ``paths`` against ``base_url``; the outcome of each by node id (none
+    when the run timed out)."""
+    command = [sys.executable, "-m", "pytest", *paths, "--base-url", base_url]
+    command += ["-p", "no:cacheprovider", "-q", "--conformance-report", str(report), *extra]
+    report.mkdir(parents=True, exist_ok=True)
+    try:
+        with (report / "pytest.log").open("wb") as log:
+            subprocess.run(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {}
+    try:
+        matrix = json.loads((report / "matrix.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(t["nodeid"]): str(t["outcome"]) for t in matrix.get("tests") or []}
+
+
+def _mode_args(mode: str, info: dict[str, Any], workdir: Path) -> list[str]:
+    """How the suite learns about the target: nothing more than the base URL with control;
+    without it the operator's inputs (the ready file is exactly such a config file)."""
+    if mode == "control":
+        return []
+    config = workdir / "operator-inputs.json"
+    config.write_text(json.dumps(info))
+    args = ["--conformance-config", str(config)]
+    for chain in info.get("chains") or []:
+        args += ["--rpc-url", f"{chain['chain_id']}={chain['rpc_url']}"]
+    return args
+
+
+def run_mode(
+    mode: str, mutations: list[Mutation], rfqsim_bin: str, timeout: float, workdir: Path
+) -> list[Outcome]:
+    """One mode's runs; each pytest run's log and report stay under ``workdir``."""
+    extra_args = ["--no-control-api"] if mode == "no-control" else []
+    process = SimulatorProcess(rfqsim_bin, extra_args=extra_args, cwd=ROOT)
+    info = process.start()
+    outcomes: list[Outcome] = []
+    try:
+        shutil.rmtree(workdir, ignore_errors=True)
+        workdir.mkdir(parents=True)
+        args = _mode_args(mode, info, workdir)
+        upstream = str(info["api_url"])
+        modules = sorted({m for mutation in mutations for m in mutation.modules})
+        with running_proxy(upstream, None) as proxy:
+            paths = [str(TESTS / m) for m in modules]
+            identity = _pytest(proxy.url, paths, args, workdir / "identity", timeout)
+        passing = {n for n, outcome in identity.items() if outcome == "passed"}
+        print(f"[{mode}] identity run: {len(passing)} of {len(identity)} tests pass")
+        for mutation in mutations:
+            outcomes.append(_run_mutant(mode, mutation, upstream, args, passing, workdir, timeout))
+            last = outcomes[-1]
+            verdict = _verdict(last)
+            print(f"[{mode}] {mutation.name:<32} {verdict:<11} ({last.ran} tests ran)")
+    finally:
+        process.stop()
+    return outcomes
+
+
+def _run_mutant(
+    mode: str,
+    mutation: Mutation,
+    upstream: str,
+    args: list[str],
+    passing: set[str],
+    workdir: Path,
+    timeout: float,
+) -> Outcome:
+    selected = [n for n in passing if n.split("::")[0].rsplit("/", 1)[-1] in mutation.modules]
+    started = time.monotonic()
+    if not selected:
+        return Outcome(mode, mutation.name, mutation.breaks, mutation.equivalent, False, [], 0, 0.0)
+    ids = [f"{ROOT}/{n}" for n in sorted(selected)]  # not a Path: "//" in a param id stays
+    with running_proxy(upstream, mutation) as proxy:
+        results = _pytest(proxy.url, ids, ["-x", *args], workdir / mutation.name, timeout)
+    failed = sorted(n for n, outcome in results.items() if outcome == "failed" and n in passing)
+    ran = sum(1 for outcome in results.values() if outcome in ("passed", "failed"))
+    seconds = round(time.monotonic() - started, 1)
+    return Outcome(
+        mode,
+        mutation.name,
+        mutation.breaks,
+        mutation.equivalent,
+        bool(failed),
+        failed,
+        ran,
+        seconds,
+    )
+
+
+def _verdict(outcome: Outcome) -> str:
+    if outcome.equivalent:
+        return "false alarm" if outcome.caught else "accepted"
+    return "caught" if outcome.caught else "survived"
+
+
+def score(outcomes: list[Outcome], mode: str) -> tuple[int, int, int]:
+    """(caught, breaking mutations, false alarms on allowed changes) of one mode."""
+    mine = [o for o in outcomes if o.mode == mode]
+    breaking = [o for o in mine if not o.equivalent]
+    alarms = sum(1 for o in mine if o.equivalent and o.caught)
+    return sum(1 for o in breaking if o.caught), len(breaking), alarms
+
+
+def render(outcomes: list[Outcome]) -> str:
+    modes = list(dict.fromkeys(o.mode for o in outcomes))
+    lines = ["# Mutation score of the conformance suite", ""]
+    lines += [
+        "| mode | spec-breaking mutations caught | allowed changes refused (false alarms) |",
+        "|---|---|---|",
+    ]
+    for mode in modes:
+        caught, total, alarms = score(outcomes, mode)
+        lines.append(f"| {mode} | {caught} of {total} | {alarms} |")
+    lines += ["", "| mutation | breaks | " + " | ".join(modes) + " |"]
+    lines.append("|---|---|" + "---|" * len(modes))
+    by_name: dict[str, dict[str, Outcome]] = {}
+    for o in outcomes:
+        by_name.setdefault(o.mutation, {})[o.mode] = o
+    for name, per_mode in by_name.items():
+        breaks = next(iter(per_mode.values())).breaks
+        cells = []
+        for mode in modes:
+            found = per_mode.get(mode)
+            verdict = "-" if found is None else _verdict(found)
+            cells.append(f"**{verdict}**" if verdict in ("survived", "false alarm") else verdict)
+        lines.append(f"| `{name}` | {breaks} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m conformance.mutants", description=__doc__)
+    parser.add_argument(
+        "--mode", choices=["control", "no-control", "both"], default="both", help="default both"
+    )
+    parser.add_argument("-k", dest="pattern", help="only mutations whose name matches (glob)")
+    parser.add_argument("--report", default="conformance-report", help="where mutants.md goes")
+    parser.add_argument("--rfqsim-bin", help="rfqsim executable (default: the venv's)")
+    parser.add_argument(
+        "--timeout", type=float, default=900, help="seconds per pytest run (default 900)"
+    )
+    args = parser.parse_args(argv)
+    mutations = all_mutations()
+    if args.pattern:
+        mutations = [m for m in mutations if fnmatch.fnmatch(m.name, args.pattern)]
+    if not mutations:
+        parser.error(f"no mutation matches {args.pattern!r}")
+    modes = ["control", "no-control"] if args.mode == "both" else [args.mode]
+    rfqsim_bin = find_rfqsim_bin(args.rfqsim_bin, ROOT)
+    outcomes: list[Outcome] = []
+    report = Path(args.report)
+    for mode in modes:
+        outcomes += run_mode(mode, mutations, rfqsim_bin, args.timeout, report / "mutants" / mode)
+    report.mkdir(parents=True, exist_ok=True)
+    (report / "mutants.json").write_text(json.dumps([asdict(o) for o in outcomes], indent=2) + "\n")
+    (report / "mutants.md").write_text(render(outcomes))
+    for mode in modes:
+        caught, total, alarms = score(outcomes, mode)
+        print(f"{mode}: {caught} of {total} mutations caught, {alarms} false alarms")
+    print(f"report: {report / 'mutants.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

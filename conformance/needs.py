@@ -1,0 +1,114 @@
+"""What a test needs from the target or the QA team, stated in its marker:
+
+    @pytest.mark.needs("key:trades", "taker_wallet")
+
+* ``sim_control``: the simulator's ``/_sim`` control API (clock, faults, makers, keys made on
+  the spot): rules a client cannot trigger on a real deployment;
+* ``key:trades``, ``key:read``, ``key:webhooks``, ``key:aggregator``, ``key:live``: a given API
+  key with those scopes (``key:live``: any key of the live environment); a simulator with its
+  control API makes its own;
+* ``taker_wallet``: a given taker wallet key (an EOA with gas and sell tokens on the test chain);
+* ``webhook_url``: ``--webhook-public-url``, a public https URL reaching the suite's receiver;
+* ``rpc``: a JSON-RPC URL of every chain the suite trades on;
+* ``time<=Ns``: the test waits up to N seconds of real time (skipped when ``--max-wait`` is
+  shorter).
+
+A test whose need is not met is skipped with the reason ``needs <need>: <the input to give>``;
+the report lists, per skipped rule, the inputs that would have run it (:func:`needs_in`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+MARKER = "needs"
+KEY_SCOPES: dict[str, tuple[frozenset[str], str | None]] = {
+    "key:trades": (frozenset({"trades:write", "trades:read"}), "test"),
+    "key:read": (frozenset({"trades:read"}), "test"),
+    "key:webhooks": (frozenset({"webhooks:manage", "trades:write"}), "test"),
+    "key:aggregator": (frozenset({"rfq:aggregator", "trades:write"}), None),
+    "key:live": (frozenset(), "live"),
+}
+HOW: dict[str, str] = {
+    "sim_control": "the simulator's /_sim control API (not available on a real deployment)",
+    "key:trades": "--api-key KEY=trades:write,trades:read (a tx_test_ key)",
+    "key:read": "--api-key KEY=trades:read (a tx_test_ key)",
+    "key:webhooks": "--api-key KEY=webhooks:manage,trades:write,trades:read (a tx_test_ key)",
+    "key:aggregator": "--api-key KEY=rfq:aggregator,trades:write,trades:read",
+    "key:live": "--api-key with a tx_live_ key",
+    "taker_wallet": "--taker-key HEX (an EOA with gas and sell tokens on the test chain)",
+    "webhook_url": "--webhook-public-url URL (public https, reaching this machine)",
+    "rpc": "--rpc-url CHAIN=URL for the test chain",
+}
+_TIME = re.compile(r"^time<=(\d+)s$")
+_REASON = re.compile(r"needs ([a-z_]+(?::[a-z]+)?|time<=\d+s):")
+
+
+def known(need: str) -> bool:
+    return need in HOW or bool(_TIME.match(need))
+
+
+def skip_message(need: str, detail: str | None = None) -> str:
+    return f"needs {need}: {detail or HOW.get(need, need)}"
+
+
+def unmet(
+    need: str,
+    *,
+    controllable: bool,
+    keys: Mapping[str, bool],
+    taker_wallet: bool,
+    webhook_url: bool,
+    rpc: bool,
+    max_wait: float | None,
+) -> str | None:
+    """The skip message when ``need`` is not met, else None. ``keys`` tells, per ``key:*``
+    need, whether a given key satisfies it."""
+    if need == "sim_control":
+        return None if controllable else skip_message(need)
+    if need in KEY_SCOPES:
+        return None if controllable or keys.get(need) else skip_message(need)
+    if need == "taker_wallet":
+        return None if controllable or taker_wallet else skip_message(need)
+    if need == "webhook_url":
+        return None if controllable or webhook_url else skip_message(need)
+    if need == "rpc":
+        return None if rpc else skip_message(need)
+    wait = _TIME.match(need)
+    if wait and max_wait is not None and int(wait.group(1)) > max_wait:
+        return skip_message(need, f"waits {wait.group(1)} s of real time; --max-wait {max_wait}")
+    return None
+
+
+def needs_in(reasons: Iterable[str]) -> list[str]:
+    """The needs named by skip reasons, in first-seen order."""
+    found: dict[str, None] = {}
+    for reason in reasons:
+        for need in _REASON.findall(reason or ""):
+            found.setdefault(need, None)
+    return list(found)
+
+
+def render_skipped(rules: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Markdown: per input, the skipped rules it would have run."""
+    by_need: dict[str, list[str]] = {}
+    for rule in rules:
+        if rule["status"] != "skipped":
+            continue
+        needs = needs_in(t.get("reason", "") for t in rule["tests"]) or ["(no input named)"]
+        for need in needs:
+            by_need.setdefault(need, []).append(rule["id"])
+    if not by_need:
+        return []
+    lines = [
+        "## Skipped rules and the input that would run them",
+        "",
+        "| input | how to give it | rules |",
+        "|---|---|---|",
+    ]
+    for need, ids in sorted(by_need.items(), key=lambda item: -len(item[1])):
+        listed = "<br>".join(f"`{i}`" for i in ids)
+        lines.append(f"| `{need}` | {HOW.get(need, '')} | {len(ids)}: {listed} |")
+    return [*lines, ""]

@@ -1,0 +1,60 @@
+"""The QA team's inputs as the pytest plugin reads them (flags, environment variables, the
+config file) and the check of a test's ``needs`` against them and the target."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import pytest
+
+from conformance.inputs import Inputs, merge, read_config
+from conformance.needs import KEY_SCOPES, skip_message, unmet
+from conformance.target import Target
+
+
+def given_inputs(config: pytest.Config, rpc_urls: Mapping[int, str]) -> Inputs:
+    """``--conformance-config`` overlaid with the flags (and their environment variables)."""
+    path = config.getoption("--conformance-config")
+    base = read_config(path) if path else Inputs()
+    keys = list(config.getoption("--api-key")) or _env_list("RFQSIM_API_KEY")
+    wallets = list(config.getoption("--taker-key")) or _env_list("RFQSIM_TAKER_KEY")
+    webhook = config.getoption("--webhook-public-url") or os.environ.get(
+        "RFQSIM_WEBHOOK_PUBLIC_URL"
+    )
+    return merge(base, keys=keys, wallets=wallets, webhook=webhook, rpc_urls=rpc_urls)
+
+
+def _env_list(name: str) -> list[str]:
+    return [v for v in os.environ.get(name, "").split() if v]
+
+
+def resolved_inputs(target: Target) -> Inputs:
+    """The target's inputs with the scopes of undeclared keys probed (once per session)."""
+    cached = target.cache.get("inputs")
+    if not isinstance(cached, Inputs):
+        cached = target.cache["inputs"] = target.inputs.with_probed_scopes(target.client())
+    return cached
+
+
+def unmet_need(config: pytest.Config, target: Target, need: str) -> str | None:
+    """The skip message when the target and the inputs cannot meet ``need``, else None."""
+    if need == "sim_control":
+        if target.controllable:
+            return None
+        return skip_message(need, f"{target.base_url} is not an rfqsim simulator (no /_sim)")
+    inputs = resolved_inputs(target) if need in KEY_SCOPES else target.inputs
+    keys = {
+        name: inputs.key(scopes, environment) is not None
+        for name, (scopes, environment) in KEY_SCOPES.items()
+    }
+    test_chains = [c for c in target.rpc_urls if inputs.environment(c) == "test"]
+    return unmet(
+        need,
+        controllable=target.controllable,
+        keys=keys,
+        taker_wallet=bool(inputs.taker_wallets),
+        webhook_url=bool(inputs.webhook_public_url),
+        rpc=bool(test_chains),
+        max_wait=config.getoption("--max-wait"),
+    )

@@ -1,0 +1,136 @@
+"""The limits as any client meets them on a deployment whose limits it cannot change: the
+keyless budget of 60 requests a minute per client IP really spent (61 requests), its 429 with
+Retry-After, the window reopening after the wait the service named, a key's budget of its own,
+and the outstanding-RFQ cap really reached by holding 4 firm quotes. Nothing here uses /_sim;
+the tests that lower limits or move the clock to test the same rules faster are in
+test_rate_limits.py and test_rfq_concurrency.py.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from conformance.chain import Wallet
+from conformance.client import Client, Response
+from conformance.control import Janitor
+from conformance.response_checks import (
+    assert_data,
+    assert_error,
+    assert_rate_limit_headers,
+    assert_retry_after,
+)
+from conformance.rfq_calls import eoa_proof, rfq_body
+from conformance.service_clock import ServiceClock
+from conformance.venue import ChainInfo
+
+KEYLESS_PER_MINUTE = 60  # spec 1 "Limits": without a key the same 60/min per client IP
+OUTSTANDING_CAP = 4  # spec 1 "Limits": 4 per API key, or per client IP without a key
+WINDOW_SECONDS = 60
+
+
+def _levels(client: Client, chain_id: int) -> Response:
+    return client.get("/v2/rfq/levels", params={"chainId": chain_id})
+
+
+def _spend_the_window(caller: Client, chain_id: int) -> Response:
+    """Calls until the service refuses one; every answer before it counts down by one."""
+    previous: int | None = None
+    for _ in range(KEYLESS_PER_MINUTE + 1):
+        resp = _levels(caller, chain_id)
+        if resp.status == 429:
+            assert previous == 0, f"429 with {previous} left: {resp.describe()}"
+            return resp
+        assert_data(resp)
+        limit, remaining, reset = assert_rate_limit_headers(resp)
+        assert limit == KEYLESS_PER_MINUTE, f"keyless ceiling {limit}, spec: 60 a minute"
+        assert 0 < reset <= WINDOW_SECONDS, resp.headers
+        if previous is not None:
+            assert remaining == previous - 1, f"remaining {remaining} after {previous}"
+        previous = remaining
+    raise AssertionError(f"{KEYLESS_PER_MINUTE + 1} calls in a minute and no 429")
+
+
+@pytest.mark.needs("time<=65s")
+@pytest.mark.spec(
+    "rfq/limits/request-rate",
+    "rfq/limits/rate-limit-headers-responses-handled",
+    "rfq/limits/retry-after-set-two-time-window",
+    "rfq/errors/429-rate_limited",
+    "rfq/errors/429-502-503-transient",
+    "rfq/errors/envelope",
+)
+def test_the_sixty_first_keyless_call_of_a_minute_is_429_until_retry_after(
+    caller: Client, chain: ChainInfo
+) -> None:
+    refused = _spend_the_window(caller, chain.chain_id)
+    assert_error(refused, 429, "rate_limited")
+    retry_after = assert_retry_after(refused, WINDOW_SECONDS)
+    limit, remaining, _ = assert_rate_limit_headers(refused)
+    assert (limit, remaining) == (KEYLESS_PER_MINUTE, 0), refused.headers
+    time.sleep(retry_after)
+    reopened = _levels(caller, chain.chain_id)
+    assert_data(reopened)
+    assert assert_rate_limit_headers(reopened)[1] < KEYLESS_PER_MINUTE, reopened.headers
+
+
+@pytest.mark.needs("key:trades")
+@pytest.mark.spec(
+    "rfq/auth/api-keys/key-gives-own-rate-limit",
+    "rfq/limits/request-rate",
+    "rfq/limits/rate-limit-headers-responses-handled",
+)
+def test_a_key_spends_its_own_budget_not_the_client_ips(
+    caller: Client, chain: ChainInfo, trades_key: dict[str, str]
+) -> None:
+    keyless = [_levels(caller, chain.chain_id) for _ in range(2)]
+    keyed = [_levels(caller.with_headers(trades_key), chain.chain_id) for _ in range(2)]
+    ip_left = [assert_rate_limit_headers(assert_ok(r))[1] for r in keyless]
+    key_left = [assert_rate_limit_headers(assert_ok(r))[1] for r in keyed]
+    assert ip_left[1] == ip_left[0] - 1, ip_left
+    assert key_left[1] == key_left[0] - 1, key_left
+    after = assert_rate_limit_headers(assert_ok(_levels(caller, chain.chain_id)))[1]
+    assert after == ip_left[1] - 1, "the keyed calls left the client IP's bucket alone"
+
+
+def assert_ok(resp: Response) -> Response:
+    assert_data(resp)
+    return resp
+
+
+@pytest.mark.needs("taker_wallet")
+@pytest.mark.spec(
+    "rfq/limits/outstanding-rfqs",
+    "rfq/limits/slot-lifetime",
+    "rfq/errors/429-rate_limited",
+    "rfq/states/quoted-post-v2-rfq-id-cancel",
+)
+def test_a_fifth_live_quote_of_one_client_ip_is_429_without_retry_after(
+    caller: Client, chain: ChainInfo, source: Wallet, clock: ServiceClock, kept: Janitor
+) -> None:
+    usdt = chain.token("USDT")
+    body = rfq_body(
+        chain,
+        "USDT",
+        "NGNS",
+        sell_amount=usdt.units(chain.min_size * 2),
+        taker=source.address,
+        proof=eoa_proof(clock, source, chain.chain_id),
+    )
+    held = []
+    for _ in range(OUTSTANDING_CAP):
+        data = assert_data(caller.post("/v2/rfq/request", json=body, timeout=75))
+        if data.get("status") != "quoted":
+            pytest.skip(f"the venue did not quote the minimum size: {data!r}")
+        held.append(kept.keep(caller, data))
+    refused = caller.post("/v2/rfq/request", json=body, timeout=75)
+    assert_error(refused, 429, "rate_limited")
+    assert refused.headers.get("Retry-After") is None, "never Retry-After on the cap's 429"
+    # Cancel gives the inventory back but not the slot: still over the cap.
+    first = held[0]
+    cancelled = caller.post(
+        f"/v2/rfq/{first['rfqId']}/cancel", headers={"X-Rfq-Claim": first["claimToken"]}
+    )
+    assert assert_data(cancelled)["status"] == "released"
+    assert_error(caller.post("/v2/rfq/request", json=body, timeout=75), 429, "rate_limited")

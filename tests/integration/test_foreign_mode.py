@@ -1,0 +1,67 @@
+"""`rfqsim serve --no-control-api` (a "foreign deployment" for the conformance suite) and the
+mutation proxy in front of it: real process, real Anvil, real HTTP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance.client import Client
+from conformance.json_rpc import hex_to_int, rpc
+from conformance.mutants.catalogue import all_mutations
+from conformance.mutants.proxy import running_proxy
+from conformance.response_checks import assert_data, assert_error
+from tests.integration.serve_process import serve
+
+pytestmark = pytest.mark.integration
+
+
+def test_without_the_control_api_sim_is_404_and_the_ready_file_holds_only_operator_inputs(
+    tmp_path: Path,
+) -> None:
+    with serve(tmp_path, "--no-control-api", "--no-makers") as served:
+        info = served.info
+        assert set(info) == {"api_url", "control_api", "chains", "api_keys", "taker_wallets"}
+        assert info["control_api"] is False
+        client = Client(served.api_url)
+        for path in ("/_sim/info", "/_sim/clock", "/_sim/", "/_sim/openapi.json"):
+            assert_error(client.get(path), 404, "not_found")
+        assert_error(client.post("/_sim/clock/advance", json={"seconds": 60}), 404, "not_found")
+        assert assert_data(client.get("/v2/health"))["status"] == "ok"
+        for chain in info["chains"]:
+            assert set(chain) == {"chain_id", "environment", "rpc_url"}
+            assert hex_to_int(rpc(chain["rpc_url"], "eth_chainId", [])) == chain["chain_id"]
+        scopes = {scope for key in info["api_keys"] for scope in key["scopes"]}
+        assert {"trades:write", "trades:read", "webhooks:manage", "rfq:aggregator"} <= scopes
+        assert info["taker_wallets"]
+        assert all(len(k) == 66 for k in info["taker_wallets"])
+        # A key from the ready file authenticates (404 for an RFQ it does not own, not 401).
+        key = next(k for k in info["api_keys"] if k["environment"] == "test")
+        keyed = client.with_headers({"Authorization": f"Bearer {key['key']}"})
+        assert_error(keyed.get("/v2/rfq/rfq_doesnotexist"), 404, "not_found")
+
+
+def test_the_proxy_relays_unchanged_and_each_mutation_breaks_only_what_it_names(
+    tmp_path: Path,
+) -> None:
+    mutations = {m.name: m for m in all_mutations()}
+    assert len(mutations) >= 36
+    with serve(tmp_path, "--no-control-api", "--no-makers") as served:
+        with running_proxy(served.api_url, None) as proxy:
+            direct = Client(served.api_url).get("/v2/health")
+            relayed = Client(proxy.url).get("/v2/health")
+            assert relayed.status == direct.status == 200
+            assert relayed.request_id
+            assert relayed.request_id != direct.request_id
+            assert json.loads(relayed.raw)["data"]["status"] == "ok"
+            assert_error(Client(proxy.url).get("/v2/nothing"), 404, "not_found")
+        with running_proxy(served.api_url, mutations["drop_request_id"]) as proxy:
+            assert Client(proxy.url).get("/v2/health").request_id is None
+        with running_proxy(served.api_url, mutations["error_text_plain"]) as proxy:
+            health = Client(proxy.url).get("/v2/health")
+            assert health.headers["Content-Type"].startswith("application/json")
+            missing = Client(proxy.url).get("/v2/nothing")
+            assert missing.status == 404
+            assert missing.headers["Content-Type"].startswith("text/plain")

@@ -1,0 +1,146 @@
+"""The QA team's inputs, the needs check, client pacing, address normalization and the
+mutations' rewrites: pure logic, no server."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from eth_account import Account
+from multidict import CIMultiDict
+
+from conformance.client import Headers, Pacing, Response, checksummed
+from conformance.inputs import GivenKey, InputError, combine, merge, parse_key, read_config
+from conformance.mutants.catalogue import all_mutations
+from conformance.mutants.mutations import Exchange
+from conformance.needs import needs_in, render_skipped, unmet
+
+WALLET = "0x" + "11" * 32
+
+
+def test_config_file_and_flags_combine(tmp_path: Path) -> None:
+    config = tmp_path / "staging.yaml"
+    config.write_text(
+        "base_url: https://staging.example/\n"
+        "chains:\n  - {chain_id: 97, rpc_url: https://rpc.example/97, environment: test}\n"
+        "api_keys:\n  - {key: tx_test_aaaaaaaaaaaa.s1, scopes: [trades:write, trades:read]}\n"
+        "  - tx_live_bbbbbbbbbbbb.s2\n"
+        f"taker_wallets: [{WALLET}]\n"
+    )
+    inputs = merge(
+        read_config(config),
+        keys=["tx_test_cccccccccccc.s3=webhooks:manage"],
+        wallets=[],
+        webhook="https://hooks.example/qa",
+        rpc_urls={56: "https://rpc.example/56"},
+    )
+    assert inputs.base_url == "https://staging.example"
+    assert inputs.environment(97) == "test"
+    assert inputs.environment(56) == "live"  # the spec's chain, not in the file
+    assert inputs.chains[56].rpc_url == "https://rpc.example/56"
+    assert inputs.taker_wallets[0].address == Account.from_key(WALLET).address
+    assert inputs.webhook_public_url == "https://hooks.example/qa"
+    trades = inputs.key({"trades:write"}, "test")
+    assert trades is not None
+    assert trades.public == "tx_test_aaaaaaaaaaaa"
+    assert inputs.key({"webhooks:manage"}, "test") == GivenKey(
+        "tx_test_cccccccccccc.s3", frozenset({"webhooks:manage"})
+    )
+    assert inputs.key({"trades:write"}, "live") is None  # the live key's scopes are unknown
+    both = combine(inputs, merge(inputs, keys=[], wallets=[], webhook=None, rpc_urls={}))
+    assert len(both.keys) == 2 * len(inputs.keys)
+
+
+def test_bad_inputs_are_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="KEY"):
+        parse_key("=trades:write")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("taker_wallets: [nothex]\n")
+    with pytest.raises(InputError, match="private key"):
+        read_config(bad)
+
+
+def test_needs_name_the_missing_input_and_the_report_groups_by_it() -> None:
+    met = {"keys": {"key:trades": True}, "taker_wallet": False, "webhook_url": False}
+    common = {"controllable": False, "rpc": True, "max_wait": 30.0}
+    assert unmet("key:trades", **met, **common) is None  # type: ignore[arg-type]
+    wallet = unmet("taker_wallet", **met, **common)  # type: ignore[arg-type]
+    assert wallet is not None
+    assert wallet.startswith("needs taker_wallet: --taker-key")
+    assert unmet("time<=65s", **met, **common) is not None  # type: ignore[arg-type]
+    assert unmet("sim_control", **{**met, **common, "controllable": True}) is None  # type: ignore[arg-type]
+    rules = [
+        {"id": "a/b", "status": "skipped", "tests": [{"reason": wallet}]},
+        {"id": "a/c", "status": "passed", "tests": [{"reason": ""}]},
+    ]
+    assert needs_in([wallet]) == ["taker_wallet"]
+    text = "\n".join(render_skipped(rules))
+    assert "| `taker_wallet` |" in text
+    assert "`a/b`" in text
+    assert "a/c" not in text
+
+
+def _response(status: int, **headers: str) -> Response:
+    return Response("GET", "http://x", status, Headers(headers.items()), b"", None, False, 0.0)
+
+
+def test_pacing_waits_what_the_service_names() -> None:
+    pacing = Pacing(cap_wait_s=5.0)
+    assert pacing.note(_response(200, **{"X-RateLimit-Remaining": "3"})) is None
+    assert pacing.note(_response(429, **{"Retry-After": "7"})) == 7.0
+    assert pacing.note(_response(429, **{"X-RateLimit-Reset": "4"})) == 4.0
+    assert pacing.note(_response(429)) == 5.0  # the outstanding cap's 429 names no wait
+    pacing.note(_response(200, **{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "30"}))
+    assert pacing.not_before > time.monotonic() + 29
+
+
+def test_lowercase_addresses_are_checksummed_and_mixed_case_kept() -> None:
+    address = Account.create().address
+    body = {"a": address.lower(), "b": [address], "c": "0x" + "ab" * 32, "d": address.swapcase()}
+    out = checksummed(body)
+    assert out["a"] == address
+    assert out["b"] == [address]
+    assert out["c"] == body["c"]  # a hash is no address
+    assert out["d"] == body["d"]  # a wrong checksum stays wrong
+
+
+def _exchange(path: str, status: int, body: object, method: str = "GET") -> Exchange:
+    return Exchange(
+        method=method,
+        path=path,
+        query={},
+        request_headers=CIMultiDict(),
+        request_body=b"",
+        status=status,
+        headers=CIMultiDict({"X-Request-Id": "req_1", "Content-Type": "application/json"}),
+        body=json.dumps(body).encode(),
+    )
+
+
+def test_each_mutation_changes_only_what_it_names() -> None:
+    mutations = {m.name: m for m in all_mutations()}
+    assert sum(1 for m in mutations.values() if not m.equivalent) >= 36
+    health = _exchange(
+        "/v2/health", 200, {"data": {"status": "ok", "time": "2026-01-01T00:00:00Z"}}
+    )
+    drop = mutations["drop_request_id"]
+    assert drop.applies(health)
+    drop.apply(health)
+    assert "X-Request-Id" not in health.headers
+    missing = _exchange("/v2/rfq/rfq_x", 404, {"error": {"code": "not_found"}})
+    claim = mutations["claim_wrong_token_403"]
+    assert claim.applies(missing)
+    claim.apply(missing)
+    assert (missing.status, missing.error_code()) == (403, "forbidden")
+    backwards = mutations["ramp_status_backwards"]
+    reads = []
+    for status in ("AWAITING_FUNDS", "PROCESSING", "PROCESSING"):
+        read = _exchange("/v2/ramp/transfers/t1", 200, {"transfer": {"id": "t1", "status": status}})
+        assert backwards.applies(read)
+        backwards.apply(read)
+        reads.append(read.json()["transfer"]["status"])
+    assert reads == ["AWAITING_FUNDS", "PROCESSING", "AWAITING_FUNDS"]
+    assert not mutations["drop_request_id"].equivalent
+    assert mutations["addresses_lowercased"].equivalent
