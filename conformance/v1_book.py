@@ -23,7 +23,8 @@ from conformance.chain import WAIT_TIMEOUT, Wallet, calldata, hex_bytes, wait_fo
 from conformance.client import Client, Response
 from conformance.funding import fund_wallet
 from conformance.response_checks import assert_data, parse_iso_utc
-from conformance.rfq_calls import keyed_client, service_now_ms
+from conformance.rfq_calls import keyed_client
+from conformance.service_clock import Clocked
 from conformance.sim_control import SimControl
 from conformance.venue import ChainInfo, Token
 from contracts.orders import nonce_word_and_mask
@@ -161,7 +162,7 @@ class Placed:
 
 def place(
     integrator: Integrator,
-    sim: SimControl | None,
+    clock: Clocked,
     chain: ChainInfo,
     maker: Wallet,
     sell: Token,
@@ -176,7 +177,7 @@ def place(
     market-maker bid is live to price it)."""
     if pricing is not None and pricing.get("mode") == "fastFill":
         wait_fast_fill_bids(integrator.client, chain, sell, buy, sell_amount)
-    deadline = service_now_ms(sim) // 1000 + ttl_s
+    deadline = clock.now_ms() // 1000 + ttl_s
     prepared = prepare(
         integrator.client,
         prepare_body(
