@@ -48,7 +48,7 @@ HOW: dict[str, str] = {
     "rpc": "--rpc-url CHAIN=URL for the test chain",
 }
 _TIME = re.compile(r"^time<=(\d+)s$")
-_REASON = re.compile(r"needs ([a-z_]+(?::[a-z]+)?|time<=\d+s):")
+_REASON = re.compile(r"needs ([a-z_]+(?::[a-z0-9]+)?|time<=\d+s):")
 
 
 def known(need: str) -> bool:

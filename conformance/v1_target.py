@@ -13,6 +13,7 @@ it sits between rather than of a given size.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -21,18 +22,23 @@ import pytest
 
 from conformance.chain import Wallet
 from conformance.client import Client, Response
+from conformance.funding import Balances
 from conformance.needs import skip_message
-from conformance.response_checks import assert_error
+from conformance.response_checks import assert_error, parse_iso_utc
 from conformance.service_clock import Clocked
 from conformance.target import Target
 from conformance.target_inputs import resolved_inputs
 from conformance.v1_book import (
     V1_SCOPES,
     Integrator,
+    Placed,
     fee_of,
+    funded_maker,
+    place,
     prepare,
     prepare_body,
     v1_integrator,
+    wait_order,
 )
 from conformance.venue import ChainInfo
 
@@ -110,6 +116,13 @@ def integrator_for(target: Target, http: Client) -> Integrator:
 _SIGNATURE_TRANSFER: dict[tuple[str, int], str] = {}
 
 
+@pytest.fixture(name="chain")
+def book_chain(chain: ChainInfo, integrator: Integrator, clock: Clocked) -> ChainInfo:
+    """The test chain with the signature-transfer contract the makers approve: a v1 test module
+    overrides ``chain`` with it by importing it."""
+    return with_signature_transfer(chain, integrator.client, clock)
+
+
 def with_signature_transfer(chain: ChainInfo, client: Client, clock: Clocked) -> ChainInfo:
     """``chain`` with ``contracts["signature_transfer"]``, the contract makers approve and sign
     for: the venue's info names it on a simulator; elsewhere it is the ``verifyingContract`` of a
@@ -137,3 +150,32 @@ def sample_order(chain: ChainInfo, clock: Clocked) -> dict[str, Any]:
         deadline=clock.now_ms() // 1000 + 600,
         buy_amount=usdc.units(1),
     )
+
+
+FAST_FILL_WAIT_S = 20.0  # "typically fills within seconds"
+
+
+def fast_filled(
+    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet
+) -> tuple[Placed, dict[str, Any]]:
+    """A fresh maker's fastFill order selling 800 NGNS for USDC, filled by the filling operator
+    within seconds: FILLED and verified, its transaction succeeded, and the maker paid exactly
+    what the order asked for exactly its NGNS. The order and its FILLED record."""
+    usdc, ngns = chain.token("USDC"), chain.token("NGNS")
+    sell = ngns.units(800)
+    maker = funded_maker(chain, source, {ngns: sell})
+    before = Balances.read(chain.rpc(), [usdc.address, ngns.address], [maker.address])
+    placed = place(integrator, clock, chain, maker, ngns, sell, usdc, pricing={"mode": "fastFill"})
+    started = time.monotonic()
+    record = wait_order(integrator.client, placed.order_id, "FILLED", timeout=FAST_FILL_WAIT_S)
+    assert time.monotonic() - started < FAST_FILL_WAIT_S
+    assert record["statusVerified"] is True
+    receipt = chain.rpc().wait_receipt(str(record["txHash"]))
+    assert int(receipt["status"], 16) == 1
+    parse_iso_utc(record["filledAt"])
+    # The proceeds went to the maker: exactly what the order named, nothing else moved.
+    after = before.again()
+    asked = int(placed.prepared["order"]["outputAmount"])
+    assert before.delta(after, ngns.address, maker.address) == -sell
+    assert before.delta(after, usdc.address, maker.address) == asked
+    return placed, record

@@ -27,16 +27,13 @@ from conformance.v1_book import (
     place,
     rate,
 )
-from conformance.v1_target import Shapes, with_signature_transfer
+from conformance.v1_target import (
+    Shapes,
+    book_chain,  # noqa: F401  (overrides the chain fixture)
+)
 from conformance.venue import ChainInfo, Token
 
 pytestmark = pytest.mark.needs("key:v1")
-
-
-@pytest.fixture
-def chain(chain: ChainInfo, integrator: Integrator, clock: Clocked) -> ChainInfo:
-    """The test chain with the signature-transfer contract the makers approve."""
-    return with_signature_transfer(chain, integrator.client, clock)
 
 
 BOOK_FIELDS = {

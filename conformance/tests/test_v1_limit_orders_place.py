@@ -49,7 +49,12 @@ from conformance.v1_book import (
     wait_order,
 )
 from conformance.v1_calls import bearer
-from conformance.v1_target import RECORD_FIELDS, Shapes, sample_order, with_signature_transfer
+from conformance.v1_target import (
+    RECORD_FIELDS,
+    Shapes,
+    book_chain,  # noqa: F401  (overrides the chain fixture)
+    sample_order,
+)
 from conformance.venue import ChainInfo
 from contracts.orders import (
     ZERO_ADDRESS,
@@ -72,12 +77,6 @@ ORDER_FIELDS = {
     "nonce",
     "deadline",
 }
-
-
-@pytest.fixture
-def chain(chain: ChainInfo, integrator: Integrator, clock: Clocked) -> ChainInfo:
-    """The test chain with the signature-transfer contract the makers approve."""
-    return with_signature_transfer(chain, integrator.client, clock)
 
 
 def _digest(typed: dict[str, Any]) -> bytes:

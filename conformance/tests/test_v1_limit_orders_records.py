@@ -28,7 +28,11 @@ from conformance.v1_book import (
     submit,
     v1_integrator,
 )
-from conformance.v1_target import RECORD_FIELDS, Shapes, with_signature_transfer
+from conformance.v1_target import (
+    RECORD_FIELDS,
+    Shapes,
+    book_chain,  # noqa: F401  (overrides the chain fixture)
+)
 from conformance.venue import ChainInfo
 from contracts.orders import (
     RfqOrder,
@@ -39,12 +43,6 @@ from contracts.orders import (
 pytestmark = pytest.mark.needs("key:v1")
 
 NGNS_PER_USDC = 1500  # an ask: the operator bids about 1600 NGNS per USDC
-
-
-@pytest.fixture
-def chain(chain: ChainInfo, integrator: Integrator, clock: Clocked) -> ChainInfo:
-    """The test chain with the signature-transfer contract the makers approve."""
-    return with_signature_transfer(chain, integrator.client, clock)
 
 
 @pytest.mark.spec(

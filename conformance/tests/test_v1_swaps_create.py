@@ -35,7 +35,10 @@ from conformance.v1_book import (
     swap_body,
     v1_integrator,
 )
-from conformance.v1_target import Shapes, with_signature_transfer
+from conformance.v1_target import (
+    Shapes,
+    book_chain,  # noqa: F401  (overrides the chain fixture)
+)
 from conformance.venue import ChainInfo
 from contracts.orders import decode_order
 
@@ -70,12 +73,6 @@ SWAP_FIELDS = {
 }
 COST = 1_000_500  # rfqsim: 1 USDC of output plus the 5 bp fee
 ZERO_HASH = "0x" + "00" * 32
-
-
-@pytest.fixture
-def chain(chain: ChainInfo, integrator: Integrator, clock: Clocked) -> ChainInfo:
-    """The test chain with the signature-transfer contract the makers approve."""
-    return with_signature_transfer(chain, integrator.client, clock)
 
 
 def cost_of(integrator: Integrator, chain: ChainInfo, maker: Wallet, target: Target) -> int:
