@@ -80,6 +80,21 @@ class V1Keys:
         detail = f"--api-key KEY={','.join(sorted(wanted))} (a tx_{environment}_ key{only})"
         pytest.skip(skip_message(need, detail))
 
+    def lacking(self, *missing: str, environment: str = "test") -> dict[str, Any]:
+        """A key without any of ``missing``: made here with every other v1 scope; elsewhere any
+        given key of the environment whose scopes leave them out (a ``key:read`` serves)."""
+        if self.sim is not None:
+            others = [s for s in ALL_V1_SCOPES if s not in missing]
+            return self.key(*others, environment=environment)
+        for given in resolved_inputs(self.target).keys:
+            scopes = given.scopes
+            if given.environment == environment and scopes and not scopes & frozenset(missing):
+                return {"key": given.key, "scopes": sorted(scopes), "environment": environment}
+        need = "key:live" if environment == "live" else "key:read"
+        without = ", ".join(missing)
+        detail = f"a tx_{environment}_ key without {without} (e.g. --api-key KEY=trades:read)"
+        pytest.skip(skip_message(need, detail))
+
     def revoke(self, key: Mapping[str, Any]) -> None:
         if self.sim is None:
             pytest.skip(skip_message("sim_control", "revoking a key: /_sim/keys"))
