@@ -244,7 +244,9 @@ def wait_order(
         record = get_order(client, order_id)
         return record if record["status"] in wanted else None
 
-    return wait_for(probe, timeout=timeout, interval=0.1, what=f"{order_id} in {wanted}")
+    return wait_for(
+        probe, timeout=timeout, interval=_poll_s(client), what=f"{order_id} in {wanted}"
+    )
 
 
 # -- the taker side -------------------------------------------------------------------------
@@ -307,7 +309,12 @@ def wait_swap(
         record = get_swap(client, swap_id)
         return record if record["status"] in wanted else None
 
-    return wait_for(probe, timeout=timeout, interval=0.1, what=f"{swap_id} in {wanted}")
+    return wait_for(probe, timeout=timeout, interval=_poll_s(client), what=f"{swap_id} in {wanted}")
+
+
+def _poll_s(client: Client) -> float:
+    """Poll a status every 0.1 s, every second with a paced (shared, 60 a minute) key."""
+    return 1.0 if client.pacing is not None else 0.1
 
 
 # -- arithmetic the checks share ------------------------------------------------------------

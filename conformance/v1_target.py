@@ -167,8 +167,14 @@ def fast_filled(
     before = Balances.read(chain.rpc(), [usdc.address, ngns.address], [maker.address])
     placed = place(integrator, clock, chain, maker, ngns, sell, usdc, pricing={"mode": "fastFill"})
     started = time.monotonic()
-    record = wait_order(integrator.client, placed.order_id, "FILLED", timeout=FAST_FILL_WAIT_S)
-    assert time.monotonic() - started < FAST_FILL_WAIT_S
+    paced = integrator.client.pacing is not None  # a 429's wait (up to 60 s) may come between
+    timeout = FAST_FILL_WAIT_S + (70 if paced else 0)
+    record = wait_order(integrator.client, placed.order_id, "FILLED", timeout=timeout)
+    if paced:  # the service's own times: created, then filled within seconds
+        took = parse_iso_utc(record["filledAt"]) - parse_iso_utc(record["createdAt"])
+        assert took.total_seconds() < FAST_FILL_WAIT_S, record
+    else:
+        assert time.monotonic() - started < FAST_FILL_WAIT_S
     assert record["statusVerified"] is True
     receipt = chain.rpc().wait_receipt(str(record["txHash"]))
     assert int(receipt["status"], 16) == 1
