@@ -4,9 +4,9 @@
 
 * ``sim_control``: the simulator's ``/_sim`` control API (clock, faults, makers, keys made on
   the spot): rules a client cannot trigger on a real deployment;
-* ``key:trades``, ``key:read``, ``key:webhooks``, ``key:aggregator``, ``key:live``: a given API
-  key with those scopes (``key:live``: any key of the live environment); a simulator with its
-  control API makes its own;
+* ``key:trades``, ``key:read``, ``key:webhooks``, ``key:aggregator``, ``key:v1``, ``key:live``:
+  a given API key with those scopes (``key:v1``: every scope of the closed v1 API; ``key:live``:
+  any key of the live environment); a simulator with its control API makes its own;
 * ``taker_wallet``: a given taker wallet key (an EOA with gas and sell tokens on the test chain);
 * ``webhook_url``: ``--webhook-public-url``, a public https URL reaching the suite's receiver;
 * ``rpc``: a JSON-RPC URL of every chain the suite trades on;
@@ -29,6 +29,10 @@ KEY_SCOPES: dict[str, tuple[frozenset[str], str | None]] = {
     "key:read": (frozenset({"trades:read"}), "test"),
     "key:webhooks": (frozenset({"webhooks:manage", "trades:write"}), "test"),
     "key:aggregator": (frozenset({"rfq:aggregator", "trades:write"}), None),
+    "key:v1": (
+        frozenset({"quotes:read", "trades:read", "trades:write", "webhooks:manage"}),
+        "test",
+    ),
     "key:live": (frozenset(), "live"),
 }
 HOW: dict[str, str] = {
@@ -37,13 +41,14 @@ HOW: dict[str, str] = {
     "key:read": "--api-key KEY=trades:read (a tx_test_ key)",
     "key:webhooks": "--api-key KEY=webhooks:manage,trades:write,trades:read (a tx_test_ key)",
     "key:aggregator": "--api-key KEY=rfq:aggregator,trades:write,trades:read",
+    "key:v1": "--api-key KEY=quotes:read,trades:read,trades:write,webhooks:manage (a tx_test_ key)",
     "key:live": "--api-key with a tx_live_ key",
     "taker_wallet": "--taker-key HEX (an EOA with gas and sell tokens on the test chain)",
     "webhook_url": "--webhook-public-url URL (public https, reaching this machine)",
     "rpc": "--rpc-url CHAIN=URL for the test chain",
 }
 _TIME = re.compile(r"^time<=(\d+)s$")
-_REASON = re.compile(r"needs ([a-z_]+(?::[a-z]+)?|time<=\d+s):")
+_REASON = re.compile(r"needs ([a-z_]+(?::[a-z0-9]+)?|time<=\d+s):")
 
 
 def known(need: str) -> bool:

@@ -157,7 +157,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{NEEDS_MARKER}(*inputs): what the test needs (sim_control, key:trades, key:read, "
-        "key:webhooks, key:aggregator, key:live, taker_wallet, webhook_url, rpc, time<=Ns); "
+        "key:webhooks, key:aggregator, key:v1, key:live, taker_wallet, webhook_url, rpc, "
+        "time<=Ns); "
         "skipped, naming the input, when it is missing",
     )
     try:

@@ -23,7 +23,8 @@ from conformance.chain import WAIT_TIMEOUT, Wallet, calldata, hex_bytes, wait_fo
 from conformance.client import Client, Response
 from conformance.funding import fund_wallet
 from conformance.response_checks import assert_data, parse_iso_utc
-from conformance.rfq_calls import keyed_client, service_now_ms
+from conformance.rfq_calls import keyed_client
+from conformance.service_clock import Clocked
 from conformance.sim_control import SimControl
 from conformance.venue import ChainInfo, Token
 from contracts.orders import nonce_word_and_mask
@@ -161,7 +162,7 @@ class Placed:
 
 def place(
     integrator: Integrator,
-    sim: SimControl | None,
+    clock: Clocked,
     chain: ChainInfo,
     maker: Wallet,
     sell: Token,
@@ -176,7 +177,7 @@ def place(
     market-maker bid is live to price it)."""
     if pricing is not None and pricing.get("mode") == "fastFill":
         wait_fast_fill_bids(integrator.client, chain, sell, buy, sell_amount)
-    deadline = service_now_ms(sim) // 1000 + ttl_s
+    deadline = clock.now_ms() // 1000 + ttl_s
     prepared = prepare(
         integrator.client,
         prepare_body(
@@ -243,7 +244,9 @@ def wait_order(
         record = get_order(client, order_id)
         return record if record["status"] in wanted else None
 
-    return wait_for(probe, timeout=timeout, interval=0.1, what=f"{order_id} in {wanted}")
+    return wait_for(
+        probe, timeout=timeout, interval=_poll_s(client), what=f"{order_id} in {wanted}"
+    )
 
 
 # -- the taker side -------------------------------------------------------------------------
@@ -306,7 +309,12 @@ def wait_swap(
         record = get_swap(client, swap_id)
         return record if record["status"] in wanted else None
 
-    return wait_for(probe, timeout=timeout, interval=0.1, what=f"{swap_id} in {wanted}")
+    return wait_for(probe, timeout=timeout, interval=_poll_s(client), what=f"{swap_id} in {wanted}")
+
+
+def _poll_s(client: Client) -> float:
+    """Poll a status every 0.1 s, every second with a paced (shared, 60 a minute) key."""
+    return 1.0 if client.pacing is not None else 0.1
 
 
 # -- arithmetic the checks share ------------------------------------------------------------

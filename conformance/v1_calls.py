@@ -1,5 +1,6 @@
 """The v1 API called the way an existing v1 integrator's code calls it: its own API keys (issued
-through ``/_sim/keys`` with exactly the scopes a test needs, revoked when it ends), a client IP of
+through ``/_sim/keys`` with exactly the scopes a test needs, revoked when it ends; the given keys
+without control), a client IP of
 its own on loopback, the corridor list and the webhook registry, and a request whose body is
 still uploading (an Idempotency-Key request that is in flight for as long as the test wants).
 Nothing here imports the simulator.
@@ -15,6 +16,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+import pytest
+
 from conformance.client import (
     Client,
     Headers,
@@ -22,20 +25,23 @@ from conformance.client import (
     fresh_loopback_address,
     is_loopback_url,
 )
-from conformance.sim_control import (
-    SimControl,
-)
+from conformance.needs import skip_message
 from conformance.target import Target
+from conformance.target_inputs import resolved_inputs
 
 ALL_V1_SCOPES = ("quotes:read", "trades:write", "trades:read", "webhooks:manage")
 KEY_SHAPE = r"^tx_(live|test)_[0-9a-z]+\.[A-Za-z0-9_-]+$"
 
 
 class V1Keys:
-    """API keys of one partner record of the test's own; each one revoked by ``close``."""
+    """API keys of one partner record of the test's own, each one revoked by ``close``, on a
+    simulator with its control API; elsewhere the keys the QA team gave (``exact``: one holding
+    no other v1 scope). What only /_sim can do (another partner or tier, revoking, suspending)
+    skips the test, naming ``sim_control``."""
 
-    def __init__(self, sim: SimControl) -> None:
-        self.sim = sim
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self.sim = target.sim() if target.controllable else None
         self.partner = f"conformance-v1-{secrets.token_hex(6)}"
         self.issued: list[str] = []
 
@@ -45,26 +51,64 @@ class V1Keys:
         environment: str = "test",
         tier: str = "default",
         partner: str | None = None,
+        exact: bool = False,
     ) -> dict[str, Any]:
-        """A new key with exactly ``scopes``; the record includes the full ``key``."""
+        """A key with ``scopes`` (exactly those when made here); the record has the full
+        ``key``."""
+        if self.sim is None:
+            if tier != "default" or partner is not None:
+                made = "partner" if partner is not None else "rate tier"
+                pytest.skip(skip_message("sim_control", f"a key of another {made}: /_sim/keys"))
+            return self._given(frozenset(scopes), environment, exact)
         record = self.sim.create_key(
             partner or self.partner, environment, scopes, tier=tier, name="v1-integrator"
         )
         self.issued.append(str(record["key_id"]))
         return record
 
+    def _given(self, wanted: frozenset[str], environment: str, exact: bool) -> dict[str, Any]:
+        for given in resolved_inputs(self.target).keys:
+            if given.environment != environment or given.scopes is None:
+                continue
+            if not wanted <= given.scopes:
+                continue
+            if exact and (given.scopes & frozenset(ALL_V1_SCOPES)) - wanted:
+                continue
+            return {"key": given.key, "scopes": sorted(given.scopes), "environment": environment}
+        need = "key:live" if environment == "live" else "key:v1"
+        only = " and no other v1 scope" if exact else ""
+        detail = f"--api-key KEY={','.join(sorted(wanted))} (a tx_{environment}_ key{only})"
+        pytest.skip(skip_message(need, detail))
+
+    def lacking(self, *missing: str, environment: str = "test") -> dict[str, Any]:
+        """A key without any of ``missing``: made here with every other v1 scope; elsewhere any
+        given key of the environment whose scopes leave them out (a ``key:read`` serves)."""
+        if self.sim is not None:
+            others = [s for s in ALL_V1_SCOPES if s not in missing]
+            return self.key(*others, environment=environment)
+        for given in resolved_inputs(self.target).keys:
+            scopes = given.scopes
+            if given.environment == environment and scopes and not scopes & frozenset(missing):
+                return {"key": given.key, "scopes": sorted(scopes), "environment": environment}
+        need = "key:live" if environment == "live" else "key:read"
+        without = ", ".join(missing)
+        detail = f"a tx_{environment}_ key without {without} (e.g. --api-key KEY=trades:read)"
+        pytest.skip(skip_message(need, detail))
+
     def revoke(self, key: Mapping[str, Any]) -> None:
+        if self.sim is None:
+            pytest.skip(skip_message("sim_control", "revoking a key: /_sim/keys"))
         self.sim.call("POST", f"keys/{key['key_id']}/revoke")
 
     def close(self) -> None:
         for key_id in self.issued:
             with contextlib.suppress(AssertionError):
-                self.sim.call("POST", f"keys/{key_id}/revoke")
+                self.target.sim().call("POST", f"keys/{key_id}/revoke")
 
 
 @contextlib.contextmanager
-def v1_keys(sim: SimControl) -> Iterator[V1Keys]:
-    keys = V1Keys(sim)
+def v1_keys(target: Target) -> Iterator[V1Keys]:
+    keys = V1Keys(target)
     try:
         yield keys
     finally:

@@ -22,7 +22,8 @@ from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.target_inputs import resolved_inputs
 from conformance.tests.webhook_partners import Partner
-from conformance.v1_book import Integrator, v1_integrator
+from conformance.v1_book import Integrator
+from conformance.v1_target import integrator_for
 from conformance.venue import ChainInfo, Venue
 from conformance.webhooks import fetch_certificate
 from rfqkit.webhook_receiver import WebhookReceiver
@@ -164,9 +165,10 @@ def make_partner(
 
 
 @pytest.fixture
-def integrator(sim: SimControl, http: Client) -> Integrator:
-    """An existing v1 integrator: a partner of its own with a key holding every v1 scope."""
-    return v1_integrator(sim, http)
+def integrator(target: Target, http: Client) -> Integrator:
+    """An existing v1 integrator: a partner of its own with a key holding every v1 scope on a
+    simulator, else the given ``key:v1`` (its client paced)."""
+    return integrator_for(target, http)
 
 
 @pytest.fixture

@@ -1,6 +1,10 @@
 """Keys and scopes on the v1 book's endpoints (spec 3 "Authentication"): no key is 401, a key
 without the endpoint's scope is 403, the scope of the table lets the call through; a key of the
-other environment is 400. Every answer carries the error envelope of document 1."""
+other environment is 400. Every answer carries the error envelope of document 1.
+
+Keys are made through /_sim/keys on a simulator (one per scope, holding only it); elsewhere they
+are the QA team's: the key:v1, a key without each row's scope (skipped, naming it, when none is
+given) and a live key."""
 
 from __future__ import annotations
 
@@ -9,13 +13,24 @@ import pytest
 from conformance.chain import Wallet
 from conformance.client import Client
 from conformance.response_checks import assert_error
-from conformance.sim_control import SimControl
-from conformance.v1_book import v1_integrator
+from conformance.target import Target
+from conformance.v1_book import V1_SCOPES, v1_integrator
+from conformance.v1_calls import V1Keys, bearer
 from conformance.venue import ChainInfo
 
-pytestmark = pytest.mark.sim_only  # keys come from /_sim/keys
-
 ZERO_HASH = "0x" + "00" * 32
+
+
+def _keyed(
+    target: Target, http: Client, scopes: list[str], environment: str = "test"
+) -> tuple[Client, str]:
+    """A client with a key of ``scopes`` (exactly those) and the key: made on a simulator (a
+    partner of its own, unlimited tier), else given (its client paced)."""
+    if target.controllable:
+        made = v1_integrator(target.sim(), http, environment, scopes=scopes)
+        return made.client, str(made.key["key"])
+    key = V1Keys(target).key(*scopes, environment=environment, exact=True)
+    return http.with_headers(bearer(key)).paced(), str(key["key"])
 
 
 def _calls(chain: ChainInfo) -> dict[str, tuple[str, str, dict[str, object] | None]]:
@@ -89,36 +104,56 @@ def _call(client: Client, name: str, path: str, payload: dict[str, object] | Non
     "v1/versioning/item-1",
 )
 def test_every_book_endpoint_needs_a_key_with_its_scope(
-    sim: SimControl, http: Client, chain: ChainInfo
+    target: Target, http: Client, chain: ChainInfo
 ) -> None:
+    if not target.controllable:
+        _given_keys_meet_the_scope_table(target, http, chain)
+        return
     by_scope = {
-        scope: v1_integrator(sim, http, scopes=[scope])
+        scope: _keyed(target, http, [scope])
         for scope in ("quotes:read", "trades:write", "trades:read", "webhooks:manage")
     }
+    http = http if target.controllable else http.paced()
     for name, (scope, path, payload) in _calls(chain).items():
         resp = _call(http, name, path, payload)
         assert_error(resp, 401, "unauthorized")  # type: ignore[arg-type]
-        for other, integrator in by_scope.items():
-            resp = _call(integrator.client, name, path, payload)
+        for other, (client, _) in by_scope.items():
+            resp = _call(client, name, path, payload)
             status = resp.status  # type: ignore[attr-defined]
             if other == scope:
                 assert status not in (401, 403), (name, resp)
             else:
                 assert_error(resp, 403, "forbidden")  # type: ignore[arg-type]
     # X-API-Key works like the bearer header.
-    key = by_scope["quotes:read"].key["key"]
+    key = by_scope["quotes:read"][1]
     scope, path, payload = _calls(chain)["GET /v1/order-book"]
     resp = http.get(path, params=payload, headers={"X-API-Key": key})
     assert resp.status == 200, resp
 
 
+def _given_keys_meet_the_scope_table(target: Target, http: Client, chain: ChainInfo) -> None:
+    """Without control: the given key:v1 passes every row, and for each row a given key
+    without the row's scope (a key:read serves for most) is 403; every key is found before the
+    first request, so a missing one skips the whole test."""
+    keys = V1Keys(target)
+    full = http.with_headers(bearer(keys.key(*V1_SCOPES))).paced()
+    scopes = {scope for scope, _, _ in _calls(chain).values()}
+    lacking = {s: http.with_headers(bearer(keys.lacking(s))).paced() for s in sorted(scopes)}
+    http = http.paced()
+    for name, (scope, path, payload) in _calls(chain).items():
+        assert_error(_call(http, name, path, payload), 401, "unauthorized")  # type: ignore[arg-type]
+        resp = _call(full, name, path, payload)
+        assert resp.status not in (401, 403), (name, resp)  # type: ignore[attr-defined]
+        assert_error(_call(lacking[scope], name, path, payload), 403, "forbidden")  # type: ignore[arg-type]
+
+
 @pytest.mark.spec("v1/auth/environments", "v1/errors/400-invalid_request")
 def test_a_key_of_the_other_environment_is_400(
-    sim: SimControl, http: Client, chain: ChainInfo
+    target: Target, http: Client, chain: ChainInfo
 ) -> None:
-    live = v1_integrator(sim, http, "live")  # chain 97 is a test chain
+    live, _ = _keyed(target, http, list(V1_SCOPES), "live")  # chain 97 is a test chain
     for name, (_, path, payload) in _calls(chain).items():
         if "chainId" not in (payload or {}) or name == "POST /v1/limit-orders":
             continue
-        resp = _call(live.client, name, path, payload)
+        resp = _call(live, name, path, payload)
         assert_error(resp, 400, "invalid_request")  # type: ignore[arg-type]

@@ -3,6 +3,9 @@ against resting orders of its own makers (steered to them, since the simulated f
 on the BOOK corridor too): live, funded, executable offers for one direction, best rate first,
 with aggregate capacities and no signed payloads; an order whose maker spent its funds after
 posting is gone from the very next read; the two pricing frames with 6- and 18-decimal tokens.
+
+Without control the integrator is the given ``key:v1`` and the makers are funded from the given
+taker wallet; the shapes are the spec's (conformance.v1_target).
 """
 
 from __future__ import annotations
@@ -13,20 +16,25 @@ import pytest
 
 from conformance.chain import Wallet
 from conformance.response_checks import assert_data, assert_error, parse_iso_utc
-from conformance.sim_control import SimControl
+from conformance.service_clock import Clocked
+from conformance.target import Target
 from conformance.v1_book import (
     Integrator,
     book_rate,
-    fee_of,
     funded_maker,
     get_order,
     order_book,
     place,
     rate,
 )
+from conformance.v1_target import (
+    Shapes,
+    book_chain,  # noqa: F401  (overrides the chain fixture)
+)
 from conformance.venue import ChainInfo, Token
 
-pytestmark = pytest.mark.sim_only  # keys come from /_sim/keys
+pytestmark = pytest.mark.needs("key:v1")
+
 
 BOOK_FIELDS = {
     "chainId",
@@ -43,7 +51,7 @@ OFFER_FIELDS = {"maker", "sellAmount", "buyAmount", "feeAmount", "rateRay", "dea
 
 def _ngns_for_usdc(
     integrator: Integrator,
-    sim: SimControl,
+    clock: Clocked,
     chain: ChainInfo,
     source: Wallet,
     rates: list[int],
@@ -55,7 +63,7 @@ def _ngns_for_usdc(
         maker = funded_maker(chain, source, {ngns: ngns.units(ngns_per_usdc)})
         placed = place(
             integrator,
-            sim,
+            clock,
             chain,
             maker,
             ngns,
@@ -78,11 +86,13 @@ def _restricted(makers: list[tuple[Wallet, str]]) -> str:
     "v1/resources/limit-order-prepare-response/fields-corridor-list-items",
     "v1/overview/conventions",
 )
+@pytest.mark.needs("taker_wallet")
 def test_the_order_book_lists_executable_offers_best_rate_first_without_payloads(
-    integrator: Integrator, sim: SimControl, chain: ChainInfo, source: Wallet
+    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
 ) -> None:
+    shapes = Shapes(target)
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
-    makers = _ngns_for_usdc(integrator, sim, chain, source, [1450, 1500, 1480])
+    makers = _ngns_for_usdc(integrator, clock, chain, source, [1450, 1500, 1480])
     resp = integrator.client.get(
         "/v1/order-book",
         params={
@@ -93,21 +103,19 @@ def test_the_order_book_lists_executable_offers_best_rate_first_without_payloads
         },
     )
     book = assert_data(resp)
-    assert set(book) == BOOK_FIELDS, sorted(book)
-    assert (book["chainId"], book["sellToken"], book["buyToken"]) == (
-        chain.chain_id,
-        usdc.address,
-        ngns.address,
-    )
+    shapes.fields(book, BOOK_FIELDS)
+    assert book["chainId"] == chain.chain_id
+    shapes.address(book["sellToken"], usdc.address)
+    shapes.address(book["buyToken"], ngns.address)
     parse_iso_utc(book["asOf"])
     offers = book["offers"]
-    assert [o["maker"] for o in offers] == [makers[i][0].address for i in (1, 2, 0)], offers
+    shapes.addresses([o["maker"] for o in offers], [makers[i][0].address for i in (1, 2, 0)])
     for offer, ngns_per_usdc in zip(offers, (1500, 1480, 1450), strict=True):
-        assert set(offer) == OFFER_FIELDS, sorted(offer)
+        shapes.fields(offer, OFFER_FIELDS)
         buy = usdc.units(1)
-        assert offer["sellAmount"] == str(buy + fee_of(buy)), "the taker pays output plus fee"
+        shapes.fee(offer["feeAmount"], buy)
+        assert offer["sellAmount"] == str(buy + int(offer["feeAmount"])), "output plus fee"
         assert offer["buyAmount"] == str(ngns.units(ngns_per_usdc))
-        assert offer["feeAmount"] == str(fee_of(buy))
         assert offer["rateRay"] == str(ngns_per_usdc * 10**27)
         parse_iso_utc(offer["deadline"])
     assert book["sellCapacity"] == str(sum(int(o["sellAmount"]) for o in offers))
@@ -119,7 +127,7 @@ def test_the_order_book_lists_executable_offers_best_rate_first_without_payloads
     preferred = order_book(
         integrator.client, chain, usdc, ngns, preferredLiquidityWallets=makers[0][0].address
     )
-    assert preferred["offers"][0]["maker"] == makers[0][0].address
+    shapes.address(preferred["offers"][0]["maker"], makers[0][0].address)
     assert len(preferred["offers"]) >= 3
 
 
@@ -127,18 +135,22 @@ def test_the_order_book_lists_executable_offers_best_rate_first_without_payloads
     "v1/resources/order-book-semantics/get-v1-order-book-returns",
     "v1/endpoints/get-v1-quote",
 )
+@pytest.mark.needs("taker_wallet")
 def test_an_order_whose_maker_spent_its_funds_is_never_offered(
-    integrator: Integrator, sim: SimControl, chain: ChainInfo, source: Wallet
+    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
 ) -> None:
+    shapes = Shapes(target)
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
-    makers = _ngns_for_usdc(integrator, sim, chain, source, [1500, 1450])
+    makers = _ngns_for_usdc(integrator, clock, chain, source, [1500, 1450])
     steer = {"restrictedLiquidityWallets": _restricted(makers)}
-    assert len(order_book(integrator.client, chain, usdc, ngns, **steer)["offers"]) == 2
+    both = order_book(integrator.client, chain, usdc, ngns, **steer)["offers"]
+    assert len(both) == 2
+    enough_for_both = sum(int(o["sellAmount"]) for o in both)  # 2 * 1_000_500 on rfqsim
     spender, order_id = makers[0]
     node = chain.rpc()
     node.transfer(spender, ngns.address, source.address, 1)  # one unit short now
     book = order_book(integrator.client, chain, usdc, ngns, **steer)
-    assert [o["maker"] for o in book["offers"]] == [makers[1][0].address], "checked live"
+    shapes.addresses([o["maker"] for o in book["offers"]], [makers[1][0].address])  # live
     quoted = assert_data(
         integrator.client.get(
             "/v1/quote",
@@ -146,19 +158,19 @@ def test_an_order_whose_maker_spent_its_funds_is_never_offered(
                 "chainId": chain.chain_id,
                 "sellToken": usdc.address,
                 "buyToken": ngns.address,
-                "sellAmount": str(2 * 1_000_500),
+                "sellAmount": str(enough_for_both),
                 **steer,
             },
         )
     )
-    assert [o["maker"] for o in quoted["orders"]] == [makers[1][0].address]
+    shapes.addresses([o["maker"] for o in quoted["orders"]], [makers[1][0].address])
     # The order itself is still ACTIVE (its nonce is unspent): only the offer is withheld.
     assert get_order(integrator.client, order_id)["status"] == "ACTIVE"
 
 
 def _one_order(
     integrator: Integrator,
-    sim: SimControl,
+    clock: Clocked,
     chain: ChainInfo,
     source: Wallet,
     sell: Token,
@@ -167,7 +179,7 @@ def _one_order(
     buy_amount: int,
 ) -> dict[str, Any]:
     maker = funded_maker(chain, source, {sell: sell_amount})
-    placed = place(integrator, sim, chain, maker, sell, sell_amount, buy, buy_amount=buy_amount)
+    placed = place(integrator, clock, chain, maker, sell, sell_amount, buy, buy_amount=buy_amount)
     return get_order(integrator.client, placed.order_id)
 
 
@@ -177,26 +189,27 @@ def _one_order(
     "v1/resources/limit-order-quote-response/rates-maker-frame-buytoken-per-selltoken",
     "v1/overview/conventions",
 )
+@pytest.mark.needs("taker_wallet")
 def test_both_pricing_frames_with_6_and_18_decimal_tokens(
-    integrator: Integrator, sim: SimControl, chain: ChainInfo, source: Wallet
+    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet
 ) -> None:
     usdt, ngns = chain.token("USDT"), chain.token("NGNS")  # 18 and 6 decimals
     ray = 10**27
     # The maker sells 1 USDT (18 dp) for 1700 NGNS (6 dp).
     usdt_side = _one_order(
-        integrator, sim, chain, source, usdt, usdt.units(1), ngns, ngns.units(1700)
+        integrator, clock, chain, source, usdt, usdt.units(1), ngns, ngns.units(1700)
     )
     assert usdt_side["rateRay"] == str(ray // 1700)  # book: USDT per NGNS
     assert usdt_side["executionRateRay"] == str(1700 * ray)  # maker frame: NGNS per USDT
     # The maker sells 1500 NGNS (6 dp) for 1 USDT (18 dp).
     ngns_side = _one_order(
-        integrator, sim, chain, source, ngns, ngns.units(1500), usdt, usdt.units(1)
+        integrator, clock, chain, source, ngns, ngns.units(1500), usdt, usdt.units(1)
     )
     assert ngns_side["rateRay"] == str(1500 * ray)  # book: NGNS per USDT
     assert ngns_side["executionRateRay"] == str(ray // 1500)  # maker frame: USDT per NGNS
     # Odd amounts: exactly the decimal-normalised, rounded-down formulas.
     odd = _one_order(
-        integrator, sim, chain, source, usdt, 123_456_789_012_345_678, ngns, 210_987_654
+        integrator, clock, chain, source, usdt, 123_456_789_012_345_678, ngns, 210_987_654
     )
     assert odd["rateRay"] == str(book_rate(123_456_789_012_345_678, 18, 210_987_654, 6))
     assert odd["executionRateRay"] == str(rate(123_456_789_012_345_678, 18, 210_987_654, 6))

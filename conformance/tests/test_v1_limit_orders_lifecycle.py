@@ -5,7 +5,9 @@ reported after the deliberate lag; cancelled on chain by the maker (nonce invali
 reported after the lag; a fill indexed after a cancel notice supersedes it; statusVerified false
 while the chain cannot be read. The clock is the simulator's (/_sim/clock/advance); "nothing was
 sent yet" is proven by waiting for a limit-order sweep that started after the moment in
-question (GET /_sim/book), never by sleeping.
+question (GET /_sim/book), never by sleeping. What a client sees of these states without
+control (filled within seconds, EXPIRED and CANCELLED read at once) is also in
+test_v1_limit_orders_states.py, which runs against any deployment.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import pytest
 
 from conformance.chain import Wallet
 from conformance.control import faults
-from conformance.funding import Balances
 from conformance.response_checks import assert_data, parse_iso_utc
 from conformance.sim_control import SimControl
 from conformance.v1_book import (
@@ -39,10 +40,11 @@ from conformance.v1_book import (
     wait_for_sweep_since,
     wait_order,
 )
+from conformance.v1_target import fast_filled
 from conformance.venue import ChainInfo
 from rfqkit.webhook_receiver import ReceivedRequest, WebhookReceiver
 
-pytestmark = pytest.mark.sim_only
+pytestmark = pytest.mark.needs("sim_control")  # the clock, faults, /_sim/book, deliveries
 
 WAIT_S = 20.0
 LAG_S = 600  # limit_order.expired / .cancelled wait about ten minutes past the deadline
@@ -124,24 +126,9 @@ def test_a_fast_fill_order_is_filled_by_the_operator_within_seconds(
     receiver: WebhookReceiver,
 ) -> None:
     endpoint = register_endpoint(integrator, receiver.url)
-    usdc, ngns = chain.token("USDC"), chain.token("NGNS")
-    sell = ngns.units(800)
-    maker = funded_maker(chain, source, {ngns: sell})
-    before = Balances.read(chain.rpc(), [usdc.address, ngns.address], [maker.address])
-    placed = place(integrator, sim, chain, maker, ngns, sell, usdc, pricing={"mode": "fastFill"})
-    started = time.monotonic()
-    record = wait_order(integrator.client, placed.order_id, "FILLED", timeout=WAIT_S)
-    assert time.monotonic() - started < WAIT_S
-    assert record["statusVerified"] is True
+    _, record = fast_filled(integrator, sim, chain, source)
     tx_hash = str(record["txHash"])
-    receipt = chain.rpc().wait_receipt(tx_hash)
-    assert int(receipt["status"], 16) == 1
     filled_at = parse_iso_utc(record["filledAt"]).timestamp()
-    # The proceeds went to the maker: exactly what the order named, nothing else moved.
-    after = before.again()
-    asked = int(placed.prepared["order"]["outputAmount"])
-    assert before.delta(after, ngns.address, maker.address) == -sell
-    assert before.delta(after, usdc.address, maker.address) == asked
     (got,) = receiver.wait_for_requests(1, timeout=WAIT_S)
     event = check_limit_order_event(
         got, endpoint["signingSecret"], sim, "limit_order.filled", record

@@ -41,8 +41,8 @@ LimitSetter = Callable[..., dict[str, Any]]
 
 
 @pytest.fixture
-def keys(sim: SimControl) -> Iterator[V1Keys]:
-    with v1_keys(sim) as issued:
+def keys(target: Target) -> Iterator[V1Keys]:
+    with v1_keys(target) as issued:
         yield issued
 
 

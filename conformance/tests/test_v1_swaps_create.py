@@ -3,6 +3,12 @@ request", the swap rows of the endpoint table): the 201 swap with its unsigned t
 the 200 answers with nothing to build (no liquidity, partial_fill under requireFullFill),
 minRate and steering, submit's idempotency and conflicts, and the pages of GET /v1/swaps.
 Liquidity is the test's own makers' asks on chain 97's BOOK corridor, steered to them.
+
+Without control the integrator is the given ``key:v1`` (its swaps are shared with the other
+tests) and makers are funded from the given taker wallet; what the spec does not show (the 201
+body, the 200 body's other fields, details.reason codes, the page shape of GET /v1/swaps, the
+fee's size) is held to rfqsim's decisions only on rfqsim, and a swap's expiry (the clock moved)
+and a second partner need control.
 """
 
 from __future__ import annotations
@@ -15,22 +21,28 @@ from eth_abi.abi import decode as abi_decode
 from conformance.chain import Wallet, hex_bytes, selector
 from conformance.client import Client
 from conformance.response_checks import assert_data, assert_error, parse_iso_utc
+from conformance.service_clock import Clocked
 from conformance.sim_control import SimControl
+from conformance.target import Target
 from conformance.v1_book import (
     Integrator,
     create_swap,
-    fee_of,
     funded_maker,
     get_swap,
+    order_book,
     place,
     rate,
     swap_body,
     v1_integrator,
 )
+from conformance.v1_target import (
+    Shapes,
+    book_chain,  # noqa: F401  (overrides the chain fixture)
+)
 from conformance.venue import ChainInfo
 from contracts.orders import decode_order
 
-pytestmark = pytest.mark.sim_only  # keys come from /_sim/keys
+pytestmark = pytest.mark.needs("key:v1", "taker_wallet")
 
 SWAP_FIELDS = {
     "id",
@@ -59,12 +71,24 @@ SWAP_FIELDS = {
     "effectiveRateRay",
     "createdAt",
 }
-COST = 1_000_500  # 1 USDC of output plus the 5 bp fee
+COST = 1_000_500  # rfqsim: 1 USDC of output plus the 5 bp fee
 ZERO_HASH = "0x" + "00" * 32
 
 
+def cost_of(integrator: Integrator, chain: ChainInfo, maker: Wallet, target: Target) -> int:
+    """What a taker pays for one of :func:`makers_at`'s orders (1 USDC of output plus the fee),
+    as the order book offers it: COST on rfqsim."""
+    usdc, ngns = chain.token("USDC"), chain.token("NGNS")
+    book = order_book(
+        integrator.client, chain, usdc, ngns, restrictedLiquidityWallets=maker.address
+    )
+    cost = int(book["offers"][0]["sellAmount"])
+    assert cost == COST or not target.is_simulator, cost
+    return cost
+
+
 def makers_at(
-    integrator: Integrator, sim: SimControl, chain: ChainInfo, source: Wallet, rates: list[int]
+    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, rates: list[int]
 ) -> list[Wallet]:
     """One maker per rate, each selling `rate` NGNS for 1 USDC."""
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
@@ -73,7 +97,7 @@ def makers_at(
         maker = funded_maker(chain, source, {ngns: ngns.units(ngns_per_usdc)})
         place(
             integrator,
-            sim,
+            clock,
             chain,
             maker,
             ngns,
@@ -108,14 +132,24 @@ def body_for(
     "v1/endpoints/get-v1-swaps-id",
 )
 def test_a_swap_is_built_from_whole_orders_with_an_approval_and_one_batch(
-    integrator: Integrator, sim: SimControl, chain: ChainInfo, source: Wallet
+    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
 ) -> None:
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
-    makers = makers_at(integrator, sim, chain, source, [1500, 1480, 1450])
-    body = body_for(chain, makers, 2 * COST + 7)  # room for two whole orders, 7 units over
+    makers = makers_at(integrator, clock, chain, source, [1500, 1480, 1450])
+    cost = cost_of(integrator, chain, makers[0], target)
+    body = body_for(chain, makers, 2 * cost + 7)  # room for two whole orders, 7 units over
     swap = create_swap(integrator.client, body)
-    assert set(swap) == SWAP_FIELDS, sorted(set(swap) ^ SWAP_FIELDS)
     assert swap["status"] == "QUOTED"
+    # The unsigned transactions: an approval to the allowance target, then the swap.
+    approval, batch = swap["transactions"]["approval"], swap["transactions"]["swap"]
+    for tx in (approval, batch):
+        assert {"to", "data", "value"} <= set(tx), tx
+        assert hex_bytes(tx["data"]), tx
+    Shapes(target).address(approval["to"], usdc.address)
+    if not target.is_simulator:
+        assert get_swap(integrator.client, swap["id"])["id"] == swap["id"]
+        return  # the rest of the 201 body is not shown (rfqsim's: B15)
+    assert set(swap) == SWAP_FIELDS, sorted(set(swap) ^ SWAP_FIELDS)
     assert (swap["chainId"], swap["sellToken"], swap["buyToken"]) == (
         chain.chain_id,
         usdc.address,
@@ -125,7 +159,7 @@ def test_a_swap_is_built_from_whole_orders_with_an_approval_and_one_batch(
     assert (swap["sellAmount"], swap["soldAmount"]) == (str(2 * COST + 7), str(2 * COST))
     assert swap["partialFill"] is True
     assert swap["buyAmount"] == str(ngns.units(1500 + 1480))
-    assert swap["feeAmount"] == str(2 * fee_of(usdc.units(1)))
+    assert swap["feeAmount"] == str(2 * (COST - usdc.units(1)))
     assert swap["rateRay"] == str(rate(2 * COST, 6, ngns.units(2980), 6))
     assert [o["maker"] for o in swap["orders"]] == [makers[0].address, makers[1].address]
     assert swap["allowanceTarget"] == chain.reactor
@@ -133,8 +167,7 @@ def test_a_swap_is_built_from_whole_orders_with_an_approval_and_one_batch(
         assert swap[name] is None, name
     created = parse_iso_utc(swap["createdAt"]).timestamp()
     assert created < parse_iso_utc(swap["expiresAt"]).timestamp() <= created + 60 + 1
-    # The unsigned transactions: approve soldAmount to the reactor, then one executeBatch.
-    approval, batch = swap["transactions"]["approval"], swap["transactions"]["swap"]
+    # Approve soldAmount to the reactor, then one executeBatch.
     for tx in (approval, batch):
         assert set(tx) == {"to", "data", "value", "chainId"}
         assert (tx["value"], tx["chainId"]) == ("0", chain.chain_id)
@@ -157,24 +190,28 @@ def test_a_swap_is_built_from_whole_orders_with_an_approval_and_one_batch(
     "v1/resources/create-swap-request/requirefullfill",
 )
 def test_nothing_to_build_is_200_with_fillable_false(
-    integrator: Integrator, sim: SimControl, chain: ChainInfo, source: Wallet
+    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
 ) -> None:
-    makers = makers_at(integrator, sim, chain, source, [1500, 1480])
-    empty = body_for(chain, makers, COST, restrictedLiquidityWallets=[Wallet.create().address])
+    makers = makers_at(integrator, clock, chain, source, [1500, 1480])
+    cost = cost_of(integrator, chain, makers[0], target)
+    empty = body_for(chain, makers, cost, restrictedLiquidityWallets=[Wallet.create().address])
     answer = assert_data(integrator.client.post("/v1/swaps", json=empty), 200)
-    assert answer == {
+    assert answer["fillable"] is False, answer
+    assert not target.is_simulator or answer == {
         "fillable": False,
         "reason": "no_liquidity",
         "sellAmount": str(COST),
         "availableSellAmount": "0",
         "availableBuyAmount": "0",
     }
-    partial = body_for(chain, makers, 2 * COST + 7, requireFullFill=True)
+    partial = body_for(chain, makers, 2 * cost + 7, requireFullFill=True)
     answer = assert_data(integrator.client.post("/v1/swaps", json=partial), 200)
     assert (answer["fillable"], answer["reason"]) == (False, "partial_fill")
-    assert answer["availableSellAmount"] == str(2 * COST)
-    exact = create_swap(integrator.client, body_for(chain, makers, 2 * COST, requireFullFill=True))
-    assert (exact["soldAmount"], exact["partialFill"]) == (str(2 * COST), False)
+    if target.is_simulator:
+        assert answer["availableSellAmount"] == str(2 * COST)
+    exact = create_swap(integrator.client, body_for(chain, makers, 2 * cost, requireFullFill=True))
+    if target.is_simulator:  # the 201 body is rfqsim's (B15)
+        assert (exact["soldAmount"], exact["partialFill"]) == (str(2 * COST), False)
 
 
 @pytest.mark.spec(
@@ -185,9 +222,23 @@ def test_nothing_to_build_is_200_with_fillable_false(
     "v1/limits/list-limits",
 )
 def test_min_rate_and_steering(
-    integrator: Integrator, sim: SimControl, chain: ChainInfo, source: Wallet
+    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
 ) -> None:
-    makers = makers_at(integrator, sim, chain, source, [1500, 1480, 1450])
+    makers = makers_at(integrator, clock, chain, source, [1500, 1480, 1450])
+    wallets = [Wallet.create().address for _ in range(11)]
+    for bad in (
+        {"preferredLiquidityWallets": wallets},
+        {"restrictedLiquidityWallets": wallets},
+        {"preferredLiquidityWallets": wallets[:1], "restrictedLiquidityWallets": wallets[1:2]},
+        {"minRate": 5},
+        {"requireFullFill": "yes"},
+    ):
+        body = body_for(chain, makers, COST, **bad)
+        if "preferredLiquidityWallets" in bad and "restrictedLiquidityWallets" not in bad:
+            del body["restrictedLiquidityWallets"]
+        assert_error(integrator.client.post("/v1/swaps", json=body), 400, "invalid_request")
+    if not target.is_simulator:
+        return  # which orders a swap took shows only in its 201 body (not shown; B15)
     ray = 10**27
     above = create_swap(
         integrator.client, body_for(chain, makers, 3 * COST, minRate=str(1470 * ray))
@@ -206,18 +257,6 @@ def test_min_rate_and_steering(
         ),
     )
     assert [o["maker"] for o in preferred["orders"]] == [makers[2].address]
-    wallets = [Wallet.create().address for _ in range(11)]
-    for bad in (
-        {"preferredLiquidityWallets": wallets},
-        {"restrictedLiquidityWallets": wallets},
-        {"preferredLiquidityWallets": wallets[:1], "restrictedLiquidityWallets": wallets[1:2]},
-        {"minRate": 5},
-        {"requireFullFill": "yes"},
-    ):
-        body = body_for(chain, makers, COST, **bad)
-        if "preferredLiquidityWallets" in bad and "restrictedLiquidityWallets" not in bad:
-            del body["restrictedLiquidityWallets"]
-        assert_error(integrator.client.post("/v1/swaps", json=body), 400, "invalid_request")
 
 
 @pytest.mark.spec(
@@ -227,10 +266,12 @@ def test_min_rate_and_steering(
     "v1/resources/create-swap-request/taker",
     "v1/errors/400-invalid_request",
 )
-def test_a_bad_create_swap_request_is_400(integrator: Integrator, chain: ChainInfo) -> None:
+def test_a_bad_create_swap_request_is_400(
+    integrator: Integrator, chain: ChainInfo, target: Target
+) -> None:
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
     good = swap_body(chain, usdc, ngns, COST, Wallet.create().address)
-    for bad in (
+    bads: list[dict[str, Any]] = [
         {"chainId": "97"},
         {"chainId": 424242},
         {"sellAmount": 1000500},
@@ -238,8 +279,10 @@ def test_a_bad_create_swap_request_is_400(integrator: Integrator, chain: ChainIn
         {"taker": None},
         {"sellToken": None},
         {"buyToken": usdc.address},
-        {"surprise": 1},
-    ):
+    ]
+    if target.is_simulator:  # rfqsim refuses fields the spec does not name
+        bads.append({"surprise": 1})
+    for bad in bads:
         body = {k: v for k, v in {**good, **bad}.items() if v is not None}
         assert_error(integrator.client.post("/v1/swaps", json=body), 400, "invalid_request")
 
@@ -253,10 +296,11 @@ def test_a_bad_create_swap_request_is_400(integrator: Integrator, chain: ChainIn
     "v1/endpoints/get-v1-swaps-id",
 )
 def test_submit_is_idempotent_on_the_same_hash_and_conflicts_otherwise(
-    integrator: Integrator, sim: SimControl, http: Client, chain: ChainInfo, source: Wallet
+    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
 ) -> None:
-    makers = makers_at(integrator, sim, chain, source, [1500, 1480])
-    swap = create_swap(integrator.client, body_for(chain, makers, COST))
+    makers = makers_at(integrator, clock, chain, source, [1500, 1480])
+    cost = cost_of(integrator, chain, makers[0], target)
+    swap = create_swap(integrator.client, body_for(chain, makers, cost))
     path = f"/v1/swaps/{swap['id']}/submit"
     tx_hash = "0x" + "ab" * 32
     assert_error(
@@ -266,9 +310,6 @@ def test_submit_is_idempotent_on_the_same_hash_and_conflicts_otherwise(
         404,
         "not_found",
     )
-    stranger = v1_integrator(sim, http)
-    assert_error(stranger.client.post(path, json={"txHash": tx_hash}), 404, "not_found")
-    assert_error(stranger.client.get(f"/v1/swaps/{swap['id']}"), 404, "not_found")
     assert_error(integrator.client.post(path, json={"txHash": "0x1234"}), 400, "invalid_request")
     submitted = assert_data(integrator.client.post(path, json={"txHash": tx_hash}))
     assert (submitted["status"], submitted["txHash"]) == ("SUBMITTED", tx_hash)
@@ -278,7 +319,27 @@ def test_submit_is_idempotent_on_the_same_hash_and_conflicts_otherwise(
     )
     assert again["status"] == "SUBMITTED"
     resp = integrator.client.post(path, json={"txHash": "0x" + "cd" * 32})
-    assert_error(resp, 409, "conflict", "tx_hash_mismatch")
+    Shapes(target).error(resp, 409, "conflict", "tx_hash_mismatch")
+
+
+@pytest.mark.spec(
+    "v1/endpoints/post-v1-swaps-id-submit",
+    "v1/errors/409-conflict",
+    "v1/errors/404-not_found",
+    "v1/endpoints/get-v1-swaps-id",
+)
+@pytest.mark.needs("sim_control")
+def test_another_partner_gets_404_and_an_expired_swap_takes_no_submit(
+    integrator: Integrator, sim: SimControl, http: Client, chain: ChainInfo, source: Wallet
+) -> None:
+    """A second partner is made through /_sim/keys; the swap expires as the clock moves."""
+    makers = makers_at(integrator, sim, chain, source, [1500, 1480])
+    swap = create_swap(integrator.client, body_for(chain, makers, COST))
+    path = f"/v1/swaps/{swap['id']}/submit"
+    tx_hash = "0x" + "ab" * 32
+    stranger = v1_integrator(sim, http)
+    assert_error(stranger.client.post(path, json={"txHash": tx_hash}), 404, "not_found")
+    assert_error(stranger.client.get(f"/v1/swaps/{swap['id']}"), 404, "not_found")
     # A swap past its expiresAt does not take a submit.
     late = create_swap(integrator.client, body_for(chain, makers, COST))
     sim.advance(61)
@@ -294,9 +355,11 @@ def test_submit_is_idempotent_on_the_same_hash_and_conflicts_otherwise(
     "v1/limits/list-limits",
 )
 def test_swaps_are_paged_newest_first_with_an_opaque_cursor(
-    integrator: Integrator, sim: SimControl, chain: ChainInfo, source: Wallet
+    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
 ) -> None:
-    makers = makers_at(integrator, sim, chain, source, [1500, 1490, 1480, 1470, 1460])
+    if not target.is_simulator:
+        pytest.skip("rfqsim's decision B18: the page shape of GET /v1/swaps is not shown")
+    makers = makers_at(integrator, clock, chain, source, [1500, 1490, 1480, 1470, 1460])
     ids = [create_swap(integrator.client, body_for(chain, makers, COST))["id"] for _ in range(5)]
     resp = integrator.client.get("/v1/swaps", params={"limit": 2})
     assert resp.status == 200, resp

@@ -3,16 +3,24 @@ book"), end to end with real transactions: a swap composed of several whole rest
 several makers settles with exact balances for the taker, every maker and the fee recipient,
 reads FILLED whether or not /submit was called, and swap.filled reaches a real https receiver,
 signed; a swap whose order becomes unfillable before anything was submitted reads CANCELLED.
+
+Without control the integrator is the given ``key:v1`` and wallets are funded from the given
+taker wallet; the swap record's fields and its CANCELLED transition are rfqsim's decisions (B15,
+B16), held to rfqsim only, and events need a receiver the service reaches.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
 from conformance.chain import Wallet
 from conformance.funding import Balances
 from conformance.response_checks import assert_data, assert_error, parse_iso_utc
-from conformance.sim_control import SimControl
+from conformance.service_clock import Clocked
+from conformance.target import Target
 from conformance.v1_book import (
     Integrator,
     create_swap,
@@ -22,6 +30,7 @@ from conformance.v1_book import (
     funded_taker,
     get_order,
     invalidate_nonce,
+    order_book,
     place,
     rate,
     register_endpoint,
@@ -30,10 +39,11 @@ from conformance.v1_book import (
     wait_order,
     wait_swap,
 )
+from conformance.v1_target import book_chain  # noqa: F401  (overrides the chain fixture)
 from conformance.venue import ChainInfo
 from rfqkit.webhook_receiver import WebhookReceiver
 
-pytestmark = pytest.mark.sim_only
+pytestmark = pytest.mark.needs("key:v1")
 
 WAIT_S = 15.0
 SWAP_EVENT_FIELDS = {
@@ -48,26 +58,21 @@ SWAP_EVENT_FIELDS = {
 }
 
 
-@pytest.mark.spec(
-    "v1/overview/item-2",
-    "v1/overview/non-custodial",
-    "v1/endpoints/post-v1-swaps",
-    "v1/endpoints/post-v1-swaps-id-submit",
-    "v1/states/swap-status/transitions-between-swap-statuses",
-    "v1/events/fires-when-tracked-swap",
-    "v1/events/swap-filled-body",
-    "v1/events/headers-service-event-id-service-signature-signature",
-    "v1/events/v1-event-types-swap-filled",
-    "v1/resources/create-swap-request/requirefullfill",
-)
-def test_a_swap_of_several_whole_orders_settles_with_exact_balances_and_swap_filled(
-    integrator: Integrator,
-    sim: SimControl,
-    chain: ChainInfo,
-    source: Wallet,
-    receiver: WebhookReceiver,
-) -> None:
-    endpoint = register_endpoint(integrator, receiver.url, ["swap.filled"])
+@dataclass(frozen=True)
+class Settled:
+    swap: dict[str, Any]
+    filled: dict[str, Any]  # the swap record once FILLED
+    tx_hash: str
+    sold: int
+    proceeds: int
+
+
+def _settle_four_orders(
+    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
+) -> Settled:
+    """Three makers rest four whole orders; a taker swaps for all of them (requireFullFill) and
+    sends the batch itself, no /submit; balances checked exactly."""
+    exact = target.is_simulator
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
     # Three makers, four whole orders: one maker rests two.
     terms = [(0, 1500, "1"), (1, 1480, "1"), (2, 2900, "2"), (0, 700, "0.5")]
@@ -81,7 +86,7 @@ def test_a_swap_of_several_whole_orders_settles_with_exact_balances_and_swap_fil
         order_ids.append(
             place(
                 integrator,
-                sim,
+                clock,
                 chain,
                 makers[index],
                 ngns,
@@ -91,46 +96,89 @@ def test_a_swap_of_several_whole_orders_settles_with_exact_balances_and_swap_fil
             ).order_id
         )
     outputs = [usdc.units(w) for _, _, w in terms]
-    sold = sum(o + fee_of(o) for o in outputs)
+    steer = {"restrictedLiquidityWallets": [m.address for m in makers]}
+    offers = order_book(integrator.client, chain, usdc, ngns, **steer)["offers"]
+    sold = sum(int(o["sellAmount"]) for o in offers)  # every output plus its fee
+    assert len(offers) == 4, offers
+    assert sold == sum(o + fee_of(o) for o in outputs) or not exact, sold
     proceeds = ngns.units(sum(s for _, s, _ in terms))
     taker = funded_taker(chain, source, {usdc: sold + usdc.units(1)})
     swap = create_swap(
         integrator.client,
-        swap_body(
-            chain,
-            usdc,
-            ngns,
-            sold,
-            taker.address,
-            requireFullFill=True,
-            restrictedLiquidityWallets=[m.address for m in makers],
-        ),
+        swap_body(chain, usdc, ngns, sold, taker.address, requireFullFill=True, **steer),
     )
-    assert len(swap["orders"]) == 4
-    assert (swap["soldAmount"], swap["buyAmount"]) == (str(sold), str(proceeds))
-    holders = [taker.address, chain.fee_recipient, *(m.address for m in makers)]
+    if exact:  # the 201 body is rfqsim's (B15)
+        assert len(swap["orders"]) == 4
+        assert (swap["soldAmount"], swap["buyAmount"]) == (str(sold), str(proceeds))
+    fee_recipient = chain.contracts.get("fee_recipient")
+    holders = [
+        taker.address,
+        *(m.address for m in makers),
+        *([fee_recipient] if fee_recipient else []),
+    ]
     before = Balances.read(chain.rpc(), [usdc.address, ngns.address], holders)
     tx_hash = execute_swap(chain, taker, swap)  # no /submit: the indexer reconciles it
     filled = wait_swap(integrator.client, swap["id"], "FILLED", timeout=WAIT_S)
     after = before.again()
     assert before.delta(after, usdc.address, taker.address) == -sold
     assert before.delta(after, ngns.address, taker.address) == proceeds
-    assert before.delta(after, usdc.address, chain.fee_recipient) == sum(fee_of(o) for o in outputs)
+    if fee_recipient:
+        assert before.delta(after, usdc.address, fee_recipient) == sold - sum(outputs)
     assert before.delta(after, ngns.address, makers[0].address) == -ngns.units(2200)
     assert before.delta(after, usdc.address, makers[0].address) == usdc.units("1.5")
     assert before.delta(after, usdc.address, makers[1].address) == usdc.units(1)
     assert before.delta(after, usdc.address, makers[2].address) == usdc.units(2)
-    assert filled["txHash"] == tx_hash
-    assert (filled["proceeds"], filled["soldAmount"]) == (str(proceeds), str(sold))
-    assert filled["effectiveRateRay"] == str(rate(sold, 6, proceeds, 6))
-    parse_iso_utc(filled["filledAt"])
+    if exact:  # the swap record is rfqsim's (B15)
+        assert filled["txHash"] == tx_hash
+        assert (filled["proceeds"], filled["soldAmount"]) == (str(proceeds), str(sold))
+        assert filled["effectiveRateRay"] == str(rate(sold, 6, proceeds, 6))
+        parse_iso_utc(filled["filledAt"])
     for order_id in order_ids:
         record = wait_order(integrator.client, order_id, "FILLED")
-        assert record["txHash"] == tx_hash
+        assert str(record["txHash"]).lower() == tx_hash
+    return Settled(swap, filled, tx_hash, sold, proceeds)
+
+
+@pytest.mark.spec(
+    "v1/overview/item-2",
+    "v1/overview/non-custodial",
+    "v1/endpoints/post-v1-swaps",
+    "v1/endpoints/post-v1-swaps-id-submit",
+    "v1/states/swap-status/transitions-between-swap-statuses",
+    "v1/resources/create-swap-request/requirefullfill",
+)
+@pytest.mark.needs("taker_wallet")
+def test_a_swap_of_several_whole_orders_settles_with_exact_balances(
+    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
+) -> None:
+    settled = _settle_four_orders(integrator, clock, chain, source, target)
     # Reporting the hash afterwards is accepted (same hash); another hash conflicts.
-    path = f"/v1/swaps/{swap['id']}/submit"
-    assert assert_data(integrator.client.post(path, json={"txHash": tx_hash}))["status"] == "FILLED"
+    path = f"/v1/swaps/{settled.swap['id']}/submit"
+    answer = assert_data(integrator.client.post(path, json={"txHash": settled.tx_hash}))
+    assert answer["status"] == "FILLED"
     assert_error(integrator.client.post(path, json={"txHash": "0x" + "ee" * 32}), 409, "conflict")
+
+
+@pytest.mark.spec(
+    "v1/events/fires-when-tracked-swap",
+    "v1/events/swap-filled-body",
+    "v1/events/headers-service-event-id-service-signature-signature",
+    "v1/events/v1-event-types-swap-filled",
+)
+@pytest.mark.needs("taker_wallet", "webhook_url")
+def test_swap_filled_reaches_the_receiver_signed(
+    integrator: Integrator,
+    clock: Clocked,
+    chain: ChainInfo,
+    source: Wallet,
+    target: Target,
+    receiver: WebhookReceiver,
+) -> None:
+    if not target.controllable:
+        pytest.skip("v1 events to a receiver behind --webhook-public-url: not wired yet")
+    endpoint = register_endpoint(integrator, receiver.url, ["swap.filled"])
+    settled = _settle_four_orders(integrator, clock, chain, source, target)
+    swap, sold, proceeds = settled.swap, settled.sold, settled.proceeds
     (got,) = receiver.wait_for_requests(1, timeout=WAIT_S)
     event = verified_event(endpoint["signingSecret"], got.headers, got.raw_body)
     assert set(event) == {"id", "type", "created", "data"}
@@ -140,12 +188,12 @@ def test_a_swap_of_several_whole_orders_settles_with_exact_balances_and_swap_fil
     assert body == {
         "id": swap["id"],
         "chainId": chain.chain_id,
-        "txHash": tx_hash,
+        "txHash": settled.tx_hash,
         "soldAmount": str(sold),
         "proceeds": str(proceeds),
         "effectiveRateRay": str(rate(sold, 6, proceeds, 6)),
         "ordersFilled": 4,
-        "filledAt": filled["filledAt"],
+        "filledAt": settled.filled["filledAt"],
     }
 
 
@@ -154,13 +202,17 @@ def test_a_swap_of_several_whole_orders_settles_with_exact_balances_and_swap_fil
     "v1/states/swap-status/values",
     "v1/endpoints/get-v1-swaps-id",
 )
+@pytest.mark.needs("taker_wallet")
 def test_a_quoted_swap_whose_order_is_cancelled_reads_cancelled(
-    integrator: Integrator, sim: SimControl, chain: ChainInfo, source: Wallet
+    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
 ) -> None:
+    """Decision (docs/decisions.md "v1 book" B16): the transitions are not shown."""
+    if not target.is_simulator:
+        pytest.skip("rfqsim's decision B16: transitions between swap statuses are not shown")
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
     maker = funded_maker(chain, source, {ngns: ngns.units(1500)})
     placed = place(
-        integrator, sim, chain, maker, ngns, ngns.units(1500), usdc, buy_amount=usdc.units(1)
+        integrator, clock, chain, maker, ngns, ngns.units(1500), usdc, buy_amount=usdc.units(1)
     )
     swap = create_swap(
         integrator.client,
