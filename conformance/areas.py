@@ -66,6 +66,8 @@ AREAS: dict[str, tuple[str, ...]] = {
         "test_v1_openapi.py",
         "test_v1_limit_orders_place.py",
         "test_v1_limit_orders_quote.py",
+        "test_v1_limit_orders_records.py",
+        "test_v1_limit_orders_states.py",
         "test_v1_limit_orders_lifecycle.py",
         "test_v1_book_orderbook.py",
         "test_v1_book_access.py",
