@@ -12,7 +12,7 @@ from rfqkit.redaction import redact
 from simulator.api.http.appkeys import JOURNAL, RFQ
 from simulator.api.http.parsing import parse_query
 from simulator.api.http.responses import data_response
-from simulator.api.http.routes import Operation, RouteTable
+from simulator.api.http.routes import RouteTable
 from simulator.api.sim import state_schemas as schemas
 from simulator.clock import isoformat_unix
 from simulator.errors import Conflict, InternalError, InvalidRequest
@@ -106,43 +106,34 @@ async def list_maker_messages(request: web.Request) -> web.Response:
 
 
 def add_routes(table: RouteTable) -> None:
-    common = {"document": "sim", "tags": ("sim-journal",)}
-    table.add(
-        Operation(
-            method="GET",
-            path="/_sim/requests",
-            handler=list_requests,
-            operation_id="simListRequests",
-            summary="The latest requests: method, path, status, latency, key prefix, bodies "
-            "(secrets redacted); filters path (prefix*), method, status, since, request_id",
-            query=schemas.JournalQuery,
-            responses={200: schemas.JournalPage},
-            errors=(InvalidRequest, Conflict, InternalError),
-            **common,  # type: ignore[arg-type]
-        )
+    add = table.adder("sim", ("sim-journal",))
+    add(
+        "GET",
+        "/_sim/requests",
+        list_requests,
+        "simListRequests",
+        "The latest requests: method, path, status, latency, key prefix, bodies "
+        "(secrets redacted); filters path (prefix*), method, status, since, request_id",
+        query=schemas.JournalQuery,
+        responses={200: schemas.JournalPage},
+        errors=(InvalidRequest, Conflict, InternalError),
     )
-    table.add(
-        Operation(
-            method="DELETE",
-            path="/_sim/requests",
-            handler=clear_requests,
-            operation_id="simClearRequests",
-            summary="Forget every recorded request and maker stream message",
-            responses={200: schemas.JournalCleared},
-            errors=(Conflict, InternalError),
-            **common,  # type: ignore[arg-type]
-        )
+    add(
+        "DELETE",
+        "/_sim/requests",
+        clear_requests,
+        "simClearRequests",
+        "Forget every recorded request and maker stream message",
+        responses={200: schemas.JournalCleared},
+        errors=(Conflict, InternalError),
     )
-    table.add(
-        Operation(
-            method="GET",
-            path="/_sim/maker-messages",
-            handler=list_maker_messages,
-            operation_id="simListMakerMessages",
-            summary="Maker stream frames in and out, per maker (id or wallet), newest first",
-            query=schemas.MakerMessagesQuery,
-            responses={200: schemas.MakerMessagePage},
-            errors=(InvalidRequest, Conflict, InternalError),
-            **common,  # type: ignore[arg-type]
-        )
+    add(
+        "GET",
+        "/_sim/maker-messages",
+        list_maker_messages,
+        "simListMakerMessages",
+        "Maker stream frames in and out, per maker (id or wallet), newest first",
+        query=schemas.MakerMessagesQuery,
+        responses={200: schemas.MakerMessagePage},
+        errors=(InvalidRequest, Conflict, InternalError),
     )

@@ -9,7 +9,7 @@ from aiohttp import web
 
 from simulator.api.http.appkeys import SCENARIOS
 from simulator.api.http.responses import data_response, raw_json_response
-from simulator.api.http.routes import Operation, RouteTable
+from simulator.api.http.routes import RouteTable
 from simulator.api.sim.scenario_files import plan_from_text
 from simulator.api.sim.scenario_schemas import ScenarioStatus, published_schema
 from simulator.clock import isoformat_unix
@@ -79,53 +79,41 @@ async def get_schema(request: web.Request) -> web.Response:
 
 
 def add_routes(table: RouteTable) -> None:
-    common = {"document": "sim", "tags": ("sim-scenarios",)}
-    table.add(
-        Operation(
-            method="POST",
-            path="/_sim/scenarios",
-            handler=start_scenario,
-            operation_id="simStartScenario",
-            summary="Start a scenario file (YAML or JSON; schema at /_sim/scenarios/schema): "
-            "its settings now, its schedule on the simulator clock",
-            responses={201: ScenarioStatus},
-            errors=(InvalidRequest, PayloadTooLarge, NotFound, UpstreamError, InternalError),
-            **common,  # type: ignore[arg-type]
-        )
+    add = table.adder("sim", ("sim-scenarios",))
+    add(
+        "POST",
+        "/_sim/scenarios",
+        start_scenario,
+        "simStartScenario",
+        "Start a scenario file (YAML or JSON; schema at /_sim/scenarios/schema): "
+        "its settings now, its schedule on the simulator clock",
+        responses={201: ScenarioStatus},
+        errors=(InvalidRequest, PayloadTooLarge, NotFound, UpstreamError, InternalError),
     )
-    table.add(
-        Operation(
-            method="GET",
-            path="/_sim/scenarios",
-            handler=get_scenario,
-            operation_id="simGetScenario",
-            summary="The running (or last) scenario and how far it is",
-            responses={200: ScenarioStatus},
-            errors=(InternalError,),
-            **common,  # type: ignore[arg-type]
-        )
+    add(
+        "GET",
+        "/_sim/scenarios",
+        get_scenario,
+        "simGetScenario",
+        "The running (or last) scenario and how far it is",
+        responses={200: ScenarioStatus},
+        errors=(InternalError,),
     )
-    table.add(
-        Operation(
-            method="DELETE",
-            path="/_sim/scenarios",
-            handler=stop_scenario,
-            operation_id="simStopScenario",
-            summary="Stop the running scenario (what it already set stays)",
-            responses={200: ScenarioStatus},
-            errors=(NotFound, InternalError),
-            **common,  # type: ignore[arg-type]
-        )
+    add(
+        "DELETE",
+        "/_sim/scenarios",
+        stop_scenario,
+        "simStopScenario",
+        "Stop the running scenario (what it already set stays)",
+        responses={200: ScenarioStatus},
+        errors=(NotFound, InternalError),
     )
-    table.add(
-        Operation(
-            method="GET",
-            path="/_sim/scenarios/schema",
-            handler=get_schema,
-            operation_id="simScenarioSchema",
-            summary="The scenario file's JSON schema (docs/schemas/scenario.schema.json)",
-            responses={200: None},
-            errors=(InternalError,),
-            **common,  # type: ignore[arg-type]
-        )
+    add(
+        "GET",
+        "/_sim/scenarios/schema",
+        get_schema,
+        "simScenarioSchema",
+        "The scenario file's JSON schema (docs/schemas/scenario.schema.json)",
+        responses={200: None},
+        errors=(InternalError,),
     )

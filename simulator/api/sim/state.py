@@ -8,7 +8,7 @@ from aiohttp import web
 from simulator.api.http.appkeys import STATE
 from simulator.api.http.parsing import parse_body
 from simulator.api.http.responses import data_response
-from simulator.api.http.routes import Operation, RouteTable
+from simulator.api.http.routes import RouteTable
 from simulator.api.sim import state_schemas as schemas
 from simulator.clock import isoformat_unix
 from simulator.errors import (
@@ -79,67 +79,52 @@ async def delete_snapshot(request: web.Request) -> web.Response:
 
 
 def add_routes(table: RouteTable) -> None:
-    common = {"document": "sim", "tags": ("sim-state",)}
+    add = table.adder("sim", ("sim-state",))
     changes = (Conflict, UpstreamError, VenueUnavailable, InternalError)
-    table.add(
-        Operation(
-            method="POST",
-            path="/_sim/reset",
-            handler=reset,
-            operation_id="simReset",
-            summary="Back to the state right after start-up (every area, makers, both chains)",
-            body=schemas.ResetRequest,
-            responses={200: schemas.StateChangeResult},
-            errors=(InvalidRequest, PayloadTooLarge, *changes),
-            **common,  # type: ignore[arg-type]
-        )
+    add(
+        "POST",
+        "/_sim/reset",
+        reset,
+        "simReset",
+        "Back to the state right after start-up (every area, makers, both chains)",
+        body=schemas.ResetRequest,
+        responses={200: schemas.StateChangeResult},
+        errors=(InvalidRequest, PayloadTooLarge, *changes),
     )
-    table.add(
-        Operation(
-            method="POST",
-            path="/_sim/snapshots",
-            handler=create_snapshot,
-            operation_id="simCreateSnapshot",
-            summary="Take a named snapshot of the service state and every chain together",
-            body=schemas.SnapshotCreate,
-            responses={201: schemas.SnapshotView},
-            errors=(InvalidRequest, PayloadTooLarge, *changes),
-            **common,  # type: ignore[arg-type]
-        )
+    add(
+        "POST",
+        "/_sim/snapshots",
+        create_snapshot,
+        "simCreateSnapshot",
+        "Take a named snapshot of the service state and every chain together",
+        body=schemas.SnapshotCreate,
+        responses={201: schemas.SnapshotView},
+        errors=(InvalidRequest, PayloadTooLarge, *changes),
     )
-    table.add(
-        Operation(
-            method="GET",
-            path="/_sim/snapshots",
-            handler=list_snapshots,
-            operation_id="simListSnapshots",
-            summary="The snapshots taken, oldest first",
-            responses={200: schemas.SnapshotList},
-            errors=(Conflict, InternalError),
-            **common,  # type: ignore[arg-type]
-        )
+    add(
+        "GET",
+        "/_sim/snapshots",
+        list_snapshots,
+        "simListSnapshots",
+        "The snapshots taken, oldest first",
+        responses={200: schemas.SnapshotList},
+        errors=(Conflict, InternalError),
     )
-    table.add(
-        Operation(
-            method="POST",
-            path="/_sim/snapshots/{name}/restore",
-            handler=restore_snapshot,
-            operation_id="simRestoreSnapshot",
-            summary="Put the simulator and its chains back to a snapshot (it stays available)",
-            responses={200: schemas.StateChangeResult},
-            errors=(NotFound, *changes),
-            **common,  # type: ignore[arg-type]
-        )
+    add(
+        "POST",
+        "/_sim/snapshots/{name}/restore",
+        restore_snapshot,
+        "simRestoreSnapshot",
+        "Put the simulator and its chains back to a snapshot (it stays available)",
+        responses={200: schemas.StateChangeResult},
+        errors=(NotFound, *changes),
     )
-    table.add(
-        Operation(
-            method="DELETE",
-            path="/_sim/snapshots/{name}",
-            handler=delete_snapshot,
-            operation_id="simDeleteSnapshot",
-            summary="Forget a snapshot",
-            responses={200: schemas.SnapshotDeleted},
-            errors=(NotFound, Conflict, InternalError),
-            **common,  # type: ignore[arg-type]
-        )
+    add(
+        "DELETE",
+        "/_sim/snapshots/{name}",
+        delete_snapshot,
+        "simDeleteSnapshot",
+        "Forget a snapshot",
+        responses={200: schemas.SnapshotDeleted},
+        errors=(NotFound, Conflict, InternalError),
     )

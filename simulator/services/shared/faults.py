@@ -43,10 +43,10 @@ class Faults:
         if indexer_paused is not None:
             self.indexer_paused = set(indexer_paused)
 
-    def take_internal_error(self, presented_keys: Iterable[str] = ()) -> bool:
+    def take_internal_error(self, presented_key: str | None = None) -> bool:
         """True (and one fewer left) when the next request must fail as a server fault; never
         for a request that presents one of the fleet's own keys."""
-        if self.internal_errors <= 0 or any(k in self.own_keys for k in presented_keys):
+        if self.internal_errors <= 0 or presented_key in self.own_keys:
             return False
         self.internal_errors -= 1
         return True
