@@ -48,9 +48,11 @@ class AnvilChain:
         self._nonce_lock = asyncio.Lock()  # guards _nonces across the await of the lookup and send
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        # Detached before the await: a call made meanwhile opens a new session instead of
+        # posting on one that is closing ("Session is closed", which is no ChainUnavailable).
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
 
     async def reset(self) -> None:
         """Forget everything learnt from the node (the local nonces, pooled connections): a new
@@ -75,8 +77,8 @@ class AnvilChain:
             reason = f"failed ({type(exc).__name__})"
         return ChainUnavailable(f"chain {self.chain_id}: node at {self.rpc_url} {reason} ({what})")
 
-    async def _post(self, payload: Any, what: str) -> Any:
-        if self._is_unreachable():
+    async def _post(self, payload: Any, what: str, *, faultable: bool = True) -> Any:
+        if faultable and self._is_unreachable():
             raise ChainUnavailable(f"chain {self.chain_id} RPC unreachable (fault switch)")
         if self._session is None:
             self._session = aiohttp.ClientSession(
@@ -104,6 +106,12 @@ class AnvilChain:
 
     async def rpc(self, method: str, params: list[Any] | None = None) -> Any:
         response = await self._post(self._request(method, params or []), method)
+        return self._result(method, response)
+
+    async def control_rpc(self, method: str, params: list[Any] | None = None) -> Any:
+        """As `rpc`, past the fault switch: the simulator handling its own node (reset,
+        snapshots, the state directory), not the service reading the chain."""
+        response = await self._post(self._request(method, params or []), method, faultable=False)
         return self._result(method, response)
 
     async def batch(self, calls: list[tuple[str, list[Any]]]) -> list[Any]:

@@ -4,7 +4,9 @@ at once, and it also puts back the block time), `anvil_dumpState` / `anvil_loadS
 snapshots and the state directory (the whole state as gzip hex, blocks and receipts included).
 
 After any of these the simulator's own JSON-RPC clients forget what they learnt from the node
-(the local nonce cache: a reverted deployer or treasury nonce must be read again)."""
+(the local nonce cache: a reverted deployer or treasury nonce must be read again). They go past
+the `/_sim/faults` chain switch (`control_rpc`): a reset or a save on stop works while a chain is
+cut off from the service."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ class AnvilChainStates:
         self._chains = chains  # the app's chains by id (filled at start-up)
 
     async def mark(self) -> dict[int, str]:
-        ids = await asyncio.gather(*(c.rpc("evm_snapshot") for c in self._chains.values()))
+        ids = await asyncio.gather(*(c.control_rpc("evm_snapshot") for c in self._chains.values()))
         return {chain_id: str(mark) for chain_id, mark in zip(self._chains, ids, strict=True)}
 
     async def revert(self, marks: dict[int, str]) -> dict[int, str]:
@@ -27,16 +29,18 @@ class AnvilChainStates:
             mark = marks.get(chain.chain_id)
             if mark is None:
                 raise ChainUnavailable(f"chain {chain.chain_id}: no baseline mark to revert to")
-            if await chain.rpc("evm_revert", [mark]) is not True:
+            if await chain.control_rpc("evm_revert", [mark]) is not True:
                 raise ChainUnavailable(f"chain {chain.chain_id}: evm_revert({mark}) refused")
             await chain.reset()  # local nonces are stale now
-            return str(await chain.rpc("evm_snapshot"))
+            return str(await chain.control_rpc("evm_snapshot"))
 
         fresh = await asyncio.gather(*(one(c) for c in self._chains.values()))
         return dict(zip(self._chains, fresh, strict=True))
 
     async def export(self) -> dict[int, str]:
-        dumps = await asyncio.gather(*(c.rpc("anvil_dumpState") for c in self._chains.values()))
+        dumps = await asyncio.gather(
+            *(c.control_rpc("anvil_dumpState") for c in self._chains.values())
+        )
         return {chain_id: str(dump) for chain_id, dump in zip(self._chains, dumps, strict=True)}
 
     async def import_state(self, states: dict[int, str]) -> None:
@@ -44,15 +48,16 @@ class AnvilChainStates:
             state = states.get(chain.chain_id)
             if state is None:
                 return  # a chain added since: it keeps its fresh deployment
-            await chain.rpc("anvil_loadState", [state])
+            await chain.control_rpc("anvil_loadState", [state])
             await chain.reset()
 
         await asyncio.gather(*(one(c) for c in self._chains.values()))
 
     async def set_time(self, unix_time: float) -> None:
         async def one(chain: AnvilChain) -> None:
-            if await chain.latest_timestamp() < int(unix_time):
-                await chain.rpc("evm_setTime", [int(unix_time)])  # later blocks follow on
-                await chain.rpc("evm_mine")
+            block = await chain.control_rpc("eth_getBlockByNumber", ["latest", False])
+            if int(block["timestamp"], 16) < int(unix_time):
+                await chain.control_rpc("evm_setTime", [int(unix_time)])  # later blocks follow
+                await chain.control_rpc("evm_mine")
 
         await asyncio.gather(*(one(c) for c in self._chains.values()))
