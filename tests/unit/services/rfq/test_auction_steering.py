@@ -14,9 +14,13 @@ def received(record: RfqRecord) -> tuple[int, int]:
     return record.routing.preferred_quotes_received, record.routing.open_market_quotes_received
 
 
-async def test_a_preferred_quote_within_the_head_start_means_the_rest_are_never_asked(
-    rfq: RfqHarness,
-) -> None:
+async def test_a_preferred_quote_within_the_head_start_means_the_rest_are_never_asked() -> None:
+    # A long head start (the preferred quote ends it at once, so the test does not wait it out):
+    # with the harness's 100 ms a loaded CI machine could let it lapse before the preferred
+    # maker's signed reply arrived, and then the better maker is asked and wins.
+    rfq = RfqHarness(
+        timing=TIMING.model_copy(update={"reply_budget_ms": 5000, "preferred_wait_ms": 4000})
+    )
     preferred = rfq.maker(1)
     better = rfq.maker(2, rate=RATE * 2)  # a better price that nobody asks for
     outcome = await rfq.request(preferred=[preferred.wallet.address])
@@ -33,6 +37,7 @@ async def test_a_preferred_quote_within_the_head_start_means_the_rest_are_never_
         preferred_quotes_received=1,
         open_market_quotes_received=0,
     )
+    await rfq.settled_makers()
 
 
 async def test_a_silent_preferred_maker_holds_the_rest_back_for_the_head_start(
