@@ -47,8 +47,34 @@ HOW: dict[str, str] = {
     "webhook_url": "--webhook-public-url URL (public https, reaching this machine)",
     "rpc": "--rpc-url CHAIN=URL for the test chain",
 }
+# Why a ``sim_only`` test inherently needs the control API: ``@pytest.mark.sim_only(because=...)``.
+# A rule whose every test carries one of these is one "a real deployment does not let a client
+# trigger"; the report leaves it out of the share of control-free rules that ran and passed. A
+# ``sim_only`` test without a reason is one that could be written without control, not yet is.
+INHERENT: dict[str, str] = {
+    "faults": "forces a dependency failure or a server fault (chain, index, provider, 5xx)",
+    "makers": "needs the venue's makers to behave a chosen way (silent, late, declining, "
+    "bad signature, offline, a given depth or steering target)",
+    "clock": "needs service time moved by minutes to days, or a fill timed against the "
+    "service's own deadlines",
+    "provider": "needs the ramp provider's own decisions (KYC review, refusals, payments, payouts)",
+    "deployment": "needs an operator's action or a deployment setting a client does not "
+    "choose (a key suspended, a provider switched off, a second instance, production)",
+    "simulator": "checks the simulator's own control API",
+}
 _TIME = re.compile(r"^time<=(\d+)s$")
 _REASON = re.compile(r"needs ([a-z_]+(?::[a-z0-9]+)?|time<=\d+s):")
+
+
+def inherent_reason(args: Sequence[Any], kwargs: Mapping[str, Any]) -> str | None:
+    """The ``because`` of a ``sim_only`` marker (keyword or sole argument), None without one.
+    Raises ValueError for a reason not in :data:`INHERENT`."""
+    if len(args) > 1 or set(kwargs) - {"because"} or (args and kwargs):
+        raise ValueError("sim_only takes one reason: sim_only(because=...)")
+    reason = kwargs.get("because", args[0] if args else None)
+    if reason is not None and reason not in INHERENT:
+        raise ValueError(f"unknown sim_only reason {reason!r}; one of {', '.join(INHERENT)}")
+    return str(reason) if reason is not None else None
 
 
 def known(need: str) -> bool:

@@ -21,11 +21,12 @@ import pytest
 
 from conformance.client import Client
 from conformance.inputs import Inputs
+from conformance.needs import INHERENT, inherent_reason, skip_message
 from conformance.needs import MARKER as NEEDS_MARKER
 from conformance.needs import known as known_need
-from conformance.needs import skip_message
 from conformance.report import (
     BASE_URL_PROPERTY,
+    INHERENT_PROPERTY,
     RULES_PROPERTY,
     ResultCollector,
     build_matrix,
@@ -103,7 +104,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="FILE",
         help="YAML or JSON file with the inputs a QA team is given: chains (chain_id, "
-        "rpc_url, environment), api_keys (key, scopes), taker_wallets, webhook_public_url",
+        "rpc_url, environment), api_keys (key, scopes), taker_wallets, webhook_public_url, "
+        "webhook_listen, webhook_tls_cert, webhook_tls_key",
     )
     group.addoption(
         "--api-key",
@@ -126,6 +128,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="URL",
         help="public https URL that reaches the suite's webhook receiver "
         "(default $RFQSIM_WEBHOOK_PUBLIC_URL)",
+    )
+    group.addoption(
+        "--webhook-listen",
+        default=None,
+        metavar="HOST:PORT",
+        help="where the suite's webhook receiver listens; the public URL must be forwarded "
+        "here, path unchanged (default 127.0.0.1:8765)",
+    )
+    group.addoption(
+        "--webhook-tls-cert",
+        default=None,
+        metavar="FILE",
+        help="PEM certificate chain the receiver serves (a tunnel passing TLS through); "
+        "without it the receiver speaks plain http behind a TLS-terminating tunnel",
+    )
+    group.addoption(
+        "--webhook-tls-key", default=None, metavar="FILE", help="PEM key for --webhook-tls-cert"
     )
     group.addoption(
         "--no-control",
@@ -151,8 +170,9 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        f"{SIM_ONLY_MARKER}: needs the simulator's /_sim control API; "
-        "skipped against any other target",
+        f"{SIM_ONLY_MARKER}(because=None): needs the simulator's /_sim control API; "
+        "skipped against any other target; `because` says why a real deployment cannot "
+        f"offer it ({', '.join(INHERENT)}), none when the test could be written without it",
     )
     config.addinivalue_line(
         "markers",
@@ -214,6 +234,12 @@ def _check_spec_marks(item: pytest.Item, known: dict[str, Rule]) -> None:
                 problems.append(f"rule id must be a string, got {arg!r}")
             elif arg not in known:
                 problems.append(f"unknown spec rule id {arg!r}")
+    sim_only = item.get_closest_marker(SIM_ONLY_MARKER)
+    if sim_only is not None:
+        try:
+            inherent_reason(sim_only.args, sim_only.kwargs)
+        except ValueError as exc:
+            problems.append(str(exc))
     for mark in item.iter_markers(NEEDS_MARKER):
         for need in mark.args:
             if not (isinstance(need, str) and known_need(need)):
@@ -244,6 +270,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         ids = spec_rule_ids(item)
         if ids and RULES_PROPERTY not in {p[0] for p in item.user_properties}:
             item.user_properties.append((RULES_PROPERTY, " ".join(ids)))
+        sim_only = item.get_closest_marker(SIM_ONLY_MARKER)
+        reason = inherent_reason(sim_only.args, sim_only.kwargs) if sim_only else None
+        if ids and reason and INHERENT_PROPERTY not in {p[0] for p in item.user_properties}:
+            item.user_properties.append((INHERENT_PROPERTY, reason))
 
 
 # -- running -----------------------------------------------------------------------------

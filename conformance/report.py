@@ -22,6 +22,8 @@ from conformance.rules import DOCUMENTS, Rule
 
 RULES_PROPERTY = "spec_rules"  # user_properties key: space-separated rule ids
 BASE_URL_PROPERTY = "conformance_base_url"  # user_properties key: the target's base URL
+# user_properties key: why the test inherently needs the control API (conformance.needs.INHERENT)
+INHERENT_PROPERTY = "inherent_control"
 
 PASSED, FAILED, SKIPPED, NOT_COVERED = "passed", "failed", "skipped", "not_covered"
 _SEVERITY = {PASSED: 0, SKIPPED: 1, FAILED: 2}
@@ -41,6 +43,7 @@ class TestResult:
     phases: set[str] = field(default_factory=set)
     details: str = ""  # the failure's full text (JUnit), the reason is its telling line
     duration: float = 0.0  # seconds, all phases
+    inherent: str | None = None  # why it inherently needs the control API (needs.INHERENT)
 
     def fold(
         self, when: str, outcome: str, reason: str | None, details: str = "", duration: float = 0
@@ -114,7 +117,11 @@ class ResultCollector:
             self.base_urls.add(base_url)
         result = self.results.get(nodeid)
         if result is None:
-            result = self.results[nodeid] = TestResult(nodeid, tuple(rule_text.split()))
+            result = self.results[nodeid] = TestResult(
+                nodeid,
+                tuple(rule_text.split()),
+                inherent=property_value(properties, INHERENT_PROPERTY),
+            )
         reason: str | None = None
         if wasxfail is not None:
             # Expected failures count as skipped (the rule is known not to hold yet);
@@ -146,6 +153,14 @@ def rule_status(outcomes: Sequence[str]) -> str:
     return SKIPPED
 
 
+def inherent_reasons(tests: Sequence[TestResult]) -> list[str]:
+    """Why a rule inherently needs the control API: the reasons of its tests when every one of
+    them has one (a rule with a single control-free test does not); [] otherwise."""
+    if not tests or any(t.inherent is None for t in tests):
+        return []
+    return sorted({t.inherent for t in tests if t.inherent})
+
+
 def build_matrix(
     rules: Sequence[Rule],
     results: Iterable[TestResult],
@@ -162,10 +177,15 @@ def build_matrix(
                 by_rule[rule_id].append(result)
     entries: list[dict[str, Any]] = []
     totals = {"rules": len(rules), PASSED: 0, FAILED: 0, SKIPPED: 0, NOT_COVERED: 0}
+    control_free = {"rules": 0, PASSED: 0}
     for rule in rules:
         tests = by_rule[rule.id]
         status = rule_status([t.outcome for t in tests])
         totals[status] += 1
+        inherent = inherent_reasons(tests)
+        if not inherent:
+            control_free["rules"] += 1
+            control_free[PASSED] += status == PASSED
         test_entries: list[dict[str, Any]] = []
         for test in tests:
             entry: dict[str, Any] = {
@@ -189,6 +209,7 @@ def build_matrix(
                 "status": status,
                 "tests": test_entries,
                 **({"needs": entry_needs} if entry_needs else {}),
+                **({"inherent_control": inherent} if inherent else {}),
             }
         )
     stamp = (generated_at or datetime.now(UTC)).astimezone(UTC)
@@ -196,6 +217,7 @@ def build_matrix(
         "generated_at": stamp.isoformat().replace("+00:00", "Z"),
         "base_url": base_url,
         "totals": {**totals, "tests": len(ordered)},
+        "control_free": control_free,
         "areas": area_summary(ordered, by_rule),
         "rules": entries,
         "tests": [
@@ -207,6 +229,7 @@ def build_matrix(
                 "duration_s": round(t.duration, 3),
                 **({"reason": t.reason} if t.reason else {}),
                 **({"details": t.details} if t.details else {}),
+                **({"inherent_control": t.inherent} if t.inherent else {}),
             }
             for t in ordered
         ],
@@ -262,6 +285,26 @@ def _tests_cell(rule: Mapping[str, Any]) -> str:
     )
 
 
+def _control_free_lines(matrix: Mapping[str, Any]) -> list[str]:
+    free = matrix.get("control_free")
+    if not free:
+        return []
+    share = f"{100 * free[PASSED] / free['rules']:.1f} %" if free["rules"] else "-"
+    by_reason: dict[str, int] = {}
+    for rule in matrix["rules"]:
+        for reason in rule.get("inherent_control", []):
+            by_reason[reason] = by_reason.get(reason, 0) + 1
+    reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(by_reason.items()))
+    inherent = matrix["totals"]["rules"] - free["rules"]
+    return [
+        f"Rules that do not inherently need the control API: {free['rules']} "
+        f"({inherent} do: {reasons or 'none'}); of those, passed: {free[PASSED]} ({share}).",
+        "A rule inherently needs control when every test of it is `sim_only` with a reason "
+        "(conformance/needs.py INHERENT): a real deployment does not let a client trigger it.",
+        "",
+    ]
+
+
 def render_markdown(matrix: Mapping[str, Any]) -> str:
     totals = matrix["totals"]
     lines = [
@@ -279,6 +322,7 @@ def render_markdown(matrix: Mapping[str, Any]) -> str:
         "Rules marked *(not shown)* record that the spec is silent (a simulator decision).",
         "Every test is also in `junit.xml` next to this file.",
         "",
+        *_control_free_lines(matrix),
         "## Summary by area",
         "",
         "Areas with failures first. A rule checked from two areas counts in both.",

@@ -289,7 +289,7 @@ def test_bad_keys_are_401_and_indistinguishable(
     assert len(distinct) == 1, f"bad keys are distinguishable: {seen!r}"
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="deployment")
 @pytest.mark.spec("rfq/auth/api-keys/revoked-suspended-unknown-malformed")
 def test_suspended_key_works_again_once_activated(
     target: Target, sim: SimControl, caller: Client, new_key: KeyFactory

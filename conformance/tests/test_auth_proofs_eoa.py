@@ -332,7 +332,7 @@ def test_grant_covers_the_same_taker_chain_and_caller_only(
     )
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="clock")
 @pytest.mark.spec(
     "rfq/auth/proof-of-control/rule-4",
     "rfq/limits/proof-clock-window",

@@ -141,7 +141,7 @@ def test_odd_input_is_never_a_server_error(reader: Client) -> None:
     assert_feed_error(resp, 400)  # one pair per request
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="faults")
 @pytest.mark.spec("v1/errors/rates-feed-errors/body-error-string-400", "v1/limits/rates-feed")
 @pytest.mark.parametrize("switch", ["chain_unreachable", "indexer_paused"])
 def test_an_unreachable_chain_or_index_is_502_and_poisons_no_cache(

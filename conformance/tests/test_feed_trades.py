@@ -172,7 +172,7 @@ def test_rfq_fills_are_trades_in_natural_direction_with_exact_amounts(
     assert by_symbols.json() == by_id
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="makers")
 @pytest.mark.spec(
     "v1/feed/get-historical_trades/trade_id-fills-transaction-hash",
     "v1/feed/get-historical_trades/every-settlement-corridors-reactor",
@@ -222,7 +222,7 @@ def test_a_bundle_of_three_makers_in_one_transaction_is_three_trades(
     assert {t["trade_id"] for t in page["sell"]} >= set(ids), page
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="makers")
 @pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "v1/feed/get-historical_trades/every-settlement-corridors-reactor",
@@ -332,7 +332,7 @@ def test_paging_back_by_end_time_yields_every_trade_exactly_once(
     assert all(t["trade_timestamp"] == stamp for t in exact["buy"] + exact["sell"])
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="clock")
 @pytest.mark.spec(
     "v1/feed/get-tickers/last_price-high-and-low",
     "v1/feed/get-tickers/base_volume-and-target_volume",

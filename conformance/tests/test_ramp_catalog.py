@@ -223,7 +223,7 @@ def test_banks_errors(ramp: Ramp, http: Client) -> None:
     assert_issues(assert_error(missing, 400, "invalid_request"), "provider")
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="clock")
 @pytest.mark.spec(
     "ramp/resources/bank/cached-service-side-15-minutes", "ramp/limits/banks-list-cache"
 )
@@ -279,7 +279,7 @@ def test_resolve_unknown_bank_or_provider(ramp: Ramp) -> None:
     assert_error(ramp.post("banks/resolve", body), 404, "not_found")
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="provider")
 @pytest.mark.spec(
     "ramp/errors/422-provider_refused",
     "ramp/errors/code-stable-message-not",
@@ -337,7 +337,7 @@ def test_sandbox_flag_in_staging(controlled: Ramp) -> None:
     assert_error(resolve(ramp, GOOD_ACCOUNT, sandbox=True), 403, "forbidden")
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="deployment")
 @pytest.mark.spec(
     "ramp/overview/item-7",
     "ramp/resources/provider/sandboxchainids",
@@ -450,7 +450,7 @@ def test_per_ip_backstop(
     assert ok(Ramp(keyed, sim).providers())["providers"] is not None
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="simulator")
 def test_sim_ramp_names_the_sandbox_and_proxies_its_controls(ramp: Ramp, sim: SimControl) -> None:
     info = sim.call("GET", "ramp")
     assert info["provider"] == PROVIDER

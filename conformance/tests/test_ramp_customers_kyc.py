@@ -154,7 +154,7 @@ def test_kyc_status_without_a_record_or_profile(ramp: Ramp) -> None:
     assert kyc["canDeposit"] is False
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="provider")
 @pytest.mark.spec(
     "ramp/states/kyc-state/unverified-documents-submitted",
     "ramp/states/kyc-state/pending-provider-review-cleared",
@@ -188,7 +188,7 @@ def test_review_clears_to_verified_on_the_clock(ramp: Ramp) -> None:
     assert again["kycStatus"] == "verified"
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="provider")
 @pytest.mark.spec(
     "ramp/states/kyc-state/pending-provider-declined",
     "ramp/resources/kyc-review-state/rejectionreasons",
@@ -209,7 +209,7 @@ def test_review_declined_is_rejected_with_reasons(ramp: Ramp) -> None:
     assert kyc_of(ramp.submit_kyc(wallet, "A7654321"))["state"] == "pending"
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="provider")
 @pytest.mark.spec("ramp/resources/kyc-review-state/candeposit")
 def test_verified_without_deposits(ramp: Ramp) -> None:
     wallet = fresh_wallet()
@@ -221,7 +221,7 @@ def test_verified_without_deposits(ramp: Ramp) -> None:
     assert kyc["canDeposit"] is False
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="provider")
 @pytest.mark.spec(
     "ramp/states/kyc-state/verified-provider-wants-fresh-documents",
     "ramp/states/kyc-state/buy-can-run-only",
@@ -248,7 +248,7 @@ def test_verified_then_expired_is_seen_by_the_next_buy(ramp: Ramp) -> None:
     assert kyc["providerStatus"] == "expired"
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="provider")
 @pytest.mark.spec(
     "ramp/limits/kyc-provider-re-read-throttle",
     "ramp/states/kyc-state/provider-sends-no-webhook",
@@ -291,7 +291,7 @@ def test_kyc_link_is_a_provider_hosted_page(ramp: Ramp) -> None:
     assert ramp.calls(CALL_KYC_LINK) == before + 1
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="provider")
 @pytest.mark.spec(
     "ramp/endpoints/post-v2-ramp-customers-kyc/response-review-state-right",
     "ramp/states/kyc-state/unverified-documents-submitted",

@@ -110,7 +110,7 @@ def test_fewer_fields_succeed_without_a_profile_until_completed(ramp: Ramp) -> N
     assert ok(ramp.details(wallet))["details"]["registered"] is True
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="provider")
 @pytest.mark.spec(
     "ramp/endpoints/post-v2-ramp-customers/if-fewer-details-sent",
     "ramp/resources/customer/response-of-registration",

@@ -49,7 +49,7 @@ def test_integrators_are_offered_no_ramp_events(http: Client, manager: Client) -
         assert_issues(error, "eventTypes")
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="faults")
 @pytest.mark.spec("ramp/limits/client-timeout-for-post-v2-ramp-transfers")
 def test_a_slow_create_still_answers_within_the_client_timeout(ramp: Ramp) -> None:
     transfers = Transfers(ramp)

@@ -97,6 +97,7 @@ def quoted_rate(label: str) -> Decimal | None:
     "ramp/endpoints/post-v2-ramp-transfers/acceptedterms",
     "ramp/endpoints/post-v2-ramp-transfers/email",
 )
+@pytest.mark.sim_only(because="provider")
 def test_buy_from_registration_through_kyc_to_an_onchain_payout(
     ramp: Ramp, transfers: Transfers, chain: ChainInfo
 ) -> None:
@@ -159,6 +160,7 @@ def test_buy_from_registration_through_kyc_to_an_onchain_payout(
     "ramp/resources/bank/resolve-result-accountname",
     "ramp/states/transfer-status/completed",
 )
+@pytest.mark.sim_only(because="provider")
 def test_sell_from_bank_resolution_through_an_onchain_deposit(
     ramp: Ramp, transfers: Transfers, chain: ChainInfo, source: Wallet
 ) -> None:
@@ -321,6 +323,7 @@ def test_replay_with_the_same_intent_key_returns_the_same_transfer(
     "ramp/endpoints/post-v2-ramp-transfers/idempotent-per-intentkey",
     "ramp/errors/502-upstream_error",
 )
+@pytest.mark.sim_only(because="provider")
 def test_parallel_duplicate_creates_make_exactly_one_transfer(
     ramp: Ramp, transfers: Transfers
 ) -> None:
@@ -357,6 +360,7 @@ def test_parallel_duplicate_creates_make_exactly_one_transfer(
     "ramp/endpoints/post-v2-ramp-transfers/idempotent-per-intentkey",
     "ramp/errors/502-upstream_error",
 )
+@pytest.mark.sim_only(because="faults")
 def test_a_create_in_flight_answers_502_then_completes(ramp: Ramp, transfers: Transfers) -> None:
     wallet = fresh_wallet()
     ramp.registered(wallet)

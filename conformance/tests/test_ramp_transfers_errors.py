@@ -182,7 +182,7 @@ def test_proof_faults_are_401(ramp: Ramp, transfers: Transfers) -> None:
 # -- 403 -------------------------------------------------------------------------------------
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="deployment")
 @pytest.mark.spec(
     "ramp/errors/403-forbidden",
     "ramp/endpoints/post-v2-ramp-transfers/provider-side-fiat-token-chainid",
@@ -295,7 +295,7 @@ def test_an_unverified_person_is_422_kyc_required_with_the_review(
     assert (refused["kyc"]["state"], refused["kyc"]["canDeposit"]) == ("verified", False)
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="provider")
 @pytest.mark.spec(
     "ramp/errors/422-provider_refused",
     "ramp/resources/kyc-review-state/maxbuy",
@@ -356,7 +356,7 @@ def test_the_per_ip_backstop_is_429_with_retry_after(
     assert transfers.listed(wallet)["transfers"] == []
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="faults")
 @pytest.mark.spec(
     "ramp/errors/502-upstream_error",
     "ramp/endpoints/post-v2-ramp-transfers/idempotent-per-intentkey",
@@ -377,7 +377,7 @@ def test_an_unreachable_provider_is_502_and_books_nothing(ramp: Ramp, transfers:
     assert transfers.read(created)["id"] == created.id
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="faults")
 @pytest.mark.spec("ramp/errors/500-internal", "ramp/errors/envelope")
 def test_a_server_fault_is_500_internal_and_loses_nothing(
     sim: SimControl, ramp: Ramp, transfers: Transfers

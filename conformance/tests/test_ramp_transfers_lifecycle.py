@@ -47,6 +47,7 @@ def pairs(transfer: dict[str, Any]) -> list[tuple[str, str]]:
     "ramp/errors/envelope",
     "ramp/errors/code-stable-message-not",
 )
+@pytest.mark.sim_only(because="provider")
 def test_quote_drift_books_nothing_and_the_same_intent_key_accepts(
     ramp: Ramp, transfers: Transfers
 ) -> None:
@@ -82,6 +83,7 @@ def test_quote_drift_books_nothing_and_the_same_intent_key_accepts(
     "ramp/errors/409-quote_drift",
     "ramp/overview/properties-that-must-hold/one-call-post-v2",
 )
+@pytest.mark.sim_only(because="provider")
 def test_sell_quote_drift_carries_the_recipient_for_the_retry(
     ramp: Ramp, transfers: Transfers
 ) -> None:
@@ -127,6 +129,7 @@ def test_sell_quote_drift_carries_the_recipient_for_the_retry(
     "ramp/resources/transfer/retryofid",
     "ramp/resources/transfer/claim-token",
 )
+@pytest.mark.sim_only(because="clock")
 def test_stalled_payout_is_retried_after_twenty_minutes(
     ramp: Ramp, transfers: Transfers, chain: ChainInfo
 ) -> None:
@@ -200,6 +203,7 @@ def test_stalled_payout_is_retried_after_twenty_minutes(
     "ramp/states/transfer-status/expired-provider-update",
     "ramp/states/transfer-status/rules",
 )
+@pytest.mark.sim_only(because="clock")
 def test_late_payment_after_expired_ends_completed(ramp: Ramp, transfers: Transfers) -> None:
     wallet = fresh_wallet()
     ramp.verified(wallet)
@@ -235,6 +239,7 @@ def test_late_payment_after_expired_ends_completed(ramp: Ramp, transfers: Transf
     "ramp/states/transfer-status/awaiting_funds-provider-webhook-or-status-re-check",
     "ramp/overview/properties-that-must-hold/status-pulled-pushed-statuses",
 )
+@pytest.mark.sim_only(because="provider")
 def test_lost_webhooks_are_recovered_by_the_five_minute_sweep(
     ramp: Ramp, transfers: Transfers
 ) -> None:
@@ -265,6 +270,7 @@ def test_lost_webhooks_are_recovered_by_the_five_minute_sweep(
     "ramp/endpoints/reading/while-not-settled-read",
     "ramp/events/item-1",
 )
+@pytest.mark.sim_only(because="provider")
 def test_lost_webhooks_are_recovered_by_the_8s_read_recheck(
     ramp: Ramp, transfers: Transfers
 ) -> None:
@@ -293,6 +299,7 @@ def test_lost_webhooks_are_recovered_by_the_8s_read_recheck(
     "ramp/states/transfer-status/origin-states-failed-cancelled",
     "ramp/states/transfer-status/rules",
 )
+@pytest.mark.sim_only(because="provider")
 def test_fail_then_refund(ramp: Ramp, transfers: Transfers) -> None:
     wallet = fresh_wallet()
     ramp.registered(wallet)
@@ -315,6 +322,7 @@ def test_fail_then_refund(ramp: Ramp, transfers: Transfers) -> None:
     "ramp/states/transfer-status/origin-states-failed-cancelled",
     "ramp/states/transfer-status/rules",
 )
+@pytest.mark.sim_only(because="provider")
 def test_cancel_settles_and_nothing_moves_it_again(ramp: Ramp, transfers: Transfers) -> None:
     wallet = fresh_wallet()
     ramp.registered(wallet)
@@ -343,6 +351,7 @@ def test_cancel_settles_and_nothing_moves_it_again(ramp: Ramp, transfers: Transf
     "ramp/overview/properties-that-must-hold/status-pulled-pushed-statuses",
     "ramp/events/item-1",
 )
+@pytest.mark.sim_only(because="provider")
 def test_statuses_only_move_forward_under_stale_and_duplicate_webhooks(
     ramp: Ramp, transfers: Transfers
 ) -> None:
@@ -385,6 +394,7 @@ def test_statuses_only_move_forward_under_stale_and_duplicate_webhooks(
     "ramp/endpoints/post-v2-ramp-transfers-id-retry-payout-check",
     "ramp/endpoints/post-v2-ramp-transfers-id-retry-payout",
 )
+@pytest.mark.sim_only(because="clock")
 def test_a_stalled_sell_is_not_offered_a_payout_retry(ramp: Ramp, transfers: Transfers) -> None:
     # docs/ramp.md RA63: a retry pays the parked stablecoin to a buy's wallet; a sell's stalled
     # leg is a bank payout. The check must not call eligible what the retry then refuses.
@@ -416,6 +426,7 @@ def test_a_stalled_sell_is_not_offered_a_payout_retry(ramp: Ramp, transfers: Tra
     "ramp/resources/transfer/payout-buy-type-address",
     "ramp/states/transfer-status/sending-provider-update",
 )
+@pytest.mark.sim_only(because="provider")
 def test_the_payout_hash_is_shown_once_completed(ramp: Ramp, transfers: Transfers) -> None:
     # Spec: payOut on a buy gains blockchain_hash "once COMPLETED" (RA65), although the
     # provider knows the hash as soon as it broadcasts the payout.

@@ -12,7 +12,7 @@ from conformance.response_checks import assert_error
 from conformance.sim_control import SimControl
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="deployment")
 @pytest.mark.spec(
     "ramp/overview/item-7",
     "ramp/errors/400-invalid_request",

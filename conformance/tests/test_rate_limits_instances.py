@@ -61,7 +61,7 @@ def _levels(client: Client) -> Response:
     return client.get("/v2/rfq/levels", params={"chainId": CHAIN})
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="deployment")
 @pytest.mark.spec(
     "rfq/limits/limiter-enforced-per-running",
     "rfq/limits/request-rate",

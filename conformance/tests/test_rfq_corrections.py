@@ -33,7 +33,7 @@ def advance_past(sim: SimControl, seconds_since_epoch: float, extra: int = 1) ->
         sim.advance(seconds)
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="clock")
 @pytest.mark.spec(
     "rfq/states/rule-3",
     "rfq/limits/correction-window",
@@ -72,7 +72,7 @@ def test_a_fill_after_the_correction_window_does_not_correct_the_status(
     assert record["txHash"] is None, record
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="faults")
 @pytest.mark.spec(
     "rfq/errors/500-internal", "rfq/errors/envelope", "rfq/errors/code-stable-message-not"
 )

@@ -139,7 +139,7 @@ def test_ladder_lists_every_pair_both_ways_with_increasing_points(
         assert error["details"]["minimum"] == str(minimum), error
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="makers")
 @pytest.mark.spec(
     "rfq/resources/price-ladder/up-nine-indicative-points",
     "rfq/resources/preview/numbers-come-makers-latest",
@@ -178,7 +178,7 @@ def test_ladder_points_include_the_fee(market: Client, chain: ChainInfo, fleet: 
         raise AssertionError(f"{exc}: {mismatches}") from None
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="makers")
 @pytest.mark.spec(
     "rfq/resources/price-ladder/ladder-cached-about-2",
     "rfq/limits/ladder-cache",
@@ -195,7 +195,7 @@ def test_ladder_is_cached_about_two_seconds(sim: SimControl, market: Client, fle
     assert iso_seconds(later["asOf"]) >= iso_seconds(first["asOf"]) + 2.0, (first, later)
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="makers")
 @pytest.mark.spec(
     "rfq/resources/price-ladder/pair-no-quotable-depth",
     "rfq/resources/no-quote/no_makers_online",
@@ -290,7 +290,7 @@ def test_preview_exact_output(market: Client, chain: ChainInfo, fleet: Fleet) ->
     assert 0 < fee <= fee_on(taker_pays - fee) + 4, shown  # 5 bps per maker leg, rounded down
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="makers")
 @pytest.mark.spec(
     "rfq/resources/preview/fields",
     "rfq/resources/no-quote/no_restricted_liquidity",

@@ -243,7 +243,7 @@ def test_submit_rules(
 # -- time: not landed, expiry, late fill -----------------------------------------------------
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="clock")
 @pytest.mark.spec(
     "rfq/states/submitted-signed-order-deadline-passes",
     "rfq/states/rfq-status-values",
@@ -288,7 +288,7 @@ def test_submitted_transaction_that_never_lands_fails_at_the_order_deadline(
         expect_quoted(request_quote(trader, again))
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="clock")
 @pytest.mark.spec(
     "rfq/states/quoted-quote-lapses",
     "rfq/states/rfq-status-values",

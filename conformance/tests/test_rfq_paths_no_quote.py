@@ -64,7 +64,7 @@ def _reserved_consistent(data: dict[str, Any]) -> None:
         assert data["retryAfterMs"] > 0, data
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="makers")
 @pytest.mark.spec(
     "rfq/resources/no-quote/fields",
     "rfq/resources/no-quote/no_makers_online",
@@ -156,7 +156,7 @@ def test_no_restricted_liquidity(
         assert routing["openMarketQuotesReceived"] == 0, routing
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="makers")
 @pytest.mark.spec(
     "rfq/resources/no-quote/no_valid_quote",
     "rfq/resources/no-quote/fields",
@@ -205,7 +205,7 @@ def test_no_valid_quote_when_no_maker_answers_usably(
     assert record["noQuoteReason"] == "no_valid_quote", record
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="makers")
 @pytest.mark.spec(
     "rfq/endpoints/request-body/behaviour-4",
     "rfq/overview/properties-that-must-hold/all-or-nothing",
@@ -236,7 +236,7 @@ def test_size_above_depth_is_no_quote_and_a_size_within_quotes(
     kept.keep(trader, expect_quoted(request_quote(trader, within)))
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="makers")
 @pytest.mark.spec(
     "rfq/resources/no-quote/reserveduntil-retryafterms-appear-only",
     "rfq/resources/no-quote/fields",

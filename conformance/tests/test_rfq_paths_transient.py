@@ -21,7 +21,7 @@ from conformance.venue import ChainInfo
 CHAIN = 97
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="faults")
 @pytest.mark.spec(
     "rfq/errors/503-venue_unavailable",
     "rfq/errors/429-502-503-transient",
@@ -38,7 +38,7 @@ def test_paused_venue_is_503_then_recovers(
     kept.keep(trader, expect_quoted(request_quote(trader, body)))
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="faults")
 @pytest.mark.spec(
     "rfq/errors/502-upstream_error",
     "rfq/endpoints/request-body/proof-of-funds",

@@ -25,7 +25,7 @@ from conformance.rfq_calls import execute_quote, preview, request_quote, rfq_bod
 from conformance.venue import ChainInfo
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="makers")
 @pytest.mark.spec(
     "rfq/overview/properties-that-must-hold/all-or-nothing",
     "rfq/overview/item-1",
@@ -95,7 +95,7 @@ def test_bundle_of_three_makers_settles_in_one_transaction(
     assert receipt["to"].lower() == chain.reactor.lower(), receipt
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="makers")
 @pytest.mark.spec(
     "rfq/overview/properties-that-must-hold/all-or-nothing",
     "rfq/overview/properties-that-must-hold/exact-output-is-native",

@@ -26,7 +26,7 @@ from conformance.venue import ChainInfo
 REPLY_BUDGET_S = 0.75
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="makers")
 @pytest.mark.spec(
     "rfq/states/none-post-v2-rfq-request",
     "rfq/states/soliciting-maker-replies-within-reply-budget-to-no_quote",

@@ -102,7 +102,7 @@ def test_preferred_makers_that_cover_the_size_are_the_only_ones_asked(
     assert _asked(fleet, before) == {"alpha"}, "the rest are not asked when preferred cover"
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="makers")
 @pytest.mark.spec(
     "rfq/endpoints/request-body/preferredliquiditywallets",
     "rfq/endpoints/request-body/rules",

@@ -10,7 +10,7 @@ from conformance.response_checks import parse_iso_utc
 from conformance.sim_control import SimControl
 from conformance.target import Target
 
-pytestmark = pytest.mark.sim_only
+pytestmark = pytest.mark.sim_only(because="simulator")
 
 ADVANCE_SECONDS = 3600
 TOLERANCE_SECONDS = 5.0

@@ -12,7 +12,7 @@ from conformance.json_rpc import hex_to_int, rpc
 from conformance.sim_control import SimControl
 from conformance.target import Target
 
-pytestmark = pytest.mark.sim_only
+pytestmark = pytest.mark.sim_only(because="simulator")
 
 EXPECTED_ENVIRONMENTS = {56: "live", 97: "test"}
 CONTRACTS = ("signature_transfer", "reactor", "router", "wallet_factory", "fee_recipient")

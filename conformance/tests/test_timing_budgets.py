@@ -89,7 +89,7 @@ def _wallet(probe: MakerProbe) -> str:
 # -- reply budget ---------------------------------------------------------------------------
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="makers")
 @pytest.mark.spec(
     "rfq/overview/timing-defaults/reply-budget",
     "rfq/limits/reply-budget",
@@ -146,7 +146,7 @@ def test_reply_budget_holds_and_a_slow_maker_is_left_out(
 # -- preferred head start -------------------------------------------------------------------
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="makers")
 @pytest.mark.spec(
     "rfq/overview/timing-defaults/preferred-wait",
     "rfq/endpoints/request-body/preferredliquiditywallets",
@@ -202,7 +202,7 @@ def test_preferred_makers_are_asked_a_head_start_before_the_rest(
     assert max(gaps_ms) <= high, f"the rest were asked late: gaps {gaps_ms} ms, limit {high}"
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="makers")
 @pytest.mark.spec(
     "rfq/overview/timing-defaults/preferred-wait",
     "rfq/endpoints/request-body/preferredliquiditywallets",

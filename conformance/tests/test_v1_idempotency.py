@@ -231,7 +231,7 @@ def test_parallel_requests_with_one_key_create_once(
 
 
 @pytest.mark.spec(*RULES)
-@pytest.mark.needs("sim_control")
+@pytest.mark.sim_only(because="clock")
 def test_keys_are_kept_24_hours_of_service_time(
     sim: SimControl, caller: Client, keys: V1Keys
 ) -> None:

@@ -105,7 +105,7 @@ def test_a_healthy_simulator_is_operational_with_every_chain_checked(
         assert chain["blockNumber"] >= 0, chain
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="faults")
 @pytest.mark.spec(*STATUS)
 def test_an_unreachable_chain_is_down_503(sim: SimControl, caller: Client) -> None:
     wait_for(lambda: _operational(caller), what="/v1/status operational")
@@ -125,7 +125,7 @@ def test_an_unreachable_chain_is_down_503(sim: SimControl, caller: Client) -> No
     wait_for(lambda: _operational(caller), what="/v1/status operational again")
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="faults")
 @pytest.mark.spec(*STATUS)
 def test_a_paused_fill_index_is_degraded_200(sim: SimControl, caller: Client) -> None:
     wait_for(lambda: _operational(caller), what="/v1/status operational")

@@ -117,6 +117,7 @@ def test_a_500_is_retried_five_seconds_later_with_the_same_bytes(
     "rfq/events/headers-on-each-delivery",
     "rfq/events/backoff-schedule-retry-count",
 )
+@pytest.mark.sim_only(because="clock")
 def test_a_receiver_down_for_six_hours_still_gets_the_event(
     make_partner: Callable[[], Partner], receiver: WebhookReceiver, sim: SimControl
 ) -> None:

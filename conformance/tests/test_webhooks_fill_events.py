@@ -71,6 +71,7 @@ def test_a_fill_is_delivered_with_settled_amounts(
     "rfq/states/failed-or-expired-late-indexed-fill",
     "rfq/states/rule-2",
 )
+@pytest.mark.sim_only(because="clock")
 def test_a_late_fill_corrects_the_expired_event(
     make_partner: Callable[[], Partner], receiver: WebhookReceiver, sim: SimControl
 ) -> None:
@@ -109,6 +110,7 @@ def test_a_late_fill_corrects_the_expired_event(
     "rfq/states/submitted-signed-order-deadline-passes",
     "rfq/states/failed-or-expired-late-indexed-fill",
 )
+@pytest.mark.sim_only(because="clock")
 def test_a_late_indexed_fill_corrects_the_failed_event(
     make_partner: Callable[[], Partner], receiver: WebhookReceiver, sim: SimControl
 ) -> None:

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import build_parser, pytest_args
+from conformance.needs import inherent_reason
 from conformance.report import (
     BASE_URL_PROPERTY,
+    INHERENT_PROPERTY,
     RULES_PROPERTY,
     ResultCollector,
     build_matrix,
@@ -226,3 +228,54 @@ def test_list_uncovered_is_a_static_collection_unless_asked_to_run() -> None:
     ran = pytest_args(parser.parse_args(["--list-uncovered", "--run"]), [])
     assert "--collect-only" not in ran
     assert "--collect-only" not in pytest_args(parser.parse_args([]), [])
+
+
+def test_rules_whose_every_test_inherently_needs_control_leave_the_control_free_share() -> None:
+    collector = ResultCollector()
+
+    def add(nodeid: str, rule_ids: tuple[str, ...], outcome: str, inherent: str | None) -> None:
+        props = _props(*rule_ids) + ([(INHERENT_PROPERTY, inherent)] if inherent else [])
+        collector.add(
+            nodeid=nodeid,
+            when="setup" if outcome == "skipped" else "call",
+            outcome=outcome,
+            properties=props,
+            longrepr=("f.py", 1, "Skipped: needs sim_control: no /_sim")
+            if outcome == "skipped"
+            else None,
+        )
+
+    add("t.py::fault", ("rfq/a/one",), "skipped", "faults")
+    add("t.py::slow_maker", ("rfq/a/one",), "skipped", "makers")
+    add("t.py::fault_too", ("rfq/a/two",), "skipped", "faults")
+    add("t.py::plain", ("rfq/a/two",), "passed", None)  # one control-free test: not inherent
+    add("t.py::portable", ("ramp/b/three",), "skipped", None)
+    matrix = build_matrix(RULES, collector.results.values(), base_url="http://x")
+    by_id = {rule["id"]: rule for rule in matrix["rules"]}
+    assert by_id["rfq/a/one"]["inherent_control"] == ["faults", "makers"]
+    assert "inherent_control" not in by_id["rfq/a/two"]
+    assert "inherent_control" not in by_id["ramp/b/three"]
+    # rfq/a/two passed; ramp/b/three skipped and v1/c/four not covered count against the share.
+    assert matrix["control_free"] == {"rules": 3, "passed": 1}
+    markdown = render_markdown(matrix)
+    assert (
+        "Rules that do not inherently need the control API: 3 (1 do: faults 1, makers 1); "
+        "of those, passed: 1 (33.3 %)."
+    ) in markdown
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "expected"),
+    [((), {}, None), ((), {"because": "faults"}, "faults"), (("clock",), {}, "clock")],
+)
+def test_sim_only_reasons(args: tuple[str, ...], kwargs: dict[str, str], expected: str) -> None:
+    assert inherent_reason(args, kwargs) == expected
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [((), {"because": "lazy"}), (("faults", "clock"), {}), ((), {"why": "faults"})],
+)
+def test_sim_only_refuses_unknown_reasons(args: tuple[str, ...], kwargs: dict[str, str]) -> None:
+    with pytest.raises(ValueError, match="sim_only"):
+        inherent_reason(args, kwargs)
