@@ -81,6 +81,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         overrides["environment"] = args.environment
     if args.no_makers:
         overrides["makers"] = None
+    if args.makers_process is not None:
+        overrides["makers_process"] = args.makers_process
     if args.no_control_api:
         overrides["api"]["control_api"] = False
     if args.allow_http_webhooks:
@@ -283,6 +285,12 @@ def add_parser(commands: Any) -> None:
     )
     serve_cmd.add_argument(
         "--no-makers", action="store_true", help="start without the simulated maker fleet"
+    )
+    serve_cmd.add_argument(
+        "--makers-process",
+        choices=["own", "in"],
+        help="run the simulated maker fleet in a child process of its own (own) or in the "
+        "simulator's process (in); /_sim/makers, reset and snapshots work with either",
     )
     serve_cmd.add_argument(
         "--allow-http-webhooks",
