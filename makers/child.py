@@ -34,6 +34,7 @@ from rfqkit.redaction import install_redaction
 
 log = logging.getLogger("rfqsim.fleet.child")
 
+DRAIN_S = 5.0  # at end of input, how long requests under way may still take
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
@@ -80,8 +81,12 @@ class FleetChild:
         await reconfigure_maker(self.fleet, str(args.get("name")), changes)
 
     async def chain_restarted(self, args: dict[str, Any]) -> None:
+        chain_id = int(args["chain_id"])
         if self.fleet is not None:
-            await self.fleet.chain_restarted(int(args["chain_id"]))
+            await self.fleet.chain_restarted(chain_id)
+            log.info(
+                "chain %d restarted: the makers approve and read balances there again", chain_id
+            )
 
 
 async def answer(handlers: dict[str, Handler], message: dict[str, Any]) -> dict[str, Any]:
@@ -122,6 +127,8 @@ async def serve_channel(
             task = asyncio.create_task(run(message))
             tasks.add(task)
             task.add_done_callback(tasks.discard)
+        if tasks:  # end of input: requests under way get a moment to finish and answer
+            await asyncio.wait(tasks, timeout=DRAIN_S)
     finally:
         for task in tasks:
             task.cancel()

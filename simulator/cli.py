@@ -28,7 +28,7 @@ from simulator.errors import InvalidRequest
 from simulator.runtime.app import create_app
 from simulator.runtime.chains import ChainStartupError
 from simulator.runtime.lifecycle import SHUTDOWN
-from simulator.runtime.makers import start_fleet, stop_fleet
+from simulator.runtime.makers import spawn_fleet_process, start_fleet, stop_fleet
 from simulator.runtime.ports import taken_port_messages
 from simulator.runtime.provider import connect_provider_webhooks
 from simulator.runtime.scenario import read_scenario_file
@@ -185,6 +185,7 @@ async def serve(
         loop.add_signal_handler(sig, on_signal)
     ready = False
     try:
+        await spawn_fleet_process(app)  # makers_process: own; its fleet starts below
         await runner.setup()  # runs the cleanup contexts' start-up: chains, deployment
         site = web.TCPSite(runner, settings.api.host, settings.api.port)
         await site.start()

@@ -122,6 +122,15 @@ def v1_keys_for(app: web.Application, config: FleetConfig) -> dict[str, dict[str
     return out
 
 
+async def spawn_fleet_process(app: web.Application) -> None:
+    """With `makers_process: own`, the fleet's process before anything else starts: its
+    imports (about a second) then overlap the chains' start-up and the deployment instead of
+    adding to the start-up time. Its fleet starts with start_fleet, once the API listens."""
+    settings = app[SETTINGS]
+    if settings.makers is not None and settings.makers_process == "own":
+        app[FLEET].process = await FleetProcess.spawn()
+
+
 async def start_fleet(app: web.Application, api_url: str) -> None:
     holder = app[FLEET]
     config = app[SETTINGS].makers

@@ -28,7 +28,8 @@ from simulator.services.rfq.ports import FleetMemberStatus
 log = logging.getLogger("rfqsim.fleet")
 
 CHILD_MODULE = "makers.child"
-CALL_TIMEOUT_S = 10.0  # status, changes (a reconnect waits up to the maker's own timeout)
+CALL_TIMEOUT_S = 10.0  # a status read, a chain restart
+RECONFIGURE_TIMEOUT_S = 45.0  # a maker told to go online tries to reconnect for up to 30 s
 START_TIMEOUT_S = 90.0  # every maker connected and ready (MakerFleet.start waits up to 30 s)
 STOP_TIMEOUT_S = 10.0  # the fleet closed, then the process gone
 LINE_LIMIT = 1 << 24  # bytes of one reply line (a status of many makers)
@@ -182,7 +183,11 @@ class ProcessFleetControl:
         if process is None:
             raise fleet_error(name, ControlError("not_found", f"no fleet running for {name}"))
         try:
-            await process.call("reconfigure", {"name": name, "changes": dict(changes)})
+            await process.call(
+                "reconfigure",
+                {"name": name, "changes": dict(changes)},
+                timeout_s=RECONFIGURE_TIMEOUT_S,
+            )
         except ControlError as exc:
             raise fleet_error(name, exc) from exc
         except FleetProcessUnreachable as exc:
