@@ -138,7 +138,7 @@ async def serve_channel(
 
 async def main() -> int:
     logging.basicConfig(
-        level=os.environ.get("RFQSIM_FLEET_LOG_LEVEL", "INFO"),
+        level=logging.INFO,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
     install_redaction()  # no key or signature in any log line

@@ -96,6 +96,12 @@ class FleetProcess:
         finally:
             self._pending.pop(request_id, None)
 
+    async def exited(self, within_s: float) -> bool:
+        """Whether the process is gone, once it has had `within_s` to be seen gone (a write to a
+        child that just died fails before its end of output is read)."""
+        await asyncio.wait({self._reader}, timeout=within_s)
+        return not self.alive
+
     async def chain_restarted(self, chain_id: int) -> None:
         """A chain restart listener (runtime/chains.py): the child's makers approve and read
         their balances there again. A child that cannot be told is logged, not raised: the
@@ -143,7 +149,9 @@ class FleetProcess:
                 else:
                     reply.set_result(message.get("result"))
         except (ValueError, ConnectionError) as exc:  # a line over LINE_LIMIT, a broken pipe
-            log.error("maker fleet process channel broke: %s", exc)
+            log.error("maker fleet process channel broke: %s; ending the process", exc)
+            with contextlib.suppress(ProcessLookupError):
+                self._process.kill()  # a child we cannot read must not linger half-connected
         finally:
             self.exit_code = await self._process.wait()
             if not self._closing:
@@ -172,6 +180,10 @@ class ProcessFleetControl:
             return []  # a child that died was logged when it did
         try:
             members = await process.call("members")
+        except FleetProcessUnreachable:
+            if await process.exited(within_s=1.0):
+                return []  # it died just now (logged as it did)
+            raise
         except ControlError as exc:
             raise FleetProcessUnreachable(f"maker fleet status: {exc.message}") from exc
         if not isinstance(members, list):

@@ -113,6 +113,14 @@ async def test_a_child_that_dies_is_logged_and_its_calls_fail_at_once(
     assert any("could not tell the maker fleet that chain 97 restarted" in m for m in messages)
 
 
+async def test_members_right_after_the_child_died_are_none_not_an_error(
+    process: FleetProcess,
+) -> None:
+    os.kill(process.pid, signal.SIGKILL)
+    assert await ProcessFleetControl(lambda: process).members() == []
+    assert not process.alive
+
+
 async def test_a_child_that_does_not_answer_times_out_and_is_killed_on_close(
     process: FleetProcess,
 ) -> None:
