@@ -1,25 +1,19 @@
 """Firm quotes open loop: requests arrive at a fixed rate (50, 100, 200 per second), so latency
 is not hidden by coordinated omission; each row also reads the simulator's Server-Timing (time
 inside minus time waiting for makers) and the simulator process's CPU per answer. Rows for the
-fleet inside the simulator's process (the default) and in a process of its own
-(`rfqsim serve --no-makers` plus `rfqsim makers run`), and the reply-budget row at 100/s with one
-maker slower than the budget."""
+fleet inside the simulator's process and in a process of its own (`--makers-process own`: a
+child of `rfqsim serve` behind its control channel), each with its start-up time, and the
+reply-budget row at 100/s with one maker slower than the budget."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 import psutil
-import yaml
 
 from bench import processes
 from bench.load import percentile
@@ -29,24 +23,6 @@ from bench.sim_api import FAST_MAKERS, call_json, setup_bench_key, slow_down_mak
 
 BUDGET_MS = 750.0
 ADDED_WARN_MS = 10.0
-
-
-@contextmanager
-def fleet_process(api: str) -> Iterator[subprocess.Popen[bytes]]:
-    """The bench's four fast makers as `rfqsim makers run` against `api`."""
-    fleet = yaml.safe_load(FAST_MAKERS.read_text())["makers"]
-    with tempfile.TemporaryDirectory() as tmp:
-        config = Path(tmp) / "fleet.yaml"
-        config.write_text(yaml.safe_dump(fleet))
-        process = subprocess.Popen(
-            [str(processes.RFQSIM), "makers", "run", "--config", str(config), "--url", api],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            yield process
-        finally:
-            processes.stop(process)
 
 
 def _cpu_s(pid: int) -> float:
@@ -156,19 +132,20 @@ def bench_firm_open_loop(rates: tuple[float, ...], seconds: float) -> Section:
         ),
     )
     load_before = os.getloadavg()[0]
-    with processes.simulator("--config", str(FAST_MAKERS)) as started:
-        for result, cpu_ms in asyncio.run(
-            _rates(started.info["api_url"], started.info, started.process.pid, rates, seconds)
-        ):
-            section.rows.append(_row("in the simulator's process", result, cpu_ms))
-    with (
-        processes.simulator("--no-makers") as started,
-        fleet_process(started.info["api_url"]),
+    startup: list[str] = []
+    for wiring, label in (
+        ("in", "in the simulator's process"),
+        ("own", "own process (makers_process: own)"),
     ):
-        for result, cpu_ms in asyncio.run(
-            _rates(started.info["api_url"], started.info, started.process.pid, rates, seconds)
-        ):
-            section.rows.append(_row("own process (makers run)", result, cpu_ms))
+        with processes.simulator(
+            "--config", str(FAST_MAKERS), "--makers-process", wiring
+        ) as started:
+            startup.append(f"{wiring} {started.seconds_to_ready:.2f} s")
+            for result, cpu_ms in asyncio.run(
+                _rates(started.info["api_url"], started.info, started.process.pid, rates, seconds)
+            ):
+                section.rows.append(_row(label, result, cpu_ms))
+    section.notes.append(f"Start-up to the ready file (fleet ready): {', '.join(startup)}.")
     section.notes.append(f"Load average (1 min) of the machine before the run: {load_before:.2f}.")
     return section
 
@@ -209,4 +186,4 @@ def bench_budget_open_loop(rate: float, seconds: float) -> Section:
     return section
 
 
-__all__ = ["bench_budget_open_loop", "bench_firm_open_loop", "fleet_process"]
+__all__ = ["bench_budget_open_loop", "bench_firm_open_loop"]

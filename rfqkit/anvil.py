@@ -52,7 +52,8 @@ def find_anvil_binary() -> Path:
     )
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+def die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """preexec_fn of a child that must not outlive us: PR_SET_PDEATHSIG (SIGTERM)."""
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -137,7 +138,7 @@ def start_anvil(
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent,  # only sets PDEATHSIG; takes no locks
+            preexec_fn=die_with_parent,  # only sets PDEATHSIG; takes no locks
         )
     except OSError as exc:
         raise AnvilStartError(

@@ -28,7 +28,7 @@ from simulator.errors import InvalidRequest
 from simulator.runtime.app import create_app
 from simulator.runtime.chains import ChainStartupError
 from simulator.runtime.lifecycle import SHUTDOWN
-from simulator.runtime.makers import start_fleet, stop_fleet
+from simulator.runtime.makers import spawn_fleet_process, start_fleet, stop_fleet
 from simulator.runtime.ports import taken_port_messages
 from simulator.runtime.provider import connect_provider_webhooks
 from simulator.runtime.scenario import read_scenario_file
@@ -81,6 +81,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         overrides["environment"] = args.environment
     if args.no_makers:
         overrides["makers"] = None
+    if args.makers_process is not None:
+        overrides["makers_process"] = args.makers_process
     if args.no_control_api:
         overrides["api"]["control_api"] = False
     if args.allow_http_webhooks:
@@ -183,6 +185,7 @@ async def serve(
         loop.add_signal_handler(sig, on_signal)
     ready = False
     try:
+        await spawn_fleet_process(app)  # makers_process: own; its fleet starts below
         await runner.setup()  # runs the cleanup contexts' start-up: chains, deployment
         site = web.TCPSite(runner, settings.api.host, settings.api.port)
         await site.start()
@@ -283,6 +286,12 @@ def add_parser(commands: Any) -> None:
     )
     serve_cmd.add_argument(
         "--no-makers", action="store_true", help="start without the simulated maker fleet"
+    )
+    serve_cmd.add_argument(
+        "--makers-process",
+        choices=["own", "in"],
+        help="run the simulated maker fleet in a child process of its own (own) or in the "
+        "simulator's process (in); /_sim/makers, reset and snapshots work with either",
     )
     serve_cmd.add_argument(
         "--allow-http-webhooks",

@@ -100,6 +100,13 @@ class UpstreamError(ServiceError):
     default_message = "An upstream dependency is unreachable"
 
 
+class FleetProcessUnreachable(UpstreamError):
+    """The simulator's maker fleet in its own process did not answer its control channel (the
+    process exited, or did not reply in time)."""
+
+    default_message = "The simulated maker fleet's process is unreachable"
+
+
 class VenueUnavailable(ServiceError):
     status = 503
     code = "venue_unavailable"

@@ -31,6 +31,7 @@ FLAGS: dict[str, str] = {
     "environment": "`--environment`",
     "chains": "`--rpc-url CHAIN=URL`, `--rpc-port CHAIN=PORT`",
     "makers": "`--no-makers`",
+    "makers_process": "`--makers-process`",
     "webhooks.allow_http": "`--allow-http-webhooks`",
     "ramp.provider_port": "`--provider-port`",
     "ramp.provider_url": "`--provider-url`",
@@ -42,6 +43,8 @@ FLAGS: dict[str, str] = {
 MEANINGS: dict[str, str] = {
     "seed": "seed of ids, prices and latencies (demo keys derive from it)",
     "makers": "the simulated maker fleet (makers/config.py shape); null: no makers",
+    "makers_process": "where the fleet runs: `own` (a child process, driven over a control "
+    "channel) or `in` the simulator's process",
     "proof.window_s": "takerProof.issuedAt tolerance either side of the service clock",
     "proof.grant_s": "lifetime of a verified proof's grant (about 12 hours)",
     "corridor_defaults.mode": "RFQ or BOOK (BOOK corridors refuse /v2/rfq/request with 400)",

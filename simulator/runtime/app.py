@@ -182,7 +182,7 @@ def create_app(
         app[ACCESS],
         app[VENUE],
         app[CHAINS],
-        simulated_fleet(app[FLEET]),
+        simulated_fleet(app[FLEET], settings.makers_process),
         app[FILLS],
     )
     if settings.journal.enabled:

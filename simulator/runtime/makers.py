@@ -1,27 +1,44 @@
 """The simulator's own maker fleet: simulated makers (makers/fleet.py) connected over a real
 WebSocket to this very simulator, with maker credentials created in-process. Started once the
 API listens (it connects to the API URL) and stopped before the chains go away; /_sim/makers
-reaches it through `simulated_fleet` (the RFQ area's SimulatedFleet port)."""
+reaches it through `simulated_fleet` (the RFQ area's SimulatedFleet port).
+
+`makers_process` says where it runs: `in` this process (a MakerFleet on our event loop), or
+`own`: a child process (adapters/rfq/fleet_process.py) started with the first start and
+stopped with `serve`; reset and restore stop and start the fleet inside it over its control
+channel, the process itself stays."""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 
 from aiohttp import web
 
 from makers.config import FleetConfig
+from makers.control import ControlError, start_request
 from makers.fleet import MakerFleet
 from simulator.adapters.rfq.fleet import MakerFleetControl
+from simulator.adapters.rfq.fleet_process import (
+    START_TIMEOUT_S,
+    STOP_TIMEOUT_S,
+    FleetProcess,
+    ProcessFleetControl,
+)
 from simulator.api.http.appkeys import ACCESS, RANDOM, SETTINGS, VENUE
+from simulator.errors import FleetProcessUnreachable
 from simulator.runtime.lifecycle import CHAIN_SUPERVISOR
+from simulator.services.rfq.ports import SimulatedFleet
 
 log = logging.getLogger("rfqsim.fleet")
 
 
 @dataclass
 class FleetHolder:
-    fleet: MakerFleet | None = None  # None until started (or when disabled)
+    fleet: MakerFleet | None = None  # the running fleet in this process (makers_process: in)
+    process: FleetProcess | None = None  # the fleet's own process (makers_process: own)
+    running: bool = False  # a fleet runs (here or in `process`)
     config: FleetConfig | None = None  # what the fleet runs
     api_url: str | None = None  # where it connects (set by start_fleet)
     credentials: dict[str, list[str]] | None = None  # its maker keys, reused by a restart
@@ -32,13 +49,23 @@ class FleetHolder:
     # makers take a stream of their own (makers#1, makers#2, ...).
     rng_label: str = "makers"
     restarts: int = 0  # fresh streams handed out so far
+    # The running fleet's chain restart listener (in CHAIN_SUPERVISOR.restart_listeners).
+    listener: Callable[[int], Awaitable[None]] | None = field(default=None, repr=False)
+
+    def names(self) -> list[str]:
+        """The running fleet's makers, in fleet order; none while no fleet runs."""
+        if not self.running or self.config is None:
+            return []
+        return [m.name for m in self.config.makers]
 
 
 FLEET: web.AppKey[FleetHolder] = web.AppKey("fleet")
 
 
-def simulated_fleet(holder: FleetHolder) -> MakerFleetControl:
+def simulated_fleet(holder: FleetHolder, makers_process: str) -> SimulatedFleet:
     """The fleet the holder has at each call: built with the app, before the fleet starts."""
+    if makers_process == "own":
+        return ProcessFleetControl(lambda: holder.process if holder.running else None)
     return MakerFleetControl(lambda: holder.fleet)
 
 
@@ -95,11 +122,20 @@ def v1_keys_for(app: web.Application, config: FleetConfig) -> dict[str, dict[str
     return out
 
 
-async def start_fleet(app: web.Application, api_url: str) -> MakerFleet | None:
+async def spawn_fleet_process(app: web.Application) -> None:
+    """With `makers_process: own`, the fleet's process before anything else starts: its
+    imports (about a second) then overlap the chains' start-up and the deployment instead of
+    adding to the start-up time. Its fleet starts with start_fleet, once the API listens."""
+    settings = app[SETTINGS]
+    if settings.makers is not None and settings.makers_process == "own":
+        app[FLEET].process = await FleetProcess.spawn()
+
+
+async def start_fleet(app: web.Application, api_url: str) -> None:
     holder = app[FLEET]
     config = app[SETTINGS].makers
     if config is None:
-        return None
+        return
     served = {c.chain_id for c in app[VENUE].chains.values()}
     config = config.model_copy(
         update={
@@ -114,29 +150,71 @@ async def start_fleet(app: web.Application, api_url: str) -> MakerFleet | None:
     holder.api_url = api_url
     holder.credentials = credentials_for(app, config)
     holder.v1_keys = v1_keys_for(app, config)
-    fleet = await _run_fleet(app)
-    log.info("maker fleet online: %s", ", ".join(fleet.makers))
-    return fleet
+    await _run_fleet(app)
+    where = f"own process, pid {holder.process.pid}" if holder.process else "in-process"
+    log.info("maker fleet online (%s): %s", where, ", ".join(holder.names()))
 
 
-async def _run_fleet(app: web.Application) -> MakerFleet:
+async def _run_fleet(app: web.Application) -> None:
     holder = app[FLEET]
     assert holder.config is not None
     assert holder.api_url is not None
     assert holder.credentials is not None
-    fleet = MakerFleet(
-        holder.config,
-        url=holder.api_url,
-        credentials=holder.credentials,
-        rpc_urls={c.chain_id: c.rpc_url for c in app[VENUE].chains.values()},
-        rng=app[RANDOM].fork(holder.rng_label),
-        v1_keys=holder.v1_keys,
-    )
-    await fleet.start()
+    rpc_urls = {c.chain_id: c.rpc_url for c in app[VENUE].chains.values()}
+    rng = app[RANDOM].fork(holder.rng_label)
+    listener: Callable[[int], Awaitable[None]]
+    if app[SETTINGS].makers_process == "own":
+        if holder.process is None or not holder.process.alive:
+            holder.process = await FleetProcess.spawn()
+        request = start_request(
+            holder.config,
+            url=holder.api_url,
+            credentials=holder.credentials,
+            rpc_urls=rpc_urls,
+            rng_seed=rng.seed,  # the same draws as the in-process fleet's: same nonces
+            v1_keys=holder.v1_keys,
+        )
+        await holder.process.call("start", request, timeout_s=START_TIMEOUT_S)
+        listener = holder.process.chain_restarted
+    else:
+        fleet = MakerFleet(
+            holder.config,
+            url=holder.api_url,
+            credentials=holder.credentials,
+            rpc_urls=rpc_urls,
+            rng=rng,
+            v1_keys=holder.v1_keys,
+        )
+        await fleet.start()
+        holder.fleet = fleet
+        listener = fleet.chain_restarted
+    holder.running = True
     if CHAIN_SUPERVISOR in app:
-        app[CHAIN_SUPERVISOR].restart_listeners.append(fleet.chain_restarted)
-    holder.fleet = fleet
-    return fleet
+        app[CHAIN_SUPERVISOR].restart_listeners.append(listener)
+        holder.listener = listener
+
+
+async def _halt_fleet(app: web.Application) -> None:
+    """Stop the running fleet (its process, if any, stays for the next start)."""
+    holder = app[FLEET]
+    if holder.listener is not None and CHAIN_SUPERVISOR in app:
+        listeners = app[CHAIN_SUPERVISOR].restart_listeners
+        if holder.listener in listeners:
+            listeners.remove(holder.listener)
+    holder.listener = None
+    holder.running = False
+    if holder.fleet is not None:
+        fleet, holder.fleet = holder.fleet, None
+        await fleet.close()
+    process = holder.process
+    if process is not None and process.alive:
+        try:
+            await process.call("stop", timeout_s=STOP_TIMEOUT_S)
+        except (FleetProcessUnreachable, ControlError) as exc:
+            # The next start spawns a new process: a wedged one must not stop a reset.
+            log.error("the maker fleet process did not stop its fleet (%s); ending it", exc)
+            holder.process = None
+            await process.close()
 
 
 class FleetRestarter:
@@ -148,19 +226,11 @@ class FleetRestarter:
         self._app = app
 
     async def stop(self) -> None:
-        holder = self._app[FLEET]
-        fleet = holder.fleet
-        if fleet is None:
-            return
-        if CHAIN_SUPERVISOR in self._app:
-            listeners = self._app[CHAIN_SUPERVISOR].restart_listeners
-            if fleet.chain_restarted in listeners:
-                listeners.remove(fleet.chain_restarted)
-        await stop_fleet(self._app)
+        await _halt_fleet(self._app)
 
     async def start(self, *, fresh_nonces: bool) -> None:
         holder = self._app[FLEET]
-        if holder.credentials is None or holder.fleet is not None:
+        if holder.credentials is None or holder.running:
             return
         if fresh_nonces:
             fresh_stream(holder)
@@ -175,7 +245,11 @@ def fresh_stream(holder: FleetHolder) -> None:
 
 
 async def stop_fleet(app: web.Application) -> None:
+    """The last stop (serve ends): the fleet, then its process if it has one."""
     holder = app[FLEET]
-    if holder.fleet is not None:
-        await holder.fleet.close()
-        holder.fleet = None
+    try:
+        await _halt_fleet(app)
+    finally:
+        process, holder.process = holder.process, None
+        if process is not None:
+            await process.close()

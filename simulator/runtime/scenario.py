@@ -26,8 +26,7 @@ class AppScenarioTargets:
         self._app = app
 
     def maker_names(self) -> list[str]:
-        fleet = self._app[FLEET].fleet
-        return list(fleet.makers) if fleet is not None else []
+        return self._app[FLEET].names()
 
     def tokens(self, chain_id: int) -> set[str] | None:
         venue = self._app[VENUE].chains.get(chain_id)

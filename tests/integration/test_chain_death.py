@@ -51,7 +51,7 @@ def _arg(process: psutil.Process, flag: str) -> str | None:
 
 
 @contextmanager
-def simulator(tmp_path: Path, policy: str) -> Iterator[Running]:
+def simulator(tmp_path: Path, policy: str, *extra: str) -> Iterator[Running]:
     ready = tmp_path / "ready.json"
     log = tmp_path / "stderr.log"
     with log.open("w") as stderr:
@@ -67,6 +67,7 @@ def simulator(tmp_path: Path, policy: str) -> Iterator[Running]:
                 str(ready),
                 "--on-chain-exit",
                 policy,
+                *extra,
             ],
             stdout=subprocess.DEVNULL,
             stderr=stderr,
@@ -195,8 +196,13 @@ def test_keep_serving_reports_the_dead_chain_and_logs_it_once(tmp_path: Path) ->
         assert "Traceback" not in running.logged()
 
 
-def test_restart_brings_the_chain_back_on_the_same_port(tmp_path: Path) -> None:
-    with simulator(tmp_path, "restart") as running:
+# The fleet's approvals are redone through the chain restart listener, which reaches a fleet in
+# its own process over its control channel.
+@pytest.mark.parametrize("makers_process", ["in", "own"])
+def test_restart_brings_the_chain_back_on_the_same_port(
+    tmp_path: Path, makers_process: str
+) -> None:
+    with simulator(tmp_path, "restart", "--makers-process", makers_process) as running:
         dead = running.anvil(97)
         port = _arg(dead, "--port")
         rpc_url = next(c["rpc_url"] for c in running.info["chains"] if c["chain_id"] == 97)
@@ -218,6 +224,8 @@ def test_restart_brings_the_chain_back_on_the_same_port(tmp_path: Path) -> None:
         assert body["data"]["quote"]["orders"]
         logged = running.logged()
         assert "exited with status -9; starting a new node and redeploying" in logged
+        if makers_process == "own":  # the child heard of it (its log lines are serve's)
+            assert "chain 97 restarted: the makers approve and read balances there again" in logged
 
 
 def test_stop_exits_with_status_1_and_leaves_no_node(tmp_path: Path) -> None:

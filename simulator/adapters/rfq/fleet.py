@@ -1,17 +1,23 @@
-"""SimulatedFleet over the simulator's own maker fleet (makers.fleet.MakerFleet): reads each
-member's status and reconfigures one live, turning the fleet's exceptions into the simulator's
-error classes."""
+"""SimulatedFleet over the simulator's own maker fleet (makers.fleet.MakerFleet) in this process:
+reads each member's status and reconfigures one live, turning the fleet's refusals
+(makers/control.py ControlError) into the simulator's error classes. The fleet in a process of
+its own is behind the same port in adapters/rfq/fleet_process.py, with the same mapping."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import ValidationError
-
-from makers.client import MakerClientError
-from makers.fleet import MakerFleet, SimulatedMaker
-from simulator.errors import InvalidRequest, NotFound, UpstreamError
+from makers.control import (
+    INVALID_CONFIG,
+    INVALID_VALUE,
+    NOT_FOUND,
+    ControlError,
+    member_status,
+    reconfigure_maker,
+)
+from makers.fleet import MakerFleet
+from simulator.errors import InvalidRequest, NotFound, ServiceError, UpstreamError
 from simulator.services.rfq.ports import FleetMemberStatus
 
 
@@ -22,64 +28,52 @@ class MakerFleetControl:
     def __init__(self, current: Callable[[], MakerFleet | None]) -> None:
         self._current = current
 
-    def members(self) -> list[FleetMemberStatus]:
+    async def members(self) -> list[FleetMemberStatus]:
         fleet = self._current()
         if fleet is None:
             return []
-        return [_member(maker) for maker in fleet.makers.values()]
+        return [member_from_json(member_status(maker)) for maker in fleet.makers.values()]
 
     async def reconfigure(self, name: str, changes: Mapping[str, Any]) -> None:
-        fleet = self._current()
-        maker = fleet.makers.get(name) if fleet is not None else None
-        if maker is None:
-            raise NotFound(f"No simulated maker named {name}")
         try:
-            # The maker itself, not fleet.reconfigure(name, ...): a `name` among the changes
-            # must be refused as a fixed field, not collide with that parameter.
-            await maker.reconfigure(**changes)
-        except ValidationError as exc:  # a combination the maker's config refuses
-            raise InvalidRequest(
-                f"Maker {name} refuses this configuration",
-                details={"reason": "invalid_maker_config", "issues": _issues(exc)},
-            ) from exc
-        except ValueError as exc:
-            raise InvalidRequest(
-                f"Maker {name} refuses this configuration: {exc}",
-                details={"reason": "invalid_maker_config"},
-            ) from exc
-        except (MakerClientError, TimeoutError) as exc:  # told to go online, could not
-            raise UpstreamError(
-                f"maker {name} could not reconnect: {exc}", details={"reason": "maker_unreachable"}
-            ) from exc
+            await reconfigure_maker(self._current(), name, changes)
+        except ControlError as exc:  # chained to what the maker raised, as the refusal's cause
+            raise fleet_error(name, exc) from (exc.__cause__ or exc)
 
 
-def _issues(error: ValidationError) -> list[dict[str, Any]]:
-    """The envelope's `details.issues` (as api/http/parsing.py writes them), without pydantic's
-    documentation URLs."""
-    issues = []
-    for item in error.errors(include_url=False):
-        loc = [part if isinstance(part, int) else str(part) for part in item["loc"]]
-        issues.append(
-            {
-                "field": ".".join(str(part) for part in loc),
-                "loc": loc,
-                "message": item["msg"],
-                "type": item["type"],
-            }
+def fleet_error(name: str, error: ControlError) -> ServiceError:
+    """The error /_sim/makers/{name} answers for a refusal of maker `name`: 404 for a maker the
+    fleet does not have, 400 invalid_maker_config (with details.issues when the maker's config
+    named them), 502 maker_unreachable for a maker that could not reconnect (or a fleet that
+    could not be asked)."""
+    if error.kind == NOT_FOUND:
+        return NotFound(f"No simulated maker named {name}")
+    if error.kind == INVALID_CONFIG:
+        return InvalidRequest(
+            f"Maker {name} refuses this configuration",
+            details={"reason": "invalid_maker_config", "issues": error.issues or []},
         )
-    return issues
+    if error.kind == INVALID_VALUE:
+        return InvalidRequest(
+            f"Maker {name} refuses this configuration: {error.message}",
+            details={"reason": "invalid_maker_config"},
+        )
+    return UpstreamError(
+        f"maker {name} could not reconnect: {error.message}",
+        details={"reason": "maker_unreachable"},
+    )
 
 
-def _member(maker: SimulatedMaker) -> FleetMemberStatus:
-    status = maker.status()
+def member_from_json(data: Mapping[str, Any]) -> FleetMemberStatus:
+    """One member from makers.control.member_status's shape (as the child process sends it)."""
     return FleetMemberStatus(
-        name=status["name"],
-        wallet=status["wallet"],
-        behaviour=status["behaviour"],
-        online=status["online"],
-        connected=status["connected"],
-        chains=status["chains"],
-        live_quotes=status["live_quotes"],
-        stats=status["stats"],
-        config=maker.config.model_dump(mode="json", exclude={"private_key"}),
+        name=str(data["name"]),
+        wallet=str(data["wallet"]),
+        behaviour=str(data["behaviour"]),
+        online=bool(data["online"]),
+        connected=bool(data["connected"]),
+        chains=[int(c) for c in data["chains"]],
+        live_quotes=int(data["live_quotes"]),
+        stats=dict(data["stats"]),
+        config=dict(data["config"]),
     )

@@ -93,7 +93,7 @@ def _view(status: MakersStatus) -> MakersView:
 
 
 async def list_makers(request: web.Request) -> web.Response:
-    return data_response(_view(request.app[RFQ].maker_control.status()))
+    return data_response(_view(await request.app[RFQ].maker_control.status()))
 
 
 async def change_maker(request: web.Request) -> web.Response:

@@ -83,7 +83,7 @@ async def list_maker_messages(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.MakerMessagesQuery)
     maker = query.maker
     if maker is not None:  # a simulated maker's name (alpha) stands for its wallet
-        fleet = request.app[RFQ].maker_control.status().fleet
+        fleet = (await request.app[RFQ].maker_control.status()).fleet
         maker = next((m.wallet for m in fleet if m.name == maker), maker)
     frames = _journal(request).frames(
         maker=maker,

@@ -32,7 +32,7 @@ class MakerControl:
         self._registry = registry
         self._fleet = fleet
 
-    def status(self) -> MakersStatus:
+    async def status(self) -> MakersStatus:
         registry = self._registry
         online = [
             OnlineMakerStatus(
@@ -46,10 +46,10 @@ class MakerControl:
             )
             for maker in registry.online.values()
         ]
-        return MakersStatus(online=online, fleet=self._fleet.members())
+        return MakersStatus(online=online, fleet=await self._fleet.members())
 
     async def change(self, name: str, changes: Mapping[str, Any]) -> MakersStatus:
         """Reconfigure simulated maker `name`; the state afterwards. Errors as SimulatedFleet
         raises them (NotFound, InvalidRequest, UpstreamError)."""
         await self._fleet.reconfigure(name, changes)
-        return self.status()
+        return await self.status()

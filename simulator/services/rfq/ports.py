@@ -127,7 +127,7 @@ class FleetMemberStatus:
 class SimulatedFleet(Protocol):
     """The simulator's own maker fleet (makers/fleet.py), which starts once the API listens."""
 
-    def members(self) -> list[FleetMemberStatus]:
+    async def members(self) -> list[FleetMemberStatus]:
         """Every simulated maker in fleet order; none before the fleet runs, or without one."""
         ...
 

@@ -40,8 +40,10 @@ async def fleet() -> AsyncIterator[MakerFleet]:
     await fleet.close()
 
 
-def test_members_mirror_the_makers_status_without_the_private_key(fleet: MakerFleet) -> None:
-    members = MakerFleetControl(lambda: fleet).members()
+async def test_members_mirror_the_makers_status_without_the_private_key(
+    fleet: MakerFleet,
+) -> None:
+    members = await MakerFleetControl(lambda: fleet).members()
     assert [m.name for m in members] == ["m0", "m1"]
     first = members[0]
     assert first.wallet == maker_wallet(0).address
@@ -55,15 +57,15 @@ def test_members_mirror_the_makers_status_without_the_private_key(fleet: MakerFl
     assert "private_key" not in first.config
 
 
-def test_before_the_fleet_runs_there_are_no_members() -> None:
-    assert MakerFleetControl(lambda: None).members() == []
+async def test_before_the_fleet_runs_there_are_no_members() -> None:
+    assert await MakerFleetControl(lambda: None).members() == []
 
 
 async def test_a_change_reaches_the_maker(fleet: MakerFleet) -> None:
     control = MakerFleetControl(lambda: fleet)
     await control.reconfigure("m1", {"behaviour": "silent", "spread_bps": 40.0})
     assert fleet.makers["m1"].config.behaviour == "silent"
-    assert [m.behaviour for m in control.members()] == ["normal", "silent"]
+    assert [m.behaviour for m in await control.members()] == ["normal", "silent"]
 
 
 async def test_an_unknown_name_or_no_fleet_is_not_found(fleet: MakerFleet) -> None:

@@ -45,7 +45,7 @@ class FakeFleet:
         self.changes: list[tuple[str, dict[str, Any]]] = []
         self.error: ServiceError | None = None  # raised by the next reconfigure
 
-    def members(self) -> list[FleetMemberStatus]:
+    async def members(self) -> list[FleetMemberStatus]:
         return [member(name, behaviour) for name, behaviour in self.behaviours.items()]
 
     async def reconfigure(self, name: str, changes: Mapping[str, Any]) -> None:
@@ -62,21 +62,23 @@ def registry() -> MakerRegistry:
     return MakerRegistry(Clock())
 
 
-def test_status_lists_the_online_makers_and_their_fresh_pairs(registry: MakerRegistry) -> None:
+async def test_status_lists_the_online_makers_and_their_fresh_pairs(
+    registry: MakerRegistry,
+) -> None:
     maker = OnlineMaker("tx_test_1", WALLET, "test", NullGateway(), connected_at=1_795_500_000.0)
     registry.connect(maker)
     registry.set_levels(maker, (97, "0xa", "0xb"), [(10, 15)])
     registry.set_levels(maker, (97, "0xb", "0xa"), [(15, 10)])
     maker.levels[(97, "0xb", "0xa")] = ([(15, 10)], 0.0)  # published long ago: stale
-    status = MakerControl(registry, FakeFleet("m0", "m1")).status()
+    status = await MakerControl(registry, FakeFleet("m0", "m1")).status()
     assert status.online == [
         OnlineMakerStatus("tx_test_1", WALLET, "test", 1_795_500_000.0, pairs_with_levels=1)
     ]
     assert [m.name for m in status.fleet] == ["m0", "m1"]
 
 
-def test_without_a_fleet_running_there_are_no_members(registry: MakerRegistry) -> None:
-    status = MakerControl(registry, FakeFleet()).status()
+async def test_without_a_fleet_running_there_are_no_members(registry: MakerRegistry) -> None:
+    status = await MakerControl(registry, FakeFleet()).status()
     assert (status.online, status.fleet) == ([], [])
 
 
