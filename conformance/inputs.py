@@ -5,10 +5,14 @@
   an aggregator key, ... Scopes not declared are found out by harmless probes
   (:func:`probe_scopes`);
 * taker wallet private keys (EOAs holding gas and the sell tokens on the test chain);
-* a public https URL that reaches the suite's own webhook receiver.
+* a public https URL that reaches the suite's own webhook receiver, and where that receiver
+  listens on this machine (``webhook_listen``, default ``127.0.0.1:8765``; the QA team's tunnel
+  or reverse proxy forwards the public URL there, path unchanged) with, for a tunnel that passes
+  TLS through, the certificate and key it serves (``webhook_tls_cert``/``webhook_tls_key``).
 
 They come from flags (``--api-key KEY[=SCOPE,SCOPE]``, ``--taker-key HEX``,
-``--webhook-public-url URL``, ``--rpc-url CHAIN=URL``) and from a YAML or JSON file
+``--webhook-public-url URL``, ``--webhook-listen HOST:PORT``, ``--webhook-tls-cert FILE``,
+``--webhook-tls-key FILE``, ``--rpc-url CHAIN=URL``) and from a YAML or JSON file
 (``--conformance-config FILE``, ``rfqsim conformance --config FILE``) shaped like::
 
     base_url: https://staging.example
@@ -19,6 +23,7 @@ They come from flags (``--api-key KEY[=SCOPE,SCOPE]``, ``--taker-key HEX``,
       - tx_test_...            # scopes probed
     taker_wallets: [0x<64 hex>]
     webhook_public_url: https://hooks.example/qa
+    webhook_listen: 127.0.0.1:8765
 
 ``rfqsim serve --no-control-api`` writes its ready file in this shape (``api_url`` for
 ``base_url``), so the simulator can stand in for such a deployment.
@@ -84,6 +89,9 @@ class Inputs:
     taker_wallets: tuple[Wallet, ...] = ()
     webhook_public_url: str | None = None
     base_url: str | None = None
+    webhook_listen: str | None = None  # HOST:PORT the receiver binds (public URL forwarded here)
+    webhook_tls_cert: str | None = None  # PEM files: serve https there (TLS passed through)
+    webhook_tls_key: str | None = None
 
     def environment(self, chain_id: int) -> str | None:
         given = self.chains.get(chain_id)
@@ -197,6 +205,9 @@ def inputs_of(raw: Mapping[str, Any]) -> Inputs:
         taker_wallets=tuple(wallets),
         webhook_public_url=raw.get("webhook_public_url"),
         base_url=str(base_url).rstrip("/") if base_url else None,
+        webhook_listen=raw.get("webhook_listen"),
+        webhook_tls_cert=raw.get("webhook_tls_cert"),
+        webhook_tls_key=raw.get("webhook_tls_key"),
     )
 
 
@@ -207,6 +218,8 @@ def merge(
     wallets: Sequence[str],
     webhook: str | None,
     rpc_urls: Mapping[int, str],
+    webhook_listen: str | None = None,
+    webhook_tls: tuple[str | None, str | None] = (None, None),
 ) -> Inputs:
     """Flags added to (and, for a chain's RPC URL or the webhook URL, overriding) the file."""
     chains = dict(config.chains)
@@ -219,6 +232,9 @@ def merge(
         taker_wallets=config.taker_wallets + tuple(parse_wallet(w) for w in wallets),
         webhook_public_url=webhook or config.webhook_public_url,
         base_url=config.base_url,
+        webhook_listen=webhook_listen or config.webhook_listen,
+        webhook_tls_cert=webhook_tls[0] or config.webhook_tls_cert,
+        webhook_tls_key=webhook_tls[1] or config.webhook_tls_key,
     )
 
 
@@ -230,4 +246,7 @@ def combine(first: Inputs, second: Inputs) -> Inputs:
         taker_wallets=first.taker_wallets + second.taker_wallets,
         webhook_public_url=second.webhook_public_url or first.webhook_public_url,
         base_url=second.base_url or first.base_url,
+        webhook_listen=second.webhook_listen or first.webhook_listen,
+        webhook_tls_cert=second.webhook_tls_cert or first.webhook_tls_cert,
+        webhook_tls_key=second.webhook_tls_key or first.webhook_tls_key,
     )

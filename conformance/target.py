@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,6 +11,7 @@ from typing import Any
 
 from conformance.client import Client, request
 from conformance.inputs import Inputs, combine, inputs_of
+from conformance.public_receiver import loopback_public_webhook
 from conformance.server import DEFAULT_START_TIMEOUT, SimulatorProcess, find_rfqsim_bin
 from conformance.sim_control import SimControl
 
@@ -141,6 +144,7 @@ class TargetManager:
         self.current: Target | None = None
         self.process: SimulatorProcess | None = None
         self._error: str | None = None
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None  # foreign mode's files
 
     def get(self) -> Target:
         """The target, starting the simulator on first use; raises TargetError (cached)."""
@@ -180,8 +184,15 @@ class TargetManager:
         )
         info = self.process.start()
         if self.no_control:
-            # A foreign deployment: only what its operator would hand a QA team.
-            inputs = combine(inputs_of(info), self.inputs)
+            # A foreign deployment: only what its operator would hand a QA team, and a
+            # "public" webhook URL on loopback in place of the QA team's tunnel.
+            self._scratch = tempfile.TemporaryDirectory(prefix="rfqsim-conformance-hooks-")
+            state_dir = Path(os.environ.get("RFQSIM_STATE_DIR") or ".rfqsim")
+            webhook = loopback_public_webhook(
+                state_dir if state_dir.is_absolute() else self.rootdir / state_dir,
+                Path(self._scratch.name),
+            )
+            inputs = combine(combine(webhook, inputs_of(info)), self.inputs)
             manager_rpc = {c: g.rpc_url for c, g in inputs.chains.items() if g.rpc_url}
             return Target(
                 base_url=str(info["api_url"]).rstrip("/"),
@@ -204,3 +215,6 @@ class TargetManager:
         process, self.process = self.process, None
         if process is not None:
             process.stop()
+        scratch, self._scratch = self._scratch, None
+        if scratch is not None:
+            scratch.cleanup()

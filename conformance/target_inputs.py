@@ -22,7 +22,15 @@ def given_inputs(config: pytest.Config, rpc_urls: Mapping[int, str]) -> Inputs:
     webhook = config.getoption("--webhook-public-url") or os.environ.get(
         "RFQSIM_WEBHOOK_PUBLIC_URL"
     )
-    return merge(base, keys=keys, wallets=wallets, webhook=webhook, rpc_urls=rpc_urls)
+    return merge(
+        base,
+        keys=keys,
+        wallets=wallets,
+        webhook=webhook,
+        rpc_urls=rpc_urls,
+        webhook_listen=config.getoption("--webhook-listen"),
+        webhook_tls=(config.getoption("--webhook-tls-cert"), config.getoption("--webhook-tls-key")),
+    )
 
 
 def _env_list(name: str) -> list[str]:

@@ -14,6 +14,7 @@ from conformance.client import Client, fresh_loopback_address, is_loopback_url
 from conformance.control import Fleet, Janitor, Liquidity, controlled_fleet, janitor
 from conformance.inputs import TAKER_SCOPES
 from conformance.needs import skip_message
+from conformance.public_receiver import public_receiver
 from conformance.ramp import Ramp
 from conformance.ramp_transfers import Transfers
 from conformance.rfq_calls import bearer, new_key, wait_ladder
@@ -112,7 +113,7 @@ def kept() -> Iterator[Janitor]:
 @pytest.fixture
 def ramp(target: Target, http: Client) -> Ramp:
     """The v2 ramp's helpers; the sandbox controls only against the simulator."""
-    return Ramp(http, target.sim() if target.is_simulator else None)
+    return Ramp(http, target.sim() if target.is_simulator else None, shared=target.cache)
 
 
 @pytest.fixture
@@ -173,6 +174,15 @@ def integrator(target: Target, http: Client) -> Integrator:
 
 @pytest.fixture
 def receiver(target: Target) -> Iterator[WebhookReceiver]:
-    cert_pem, key_pem, _ = fetch_certificate(target.base_url)
-    with WebhookReceiver(cert_pem, key_pem) as running:
-        yield running
+    """An https receiver the target delivers to: on a simulator, one on a free loopback port
+    with a certificate from its local CA; elsewhere, the receiver behind the QA team's public
+    URL (conformance/public_receiver.py)."""
+    if target.controllable:
+        cert_pem, key_pem, _ = fetch_certificate(target.base_url)
+        with WebhookReceiver(cert_pem, key_pem) as running:
+            yield running
+        return
+    if not target.inputs.webhook_public_url:
+        pytest.skip(skip_message("webhook_url"))
+    with public_receiver(target.inputs) as public:
+        yield public

@@ -53,6 +53,37 @@ def test_config_file_and_flags_combine(tmp_path: Path) -> None:
     assert len(both.keys) == 2 * len(inputs.keys)
 
 
+def test_where_the_webhook_receiver_listens_comes_from_the_file_and_the_flags_win(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "hooks.yaml"
+    config.write_text(
+        "webhook_public_url: https://hooks.example/qa\n"
+        "webhook_listen: 127.0.0.1:9100\n"
+        "webhook_tls_cert: /etc/qa/cert.pem\n"
+        "webhook_tls_key: /etc/qa/key.pem\n"
+    )
+    from_file = read_config(config)
+    assert (from_file.webhook_listen, from_file.webhook_tls_cert, from_file.webhook_tls_key) == (
+        "127.0.0.1:9100",
+        "/etc/qa/cert.pem",
+        "/etc/qa/key.pem",
+    )
+    flagged = merge(
+        from_file,
+        keys=[],
+        wallets=[],
+        webhook=None,
+        rpc_urls={},
+        webhook_listen="0.0.0.0:9200",
+        webhook_tls=("/tmp/c.pem", None),
+    )
+    assert flagged.webhook_public_url == "https://hooks.example/qa"
+    assert flagged.webhook_listen == "0.0.0.0:9200"
+    assert (flagged.webhook_tls_cert, flagged.webhook_tls_key) == ("/tmp/c.pem", "/etc/qa/key.pem")
+    assert combine(flagged, read_config(config)).webhook_listen == "127.0.0.1:9100"
+
+
 def test_bad_inputs_are_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="KEY"):
         parse_key("=trades:write")
