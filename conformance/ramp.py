@@ -28,6 +28,11 @@ REVIEW_DELAY_S = 30  # the sandbox's default review delay (clock seconds)
 SWEEP_INTERVAL_S = 300  # spec: the background sweep runs every five minutes
 KYC_REREAD_S = 15  # spec: the provider is re-read at most once per 15 s per person
 IMAGE_MAX_BYTES = 4 * 1024 * 1024
+# Without control: a review takes REVIEW_DELAY_S of real time on the provider's sandbox, seen
+# through kyc/status at most every KYC_REREAD_S; a margin on top for a slower deployment.
+REAL_REVIEW_WAIT_S = REVIEW_DELAY_S + 2 * KYC_REREAD_S + 30
+KYC_POLL_S = 5.0
+SHARED_VERIFIED = "ramp_verified_wallet"  # key in Ramp.shared
 
 # Provider API routes as the sandbox counts them (``GET /_sim/ramp/state`` -> ``calls``).
 CALL_CAPABILITIES = "GET /api/v1/capabilities"
@@ -90,6 +95,8 @@ class Ramp:
     provider: str = PROVIDER
     chain_id: int = CHAIN
     _proofs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Kept for the whole test process (the target's cache): see shared_verified.
+    shared: dict[str, Any] = field(default_factory=dict)
 
     # -- time and proofs -----------------------------------------------------------------
 
@@ -175,15 +182,43 @@ class Ramp:
         return customer
 
     def verified(self, wallet: RampWallet, number: str = "A12345678") -> dict[str, Any]:
-        """Register, submit documents, let the review clear on the clock; returns ``kyc``."""
+        """Register, submit documents, let the review clear; returns ``kyc``. On a simulator
+        the clock is moved past the review; elsewhere the provider's sandbox reviews in real
+        time, so this polls ``kyc/status`` (re-read at most every 15 s) for up to
+        :data:`REAL_REVIEW_WAIT_S`."""
         customer = self.registered(wallet)
         resp = self.submit_kyc(wallet, number)
         assert resp.status == 200, f"{resp.describe()}: {resp.raw[:500]!r}"
-        self.advance(REVIEW_DELAY_S + 1)
-        kyc = self.kyc_status(wallet).json()["kyc"]
+        kyc = self.review_cleared(wallet)
         assert kyc is not None, customer
         assert kyc["state"] == "verified", (customer, kyc)
         return dict(kyc)
+
+    def review_cleared(self, wallet: RampWallet) -> dict[str, Any] | None:
+        """The ``kyc`` of ``wallet`` once its pending review has an outcome: on a simulator the
+        clock is moved past the review delay; elsewhere ``kyc/status`` is polled in real time
+        (the provider re-read at most every 15 s) for up to :data:`REAL_REVIEW_WAIT_S`."""
+        if self.sim is not None:
+            self.advance(REVIEW_DELAY_S + 1)
+            kyc: dict[str, Any] | None = self.kyc_status(wallet).json()["kyc"]
+            return kyc
+        deadline = time.monotonic() + REAL_REVIEW_WAIT_S
+        while True:
+            kyc = self.kyc_status(wallet).json()["kyc"]
+            if kyc is None or kyc["state"] != "pending" or time.monotonic() > deadline:
+                return kyc
+            time.sleep(KYC_POLL_S)
+
+    def shared_verified(self) -> RampWallet:
+        """A verified wallet made once per test process (``shared``) for tests that book
+        nothing with it: without control each verification waits a real review."""
+        cached = self.shared.get(SHARED_VERIFIED)
+        if isinstance(cached, RampWallet):
+            return cached
+        wallet = fresh_wallet()
+        self.verified(wallet)
+        self.shared[SHARED_VERIFIED] = wallet
+        return wallet
 
     # -- simulator controls -------------------------------------------------------------------
 

@@ -3,8 +3,9 @@ on-chain payout, a sell from bank resolution through the wallet's own on-chain d
 COMPLETED, the three views (full, wallet, support), the list, the emails, and creation's
 idempotency per intentKey under replays and real parallel requests.
 
-Every test uses fresh wallets; the provider is the simulator's sandbox, driven through
-``/_sim/ramp`` and the clock (``sim_only``)."""
+Every test uses fresh wallets. Money moving (pay-ins, payouts), the provider's latency and the
+emails are driven or read through the simulator's ``/_sim/ramp`` and the clock (``sim_only``);
+the views, the list and replays need only the public API."""
 
 from __future__ import annotations
 
@@ -32,8 +33,6 @@ from conformance.ramp_transfers import (
 )
 from conformance.response_checks import assert_error
 from conformance.venue import ChainInfo, whole
-
-pytestmark = pytest.mark.sim_only
 
 
 def completed(transfer: dict[str, Any]) -> bool:
@@ -260,6 +259,7 @@ def test_full_wallet_and_support_views_and_the_list(ramp: Ramp, transfers: Trans
     "ramp/resources/transfer/hasemail",
     "ramp/endpoints/post-v2-ramp-transfers/email",
 )
+@pytest.mark.sim_only  # the emails are read from the simulator's outbox
 def test_emails_instructions_funds_received_and_result(ramp: Ramp, transfers: Transfers) -> None:
     wallet = fresh_wallet()
     ramp.verified(wallet)
@@ -311,8 +311,9 @@ def test_replay_with_the_same_intent_key_returns_the_same_transfer(
     assert again.claim_token != first.claim_token
     for token in (first.claim_token, again.claim_token):
         assert transfers.read(Created(first.transfer, token))["id"] == first.id
-    same = [t for t in ramp.state()["transfers"] if t["reference"] == first.id]
-    assert len(same) == 1
+    if ramp.sim is not None:  # the provider's own books: through the sandbox's controls only
+        same = [t for t in ramp.state()["transfers"] if t["reference"] == first.id]
+        assert len(same) == 1
     assert len(transfers.listed(wallet)["transfers"]) == 1
     other = transfers.post({**body, "amount": "301", "proof": ramp.proof(wallet)})
     assert_error(other, 400, "invalid_request", "intent_key_reused")

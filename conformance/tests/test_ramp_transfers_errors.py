@@ -30,7 +30,7 @@ from conformance.target import Target
 def ramp(target: Target, http: Client) -> Iterator[Ramp]:
     """The ramp; on a simulator its sandbox's switches are restored after the test."""
     if not target.controllable:
-        yield Ramp(http, None)
+        yield Ramp(http, None, shared=target.cache)
         return
     with Ramp(http, target.sim()).restoring() as controlled:
         yield controlled
@@ -76,7 +76,7 @@ MALFORMED: list[tuple[str, Callable[[dict[str, Any]], dict[str, Any]], str]] = [
 ]
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("time<=90s")  # without control: one real KYC review per process
 @pytest.mark.parametrize(("what", "mutate", "field"), MALFORMED, ids=[m[0] for m in MALFORMED])
 @pytest.mark.spec(
     "ramp/limits/intentkey",
@@ -92,8 +92,11 @@ def test_malformed_creates_are_400_naming_the_field(
     mutate: Callable[[dict[str, Any]], dict[str, Any]],
     field: str,
 ) -> None:
-    wallet = fresh_wallet()
-    ramp.verified(wallet)
+    if ramp.sim is None:
+        wallet = ramp.shared_verified()  # books nothing: one verified wallet serves every case
+    else:
+        wallet = fresh_wallet()
+        ramp.verified(wallet)
     error = assert_error(
         transfers.post(mutate(transfers.body(wallet, "buy"))), 400, "invalid_request"
     )
@@ -238,7 +241,6 @@ def test_unknown_provider_is_404(ramp: Ramp, transfers: Transfers) -> None:
 # -- 409 -------------------------------------------------------------------------------------
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "ramp/errors/409-ramp_customer_required",
     "ramp/endpoints/post-v2-ramp-transfers/behaviour-3",
@@ -250,6 +252,20 @@ def test_a_missing_provider_profile_is_409(ramp: Ramp, transfers: Transfers) -> 
     customer = ramp.register(wallet, firstName="Only").json()["customer"]
     assert customer["hasProviderCustomer"] is False
     assert_error(transfers.post(transfers.body(wallet, "buy")), 409, "ramp_customer_required")
+    assert transfers.listed(wallet)["transfers"] == []
+
+
+@pytest.mark.sim_only(because="deployment")
+@pytest.mark.spec(
+    "ramp/errors/409-ramp_customer_required",
+    "ramp/endpoints/post-v2-ramp-transfers/behaviour-3",
+)
+def test_sells_without_a_provider_profile_need_the_business_profile(
+    ramp: Ramp, transfers: Transfers
+) -> None:
+    wallet = fresh_wallet()
+    customer = ramp.register(wallet, firstName="Only").json()["customer"]
+    assert customer["hasProviderCustomer"] is False
     sell = transfers.create(transfers.body(wallet, "sell"))  # the business profile
     assert sell.transfer["status"] == "AWAITING_FUNDS"
     ramp.switches(businessProfileSells=False)
@@ -259,7 +275,7 @@ def test_a_missing_provider_profile_is_409(ramp: Ramp, transfers: Transfers) -> 
 # -- 422 -------------------------------------------------------------------------------------
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("time<=90s")  # without control the review clears in real time
 @pytest.mark.spec(
     "ramp/errors/422-kyc_required",
     "ramp/endpoints/post-v2-ramp-transfers/behaviour-3",
@@ -285,8 +301,20 @@ def test_an_unverified_person_is_422_kyc_required_with_the_review(
     pending = assert_error(transfers.post(transfers.body(wallet, "buy")), 422, "kyc_required")
     assert pending["kyc"]["state"] == "pending"
     assert pending["kyc"]["canDeposit"] is False
-    ramp.advance(REVIEW_DELAY_S + 1)
+    cleared = ramp.review_cleared(wallet)
+    assert cleared is not None
+    assert cleared["state"] == "verified", cleared
     assert transfers.create(transfers.body(wallet, "buy")).transfer["status"] == "AWAITING_FUNDS"
+
+
+@pytest.mark.sim_only(because="provider")
+@pytest.mark.spec(
+    "ramp/errors/422-kyc_required",
+    "ramp/states/kyc-state/buy-can-run-only",
+)
+def test_a_verified_person_the_provider_takes_no_deposits_from_is_422(
+    ramp: Ramp, transfers: Transfers
+) -> None:
     no_deposit = fresh_wallet()
     ramp.registered(no_deposit)
     ramp.submit_kyc(no_deposit, "NODEPOSIT-1")
