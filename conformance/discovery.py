@@ -3,9 +3,10 @@
 * tokens and corridors: ``GET /v2/rfq/levels?chainId=`` lists every RFQ pair of the chain in both
   directions with the tokens' decimals; each token's ``symbol()`` and ``decimals()`` are then
   read on chain (the ladder's decimals must agree);
-* the settlement reactor (and its fee recipient, when the contract exposes ``feeRecipient()``):
-  from one firm quote requested with a given trades key for a given taker wallet, cancelled at
-  once (``quote.reactor``);
+* the settlement reactor (and its fee recipient and signature-transfer contract, when the
+  contract exposes ``feeRecipient()`` and ``signatureTransfer()``): from one firm quote
+  requested with a given trades key for a given taker wallet, cancelled at once
+  (``quote.reactor``);
 * the environment of a chain: the config's, else the spec's (56 live, 97 test); the minimum
   size follows from it (1 whole token live, 0.01 on the test chain).
 
@@ -119,6 +120,9 @@ def discover_reactor(
             recipient = _read(node, reactor, "feeRecipient()", "address")
             if recipient:
                 found["fee_recipient"] = to_checksum_address(recipient)
+            permit = _read(node, reactor, "signatureTransfer()", "address")
+            if permit:  # the contract makers approve and sign their orders for
+                found["signature_transfer"] = to_checksum_address(permit)
             return found
     return {}
 

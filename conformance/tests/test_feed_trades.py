@@ -19,7 +19,7 @@ import pytest
 from conformance.assertions import assert_firm_quote
 from conformance.chain import Wallet, wait_for
 from conformance.client import Client
-from conformance.control import FAST, Fleet
+from conformance.control import FAST, Fleet, Liquidity
 from conformance.feed import (
     DirectMaker,
     FillLog,
@@ -94,7 +94,7 @@ def check_published(
     return out
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("key:trades", "taker_wallet")
 @pytest.mark.spec(
     "v1/feed/get-historical_trades/query",
     "v1/feed/get-historical_trades/response-buy-sell-newest",
@@ -109,7 +109,7 @@ def test_rfq_fills_are_trades_in_natural_direction_with_exact_amounts(
     reader: Client,
     chain: ChainInfo,
     source: Wallet,
-    fleet: Fleet,
+    liquidity: Liquidity,
 ) -> None:
     usdt, ngns, wbnb, usdc = (chain.token(s) for s in ("USDT", "NGNS", "WBNB", "USDC"))
     node = chain.rpc()
@@ -222,7 +222,6 @@ def test_a_bundle_of_three_makers_in_one_transaction_is_three_trades(
     assert {t["trade_id"] for t in page["sell"]} >= set(ids), page
 
 
-@pytest.mark.sim_only(because="makers")
 @pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "v1/feed/get-historical_trades/every-settlement-corridors-reactor",
@@ -250,7 +249,6 @@ def test_orders_nobody_quoted_filled_directly_on_the_reactor_count(
     assert trade["base_volume"] == "10.005", "10 USDC to the maker and 0.005 of fee"
 
 
-@pytest.mark.sim_only
 @pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(
     "v1/feed/get-historical_trades/page-never-splits-second",

@@ -11,7 +11,7 @@ import pytest
 from eth_account import Account
 
 from conformance.assertions import ROUTING_FIELDS, atomic, fee_on, iso_seconds, rate_ray
-from conformance.chain import wait_for
+from conformance.chain import Wallet, wait_for
 from conformance.client import Client
 from conformance.control import FAST, Fleet, Janitor, Liquidity
 from conformance.funding import fund_wallet
@@ -227,7 +227,6 @@ def test_ladder_is_empty_when_every_maker_is_offline(
 # -- preview ------------------------------------------------------------------------------
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/endpoints/post-v2-rfq-preview",
     "rfq/overview/call-sequence/post-v2-rfq-preview",
@@ -241,8 +240,8 @@ def test_preview_locks_nothing(
     http: Client,
     market: Client,
     chain: ChainInfo,
-    venue: Venue,
-    fleet: Fleet,
+    source: Wallet,
+    liquidity: Liquidity,
     kept: Janitor,
 ) -> None:
     usdc, usdt = chain.token("USDC"), chain.token("USDT")
@@ -266,18 +265,17 @@ def test_preview_locks_nothing(
             taker_pays, usdc.decimals, int(shown["buyAmount"]), usdt.decimals
         ), shown
     # ... and a firm quote is still served.
-    taker = fund_wallet(chain, venue.demo_wallets[-1], {usdc.address: usdc.units(10)}, native=0)
+    taker = fund_wallet(chain, source, {usdc.address: usdc.units(10)}, native=0)
     body = rfq_body(chain, "USDC", "USDT", sell_amount=usdc.units(10), taker=taker.address)
     kept.keep(market, expect_quoted(request_quote(market, body)))
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/resources/preview/fields",
     "rfq/endpoints/post-v2-rfq-preview",
     "rfq/overview/properties-that-must-hold/exact-output-is-native",
 )
-def test_preview_exact_output(market: Client, chain: ChainInfo, fleet: Fleet) -> None:
+def test_preview_exact_output(market: Client, chain: ChainInfo, liquidity: Liquidity) -> None:
     ngns = chain.token("NGNS")
     want = ngns.units(5_000)
     shown = preview(market, rfq_body(chain, "USDT", "NGNS", buy_amount=want))
@@ -290,14 +288,13 @@ def test_preview_exact_output(market: Client, chain: ChainInfo, fleet: Fleet) ->
     assert 0 < fee <= fee_on(taker_pays - fee) + 4, shown  # 5 bps per maker leg, rounded down
 
 
-@pytest.mark.sim_only(because="makers")
 @pytest.mark.spec(
     "rfq/resources/preview/fields",
     "rfq/resources/no-quote/no_restricted_liquidity",
     "rfq/resources/no-quote/no_valid_quote",
     "rfq/resources/no-quote/reserveduntil-retryafterms-appear-only",
 )
-def test_preview_no_quote_reasons(market: Client, chain: ChainInfo, fleet: Fleet) -> None:
+def test_preview_no_quote_reasons(market: Client, chain: ChainInfo, liquidity: Liquidity) -> None:
     usdt = chain.token("USDT")
     stranger = Account.create().address
     restricted = rfq_body(

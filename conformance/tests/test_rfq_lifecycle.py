@@ -105,18 +105,11 @@ def _maker_released(fleet: Fleet, name: str, at_most: int) -> None:
 @pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/states/quoted-post-v2-rfq-id-cancel",
-    "rfq/states/cancel-response-reports-status",
-    "rfq/states/rule-1",
     "rfq/endpoints/post-v2-rfq-id-cancel",
     "rfq/endpoints/cancel-submit-status/cancel-releases-rfqs-claim",
     "rfq/endpoints/cancel-submit-status/ownership",
-    "rfq/overview/call-sequence/post-v2-rfq-id-cancel",
-    "rfq/auth/claim-token/without-key-only-authorization",
-    "rfq/errors/404-not_found",
-    "rfq/errors/409-conflict",
-    "rfq/states/quoted-or-submitted-settlement-seen-on-chain",
 )
-def test_cancel_rules(
+def test_cancel_releases_the_makers_and_any_key_of_the_partner_owns_the_rfq(
     target: Target,
     sim: SimControl,
     http: Client,
@@ -125,29 +118,61 @@ def test_cancel_rules(
     fleet: Fleet,
     kept: Janitor,
 ) -> None:
+    """What a client cannot see on its own (the rest of the cancel rules:
+    test_cancel_rules_seen_by_one_client): the makers' reservation dropped, and a second key
+    of the creating partner owning the RFQ without the claim token."""
     partner = f"conformance-lifecycle-{Account.create().address[2:10].lower()}"
     creator = keyed_client(http, new_key(sim, "test", partner=partner))
     colleague = keyed_client(http, new_key(sim, "test", partner=partner))
     anyone = keyless_client(target, http)
-    usdt, ngns = chain.token("USDT"), chain.token("NGNS")
-
     live_before = fleet.live_quotes()
     first = kept.keep(creator, _quote(creator, chain, taker))
-    rfq_id, token = first["rfqId"], first["claimToken"]
     winner = fleet.name_of(first["quote"]["orders"][0]["maker"])
-    # Not the owner: 404, and nothing changes.
+    released = assert_data(cancel(anyone, first["rfqId"], first["claimToken"]))
+    assert released == {"rfqId": first["rfqId"], "status": "released"}, released
+    _maker_released(fleet, winner, live_before[winner])
+
+    second = kept.keep(creator, _quote(creator, chain, taker))
+    released = assert_data(colleague.post(f"/v2/rfq/{second['rfqId']}/cancel"))
+    assert released == {"rfqId": second["rfqId"], "status": "released"}, released
+
+
+@pytest.mark.needs("key:trades", "taker_wallet")
+@pytest.mark.spec(
+    "rfq/states/quoted-post-v2-rfq-id-cancel",
+    "rfq/states/cancel-response-reports-status",
+    "rfq/states/rule-1",
+    "rfq/endpoints/post-v2-rfq-id-cancel",
+    "rfq/endpoints/cancel-submit-status/cancel-releases-rfqs-claim",
+    "rfq/overview/call-sequence/post-v2-rfq-id-cancel",
+    "rfq/auth/claim-token/without-key-only-authorization",
+    "rfq/errors/404-not_found",
+    "rfq/errors/409-conflict",
+    "rfq/states/quoted-or-submitted-settlement-seen-on-chain",
+)
+def test_cancel_rules_seen_by_one_client(
+    target: Target,
+    trader: Client,
+    http: Client,
+    chain: ChainInfo,
+    taker: Wallet,
+    liquidity: Liquidity,
+    kept: Janitor,
+) -> None:
+    """The cancel rules a client sees without control: the claim token alone cancels, a
+    stranger gets 404, a second cancel, a filled, a no_quote or a submitted RFQ 409, and a
+    cancelled quote can still be filled on chain."""
+    anyone = keyless_client(target, http)
+    usdt, ngns = chain.token("USDT"), chain.token("NGNS")
+    first = kept.keep(trader, _quote(trader, chain, taker))
+    rfq_id, token = first["rfqId"], first["claimToken"]
     assert_error(cancel(anyone, rfq_id, "rfqc_" + "x" * 43), 404, "not_found")
     assert_error(anyone.post(f"/v2/rfq/{rfq_id}/cancel"), 404, "not_found")
-    # The claim token alone (no key) is enough.
     released = assert_data(cancel(anyone, rfq_id, token))
     assert released == {"rfqId": rfq_id, "status": "released"}, released
-    # The makers' reservation is dropped ...
-    _maker_released(fleet, winner, live_before[winner])
-    # ... only once: the RFQ is no longer cancellable.
     _conflict(cancel(anyone, rfq_id, token))
-    _conflict(creator.post(f"/v2/rfq/{rfq_id}/cancel"))
+    _conflict(trader.post(f"/v2/rfq/{rfq_id}/cancel"))
 
-    # Cancel does not un-sign the order: the taker can still fill it.
     checked = assert_firm_quote(
         chain, first, sell="USDT", buy="NGNS", taker=taker.address, sell_amount=usdt.units(1)
     )
@@ -157,24 +182,18 @@ def test_cancel_rules(
         [taker.address, chain.fee_recipient, *checked.makers],
     )
     execute_quote(chain, taker, first)
-    record = wait_status(creator, rfq_id, None, "filled")
+    record = wait_status(trader, rfq_id, None, "filled")
     assert_filled_record(record, checked)
     assert_settled(
         before, before.again(), chain, checked, taker=taker.address, sell="USDT", buy="NGNS"
     )
-    _conflict(cancel(anyone, rfq_id, token))  # filled
+    _conflict(cancel(anyone, rfq_id, token))
 
-    # Any key of the creating partner owns the RFQ, without the claim token.
-    second = kept.keep(creator, _quote(creator, chain, taker))
-    released = assert_data(colleague.post(f"/v2/rfq/{second['rfqId']}/cancel"))
-    assert released == {"rfqId": second["rfqId"], "status": "released"}, released
-
-    # Only a quoted RFQ can be cancelled: not a no_quote, not a submitted one.
-    nothing = _no_quote(creator, chain, taker)
+    nothing = _no_quote(trader, chain, taker)
     _conflict(cancel(anyone, nothing["rfqId"], nothing["claimToken"]))
-    third = kept.keep(creator, _quote(creator, chain, taker))
-    assert_data(submit(creator, third["rfqId"], None, random_tx_hash()))
-    _conflict(cancel(creator, third["rfqId"], None))
+    third = kept.keep(trader, _quote(trader, chain, taker))
+    assert_data(submit(trader, third["rfqId"], None, random_tx_hash()))
+    _conflict(cancel(trader, third["rfqId"], None))
 
 
 # -- submit -------------------------------------------------------------------------------

@@ -17,12 +17,14 @@ from eth_account import Account
 from conformance.assertions import assert_firm_quote
 from conformance.chain import Wallet
 from conformance.client import Client
-from conformance.control import FAST, Fleet, Janitor
+from conformance.control import FAST, Fleet, Janitor, Liquidity
 from conformance.funding import fund_wallet
-from conformance.response_checks import assert_error, assert_issues
+from conformance.response_checks import assert_data, assert_error, assert_issues
 from conformance.rfq_calls import (
+    cancel,
     eoa_proof,
     expect_no_quote,
+    expect_quoted,
     keyless_client,
     preview,
     request_quote,
@@ -206,7 +208,6 @@ def test_restricted_makers_are_the_only_ones_asked(
     assert _asked(fleet, before) == {"bravo"}
 
 
-@pytest.mark.sim_only
 @pytest.mark.spec(
     "rfq/endpoints/request-body/rules",
     "rfq/errors/400-invalid_request",
@@ -214,21 +215,64 @@ def test_restricted_makers_are_the_only_ones_asked(
     "rfq/endpoints/request-body/restrictedliquiditywallets",
 )
 def test_both_steering_lists_together_are_400(
-    trader: Client, chain: ChainInfo, taker: Wallet, fleet: Fleet
+    trader: Client, chain: ChainInfo, taker: Wallet, target: Target, request: pytest.FixtureRequest
 ) -> None:
-    alpha, bravo = fleet.wallet("alpha"), fleet.wallet("bravo")
+    # On a simulator the lists name its makers and no maker may be asked; elsewhere any two
+    # wallets show the 400 (which makers were asked is not visible from outside).
+    fleet: Fleet | None = request.getfixturevalue("fleet") if target.controllable else None
+    if fleet is not None:
+        alpha, bravo = fleet.wallet("alpha"), fleet.wallet("bravo")
+    else:
+        alpha, bravo = Account.create().address, Account.create().address
     body = _body(
         chain, taker, preferredLiquidityWallets=[alpha], restrictedLiquidityWallets=[bravo]
     )
-    asked_before = fleet.rfqs_seen()
-    assert_error(
-        trader.post("/v2/rfq/request", json=body), 400, "invalid_request", "steering_conflict"
-    )
+    asked_before = fleet.rfqs_seen() if fleet is not None else None
+    reason = "steering_conflict" if fleet is not None else None  # rfqsim's details.reason
+    assert_error(trader.post("/v2/rfq/request", json=body), 400, "invalid_request", reason)
     body.pop("taker")
-    assert_error(
-        trader.post("/v2/rfq/preview", json=body), 400, "invalid_request", "steering_conflict"
-    )
-    assert fleet.rfqs_seen() == asked_before
+    assert_error(trader.post("/v2/rfq/preview", json=body), 400, "invalid_request", reason)
+    if fleet is not None:
+        assert fleet.rfqs_seen() == asked_before
+
+
+@pytest.mark.spec(
+    "rfq/endpoints/request-body/restrictedliquiditywallets",
+    "rfq/endpoints/request-body/preferredliquiditywallets",
+    "rfq/endpoints/request-body/rules",
+    "rfq/overview/properties-that-must-hold/maker-steering-preferred-restricted",
+    "rfq/overview/conventions/addresses-evm-addresses-lowercase",
+    "rfq/resources/firm-quote/routing-object",
+)
+def test_steering_to_a_maker_that_quoted_gets_that_makers_quote(
+    trader: Client, chain: ChainInfo, taker: Wallet, liquidity: Liquidity
+) -> None:
+    """Without control: the makers' wallets as any client learns them (the orders of a firm
+    quote), then restricted and preferred lists naming that wallet."""
+
+    def quoted(**steering: Any) -> dict[str, Any]:
+        data = expect_quoted(request_quote(trader, _body(chain, taker, **steering)))
+        assert_data(cancel(trader, str(data["rfqId"]), str(data["claimToken"])))  # free the slot
+        return data
+
+    first = quoted()
+    maker = str(first["quote"]["orders"][0]["maker"])
+    stranger = Account.create().address  # a wallet no maker uses: restricted, it adds nothing
+    restricted = quoted(restrictedLiquidityWallets=f"{maker.lower()}, {stranger.lower()}")
+    routing = restricted["routing"]
+    assert routing["restrictionApplied"] is True, routing
+    assert routing["preferenceApplied"] is False, routing
+    assert routing["fallbackUsed"] is False, routing
+    assert [w.lower() for w in routing["targetMakerWallets"]] == [maker.lower(), stranger.lower()]
+    assert routing["openMarketQuotesReceived"] == 0, routing
+    assert routing["preferredQuotesReceived"] >= 1, routing
+    assert {o["maker"].lower() for o in restricted["quote"]["orders"]} == {maker.lower()}
+
+    preferred = quoted(preferredLiquidityWallets=[maker.lower()])
+    routing = preferred["routing"]
+    assert routing["preferenceApplied"] is True, routing
+    assert routing["restrictionApplied"] is False, routing
+    assert [w.lower() for w in routing["targetMakerWallets"]] == [maker.lower()], routing
 
 
 @pytest.mark.spec(
