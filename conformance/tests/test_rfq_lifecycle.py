@@ -10,6 +10,7 @@ crosses the boundary under test.
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import pytest
@@ -45,6 +46,7 @@ from conformance.rfq_calls import (
     submit,
     wait_status,
 )
+from conformance.service_clock import ServiceClock
 from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.venue import ChainInfo
@@ -356,6 +358,37 @@ def test_lapsed_quote_expires_and_a_late_fill_corrects_it(
     assert_settled(
         before, before.again(), chain, checked, taker=taker.address, sell="USDT", buy="NGNS"
     )
+
+
+@pytest.mark.needs("key:trades", "taker_wallet", "time<=75s")
+@pytest.mark.spec(
+    "rfq/states/quoted-quote-lapses",
+    "rfq/states/rfq-status-values",
+    "rfq/overview/properties-that-must-hold/price-held-briefly-firm",
+    "rfq/resources/rfq-record/expiresat",
+    "rfq/errors/409-conflict",
+)
+def test_a_quote_nobody_takes_reads_expired_once_it_lapses(
+    target: Target,
+    trader: Client,
+    chain: ChainInfo,
+    taker: Wallet,
+    liquidity: Liquidity,
+    clock: ServiceClock,
+) -> None:
+    """Without control the quote's life (at most the 60 s quote TTL) is waited out in real
+    time; on a simulator the clock is moved past it."""
+    data = _quote(trader, chain, taker)
+    rfq_id, quote = data["rfqId"], data["quote"]
+    if target.controllable:
+        _advance_past(target.sim(), quote["expiresAt"])
+    else:
+        time.sleep(max(0.0, iso_seconds(quote["expiresAt"]) - clock.now_ms() / 1000 + 1))
+    record = wait_status(trader, rfq_id, None, "expired", timeout=SWEEP_TIMEOUT)
+    assert record["expiresAt"] == quote["expiresAt"], record
+    assert record["filledAt"] is None, record
+    _conflict(submit(trader, rfq_id, None, random_tx_hash()))
+    _conflict(cancel(trader, rfq_id, None))
 
 
 # -- the outstanding-RFQ cap ------------------------------------------------------------------
