@@ -30,6 +30,7 @@ from conformance.report import (
     RULES_PROPERTY,
     ResultCollector,
     build_matrix,
+    control_free_share,
     uncovered,
     write_report,
 )
@@ -92,6 +93,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=DEFAULT_START_TIMEOUT,
         metavar="SECONDS",
         help="how long to wait for rfqsim's ready file (default: 60)",
+    )
+    group.addoption(
+        "--min-control-free",
+        type=float,
+        default=None,
+        metavar="PERCENT",
+        help="fail the run when fewer than PERCENT %% of the rules that do not inherently need "
+        "the control API passed (the report's control-free share)",
     )
     group.addoption(
         "--list-uncovered",
@@ -347,7 +356,7 @@ class _Reporter:
             duration=float(getattr(report, "duration", 0.0) or 0.0),
         )
 
-    def pytest_sessionfinish(self) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         state, config = self.state, self.config
         if not state.collector:
             return
@@ -361,6 +370,9 @@ class _Reporter:
         if not directory.is_absolute():
             directory = config.invocation_params.dir / directory
         state.report_paths = write_report(directory, state.matrix)
+        minimum = config.getoption("--min-control-free")
+        if minimum is not None and control_free_share(state.matrix) < minimum:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         matrix = self.state.matrix
@@ -384,6 +396,16 @@ class _Reporter:
             f"{totals['rules']} rules: {totals['passed']} passed, {totals['failed']} failed, "
             f"{totals['skipped']} skipped, {totals['not_covered']} not covered"
         )
+        free = matrix["control_free"]
+        share = control_free_share(matrix)
+        line = (
+            f"control-free: {free['passed']} of {free['rules']} rules that do not inherently "
+            f"need the control API passed ({share:.1f} %)"
+        )
+        minimum = self.config.getoption("--min-control-free")
+        if minimum is not None:
+            line += f"; minimum {minimum:g} %: " + ("met" if share >= minimum else "NOT MET")
+        terminalreporter.write_line(line)
         if self.config.getoption("--list-uncovered"):
             _write_uncovered(terminalreporter, uncovered(matrix))
 

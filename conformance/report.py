@@ -285,11 +285,17 @@ def _tests_cell(rule: Mapping[str, Any]) -> str:
     )
 
 
+def control_free_share(matrix: Mapping[str, Any]) -> float:
+    """Percent of the rules that do not inherently need control which passed (0 without any)."""
+    free = matrix["control_free"]
+    return 100.0 * free[PASSED] / free["rules"] if free["rules"] else 0.0
+
+
 def _control_free_lines(matrix: Mapping[str, Any]) -> list[str]:
     free = matrix.get("control_free")
     if not free:
         return []
-    share = f"{100 * free[PASSED] / free['rules']:.1f} %" if free["rules"] else "-"
+    share = f"{control_free_share(matrix):.1f} %" if free["rules"] else "-"
     by_reason: dict[str, int] = {}
     for rule in matrix["rules"]:
         for reason in rule.get("inherent_control", []):

@@ -348,3 +348,63 @@ def test_timing_tolerances_are_options_and_must_not_be_negative(project: Path) -
     code, out = _run(project, "--budget-tolerance-ms", "-1")
     assert code == 4, out
     assert "--budget-tolerance-ms must not be negative" in out, out
+
+
+SHARE_TESTS = textwrap.dedent(
+    """\
+    import pytest
+
+    @pytest.mark.spec("rfq/errors/404-not_found")
+    def test_pass(http):
+        assert http.get("/nope").status == 404
+
+    @pytest.mark.sim_only(because="faults")
+    @pytest.mark.spec("rfq/errors/500-internal")
+    def test_fault(sim):
+        pass
+
+    @pytest.mark.sim_only
+    @pytest.mark.spec("rfq/errors/409-conflict")
+    def test_could_be_ported(sim):
+        pass
+    """
+)
+
+
+def test_the_control_free_share_and_its_minimum(project: Path, plain_server: str) -> None:
+    (project / "test_suite.py").write_text(SHARE_TESTS)
+    code, out = _run(project, "--base-url", plain_server, "--min-control-free", "50")
+    assert "2 skipped" in out, out  # both sim_only tests: the target is not a simulator
+    assert code == 1, out  # every test passed or skipped: the minimum failed the run
+    matrix = _matrix(project)
+    by_id = {r["id"]: r for r in matrix["rules"]}
+    assert by_id["rfq/errors/500-internal"]["inherent_control"] == ["faults"]
+    assert "inherent_control" not in by_id["rfq/errors/409-conflict"]
+    # Every rule but the faulted one counts: one passed; the unported one and the uncovered
+    # rest did not.
+    free = matrix["control_free"]
+    assert free == {"rules": matrix["totals"]["rules"] - 1, "passed": 1}
+    assert f"control-free: 1 of {free['rules']} rules" in out, out
+    assert "minimum 50 %: NOT MET" in out, out
+
+    code, out = _run(project, "--base-url", plain_server, "--min-control-free", "0.1")
+    assert code == 0, out
+    assert "minimum 0.1 %: met" in out, out
+
+
+def test_an_unknown_sim_only_reason_is_a_collection_error(project: Path) -> None:
+    (project / "test_suite.py").write_text(
+        textwrap.dedent(
+            """\
+            import pytest
+
+            @pytest.mark.sim_only(because="laziness")
+            @pytest.mark.spec("rfq/errors/409-conflict")
+            def test_x():
+                pass
+            """
+        )
+    )
+    code, out = _run(project, "--collect-only")
+    assert code != 0, out
+    assert "unknown sim_only reason 'laziness'" in out, out
