@@ -310,6 +310,17 @@ class Client:
     def get(self, path: str, **kwargs: Any) -> Response:
         return self.request("GET", path, **kwargs)
 
+    def wait_for_room(self, minimum: int, probe: str = "/v2/rfq/levels") -> None:
+        """Start with at least ``minimum`` requests left in the limiter's window: one request
+        reads X-RateLimit-Remaining, and when fewer are left the window is waited out. For a
+        test on a shared key that holds a firm quote across several requests: a wait for the
+        window in the middle (up to a minute) could outlast the quote's 60 s life."""
+        resp = self.get(probe)
+        remaining = Pacing._seconds(resp.headers.get("X-RateLimit-Remaining"))
+        reset = Pacing._seconds(resp.headers.get("X-RateLimit-Reset"))
+        if remaining is not None and remaining < minimum and reset is not None:
+            time.sleep(reset + 0.5)
+
     def post(self, path: str, **kwargs: Any) -> Response:
         return self.request("POST", path, **kwargs)
 

@@ -175,3 +175,58 @@ def test_each_mutation_changes_only_what_it_names() -> None:
     assert reads == ["AWAITING_FUNDS", "PROCESSING", "AWAITING_FUNDS"]
     assert not mutations["drop_request_id"].equivalent
     assert mutations["addresses_lowercased"].equivalent
+
+
+class _RecordingTime:
+    """Stands in for the client module's ``time``: sleeps are recorded, not slept."""
+
+    def __init__(self, slept: list[float]) -> None:
+        self.slept = slept
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+
+def test_wait_for_room_waits_the_window_out_only_when_too_little_is_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from conformance import client as client_module
+    from conformance.client import Client
+
+    remaining = ["3"]
+
+    class Limited(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b'{"data": {}}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("X-RateLimit-Limit", "60")
+            self.send_header("X-RateLimit-Remaining", remaining[0])
+            self.send_header("X-RateLimit-Reset", "7")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Limited)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    slept: list[float] = []
+    monkeypatch.setattr(client_module, "time", _RecordingTime(slept))
+    try:
+        client = Client(f"http://127.0.0.1:{server.server_address[1]}").paced()
+        client.wait_for_room(20)
+        assert slept == [7.5]  # 3 left of the 20 wanted: the window's 7 s, and a margin
+        remaining[0] = "45"
+        client.wait_for_room(20)
+        assert slept == [7.5]  # enough room: no wait
+    finally:
+        server.shutdown()
+        server.server_close()
