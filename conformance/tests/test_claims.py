@@ -40,12 +40,16 @@ KeyFactory = Callable[..., dict[str, Any]]
 
 @pytest.fixture
 def new_caller(target: Target, http: Client) -> Callable[[], Client]:
-    """Makes clients, each from a loopback address no other test uses (when possible)."""
+    """Makes clients, each from a loopback address no other test uses (when possible); without
+    control they pace themselves, as the given key is shared with the other tests."""
 
     def make() -> Client:
-        if not is_loopback_url(target.base_url):
-            return http
-        return http.from_address(fresh_loopback_address())
+        own = (
+            http
+            if not is_loopback_url(target.base_url)
+            else http.from_address(fresh_loopback_address())
+        )
+        return own if target.controllable else own.paced()
 
     return make
 
