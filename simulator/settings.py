@@ -307,7 +307,7 @@ class Settings(BaseSettings):
     makers: FleetConfig | None = Field(default_factory=default_fleet)
     # Where that fleet runs: `in` the simulator's process, or in a process of its `own` (a child
     # of `rfqsim serve`, driven over a control channel: docs/decisions.md F24).
-    makers_process: Literal["own", "in"] = "in"
+    makers_process: Literal["own", "in"] = "own"
 
     @model_validator(mode="after")
     def _unique_chains(self) -> Settings:
