@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from rfqkit.anvil import die_with_parent
+
 DEFAULT_START_TIMEOUT = 60.0
 STOP_GRACE_SECONDS = 10.0
 _POLL_INTERVAL = 0.1
@@ -116,6 +118,8 @@ class SimulatorProcess:
                 stderr=stderr,
                 cwd=self.cwd,
                 start_new_session=True,  # own process group: stop() signals the whole tree
+                # ... and it ends with us even when we cannot stop it (killed by a CI timeout).
+                preexec_fn=die_with_parent,
             )
         except OSError as exc:
             self.stop()

@@ -408,3 +408,46 @@ def test_an_unknown_sim_only_reason_is_a_collection_error(project: Path) -> None
     code, out = _run(project, "--collect-only")
     assert code != 0, out
     assert "unknown sim_only reason 'laziness'" in out, out
+
+
+HANGING = textwrap.dedent(
+    """\
+    import time
+
+    import pytest
+
+    @pytest.mark.spec("rfq/errors/404-not_found")
+    def test_hangs(http):
+        assert http.get("/nope").status == 404
+        time.sleep(120)
+    """
+)
+
+
+def test_a_killed_session_takes_its_simulator_with_it(project: Path) -> None:
+    """A session killed outright (a CI job's timeout) cannot stop its simulator in order: the
+    simulator ends with it all the same (PR_SET_PDEATHSIG), and no process is left behind."""
+    (project / "test_suite.py").write_text(HANGING)
+    record = project / "record.txt"
+    session = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-q", "--rfqsim-bin", str(project / "fake-rfqsim")],
+        cwd=project,
+        env={**os.environ, "FAKE_RFQSIM_RECORD": str(record)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (record.exists() and record.read_text().startswith("started")):
+            assert session.poll() is None, "the session ended before its simulator started"
+            assert time.monotonic() < deadline, "the simulator never started"
+            time.sleep(0.05)
+        session.kill()  # SIGKILL: no teardown runs
+        session.wait(10)
+        pid = int(record.read_text().split()[1])
+        _assert_gone(pid)
+        assert record.read_text().split()[2:] == ["stopped", str(pid)], "ended by its SIGTERM"
+    finally:
+        if session.poll() is None:
+            session.kill()
+            session.wait(10)
