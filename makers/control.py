@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from makers.client import MakerClientError
 from makers.config import FleetConfig
 from makers.fleet import MakerFleet, SimulatedMaker
+from rfqkit.validation_issues import issues_from
 
 # Kinds of refusal (ControlError.kind).
 NOT_FOUND = "not_found"  # no maker of that name (or no fleet running)
@@ -74,23 +75,6 @@ def decode(line: bytes) -> dict[str, Any]:
     return message
 
 
-def validation_issues(error: ValidationError) -> list[dict[str, Any]]:
-    """The envelope's `details.issues` (as the simulator's request parsing writes them),
-    without pydantic's documentation URLs."""
-    issues = []
-    for item in error.errors(include_url=False):
-        loc = [part if isinstance(part, int) else str(part) for part in item["loc"]]
-        issues.append(
-            {
-                "field": ".".join(str(part) for part in loc),
-                "loc": loc,
-                "message": item["msg"],
-                "type": item["type"],
-            }
-        )
-    return issues
-
-
 def member_status(maker: SimulatedMaker) -> dict[str, Any]:
     """One member as /_sim/makers shows it: its status and its config without the private key."""
     return {
@@ -112,7 +96,7 @@ async def reconfigure_maker(
         # must be refused as a fixed field, not collide with that parameter.
         await maker.reconfigure(**changes)
     except ValidationError as exc:  # a combination the maker's config refuses
-        raise ControlError(INVALID_CONFIG, str(exc), validation_issues(exc)) from exc
+        raise ControlError(INVALID_CONFIG, str(exc), issues_from(exc)) from exc
     except ValueError as exc:
         raise ControlError(INVALID_VALUE, str(exc)) from exc
     except (MakerClientError, TimeoutError) as exc:  # told to go online, could not

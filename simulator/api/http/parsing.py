@@ -9,26 +9,12 @@ from typing import Any, Protocol, TypeVar
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
+from rfqkit.validation_issues import issues_from
 from simulator.api.http.appkeys import SETTINGS
 from simulator.errors import InvalidRequest, PayloadTooLarge
 from simulator.services.access.proofs import TakerProof
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
-
-
-def issues_from(error: ValidationError) -> list[dict[str, Any]]:
-    issues = []
-    for item in error.errors(include_url=False):
-        loc = [part if isinstance(part, int) else str(part) for part in item["loc"]]
-        issues.append(
-            {
-                "field": ".".join(str(part) for part in loc),
-                "loc": loc,
-                "message": item["msg"],
-                "type": item["type"],
-            }
-        )
-    return issues
 
 
 def _is_json(content_type: str) -> bool:

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from simulator.api.http.parsing import issues_from
+from rfqkit.validation_issues import issues_from
 from simulator.api.sim.scenario_schemas import Changes, Scenario
 from simulator.errors import InvalidRequest
 from simulator.services.sim.ports import BalanceTarget
