@@ -10,32 +10,17 @@ from typing import Any
 import pytest
 
 from makers.client import MakerConnectionError
-from makers.config import FleetConfig, MakerConfig
-from makers.fleet import MakerFleet, SimulatedMaker
+from makers.config import MakerConfig
+from makers.fleet import MakerFleet
 from rfqkit.wallets import maker_wallet
 from simulator.adapters.rfq.fleet import MakerFleetControl
 from simulator.errors import InvalidRequest, NotFound, UpstreamError
-
-URL = "http://127.0.0.1:9"  # never contacted: the makers are not started
-
-
-def config(name: str, index: int) -> MakerConfig:
-    return MakerConfig.model_validate({"name": name, "wallet_index": index, "chains": [97]})
+from tests.unit.makers.unstarted_fleet import unstarted_fleet
 
 
 @pytest.fixture
 async def fleet() -> AsyncIterator[MakerFleet]:
-    makers = (config("m0", 0), config("m1", 1))
-    fleet = MakerFleet(
-        FleetConfig(makers=makers),
-        url=URL,
-        credentials={m.name: [f"tx_test_{m.name}.secret"] for m in makers},
-        rpc_urls={},
-    )
-    for maker in makers:
-        fleet.makers[maker.name] = SimulatedMaker(
-            maker, url=URL, api_keys=[f"tx_test_{maker.name}.secret"], chains={}
-        )
+    fleet = unstarted_fleet()
     yield fleet
     await fleet.close()
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from makers.child import FleetChild, answer, serve_channel
-from makers.config import FleetConfig, MakerConfig, default_fleet
+from makers.config import default_fleet
 from makers.control import (
     FAILED,
     INVALID_CONFIG,
@@ -23,28 +23,12 @@ from makers.control import (
     fleet_from_start,
     start_request,
 )
-from makers.fleet import MakerFleet, SimulatedMaker
-
-URL = "http://127.0.0.1:9"  # never contacted: the makers are not started
-
-
-def config(name: str, index: int) -> MakerConfig:
-    return MakerConfig.model_validate({"name": name, "wallet_index": index, "chains": [97]})
+from tests.unit.makers.unstarted_fleet import URL, config, unstarted_fleet
 
 
 @pytest.fixture
 async def child() -> AsyncIterator[FleetChild]:
-    makers = (config("m0", 0), config("m1", 1))
-    fleet = MakerFleet(
-        FleetConfig(makers=makers),
-        url=URL,
-        credentials={m.name: [f"tx_test_{m.name}.secret"] for m in makers},
-        rpc_urls={},
-    )
-    for maker in makers:
-        fleet.makers[maker.name] = SimulatedMaker(
-            maker, url=URL, api_keys=[f"tx_test_{maker.name}.secret"], chains={}
-        )
+    fleet = unstarted_fleet()
     child = FleetChild()
     child.fleet = fleet
     yield child
