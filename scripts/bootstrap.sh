@@ -55,8 +55,9 @@ fi
 npm_hash=$(hash_of package.json package-lock.json)
 if [ "$(cat "$STAMP_DIR/npm" 2>/dev/null)" != "$npm_hash" ] || [ ! -d node_modules/@foundry-rs ]; then
   echo "bootstrap: installing Anvil, solc and viem from the npm registry (about 10 s)" >&2
-  # `npm install`, not `npm ci`: the lock records only the platform packages npm resolved here
-  # (anvil-linux-amd64), and `npm ci` refuses a lock without the other platforms' entries.
-  npm install --no-audit --no-fund --loglevel=error
+  # `npm ci`: installs exactly what package-lock.json records and never rewrites it, so a fresh
+  # clone stays clean. The lock lists every platform's optional Anvil package (npm 11 writes
+  # them all), so the same lock installs on Linux, macOS and Windows, x64 and arm64.
+  npm ci --no-audit --no-fund --loglevel=error
   echo "$npm_hash" > "$STAMP_DIR/npm"
 fi
