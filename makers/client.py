@@ -37,6 +37,7 @@ import aiohttp
 
 from makers.levels import LevelsCoalescer, LevelsInput, check_levels
 from makers.protocol import (
+    CLOSE_REPLACED,
     Decline,
     ErrorMessage,
     Expired,
@@ -83,8 +84,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-CLOSE_REPLACED = 4001  # another connection with the same key took over
-CLOSE_PING_TIMEOUT = 4002
 
 T = TypeVar("T")
 Callback = Callable[[T], Awaitable[None]]

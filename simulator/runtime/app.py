@@ -107,6 +107,12 @@ from simulator.settings import Settings
 CLIENT_MAX_SIZE = 64 * 1024 * 1024
 
 
+async def close_maker_streams(app: web.Application) -> None:
+    """On stop, every maker socket ends with 1001 and its closing handshake before the server
+    drops the connections that are left, within the shutdown grace."""
+    await app[MAKER_SESSIONS].close_all(timeout_s=app[SETTINGS].api.shutdown_grace_s)
+
+
 def build_routes(*, control_api: bool = True) -> RouteTable:
     """Every operation; without ``control_api`` none under /_sim (the provider's inbound
     webhooks at /_provider stay: the sandbox needs them, a real deployment has its own)."""
@@ -191,7 +197,10 @@ def create_app(
             capacity=settings.journal.requests_kept,
             stream_capacity=settings.journal.frames_kept,
         )
-    app[MAKER_SESSIONS] = build_maker_sessions(app[RFQ], app[VENUE], app[CLOCK], app.get(JOURNAL))
+    app[MAKER_SESSIONS] = build_maker_sessions(
+        app[RFQ], app[VENUE], app[CLOCK], app[ACCESS].keys, app.get(JOURNAL)
+    )
+    app.on_shutdown.append(close_maker_streams)
     app[FEED] = build_feed(settings, app[CLOCK], app[VENUE], app[RFQ], app[FILLS], app[FILL_INDEX])
     app[FEED_CACHE] = FeedCache(app[CLOCK], settings.feed.cache_s)
     app[BOOK] = build_book(

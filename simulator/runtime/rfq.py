@@ -33,6 +33,7 @@ from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.lifecycle import CHAIN_SUPERVISOR
 from simulator.services.access.area import AccessArea
+from simulator.services.access.keys import KeyService
 from simulator.services.rfq.area import RfqArea
 from simulator.services.rfq.auction import Auction
 from simulator.services.rfq.deps import RfqDeps
@@ -136,9 +137,16 @@ def indexer_state(chain_id: int, indexer: FillIndexer) -> StateParticipant:
 
 
 def build_maker_sessions(
-    area: RfqArea, venue: VenueDirectory, clock: Clock, frames: FrameTap | None = None
+    area: RfqArea,
+    venue: VenueDirectory,
+    clock: Clock,
+    keys: KeyService,
+    frames: FrameTap | None = None,
 ) -> MakerStreamSessions:
-    return MakerStreamSessions(area.makers, venue, clock, frames=frames)
+    """The maker stream's sessions; a key suspended or revoked ends its open connections."""
+    sessions = MakerStreamSessions(area.makers, venue, clock, frames=frames)
+    keys.withdrawn_listeners.append(sessions.credential_withdrawn)
+    return sessions
 
 
 async def background_context(app: web.Application) -> AsyncIterator[None]:
