@@ -137,6 +137,7 @@ class LimitSettings(_Strict):
 class ProofTiming(_Strict):
     window_s: float = Field(default=60, gt=0)
     grant_s: float = Field(default=43200, gt=0)
+    wall_clock_when_moved: bool = True  # docs/decisions.md TT4
 
 
 class FundingSettings(_Strict):

@@ -54,6 +54,7 @@ from simulator.api.ramp import transfer_handlers as ramp_transfers
 from simulator.api.rfq import control as rfq_control
 from simulator.api.rfq import handlers as rfq
 from simulator.api.rfq import maker_stream
+from simulator.api.rfq import time_control as rfq_time_control
 from simulator.api.sim import handlers as sim
 from simulator.api.sim import index as sim_index
 from simulator.api.sim import journal as sim_journal
@@ -136,6 +137,7 @@ def build_routes(*, control_api: bool = True) -> RouteTable:
         sim_scenarios,
         access_control,
         rfq_control,
+        rfq_time_control,
         webhooks_control,
         ramp_control,
         v1_control,

@@ -47,6 +47,7 @@ from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement, SettlementSettings
 from simulator.services.rfq.slots import OutstandingSlots
 from simulator.services.rfq.store import InMemoryRfqStore
+from simulator.services.rfq.time_control import RfqTimeControl
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.fills import FillFanout
 from simulator.services.shared.state import AttributeState, StateParticipant
@@ -112,6 +113,7 @@ def build_rfq(
         inventory=inventory,
         funds=deps.funds,
         slots=deps.slots,
+        time_control=RfqTimeControl(clock, store, settlement, deps.slots, deps.funds),
     )
 
 

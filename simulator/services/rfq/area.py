@@ -14,6 +14,7 @@ from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement
 from simulator.services.rfq.slots import OutstandingSlots
+from simulator.services.rfq.time_control import RfqTimeControl
 from simulator.services.shared.events import EventLog
 
 
@@ -29,3 +30,4 @@ class RfqArea:
     inventory: MakerInventory  # maker inventory live quotes hold (the feed's reserved sides)
     funds: TakerFunds  # taker reservations (reset and snapshot put them back)
     slots: OutstandingSlots  # outstanding-RFQ slots per caller (likewise)
+    time_control: RfqTimeControl  # /_sim/rfqs/{id}/...: one RFQ's time moved, nothing else
