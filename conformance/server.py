@@ -23,11 +23,6 @@ from typing import IO, Any
 from rfqkit.anvil import die_with_parent
 
 DEFAULT_START_TIMEOUT = 60.0
-# The suite measures the spec, so the simulator it starts judges proofs of control by the
-# service clock alone: rfqsim's default also accepts the wall clock while /_sim/clock/advance
-# has moved the service clock (docs/decisions.md TT4), which a test that moves the clock to
-# make a proof stale would see as a failure.
-SPEC_STRICT_ENV = {"RFQSIM_PROOF__WALL_CLOCK_WHEN_MOVED": "false"}
 STOP_GRACE_SECONDS = 10.0
 _POLL_INTERVAL = 0.1
 _TAIL_LINES = 40
@@ -77,14 +72,10 @@ class SimulatorProcess:
         extra_args: Sequence[str] = (),
         start_timeout: float = DEFAULT_START_TIMEOUT,
         cwd: Path | None = None,
-        spec_strict: bool = True,
     ) -> None:
         self.executable = executable
         self.seed = seed
         self.extra_args = list(extra_args)
-        # SPEC_STRICT_ENV added to the environment; False for an integrator's tests (the
-        # rfqsim pytest plugin), whose clients sign with their own clock.
-        self.spec_strict = spec_strict
         self.start_timeout = start_timeout
         self.cwd = cwd
         self.workdir = Path(tempfile.mkdtemp(prefix="rfqsim-conformance-"))
@@ -126,7 +117,6 @@ class SimulatorProcess:
                 stdout=stdout,
                 stderr=stderr,
                 cwd=self.cwd,
-                env={**os.environ, **SPEC_STRICT_ENV} if self.spec_strict else None,
                 start_new_session=True,  # own process group: stop() signals the whole tree
                 # ... and it ends with us even when we cannot stop it (killed by a CI timeout).
                 preexec_fn=die_with_parent,

@@ -179,7 +179,6 @@ def rfqsim_server(pytestconfig: pytest.Config) -> Iterator[RfqSim]:
         find_rfqsim_bin(explicit, Path(pytestconfig.rootpath)),
         seed=pytestconfig.getoption("--rfqsim-seed"),
         extra_args=pytestconfig.getoption("--rfqsim-serve-arg"),
-        spec_strict=False,  # the integrator's client signs proofs with its own clock (TT4)
     )
     info = process.start()
     try:
