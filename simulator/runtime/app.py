@@ -203,8 +203,6 @@ def create_app(
         app[RFQ], app[VENUE], app[CLOCK], app[ACCESS].keys, app.get(JOURNAL)
     )
     app.on_shutdown.append(close_maker_streams)
-    app[FEED] = build_feed(settings, app[CLOCK], app[VENUE], app[RFQ], app[FILLS], app[FILL_INDEX])
-    app[FEED_CACHE] = FeedCache(app[CLOCK], settings.feed.cache_s)
     app[BOOK] = build_book(
         settings,
         app[CLOCK],
@@ -214,6 +212,10 @@ def create_app(
         app[RFQ].makers,
         IndexCatchUp(app[FILL_INDEXERS]),
     )
+    app[FEED] = build_feed(
+        settings, app[CLOCK], app[VENUE], app[RFQ], app[BOOK], app[FILLS], app[FILL_INDEX]
+    )
+    app[FEED_CACHE] = FeedCache(app[CLOCK], settings.feed.cache_s)
     app[SWAPS] = build_swaps(settings, app[CLOCK], app[RANDOM], app[BOOK])
     app[FILLS].subscribe(app[BOOK].service.on_fill)
     app[FILLS].subscribe(app[SWAPS].service.on_fill)
