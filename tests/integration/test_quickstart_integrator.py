@@ -23,7 +23,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pytest
 
@@ -119,19 +119,26 @@ def stop_group(process: subprocess.Popen[str]) -> None:
         process.stdout.close()
 
 
-def wait_for_book_offers(api: Api, key: str) -> None:
-    """Until the v1 book offers what the two v1 snippets take: three whole USDC -> NGNS orders of
-    at most the snippets' 200 USDC each (the curl swap holds what it composed for 60 s, the
-    Python swap needs others). The simulated fleet rests its first orders about 20 s after
-    ready today, and tops up every 20 s what earlier rounds took."""
+def book_offers(api: Api, key: str) -> list[dict[str, Any]]:
+    """The v1 book's USDC -> NGNS offers on chain 97 (read with a key of its own: the demo key's
+    per-minute budget is the snippets')."""
     path = f"/v1/order-book?chainId=97&sellToken={api.token('USDC')}&buyToken={api.token('NGNS')}"
+    return list(api.data("GET", path, key=key)["offers"])
+
+
+def enough_for_the_snippets(offers: list[dict[str, Any]]) -> bool:
+    """Three whole orders of at most the snippets' 200 USDC each (the curl swap holds what it
+    composed for 60 s, the Python swap needs others)."""
+    return sum(int(o["sellAmount"]) <= V1_SELL_AMOUNT for o in offers) >= 3
+
+
+def wait_for_book_offers(api: Api, key: str) -> None:
+    """Until the book offers what the v1 snippets take again: the simulated fleet tops up what
+    earlier rounds took every 20 s."""
     deadline = time.monotonic() + WAIT_S
-    while True:
-        offers = api.data("GET", path, key=key)["offers"]
-        if sum(int(o["sellAmount"]) <= V1_SELL_AMOUNT for o in offers) >= 3:
-            return
+    while not enough_for_the_snippets(offers := book_offers(api, key)):
         assert time.monotonic() < deadline, offers
-        time.sleep(1)  # a key of its own: the demo key's per-minute budget is the snippets'
+        time.sleep(1)
 
 
 def run_every_snippet(code: dict[str, str], env: dict[str, str], scratch: Path) -> None:
@@ -228,7 +235,9 @@ def test_every_snippet_of_the_integrator_quickstart_runs(tmp_path: Path) -> None
             {"partner": "quickstart-test", "environment": "test", "scopes": ["quotes:read"]},
         )["key"]
 
-        wait_for_book_offers(api, book_reader)
+        # Ready means ready: the fleet's resting orders are there from the start.
+        offers = book_offers(api, book_reader)
+        assert enough_for_the_snippets(offers), offers
         run_every_snippet(code, env, tmp_path / "first")
 
         # The README's triggers, then every snippet again, unchanged: the triggers moved only
