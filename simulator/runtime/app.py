@@ -14,6 +14,7 @@ from simulator.api.http.appkeys import (
     ACCESS,
     BOOK,
     CHAINS,
+    CHANGES,
     CLOCK,
     ERROR_STYLES,
     FEED,
@@ -23,6 +24,7 @@ from simulator.api.http.appkeys import (
     IDEMPOTENCY,
     JOURNAL,
     LADDER_BYTES,
+    MAKER_NAMES,
     MAKER_SESSIONS,
     OPENAPI_CACHE,
     OPERATIONS,
@@ -34,6 +36,7 @@ from simulator.api.http.appkeys import (
     SETTINGS,
     STATE,
     SWAPS,
+    TIMELINES,
     V1,
     V1_BOOK_BYTES,
     VENUE,
@@ -59,6 +62,7 @@ from simulator.api.sim import index as sim_index
 from simulator.api.sim import journal as sim_journal
 from simulator.api.sim import scenarios as sim_scenarios
 from simulator.api.sim import state as sim_state
+from simulator.api.sim import timelines as sim_timelines
 from simulator.api.swaps import handlers as swaps
 from simulator.api.v1 import control as v1_control
 from simulator.api.v1 import handlers as v1
@@ -73,7 +77,13 @@ from simulator.runtime.feed import build_feed, feed_state
 from simulator.runtime.housekeeping import housekeeping_context
 from simulator.runtime.lifecycle import SHUTDOWN, Shutdown
 from simulator.runtime.limit_orders import book_context, book_state, build_book
-from simulator.runtime.makers import FLEET, FleetHolder, FleetRestarter, simulated_fleet
+from simulator.runtime.makers import (
+    FLEET,
+    FleetHolder,
+    FleetRestarter,
+    fleet_names,
+    simulated_fleet,
+)
 from simulator.runtime.provider import PROVIDER, ProviderHolder, provider_context
 from simulator.runtime.ramp import build_ramp, ramp_state
 from simulator.runtime.ramp_background import ramp_background_context
@@ -94,6 +104,7 @@ from simulator.runtime.webhooks import (
     webhooks_context,
     webhooks_state,
 )
+from simulator.services.shared.changes import ChangeFeed
 from simulator.services.shared.fills import FillFanout, IndexProgress
 from simulator.services.shared.health import DependencyHealth
 from simulator.services.shared.idempotency import IdempotencyStore
@@ -128,6 +139,7 @@ def build_routes(*, control_api: bool = True) -> RouteTable:
         sim_state,
         sim_journal,
         sim_scenarios,
+        sim_timelines,
         access_control,
         rfq_control,
         webhooks_control,
@@ -175,6 +187,8 @@ def create_app(
     app[FLEET] = FleetHolder()  # filled once the API listens (cli.serve starts the fleet)
     app[FILLS] = FillFanout()  # the fill indexers hand every fill to each subscriber
     app[FILL_INDEX] = IndexProgress()
+    app[CHANGES] = ChangeFeed()  # what changed, for the console's live stream
+    app[MAKER_NAMES] = fleet_names(settings.makers)
     app[RFQ] = build_rfq(
         settings,
         app[CLOCK],
@@ -184,12 +198,14 @@ def create_app(
         app[CHAINS],
         simulated_fleet(app[FLEET], settings.makers_process),
         app[FILLS],
+        app[CHANGES],
     )
     if settings.journal.enabled:
         app[JOURNAL] = RequestJournal(
             app[CLOCK].time,
             capacity=settings.journal.requests_kept,
             stream_capacity=settings.journal.frames_kept,
+            changes=app[CHANGES].mark,
         )
     app[MAKER_SESSIONS] = build_maker_sessions(app[RFQ], app[VENUE], app[CLOCK], app.get(JOURNAL))
     app[FEED] = build_feed(settings, app[CLOCK], app[VENUE], app[RFQ], app[FILLS], app[FILL_INDEX])
@@ -211,6 +227,7 @@ def create_app(
     )
     for events in (app[RFQ].events, app[BOOK].events, app[SWAPS].events):
         events.subscribers.append(app[WEBHOOKS].dispatcher)
+    app[TIMELINES] = {app[RFQ].history.timelines.topic: app[RFQ].history.timelines}
     app[V1] = build_v1(
         settings, app[CLOCK], app[VENUE], app[CHAINS], app[FILL_INDEXERS], app[ACCESS].faults
     )

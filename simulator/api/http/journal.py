@@ -70,5 +70,7 @@ async def journal_middleware(request: web.Request, handler: Handler) -> web.Stre
         request_size=request_size,
         response_body=response_body,
         response_size=len(body) if isinstance(body, bytes) else 0,
+        request_headers=request.headers,
+        response_headers=response.headers,
     )
     return response

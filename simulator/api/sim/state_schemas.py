@@ -67,6 +67,10 @@ class JournalQuery(ApiModel):
 class JournalBody(ApiModel):
     content_type: str | None = None
     size: int = Field(description="Bytes")
+    headers: list[tuple[str, str]] = Field(
+        default_factory=list,
+        description="[name, value] as received or sent; credentials left out, values redacted",
+    )
     body: Any = Field(
         default=None,
         description="JSON or text with secrets redacted; {omitted, size} above 16 KiB",
@@ -106,6 +110,9 @@ class MakerMessagesQuery(ApiModel):
         default=None, description="in: from the maker; out: to the maker"
     )
     since: AwareDatetime | None = Field(default=None, description="Simulator time, with zone")
+    rfq_id: str | None = Field(
+        default=None, max_length=64, description="Only the frames of this RFQ (rfq_…)"
+    )
     limit: int = Field(default=100, ge=1, le=100_000)
 
 
@@ -114,6 +121,11 @@ class MakerMessageView(ApiModel):
     at: str
     maker_id: str
     wallet: str
+    maker_name: str | None = Field(description="The simulated maker's name (alpha, ...), if one")
+    rfq_id: str | None = Field(
+        description="The RFQ the frame belongs to (its rfq, quote or decline, released, filled, "
+        "expired); null for levels, pings and the like"
+    )
     direction: Literal["in", "out"]
     message: Any = Field(description="The frame (JSON when it is), secrets redacted")
 
