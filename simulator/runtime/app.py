@@ -97,6 +97,7 @@ from simulator.runtime.rfq import (
 from simulator.runtime.scenario import build_scenarios, scenario_context
 from simulator.runtime.state import build_state_control, shared_state
 from simulator.runtime.swaps import build_swaps, swaps_state
+from simulator.runtime.timelines import timelines
 from simulator.runtime.v1 import build_v1
 from simulator.runtime.webhooks import (
     WEBHOOK_ADAPTERS,
@@ -104,6 +105,7 @@ from simulator.runtime.webhooks import (
     webhooks_context,
     webhooks_state,
 )
+from simulator.services.ramp.history import TRANSFER_STEPS
 from simulator.services.shared.changes import ChangeFeed
 from simulator.services.shared.fills import FillFanout, IndexProgress
 from simulator.services.shared.health import DependencyHealth
@@ -218,8 +220,9 @@ def create_app(
         app[CHAINS],
         app[RFQ].makers,
         IndexCatchUp(app[FILL_INDEXERS]),
+        app[CHANGES],
     )
-    app[SWAPS] = build_swaps(settings, app[CLOCK], app[RANDOM], app[BOOK])
+    app[SWAPS] = build_swaps(settings, app[CLOCK], app[RANDOM], app[BOOK], app[CHANGES])
     app[FILLS].subscribe(app[BOOK].service.on_fill)
     app[FILLS].subscribe(app[SWAPS].service.on_fill)
     app[WEBHOOKS], app[WEBHOOK_ADAPTERS] = build_webhooks(
@@ -227,7 +230,6 @@ def create_app(
     )
     for events in (app[RFQ].events, app[BOOK].events, app[SWAPS].events):
         events.subscribers.append(app[WEBHOOKS].dispatcher)
-    app[TIMELINES] = {app[RFQ].history.timelines.topic: app[RFQ].history.timelines}
     app[V1] = build_v1(
         settings, app[CLOCK], app[VENUE], app[CHAINS], app[FILL_INDEXERS], app[ACCESS].faults
     )
@@ -244,7 +246,17 @@ def create_app(
         production=settings.environment == "production",
         parse_transfer=parse_transfer,
         token_decimals={t.symbol: t.decimals for c in settings.chains for t in c.tokens},
+        history=timelines("transfers", TRANSFER_STEPS, app[CLOCK], settings, app[CHANGES]),
     )
+    app[TIMELINES] = {
+        history.topic: history
+        for history in (
+            app[RFQ].history.timelines,
+            app[SWAPS].history,
+            app[BOOK].history,
+            app[RAMP].history,
+        )
+    }
     # Everything reset, snapshots and the state directory put back: each area's participants
     # (the fill indexers and the in-process provider add theirs once they run).
     registry = StateRegistry()

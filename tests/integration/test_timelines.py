@@ -17,6 +17,10 @@ import pytest
 from eth_account import Account
 
 from conformance.chain import Chain, Wallet
+from conformance.client import Client
+from conformance.ramp import Ramp, fresh_wallet
+from conformance.ramp_transfers import Transfers
+from conformance.sim_control import SimControl
 from contracts.orders import RfqOrder, sign_order
 from makers.client import MakerClient
 from makers.protocol import Decline, Quote, Rfq
@@ -333,3 +337,71 @@ def test_the_history_stays_bounded_under_load(tmp_path: Path) -> None:
         with pytest.raises(RfqSimError) as gone:
             sim.call("GET", f"/_sim/rfqs/{next(iter(dropped))}")
         assert gone.value.status == 404
+
+
+async def test_a_v1_swap_and_the_orders_it_holds_have_timelines(clean: RfqSim) -> None:
+    query = {
+        "chainId": CHAIN,
+        "sellToken": clean.token(CHAIN, "USDC"),
+        "buyToken": clean.token(CHAIN, "NGNS"),
+    }
+    taker = Account.create().address
+    headers = {"Authorization": f"Bearer {clean.demo_keys['taker-test']}"}
+    async with aiohttp.ClientSession(base_url=clean.base_url, headers=headers) as session:
+        deadline = time.monotonic() + WAIT_S
+        while True:  # the fleet's resting orders, once its book makers have placed them
+            async with session.get("/v1/order-book", params=query) as response:
+                assert response.status == 200, await response.text()
+                offers = (await response.json())["data"]["offers"]
+            if offers or time.monotonic() > deadline:
+                assert offers
+                break
+            await asyncio.sleep(1)  # the key's 60 requests a minute are shared with the test
+        body = {**query, "sellAmount": str(1000 * 10**6), "taker": taker}
+        async with session.post("/v1/swaps", json=body) as response:
+            assert response.status == 201, await response.text()
+            swap = (await response.json())["data"]
+    timeline = clean.call("GET", f"/_sim/swaps/{swap['id']}")
+    assert timeline["status"] == "QUOTED"
+    assert timeline["summary"]["taker"] == taker
+    (built,) = [s for s in timeline["steps"] if s["kind"] == "built"]
+    order_ids = [order_id for order_id, _ in built["orders"]]
+    assert order_ids
+    assert {m["name"] for m in timeline["makers"]} <= {"bravo", "charlie"}
+    order = clean.call("GET", f"/_sim/limit-orders/{order_ids[0]}")
+    assert order["status"] == "ACTIVE"
+    placed = next(s for s in order["steps"] if s["kind"] == "placed")
+    assert placed["maker_name"] in ("bravo", "charlie")
+    (held,) = [s for s in order["steps"] if s["kind"] == "held"]
+    assert (held["swap_id"], held["taker"]) == (swap["id"], taker)
+    listed = clean.call("GET", "/_sim/swaps", query={"taker": taker.lower()})["items"]
+    assert [item["id"] for item in listed] == [swap["id"]]
+    by_maker = clean.call("GET", "/_sim/limit-orders", query={"maker": placed["maker_name"]})
+    assert order_ids[0] in {item["id"] for item in by_maker["items"]}
+
+
+async def test_a_ramp_transfer_shows_its_provider_states(clean: RfqSim) -> None:
+    client = Client(clean.base_url)
+    ramp = Ramp(client, SimControl(client))
+    wallet = fresh_wallet()
+    ramp.registered(wallet)
+    transfers = Transfers(ramp)
+    created = transfers.create(transfers.body(wallet, "sell", "500"))
+    transfer_id = created.transfer["id"]
+    timeline = clean.call("GET", f"/_sim/transfers/{transfer_id}")
+    assert timeline["status"] == "AWAITING_FUNDS"
+    assert timeline["steps"][0]["kind"] == "created"
+    assert timeline["summary"]["side"] == "sell"
+    transfers.pay_in(transfer_id)
+    deadline = time.monotonic() + WAIT_S
+    while True:  # the provider's status webhook arrives by itself
+        timeline = clean.call("GET", f"/_sim/transfers/{transfer_id}")
+        moved = [s for s in timeline["steps"] if s["kind"] == "status"]
+        if moved or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.1)
+    assert moved, timeline
+    assert moved[0]["status"] != "AWAITING_FUNDS"
+    provider = [s for s in timeline["steps"] if s["kind"] == "provider"]
+    assert any(p["outcome"] == "applied" and p["source"] for p in provider)
+    assert timeline["status"] == moved[-1]["status"]

@@ -50,7 +50,9 @@ def _is_time(key: str) -> bool:
 def _times(values: dict[str, Any]) -> dict[str, Any]:
     """Simulator times (`*_at` floats) as the API's ISO strings."""
     return {
-        key: isoformat_unix(value) if _is_time(key) and isinstance(value, float) else value
+        key: isoformat_unix(value)
+        if _is_time(key) and isinstance(value, int | float) and not isinstance(value, bool)
+        else value
         for key, value in values.items()
     }
 
