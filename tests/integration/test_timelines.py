@@ -340,7 +340,7 @@ def test_the_history_stays_bounded_under_load(tmp_path: Path) -> None:
 
 
 async def test_a_v1_swap_and_the_orders_it_holds_have_timelines(clean: RfqSim) -> None:
-    query = {
+    query: dict[str, str | int] = {
         "chainId": CHAIN,
         "sellToken": clean.token(CHAIN, "USDC"),
         "buyToken": clean.token(CHAIN, "NGNS"),
