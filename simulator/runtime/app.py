@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from simulator.adapters.chain.wallet_balances import ChainWalletBalances
 from simulator.adapters.ramp.provider_wire import parse_transfer
 from simulator.adapters.rfq.indexer import IndexCatchUp
 from simulator.api.access import control as access_control
@@ -40,6 +41,7 @@ from simulator.api.http.appkeys import (
     V1,
     V1_BOOK_BYTES,
     VENUE,
+    WALLET_BALANCES,
     WEBHOOKS,
 )
 from simulator.api.http.idempotency import idempotency_middleware
@@ -57,6 +59,7 @@ from simulator.api.ramp import transfer_handlers as ramp_transfers
 from simulator.api.rfq import control as rfq_control
 from simulator.api.rfq import handlers as rfq
 from simulator.api.rfq import maker_stream
+from simulator.api.sim import chains as sim_chains
 from simulator.api.sim import handlers as sim
 from simulator.api.sim import index as sim_index
 from simulator.api.sim import journal as sim_journal
@@ -142,6 +145,7 @@ def build_routes(*, control_api: bool = True) -> RouteTable:
         sim_journal,
         sim_scenarios,
         sim_timelines,
+        sim_chains,
         access_control,
         rfq_control,
         webhooks_control,
@@ -190,6 +194,7 @@ def create_app(
     app[FILLS] = FillFanout()  # the fill indexers hand every fill to each subscriber
     app[FILL_INDEX] = IndexProgress()
     app[CHANGES] = ChangeFeed()  # what changed, for the console's live stream
+    app[WALLET_BALANCES] = ChainWalletBalances(app[CHAINS])
     app[MAKER_NAMES] = fleet_names(settings.makers)
     app[RFQ] = build_rfq(
         settings,

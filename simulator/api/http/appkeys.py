@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from simulator.services.sim.journal import RequestJournal
     from simulator.services.sim.scenario import ScenarioRunner
     from simulator.services.sim.state import StateControl
+    from simulator.services.sim.wallets import WalletBalances
     from simulator.services.swaps.area import SwapsArea
     from simulator.services.v1.area import V1Area
     from simulator.services.webhooks.service import Webhooks
@@ -77,6 +78,7 @@ JOURNAL: web.AppKey[RequestJournal] = web.AppKey("journal")  # /_sim/requests (a
 SCENARIOS: web.AppKey[ScenarioRunner] = web.AppKey("scenarios")  # /_sim/scenarios
 CHANGES: web.AppKey[ChangeFeed] = web.AppKey("changes")  # what changed: the console's live stream
 MAKER_NAMES: web.AppKey[MakerNames] = web.AppKey("maker_names")  # the fleet's wallet -> name
+WALLET_BALANCES: web.AppKey[WalletBalances] = web.AppKey("wallet_balances")  # GET /_sim/chains
 # Every area's bounded history by topic (rfqs, swaps, limit-orders, transfers): GET /_sim/rfqs...
 TIMELINES: web.AppKey[dict[str, Timelines]] = web.AppKey("timelines")
 

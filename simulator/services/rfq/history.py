@@ -213,3 +213,42 @@ class RfqHistory:
     def forget(self) -> None:
         self.timelines.forget()
         self.replies.clear()
+
+
+HISTOGRAM_BIN_MS = 50  # the Makers view's latency histogram: 50 ms bins...
+HISTOGRAM_BINS = 24  # ... up to 1.2 s; the last bin also holds everything slower
+
+
+@dataclass(frozen=True)
+class ReplySummary:
+    """One maker's answers as the venue saw them: counts per outcome and reply latencies."""
+
+    counts: dict[str, int]  # outcome -> how many, since the last reset
+    latencies_kept: int  # how many latencies the percentiles and histogram are over
+    p50_ms: float | None
+    p99_ms: float | None
+    histogram: list[int]  # answers per HISTOGRAM_BIN_MS bin, from 0
+
+
+def percentile(ordered: list[float], fraction: float) -> float | None:
+    """Nearest rank over an ascending list (None when empty)."""
+    if not ordered:
+        return None
+    rank = max(1, -(-len(ordered) * fraction // 1))
+    return ordered[int(rank) - 1]
+
+
+def summarize(replies: MakerReplies | None) -> ReplySummary:
+    if replies is None:
+        return ReplySummary({}, 0, None, None, [0] * HISTOGRAM_BINS)
+    ordered = sorted(replies.latencies_ms)
+    histogram = [0] * HISTOGRAM_BINS
+    for latency in ordered:
+        histogram[min(HISTOGRAM_BINS - 1, int(latency // HISTOGRAM_BIN_MS))] += 1
+    return ReplySummary(
+        dict(replies.counts),
+        len(ordered),
+        percentile(ordered, 0.50),
+        percentile(ordered, 0.99),
+        histogram,
+    )
