@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from aiohttp import web
 
 from simulator.adapters.chain.wallet_balances import ChainWalletBalances
@@ -60,11 +62,13 @@ from simulator.api.rfq import control as rfq_control
 from simulator.api.rfq import handlers as rfq
 from simulator.api.rfq import maker_stream
 from simulator.api.sim import chains as sim_chains
+from simulator.api.sim import console as sim_console
 from simulator.api.sim import handlers as sim
 from simulator.api.sim import index as sim_index
 from simulator.api.sim import journal as sim_journal
 from simulator.api.sim import scenarios as sim_scenarios
 from simulator.api.sim import state as sim_state
+from simulator.api.sim import stream as sim_stream
 from simulator.api.sim import timelines as sim_timelines
 from simulator.api.swaps import handlers as swaps
 from simulator.api.v1 import control as v1_control
@@ -146,6 +150,8 @@ def build_routes(*, control_api: bool = True) -> RouteTable:
         sim_scenarios,
         sim_timelines,
         sim_chains,
+        sim_stream,
+        sim_console,
         access_control,
         rfq_control,
         webhooks_control,
@@ -158,6 +164,13 @@ def build_routes(*, control_api: bool = True) -> RouteTable:
     if not control_api:
         table.operations = [op for op in table.operations if not op.path.startswith("/_sim")]
     return table
+
+
+def _clock_moved(changes: ChangeFeed) -> Callable[[float], Awaitable[None]]:
+    async def moved(seconds: float) -> None:
+        changes.mark("clock")
+
+    return moved
 
 
 def create_app(
@@ -284,6 +297,10 @@ def create_app(
     )
     if JOURNAL in app:
         registry.register(ForgetOnLoad("journal", app[JOURNAL].forget))
+    # Not state either: tells the console's live readers that everything was replaced.
+    registry.register(ForgetOnLoad("console", lambda: app[CHANGES].mark("state")))
+    app[WEBHOOKS].outbox.changes = app[CHANGES].mark
+    app[CLOCK].add_listener(_clock_moved(app[CHANGES]))
     app[STATE] = build_state_control(
         registry, app[CLOCK], app[CHAINS], FleetRestarter(app), drain_s=settings.state.drain_s
     )

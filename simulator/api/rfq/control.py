@@ -10,7 +10,7 @@ from aiohttp import web
 from pydantic import Field
 
 from makers.config import Behaviour, LatencyConfig
-from simulator.api.http.appkeys import MAKER_NAMES, RFQ, VENUE
+from simulator.api.http.appkeys import CHANGES, MAKER_NAMES, RFQ, VENUE
 from simulator.api.http.parsing import parse_body
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import Operation, RouteTable
@@ -141,6 +141,7 @@ async def change_maker(request: web.Request) -> web.Response:
     status = await request.app[RFQ].maker_control.change(
         request.match_info["name"], body.model_dump(exclude_none=True)
     )
+    request.app[CHANGES].mark("makers")
     return data_response(makers_view(request.app, status))
 
 
