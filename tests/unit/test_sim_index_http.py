@@ -5,7 +5,6 @@ exists in the repository)."""
 from __future__ import annotations
 
 import re
-
 from collections.abc import AsyncIterator
 from pathlib import Path
 
