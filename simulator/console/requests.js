@@ -1,6 +1,6 @@
-// The request journal live (GET /_sim/requests, then the stream's entries): status, latency,
-// key prefix; a row opens request and response (headers, body pretty-printed) and copies the
-// request as a curl command. Errors are grouped by path, status and code.
+// The request journal live (GET /_sim/requests?summary=true, then the stream's entries): status,
+// latency, key prefix; a row opens request and response (headers, body pretty-printed, read
+// when opened) and copies the request as a curl command. Errors are grouped by path and status.
 
 import { get } from "./api.js";
 import { field, h, ms, pretty, replace, time } from "./dom.js";
@@ -57,7 +57,7 @@ export class RequestsView {
   }
 
   async load() {
-    const page = await get("/_sim/requests", { ...this.filters, limit: KEPT_ON_PAGE });
+    const page = await get("/_sim/requests", { ...this.filters, limit: KEPT_ON_PAGE, summary: true });
     this.entries = new Map(page.requests.map((e) => [e.seq, e]));
     this.render();
   }
@@ -86,17 +86,18 @@ export class RequestsView {
       h("td", { class: "status" }, e.status), h("td", {}, ms(e.latency_ms)), h("td", {}, e.key_prefix ?? "—"))));
     const groups = new Map();
     for (const e of shown.filter((x) => x.status >= 400)) {
-      const body = e.response.body;
-      const code = body && typeof body === "object" && body.error ? body.error.code ?? body.error : "";
-      const key = `${e.method} ${e.path} → ${e.status} ${typeof code === "string" ? code : ""}`;
+      const key = `${e.method} ${e.path} → ${e.status}`;
       groups.set(key, (groups.get(key) || 0) + 1);
     }
     replace(this.errors, [...groups.entries()].map(([key, count]) => h("li", {}, `${count} × ${key}`)));
   }
 
-  open(seq) {
+  async open(seq) {
     this.openSeq = Number(seq);
-    const entry = this.entries.get(this.openSeq);
+    const listed = this.entries.get(this.openSeq);
+    const found = listed ? (await get("/_sim/requests", { request_id: listed.request_id, limit: 100 })).requests : [];
+    const entry = found.find((e) => e.seq === this.openSeq);
+    if (this.openSeq !== Number(seq)) return;
     if (!entry) {
       replace(this.detail, h("p", {}, "Not in the kept requests."));
       return;

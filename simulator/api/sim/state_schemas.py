@@ -62,6 +62,11 @@ class JournalQuery(ApiModel):
     )
     request_id: str | None = Field(default=None, max_length=64)
     limit: int = Field(default=100, ge=1, le=100_000, description="The newest N matches")
+    summary: bool = Field(
+        default=False,
+        description="Leave out bodies and headers (`request` and `response` are null): the "
+        "console's live list",
+    )
 
 
 class JournalBody(ApiModel):
@@ -87,8 +92,8 @@ class JournalEntryView(ApiModel):
     status: int
     latency_ms: float
     key_prefix: str | None = Field(description="The API key's public prefix, if one was sent")
-    request: JournalBody
-    response: JournalBody
+    request: JournalBody | None = Field(description="Null when asked for a summary")
+    response: JournalBody | None = Field(description="Null when asked for a summary")
 
 
 class JournalPage(ApiModel):

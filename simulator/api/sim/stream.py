@@ -4,7 +4,8 @@ same JSON the /_sim API returns, pushed within a second of the change.
 Events (`event:` name, then `data:` one JSON object):
 - `rfqs`, `swaps`, `limit-orders`, `transfers`: `{items: [...]}` as GET /_sim/<kind> lists them
   (the changed objects only);
-- `requests`: `{requests: [...]}` as GET /_sim/requests (the new entries);
+- `requests`: `{requests: [...]}` as GET /_sim/requests?summary=true (the new entries; bodies
+  and headers are read when a row is opened);
 - `deliveries`: `{deliveries: [...]}` as GET /_sim/webhooks/deliveries (the changed ones);
 - `makers`: GET /_sim/makers whole (at most once a second);
 - `clock`: GET /_sim/clock; `state`: `{}` after a reset or restore (read everything again);
@@ -38,7 +39,7 @@ from simulator.api.http.parsing import parse_query
 from simulator.api.http.routes import Operation, RouteTable
 from simulator.api.http.schemas import ApiModel
 from simulator.api.rfq.control import makers_view
-from simulator.api.sim.journal import render_entry
+from simulator.api.sim.journal import render_summary
 from simulator.api.sim.schemas import ClockState
 from simulator.api.sim.timelines import render_item
 from simulator.api.webhooks.control import render_delivery
@@ -97,7 +98,7 @@ def _renderers(app: web.Application) -> dict[str, Callable[[set[str]], Awaitable
         if journal is None:
             return None
         entries = journal.by_seq(int(i) for i in ids)
-        views = [render_entry(e).model_dump(by_alias=True) for e in entries]
+        views = [render_summary(e).model_dump(by_alias=True) for e in entries]
         return _event("requests", {"requests": views}) if views else None
 
     async def deliveries(ids: set[str]) -> bytes | None:

@@ -1,0 +1,167 @@
+"""What the console costs on the firm-quote path: firm quotes at 100/s offered, open loop, with
+no page open and with one page open (a reader of GET /_sim/stream subscribed to everything,
+which is what an open console page asks for), side by side in one run on one simulator, in
+interleaved rounds so the shared machine's drift falls on both alike. Also, in process: what
+recording one RFQ's timeline costs, and a change-feed mark with nobody subscribed."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from typing import Any
+
+import aiohttp
+
+from bench import processes
+from bench.firm_open import FirmLoad
+from bench.load import percentile
+from bench.open_loop import OpenLoopResult
+from bench.report import Section
+from bench.sim_api import FAST_MAKERS
+from simulator.services.rfq.history import RFQ_STEPS, RfqHistory
+from simulator.services.shared.changes import ChangeFeed
+from simulator.services.shared.timelines import Timelines
+
+TARGET_RATIO = 1.10  # p99 with one page open at most 10 % above the no-page p99
+
+
+class StreamReader:
+    """One open console page's live stream: reads every event until stopped."""
+
+    def __init__(self, api: str) -> None:
+        self.api = api
+        self.events = 0
+        self.bytes = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _read(self, session: aiohttp.ClientSession) -> None:
+        async with session.get(f"{self.api}/_sim/stream") as response:
+            assert response.status == 200, response.status
+            async for line in response.content:
+                self.bytes += len(line)
+                if line.startswith(b"event:"):
+                    self.events += 1
+
+    def start(self, session: aiohttp.ClientSession) -> None:
+        self._task = asyncio.create_task(self._read(session))
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+
+async def _rounds(
+    api: str, info: dict[str, Any], rate: float, seconds: float, rounds: int
+) -> tuple[OpenLoopResult, OpenLoopResult, StreamReader]:
+    none = OpenLoopResult(offered_rate=rate, seconds=0.0)
+    page = OpenLoopResult(offered_rate=rate, seconds=0.0)
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+        load = FirmLoad(api, info)
+        await load.prepare(session)
+        reader = StreamReader(api)
+        for index in range(rounds * 2):
+            with_page = index % 2 == 1
+            if with_page:
+                reader.start(session)
+                await asyncio.sleep(0.5)  # the stream is open and subscribed
+            result = await load.run(session, rate=rate, seconds=seconds)
+            if with_page:
+                await reader.stop()
+            target = page if with_page else none
+            target.latencies_ms += result.latencies_ms
+            target.maker_wait_ms += result.maker_wait_ms
+            target.inside_ms += result.inside_ms
+            target.seconds += result.seconds
+            for outcome, count in result.outcomes.items():
+                target.outcomes[outcome] = target.outcomes.get(outcome, 0) + count
+            await asyncio.sleep(1.0)  # stragglers and sweeps settle between rounds
+    return none, page, reader
+
+
+def _recording_cost(rfqs: int = 20_000) -> tuple[float, float]:
+    """µs to record one four-maker RFQ's timeline (received, 4 asks, 4 answers, selection,
+    response), and µs per change-feed mark with nobody subscribed."""
+    changes = ChangeFeed()
+    history = RfqHistory(
+        Timelines("rfqs", time.time, RFQ_STEPS, capacity=10_000, changes=changes.mark)
+    )
+    wallets = [f"0x{i:040x}" for i in range(4)]
+    started = time.perf_counter()
+    for n in range(rfqs):
+        rfq_id = f"rfq_{n}"
+        history.received(
+            rfq_id,
+            caller="key:tx_test_0",
+            chain_id=97,
+            sell_token=wallets[0],
+            buy_token=wallets[1],
+            sell_amount=10,
+            buy_amount=None,
+            taker=wallets[2],
+            preferred=[],
+            restricted=[],
+            reply_budget_ms=750,
+            head_start_ms=250,
+        )
+        for wallet in wallets:
+            history.asked(rfq_id, wallet, "tx_test_m", "mq_1", "open", False)
+        for wallet in wallets:
+            history.answered(rfq_id, wallet, "tx_test_m", "mq_1", "quoted", 1.5)
+        history.selected(rfq_id, "single", [wallets[0]], [[w, "worse_price"] for w in wallets[1:]])
+        history.responded(rfq_id, "quoted", None, 3.0, 60.0)
+    per_rfq = (time.perf_counter() - started) / rfqs * 1e6
+    marks = 1_000_000
+    started = time.perf_counter()
+    for _ in range(marks):
+        changes.mark("rfqs", "rfq_1")
+    per_mark = (time.perf_counter() - started) / marks * 1e6
+    return per_rfq, per_mark
+
+
+def bench_console(rate: float, seconds: float, rounds: int) -> Section:
+    load_before = os.getloadavg()[0]
+    with processes.simulator("--config", str(FAST_MAKERS), "--makers-process", "in") as started:
+        none, page, reader = asyncio.run(
+            _rounds(started.info["api_url"], started.info, rate, seconds, rounds)
+        )
+    per_rfq_us, per_mark_us = _recording_cost()
+    section = Section(
+        title="Console cost: firm quotes with no page open and with one page open",
+        intro=(
+            f"One simulator (fleet in its process, four makers answering after 1 ms); firm "
+            f"quotes offered at {rate:.0f}/s, open loop, in {rounds * 2} interleaved rounds of "
+            f"{seconds:.0f} s: no page open, then one page open (a reader of GET /_sim/stream "
+            "subscribed to every topic, as an open console page is), and so on. Target: the p99 "
+            "with one page open within 10 % of the p99 with none."
+        ),
+        header=("console", "answers", "achieved/s", "p50 ms", "p99 ms", "added p99 ms", "outcomes"),
+    )
+    for label, result in (("no page open", none), ("one page open", page)):
+        section.rows.append(
+            (
+                label,
+                str(len(result.latencies_ms)),
+                f"{result.achieved_rate:.0f}",
+                f"{result.pct(50):.1f}",
+                f"{result.pct(99):.1f}",
+                f"{percentile(result.added_ms, 99):.1f}" if result.added_ms else "—",
+                ", ".join(f"{k}: {v}" for k, v in sorted(result.outcomes.items())),
+            )
+        )
+    ratio = page.pct(99) / none.pct(99) if none.pct(99) else float("inf")
+    met = "met" if ratio <= TARGET_RATIO else "NOT met"
+    section.notes += [
+        f"p99 with one page open / p99 with none: {ratio:.2f} (target ≤ {TARGET_RATIO:.2f}: "
+        f"{met}). The page received {reader.events} events ({reader.bytes / 1024:.0f} KiB).",
+        f"In process: recording one four-maker RFQ's timeline costs {per_rfq_us:.1f} µs; a "
+        f"change-feed mark with nobody subscribed {per_mark_us:.3f} µs.",
+        f"Load average (1 min) of the machine before the run: {load_before:.2f}.",
+    ]
+    return section
+
+
+__all__ = ["bench_console"]
