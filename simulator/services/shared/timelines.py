@@ -9,7 +9,8 @@ appended to a list; the field names of each kind live in the area's step table
 (`StepKinds`) and are applied only when a timeline is read (`render_steps`).
 
 Every step value is JSON-native (str, int, float, bool, None, lists of those), so a dump for
-snapshots and the state directory is the data itself, with no codec in between."""
+snapshots and the state directory is little more than the data (through the state codec, as
+every participant's is)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from simulator.services.shared.events import Event
+from simulator.services.shared.state_codec import decode, encode
 
 Step = tuple[Any, ...]  # (at, kind, *values): values in the order the kind's field names say
 StepKinds = Mapping[str, tuple[str, ...]]  # step kind -> the names of its values
@@ -103,16 +105,15 @@ class Timelines:
     # --- state (reset, snapshots, the state directory) -------------------------------------
 
     def dump(self) -> dict[str, Any]:
-        return {
-            "timelines": [
-                [t.object_id, t.created_at, t.status, t.summary, [list(s) for s in t.steps]]
-                for t in self.items.values()
-            ]
-        }
+        rows = [
+            [t.object_id, t.created_at, t.status, t.summary, [list(s) for s in t.steps]]
+            for t in self.items.values()
+        ]
+        return {"timelines": encode(rows, self.topic)}
 
     def load(self, state: dict[str, Any]) -> None:
         items: OrderedDict[str, Timeline] = OrderedDict()
-        for object_id, created_at, status, summary, steps in state["timelines"]:
+        for object_id, created_at, status, summary, steps in decode(state["timelines"]):
             items[object_id] = Timeline(
                 object_id, created_at, status, summary, [tuple(s) for s in steps]
             )
