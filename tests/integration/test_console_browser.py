@@ -23,6 +23,7 @@ from conformance.sim_control import SimControl
 from rfqkit.webhook_receiver import WebhookReceiver
 from rfqsim.pytest_plugin import RfqSim
 from tests.integration.browser import Watched, chromium, chromium_path, screenshot_dir, watch
+from tests.integration.makers.test_fleet_process import firm_quote as firm
 from tests.integration.serve_process import serve
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("console-browser")]
@@ -59,27 +60,6 @@ def console(browser: BrowserContext, sim: RfqSim) -> Iterator[Watched]:
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return screenshot_dir(tmp_path_factory.mktemp("screenshots"))
-
-
-def firm(sim: RfqSim, **extra: Any) -> dict[str, Any]:
-    body = {
-        "chainId": CHAIN,
-        "sellToken": sim.token(CHAIN, "USDC"),
-        "buyToken": sim.token(CHAIN, "USDT"),
-        "sellAmount": "10000000",
-        "taker": sim.demo_wallets[0]["address"],
-        **extra,
-    }
-    request = urllib.request.Request(
-        sim.base_url + "/v2/rfq/request",
-        data=json.dumps(body).encode(),
-        headers={
-            "Authorization": f"Bearer {sim.demo_keys['taker-test']}",
-            "Content-Type": "application/json",
-        },
-    )
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return dict(json.loads(response.read())["data"])
 
 
 def go(page: Page, view: str) -> None:

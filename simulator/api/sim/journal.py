@@ -53,29 +53,20 @@ def render_summary(entry: JournalEntry) -> schemas.JournalEntryView:
 
 
 def render_entry(entry: JournalEntry) -> schemas.JournalEntryView:
-    return schemas.JournalEntryView(
-        seq=entry.seq,
-        request_id=entry.request_id,
-        at=isoformat_unix(entry.at) or "",
-        method=entry.method,
-        path=entry.path,
-        query=redact(entry.query),
-        status=entry.status,
-        latency_ms=entry.latency_ms,
-        key_prefix=entry.key_prefix,
-        request=schemas.JournalBody(
-            content_type=entry.request_type,
-            size=entry.request_size,
-            headers=headers_view(entry.request_headers),
-            body=body_view(entry.request_body, entry.request_size),
-        ),
-        response=schemas.JournalBody(
-            content_type="application/json" if entry.response_size else None,
-            size=entry.response_size,
-            headers=headers_view(entry.response_headers),
-            body=body_view(entry.response_body, entry.response_size),
-        ),
+    summary = render_summary(entry)
+    summary.request = schemas.JournalBody(
+        content_type=entry.request_type,
+        size=entry.request_size,
+        headers=headers_view(entry.request_headers),
+        body=body_view(entry.request_body, entry.request_size),
     )
+    summary.response = schemas.JournalBody(
+        content_type="application/json" if entry.response_size else None,
+        size=entry.response_size,
+        headers=headers_view(entry.response_headers),
+        body=body_view(entry.response_body, entry.response_size),
+    )
+    return summary
 
 
 async def list_requests(request: web.Request) -> web.Response:

@@ -154,6 +154,10 @@ class RfqService:
         )
         history = self._history
         started = self._clock.monotonic()
+
+        def since(moment: float) -> float:
+            return (self._clock.monotonic() - moment) * 1000
+
         history.received(
             rfq_id,
             caller=caller.identity,
@@ -191,13 +195,7 @@ class RfqService:
                 record.available_buy = outcome.depth.buy or None
                 record.reserved_until = self._reserved_until(spec, caller.identity)
                 self._release_everything(rfq_id)
-                history.responded(
-                    rfq_id,
-                    "no_quote",
-                    outcome.reason,
-                    (self._clock.monotonic() - started) * 1000,
-                    None,
-                )
+                history.responded(rfq_id, "no_quote", outcome.reason, since(started), None)
                 return RequestOutcome(record, claim_token, outcome.maker_wait_s)
             quote = QuoteState(
                 orders=outcome.orders,
@@ -226,13 +224,7 @@ class RfqService:
             deps.funds.hold(rfq_id, quote.taker_pays, quote.latest_order_deadline)
             deps.slots.extend(rfq_id, quote.latest_order_deadline)
             deps.inventory_extend(rfq_id, quote.expires_at)
-            history.responded(
-                rfq_id,
-                "quoted",
-                None,
-                (self._clock.monotonic() - started) * 1000,
-                quote.expires_at,
-            )
+            history.responded(rfq_id, "quoted", None, since(started), quote.expires_at)
             return RequestOutcome(record, claim_token, outcome.maker_wait_s)
         except BaseException as failed:
             if record.status == "soliciting":
@@ -240,9 +232,7 @@ class RfqService:
                 self._release_everything(rfq_id)
                 # The caller got an error, not an RFQ: the timeline says which.
                 code = failed.code if isinstance(failed, ServiceError) else type(failed).__name__
-                history.responded(
-                    rfq_id, "error", code, (self._clock.monotonic() - started) * 1000, None
-                )
+                history.responded(rfq_id, "error", code, since(started), None)
             raise
 
     def _release_everything(self, rfq_id: str) -> None:
