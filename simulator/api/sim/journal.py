@@ -34,22 +34,26 @@ def _journal(request: web.Request) -> RequestJournal:
     return journal
 
 
+def summary_json(entry: JournalEntry) -> dict[str, Any]:
+    """The entry without bodies and headers, as JSON-ready data: no body to redact and no
+    model to build, so it is cheap enough to push every request to a console page."""
+    return {
+        "seq": entry.seq,
+        "request_id": entry.request_id,
+        "at": isoformat_unix(entry.at) or "",
+        "method": entry.method,
+        "path": entry.path,
+        "query": redact(entry.query) if entry.query else "",
+        "status": entry.status,
+        "latency_ms": entry.latency_ms,
+        "key_prefix": entry.key_prefix,
+        "request": None,
+        "response": None,
+    }
+
+
 def render_summary(entry: JournalEntry) -> schemas.JournalEntryView:
-    """The entry without bodies and headers: no redaction of bodies needed, so it is cheap
-    enough to push every request to a console page."""
-    return schemas.JournalEntryView(
-        seq=entry.seq,
-        request_id=entry.request_id,
-        at=isoformat_unix(entry.at) or "",
-        method=entry.method,
-        path=entry.path,
-        query=redact(entry.query),
-        status=entry.status,
-        latency_ms=entry.latency_ms,
-        key_prefix=entry.key_prefix,
-        request=None,
-        response=None,
-    )
+    return schemas.JournalEntryView.model_validate(summary_json(entry))
 
 
 def render_entry(entry: JournalEntry) -> schemas.JournalEntryView:

@@ -39,9 +39,9 @@ from simulator.api.http.parsing import parse_query
 from simulator.api.http.routes import Operation, RouteTable
 from simulator.api.http.schemas import ApiModel
 from simulator.api.rfq.control import makers_view
-from simulator.api.sim.journal import render_summary
+from simulator.api.sim.journal import summary_json
 from simulator.api.sim.schemas import ClockState
-from simulator.api.sim.timelines import render_item
+from simulator.api.sim.timelines import item_json
 from simulator.api.webhooks.control import render_delivery
 from simulator.clock import isoformat
 from simulator.errors import InternalError, InvalidRequest
@@ -88,7 +88,7 @@ def _renderers(app: web.Application) -> dict[str, Callable[[set[str]], Awaitable
             timelines = app[TIMELINES][topic]
             found = [t for i in ids if (t := timelines.get(i)) is not None]
             found.sort(key=lambda t: t.created_at, reverse=True)
-            items = [render_item(t, names).model_dump(by_alias=True) for t in found]
+            items = [item_json(t, names) for t in found]
             return _event(topic, {"items": items}) if items else None
 
         return render
@@ -98,7 +98,7 @@ def _renderers(app: web.Application) -> dict[str, Callable[[set[str]], Awaitable
         if journal is None:
             return None
         entries = journal.by_seq(int(i) for i in ids)
-        views = [render_summary(e).model_dump(by_alias=True) for e in entries]
+        views = [summary_json(e) for e in entries]
         return _event("requests", {"requests": views}) if views else None
 
     async def deliveries(ids: set[str]) -> bytes | None:

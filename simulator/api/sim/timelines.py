@@ -57,19 +57,25 @@ def _times(values: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def render_item(timeline: Timeline, names: MakerNames) -> schemas.TimelineItem:
+def item_json(timeline: Timeline, names: MakerNames) -> dict[str, Any]:
+    """A list item as JSON-ready data, built without a model: the live stream sends one per
+    changed object, many a second (`render_item` is the same through the model)."""
     summary = _times(timeline.summary)
     wallets = summary.pop("makers", [])
     summary.pop("maker_ids", None)  # what `maker=` matches; the wallets say who
     if "winners" in summary:
         summary["winners"] = _refs(summary["winners"], names)
-    return schemas.TimelineItem(
-        id=timeline.object_id,
-        created_at=isoformat_unix(timeline.created_at) or "",
-        status=timeline.status,
-        makers=[schemas.MakerRef(wallet=w, name=names.name_of(w)) for w in wallets],
-        summary=summary,
-    )
+    return {
+        "id": timeline.object_id,
+        "created_at": isoformat_unix(timeline.created_at) or "",
+        "status": timeline.status,
+        "makers": _refs(wallets, names),
+        "summary": summary,
+    }
+
+
+def render_item(timeline: Timeline, names: MakerNames) -> schemas.TimelineItem:
+    return schemas.TimelineItem.model_validate(item_json(timeline, names))
 
 
 def _step(step: dict[str, Any], names: MakerNames) -> schemas.StepView:
