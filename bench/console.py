@@ -22,7 +22,7 @@ from typing import Any
 import aiohttp
 
 from bench import processes
-from bench.firm_open import FirmLoad
+from bench.firm_open import FirmLoad, cpu_seconds
 from bench.load import percentile
 from bench.open_loop import OpenLoopResult
 from bench.report import Section
@@ -35,7 +35,10 @@ TARGET_RATIO = 1.10  # p99 with one page open at most 10 % above the no-page p99
 
 
 def _note(counts: Path, events: int, received: int) -> None:
-    counts.write_text(f"{events} {received}")
+    """Replaced whole, so the bench never reads half a note of a reader it stopped."""
+    fresh = counts.with_suffix(".new")
+    fresh.write_text(f"{events} {received}")
+    fresh.replace(counts)
 
 
 async def _read_stream(url: str, counts: Path) -> None:
@@ -82,10 +85,17 @@ class StreamReader:
 
 
 async def _rounds(
-    api: str, info: dict[str, Any], rate: float, seconds: float, rounds: int, counts: Path
-) -> tuple[OpenLoopResult, OpenLoopResult, StreamReader]:
+    api: str,
+    info: dict[str, Any],
+    pid: int,
+    rate: float,
+    seconds: float,
+    rounds: int,
+    counts: Path,
+) -> tuple[OpenLoopResult, OpenLoopResult, StreamReader, dict[bool, float]]:
     none = OpenLoopResult(offered_rate=rate, seconds=0.0)
     page = OpenLoopResult(offered_rate=rate, seconds=0.0)
+    cpu: dict[bool, float] = {False: 0.0, True: 0.0}  # the simulator's CPU seconds, by page
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
         load = FirmLoad(api, info)
         await load.prepare(session)
@@ -94,7 +104,9 @@ async def _rounds(
             with_page = index % 2 == 1
             if with_page:
                 await asyncio.to_thread(reader.start)
+            before = cpu_seconds(pid)
             result = await load.run(session, rate=rate, seconds=seconds)
+            cpu[with_page] += cpu_seconds(pid) - before
             if with_page:
                 reader.stop()
             target = page if with_page else none
@@ -105,7 +117,7 @@ async def _rounds(
             for outcome, count in result.outcomes.items():
                 target.outcomes[outcome] = target.outcomes.get(outcome, 0) + count
             await asyncio.sleep(1.0)  # stragglers and sweeps settle between rounds
-    return none, page, reader
+    return none, page, reader, cpu
 
 
 def _recording_cost(rfqs: int = 20_000) -> tuple[float, float]:
@@ -154,9 +166,15 @@ def bench_console(rate: float, seconds: float, rounds: int) -> Section:
         processes.simulator("--config", str(FAST_MAKERS), "--makers-process", "in") as started,
         tempfile.TemporaryDirectory() as tmp,
     ):
-        none, page, reader = asyncio.run(
+        none, page, reader, cpu = asyncio.run(
             _rounds(
-                started.info["api_url"], started.info, rate, seconds, rounds, Path(tmp) / "page"
+                started.info["api_url"],
+                started.info,
+                started.process.pid,
+                rate,
+                seconds,
+                rounds,
+                Path(tmp) / "page",
             )
         )
     per_rfq_us, per_mark_us = _recording_cost()
@@ -169,9 +187,19 @@ def bench_console(rate: float, seconds: float, rounds: int) -> Section:
             "subscribed to every topic, as an open console page is), and so on. Target: the p99 "
             "with one page open within 10 % of the p99 with none."
         ),
-        header=("console", "answers", "achieved/s", "p50 ms", "p99 ms", "added p99 ms", "outcomes"),
+        header=(
+            "console",
+            "answers",
+            "achieved/s",
+            "p50 ms",
+            "p99 ms",
+            "added p99 ms",
+            "simulator CPU/answer ms",
+            "outcomes",
+        ),
     )
-    for label, result in (("no page open", none), ("one page open", page)):
+    for label, result, open_page in (("no page open", none, False), ("one page open", page, True)):
+        answers = max(1, len(result.latencies_ms))
         section.rows.append(
             (
                 label,
@@ -180,9 +208,12 @@ def bench_console(rate: float, seconds: float, rounds: int) -> Section:
                 f"{result.pct(50):.1f}",
                 f"{result.pct(99):.1f}",
                 f"{percentile(result.added_ms, 99):.1f}" if result.added_ms else "—",
+                f"{cpu[open_page] * 1000 / answers:.2f}",
                 ", ".join(f"{k}: {v}" for k, v in sorted(result.outcomes.items())),
             )
         )
+    none_cpu = cpu[False] * 1000 / max(1, len(none.latencies_ms))
+    page_cpu = cpu[True] * 1000 / max(1, len(page.latencies_ms))
     ratio = page.pct(99) / none.pct(99) if none.pct(99) else float("inf")
     met = "met" if ratio <= TARGET_RATIO else "NOT met"
     if min(none.achieved_rate, page.achieved_rate) < 0.95 * rate:
@@ -191,6 +222,9 @@ def bench_console(rate: float, seconds: float, rounds: int) -> Section:
     section.notes += [
         f"p99 with one page open / p99 with none: {ratio:.2f} (target ≤ {TARGET_RATIO:.2f}: "
         f"{met}). The page received {reader.events} events ({reader.bytes / 1024:.0f} KiB).",
+        "The simulator's CPU per answer is the page's cost independent of queueing: "
+        f"{page_cpu - none_cpu:+.2f} ms per answer with one page open "
+        f"({(page_cpu - none_cpu) / none_cpu * 100 if none_cpu else 0:+.1f} %).",
         f"In process: recording one four-maker RFQ's timeline costs {per_rfq_us:.1f} µs; a "
         f"change-feed mark with nobody subscribed {per_mark_us:.3f} µs.",
         f"Load average (1 min) of the machine before the run: {load_before:.2f}.",
