@@ -173,6 +173,10 @@ def _clock_moved(changes: ChangeFeed) -> Callable[[float], Awaitable[None]]:
     return moved
 
 
+async def _end_streams(app: web.Application) -> None:
+    app[CHANGES].close()
+
+
 def create_app(
     settings: Settings, *, clock: Clock | None = None, start_chains: bool = True
 ) -> web.Application:
@@ -301,6 +305,7 @@ def create_app(
     registry.register(ForgetOnLoad("console", lambda: app[CHANGES].mark("state")))
     app[WEBHOOKS].outbox.changes = app[CHANGES].mark
     app[CLOCK].add_listener(_clock_moved(app[CHANGES]))
+    app.on_shutdown.append(_end_streams)  # open console pages must not hold up a stop
     app[STATE] = build_state_control(
         registry, app[CLOCK], app[CHAINS], FleetRestarter(app), drain_s=settings.state.drain_s
     )

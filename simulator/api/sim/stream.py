@@ -147,6 +147,8 @@ async def stream(request: web.Request) -> web.StreamResponse:
             except TimeoutError:
                 await response.write(b": keepalive\n\n")
                 continue
+            if subscription.closed:
+                break
             await asyncio.sleep(COALESCE_S)  # let the rest of a burst arrive
             taken = subscription.take()
             if "state" in taken:  # everything was replaced: the reader starts over

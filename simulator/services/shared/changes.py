@@ -17,6 +17,7 @@ class Subscription:
         self.topics = topics  # what this reader wants
         self.dirty: dict[str, set[str]] = {}  # topic -> ids changed since the last take
         self.wake = asyncio.Event()  # set on the first change after a take
+        self.closed = False  # the simulator is stopping: the reader ends its stream
 
     def add(self, topic: str, key: str) -> None:
         if topic in self.topics:
@@ -45,6 +46,12 @@ class ChangeFeed:
     def unsubscribe(self, subscription: Subscription) -> None:
         if subscription in self._subscribers:
             self._subscribers.remove(subscription)
+
+    def close(self) -> None:
+        """The simulator stops: every reader is woken to end its stream at once."""
+        for subscriber in self._subscribers:
+            subscriber.closed = True
+            subscriber.wake.set()
 
     @property
     def subscribers(self) -> int:

@@ -106,3 +106,10 @@ def test_a_late_answer_turns_silent_into_late_in_the_makers_counts() -> None:
     assert summary.histogram[0] == 1  # 20 ms
     assert summary.histogram[min(HISTOGRAM_BINS - 1, int(900 // HISTOGRAM_BIN_MS))] == 1
     assert summarize(None).latencies_kept == 0
+
+
+def test_closing_the_feed_wakes_every_reader_to_end() -> None:
+    changes = ChangeFeed()
+    readers = [changes.subscribe(frozenset({"rfqs"})), changes.subscribe(frozenset({"clock"}))]
+    changes.close()
+    assert all(r.closed and r.wake.is_set() for r in readers)
