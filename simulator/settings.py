@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -126,16 +126,18 @@ class LimitSettings(_Strict):
     outstanding_default: int = Field(default=4, gt=0)
     outstanding_aggregator: int = Field(default=32, gt=0)
 
-    @model_validator(mode="after")
-    def _has_default_tier(self) -> LimitSettings:
-        if "default" not in self.tiers or any(v <= 0 for v in self.tiers.values()):
+    @field_validator("tiers")
+    @classmethod
+    def _has_default_tier(cls, tiers: dict[str, int]) -> dict[str, int]:
+        if "default" not in tiers or any(v <= 0 for v in tiers.values()):
             raise ValueError("limits.tiers needs a positive 'default' tier")
-        return self
+        return tiers
 
 
 class ProofTiming(_Strict):
     window_s: float = Field(default=60, gt=0)
     grant_s: float = Field(default=43200, gt=0)
+    wall_clock_when_moved: bool = True  # docs/decisions.md TT4
 
 
 class FundingSettings(_Strict):

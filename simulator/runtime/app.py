@@ -61,6 +61,7 @@ from simulator.api.ramp import transfer_handlers as ramp_transfers
 from simulator.api.rfq import control as rfq_control
 from simulator.api.rfq import handlers as rfq
 from simulator.api.rfq import maker_stream
+from simulator.api.rfq import time_control as rfq_time_control
 from simulator.api.sim import chains as sim_chains
 from simulator.api.sim import console as sim_console
 from simulator.api.sim import handlers as sim
@@ -127,6 +128,12 @@ from simulator.settings import Settings
 CLIENT_MAX_SIZE = 64 * 1024 * 1024
 
 
+async def close_maker_streams(app: web.Application) -> None:
+    """On stop, every maker socket ends with 1001 and its closing handshake before the server
+    drops the connections that are left, within the shutdown grace."""
+    await app[MAKER_SESSIONS].close_all(timeout_s=app[SETTINGS].api.shutdown_grace_s)
+
+
 def build_routes(*, control_api: bool = True) -> RouteTable:
     """Every operation; without ``control_api`` none under /_sim (the provider's inbound
     webhooks at /_provider stay: the sandbox needs them, a real deployment has its own)."""
@@ -154,6 +161,7 @@ def build_routes(*, control_api: bool = True) -> RouteTable:
         sim_console,
         access_control,
         rfq_control,
+        rfq_time_control,
         webhooks_control,
         ramp_control,
         v1_control,
@@ -231,9 +239,10 @@ def create_app(
             stream_capacity=settings.journal.frames_kept,
             changes=app[CHANGES].mark,
         )
-    app[MAKER_SESSIONS] = build_maker_sessions(app[RFQ], app[VENUE], app[CLOCK], app.get(JOURNAL))
-    app[FEED] = build_feed(settings, app[CLOCK], app[VENUE], app[RFQ], app[FILLS], app[FILL_INDEX])
-    app[FEED_CACHE] = FeedCache(app[CLOCK], settings.feed.cache_s)
+    app[MAKER_SESSIONS] = build_maker_sessions(
+        app[RFQ], app[VENUE], app[CLOCK], app[ACCESS].keys, app.get(JOURNAL)
+    )
+    app.on_shutdown.append(close_maker_streams)
     app[BOOK] = build_book(
         settings,
         app[CLOCK],
@@ -244,6 +253,10 @@ def create_app(
         IndexCatchUp(app[FILL_INDEXERS]),
         app[CHANGES],
     )
+    app[FEED] = build_feed(
+        settings, app[CLOCK], app[VENUE], app[RFQ], app[BOOK], app[FILLS], app[FILL_INDEX]
+    )
+    app[FEED_CACHE] = FeedCache(app[CLOCK], settings.feed.cache_s)
     app[SWAPS] = build_swaps(settings, app[CLOCK], app[RANDOM], app[BOOK], app[CHANGES])
     app[FILLS].subscribe(app[BOOK].service.on_fill)
     app[FILLS].subscribe(app[SWAPS].service.on_fill)

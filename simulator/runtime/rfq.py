@@ -34,6 +34,7 @@ from simulator.randomness import RandomSource
 from simulator.runtime.lifecycle import CHAIN_SUPERVISOR
 from simulator.runtime.timelines import timelines
 from simulator.services.access.area import AccessArea
+from simulator.services.access.keys import KeyService
 from simulator.services.rfq.area import RfqArea
 from simulator.services.rfq.auction import Auction
 from simulator.services.rfq.deps import RfqDeps
@@ -48,6 +49,7 @@ from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement, SettlementSettings
 from simulator.services.rfq.slots import OutstandingSlots
 from simulator.services.rfq.store import InMemoryRfqStore
+from simulator.services.rfq.time_control import RfqTimeControl
 from simulator.services.shared.changes import ChangeFeed
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.fills import FillFanout
@@ -123,6 +125,7 @@ def build_rfq(
         funds=deps.funds,
         slots=deps.slots,
         history=history,
+        time_control=RfqTimeControl(clock, store, settlement, deps.slots, deps.funds),
     )
 
 
@@ -150,9 +153,16 @@ def indexer_state(chain_id: int, indexer: FillIndexer) -> StateParticipant:
 
 
 def build_maker_sessions(
-    area: RfqArea, venue: VenueDirectory, clock: Clock, frames: FrameTap | None = None
+    area: RfqArea,
+    venue: VenueDirectory,
+    clock: Clock,
+    keys: KeyService,
+    frames: FrameTap | None = None,
 ) -> MakerStreamSessions:
-    return MakerStreamSessions(area.makers, venue, clock, frames=frames)
+    """The maker stream's sessions; a key suspended or revoked ends its open connections."""
+    sessions = MakerStreamSessions(area.makers, venue, clock, frames=frames)
+    keys.withdrawn_listeners.append(sessions.credential_withdrawn)
+    return sessions
 
 
 async def background_context(app: web.Application) -> AsyncIterator[None]:

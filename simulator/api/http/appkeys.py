@@ -50,6 +50,10 @@ class MakerSessions(Protocol):
         fills_book: bool = False,
     ) -> None: ...
 
+    async def close_all(self, *, timeout_s: float) -> None:
+        """The server stops: end every open socket with its closing handshake."""
+        ...
+
 
 SETTINGS: web.AppKey[Settings] = web.AppKey("settings")
 CLOCK: web.AppKey[Clock] = web.AppKey("clock")

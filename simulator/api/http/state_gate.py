@@ -3,7 +3,9 @@
 
 A cancelled request is answered 503 `venue_unavailable` (details.reason `state_reset`,
 Retry-After 1): a transient error the caller retries into the new state. The state control's
-own operations, the journal and the maker stream's long-lived sockets are outside the gate."""
+own operations, the journal and the maker stream's long-lived sockets are outside the gate; the
+simulated fleet's v1 requests (its own keys, sent as a bearer) pass it while a state change
+restarts the fleet."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import asyncio
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from simulator.api.http.appkeys import STATE
+from simulator.api.http.appkeys import ACCESS, STATE
 from simulator.errors import VenueUnavailable
 from simulator.services.sim.gate import StateChangeInterrupted
 
@@ -28,6 +30,13 @@ def interrupted() -> VenueUnavailable:
     )
 
 
+def _from_the_fleet(request: web.Request) -> bool:
+    """A request with one of the keys the simulator gave its own fleet (makers/book.py sends it
+    as a bearer token)."""
+    scheme, _, key = request.headers.get("Authorization", "").partition(" ")
+    return scheme == "Bearer" and key in request.app[ACCESS].faults.own_keys
+
+
 @web.middleware
 async def state_gate_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     control = request.app.get(STATE)
@@ -36,7 +45,7 @@ async def state_gate_middleware(request: web.Request, handler: Handler) -> web.S
         return await handler(request)
     gate = control.gate
     try:
-        await gate.enter()
+        await gate.enter(own=gate.admitting_own and _from_the_fleet(request))
     except StateChangeInterrupted:
         raise interrupted() from None
     task: asyncio.Task[web.StreamResponse] = asyncio.ensure_future(handler(request))

@@ -15,6 +15,7 @@ from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement
 from simulator.services.rfq.slots import OutstandingSlots
+from simulator.services.rfq.time_control import RfqTimeControl
 from simulator.services.shared.events import EventLog
 
 
@@ -31,3 +32,4 @@ class RfqArea:
     funds: TakerFunds  # taker reservations (reset and snapshot put them back)
     slots: OutstandingSlots  # outstanding-RFQ slots per caller (likewise)
     history: RfqHistory  # every RFQ's timeline, the makers' answers (GET /_sim/rfqs, console)
+    time_control: RfqTimeControl  # /_sim/rfqs/{id}/...: one RFQ's time moved, nothing else

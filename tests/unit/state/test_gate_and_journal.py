@@ -1,5 +1,6 @@
 """The request gate (a state change waits for requests inside, cancels the slow ones, holds
-new ones back) and the journal's filters, ring and redaction."""
+new ones back, lets the fleet's own requests in while it restarts the fleet) and the journal's
+filters, ring and redaction."""
 
 from __future__ import annotations
 
@@ -76,6 +77,37 @@ async def test_new_requests_wait_for_the_gate_and_give_up_after_wait_s() -> None
     await changing
     gate.wait_s = 5
     await waiting  # let in once the change is over
+
+
+async def test_while_the_fleet_restarts_only_its_own_requests_pass_the_closed_gate() -> None:
+    gate = RequestGate(drain_s=1, wait_s=5)
+    restarting = asyncio.Event()
+    restarted = asyncio.Event()
+    order: list[str] = []
+
+    async def change() -> None:
+        async with gate.closed():
+            with gate.own_requests_admitted():
+                restarting.set()
+                await gate.enter(own=True)  # the restarted fleet's first round: at once
+                order.append("fleet")
+                await restarted.wait()
+
+    changing = asyncio.create_task(change())
+    await restarting.wait()
+    client = asyncio.create_task(gate.enter())
+    await asyncio.sleep(0)
+    assert order == ["fleet"]
+    assert not client.done(), "a client waits for the new state, makers and all"
+    restarted.set()
+    await changing
+    await client
+    assert not gate.admitting_own
+    # Before the new state is in place the fleet's requests wait like everyone's.
+    gate.wait_s = 0.01
+    async with gate.closed():
+        with pytest.raises(StateChangeInterrupted):
+            await gate.enter(own=True)
 
 
 def journal_with(*entries: dict[str, object]) -> RequestJournal:
