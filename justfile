@@ -53,6 +53,10 @@ lint: setup
 load PROFILE *ARGS: setup
     {{venv}}/python -m loadtests.run "$@"
 
+# Screenshots of every console view into docs/console/ (the browser tests, run against Debian's chromium)
+screenshots: setup
+    RFQSIM_CONSOLE_SCREENSHOTS=docs/console {{venv}}/python -m pytest tests/integration/test_console_browser.py -q
+
 # Benchmarks: writes docs/performance.md
 bench *ARGS: setup
     {{venv}}/python -m bench "$@"

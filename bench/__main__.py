@@ -14,6 +14,7 @@ from pathlib import Path
 
 from bench import (
     auth,
+    console,
     feed,
     fills,
     firm_open,
@@ -163,6 +164,7 @@ BENCHMARKS = (
     "state",
     "suite",
     "journal",
+    "console",
 )
 
 
@@ -253,6 +255,12 @@ def main() -> None:
         sections.append(
             state.bench_journal_overhead(
                 seconds=2 if args.quick else 3, concurrency=20, rounds=2 if args.quick else 8
+            )
+        )
+    if "console" in selected:
+        sections.append(
+            console.bench_console(
+                rate=100, seconds=4 if args.quick else 8, rounds=2 if args.quick else 4
             )
         )
     command = "just bench" + (" --quick" if args.quick else "")

@@ -266,6 +266,12 @@ class JournalSettings(_Strict):
     frames_kept: int = Field(default=2_000, ge=1, le=100_000)  # maker stream frames kept
 
 
+class TimelineSettings(_Strict):
+    # RFQs, v1 swaps, limit orders and ramp transfers whose timelines are kept, each (the oldest
+    # drop off): GET /_sim/rfqs and its siblings, the console.
+    kept: int = Field(default=10_000, ge=1, le=1_000_000)
+
+
 class Settings(BaseSettings):
     # A BaseSettings so pydantic-settings knows the RFQSIM_ names; the environment itself is read
     # once, by `load_settings`, at its place between the YAML file and the CLI flags.
@@ -305,6 +311,7 @@ class Settings(BaseSettings):
     book: BookSettings = BookSettings()
     state: StateSettings = StateSettings()
     journal: JournalSettings = JournalSettings()
+    timelines: TimelineSettings = TimelineSettings()
     # The simulated maker fleet started with the simulator (None: no makers; `--no-makers`).
     makers: FleetConfig | None = Field(default_factory=default_fleet)
     # Where that fleet runs: `in` the simulator's process, or in a process of its `own` (a child

@@ -33,6 +33,7 @@ from simulator.errors import FleetProcessUnreachable
 from simulator.runtime.lifecycle import CHAIN_SUPERVISOR
 from simulator.runtime.readiness import venue_gaps
 from simulator.services.rfq.ports import SimulatedFleet
+from simulator.services.shared.maker_names import MakerNames
 
 log = logging.getLogger("rfqsim.fleet")
 
@@ -268,3 +269,9 @@ async def stop_fleet(app: web.Application) -> None:
         process, holder.process = holder.process, None
         if process is not None:
             await process.close()
+
+
+def fleet_names(config: FleetConfig | None) -> MakerNames:
+    """The configured fleet's wallet -> name (every maker, whether it runs or not)."""
+    makers = config.makers if config is not None else ()
+    return MakerNames({maker.wallet().address: maker.name for maker in makers})

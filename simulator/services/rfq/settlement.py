@@ -87,6 +87,16 @@ class Settlement:
                 "feeAmount": str(fill.fee_amount),
             },
         )
+        self._deps.history.step(
+            rfq_id,
+            "fill",
+            fill.maker,
+            fill.tx_hash,
+            fill.block_number,
+            str(fill.input_amount),
+            str(fill.output_amount),
+            str(fill.fee_amount),
+        )
         fills = self._store.add_fill(rfq_id, fill)
         assert record.quote is not None
         if len(fills) < len(record.quote.orders):
@@ -97,6 +107,7 @@ class Settlement:
         if record.status == "filled":
             return
         now = self._clock.time()
+        cause = "every order's fill seen on chain"
         if record.status in ("expired", "failed"):
             since = record.provisional_since or now
             if now - since > self.settings.correction_window_s:
@@ -105,6 +116,7 @@ class Settlement:
                 )
                 return
             record.late = True
+            cause = f"a late fill corrects {record.status}"
             record.superseded = record.status
             record.previous_fail_reason = record.fail_reason
             record.fail_reason = None
@@ -114,6 +126,7 @@ class Settlement:
         record.settled_sell = sum(f.output_amount + f.fee_amount for f in fills)
         record.settled_buy = sum(f.input_amount for f in fills)
         record.settled_fee = sum(f.fee_amount for f in fills)
+        self._deps.history.status(record.rfq_id, "filled", cause)
         # A fill frees the outstanding slot, the taker's reservation and the makers' holds.
         self._deps.slots.release(record.rfq_id)
         self._deps.funds.release(record.rfq_id)
@@ -136,12 +149,15 @@ class Settlement:
                 except ChainUnreadable:
                     continue  # decide on a later sweep, when the chain answers
 
-    async def expire(self, record: RfqRecord, now: float) -> None:
+    async def expire(
+        self, record: RfqRecord, now: float, cause: str = "expiresAt passed unfilled"
+    ) -> None:
         """quoted -> expired: the sweep's transition once expiresAt has passed, and the
         per-object control's (services/rfq/time_control.py)."""
         assert record.quote is not None
         record.status = "expired"
         record.provisional_since = now
+        self._deps.history.status(record.rfq_id, "expired", cause)
         self._deps.inventory.release_rfq(record.rfq_id)
         # Published before the makers are told (awaits): a fill reconciled meanwhile
         # then follows as the late rfq.filled, after the rfq.expired it corrects.
@@ -169,6 +185,7 @@ class Settlement:
             return
         record.status = "failed"
         record.fail_reason = reason
+        self._deps.history.status(record.rfq_id, "failed", f"gave up on the transaction: {reason}")
         record.provisional_since = now
         self._deps.inventory.release_rfq(record.rfq_id)
         self._events.publish(rfq_event("rfq.failed", record, now))

@@ -61,7 +61,9 @@ class RfqTimeControl:
         # reads filledAt >= expiresAt, as a late fill should. No await between the check and
         # the transition: a sweep cannot expire it twice.
         record.quote.expires_at = min(record.quote.expires_at, float(math.floor(now)))
-        await self._settlement.expire(record, now)
+        await self._settlement.expire(
+            record, now, cause="made to lapse now (the per-object control)"
+        )
         return record
 
     async def give_up(self, rfq_id: str) -> RfqRecord:

@@ -180,8 +180,32 @@ def test_maker_frames_filter_by_maker_and_direction() -> None:
     journal.record_frame("tx_test_a", "0xAbC", "in", '{"type":"quote"}')
     journal.record_frame("tx_test_b", "0xDef", "in", '{"type":"levels"}')
     frames = journal.frames(maker="0xabc", direction=None, since=None, limit=10)
-    assert [(f.direction, f.text) for f in frames] == [
+    assert [(f.direction, f.text) for f, _ in frames] == [
         ("in", '{"type":"quote"}'),
         ("out", '{"type":"rfq"}'),
     ]
     assert len(journal.frames(maker="tx_test_b", direction="out", since=None, limit=10)) == 0
+
+
+def test_every_frame_of_an_rfq_is_tagged_with_it_quotes_included() -> None:
+    journal = RequestJournal(lambda: 5.0, capacity=10, stream_capacity=10)
+    journal.record_frame(
+        "tx_test_a", "0xAbC", "out", '{"type":"rfq","quoteId":"mq_1","rfqId":"rfq_1"}'
+    )
+    journal.record_frame("tx_test_a", "0xAbC", "in", '{"type":"levels","chainId":97}')
+    journal.record_frame("tx_test_a", "0xAbC", "in", '{"type":"quote","quoteId":"mq_1"}')
+    journal.record_frame(
+        "tx_test_a", "0xAbC", "out", '{"type":"released","quoteId":"mq_1","rfqId":"rfq_1"}'
+    )
+    journal.record_frame("tx_test_a", "0xAbC", "in", '{"type":"decline","quoteId":"mq_9"}')
+    frames = journal.frames(maker=None, direction=None, since=None, limit=10)
+    tagged = [(json.loads(f.text)["type"], rfq) for f, rfq in frames]
+    assert tagged == [
+        ("decline", None),  # names a request the ring never saw
+        ("released", "rfq_1"),
+        ("quote", "rfq_1"),
+        ("levels", None),
+        ("rfq", "rfq_1"),
+    ]
+    only = journal.frames(maker=None, direction=None, since=None, limit=10, rfq_id="rfq_1")
+    assert [json.loads(f.text)["type"] for f, _ in only] == ["released", "quote", "rfq"]
