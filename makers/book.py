@@ -35,7 +35,7 @@ from makers.chainbook import ChainState
 from makers.config import MakerConfig
 from makers.latency import RandomLike
 from makers.pricing import PricingModel
-from makers.protocol import PairInfo
+from rfqkit.maker_protocol import PairInfo
 from rfqkit.wallets import Wallet
 
 log = logging.getLogger("makers.book")

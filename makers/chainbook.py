@@ -18,7 +18,7 @@ from makers.chain import MakerChain, connect, ensure_max_allowance
 from makers.client import MakerClient
 from makers.commitments import Commitments
 from makers.pricing import TokenSpec
-from makers.protocol import ChainInfo
+from rfqkit.maker_protocol import ChainInfo
 from rfqkit.wallets import Wallet
 
 log = logging.getLogger("makers.fleet")

@@ -37,7 +37,18 @@ from typing import Any, Literal, TypeVar
 import aiohttp
 
 from makers.levels import LevelsCoalescer, LevelsInput, check_levels
-from makers.protocol import (
+from makers.stream import (
+    STREAM_PATH,
+    Backoff,
+    MakerAuthError,
+    MakerClientError,
+    MakerConnectionError,
+    MakerReplaced,
+    open_stream,
+    receive_welcome,
+    stream_url,
+)
+from rfqkit.maker_protocol import (
     CLOSE_REPLACED,
     Decline,
     ErrorMessage,
@@ -56,17 +67,6 @@ from makers.protocol import (
     Welcome,
     parse_server_message,
     serialize,
-)
-from makers.stream import (
-    STREAM_PATH,
-    Backoff,
-    MakerAuthError,
-    MakerClientError,
-    MakerConnectionError,
-    MakerReplaced,
-    open_stream,
-    receive_welcome,
-    stream_url,
 )
 
 __all__ = [

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from makers.protocol import MAX_LEVELS, UINT256_MAX, Level, Levels, is_address
+from rfqkit.maker_protocol import MAX_LEVELS, UINT256_MAX, Level, Levels, is_address
 
 Point = tuple[int, int]  # (sellAmount, buyAmount)
 LevelsInput = Sequence[tuple[int, int]] | Sequence[Level]
@@ -40,7 +40,7 @@ class LevelsUpdate:
         return (self.chain_id, self.sell_token.lower(), self.buy_token.lower())
 
     def frame(self) -> str:
-        """The text frame, exactly as `makers.protocol.serialize` writes the Levels model."""
+        """The text frame, exactly as `rfqkit.maker_protocol.serialize` writes the Levels model."""
         return json.dumps(
             {
                 "type": "levels",

@@ -23,7 +23,7 @@ from makers.commitments import Commitment
 from makers.config import MakerConfig
 from makers.latency import RandomLike
 from makers.pricing import PriceCurve, PricingModel
-from makers.protocol import Decline, DeclineReason, Quote, QuoteOrder, Rfq
+from rfqkit.maker_protocol import Decline, DeclineReason, Quote, QuoteOrder, Rfq
 
 V_OFFSET = 27  # Ethereum's v for a signature outside a transaction
 

@@ -32,7 +32,9 @@ from makers.failures import RepeatedFailures
 from makers.latency import RandomLike, sample_seconds
 from makers.levels import LevelsRounds
 from makers.pricing import DEFAULT_USD_TOKENS, PricingModel
-from makers.protocol import (
+from makers.quoting import Quoter, underfunded_factor
+from rfqkit.chain_errors import ChainUnreadable
+from rfqkit.maker_protocol import (
     ChainInfo,
     Decline,
     ErrorMessage,
@@ -44,8 +46,6 @@ from makers.protocol import (
     Rfq,
     Welcome,
 )
-from makers.quoting import Quoter, underfunded_factor
-from rfqkit.chain_errors import ChainUnreadable
 
 log = logging.getLogger("makers.fleet")
 

@@ -23,8 +23,8 @@ from conformance.ramp_transfers import Transfers
 from conformance.sim_control import SimControl
 from contracts.orders import RfqOrder, sign_order
 from makers.client import MakerClient
-from makers.protocol import Decline, Quote, Rfq
 from makers.quoting import quote_message
+from rfqkit.maker_protocol import Decline, Quote, Rfq
 from rfqsim.pytest_plugin import RfqSim, RfqSimError
 from tests.integration.serve_process import serve
 

@@ -20,7 +20,7 @@ from aiohttp.test_utils import TestServer
 from eth_utils.address import to_checksum_address
 
 from contracts.orders import RfqOrder
-from makers.protocol import (
+from rfqkit.maker_protocol import (
     ErrorMessage,
     Ping,
     Pong,

@@ -3,9 +3,9 @@ maker credential and upgrades the connection; from there one session per socket 
 turns the maker's frames into registry calls, pings the maker, and takes it offline the moment
 the socket closes.
 
-Every frame is read with the message models of `makers/protocol.py`, the ones the bundled maker
-client writes with, so both ends agree on one definition of each message. The server reads them
-strictly typed but ignores fields it does not know (`parse_maker_message(venue=True)`), and
+Every frame is read with the message models of `rfqkit/maker_protocol.py`, the ones the bundled
+maker client writes with, so both ends agree on one definition of each message. The server reads
+them strictly typed but ignores fields it does not know (`parse_maker_message(venue=True)`), and
 answers what it refuses with the `error` codes of the document."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from makers.protocol import (
+from rfqkit.maker_protocol import (
     CLOSE_CREDENTIAL_WITHDRAWN,
     CLOSE_GOING_AWAY,
     CLOSE_PING_TIMEOUT,

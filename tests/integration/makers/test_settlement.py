@@ -17,7 +17,7 @@ from makers.chain import MAX_UINT256
 from makers.client import Backoff
 from makers.config import FixedLatencyConfig, MakerConfig
 from makers.fleet import SimulatedMaker
-from makers.protocol import Filled, Quote
+from rfqkit.maker_protocol import Filled, Quote
 from rfqkit.wallets import FEE_RECIPIENT, demo_wallet, maker_wallet
 from tests.integration.makers.venue import CHAIN_ID, Venue
 from tests.unit.makers.fake_stream import FakeConnection, FakeStreamServer, rfq

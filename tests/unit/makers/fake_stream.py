@@ -1,8 +1,8 @@
 """A small in-test server that plays the venue's side of the maker stream protocol: the
 handshake (401/403 refusals in the error envelope), `welcome`, and whatever a test sends; every
-maker frame it receives is parsed with `makers.protocol.parse_maker_message` and queued, except a
-maker's `ping`, which it answers with a `pong` as the venue does (in order: after every frame
-read before it)."""
+maker frame it receives is parsed with `rfqkit.maker_protocol.parse_maker_message` and queued,
+except a maker's `ping`, which it answers with a `pong` as the venue does (in order: after every
+frame read before it)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from aiohttp import WSMsgType, web
 from aiohttp.test_utils import TestServer
 
-from makers.protocol import (
+from rfqkit.maker_protocol import (
     ChainInfo,
     MakerMessage,
     Message,

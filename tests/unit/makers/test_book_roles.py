@@ -18,7 +18,7 @@ from makers.book import BookFiller, BookPoster
 from makers.chainbook import ChainState
 from makers.config import BookOrdersConfig, MakerConfig
 from makers.pricing import PricingModel, PricingParams, TokenSpec
-from makers.protocol import ChainInfo, PairInfo
+from rfqkit.maker_protocol import ChainInfo, PairInfo
 from rfqkit.wallets import Wallet, maker_wallet
 
 CHAIN = 97

@@ -17,7 +17,7 @@ from makers.client import (
     MakerReplaced,
     stream_url,
 )
-from makers.protocol import (
+from rfqkit.maker_protocol import (
     Decline,
     ErrorMessage,
     Expired,

@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from makers.levels import LevelsCoalescer, LevelsRounds, LevelsUpdate, check_levels
-from makers.protocol import Level, Levels, serialize
+from rfqkit.maker_protocol import Level, Levels, serialize
 
 SELL, BUY = "0x" + "a1" * 20, "0xB2" + "b2" * 19
 INTERVAL_S = 0.05

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from contracts.orders import RfqOrder
-from makers.protocol import (
+from rfqkit.maker_protocol import (
     Decline,
     ErrorMessage,
     Expired,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 
 from contracts.orders import RfqOrder, recover_order_signer, sign_order
-from makers.protocol import Quote, QuoteOrder, parse_maker_message, serialize
 from makers.quoting import OrderSigner, quote_message
+from rfqkit.maker_protocol import Quote, QuoteOrder, parse_maker_message, serialize
 from rfqkit.wallets import maker_wallet
 
 WALLET = maker_wallet(0)

@@ -20,7 +20,7 @@ from makers.client import Backoff
 from makers.config import FixedLatencyConfig, MakerConfig
 from makers.fleet import SimulatedMaker
 from makers.pricing import TokenSpec
-from makers.protocol import Levels, Quote, Welcome
+from rfqkit.maker_protocol import Levels, Quote, Welcome
 from rfqkit.wallets import maker_wallet
 from tests.unit.makers.fake_stream import ADDR, FakeConnection
 

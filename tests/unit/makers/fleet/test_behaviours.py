@@ -5,7 +5,7 @@ fixed latency delays the answer."""
 
 from __future__ import annotations
 
-from makers.protocol import Decline, Levels, Quote
+from rfqkit.maker_protocol import Decline, Levels, Quote
 from tests.unit.makers.fake_stream import now_ms, rfq
 from tests.unit.makers.fleet.fakes import (
     E6,

@@ -12,7 +12,7 @@ import pytest
 from makers.client import MakerAuthError
 from makers.config import FleetConfig
 from makers.fleet import MakerFleet
-from makers.protocol import Decline, Quote
+from rfqkit.maker_protocol import Decline, Quote
 from tests.unit.makers.fake_stream import FakeStreamServer, rfq
 from tests.unit.makers.fleet.fakes import E18, FAST, NGNS, USDT, FakeChain, StartMaker, maker_config
 

@@ -9,7 +9,7 @@ import asyncio
 
 from makers.config import MakerConfig
 from makers.fleet import SimulatedMaker
-from makers.protocol import Expired, Levels, Quote
+from rfqkit.maker_protocol import Expired, Levels, Quote
 from tests.unit.makers.fake_stream import FakeConnection, FakeStreamServer, rfq
 from tests.unit.makers.fleet.fakes import (
     E6,

@@ -7,7 +7,7 @@ reactor, never reuses a nonce, and a fill refreshes its balances and releases th
 from __future__ import annotations
 
 from makers.chain import MAX_UINT256
-from makers.protocol import Decline, Expired, Filled, Quote, Rfq
+from rfqkit.maker_protocol import Decline, Expired, Filled, Quote, Rfq
 from tests.unit.makers.fake_stream import ADDR, rfq, welcome
 from tests.unit.makers.fleet.fakes import (
     E6,
