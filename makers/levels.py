@@ -61,7 +61,7 @@ def _plain_points(levels: LevelsInput) -> tuple[Point, ...] | None:
     previous_sell = previous_buy = 0
     for point in levels:
         if isinstance(point, Level):
-            sell, buy = point.sellAmount, point.buyAmount
+            sell, buy = point.sell_amount, point.buy_amount
         elif type(point) is tuple and len(point) == 2:
             sell, buy = point
         else:
@@ -84,18 +84,18 @@ def check_levels(
         if points is not None:
             return LevelsUpdate(chain_id, sell_token, buy_token, points)
     message = Levels(
-        chainId=chain_id,
-        sellToken=sell_token,
-        buyToken=buy_token,
+        chain_id=chain_id,
+        sell_token=sell_token,
+        buy_token=buy_token,
         levels=[
-            p if isinstance(p, Level) else Level(sellAmount=p[0], buyAmount=p[1]) for p in levels
+            p if isinstance(p, Level) else Level(sell_amount=p[0], buy_amount=p[1]) for p in levels
         ],
     )
     return LevelsUpdate(
-        message.chainId,
-        message.sellToken,
-        message.buyToken,
-        tuple((lv.sellAmount, lv.buyAmount) for lv in message.levels),
+        message.chain_id,
+        message.sell_token,
+        message.buy_token,
+        tuple((lv.sell_amount, lv.buy_amount) for lv in message.levels),
     )
 
 

@@ -51,34 +51,34 @@ def price_rfq(
     which names half the asked size (at most the depth) instead of quoting."""
     depth = curve.depth(inventory)
     if decline:
-        asked = rfq.makerReceives
+        asked = rfq.maker_receives
         if asked is None:
-            assert rfq.makerGives is not None
-            asked = curve.price_exact_output(rfq.makerGives, inventory) or depth
+            assert rfq.maker_gives is not None
+            asked = curve.price_exact_output(rfq.maker_gives, inventory) or depth
         return Declined("liquidity", min(depth, asked // 2))
     if rfq.kind == "exact_input":
-        assert rfq.makerReceives is not None
-        assert rfq.feeAmount is not None
-        receives, fee = rfq.makerReceives, rfq.feeAmount
+        assert rfq.maker_receives is not None
+        assert rfq.fee_amount is not None
+        receives, fee = rfq.maker_receives, rfq.fee_amount
         gives = curve.price_exact_input(receives, inventory)
         if gives is None:
             if receives <= depth:
                 return Declined("min_size")
             return Declined("liquidity", depth)
         return Priced(gives, receives, fee)
-    assert rfq.makerGives is not None
-    gives = rfq.makerGives
+    assert rfq.maker_gives is not None
+    gives = rfq.maker_gives
     receives_or_none = curve.price_exact_output(gives, inventory)
     if receives_or_none is None:
         return Declined("liquidity", depth)
-    return Priced(gives, receives_or_none, receives_or_none * rfq.feeBps // 10_000)
+    return Priced(gives, receives_or_none, receives_or_none * rfq.fee_bps // 10_000)
 
 
 def expiry_ms(rfq: Rfq, quote_ttl_ms: int | None) -> int:
     """When the quote lapses: `quote_ttl_ms` after replyBy (or the rfq's maximum), within the
     rfq's bounds."""
-    expires = rfq.maxExpiresAtMs if quote_ttl_ms is None else rfq.replyByMs + quote_ttl_ms
-    return min(rfq.maxExpiresAtMs, max(rfq.minExpiresAtMs, expires))
+    expires = rfq.max_expires_at_ms if quote_ttl_ms is None else rfq.reply_by_ms + quote_ttl_ms
+    return min(rfq.max_expires_at_ms, max(rfq.min_expires_at_ms, expires))
 
 
 class OrderSigner:
@@ -131,25 +131,25 @@ class Quoter:
         self, rfq: Rfq, config: MakerConfig, pricing: PricingModel, rng: RandomLike
     ) -> Quote | Decline:
         """The maker's answer under `config` and `pricing`; `rng` draws the flaky declines."""
-        state = self.book.states.get(rfq.chainId)
+        state = self.book.states.get(rfq.chain_id)
         if state is None or not state.ready:
             return decline(rfq, "unavailable")
         info = state.info
         # Never sign for a reactor or spender other than the ones the welcome named.
         if (
             rfq.reactor.lower() != info.reactor.lower()
-            or rfq.signatureTransfer.lower() != info.signatureTransfer.lower()
+            or rfq.signature_transfer.lower() != info.signature_transfer.lower()
         ):
             return decline(rfq, "rejected")
-        sell = state.tokens.get(rfq.sellToken.lower())
-        buy = state.tokens.get(rfq.buyToken.lower())
+        sell = state.tokens.get(rfq.sell_token.lower())
+        buy = state.tokens.get(rfq.buy_token.lower())
         curve = None if sell is None or buy is None else pricing.curve(sell, buy)
         if curve is None:
             return decline(rfq, "unavailable")
         behaviour = config.behaviour
         if behaviour == "flaky" and rng.random() < config.flaky_decline_fraction:
             return decline(rfq, "unavailable")
-        inventory = self.book.inventory(rfq.chainId, rfq.buyToken, underfunded_factor(config))
+        inventory = self.book.inventory(rfq.chain_id, rfq.buy_token, underfunded_factor(config))
         priced = price_rfq(rfq, curve, inventory, decline=behaviour == "decline")
         if isinstance(priced, Declined):
             return decline(rfq, priced.reason, priced.max_sell_amount)
@@ -162,27 +162,27 @@ class Quoter:
             reactor=rfq.reactor,
             maker=wallet.address,
             taker=rfq.taker,
-            inputToken=rfq.buyToken,
+            inputToken=rfq.buy_token,
             inputAmount=priced.gives,
-            outputToken=rfq.sellToken,
+            outputToken=rfq.sell_token,
             outputAmount=priced.receives,
             feeAmount=priced.fee,
             nonce=self.book.next_nonce(state),
             deadline=-(-expires // 1000) + config.deadline_slack_s,
         )
         key = self._wrong_key if config.behaviour == "bad_signature" else wallet.private_key
-        signature = self._signer.sign(key, order, rfq.chainId, rfq.signatureTransfer)
-        self.book.commitments[rfq.quoteId] = Commitment(
-            chain_id=rfq.chainId,
-            token=rfq.buyToken.lower(),
+        signature = self._signer.sign(key, order, rfq.chain_id, rfq.signature_transfer)
+        self.book.commitments[rfq.quote_id] = Commitment(
+            chain_id=rfq.chain_id,
+            token=rfq.buy_token.lower(),
             amount=priced.gives,
             expires_at_ms=expires,
             nonce=order.nonce,
         )
-        return quote_message(rfq.quoteId, expires, order, signature)
+        return quote_message(rfq.quote_id, expires, order, signature)
 
 
 def decline(rfq: Rfq, reason: DeclineReason, max_sell_amount: int | None = None) -> Decline:
     if max_sell_amount is not None and max_sell_amount <= 0:
         max_sell_amount = None
-    return Decline(quoteId=rfq.quoteId, reason=reason, maxSellAmount=max_sell_amount)
+    return Decline(quote_id=rfq.quote_id, reason=reason, max_sell_amount=max_sell_amount)

@@ -204,23 +204,23 @@ async def integrator_bot(
 
 
 def signed(rfq: Rfq, key: str, *, fee_extra: int = 0, expires_ms: int | None = None) -> Quote:
-    assert rfq.makerReceives is not None
-    assert rfq.feeAmount is not None
-    expires = rfq.maxExpiresAtMs if expires_ms is None else expires_ms
+    assert rfq.maker_receives is not None
+    assert rfq.fee_amount is not None
+    expires = rfq.max_expires_at_ms if expires_ms is None else expires_ms
     order = RfqOrder(
         reactor=rfq.reactor,
         maker=Account.from_key(key).address,
         taker=rfq.taker,
-        inputToken=rfq.buyToken,
-        inputAmount=rfq.makerReceives,  # one for one: only the checks matter here
-        outputToken=rfq.sellToken,
-        outputAmount=rfq.makerReceives,
-        feeAmount=rfq.feeAmount + fee_extra,
+        inputToken=rfq.buy_token,
+        inputAmount=rfq.maker_receives,  # one for one: only the checks matter here
+        outputToken=rfq.sell_token,
+        outputAmount=rfq.maker_receives,
+        feeAmount=rfq.fee_amount + fee_extra,
         nonce=int(time.time_ns()),
         deadline=-(-expires // 1000) + 60,
     )
-    signature = sign_order(key, order, rfq.chainId, rfq.signatureTransfer)
-    return quote_message(rfq.quoteId, expires, order, signature)
+    signature = sign_order(key, order, rfq.chain_id, rfq.signature_transfer)
+    return quote_message(rfq.quote_id, expires, order, signature)
 
 
 async def test_an_integrators_bot_sees_terms_and_short_expiry_rejections(clean: RfqSim) -> None:
@@ -229,7 +229,7 @@ async def test_an_integrators_bot_sees_terms_and_short_expiry_rejections(clean: 
     def answer(rfq: Rfq, key: str) -> Quote:
         if mode["now"] == "terms":
             return signed(rfq, key, fee_extra=1)
-        return signed(rfq, key, expires_ms=rfq.minExpiresAtMs - 1_000)
+        return signed(rfq, key, expires_ms=rfq.min_expires_at_ms - 1_000)
 
     bot, wallet = await integrator_bot(clean, answer)
     try:

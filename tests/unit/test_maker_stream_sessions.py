@@ -136,10 +136,10 @@ def test_welcome_lists_the_rfq_pairs_of_the_makers_environment_both_ways(
     welcome = sessions.welcome(session.maker)
     # What the server sends is what the bundled client parses.
     assert parse_server_message(serialize(welcome)) == welcome
-    assert [c.chainId for c in welcome.chains] == [97]  # a test credential: test chains only
-    pairs = {(p.sellToken, p.buyToken) for p in welcome.chains[0].pairs}
+    assert [c.chain_id for c in welcome.chains] == [97]  # a test credential: test chains only
+    pairs = {(p.sell_token, p.buy_token) for p in welcome.chains[0].pairs}
     assert pairs == {(USDT, NGNS), (NGNS, USDT)}  # the BOOK corridor has no RFQ pair
-    assert (welcome.wallet, welcome.environment, welcome.pingIntervalMs) == (
+    assert (welcome.wallet, welcome.environment, welcome.ping_interval_ms) == (
         WALLET,
         "test",
         15_000,
@@ -247,7 +247,7 @@ def test_an_answer_nobody_waits_for_is_released_late_with_a_null_rfq_id(
     sessions: MakerStreamSessions, session: MakerSession, frame: dict[str, Any]
 ) -> None:
     reply = sessions.on_text(session, json.dumps(frame))
-    assert reply == Released(quoteId="mq_gone", rfqId=None, reason="late")
+    assert reply == Released(quote_id="mq_gone", rfq_id=None, reason="late")
     assert isinstance(reply, Released)
     wire = serialize(reply)
     assert json.loads(wire) == {

@@ -229,13 +229,13 @@ class MakerStreamSessions:
     def _pairs(chain: ChainVenue, mode: str) -> list[PairInfo]:
         return [
             PairInfo(
-                sellToken=sell.address,
-                buyToken=buy.address,
-                sellDecimals=sell.decimals,
-                buyDecimals=buy.decimals,
-                feeBps=corridor.timing.fee_bps,
-                replyBudgetMs=corridor.timing.reply_budget_ms,
-                quoteTtlMs=corridor.timing.quote_ttl_s * 1000,
+                sell_token=sell.address,
+                buy_token=buy.address,
+                sell_decimals=sell.decimals,
+                buy_decimals=buy.decimals,
+                fee_bps=corridor.timing.fee_bps,
+                reply_budget_ms=corridor.timing.reply_budget_ms,
+                quote_ttl_ms=corridor.timing.quote_ttl_s * 1000,
             )
             for corridor in chain.corridors
             if corridor.timing.mode == mode
@@ -245,26 +245,26 @@ class MakerStreamSessions:
     def welcome(self, maker: OnlineMaker) -> Welcome:
         chains = [
             ChainInfo(
-                chainId=chain.chain_id,
+                chain_id=chain.chain_id,
                 reactor=chain.contracts.reactor,
-                signatureTransfer=chain.contracts.signature_transfer,
-                feeRecipient=chain.contracts.fee_recipient,
+                signature_transfer=chain.contracts.signature_transfer,
+                fee_recipient=chain.contracts.fee_recipient,
                 pairs=self._pairs(chain, "RFQ"),
                 # v1 BOOK corridors: no rfqs there, but a filling operator's levels are its
                 # standing bid for resting orders (docs/maker-protocol.md).
-                bookPairs=self._pairs(chain, "BOOK"),
+                book_pairs=self._pairs(chain, "BOOK"),
             )
             for chain in self._venue.chains.values()
             if chain.environment == maker.environment
         ]
         return Welcome(
-            makerId=maker.maker_id,
+            maker_id=maker.maker_id,
             wallet=maker.wallet,
             environment=maker.environment,
-            serverTimeMs=self._clock.millis(),
-            levelsMinIntervalMs=LEVELS_MIN_INTERVAL_MS,
-            levelsMaxAgeMs=int(self._registry.levels_max_age_s * 1000),
-            pingIntervalMs=int(self._ping_interval_s * 1000),
+            server_time_ms=self._clock.millis(),
+            levels_min_interval_ms=LEVELS_MIN_INTERVAL_MS,
+            levels_max_age_ms=int(self._registry.levels_max_age_s * 1000),
+            ping_interval_ms=int(self._ping_interval_s * 1000),
             chains=chains,
         )
 
@@ -295,12 +295,12 @@ class MakerStreamSessions:
             quote = QuoteReply(
                 order=message.order.to_order(),
                 signature=bytes.fromhex(message.signature[2:]),
-                expires_at_ms=message.expiresAtMs,
+                expires_at_ms=message.expires_at_ms,
             )
-            return self._answer(maker, message.quoteId, quote)
+            return self._answer(maker, message.quote_id, quote)
         if isinstance(message, Decline):
-            decline = DeclineReply(reason=message.reason, max_sell_amount=message.maxSellAmount)
-            return self._answer(maker, message.quoteId, decline)
+            decline = DeclineReply(reason=message.reason, max_sell_amount=message.max_sell_amount)
+            return self._answer(maker, message.quote_id, decline)
         if isinstance(message, Ping):
             return Pong(id=message.id)
         if isinstance(message.id, int):  # a pong: only our own (integer) ping ids count
@@ -323,11 +323,11 @@ class MakerStreamSessions:
             return None
         # Unknown, already answered or past replyBy: the request that named it is gone, so
         # there is no rfq to name (docs/maker-protocol.md: `rfqId` is then null).
-        return Released(quoteId=quote_id, rfqId=None, reason="late")
+        return Released(quote_id=quote_id, rfq_id=None, reason="late")
 
     def _levels(self, maker: OnlineMaker, levels: Levels) -> ErrorMessage | None:
-        chain = self._venue.chain(levels.chainId)
-        sell, buy = levels.sellToken.lower(), levels.buyToken.lower()
+        chain = self._venue.chain(levels.chain_id)
+        sell, buy = levels.sell_token.lower(), levels.buy_token.lower()
         if (
             chain is None
             or chain.environment != maker.environment
@@ -337,13 +337,13 @@ class MakerStreamSessions:
             return ErrorMessage(
                 code="unknown_pair",
                 message=(
-                    f"no RFQ pair {levels.sellToken}/{levels.buyToken} on chain"
-                    f" {levels.chainId} for you"
+                    f"no RFQ pair {levels.sell_token}/{levels.buy_token} on chain"
+                    f" {levels.chain_id} for you"
                 ),
                 ref="levels",
             )
-        points = [(level.sellAmount, level.buyAmount) for level in levels.levels]
-        self._registry.set_levels(maker, (levels.chainId, sell, buy), points)
+        points = [(level.sell_amount, level.buy_amount) for level in levels.levels]
+        self._registry.set_levels(maker, (levels.chain_id, sell, buy), points)
         return None
 
     async def _pinger(

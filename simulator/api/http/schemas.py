@@ -5,13 +5,23 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from rfqkit.wire import WireModel
 
 
-class ApiModel(BaseModel):
-    """Base of every request/response model: unknown request fields are refused (400)."""
+class ApiModel(WireModel):
+    """Base of every request/response model: camelCase on the wire from the one alias generator
+    (rfqkit/wire.py); unknown request fields are refused (400)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid")
+
+
+class SnakeApiModel(ApiModel):
+    """A shape whose wire names are its Python names (snake_case): the control API's (/_sim is
+    ours, not the spec's), the error envelope's `request_id`, the provider's bank details."""
+
+    model_config = ConfigDict(alias_generator=None)
 
 
 class ErrorIssue(ApiModel):
@@ -21,7 +31,7 @@ class ErrorIssue(ApiModel):
     type: str = Field(description="Machine-readable kind of failure")
 
 
-class ErrorBody(ApiModel):
+class ErrorBody(SnakeApiModel):
     model_config = ConfigDict(extra="allow")  # a few codes carry extra members (ramp: kyc, drift)
 
     code: str = Field(description="Stable machine code")

@@ -43,29 +43,29 @@ def _iso(seconds: float) -> str:
 def render_transfer(view: TransferView) -> schemas.Transfer:
     return schemas.Transfer(
         id=view.id,
-        providerTransferId=view.provider_transfer_id,
+        provider_transfer_id=view.provider_transfer_id,
         provider=view.provider,
         sandbox=view.sandbox,
         side=view.side,
         fiat=view.fiat,
         token=view.token,
-        chainId=view.chain_id,
-        sourceAmount=view.source_amount,
-        targetAmount=view.target_amount,
-        rateLabel=view.rate_label,
-        feeLabel=view.fee_label,
+        chain_id=view.chain_id,
+        source_amount=view.source_amount,
+        target_amount=view.target_amount,
+        rate_label=view.rate_label,
+        fee_label=view.fee_label,
         status=view.status,
-        providerStatus=view.provider_status,
-        retryOfId=view.retry_of_id,
-        payIn=view.pay_in,  # type: ignore[arg-type]  # validated into the discriminated union
-        payOut=view.pay_out,  # type: ignore[arg-type]
-        hasEmail=view.has_email,
+        provider_status=view.provider_status,
+        retry_of_id=view.retry_of_id,
+        pay_in=view.pay_in,  # type: ignore[arg-type]  # validated into the discriminated union
+        pay_out=view.pay_out,  # type: ignore[arg-type]
+        has_email=view.has_email,
         timeline=[
-            schemas.TimelineItem(status=e.status, providerStatus=e.provider_status, at=_iso(e.at))
+            schemas.TimelineItem(status=e.status, provider_status=e.provider_status, at=_iso(e.at))
             for e in view.timeline
         ],
-        expiresAt=_iso(view.expires_at),
-        createdAt=_iso(view.created_at),
+        expires_at=_iso(view.expires_at),
+        created_at=_iso(view.created_at),
     )
 
 
@@ -73,7 +73,7 @@ def render_created(request: web.Request, created: Created) -> web.Response:
     ramp = request.app[RAMP]
     view = ramp.reads.view(created.record)
     return body_response(
-        schemas.TransferCreated(transfer=render_transfer(view), claimToken=created.claim_token),
+        schemas.TransferCreated(transfer=render_transfer(view), claim_token=created.claim_token),
         status=201,
     )
 
@@ -88,15 +88,15 @@ async def create_transfer(request: web.Request) -> web.Response:
             fiat=body.fiat,
             token=body.token,
             amount=body.amount,
-            intent_key=body.intentKey,
+            intent_key=body.intent_key,
             email=body.email,
-            accepted_terms=body.acceptedTerms,
-            expected_target_amount=body.expectedTargetAmount,
+            accepted_terms=body.accepted_terms,
+            expected_target_amount=body.expected_target_amount,
             payout=PayoutRequest(
-                bank_code=payout.bankCode,
-                account_number=payout.accountNumber,
-                account_name=payout.accountName,
-                provider_recipient_id=payout.providerRecipientId,
+                bank_code=payout.bank_code,
+                account_number=payout.account_number,
+                account_name=payout.account_name,
+                provider_recipient_id=payout.provider_recipient_id,
             )
             if payout is not None
             else None,
@@ -120,7 +120,7 @@ async def list_transfers(request: web.Request) -> web.Response:
     page = request.app[RAMP].reads.list(body.wallet, body.first, body.after)
     return body_response(
         schemas.TransferList(
-            transfers=[render_transfer(v) for v in page.transfers], nextCursor=page.next_cursor
+            transfers=[render_transfer(v) for v in page.transfers], next_cursor=page.next_cursor
         )
     )
 
@@ -142,9 +142,9 @@ def render_eligibility(found: Eligibility) -> schemas.RetryEligibility:
     return schemas.RetryEligibility(
         eligible=found.eligible,
         reason=found.reason,
-        stuckSince=isoformat_unix(found.stuck_since),
-        stuckForMs=found.stuck_for_ms,
-        waitMs=found.wait_ms,
+        stuck_since=isoformat_unix(found.stuck_since),
+        stuck_for_ms=found.stuck_for_ms,
+        wait_ms=found.wait_ms,
         balance=schemas.Balance(available=found.balance_available, currency=found.balance_currency),
         required=schemas.Money(amount=found.required_amount, currency=found.required_currency),
         covers=found.covers,
@@ -176,7 +176,7 @@ async def provider_webhook(request: web.Request) -> web.Response:
         request.match_info["provider"], raw, request.headers.get(SIGNATURE_HEADER)
     )
     return body_response(
-        schemas.WebhookAck(received=True, eventId=receipt.event_id, outcome=receipt.outcome)
+        schemas.WebhookAck(received=True, event_id=receipt.event_id, outcome=receipt.outcome)
     )
 
 
@@ -185,19 +185,19 @@ def render_email(email: OutboxEmail) -> schemas.OutboxEmail:
         id=email.id,
         to=email.to,
         kind=email.kind,
-        transferId=email.transfer_id,
+        transfer_id=email.transfer_id,
         status=email.status,  # type: ignore[arg-type]
         subject=email.subject,
         body=email.body,
         at=_iso(email.at),
         smtp=email.smtp,
-        smtpError=email.smtp_error,
+        smtp_error=email.smtp_error,
     )
 
 
 async def list_outbox(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.OutboxQuery)
-    found = request.app[RAMP].emails.find(to=query.to, transfer_id=query.transferId)
+    found = request.app[RAMP].emails.find(to=query.to, transfer_id=query.transfer_id)
     return data_response(schemas.OutboxList(emails=[render_email(e) for e in found]))
 
 

@@ -36,17 +36,17 @@ from simulator.services.shared.amounts import rate_ray
 
 def render_routing(routing: Routing) -> schemas.Routing:
     return schemas.Routing(
-        preferenceApplied=routing.preference_applied,
-        restrictionApplied=routing.restriction_applied,
-        fallbackUsed=routing.fallback_used,
-        targetMakerWallets=routing.target_maker_wallets,
-        preferredQuotesReceived=routing.preferred_quotes_received,
-        openMarketQuotesReceived=routing.open_market_quotes_received,
+        preference_applied=routing.preference_applied,
+        restriction_applied=routing.restriction_applied,
+        fallback_used=routing.fallback_used,
+        target_maker_wallets=routing.target_maker_wallets,
+        preferred_quotes_received=routing.preferred_quotes_received,
+        open_market_quotes_received=routing.open_market_quotes_received,
     )
 
 
 def render_tx(tx: UnsignedTx) -> schemas.UnsignedTransaction:
-    return schemas.UnsignedTransaction(to=tx.to, data="0x" + tx.data.hex(), chainId=tx.chain_id)
+    return schemas.UnsignedTransaction(to=tx.to, data="0x" + tx.data.hex(), chain_id=tx.chain_id)
 
 
 def _reserved(now: float, until: float | None) -> dict[str, Any]:
@@ -58,25 +58,25 @@ def _reserved(now: float, until: float | None) -> dict[str, Any]:
 def render_record(record: RfqRecord) -> schemas.RfqRecord:
     sell, buy, fee = record_amounts(record)
     return schemas.RfqRecord(
-        rfqId=record.rfq_id,
+        rfq_id=record.rfq_id,
         status=record.status,
-        chainId=record.chain_id,
-        sellToken=record.sell_token,
-        buyToken=record.buy_token,
-        sellAmount=sell,
-        buyAmount=buy,
-        feeAmount=fee,
+        chain_id=record.chain_id,
+        sell_token=record.sell_token,
+        buy_token=record.buy_token,
+        sell_amount=sell,
+        buy_amount=buy,
+        fee_amount=fee,
         taker=record.taker,
-        quoteTtlMs=record.quote_ttl_ms,
-        replyBy=isoformat(from_unix(record.reply_by)),
-        expiresAt=isoformat_unix(record.quote.expires_at) if record.quote else None,
-        noQuoteReason=record.no_quote_reason,
-        txHash=record.tx_hash,
-        submittedAt=isoformat_unix(record.submitted_at),
-        filledAt=isoformat_unix(record.filled_at),
-        failReason=record.fail_reason,
+        quote_ttl_ms=record.quote_ttl_ms,
+        reply_by=isoformat(from_unix(record.reply_by)),
+        expires_at=isoformat_unix(record.quote.expires_at) if record.quote else None,
+        no_quote_reason=record.no_quote_reason,
+        tx_hash=record.tx_hash,
+        submitted_at=isoformat_unix(record.submitted_at),
+        filled_at=isoformat_unix(record.filled_at),
+        fail_reason=record.fail_reason,
         routing=render_routing(record.routing),
-        createdAt=isoformat(from_unix(record.created_at)),
+        created_at=isoformat(from_unix(record.created_at)),
     )
 
 
@@ -86,12 +86,12 @@ def render_outcome(request: web.Request, outcome: RequestOutcome) -> schemas.Rfq
     if record.quote is None:
         now = request.app[CLOCK].time()
         no_quote = schemas.NoQuote(
-            rfqId=record.rfq_id,
-            claimToken=outcome.claim_token,
+            rfq_id=record.rfq_id,
+            claim_token=outcome.claim_token,
             status="no_quote",
             reason=record.no_quote_reason or "no_valid_quote",
-            availableSellAmount=str(record.available_sell) if record.available_sell else None,
-            availableBuyAmount=str(record.available_buy) if record.available_buy else None,
+            available_sell_amount=str(record.available_sell) if record.available_sell else None,
+            available_buy_amount=str(record.available_buy) if record.available_buy else None,
             routing=render_routing(record.routing),
             **_reserved(now, record.reserved_until),
         )
@@ -105,34 +105,34 @@ def render_outcome(request: web.Request, outcome: RequestOutcome) -> schemas.Rfq
     reactor = chain.contracts.reactor
     sell_amount = record.requested_sell if record.requested_sell is not None else quote.taker_pays
     firm = schemas.FirmQuote(
-        rfqId=record.rfq_id,
-        claimToken=outcome.claim_token,
+        rfq_id=record.rfq_id,
+        claim_token=outcome.claim_token,
         status="quoted",
         quote=schemas.Quote(
-            sellAmount=str(sell_amount),
-            buyAmount=str(quote.buy_amount),
-            feeAmount=str(quote.fee_amount),
-            takerPays=str(quote.taker_pays),
-            rateRay=str(
+            sell_amount=str(sell_amount),
+            buy_amount=str(quote.buy_amount),
+            fee_amount=str(quote.fee_amount),
+            taker_pays=str(quote.taker_pays),
+            rate_ray=str(
                 rate_ray(
                     quote.taker_pays, sell_token.decimals, quote.buy_amount, buy_token.decimals
                 )
             ),
-            expiresAt=isoformat(from_unix(quote.expires_at)),
-            orderDeadline=isoformat(from_unix(quote.order_deadline)),
-            latestOrderDeadline=isoformat(from_unix(quote.latest_order_deadline)),
+            expires_at=isoformat(from_unix(quote.expires_at)),
+            order_deadline=isoformat(from_unix(quote.order_deadline)),
+            latest_order_deadline=isoformat(from_unix(quote.latest_order_deadline)),
             reactor=reactor,
             spender=reactor,
             taker=record.taker,
-            encodedOrder="0x" + first.encoded_order.hex(),
+            encoded_order="0x" + first.encoded_order.hex(),
             signature="0x" + first.signature.hex(),
             orders=[
                 schemas.QuoteOrder(
-                    encodedOrder="0x" + o.encoded_order.hex(),
+                    encoded_order="0x" + o.encoded_order.hex(),
                     signature="0x" + o.signature.hex(),
-                    sellAmount=str(o.taker_pays),
-                    buyAmount=str(o.maker_gives),
-                    feeAmount=str(o.fee_amount),
+                    sell_amount=str(o.taker_pays),
+                    buy_amount=str(o.maker_gives),
+                    fee_amount=str(o.fee_amount),
                     maker=o.maker,
                 )
                 for o in quote.orders
@@ -158,8 +158,8 @@ def render_preview(
             schemas.PreviewNoQuote(
                 status="no_quote",
                 reason=outcome.reason or "no_valid_quote",
-                availableSellAmount=available_sell,
-                availableBuyAmount=str(outcome.depth.buy) if outcome.depth.buy else None,
+                available_sell_amount=available_sell,
+                available_buy_amount=str(outcome.depth.buy) if outcome.depth.buy else None,
                 routing=render_routing(outcome.routing),
                 **reserved,
             )
@@ -169,14 +169,14 @@ def render_preview(
     return schemas.PreviewResult(
         schemas.Preview(
             status="preview",
-            sellAmount=str(sell_amount),
-            buyAmount=str(price.buy_amount),
-            feeAmount=str(price.fee),
-            takerPays=str(price.taker_pays),
-            rateRay=str(
+            sell_amount=str(sell_amount),
+            buy_amount=str(price.buy_amount),
+            fee_amount=str(price.fee),
+            taker_pays=str(price.taker_pays),
+            rate_ray=str(
                 rate_ray(price.taker_pays, spec.sell.decimals, price.buy_amount, spec.buy.decimals)
             ),
-            availableSellAmount=available_sell,
+            available_sell_amount=available_sell,
             routing=render_routing(outcome.routing),
         )
     )
@@ -186,13 +186,13 @@ async def preview(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.PreviewBody)
     service = request.app[RFQ].service
     spec, outcome, reserved_until = service.preview(
-        chain_id=body.chainId,
-        sell_token=body.sellToken,
-        buy_token=body.buyToken,
-        sell_amount=body.sellAmount,
-        buy_amount=body.buyAmount,
-        preferred=body.preferredLiquidityWallets,  # type: ignore[arg-type]
-        restricted=body.restrictedLiquidityWallets,  # type: ignore[arg-type]
+        chain_id=body.chain_id,
+        sell_token=body.sell_token,
+        buy_token=body.buy_token,
+        sell_amount=body.sell_amount,
+        buy_amount=body.buy_amount,
+        preferred=body.preferred_liquidity_wallets,  # type: ignore[arg-type]
+        restricted=body.restricted_liquidity_wallets,  # type: ignore[arg-type]
     )
     reserved = _reserved(request.app[CLOCK].time(), reserved_until)
     return data_response(render_preview(spec, outcome, reserved), exclude_none=True)
@@ -203,15 +203,15 @@ async def request_quote(request: web.Request) -> web.Response:
     outcome = await request.app[RFQ].service.request(
         request[CALLER],
         FirmRequest(
-            chain_id=body.chainId,
-            sell_token=body.sellToken,
-            buy_token=body.buyToken,
-            sell_amount=body.sellAmount,
-            buy_amount=body.buyAmount,
+            chain_id=body.chain_id,
+            sell_token=body.sell_token,
+            buy_token=body.buy_token,
+            sell_amount=body.sell_amount,
+            buy_amount=body.buy_amount,
             taker=body.taker,
-            proof=taker_proof(body.takerProof),
-            preferred=body.preferredLiquidityWallets,  # type: ignore[arg-type]
-            restricted=body.restrictedLiquidityWallets,  # type: ignore[arg-type]
+            proof=taker_proof(body.taker_proof),
+            preferred=body.preferred_liquidity_wallets,  # type: ignore[arg-type]
+            restricted=body.restricted_liquidity_wallets,  # type: ignore[arg-type]
         ),
     )
     record_maker_wait(request, outcome.maker_wait_s)
@@ -231,19 +231,19 @@ async def get_rfq(request: web.Request) -> web.Response:
 async def cancel(request: web.Request) -> web.Response:
     record = _owned(request)
     await request.app[RFQ].service.cancel(record)
-    return data_response(schemas.CancelResult(rfqId=record.rfq_id, status="released"))
+    return data_response(schemas.CancelResult(rfq_id=record.rfq_id, status="released"))
 
 
 async def submit(request: web.Request) -> web.Response:
     record = _owned(request)
     body = await parse_body(request, schemas.SubmitBody)
-    request.app[RFQ].service.submit(record, body.txHash)
+    request.app[RFQ].service.submit(record, body.tx_hash)
     return data_response(render_record(record))
 
 
 async def levels(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.LevelsQuery)
-    view = request.app[RFQ].service.ladder(query.chainId)
+    view = request.app[RFQ].service.ladder(query.chain_id)
     # The ladder is cached ~2 s; so is its rendering (same view object, same bytes).
     rendered = request.app[LADDER_BYTES].get(view.chain_id)
     if rendered is None or rendered[0] is not view:
@@ -254,18 +254,18 @@ async def levels(request: web.Request) -> web.Response:
 
 def render_ladder(view: LadderView) -> schemas.Ladder:
     return schemas.Ladder(
-        chainId=view.chain_id,
-        asOf=isoformat(from_unix(view.as_of)),
+        chain_id=view.chain_id,
+        as_of=isoformat(from_unix(view.as_of)),
         pairs=[
             schemas.LadderPair(
-                sellToken=p.sell_token,
-                buyToken=p.buy_token,
-                sellDecimals=p.sell_decimals,
-                buyDecimals=p.buy_decimals,
-                minSellAmount=str(p.min_sell_amount),
-                maxSellAmount=str(p.max_sell_amount),
+                sell_token=p.sell_token,
+                buy_token=p.buy_token,
+                sell_decimals=p.sell_decimals,
+                buy_decimals=p.buy_decimals,
+                min_sell_amount=str(p.min_sell_amount),
+                max_sell_amount=str(p.max_sell_amount),
                 levels=[
-                    schemas.LevelPoint(sellAmount=str(s), buyAmount=str(b)) for s, b in p.levels
+                    schemas.LevelPoint(sell_amount=str(s), buy_amount=str(b)) for s, b in p.levels
                 ],
             )
             for p in view.pairs

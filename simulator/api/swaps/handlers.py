@@ -36,16 +36,16 @@ OFFERS = TypeAdapter(list[schemas.Offer])
 def render_offer(order: LimitOrder) -> schemas.Offer:
     return schemas.Offer(
         maker=order.maker,
-        sellAmount=str(order.taker_pays),
-        buyAmount=str(order.sell_amount),
-        feeAmount=str(order.fee_amount),
-        rateRay=str(order.rate_ray),
+        sell_amount=str(order.taker_pays),
+        buy_amount=str(order.sell_amount),
+        fee_amount=str(order.fee_amount),
+        rate_ray=str(order.rate_ray),
         deadline=isoformat_unix(order.deadline) or "",
     )
 
 
 def render_tx(tx: UnsignedTx) -> UnsignedTransaction:
-    return UnsignedTransaction(to=tx.to, data="0x" + tx.data.hex(), chainId=tx.chain_id)
+    return UnsignedTransaction(to=tx.to, data="0x" + tx.data.hex(), chain_id=tx.chain_id)
 
 
 def render_swap(record: SwapRecord) -> schemas.Swap:
@@ -54,31 +54,31 @@ def render_swap(record: SwapRecord) -> schemas.Swap:
     return schemas.Swap(
         id=record.swap_id,
         status=record.status,
-        chainId=record.chain_id,
-        sellToken=record.sell_token,
-        buyToken=record.buy_token,
+        chain_id=record.chain_id,
+        sell_token=record.sell_token,
+        buy_token=record.buy_token,
         taker=record.taker,
-        sellAmount=str(record.sell_amount),
-        soldAmount=str(record.sold),
-        buyAmount=str(record.proceeds),
-        feeAmount=str(record.fee),
-        rateRay=str(record.rate_ray),
-        minRate=str(record.min_rate) if record.min_rate is not None else None,
-        requireFullFill=record.require_full_fill,
-        partialFill=record.sold < record.sell_amount,
+        sell_amount=str(record.sell_amount),
+        sold_amount=str(record.sold),
+        buy_amount=str(record.proceeds),
+        fee_amount=str(record.fee),
+        rate_ray=str(record.rate_ray),
+        min_rate=str(record.min_rate) if record.min_rate is not None else None,
+        require_full_fill=record.require_full_fill,
+        partial_fill=record.sold < record.sell_amount,
         orders=[render_offer(o) for o in record.orders],
-        allowanceTarget=record.reactor,
+        allowance_target=record.reactor,
         transactions=Transactions(
             approval=render_tx(record.approval_tx()), swap=render_tx(record.batch_tx())
         ),
-        expiresAt=isoformat_unix(record.expires_at) or "",
-        cancelReason=record.cancel_reason,
-        txHash=record.tx_hash,
-        submittedAt=isoformat_unix(record.submitted_at),
-        filledAt=isoformat_unix(record.filled_at),
+        expires_at=isoformat_unix(record.expires_at) or "",
+        cancel_reason=record.cancel_reason,
+        tx_hash=record.tx_hash,
+        submitted_at=isoformat_unix(record.submitted_at),
+        filled_at=isoformat_unix(record.filled_at),
         proceeds=str(proceeds) if proceeds is not None else None,
-        effectiveRateRay=str(effective) if effective is not None else None,
-        createdAt=isoformat_unix(record.created_at) or "",
+        effective_rate_ray=str(effective) if effective is not None else None,
+        created_at=isoformat_unix(record.created_at) or "",
     )
 
 
@@ -91,11 +91,11 @@ async def order_book(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.OrderBookQuery)
     found = await request.app[BOOK].service.order_book(
         request[CALLER],
-        chain_id=query.chainId,
-        sell_token=query.sellToken,
-        buy_token=query.buyToken,
-        preferred=_wallets(query.preferredLiquidityWallets),
-        restricted=_wallets(query.restrictedLiquidityWallets),
+        chain_id=query.chain_id,
+        sell_token=query.sell_token,
+        buy_token=query.buy_token,
+        preferred=_wallets(query.preferred_liquidity_wallets),
+        restricted=_wallets(query.restricted_liquidity_wallets),
     )
     # The offers (up to hundreds) are rendered once per ranking the book service hands out
     # (it caches them per block); the few fields around them are rendered per request.
@@ -111,13 +111,13 @@ async def order_book(request: web.Request) -> web.Response:
         cache[key] = rendered
     _, offers, sell_capacity_text, buy_capacity_text = rendered
     head = schemas.OrderBookHead(
-        chainId=found.chain_id,
-        sellToken=found.sell.address,
-        buyToken=found.buy.address,
-        blockNumber=found.block,
-        asOf=isoformat_unix(found.as_of) or "",
-        sellCapacity=sell_capacity_text,
-        buyCapacity=buy_capacity_text,
+        chain_id=found.chain_id,
+        sell_token=found.sell.address,
+        buy_token=found.buy.address,
+        block_number=found.block,
+        as_of=isoformat_unix(found.as_of) or "",
+        sell_capacity=sell_capacity_text,
+        buy_capacity=buy_capacity_text,
     ).model_dump_json()
     return raw_json_response(b'{"data":' + head[:-1].encode() + b',"offers":' + offers + b"}}")
 
@@ -128,15 +128,15 @@ def _request(
     require_full_fill: bool,
 ) -> SwapRequest:
     return SwapRequest(
-        chain_id=query.chainId,
-        sell_token=query.sellToken,
-        buy_token=query.buyToken,
-        sell_amount=int(query.sellAmount),
+        chain_id=query.chain_id,
+        sell_token=query.sell_token,
+        buy_token=query.buy_token,
+        sell_amount=int(query.sell_amount),
         taker=taker,
-        min_rate=int(query.minRate) if query.minRate is not None else None,
+        min_rate=int(query.min_rate) if query.min_rate is not None else None,
         require_full_fill=require_full_fill,
-        preferred=_wallets(query.preferredLiquidityWallets),
-        restricted=_wallets(query.restrictedLiquidityWallets),
+        preferred=_wallets(query.preferred_liquidity_wallets),
+        restricted=_wallets(query.restricted_liquidity_wallets),
     )
 
 
@@ -150,16 +150,16 @@ async def quote(request: web.Request) -> web.Response:
     found = result.found
     return data_response(
         schemas.SwapQuote(
-            chainId=found.chain.chain_id,
-            sellToken=found.sell.address,
-            buyToken=found.buy.address,
-            sellAmount=str(result.sell_amount),
+            chain_id=found.chain.chain_id,
+            sell_token=found.sell.address,
+            buy_token=found.buy.address,
+            sell_amount=str(result.sell_amount),
             fillable=result.fillable,
             reason=None if result.fillable else "no_liquidity",
-            soldAmount=str(composition.sold),
-            buyAmount=str(composition.proceeds),
-            feeAmount=str(composition.fee),
-            rateRay=str(
+            sold_amount=str(composition.sold),
+            buy_amount=str(composition.proceeds),
+            fee_amount=str(composition.fee),
+            rate_ray=str(
                 rate_ray(
                     composition.sold,
                     found.sell.decimals,
@@ -167,10 +167,10 @@ async def quote(request: web.Request) -> web.Response:
                     found.buy.decimals,
                 )
             ),
-            partialFill=result.fillable and composition.sold < result.sell_amount,
-            allowanceTarget=found.chain.contracts.reactor,
+            partial_fill=result.fillable and composition.sold < result.sell_amount,
+            allowance_target=found.chain.contracts.reactor,
             orders=[render_offer(o) for o in orders],
-            blockNumber=found.view.block,
+            block_number=found.view.block,
         )
     )
 
@@ -178,7 +178,7 @@ async def quote(request: web.Request) -> web.Response:
 async def create_swap(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.SwapCreateBody)
     outcome = await request.app[SWAPS].service.create(
-        request[CALLER], _request(body, body.taker, require_full_fill=body.requireFullFill)
+        request[CALLER], _request(body, body.taker, require_full_fill=body.require_full_fill)
     )
     if isinstance(outcome, SwapRecord):
         return data_response(render_swap(outcome), status=201)
@@ -186,9 +186,9 @@ async def create_swap(request: web.Request) -> web.Response:
         schemas.SwapNotFillable(
             fillable=False,
             reason=outcome.reason,
-            sellAmount=str(outcome.sell_amount),
-            availableSellAmount=str(outcome.available_sell),
-            availableBuyAmount=str(outcome.available_buy),
+            sell_amount=str(outcome.sell_amount),
+            available_sell_amount=str(outcome.available_sell),
+            available_buy_amount=str(outcome.available_buy),
         )
     )
 
@@ -199,7 +199,7 @@ async def list_swaps(request: web.Request) -> web.Response:
         request[CALLER], status=query.status, cursor=query.cursor, limit=query.limit
     )
     return body_response(
-        schemas.SwapPage(data=[render_swap(r) for r in page.swaps], nextCursor=page.next_cursor)
+        schemas.SwapPage(data=[render_swap(r) for r in page.swaps], next_cursor=page.next_cursor)
     )
 
 
@@ -211,7 +211,7 @@ async def get_swap(request: web.Request) -> web.Response:
 async def submit(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.SwapSubmitBody)
     record = await request.app[SWAPS].service.submit(
-        request[CALLER], request.match_info["swap_id"], body.txHash
+        request[CALLER], request.match_info["swap_id"], body.tx_hash
     )
     return data_response(render_swap(record))
 

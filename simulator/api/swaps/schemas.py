@@ -42,10 +42,10 @@ def _no_steering_conflict(schema: dict[str, Any]) -> None:
 
 
 class Steered(ApiModel):
-    preferredLiquidityWallets: WalletList | None = Field(
+    preferred_liquidity_wallets: WalletList | None = Field(
         default=None, description="Maker wallets whose orders come first, max 10"
     )
-    restrictedLiquidityWallets: WalletList | None = Field(
+    restricted_liquidity_wallets: WalletList | None = Field(
         default=None, description="Only these makers' orders, no fallback, max 10"
     )
 
@@ -56,19 +56,19 @@ class Steered(ApiModel):
 class OrderBookQuery(Steered):
     model_config = ConfigDict(extra="forbid", json_schema_extra=_no_steering_conflict)
 
-    chainId: int = Field(ge=1, le=2**53)
-    sellToken: Address = Field(description="The asset the taker sells")
-    buyToken: Address = Field(description="The asset the taker receives")
+    chain_id: int = Field(ge=1, le=2**53)
+    sell_token: Address = Field(description="The asset the taker sells")
+    buy_token: Address = Field(description="The asset the taker receives")
 
 
 class Offer(ApiModel):
     """One whole resting order as a taker sees it (its signed payload is not shown)."""
 
     maker: str
-    sellAmount: str = Field(description="What the taker pays: the order's output plus the fee")
-    buyAmount: str = Field(description="What the taker receives")
-    feeAmount: str = Field(description="Reactor fee inside sellAmount")
-    rateRay: str = Field(
+    sell_amount: str = Field(description="What the taker pays: the order's output plus the fee")
+    buy_amount: str = Field(description="What the taker receives")
+    fee_amount: str = Field(description="Reactor fee inside sellAmount")
+    rate_ray: str = Field(
         description="The order's book rate: buyToken per sellToken of this direction, before the "
         "fee, RAY"
     )
@@ -76,13 +76,13 @@ class Offer(ApiModel):
 
 
 class OrderBookHead(ApiModel):
-    chainId: int
-    sellToken: str
-    buyToken: str
-    blockNumber: int = Field(description="Chain block the offers were checked at")
-    asOf: str
-    sellCapacity: str = Field(description="What a taker could sell into every offer, fee included")
-    buyCapacity: str = Field(description="What it would receive")
+    chain_id: int
+    sell_token: str
+    buy_token: str
+    block_number: int = Field(description="Chain block the offers were checked at")
+    as_of: str
+    sell_capacity: str = Field(description="What a taker could sell into every offer, fee included")
+    buy_capacity: str = Field(description="What it would receive")
 
 
 class OrderBook(OrderBookHead):
@@ -95,27 +95,27 @@ class OrderBook(OrderBookHead):
 class QuoteQuery(OrderBookQuery):
     model_config = ConfigDict(extra="forbid", json_schema_extra=_no_steering_conflict)
 
-    sellAmount: NonZeroAmount
-    minRate: Amount | None = Field(
+    sell_amount: NonZeroAmount
+    min_rate: Amount | None = Field(
         default=None, description="RAY: minimum debt-per-collateral (book) rate of every order"
     )
 
 
 class SwapQuote(ApiModel):
-    chainId: int
-    sellToken: str
-    buyToken: str
-    sellAmount: str = Field(description="As requested")
+    chain_id: int
+    sell_token: str
+    buy_token: str
+    sell_amount: str = Field(description="As requested")
     fillable: bool
     reason: Literal["no_liquidity"] | None
-    soldAmount: str = Field(description="What the composed orders take, fee included")
-    buyAmount: str
-    feeAmount: str
-    rateRay: str = Field(description="buyAmount per soldAmount (fee included), RAY")
-    partialFill: bool = Field(description="soldAmount is below sellAmount")
-    allowanceTarget: str = Field(description="Approve the reactor for soldAmount")
+    sold_amount: str = Field(description="What the composed orders take, fee included")
+    buy_amount: str
+    fee_amount: str
+    rate_ray: str = Field(description="buyAmount per soldAmount (fee included), RAY")
+    partial_fill: bool = Field(description="soldAmount is below sellAmount")
+    allowance_target: str = Field(description="Approve the reactor for soldAmount")
     orders: list[Offer]
-    blockNumber: int
+    block_number: int
 
 
 # -- POST /v1/swaps and the swap record ----------------------------------------------------
@@ -124,15 +124,15 @@ class SwapQuote(ApiModel):
 class SwapCreateBody(Steered):
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=_no_steering_conflict)
 
-    chainId: Integer = Field(ge=1, le=2**53)
-    sellToken: Address = Field(description="Collateral asset")
-    buyToken: Address = Field(description="Debt asset")
-    sellAmount: NonZeroAmount
-    minRate: Amount | None = Field(
+    chain_id: Integer = Field(ge=1, le=2**53)
+    sell_token: Address = Field(description="Collateral asset")
+    buy_token: Address = Field(description="Debt asset")
+    sell_amount: NonZeroAmount
+    min_rate: Amount | None = Field(
         default=None, description="RAY: minimum debt-per-collateral (book) rate of every order"
     )
     taker: Address = Field(description="Wallet that signs and receives proceeds")
-    requireFullFill: bool = Field(
+    require_full_fill: bool = Field(
         default=False, description="Fill-or-kill: fillable false (partial_fill) unless exact"
     )
 
@@ -140,29 +140,29 @@ class SwapCreateBody(Steered):
 class Swap(ApiModel):
     id: str
     status: SwapStatus
-    chainId: int
-    sellToken: str
-    buyToken: str
+    chain_id: int
+    sell_token: str
+    buy_token: str
     taker: str
-    sellAmount: str = Field(description="As requested")
-    soldAmount: str = Field(description="What the composed orders take, fee included")
-    buyAmount: str = Field(description="What the orders pay the taker")
-    feeAmount: str
-    rateRay: str = Field(description="buyAmount per soldAmount, RAY")
-    minRate: str | None
-    requireFullFill: bool
-    partialFill: bool
+    sell_amount: str = Field(description="As requested")
+    sold_amount: str = Field(description="What the composed orders take, fee included")
+    buy_amount: str = Field(description="What the orders pay the taker")
+    fee_amount: str
+    rate_ray: str = Field(description="buyAmount per soldAmount, RAY")
+    min_rate: str | None
+    require_full_fill: bool
+    partial_fill: bool
     orders: list[Offer]
-    allowanceTarget: str
+    allowance_target: str
     transactions: Transactions = Field(description="approval, then swap: one executeBatch")
-    expiresAt: str = Field(description="Execute before this; the orders are held until then")
-    cancelReason: Literal["order_filled_elsewhere", "order_cancelled", "maker_unfunded"] | None
-    txHash: str | None
-    submittedAt: str | None
-    filledAt: str | None
+    expires_at: str = Field(description="Execute before this; the orders are held until then")
+    cancel_reason: Literal["order_filled_elsewhere", "order_cancelled", "maker_unfunded"] | None
+    tx_hash: str | None
+    submitted_at: str | None
+    filled_at: str | None
     proceeds: str | None = Field(description="Settled buy amount, once FILLED")
-    effectiveRateRay: str | None = Field(description="Settled rate, once FILLED")
-    createdAt: str
+    effective_rate_ray: str | None = Field(description="Settled rate, once FILLED")
+    created_at: str
 
 
 class SwapNotFillable(ApiModel):
@@ -170,9 +170,9 @@ class SwapNotFillable(ApiModel):
 
     fillable: Literal[False]
     reason: Literal["no_liquidity", "partial_fill"]
-    sellAmount: str
-    availableSellAmount: str = Field(description="What whole orders could compose now")
-    availableBuyAmount: str
+    sell_amount: str
+    available_sell_amount: str = Field(description="What whole orders could compose now")
+    available_buy_amount: str
 
 
 class SwapListQuery(ApiModel):
@@ -185,10 +185,10 @@ class SwapListQuery(ApiModel):
 
 class SwapPage(ApiModel):
     data: list[Swap] = Field(description="Newest first")
-    nextCursor: str | None = Field(description="Pass as cursor for the next page; null at the end")
+    next_cursor: str | None = Field(description="Pass as cursor for the next page; null at the end")
 
 
 class SwapSubmitBody(ApiModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    txHash: TxHash
+    tx_hash: TxHash

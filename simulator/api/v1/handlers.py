@@ -20,14 +20,14 @@ from simulator.services.v1.status import ServiceStatus
 def render_status(status: ServiceStatus) -> schemas.ServiceStatus:
     return schemas.ServiceStatus(
         status=status.status,
-        checkedAt=isoformat(from_unix(status.checked_at)),
+        checked_at=isoformat(from_unix(status.checked_at)),
         checks={
             check.name: schemas.DependencyCheck(
                 status="up" if check.result.up else "down",
                 critical=check.critical,
-                chainId=check.chain_id,
+                chain_id=check.chain_id,
                 reason=check.result.reason,
-                blockNumber=check.result.block,
+                block_number=check.result.block,
             )
             for check in status.checks
         },
@@ -42,7 +42,7 @@ async def get_status(request: web.Request) -> web.Response:
 def render_corridor(listed: ListedCorridor) -> schemas.Corridor:
     chain, corridor = listed.chain, listed.corridor
     return schemas.Corridor(
-        chainId=chain.chain_id,
+        chain_id=chain.chain_id,
         pair=corridor.pair_id,
         mode=corridor.timing.mode,
         base=schemas.CorridorToken(
@@ -55,15 +55,15 @@ def render_corridor(listed: ListedCorridor) -> schemas.Corridor:
             address=corridor.quote.address,
             decimals=corridor.quote.decimals,
         ),
-        feeBps=corridor.timing.fee_bps,
+        fee_bps=corridor.timing.fee_bps,
         reactor=chain.contracts.reactor,
-        signatureTransfer=chain.contracts.signature_transfer,
+        signature_transfer=chain.contracts.signature_transfer,
     )
 
 
 async def get_corridors(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.CorridorsQuery)
-    listed = list_corridors(request.app[V1].venue, request[CALLER], query.chainId)
+    listed = list_corridors(request.app[V1].venue, request[CALLER], query.chain_id)
     return data_response(schemas.CorridorList([render_corridor(c) for c in listed]))
 
 

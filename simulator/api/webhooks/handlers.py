@@ -36,7 +36,7 @@ def render_endpoint(endpoint: WebhookEndpoint) -> schemas.WebhookEndpoint:
     return schemas.WebhookEndpoint(
         id=endpoint.endpoint_id,
         url=endpoint.url,
-        eventTypes=list(endpoint.event_types),
+        event_types=list(endpoint.event_types),
         status=endpoint.status,
     )
 
@@ -44,10 +44,10 @@ def render_endpoint(endpoint: WebhookEndpoint) -> schemas.WebhookEndpoint:
 async def create_endpoint(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.WebhookCreate)
     endpoint = request.app[WEBHOOKS].registry.create(
-        _partner_id(request), body.url, list(body.eventTypes)
+        _partner_id(request), body.url, list(body.event_types)
     )
     created = schemas.WebhookEndpointCreated(
-        **render_endpoint(endpoint).model_dump(), signingSecret=endpoint.signing_secret
+        **render_endpoint(endpoint).model_dump(), signing_secret=endpoint.signing_secret
     )
     return data_response(created, status=201)
 

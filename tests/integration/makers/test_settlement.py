@@ -133,14 +133,14 @@ async def test_exact_input_order_settles_through_the_reactor(
     # The maker learns of the fill and re-reads its real balance.
     await conn.send(
         Filled(
-            quoteId=request.quoteId,
-            rfqId=request.rfqId,
-            chainId=CHAIN_ID,
-            orderHash="0x" + "00" * 32,
-            txHash="0x" + "00" * 32,
-            makerGave=order.inputAmount,
-            makerReceived=order.outputAmount,
-            feeAmount=order.feeAmount,
+            quote_id=request.quote_id,
+            rfq_id=request.rfq_id,
+            chain_id=CHAIN_ID,
+            order_hash="0x" + "00" * 32,
+            tx_hash="0x" + "00" * 32,
+            maker_gave=order.inputAmount,
+            maker_received=order.outputAmount,
+            fee_amount=order.feeAmount,
         )
     )
     while maker.commitments:

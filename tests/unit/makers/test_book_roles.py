@@ -28,13 +28,13 @@ REACTOR = "0x" + "aa" * 20
 PERMIT2 = "0x" + "bb" * 20
 SPECS = {USDC: TokenSpec("USDC", 6), NGNS: TokenSpec("NGNS", 6)}
 PAIR = PairInfo(  # a taker selling NGNS receives USDC from the operator
-    sellToken=NGNS,
-    buyToken=USDC,
-    sellDecimals=6,
-    buyDecimals=6,
-    feeBps=5,
-    replyBudgetMs=750,
-    quoteTtlMs=60_000,
+    sell_token=NGNS,
+    buy_token=USDC,
+    sell_decimals=6,
+    buy_decimals=6,
+    fee_bps=5,
+    reply_budget_ms=750,
+    quote_ttl_ms=60_000,
 )
 
 
@@ -178,12 +178,12 @@ class Seat:
 
 def state() -> ChainState:
     info = ChainInfo(
-        chainId=CHAIN,
+        chain_id=CHAIN,
         reactor=REACTOR,
-        signatureTransfer=PERMIT2,
-        feeRecipient="0x" + "fe" * 20,
+        signature_transfer=PERMIT2,
+        fee_recipient="0x" + "fe" * 20,
         pairs=[],
-        bookPairs=[PAIR],
+        book_pairs=[PAIR],
     )
     return ChainState(info=info, client=FakeClient(), tokens=dict(SPECS))  # type: ignore[arg-type]
 

@@ -54,8 +54,8 @@ def test_unvalidated_quote_is_the_validated_quote() -> None:
         signature = bytes(rng.getrandbits(8) for _ in range(65))
         fast = quote_message("mq_1", 1_795_500_030_000, order, signature)
         slow = Quote(
-            quoteId="mq_1",
-            expiresAtMs=1_795_500_030_000,
+            quote_id="mq_1",
+            expires_at_ms=1_795_500_030_000,
             order=QuoteOrder.from_order(order),
             signature="0x" + signature.hex(),
         )

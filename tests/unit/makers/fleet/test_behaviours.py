@@ -33,7 +33,7 @@ async def test_decline_behaviour_names_a_smaller_size(start_maker: StartMaker) -
     await conn.send(rfq(conn.welcome, sell=USDT, buy=NGNS, amount=10 * E18))
     decline = await conn.expect(Decline)
     assert decline.reason == "liquidity"
-    assert decline.maxSellAmount == 5 * E18
+    assert decline.max_sell_amount == 5 * E18
 
 
 async def test_bad_signature_does_not_recover_to_the_wallet(start_maker: StartMaker) -> None:
@@ -51,7 +51,7 @@ async def test_underfunded_quotes_more_than_it_holds(
     _, conn = await start_maker(maker_config(behaviour="underfunded"))
     await conn.send(rfq(conn.welcome, sell=USDT, buy=NGNS, amount=2 * E18))
     quote = await conn.expect(Quote)
-    assert quote.order.inputAmount > 1_000 * E6  # about 3198 NGNS from a 1000 NGNS balance
+    assert quote.order.input_amount > 1_000 * E6  # about 3198 NGNS from a 1000 NGNS balance
 
 
 async def test_flaky_declines_its_fraction(start_maker: StartMaker) -> None:
@@ -68,7 +68,7 @@ async def test_late_answers_after_reply_by(start_maker: StartMaker) -> None:
         arrived, message = await conn.receive_timed()
         if isinstance(message, Quote):
             break
-    assert arrived > request.replyByMs
+    assert arrived > request.reply_by_ms
 
 
 async def test_latency_delays_the_answer(start_maker: StartMaker) -> None:

@@ -32,7 +32,7 @@ async def test_reconfigure_live_behaviour_and_online(
     again = await server.next_connection()
     assert maker.connected
     await again.send(rfq(again.welcome, sell=USDT, buy=NGNS, amount=E18, quote_id="mq_2"))
-    assert (await again.expect(Quote)).quoteId == "mq_2"
+    assert (await again.expect(Quote)).quote_id == "mq_2"
     with pytest.raises(ValueError, match="cannot change"):
         await maker.reconfigure(wallet_index=2)
     assert maker.status()["behaviour"] == "normal"
