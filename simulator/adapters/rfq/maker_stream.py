@@ -79,11 +79,7 @@ class WebSocketGateway:
             asyncio.get_running_loop().create_future()
         )
 
-    async def send(self, message: dict[str, Any]) -> None:
-        await self._send_text(json.dumps(message, separators=(",", ":")))
-
-    async def send_message(self, message: Message) -> None:
-        """A message the session itself builds, from the protocol's models."""
+    async def send(self, message: Message) -> None:
         await self._send_text(serialize(message))
 
     async def _send_text(self, text: str) -> None:
@@ -214,7 +210,7 @@ class MakerStreamSessions:
         frames = self._frames
         maker = session.maker
         with contextlib.suppress(ConnectionError):
-            await gateway.send_message(self.welcome(maker))
+            await gateway.send(self.welcome(maker))
             async for frame in ws:
                 if frame.type == WSMsgType.TEXT:
                     if frames is not None:
@@ -223,7 +219,7 @@ class MakerStreamSessions:
                 else:
                     reply = ErrorMessage(code="bad_message", message="text frames with JSON only")
                 if reply is not None:
-                    await gateway.send_message(reply)
+                    await gateway.send(reply)
 
     @staticmethod
     def _pairs(chain: ChainVenue, mode: str) -> list[PairInfo]:
@@ -357,4 +353,4 @@ class MakerStreamSessions:
                 return
             sequence += 1
             with contextlib.suppress(ConnectionError):
-                await gateway.send_message(Ping(id=sequence))
+                await gateway.send(Ping(id=sequence))

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
 
+from rfqkit.maker_protocol import Released, Rfq
 from simulator.clock import Clock
 from simulator.errors import UpstreamError
 from simulator.randomness import RandomSource
@@ -204,12 +204,7 @@ class Auction:
             await self._registry.notify(
                 loser.maker.wallet,
                 loser.maker.environment,
-                {
-                    "type": "released",
-                    "quoteId": loser.ask.quote_id,
-                    "rfqId": rfq_id,
-                    "reason": "not_selected",
-                },
+                Released(quote_id=loser.ask.quote_id, rfq_id=rfq_id, reason="not_selected"),
             )
 
     async def _bundle(
@@ -316,25 +311,24 @@ class Auction:
             max_expires_at=expiry_window[1],
         )
         remaining = budget_end - self._clock.monotonic()
-        message: dict[str, Any] = {
-            "type": "rfq",
-            "quoteId": quote_id,
-            "rfqId": rfq_id,
-            "chainId": spec.chain.chain_id,
-            "sellToken": spec.sell.address,
-            "buyToken": spec.buy.address,
-            "kind": "exact_input" if exact_input else "exact_output",
-            "makerReceives": str(receives) if receives is not None else None,
-            "feeAmount": str(fee_on(receives, spec.fee_bps)) if receives is not None else None,
-            "makerGives": str(gives) if gives is not None else None,
-            "feeBps": spec.fee_bps,
-            "taker": taker,
-            "reactor": spec.chain.contracts.reactor,
-            "signatureTransfer": spec.chain.contracts.signature_transfer,
-            "replyByMs": int((self._clock.time() + remaining) * 1000),
-            "minExpiresAtMs": int(expiry_window[0] * 1000) + 1,
-            "maxExpiresAtMs": int(expiry_window[1] * 1000),
-        }
+        message = Rfq(
+            quote_id=quote_id,
+            rfq_id=rfq_id,
+            chain_id=spec.chain.chain_id,
+            sell_token=spec.sell.address,
+            buy_token=spec.buy.address,
+            kind="exact_input" if exact_input else "exact_output",
+            maker_receives=receives,
+            fee_amount=fee_on(receives, spec.fee_bps) if receives is not None else None,
+            maker_gives=gives,
+            fee_bps=spec.fee_bps,
+            taker=taker,
+            reactor=spec.chain.contracts.reactor,
+            signature_transfer=spec.chain.contracts.signature_transfer,
+            reply_by_ms=int((self._clock.time() + remaining) * 1000),
+            min_expires_at_ms=int(expiry_window[0] * 1000) + 1,
+            max_expires_at_ms=int(expiry_window[1] * 1000),
+        )
         history = self._history
         history.asked(
             rfq_id, maker.wallet, maker.maker_id, quote_id, round_, preferred and round_ != "open"
@@ -395,13 +389,9 @@ class Auction:
             await self._registry.notify(
                 maker.wallet,
                 maker.environment,
-                {
-                    "type": "released",
-                    "quoteId": quote_id,
-                    "rfqId": rfq_id,
-                    "reason": "invalid",
-                    "detail": rejected.detail,
-                },
+                Released(
+                    quote_id=quote_id, rfq_id=rfq_id, reason="invalid", detail=rejected.detail
+                ),
             )
             return _Reply(
                 maker,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from rfqkit.chain_errors import ChainUnreadable
+from rfqkit.maker_protocol import ServerMessage
 from simulator.services.rfq.model import RfqRecord
 from simulator.services.shared.fills import Fill
 
@@ -99,8 +100,8 @@ class MakerGateway(Protocol):
     """The channel to one connected maker: the registry, the auction and settlement send it
     the server's messages of docs/maker-protocol.md (`rfq`, `released`, `filled`, ...)."""
 
-    async def send(self, message: dict[str, Any]) -> None:
-        """One message, as its JSON object. Raises ConnectionError (or RuntimeError) when the
+    async def send(self, message: ServerMessage) -> None:
+        """One message of the protocol. Raises ConnectionError (or RuntimeError) when the
         connection is already gone; callers treat that as a maker that did not hear it."""
         ...
 

@@ -14,6 +14,7 @@ import logging
 import math
 from dataclasses import dataclass
 
+from rfqkit.maker_protocol import Expired, Filled
 from simulator.clock import Clock
 from simulator.services.rfq.deps import RfqDeps
 from simulator.services.rfq.events import rfq_event
@@ -67,25 +68,21 @@ class Settlement:
             return  # not one of our RFQ quotes (a v1 order, or someone else's)
         rfq_id = record.rfq_id
         environment = self._environment(fill.chain_id)
+        assert record.quote is not None, "only quoted RFQs are found by their orders' hashes"
+        filled_order = next(o for o in record.quote.orders if o.order_hash == fill.order_hash)
         await self._deps.makers.notify(
             fill.maker,
             environment,
-            {
-                "type": "filled",
-                "quoteId": next(
-                    (o.quote_id for o in record.quote.orders if o.order_hash == fill.order_hash),
-                    None,
-                )
-                if record.quote
-                else None,
-                "rfqId": rfq_id,
-                "chainId": fill.chain_id,
-                "orderHash": "0x" + fill.order_hash.hex(),
-                "txHash": fill.tx_hash,
-                "makerGave": str(fill.input_amount),
-                "makerReceived": str(fill.output_amount),
-                "feeAmount": str(fill.fee_amount),
-            },
+            Filled(
+                quote_id=filled_order.quote_id,
+                rfq_id=rfq_id,
+                chain_id=fill.chain_id,
+                order_hash="0x" + fill.order_hash.hex(),
+                tx_hash=fill.tx_hash,
+                maker_gave=fill.input_amount,
+                maker_received=fill.output_amount,
+                fee_amount=fill.fee_amount,
+            ),
         )
         self._deps.history.step(
             rfq_id,
@@ -167,7 +164,7 @@ class Settlement:
                 await self._deps.makers.notify(
                     order.maker,
                     self._environment(record.chain_id),
-                    {"type": "expired", "quoteId": order.quote_id, "rfqId": record.rfq_id},
+                    Expired(quote_id=order.quote_id, rfq_id=record.rfq_id),
                 )
 
     async def give_up(self, record: RfqRecord, now: float) -> None:

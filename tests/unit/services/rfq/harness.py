@@ -17,6 +17,7 @@ from typing import Any, Literal
 from eth_utils.address import to_checksum_address
 
 from contracts.orders import RfqOrder, sign_order
+from rfqkit.maker_protocol import ServerMessage, to_wire
 from rfqkit.wallets import Wallet, demo_wallet, maker_wallet
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
@@ -159,7 +160,8 @@ class FakeMaker:
 
     # --- the link --------------------------------------------------------------------------
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, frame: ServerMessage) -> None:
+        message = to_wire(frame)  # what the maker reads: the frame's JSON object
         self.received.append((self.clock.monotonic(), message))
         if message.get("type") == "rfq":
             task = asyncio.create_task(self._answer(message))
