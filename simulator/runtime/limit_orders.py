@@ -17,6 +17,7 @@ from simulator.adapters.limit_orders.chain_reads import BookChainReads
 from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import IndexCatchUp
 from simulator.api.http.appkeys import BOOK, CLOCK, SETTINGS
+from simulator.api.limit_orders.events import limit_order_events
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.timelines import timelines
@@ -71,10 +72,10 @@ def build_book(
         reads,
         fills,
         makers,
-        events,
+        limit_order_events(events),
         history,
     )
-    sweep = BookSweep(clock, venue, service, events, settings.book)
+    sweep = BookSweep(clock, venue, service, limit_order_events(events), settings.book)
     events.subscribers.append(EventSteps(history))
     return BookArea(service=service, sweep=sweep, events=events, history=history)
 

@@ -29,6 +29,7 @@ from simulator.api.http.appkeys import (
     STATE,
     VENUE,
 )
+from simulator.api.rfq.events import rfq_events
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.lifecycle import CHAIN_SUPERVISOR
@@ -105,7 +106,7 @@ def build_rfq(
         clock,
         store,
         deps,
-        events,
+        rfq_events(events),
         reads,
         SettlementSettings(
             expiry_grace_s=settings.expiry_grace_s,

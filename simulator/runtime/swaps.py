@@ -3,6 +3,7 @@ work of their own: their statuses follow reads and the fill index."""
 
 from __future__ import annotations
 
+from simulator.api.swaps.events import swap_events
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.timelines import timelines
@@ -29,7 +30,13 @@ def build_swaps(
     history = timelines("swaps", SWAP_STEPS, clock, settings, changes)
     events.subscribers.append(EventSteps(history))
     service = SwapService(
-        clock, random.fork("swaps"), book.service, SwapStore(), events, settings.book, history
+        clock,
+        random.fork("swaps"),
+        book.service,
+        SwapStore(),
+        swap_events(events),
+        settings.book,
+        history,
     )
     return SwapsArea(service=service, events=events, history=history)
 

@@ -9,6 +9,8 @@ from typing import Annotated, Any
 from eth_utils.address import is_checksum_address, to_checksum_address
 from pydantic import AfterValidator, BeforeValidator, Field
 
+from simulator.clock import isoformat_unix
+
 UINT256_MAX = 2**256 - 1
 AMOUNT_PATTERN = r"^(0|[1-9][0-9]{0,77})$"
 NONZERO_AMOUNT_PATTERN = r"^[1-9][0-9]{0,77}$"
@@ -91,3 +93,32 @@ WalletList = Annotated[
     Field(description="Up to 10 maker funding wallets: a JSON array or a comma-separated string"),
     AfterValidator(_wallet_list),
 ]
+
+
+# -- what a service's value becomes in a response ------------------------------------------------
+# Response models are validated from the services' records (`model_validate(record,
+# from_attributes=True)`): each type below turns the service's own value into the text the spec
+# writes, so no module maps a record to its wire shape field by field. Each is a plain string in
+# the OpenAPI documents.
+
+
+def _decimal_text(value: object) -> object:
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def _iso_text(value: object) -> object:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return isoformat_unix(value)
+    return value
+
+
+def _hex_text(value: object) -> object:
+    return "0x" + value.hex() if isinstance(value, bytes) else value
+
+
+AmountText = Annotated[str, BeforeValidator(_decimal_text)]
+"""An integer amount (atomic units, a ray, a nonce) as the base-10 string the wire carries."""
+Timestamp = Annotated[str, BeforeValidator(_iso_text)]
+"""A service time (Unix seconds) as ISO-8601 UTC with milliseconds (`...T12:00:00.000Z`)."""
+HexText = Annotated[str, BeforeValidator(_hex_text)]
+"""Bytes as 0x-prefixed hex."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aiohttp import web
 from pydantic import BaseModel
 
@@ -25,3 +27,18 @@ def body_response(
     """A success body that is the model itself, not wrapped in `data` (the ramp: RA1)."""
     body = model.model_dump_json(by_alias=True, exclude_none=exclude_none)
     return web.Response(body=body.encode(), status=status, content_type=JSON)
+
+
+class Joined:
+    """Several service objects read as one by a response model validated from attributes
+    (`LimitOrderRecord.model_validate(Joined(order, status))`): the first part that has an
+    attribute answers for it."""
+
+    def __init__(self, *parts: object) -> None:
+        self._parts = parts
+
+    def __getattr__(self, name: str) -> Any:
+        for part in self._parts:
+            if hasattr(part, name):
+                return getattr(part, name)
+        raise AttributeError(name)

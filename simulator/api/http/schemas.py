@@ -14,7 +14,8 @@ class ApiModel(WireModel):
     """Base of every request/response model: camelCase on the wire from the one alias generator
     (rfqkit/wire.py); unknown request fields are refused (400)."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Responses are validated from the services' records and their parts (from_attributes).
+    model_config = ConfigDict(extra="forbid", from_attributes=True)
 
 
 class SnakeApiModel(ApiModel):

@@ -8,34 +8,23 @@ from aiohttp import web
 
 from simulator.api.http.appkeys import BOOK, CALLER
 from simulator.api.http.parsing import parse_body, parse_query
-from simulator.api.http.responses import data_response
+from simulator.api.http.responses import Joined, data_response
 from simulator.api.http.routes import Access, RouteTable
 from simulator.api.limit_orders import schemas
 from simulator.api.v1.access import KEY_SECURITY, V1_KEY_ERRORS
-from simulator.clock import isoformat_unix
 from simulator.errors import (
     InvalidRequest,
     NotFound,
     PayloadTooLarge,
     UpstreamError,
 )
-from simulator.services.limit_orders.model import DerivedStatus, LimitOrder
 from simulator.services.limit_orders.placement import PrepareRequest, SignedPlacement
-from simulator.services.limit_orders.pricing import Depth
 from simulator.services.limit_orders.service import LimitOrderQuote
-
-
-def render_depth(depth: Depth) -> schemas.Depth:
-    return schemas.Depth(
-        makers=depth.makers,
-        total_capacity=str(depth.total_capacity),
-        max_maker_capacity=str(depth.max_maker_capacity),
-    )
 
 
 def render_quote(quote: LimitOrderQuote) -> schemas.LimitOrderQuote:
     fast = quote.fast
-    depth = render_depth(fast.depth)
+    depth = schemas.Depth.model_validate(fast.depth)
     return schemas.LimitOrderQuote(
         sell_amount=str(quote.sell_amount),
         min_buy_amount=str(quote.min_buy_amount),
@@ -54,28 +43,6 @@ def render_quote(quote: LimitOrderQuote) -> schemas.LimitOrderQuote:
         if quote.queue is not None
         else None,
         depth=depth,
-    )
-
-
-def render_record(order: LimitOrder, status: DerivedStatus) -> schemas.LimitOrderRecord:
-    fill = order.fill
-    return schemas.LimitOrderRecord(
-        id=order.order_id,
-        chain_id=order.chain_id,
-        maker=order.maker,
-        sell_token=order.sell_token,
-        sell_amount=str(order.sell_amount),
-        buy_token=order.buy_token,
-        buy_amount=str(order.buy_amount),
-        rate_ray=str(order.rate_ray),
-        execution_rate_ray=str(order.execution_rate_ray),
-        nonce=str(order.nonce),
-        deadline=isoformat_unix(order.deadline) or "",
-        status=status.status,
-        status_verified=status.verified,
-        tx_hash=fill.tx_hash if fill is not None else None,
-        filled_at=isoformat_unix(fill.block_time) if fill is not None else None,
-        created_at=isoformat_unix(order.created_at) or "",
     )
 
 
@@ -135,7 +102,7 @@ async def prepare(request: web.Request) -> web.Response:
                 mode=pricing.mode,
                 margin_bps=pricing.margin_bps,
                 assumed_rate_ray=str(pricing.assumed_rate_ray),
-                depth=render_depth(pricing.depth),
+                depth=schemas.Depth.model_validate(pricing.depth),
             )
             if pricing is not None
             else None,
@@ -175,14 +142,20 @@ async def list_orders(request: web.Request) -> web.Response:
     orders = service.of_wallet(request[CALLER], query.chain_id, query.wallet, query.limit)
     statuses = await service.statuses(query.chain_id, orders)
     return data_response(
-        schemas.LimitOrderList([render_record(o, s) for o, s in zip(orders, statuses, strict=True)])
+        schemas.LimitOrderList(
+            [
+                schemas.LimitOrderRecord.model_validate(Joined(o, s))
+                for o, s in zip(orders, statuses, strict=True)
+            ]
+        )
     )
 
 
 async def get_order(request: web.Request) -> web.Response:
     service = request.app[BOOK].service
     order = service.owned(request[CALLER], request.match_info["order_id"])
-    return data_response(render_record(order, await service.status_of(order)))
+    status = await service.status_of(order)
+    return data_response(schemas.LimitOrderRecord.model_validate(Joined(order, status)))
 
 
 KEY_ERRORS = V1_KEY_ERRORS

@@ -12,9 +12,11 @@ from pydantic import ConfigDict, Field, RootModel
 from simulator.api.http.fields import (
     Address,
     Amount,
+    AmountText,
     HexBytes,
     Integer,
     NonZeroAmount,
+    Timestamp,
     WalletList,
 )
 from simulator.api.http.schemas import ApiModel
@@ -56,8 +58,10 @@ class LimitOrderQuoteQuery(ApiModel):
 
 class Depth(ApiModel):
     makers: int = Field(description="Filling market makers bidding in this direction")
-    total_capacity: str = Field(description="Sum of their depths, in sellToken atomic units")
-    max_maker_capacity: str = Field(description="The largest single depth: the whole-order ceiling")
+    total_capacity: AmountText = Field(description="Sum of their depths, in sellToken atomic units")
+    max_maker_capacity: AmountText = Field(
+        description="The largest single depth: the whole-order ceiling"
+    )
 
 
 class FastFill(ApiModel):
@@ -200,22 +204,52 @@ class Placed(ApiModel):
 
 
 class LimitOrderRecord(ApiModel):
-    id: str
+    id: str = Field(validation_alias="order_id")
     chain_id: int
     maker: str
     sell_token: str
-    sell_amount: str
+    sell_amount: AmountText
     buy_token: str
-    buy_amount: str
-    rate_ray: str = Field(description="Book rate, sellToken per buyToken, RAY")
-    execution_rate_ray: str = Field(description="Maker frame, buyToken per sellToken, RAY")
-    nonce: str
-    deadline: str
+    buy_amount: AmountText
+    rate_ray: AmountText = Field(description="Book rate, sellToken per buyToken, RAY")
+    execution_rate_ray: AmountText = Field(description="Maker frame, buyToken per sellToken, RAY")
+    nonce: AmountText
+    deadline: Timestamp
     status: LimitOrderStatus
-    status_verified: bool
+    status_verified: bool = Field(validation_alias="verified")  # of the read's DerivedStatus
     tx_hash: str | None
-    filled_at: str | None
-    created_at: str
+    filled_at: Timestamp | None
+    created_at: Timestamp
+
+
+# -- limit_order.* webhook events (spec 3 "Events"); not in the OpenAPI documents ----------------
+# Rendered from the order with the field types of LimitOrderRecord above (api/limit_orders/
+# events.py).
+
+
+class LimitOrderEventOrder(ApiModel):
+    id: str = Field(validation_alias="order_id")
+    chain_id: int
+    sell_token: str
+    sell_amount: AmountText
+    buy_token: str
+    buy_amount: AmountText
+    rate_ray: AmountText
+    execution_rate_ray: AmountText
+    deadline: Timestamp
+    tx_hash: str | None
+    filled_at: Timestamp | None
+
+
+class LimitOrderEventData(ApiModel):
+    limit_order: LimitOrderEventOrder
+
+
+class LimitOrderEvent(ApiModel):
+    id: str
+    type: Literal["limit_order.filled", "limit_order.expired", "limit_order.cancelled"]
+    created: Timestamp
+    data: LimitOrderEventData
 
 
 class LimitOrderList(RootModel[list[LimitOrderRecord]]):

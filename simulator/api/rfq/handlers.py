@@ -25,59 +25,18 @@ from simulator.errors import (
     UpstreamError,
     VenueUnavailable,
 )
-from simulator.services.rfq.events import record_amounts
-from simulator.services.rfq.model import RfqRecord, Routing
-from simulator.services.rfq.pricing import LadderView, PreviewOutcome
+from simulator.services.rfq.model import RfqRecord
+from simulator.services.rfq.pricing import PreviewOutcome
 from simulator.services.rfq.service import FirmRequest, RequestOutcome
 from simulator.services.rfq.trades import TradeSpec
-from simulator.services.rfq.transactions import UnsignedTx, approval, swap
+from simulator.services.rfq.transactions import approval, swap
 from simulator.services.shared.amounts import rate_ray
-
-
-def render_routing(routing: Routing) -> schemas.Routing:
-    return schemas.Routing(
-        preference_applied=routing.preference_applied,
-        restriction_applied=routing.restriction_applied,
-        fallback_used=routing.fallback_used,
-        target_maker_wallets=routing.target_maker_wallets,
-        preferred_quotes_received=routing.preferred_quotes_received,
-        open_market_quotes_received=routing.open_market_quotes_received,
-    )
-
-
-def render_tx(tx: UnsignedTx) -> schemas.UnsignedTransaction:
-    return schemas.UnsignedTransaction(to=tx.to, data="0x" + tx.data.hex(), chain_id=tx.chain_id)
 
 
 def _reserved(now: float, until: float | None) -> dict[str, Any]:
     if until is None or until <= now:
         return {}
-    return {"reservedUntil": isoformat_unix(until), "retryAfterMs": int((until - now) * 1000)}
-
-
-def render_record(record: RfqRecord) -> schemas.RfqRecord:
-    sell, buy, fee = record_amounts(record)
-    return schemas.RfqRecord(
-        rfq_id=record.rfq_id,
-        status=record.status,
-        chain_id=record.chain_id,
-        sell_token=record.sell_token,
-        buy_token=record.buy_token,
-        sell_amount=sell,
-        buy_amount=buy,
-        fee_amount=fee,
-        taker=record.taker,
-        quote_ttl_ms=record.quote_ttl_ms,
-        reply_by=isoformat(from_unix(record.reply_by)),
-        expires_at=isoformat_unix(record.quote.expires_at) if record.quote else None,
-        no_quote_reason=record.no_quote_reason,
-        tx_hash=record.tx_hash,
-        submitted_at=isoformat_unix(record.submitted_at),
-        filled_at=isoformat_unix(record.filled_at),
-        fail_reason=record.fail_reason,
-        routing=render_routing(record.routing),
-        created_at=isoformat(from_unix(record.created_at)),
-    )
+    return {"reserved_until": isoformat_unix(until), "retry_after_ms": int((until - now) * 1000)}
 
 
 def render_outcome(request: web.Request, outcome: RequestOutcome) -> schemas.RfqRequestResult:
@@ -92,7 +51,7 @@ def render_outcome(request: web.Request, outcome: RequestOutcome) -> schemas.Rfq
             reason=record.no_quote_reason or "no_valid_quote",
             available_sell_amount=str(record.available_sell) if record.available_sell else None,
             available_buy_amount=str(record.available_buy) if record.available_buy else None,
-            routing=render_routing(record.routing),
+            routing=schemas.Routing.model_validate(record.routing),
             **_reserved(now, record.reserved_until),
         )
         return schemas.RfqRequestResult(no_quote)
@@ -139,12 +98,12 @@ def render_outcome(request: web.Request, outcome: RequestOutcome) -> schemas.Rfq
             ],
         ),
         transactions=schemas.Transactions(
-            approval=render_tx(
+            approval=schemas.UnsignedTransaction.model_validate(
                 approval(record.chain_id, record.sell_token, reactor, quote.taker_pays)
             ),
-            swap=render_tx(swap(record.chain_id, reactor, quote)),
+            swap=schemas.UnsignedTransaction.model_validate(swap(record.chain_id, reactor, quote)),
         ),
-        routing=render_routing(record.routing),
+        routing=schemas.Routing.model_validate(record.routing),
     )
     return schemas.RfqRequestResult(firm)
 
@@ -160,7 +119,7 @@ def render_preview(
                 reason=outcome.reason or "no_valid_quote",
                 available_sell_amount=available_sell,
                 available_buy_amount=str(outcome.depth.buy) if outcome.depth.buy else None,
-                routing=render_routing(outcome.routing),
+                routing=schemas.Routing.model_validate(outcome.routing),
                 **reserved,
             )
         )
@@ -177,7 +136,7 @@ def render_preview(
                 rate_ray(price.taker_pays, spec.sell.decimals, price.buy_amount, spec.buy.decimals)
             ),
             available_sell_amount=available_sell,
-            routing=render_routing(outcome.routing),
+            routing=schemas.Routing.model_validate(outcome.routing),
         )
     )
 
@@ -225,7 +184,7 @@ def _owned(request: web.Request) -> RfqRecord:
 
 
 async def get_rfq(request: web.Request) -> web.Response:
-    return data_response(render_record(_owned(request)))
+    return data_response(schemas.RfqRecord.model_validate(_owned(request)))
 
 
 async def cancel(request: web.Request) -> web.Response:
@@ -238,7 +197,7 @@ async def submit(request: web.Request) -> web.Response:
     record = _owned(request)
     body = await parse_body(request, schemas.SubmitBody)
     request.app[RFQ].service.submit(record, body.tx_hash)
-    return data_response(render_record(record))
+    return data_response(schemas.RfqRecord.model_validate(record))
 
 
 async def levels(request: web.Request) -> web.Response:
@@ -247,30 +206,9 @@ async def levels(request: web.Request) -> web.Response:
     # The ladder is cached ~2 s; so is its rendering (same view object, same bytes).
     rendered = request.app[LADDER_BYTES].get(view.chain_id)
     if rendered is None or rendered[0] is not view:
-        rendered = (view, render_ladder(view).model_dump_json().encode())
+        rendered = (view, schemas.Ladder.model_validate(view).model_dump_json().encode())
         request.app[LADDER_BYTES][view.chain_id] = rendered
     return raw_json_response(b'{"data":' + rendered[1] + b"}")
-
-
-def render_ladder(view: LadderView) -> schemas.Ladder:
-    return schemas.Ladder(
-        chain_id=view.chain_id,
-        as_of=isoformat(from_unix(view.as_of)),
-        pairs=[
-            schemas.LadderPair(
-                sell_token=p.sell_token,
-                buy_token=p.buy_token,
-                sell_decimals=p.sell_decimals,
-                buy_decimals=p.buy_decimals,
-                min_sell_amount=str(p.min_sell_amount),
-                max_sell_amount=str(p.max_sell_amount),
-                levels=[
-                    schemas.LevelPoint(sell_amount=str(s), buy_amount=str(b)) for s, b in p.levels
-                ],
-            )
-            for p in view.pairs
-        ],
-    )
 
 
 BODY_ERRORS = (InvalidRequest, PayloadTooLarge, RateLimited, InternalError)

@@ -10,9 +10,12 @@ from pydantic import ConfigDict, Field, RootModel
 from simulator.api.http.fields import (
     Address,
     Amount,
+    AmountText,
     Bytes32,
     HexBytes,
+    HexText,
     Integer,
+    Timestamp,
     TxHash,
     WalletList,
 )
@@ -87,7 +90,7 @@ class Routing(ApiModel):
 
 class UnsignedTransaction(ApiModel):
     to: str
-    data: str
+    data: HexText
     value: Literal["0"] = "0"
     chain_id: int
 
@@ -157,20 +160,56 @@ class RfqRecord(ApiModel):
     chain_id: int
     sell_token: str
     buy_token: str
-    sell_amount: str | None
-    buy_amount: str | None
-    fee_amount: str | None
+    sell_amount: AmountText | None
+    buy_amount: AmountText | None
+    fee_amount: AmountText | None
     taker: str
     quote_ttl_ms: int
-    reply_by: str
-    expires_at: str | None
+    reply_by: Timestamp
+    expires_at: Timestamp | None
     no_quote_reason: str | None
     tx_hash: str | None
-    submitted_at: str | None
-    filled_at: str | None
+    submitted_at: Timestamp | None
+    filled_at: Timestamp | None
     fail_reason: str | None
     routing: Routing
-    created_at: str
+    created_at: Timestamp
+
+
+# -- webhook events (spec 1-rfq-v2 "Events"); not in the OpenAPI documents ------------------------
+# Rendered from the record with the field types of RfqRecord above (api/rfq/events.py).
+
+
+class RfqEventRfq(ApiModel):
+    id: str = Field(validation_alias="rfq_id")
+    chain_id: int
+    sell_token: str
+    buy_token: str
+    sell_amount: AmountText | None
+    buy_amount: AmountText | None
+    fee_amount: AmountText | None
+    taker: str
+    tx_hash: str | None
+    filled_at: Timestamp | None
+    fail_reason: str | None
+
+
+class RfqFilledEventRfq(RfqEventRfq):
+    late: bool
+    supersedes: str | None
+    previous_fail_reason: str | None
+
+
+class RfqEventData(ApiModel):
+    api_version: Literal[2] = 2
+    rfq: RfqFilledEventRfq | RfqEventRfq  # the filled shape first: serialized as what it is
+
+
+class RfqEvent(ApiModel):
+    id: str
+    type: Literal["rfq.filled", "rfq.failed", "rfq.expired"]
+    created: Timestamp
+    data: RfqEventData
 
 
 class CancelResult(ApiModel):
@@ -183,8 +222,8 @@ class SubmitBody(ApiModel):
 
 
 class LevelPoint(ApiModel):
-    sell_amount: str
-    buy_amount: str
+    sell_amount: AmountText
+    buy_amount: AmountText
 
 
 class LadderPair(ApiModel):
@@ -192,14 +231,14 @@ class LadderPair(ApiModel):
     buy_token: str
     sell_decimals: int
     buy_decimals: int
-    min_sell_amount: str
-    max_sell_amount: str
+    min_sell_amount: AmountText
+    max_sell_amount: AmountText
     levels: list[LevelPoint]
 
 
 class Ladder(ApiModel):
     chain_id: int
-    as_of: str
+    as_of: Timestamp
     pairs: list[LadderPair]
 
 

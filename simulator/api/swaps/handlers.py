@@ -12,7 +12,6 @@ from simulator.api.http.appkeys import BOOK, CALLER, SWAPS, V1_BOOK_BYTES
 from simulator.api.http.parsing import parse_body, parse_query
 from simulator.api.http.responses import body_response, data_response, raw_json_response
 from simulator.api.http.routes import Access, RouteTable
-from simulator.api.rfq.schemas import Transactions, UnsignedTransaction
 from simulator.api.swaps import schemas
 from simulator.api.v1.access import KEY_SECURITY, V1_KEY_ERRORS
 from simulator.clock import isoformat_unix
@@ -25,61 +24,11 @@ from simulator.errors import (
 )
 from simulator.services.limit_orders.book import capacity
 from simulator.services.limit_orders.model import LimitOrder
-from simulator.services.rfq.transactions import UnsignedTx
 from simulator.services.shared.amounts import rate_ray
 from simulator.services.swaps.model import SwapRecord
 from simulator.services.swaps.service import SwapRequest
 
 OFFERS = TypeAdapter(list[schemas.Offer])
-
-
-def render_offer(order: LimitOrder) -> schemas.Offer:
-    return schemas.Offer(
-        maker=order.maker,
-        sell_amount=str(order.taker_pays),
-        buy_amount=str(order.sell_amount),
-        fee_amount=str(order.fee_amount),
-        rate_ray=str(order.rate_ray),
-        deadline=isoformat_unix(order.deadline) or "",
-    )
-
-
-def render_tx(tx: UnsignedTx) -> UnsignedTransaction:
-    return UnsignedTransaction(to=tx.to, data="0x" + tx.data.hex(), chain_id=tx.chain_id)
-
-
-def render_swap(record: SwapRecord) -> schemas.Swap:
-    proceeds = record.settled_proceeds
-    effective = record.effective_rate_ray
-    return schemas.Swap(
-        id=record.swap_id,
-        status=record.status,
-        chain_id=record.chain_id,
-        sell_token=record.sell_token,
-        buy_token=record.buy_token,
-        taker=record.taker,
-        sell_amount=str(record.sell_amount),
-        sold_amount=str(record.sold),
-        buy_amount=str(record.proceeds),
-        fee_amount=str(record.fee),
-        rate_ray=str(record.rate_ray),
-        min_rate=str(record.min_rate) if record.min_rate is not None else None,
-        require_full_fill=record.require_full_fill,
-        partial_fill=record.sold < record.sell_amount,
-        orders=[render_offer(o) for o in record.orders],
-        allowance_target=record.reactor,
-        transactions=Transactions(
-            approval=render_tx(record.approval_tx()), swap=render_tx(record.batch_tx())
-        ),
-        expires_at=isoformat_unix(record.expires_at) or "",
-        cancel_reason=record.cancel_reason,
-        tx_hash=record.tx_hash,
-        submitted_at=isoformat_unix(record.submitted_at),
-        filled_at=isoformat_unix(record.filled_at),
-        proceeds=str(proceeds) if proceeds is not None else None,
-        effective_rate_ray=str(effective) if effective is not None else None,
-        created_at=isoformat_unix(record.created_at) or "",
-    )
 
 
 def _wallets(value: object) -> list[str] | None:
@@ -104,7 +53,7 @@ async def order_book(request: web.Request) -> web.Response:
     rendered = cache.get(key)
     if rendered is None or rendered[0] is not found.offers:
         sell_capacity, buy_capacity = capacity(found.offers)
-        offers = OFFERS.dump_json([render_offer(o) for o in found.offers])
+        offers = OFFERS.dump_json([schemas.Offer.model_validate(o) for o in found.offers])
         rendered = (found.offers, offers, str(sell_capacity), str(buy_capacity))
         if len(cache) > 256:
             cache.clear()
@@ -169,7 +118,7 @@ async def quote(request: web.Request) -> web.Response:
             ),
             partial_fill=result.fillable and composition.sold < result.sell_amount,
             allowance_target=found.chain.contracts.reactor,
-            orders=[render_offer(o) for o in orders],
+            orders=[schemas.Offer.model_validate(o) for o in orders],
             block_number=found.view.block,
         )
     )
@@ -181,7 +130,7 @@ async def create_swap(request: web.Request) -> web.Response:
         request[CALLER], _request(body, body.taker, require_full_fill=body.require_full_fill)
     )
     if isinstance(outcome, SwapRecord):
-        return data_response(render_swap(outcome), status=201)
+        return data_response(schemas.Swap.model_validate(outcome), status=201)
     return data_response(
         schemas.SwapNotFillable(
             fillable=False,
@@ -199,13 +148,15 @@ async def list_swaps(request: web.Request) -> web.Response:
         request[CALLER], status=query.status, cursor=query.cursor, limit=query.limit
     )
     return body_response(
-        schemas.SwapPage(data=[render_swap(r) for r in page.swaps], next_cursor=page.next_cursor)
+        schemas.SwapPage(
+            data=[schemas.Swap.model_validate(r) for r in page.swaps], next_cursor=page.next_cursor
+        )
     )
 
 
 async def get_swap(request: web.Request) -> web.Response:
     record = await request.app[SWAPS].service.get(request[CALLER], request.match_info["swap_id"])
-    return data_response(render_swap(record))
+    return data_response(schemas.Swap.model_validate(record))
 
 
 async def submit(request: web.Request) -> web.Response:
@@ -213,7 +164,7 @@ async def submit(request: web.Request) -> web.Response:
     record = await request.app[SWAPS].service.submit(
         request[CALLER], request.match_info["swap_id"], body.tx_hash
     )
-    return data_response(render_swap(record))
+    return data_response(schemas.Swap.model_validate(record))
 
 
 KEY_ERRORS = V1_KEY_ERRORS

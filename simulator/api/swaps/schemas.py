@@ -12,8 +12,10 @@ from pydantic import ConfigDict, Field
 from simulator.api.http.fields import (
     Address,
     Amount,
+    AmountText,
     Integer,
     NonZeroAmount,
+    Timestamp,
     TxHash,
     WalletList,
 )
@@ -64,15 +66,22 @@ class OrderBookQuery(Steered):
 class Offer(ApiModel):
     """One whole resting order as a taker sees it (its signed payload is not shown)."""
 
+    # Rendered from the book's order, whose sides are the maker's: the taker pays what the
+    # maker receives (plus the fee) and receives what the maker sells.
     maker: str
-    sell_amount: str = Field(description="What the taker pays: the order's output plus the fee")
-    buy_amount: str = Field(description="What the taker receives")
-    fee_amount: str = Field(description="Reactor fee inside sellAmount")
-    rate_ray: str = Field(
+    sell_amount: AmountText = Field(
+        validation_alias="taker_pays",
+        description="What the taker pays: the order's output plus the fee",
+    )
+    buy_amount: AmountText = Field(
+        validation_alias="sell_amount", description="What the taker receives"
+    )
+    fee_amount: AmountText = Field(description="Reactor fee inside sellAmount")
+    rate_ray: AmountText = Field(
         description="The order's book rate: buyToken per sellToken of this direction, before the "
         "fee, RAY"
     )
-    deadline: str
+    deadline: Timestamp
 
 
 class OrderBookHead(ApiModel):
@@ -138,31 +147,63 @@ class SwapCreateBody(Steered):
 
 
 class Swap(ApiModel):
-    id: str
+    id: str = Field(validation_alias="swap_id")
     status: SwapStatus
     chain_id: int
     sell_token: str
     buy_token: str
     taker: str
-    sell_amount: str = Field(description="As requested")
-    sold_amount: str = Field(description="What the composed orders take, fee included")
-    buy_amount: str = Field(description="What the orders pay the taker")
-    fee_amount: str
-    rate_ray: str = Field(description="buyAmount per soldAmount, RAY")
-    min_rate: str | None
+    sell_amount: AmountText = Field(description="As requested")
+    sold_amount: AmountText = Field(
+        validation_alias="sold", description="What the composed orders take, fee included"
+    )
+    buy_amount: AmountText = Field(
+        validation_alias="proceeds", description="What the orders pay the taker"
+    )
+    fee_amount: AmountText = Field(validation_alias="fee")
+    rate_ray: AmountText = Field(description="buyAmount per soldAmount, RAY")
+    min_rate: AmountText | None
     require_full_fill: bool
     partial_fill: bool
     orders: list[Offer]
-    allowance_target: str
+    allowance_target: str = Field(validation_alias="reactor")
     transactions: Transactions = Field(description="approval, then swap: one executeBatch")
-    expires_at: str = Field(description="Execute before this; the orders are held until then")
+    expires_at: Timestamp = Field(description="Execute before this; the orders are held until then")
     cancel_reason: Literal["order_filled_elsewhere", "order_cancelled", "maker_unfunded"] | None
     tx_hash: str | None
-    submitted_at: str | None
-    filled_at: str | None
-    proceeds: str | None = Field(description="Settled buy amount, once FILLED")
-    effective_rate_ray: str | None = Field(description="Settled rate, once FILLED")
-    created_at: str
+    submitted_at: Timestamp | None
+    filled_at: Timestamp | None
+    proceeds: AmountText | None = Field(
+        validation_alias="settled_proceeds", description="Settled buy amount, once FILLED"
+    )
+    effective_rate_ray: AmountText | None = Field(description="Settled rate, once FILLED")
+    created_at: Timestamp
+
+
+# -- swap.filled (spec 3 "Events"); not in the OpenAPI documents ---------------------------------
+# Rendered from the record with the field types of Swap above (api/swaps/events.py).
+
+
+class SwapEventSwap(ApiModel):
+    id: str = Field(validation_alias="swap_id")
+    chain_id: int
+    tx_hash: str | None
+    sold_amount: AmountText = Field(validation_alias="settled_sold")
+    proceeds: AmountText = Field(validation_alias="settled_proceeds")
+    effective_rate_ray: AmountText
+    orders_filled: int
+    filled_at: Timestamp | None
+
+
+class SwapEventData(ApiModel):
+    swap: SwapEventSwap
+
+
+class SwapFilledEvent(ApiModel):
+    id: str
+    type: Literal["swap.filled"]
+    created: Timestamp
+    data: SwapEventData
 
 
 class SwapNotFillable(ApiModel):

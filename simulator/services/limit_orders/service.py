@@ -15,7 +15,7 @@ from simulator.services.access.environments import require_v1_chain
 from simulator.services.limit_orders import book
 from simulator.services.limit_orders.book import Steering
 from simulator.services.limit_orders.chain_check import require_pair
-from simulator.services.limit_orders.events import limit_order_event
+from simulator.services.limit_orders.events import LimitOrderEvents
 from simulator.services.limit_orders.history import CANCELLED_CAUSE
 from simulator.services.limit_orders.live import ChainView, LiveBook
 from simulator.services.limit_orders.model import DerivedStatus, LimitOrder, derive_status
@@ -40,7 +40,6 @@ from simulator.services.limit_orders.pricing import (
     queue_price,
 )
 from simulator.services.limit_orders.store import BookStore, Hold
-from simulator.services.shared.events import EventSink
 from simulator.services.shared.fills import Fill
 from simulator.services.shared.timelines import TimelineSink
 from simulator.services.shared.venue import ChainVenue, Token, VenueDirectory
@@ -114,7 +113,7 @@ class BookService:
         reads: BookChainReader,
         index: FillCatchUp,
         bids: FillerBids,
-        events: EventSink,
+        events: LimitOrderEvents,
         history: TimelineSink,
     ) -> None:
         self._clock = clock
@@ -433,7 +432,7 @@ class BookService:
         self.history.status(order.order_id, "FILLED", "its fill seen on chain")
         order.notified.add("limit_order.filled")
         # FILLED supersedes a provisional CANCELLED (and any cancelled/expired notice sent).
-        self._events.publish(limit_order_event("limit_order.filled", order, self._clock.time()))
+        self._events.publish("limit_order.filled", order, self._clock.time())
 
 
 def _key(order: LimitOrder) -> tuple[str, int]:

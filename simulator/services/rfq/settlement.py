@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from rfqkit.maker_protocol import Expired, Filled
 from simulator.clock import Clock
 from simulator.services.rfq.deps import RfqDeps
-from simulator.services.rfq.events import rfq_event
+from simulator.services.rfq.events import RfqEvents
 from simulator.services.rfq.model import RfqRecord
 from simulator.services.rfq.ports import ChainUnreadable, RfqStore, TxStatusReader
-from simulator.services.shared.events import EventSink
 from simulator.services.shared.fills import Fill
 
 log = logging.getLogger("rfqsim.settlement")
@@ -45,7 +44,7 @@ class Settlement:
         clock: Clock,
         store: RfqStore,
         deps: RfqDeps,
-        events: EventSink,
+        events: RfqEvents,
         receipts: TxStatusReader,
         settings: SettlementSettings,
     ) -> None:
@@ -128,7 +127,7 @@ class Settlement:
         self._deps.slots.release(record.rfq_id)
         self._deps.funds.release(record.rfq_id)
         self._deps.inventory.release_rfq(record.rfq_id)
-        self._events.publish(rfq_event("rfq.filled", record, now))
+        self._events.publish("rfq.filled", record, now)
 
     async def sweep(self) -> None:
         """Apply every time-driven transition that is due now."""
@@ -158,7 +157,7 @@ class Settlement:
         self._deps.inventory.release_rfq(record.rfq_id)
         # Published before the makers are told (awaits): a fill reconciled meanwhile
         # then follows as the late rfq.filled, after the rfq.expired it corrects.
-        self._events.publish(rfq_event("rfq.expired", record, now))
+        self._events.publish("rfq.expired", record, now)
         if not record.cancelled:
             for order in record.quote.orders:
                 await self._deps.makers.notify(
@@ -185,7 +184,7 @@ class Settlement:
         self._deps.history.status(record.rfq_id, "failed", f"gave up on the transaction: {reason}")
         record.provisional_since = now
         self._deps.inventory.release_rfq(record.rfq_id)
-        self._events.publish(rfq_event("rfq.failed", record, now))
+        self._events.publish("rfq.failed", record, now)
 
     def evict(self) -> int:
         """Forget the records nothing can change any more: at rest for longer than the

@@ -17,10 +17,9 @@ from simulator.services.limit_orders.book import Composition, capacity, compose
 from simulator.services.limit_orders.live import ChainView
 from simulator.services.limit_orders.ports import ChainUnreadable
 from simulator.services.limit_orders.service import BookService, Executable, steering_of
-from simulator.services.shared.events import EventSink
 from simulator.services.shared.fills import Fill
 from simulator.services.shared.timelines import TimelineSink
-from simulator.services.swaps.events import swap_filled_event
+from simulator.services.swaps.events import SwapEvents
 from simulator.services.swaps.model import CancelReason, NotFillable, SwapRecord, SwapStatus
 from simulator.services.swaps.store import SwapStore
 from simulator.settings import BookSettings
@@ -82,7 +81,7 @@ class SwapService:
         random: RandomSource,
         book: BookService,
         store: SwapStore,
-        events: EventSink,
+        events: SwapEvents,
         settings: BookSettings,
         history: TimelineSink,
     ) -> None:
@@ -287,7 +286,7 @@ class SwapService:
         chosen.filled_at = max(f.block_time for f in chosen.fills.values())
         chosen.cancel_reason = None
         self._close(chosen, "FILLED", "every order's fill seen on chain")
-        self._events.publish(swap_filled_event(chosen, self._clock.time()))
+        self._events.publish("swap.filled", chosen, self._clock.time())
 
 
 def _settling(candidates: Sequence[SwapRecord], tx_hash: str) -> SwapRecord | None:

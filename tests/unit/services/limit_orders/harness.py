@@ -14,6 +14,8 @@ from eth_utils.address import to_checksum_address
 
 from contracts.orders import RfqOrder, order_hash
 from rfqkit.chain_errors import ChainUnreadable
+from simulator.api.limit_orders.events import limit_order_events
+from simulator.api.swaps.events import swap_events
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.services.access.callers import Caller
@@ -204,7 +206,7 @@ def build(settings: BookSettings | None = None) -> Harness:
     directory = venue()
     store = BookStore()
     book_events = EventLog()
-    swap_events = EventLog()
+    swap_log = EventLog()
     random = RandomSource(7)
     orders = Timelines("limit-orders", clock.time, LIMIT_ORDER_STEPS, capacity=1000)
     placement = Placement(
@@ -219,15 +221,15 @@ def build(settings: BookSettings | None = None) -> Harness:
         chain,
         chain,
         bids,
-        book_events,
+        limit_order_events(book_events),
         orders,
     )
     swap_history = Timelines("swaps", clock.time, SWAP_STEPS, capacity=1000)
     swaps = SwapService(
-        clock, random.fork("sw"), book, SwapStore(), swap_events, settings, swap_history
+        clock, random.fork("sw"), book, SwapStore(), swap_events(swap_log), settings, swap_history
     )
-    sweep = BookSweep(clock, directory, book, book_events, settings)
-    harness = Harness(clock, chain, bids, book, swaps, sweep, book_events, swap_events, settings)
+    sweep = BookSweep(clock, directory, book, limit_order_events(book_events), settings)
+    harness = Harness(clock, chain, bids, book, swaps, sweep, book_events, swap_log, settings)
     chain.deliver = harness.deliver
     return harness
 

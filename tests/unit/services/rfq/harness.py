@@ -19,6 +19,7 @@ from eth_utils.address import to_checksum_address
 from contracts.orders import RfqOrder, sign_order
 from rfqkit.maker_protocol import ServerMessage, to_wire
 from rfqkit.wallets import Wallet, demo_wallet, maker_wallet
+from simulator.api.rfq.events import rfq_events
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.services.access.callers import Caller
@@ -282,7 +283,12 @@ class RfqHarness:
         self.events.subscribers.append(EventSteps(self.history.timelines))
         self.settings = SettlementSettings()
         self.settlement = Settlement(
-            self.clock, self.store, self.deps, self.events, self.chain, self.settings
+            self.clock,
+            self.store,
+            self.deps,
+            rfq_events(self.events),
+            self.chain,
+            self.settings,
         )
         keys = KeyService(self.clock, RandomSource(7))
         self.partner = keys.create_partner("unit")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from simulator.api.rfq.events import rfq_events
 from simulator.randomness import RandomSource
 from simulator.services.rfq.auction import Auction
 from simulator.services.rfq.model import RfqRecord
@@ -94,14 +95,20 @@ async def test_service_and_settlement_keep_no_record_state_of_their_own(rfq: Rfq
     )
     service = RfqService(rfq.clock, RandomSource(9), rfq.deps, auction, rfq.store)
     settlement = Settlement(
-        rfq.clock, rfq.store, rfq.deps, rfq.events, rfq.chain, dataclasses.replace(rfq.settings)
+        rfq.clock,
+        rfq.store,
+        rfq.deps,
+        rfq_events(rfq.events),
+        rfq.chain,
+        dataclasses.replace(rfq.settings),
     )
     assert service.owned(bundle.rfq_id, rfq.caller, outcome.claim_token) is bundle
     await settlement.on_fill(rfq.fill(second, log_index=1))  # the first Fill was remembered
     assert bundle.status == "filled"
     # ... and a store of their own knows nothing about it.
     empty = InMemoryRfqStore()
-    other = Settlement(rfq.clock, empty, rfq.deps, rfq.events, rfq.chain, rfq.settings)
+    events = rfq_events(rfq.events)
+    other = Settlement(rfq.clock, empty, rfq.deps, events, rfq.chain, rfq.settings)
     assert other.next_due() is None
     await other.on_fill(rfq.fill(first))
     assert empty.all() == []
