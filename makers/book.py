@@ -35,7 +35,7 @@ from makers.chainbook import ChainState
 from makers.config import MakerConfig
 from makers.latency import RandomLike
 from makers.pricing import PricingModel
-from rfqkit.maker_protocol import PairInfo
+from rfqkit.maker_protocol import WelcomePair
 from rfqkit.wallets import Wallet
 
 log = logging.getLogger("makers.book")
@@ -145,7 +145,7 @@ class BookFiller:
                     except Exception:
                         log.exception("%s: filling %s failed", self._seat.name, pair)
 
-    async def fill_direction(self, state: ChainState, pair: PairInfo, api: V1Api) -> str | None:
+    async def fill_direction(self, state: ChainState, pair: WelcomePair, api: V1Api) -> str | None:
         """One direction: the operator receives `pair.sellToken` and gives `pair.buyToken`
         (the direction of its levels), so it reads the book as a taker selling buyToken.
         Returns the swap's transaction hash when it filled something."""
@@ -301,7 +301,7 @@ class BookPoster:
     async def _place(
         self,
         state: ChainState,
-        pair: PairInfo,
+        pair: WelcomePair,
         level: int,
         api: V1Api,
         resting: dict[str, int],

@@ -18,7 +18,7 @@ from makers.chain import MakerChain, connect, ensure_max_allowance
 from makers.client import MakerClient
 from makers.commitments import Commitments
 from makers.pricing import TokenSpec
-from rfqkit.maker_protocol import ChainInfo
+from rfqkit.maker_protocol import WelcomeChain
 from rfqkit.wallets import Wallet
 
 log = logging.getLogger("makers.fleet")
@@ -31,7 +31,7 @@ USED_NONCES_KEPT = 1_024  # per chain: the most recent nonces remembered as sign
 class ChainState:
     """What the maker knows about one chain it serves."""
 
-    info: ChainInfo  # from the latest welcome naming this chain
+    info: WelcomeChain  # from the latest welcome naming this chain
     client: MakerClient  # the connection (credential) that serves it
     tokens: dict[str, TokenSpec]  # by lower-case address: symbol and decimals
     balances: dict[str, int] = field(default_factory=dict)  # given tokens, by lower-case address
@@ -83,7 +83,7 @@ class ChainBook:
             await chain.close()
         self._own_chains.clear()
 
-    async def prepare(self, client: MakerClient, info: ChainInfo) -> None:
+    async def prepare(self, client: MakerClient, info: WelcomeChain) -> None:
         """Approvals, symbols, balances and the nonce stream of one chain; ready after it."""
         chain = self.chain(info.chain_id)
         if chain is None:

@@ -55,16 +55,16 @@ from rfqkit.maker_protocol import (
     Expired,
     Filled,
     MakerMessage,
+    MakerQuote,
     Message,
-    PairInfo,
     Ping,
     Pong,
     ProtocolError,
-    Quote,
     Released,
     Rfq,
     ServerMessage,
     Welcome,
+    WelcomePair,
     parse_server_message,
     serialize,
 )
@@ -77,8 +77,8 @@ __all__ = [
     "MakerClient",
     "MakerClientError",
     "MakerConnectionError",
+    "MakerQuote",
     "MakerReplaced",
-    "Quote",
     "RfqHandler",
     "stream_url",
 ]
@@ -88,7 +88,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Callback = Callable[[T], Awaitable[None]]
-RfqHandler = Callable[[Rfq], Awaitable["Quote | Decline | None"]]
+RfqHandler = Callable[[Rfq], Awaitable["MakerQuote | Decline | None"]]
 
 
 @dataclass
@@ -166,7 +166,7 @@ class MakerClient:
     def chains(self) -> list[int]:
         return [] if self._welcome is None else [c.chain_id for c in self._welcome.chains]
 
-    def pairs(self, chain_id: int) -> list[PairInfo]:
+    def pairs(self, chain_id: int) -> list[WelcomePair]:
         chain = None if self._welcome is None else self._welcome.chain(chain_id)
         return [] if chain is None else list(chain.pairs)
 
@@ -258,7 +258,7 @@ class MakerClient:
             return False
         return True
 
-    async def send_quote(self, quote: Quote) -> bool:
+    async def send_quote(self, quote: MakerQuote) -> bool:
         return await self.send(quote)
 
     async def send_decline(

@@ -23,13 +23,13 @@ from makers.commitments import Commitment
 from makers.config import MakerConfig
 from makers.latency import RandomLike
 from makers.pricing import PriceCurve, PricingModel
-from rfqkit.maker_protocol import Decline, DeclineReason, Quote, QuoteOrder, Rfq
+from rfqkit.maker_protocol import Decline, DeclineReason, MakerQuote, OrderTerms, Rfq
 
 V_OFFSET = 27  # Ethereum's v for a signature outside a transaction
 
 
 @dataclass(frozen=True)
-class Priced:
+class FirmPrice:
     """A firm price: the maker gives `gives` of the rfq's buyToken and receives `receives` of
     its sellToken, the taker paying `fee` on top."""
 
@@ -46,7 +46,7 @@ class Declined:
 
 def price_rfq(
     rfq: Rfq, curve: PriceCurve, inventory: int, *, decline: bool = False
-) -> Priced | Declined:
+) -> FirmPrice | Declined:
     """Price `rfq` on `curve` with `inventory` to give. `decline`: the `decline` behaviour,
     which names half the asked size (at most the depth) instead of quoting."""
     depth = curve.depth(inventory)
@@ -65,13 +65,13 @@ def price_rfq(
             if receives <= depth:
                 return Declined("min_size")
             return Declined("liquidity", depth)
-        return Priced(gives, receives, fee)
+        return FirmPrice(gives, receives, fee)
     assert rfq.maker_gives is not None
     gives = rfq.maker_gives
     receives_or_none = curve.price_exact_output(gives, inventory)
     if receives_or_none is None:
         return Declined("liquidity", depth)
-    return Priced(gives, receives_or_none, receives_or_none * rfq.fee_bps // 10_000)
+    return FirmPrice(gives, receives_or_none, receives_or_none * rfq.fee_bps // 10_000)
 
 
 def expiry_ms(rfq: Rfq, quote_ttl_ms: int | None) -> int:
@@ -102,14 +102,16 @@ class OrderSigner:
         return signature[:64] + bytes([signature[64] + V_OFFSET])
 
 
-def quote_message(quote_id: str, expires_at_ms: int, order: RfqOrder, signature: bytes) -> Quote:
+def quote_message(
+    quote_id: str, expires_at_ms: int, order: RfqOrder, signature: bytes
+) -> MakerQuote:
     """The `quote` for a signed order. Built without re-validating: every field comes from an
     RfqOrder (checked addresses, uint256 amounts) or from the rfq the server sent."""
     fields = {name: getattr(order, name) for name, _ in ORDER_FIELDS}
-    return Quote.model_construct(
+    return MakerQuote.model_construct(
         quoteId=quote_id,
         expiresAtMs=expires_at_ms,
-        order=QuoteOrder.model_construct(**fields),
+        order=OrderTerms.model_construct(**fields),
         signature="0x" + signature.hex(),
     )
 
@@ -129,7 +131,7 @@ class Quoter:
 
     def reply(
         self, rfq: Rfq, config: MakerConfig, pricing: PricingModel, rng: RandomLike
-    ) -> Quote | Decline:
+    ) -> MakerQuote | Decline:
         """The maker's answer under `config` and `pricing`; `rng` draws the flaky declines."""
         state = self.book.states.get(rfq.chain_id)
         if state is None or not state.ready:
@@ -155,7 +157,9 @@ class Quoter:
             return decline(rfq, priced.reason, priced.max_sell_amount)
         return self._sign(rfq, state, config, priced)
 
-    def _sign(self, rfq: Rfq, state: ChainState, config: MakerConfig, priced: Priced) -> Quote:
+    def _sign(
+        self, rfq: Rfq, state: ChainState, config: MakerConfig, priced: FirmPrice
+    ) -> MakerQuote:
         expires = expiry_ms(rfq, config.quote_ttl_ms)
         wallet = self.book.wallet
         order = RfqOrder(

@@ -35,16 +35,16 @@ from makers.pricing import DEFAULT_USD_TOKENS, PricingModel
 from makers.quoting import Quoter, underfunded_factor
 from rfqkit.chain_errors import ChainUnreadable
 from rfqkit.maker_protocol import (
-    ChainInfo,
     Decline,
     ErrorMessage,
     Expired,
     Filled,
-    PairInfo,
-    Quote,
+    MakerQuote,
     Released,
     Rfq,
     Welcome,
+    WelcomeChain,
+    WelcomePair,
 )
 
 log = logging.getLogger("makers.fleet")
@@ -255,7 +255,7 @@ class SimulatedMaker:
             name=f"{self.name}#{index}",
         )
 
-    def _served(self, client: MakerClient) -> list[ChainInfo]:
+    def _served(self, client: MakerClient) -> list[WelcomeChain]:
         welcome = client.welcome
         if welcome is None:
             return []
@@ -346,7 +346,7 @@ class SimulatedMaker:
         `underfunded` behaviour pretends to hold `underfunded_factor` times its balance)."""
         return self._book.inventory(chain_id, token, underfunded_factor(self.config))
 
-    async def _prepare(self, client: MakerClient, info: ChainInfo) -> None:
+    async def _prepare(self, client: MakerClient, info: WelcomeChain) -> None:
         await self._book.prepare(client, info)
         async with self._ready:
             self._ready.notify_all()
@@ -394,7 +394,7 @@ class SimulatedMaker:
                     self._failures.succeeded(f"chain {info.chain_id}", what)
 
     async def _publish_chain(
-        self, client: MakerClient, info: ChainInfo, full: bool, dirty: set[tuple[int, str]]
+        self, client: MakerClient, info: WelcomeChain, full: bool, dirty: set[tuple[int, str]]
     ) -> None:
         chain_id = info.chain_id
         state = self._states.get(chain_id)
@@ -431,7 +431,7 @@ class SimulatedMaker:
             state.ready = False
         self._wake_all()
 
-    def _levels(self, state: ChainState, pair: PairInfo) -> list[tuple[int, int]]:
+    def _levels(self, state: ChainState, pair: WelcomePair) -> list[tuple[int, int]]:
         sell = state.tokens.get(pair.sell_token.lower())
         buy = state.tokens.get(pair.buy_token.lower())
         if sell is None or buy is None:
@@ -443,7 +443,7 @@ class SimulatedMaker:
     async def _on_welcome(self, welcome: Welcome) -> None:
         self._wake_all()  # the publish loop prepares new chains and republishes
 
-    async def _on_rfq(self, rfq: Rfq) -> Quote | Decline | None:
+    async def _on_rfq(self, rfq: Rfq) -> MakerQuote | Decline | None:
         loop = asyncio.get_running_loop()
         received = loop.time()
         self.stats.rfqs += 1
@@ -468,7 +468,7 @@ class SimulatedMaker:
         except asyncio.CancelledError:
             self.commitments.pop(rfq.quote_id, None)  # never sent: holds nothing
             raise
-        if isinstance(reply, Quote):
+        if isinstance(reply, MakerQuote):
             self.stats.quotes += 1
             self._wake_for(self.commitments.get(rfq.quote_id))
         else:
@@ -481,7 +481,7 @@ class SimulatedMaker:
             return state.client.server_time_ms()
         return self._clients[0].server_time_ms() if self._clients else 0
 
-    def _reply(self, rfq: Rfq) -> Quote | Decline:
+    def _reply(self, rfq: Rfq) -> MakerQuote | Decline:
         return self._quoter.reply(rfq, self.config, self.pricing, self._rng)
 
     # ---- notifications ----------------------------------------------------------------------

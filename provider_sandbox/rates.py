@@ -47,7 +47,7 @@ def shift_factor(current: Decimal, percent: Decimal) -> Decimal:
 
 
 @dataclass(frozen=True)
-class Priced:
+class PricedConversion:
     rate: Decimal  # target per source
     fee: Decimal  # target currency
     target_amount: Decimal  # (source x rate) - fee, rounded down
@@ -63,7 +63,9 @@ def target_places(side: Side) -> Decimal:
     return TOKEN_PLACES if side == "buy" else FIAT_PLACES
 
 
-def price(side: Side, source_amount: Decimal, mid: Decimal, config: SandboxConfig) -> Priced:
+def price(
+    side: Side, source_amount: Decimal, mid: Decimal, config: SandboxConfig
+) -> PricedConversion:
     if side == "buy":
         rate = (config.buy_spread / mid).quantize(RATE_PLACES, ROUND_DOWN)
         percent, flat, source, target = config.buy_fee_percent, config.buy_fee_flat, "NGN", "NGNS"
@@ -74,7 +76,7 @@ def price(side: Side, source_amount: Decimal, mid: Decimal, config: SandboxConfi
     gross = source_amount * rate
     fee = (gross * percent / Decimal(100) + flat).quantize(places, ROUND_HALF_UP)
     target_amount = (gross - fee).quantize(places, ROUND_DOWN)
-    return Priced(
+    return PricedConversion(
         rate=rate,
         fee=fee,
         target_amount=target_amount,

@@ -113,7 +113,7 @@ class _MakerModel(WireModel):
 # ---- server -> maker ----------------------------------------------------------------------
 
 
-class PairInfo(_ServerModel):
+class WelcomePair(_ServerModel):
     """One RFQ corridor direction: the taker sells `sellToken`, the maker gives `buyToken`."""
 
     sell_token: Address
@@ -125,17 +125,17 @@ class PairInfo(_ServerModel):
     quote_ttl_ms: TimeMs
 
 
-class ChainInfo(_ServerModel):
+class WelcomeChain(_ServerModel):
     chain_id: int = Field(gt=0)
     reactor: Address
     signature_transfer: Address
     fee_recipient: Address
-    pairs: list[PairInfo]
+    pairs: list[WelcomePair]
     # v1 BOOK corridors (both directions): never asked for quotes; a filling operator publishes
     # its standing bid for resting orders there. Absent from older servers.
-    book_pairs: list[PairInfo] = Field(default_factory=list)
+    book_pairs: list[WelcomePair] = Field(default_factory=list)
 
-    def pair(self, sell_token: str, buy_token: str) -> PairInfo | None:
+    def pair(self, sell_token: str, buy_token: str) -> WelcomePair | None:
         """The corridor direction selling `sell_token` for `buy_token` (any address case)."""
         sell, buy = sell_token.lower(), buy_token.lower()
         for pair in self.pairs:
@@ -153,9 +153,9 @@ class Welcome(_ServerModel):
     levels_min_interval_ms: TimeMs
     levels_max_age_ms: TimeMs
     ping_interval_ms: int = Field(gt=0)
-    chains: list[ChainInfo]
+    chains: list[WelcomeChain]
 
-    def chain(self, chain_id: int) -> ChainInfo | None:
+    def chain(self, chain_id: int) -> WelcomeChain | None:
         return next((c for c in self.chains if c.chain_id == chain_id), None)
 
 
@@ -277,7 +277,7 @@ class Levels(_MakerModel):
         return self
 
 
-class QuoteOrder(_MakerModel):
+class OrderTerms(_MakerModel):
     """The reactor's RfqOrder as JSON: `inputToken` is what the maker gives (the rfq's
     `buyToken`), `outputToken` what it receives (the rfq's `sellToken`); `deadline` in seconds."""
 
@@ -293,7 +293,7 @@ class QuoteOrder(_MakerModel):
     deadline: Amount
 
     @classmethod
-    def from_order(cls, order: RfqOrder) -> QuoteOrder:
+    def from_order(cls, order: RfqOrder) -> OrderTerms:
         return cls.model_validate(order.to_message())
 
     def to_order(self) -> RfqOrder:
@@ -301,11 +301,11 @@ class QuoteOrder(_MakerModel):
         return RfqOrder(**{info.alias or name: getattr(self, name) for name, info in fields})
 
 
-class Quote(_MakerModel):
+class MakerQuote(_MakerModel):
     type: Literal["quote"] = "quote"
     quote_id: str
     expires_at_ms: TimeMs
-    order: QuoteOrder
+    order: OrderTerms
     signature: HexBytes
 
 
@@ -321,7 +321,7 @@ ServerMessage: TypeAlias = Annotated[
     Field(discriminator="type"),
 ]
 MakerMessage: TypeAlias = Annotated[
-    Levels | Quote | Decline | Ping | Pong, Field(discriminator="type")
+    Levels | MakerQuote | Decline | Ping | Pong, Field(discriminator="type")
 ]
 Message: TypeAlias = (
     Welcome
@@ -333,7 +333,7 @@ Message: TypeAlias = (
     | Ping
     | Pong
     | Levels
-    | Quote
+    | MakerQuote
     | Decline
 )
 

@@ -26,18 +26,18 @@ from rfqkit.maker_protocol import (
     CLOSE_PING_TIMEOUT,
     CLOSE_REPLACED,
     MAKER_TYPES,
-    ChainInfo,
     Decline,
     ErrorMessage,
     Levels,
+    MakerQuote,
     Message,
-    PairInfo,
     Ping,
     Pong,
     ProtocolError,
-    Quote,
     Released,
     Welcome,
+    WelcomeChain,
+    WelcomePair,
     parse_maker_message,
     serialize,
 )
@@ -222,9 +222,9 @@ class MakerStreamSessions:
                     await gateway.send(reply)
 
     @staticmethod
-    def _pairs(chain: ChainVenue, mode: str) -> list[PairInfo]:
+    def _pairs(chain: ChainVenue, mode: str) -> list[WelcomePair]:
         return [
-            PairInfo(
+            WelcomePair(
                 sell_token=sell.address,
                 buy_token=buy.address,
                 sell_decimals=sell.decimals,
@@ -240,7 +240,7 @@ class MakerStreamSessions:
 
     def welcome(self, maker: OnlineMaker) -> Welcome:
         chains = [
-            ChainInfo(
+            WelcomeChain(
                 chain_id=chain.chain_id,
                 reactor=chain.contracts.reactor,
                 signature_transfer=chain.contracts.signature_transfer,
@@ -287,7 +287,7 @@ class MakerStreamSessions:
         maker = session.maker
         if isinstance(message, Levels):
             return self._levels(maker, message)
-        if isinstance(message, Quote):
+        if isinstance(message, MakerQuote):
             quote = QuoteReply(
                 order=message.order.to_order(),
                 signature=bytes.fromhex(message.signature[2:]),

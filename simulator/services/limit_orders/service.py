@@ -17,7 +17,7 @@ from simulator.services.limit_orders.book import Steering
 from simulator.services.limit_orders.chain_check import require_pair
 from simulator.services.limit_orders.events import LimitOrderEvents
 from simulator.services.limit_orders.history import CANCELLED_CAUSE
-from simulator.services.limit_orders.live import ChainView, LiveBook
+from simulator.services.limit_orders.live import BookChainView, LiveBook
 from simulator.services.limit_orders.model import DerivedStatus, LimitOrder, derive_status
 from simulator.services.limit_orders.placement import (
     Placement,
@@ -39,7 +39,7 @@ from simulator.services.limit_orders.pricing import (
     min_buy_amount,
     queue_price,
 )
-from simulator.services.limit_orders.store import BookStore, Hold
+from simulator.services.limit_orders.store import BookStore, SwapHold
 from simulator.services.shared.fills import Fill
 from simulator.services.shared.timelines import TimelineSink
 from simulator.services.shared.venue import ChainVenue, Token, VenueDirectory
@@ -49,7 +49,7 @@ OFFERS_CACHE_SIZE = 256  # cached rankings (direction x steering x minRate) befo
 
 @dataclass(frozen=True)
 class _CachedOffers:
-    view: ChainView  # the chain state it was ranked against
+    view: BookChainView  # the chain state it was ranked against
     epoch: int  # the store's epoch then
     until: float  # simulator time it stops holding (a deadline passes or a hold ends)
     offers: list[LimitOrder]
@@ -98,7 +98,7 @@ class Executable:
     sell: Token
     buy: Token
     fee_bps: int
-    view: ChainView
+    view: BookChainView
     offers: list[LimitOrder]
 
 
@@ -346,7 +346,7 @@ class BookService:
 
     def ranked(
         self,
-        view: ChainView,
+        view: BookChainView,
         sell_token: str,
         buy_token: str,
         steering: Steering = book.NO_STEERING,
@@ -386,7 +386,7 @@ class BookService:
         self._offers[key] = _CachedOffers(view, self.store.epoch, until, ranked)
         return ranked
 
-    async def _view(self, chain_id: int) -> ChainView:
+    async def _view(self, chain_id: int) -> BookChainView:
         try:
             return await self.live.view(chain_id)
         except ChainUnreadable as exc:
@@ -400,7 +400,7 @@ class BookService:
 
     def hold(self, chain_id: int, orders: Sequence[LimitOrder], swap_id: str, until: float) -> None:
         for order in orders:
-            self.store.holds[(chain_id, order.order_hash)] = Hold(swap_id, until)
+            self.store.holds[(chain_id, order.order_hash)] = SwapHold(swap_id, until)
         self.store.touch()
 
     def release(self, chain_id: int, orders: Sequence[LimitOrder], swap_id: str) -> None:

@@ -15,7 +15,7 @@ NonceKey = tuple[int, str, int]  # (chain id, maker lowercase, Permit2 nonce)
 
 
 @dataclass(frozen=True)
-class Hold:
+class SwapHold:
     """A built swap reserves its resting orders so no other swap (or the book) offers them."""
 
     swap_id: str  # the swap that reserved the order
@@ -42,7 +42,7 @@ class BookStore:
     resting: dict[DirectionKey, list[str]] = field(
         default_factory=dict
     )  # direction -> ids that may still rest (dead ones pruned by the sweep)
-    holds: dict[tuple[int, bytes], Hold] = field(
+    holds: dict[tuple[int, bytes], SwapHold] = field(
         default_factory=dict
     )  # (chain, order hash) -> the swap reserving it
     versions: dict[int, int] = field(default_factory=dict)  # per chain: +1 when an order joins

@@ -24,7 +24,13 @@ from simulator.services.rfq.makers import (
 )
 from simulator.services.rfq.model import FilledOrder, NoQuoteReason, Routing
 from simulator.services.rfq.ports import ChainUnreadable, MakerChainReader
-from simulator.services.rfq.pricing import Depth, IndicativePricing, Leg, eligible_makers, split
+from simulator.services.rfq.pricing import (
+    IndicativePricing,
+    Leg,
+    LevelDepth,
+    eligible_makers,
+    split,
+)
 from simulator.services.rfq.quote_checks import (
     Ask,
     QuoteRejected,
@@ -43,7 +49,7 @@ MIN_QUOTE_LIFE_S = 5.0  # a maker's cutoff must leave the taker at least this lo
 @dataclass
 class AuctionOutcome:
     routing: Routing
-    depth: Depth
+    depth: LevelDepth
     orders: list[FilledOrder] = field(default_factory=list)  # empty: no quote
     reason: NoQuoteReason | None = None
     # Seconds spent waiting for makers' answers (each round: from its first `rfq` sent to its
@@ -94,8 +100,10 @@ class Auction:
             target_maker_wallets=list(spec.preferred or spec.restricted),
         )
         curves = self._pricing.curves(makers, spec)
-        depth = Depth(sell=sum(c[-1][0] for _, c in curves), buy=sum(c[-1][1] for _, c in curves))
-        depth = Depth(sell=depth.sell + fee_on(depth.sell, spec.fee_bps), buy=depth.buy)
+        depth = LevelDepth(
+            sell=sum(c[-1][0] for _, c in curves), buy=sum(c[-1][1] for _, c in curves)
+        )
+        depth = LevelDepth(sell=depth.sell + fee_on(depth.sell, spec.fee_bps), buy=depth.buy)
         if not makers:
             reason: NoQuoteReason = (
                 "no_restricted_liquidity" if spec.restricted else "no_makers_online"

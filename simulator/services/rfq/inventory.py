@@ -15,7 +15,7 @@ from simulator.clock import Clock
 
 
 @dataclass
-class Hold:
+class MakerHold:
     rfq_id: str
     quote_id: str  # maker-side id of the order
     chain_id: int
@@ -37,7 +37,7 @@ class MakerInventory:
 
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
-        self._holds: dict[str, Hold] = {}  # by quote id: the source of truth
+        self._holds: dict[str, MakerHold] = {}  # by quote id: the source of truth
         self._by_book: dict[BookKey, set[str]] = defaultdict(set)  # quote ids per maker+token
         self._committed: dict[BookKey, int] = defaultdict(int)  # sum of those holds' amounts
         self._by_nonce: dict[tuple[int, str, int], str] = {}  # (chain, maker, nonce) -> quote id
@@ -54,7 +54,7 @@ class MakerInventory:
             elif hold is not None:
                 heapq.heappush(self._expiries, (hold.until, quote_id))  # extended since
 
-    def _drop(self, quote_id: str) -> Hold | None:
+    def _drop(self, quote_id: str) -> MakerHold | None:
         hold = self._holds.pop(quote_id, None)
         if hold is None:
             return None
@@ -82,7 +82,7 @@ class MakerInventory:
         self._prune()
         return (chain_id, maker.lower(), nonce) in self._by_nonce
 
-    def hold(self, hold: Hold) -> None:
+    def hold(self, hold: MakerHold) -> None:
         self._drop(hold.quote_id)
         hold.held_at = self._clock.time()
         self._holds[hold.quote_id] = hold
@@ -96,7 +96,7 @@ class MakerInventory:
     def release_quote(self, quote_id: str) -> None:
         self._drop(quote_id)
 
-    def release_rfq(self, rfq_id: str) -> list[Hold]:
+    def release_rfq(self, rfq_id: str) -> list[MakerHold]:
         released = [self._drop(q) for q in list(self._by_rfq.get(rfq_id, ()))]
         return [h for h in released if h is not None]
 
@@ -105,7 +105,7 @@ class MakerInventory:
             self._holds[quote_id].until = until
             heapq.heappush(self._expiries, (until, quote_id))
 
-    def holds_for(self, chain_id: int, sell_token: str, buy_token: str) -> list[Hold]:
+    def holds_for(self, chain_id: int, sell_token: str, buy_token: str) -> list[MakerHold]:
         """Live holds of quotes in the same direction (taker sells `sell_token`)."""
         self._prune()
         sell, buy = sell_token.lower(), buy_token.lower()

@@ -56,7 +56,7 @@ class Indicative:
 
 
 @dataclass(frozen=True)
-class Depth:
+class LevelDepth:
     sell: int  # taker side, fee-inclusive (gross)
     buy: int
 
@@ -64,7 +64,7 @@ class Depth:
 @dataclass
 class PreviewOutcome:
     routing: Routing
-    depth: Depth
+    depth: LevelDepth
     price: Indicative | None = None
     reason: NoQuoteReason | None = None
 
@@ -192,7 +192,7 @@ class IndicativePricing:
         if spec.restricted:
             routing.preferred_quotes_received = len(curves)
             routing.open_market_quotes_received = 0
-        depth = Depth(
+        depth = LevelDepth(
             sell=gross(sum(c[-1][0] for _, c in curves), spec.fee_bps),
             buy=sum(c[-1][1] for _, c in curves),
         )

@@ -17,7 +17,7 @@ from makers.chain import MAX_UINT256
 from makers.client import Backoff
 from makers.config import FixedLatencyConfig, MakerConfig
 from makers.fleet import SimulatedMaker
-from rfqkit.maker_protocol import Filled, Quote
+from rfqkit.maker_protocol import Filled, MakerQuote
 from rfqkit.wallets import FEE_RECIPIENT, demo_wallet, maker_wallet
 from tests.integration.makers.venue import CHAIN_ID, Venue
 from tests.unit.makers.fake_stream import FakeConnection, FakeStreamServer, rfq
@@ -69,7 +69,7 @@ async def maker(venue: Venue, stream: FakeStreamServer) -> AsyncIterator[Simulat
         await simulated.close()
 
 
-async def settle(venue: Venue, quote: Quote) -> None:
+async def settle(venue: Venue, quote: MakerQuote) -> None:
     order = quote.order.to_order()
     signed = (encode_order(order), bytes.fromhex(quote.signature[2:]))
     data = EXECUTE + encode(["(bytes,bytes)"], [signed])
@@ -98,8 +98,8 @@ def assert_settled(
     }
 
 
-async def next_quote(conn: FakeConnection) -> Quote:
-    return await conn.expect(Quote)
+async def next_quote(conn: FakeConnection) -> MakerQuote:
+    return await conn.expect(MakerQuote)
 
 
 async def test_maker_approves_the_signature_transfer_on_start(

@@ -17,14 +17,14 @@ from aiohttp import WSMsgType, web
 from aiohttp.test_utils import TestServer
 
 from rfqkit.maker_protocol import (
-    ChainInfo,
     MakerMessage,
     Message,
-    PairInfo,
     Ping,
     Pong,
     Rfq,
     Welcome,
+    WelcomeChain,
+    WelcomePair,
     parse_maker_message,
     serialize,
 )
@@ -180,8 +180,8 @@ def welcome(
     a = {**ADDR, **(addresses or {})}
     d = {"USDT": 18, "NGNS": 6, **(decimals or {})}
 
-    def pair(sell: str, buy: str) -> PairInfo:
-        return PairInfo(
+    def pair(sell: str, buy: str) -> WelcomePair:
+        return WelcomePair(
             sell_token=a[sell],
             buy_token=a[buy],
             sell_decimals=d[sell],
@@ -200,7 +200,7 @@ def welcome(
         levels_max_age_ms=10_000,
         ping_interval_ms=ping_interval_ms,
         chains=[
-            ChainInfo(
+            WelcomeChain(
                 chain_id=chain_id,
                 reactor=a["reactor"],
                 signature_transfer=a["signature_transfer"],

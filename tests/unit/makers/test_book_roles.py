@@ -18,7 +18,7 @@ from makers.book import BookFiller, BookPoster
 from makers.chainbook import ChainState
 from makers.config import BookOrdersConfig, MakerConfig
 from makers.pricing import PricingModel, PricingParams, TokenSpec
-from rfqkit.maker_protocol import ChainInfo, PairInfo
+from rfqkit.maker_protocol import WelcomeChain, WelcomePair
 from rfqkit.wallets import Wallet, maker_wallet
 
 CHAIN = 97
@@ -27,7 +27,7 @@ NGNS = "0x" + "b2" * 20
 REACTOR = "0x" + "aa" * 20
 PERMIT2 = "0x" + "bb" * 20
 SPECS = {USDC: TokenSpec("USDC", 6), NGNS: TokenSpec("NGNS", 6)}
-PAIR = PairInfo(  # a taker selling NGNS receives USDC from the operator
+PAIR = WelcomePair(  # a taker selling NGNS receives USDC from the operator
     sell_token=NGNS,
     buy_token=USDC,
     sell_decimals=6,
@@ -177,7 +177,7 @@ class Seat:
 
 
 def state() -> ChainState:
-    info = ChainInfo(
+    info = WelcomeChain(
         chain_id=CHAIN,
         reactor=REACTOR,
         signature_transfer=PERMIT2,

@@ -23,10 +23,10 @@ from rfqkit.maker_protocol import (
     Expired,
     Filled,
     Levels,
+    MakerQuote,
+    OrderTerms,
     Ping,
     Pong,
-    Quote,
-    QuoteOrder,
     Released,
     Rfq,
     Welcome,
@@ -115,7 +115,7 @@ async def test_rfq_handler_quote_is_sent_and_recovers_to_the_maker(
 ) -> None:
     seen: list[Rfq] = []
 
-    async def on_rfq(request: Rfq) -> Quote:
+    async def on_rfq(request: Rfq) -> MakerQuote:
         seen.append(request)
         assert request.maker_receives is not None
         assert request.fee_amount is not None
@@ -134,10 +134,10 @@ async def test_rfq_handler_quote_is_sent_and_recovers_to_the_maker(
         signature = sign_order(
             WALLET.private_key, order, request.chain_id, request.signature_transfer
         )
-        return Quote(
+        return MakerQuote(
             quote_id=request.quote_id,
             expires_at_ms=request.max_expires_at_ms,
-            order=QuoteOrder.from_order(order),
+            order=OrderTerms.from_order(order),
             signature="0x" + signature.hex(),
         )
 
@@ -145,7 +145,7 @@ async def test_rfq_handler_quote_is_sent_and_recovers_to_the_maker(
     conn = await server.next_connection()
     request = rfq(conn.welcome, sell=ADDR["USDT"], buy=ADDR["NGNS"], amount=10**18)
     await conn.send(request)
-    quote = await conn.expect(Quote)
+    quote = await conn.expect(MakerQuote)
     assert seen == [request]
     assert quote.quote_id == request.quote_id
     order = quote.order.to_order()

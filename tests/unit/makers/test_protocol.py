@@ -16,11 +16,11 @@ from rfqkit.maker_protocol import (
     Filled,
     Level,
     Levels,
+    MakerQuote,
+    OrderTerms,
     Ping,
     Pong,
     ProtocolError,
-    Quote,
-    QuoteOrder,
     Released,
     Rfq,
     Welcome,
@@ -193,10 +193,10 @@ def test_quote_carries_the_order_and_converts_back() -> None:
         nonce=2**247 + 1,
         deadline=1795500090,
     )
-    quote = Quote(
+    quote = MakerQuote(
         quote_id="mq_1",
         expires_at_ms=1795500030000,
-        order=QuoteOrder.from_order(order),
+        order=OrderTerms.from_order(order),
         signature="0x" + "ee" * 65,
     )
     wire = to_wire(quote)
@@ -216,7 +216,7 @@ def test_quote_carries_the_order_and_converts_back() -> None:
     assert wire["order"]["nonce"] == str(2**247 + 1)
     assert wire["order"]["deadline"] == "1795500090"
     parsed = parse_maker_message(serialize(quote))
-    assert isinstance(parsed, Quote)
+    assert isinstance(parsed, MakerQuote)
     assert parsed.order.to_order() == order
 
 

@@ -20,7 +20,7 @@ from makers.client import Backoff
 from makers.config import FixedLatencyConfig, MakerConfig
 from makers.fleet import SimulatedMaker
 from makers.pricing import TokenSpec
-from rfqkit.maker_protocol import Levels, Quote, Welcome
+from rfqkit.maker_protocol import Levels, MakerQuote, Welcome
 from rfqkit.wallets import maker_wallet
 from tests.unit.makers.fake_stream import ADDR, FakeConnection
 
@@ -98,7 +98,7 @@ async def until(conn: FakeConnection, predicate: Callable[[], bool]) -> None:
     raise AssertionError("condition never held")
 
 
-def signer(quote: Quote, welcome: Welcome) -> str:
+def signer(quote: MakerQuote, welcome: Welcome) -> str:
     return recover_order_signer(
         quote.order.to_order(),
         welcome.chains[0].chain_id,

@@ -5,7 +5,7 @@ fixed latency delays the answer."""
 
 from __future__ import annotations
 
-from rfqkit.maker_protocol import Decline, Levels, Quote
+from rfqkit.maker_protocol import Decline, Levels, MakerQuote
 from tests.unit.makers.fake_stream import now_ms, rfq
 from tests.unit.makers.fleet.fakes import (
     E6,
@@ -39,7 +39,7 @@ async def test_decline_behaviour_names_a_smaller_size(start_maker: StartMaker) -
 async def test_bad_signature_does_not_recover_to_the_wallet(start_maker: StartMaker) -> None:
     _, conn = await start_maker(maker_config(behaviour="bad_signature"))
     await conn.send(rfq(conn.welcome, sell=USDT, buy=NGNS, amount=E18))
-    quote = await conn.expect(Quote)
+    quote = await conn.expect(MakerQuote)
     assert quote.order.maker == WALLETS[0].address
     assert signer(quote, conn.welcome) != WALLETS[0].address
 
@@ -50,7 +50,7 @@ async def test_underfunded_quotes_more_than_it_holds(
     chain.fund(WALLETS[0].address, usdt=1_000 * E18, ngns=1_000 * E6)
     _, conn = await start_maker(maker_config(behaviour="underfunded"))
     await conn.send(rfq(conn.welcome, sell=USDT, buy=NGNS, amount=2 * E18))
-    quote = await conn.expect(Quote)
+    quote = await conn.expect(MakerQuote)
     assert quote.order.input_amount > 1_000 * E6  # about 3198 NGNS from a 1000 NGNS balance
 
 
@@ -66,7 +66,7 @@ async def test_late_answers_after_reply_by(start_maker: StartMaker) -> None:
     await conn.send(request)
     while True:
         arrived, message = await conn.receive_timed()
-        if isinstance(message, Quote):
+        if isinstance(message, MakerQuote):
             break
     assert arrived > request.reply_by_ms
 
@@ -77,6 +77,6 @@ async def test_latency_delays_the_answer(start_maker: StartMaker) -> None:
     await conn.send(rfq(conn.welcome, sell=USDT, buy=NGNS, amount=E18))
     while True:
         arrived, message = await conn.receive_timed()
-        if isinstance(message, Quote):
+        if isinstance(message, MakerQuote):
             break
     assert arrived - sent >= 75

@@ -9,7 +9,7 @@ import asyncio
 
 from makers.config import MakerConfig
 from makers.fleet import SimulatedMaker
-from rfqkit.maker_protocol import Expired, Levels, Quote
+from rfqkit.maker_protocol import Expired, Levels, MakerQuote
 from tests.unit.makers.fake_stream import FakeConnection, FakeStreamServer, rfq
 from tests.unit.makers.fleet.fakes import (
     E6,
@@ -82,7 +82,7 @@ async def test_a_quote_republishes_only_the_direction_it_changed(
         request = rfq(conn.welcome, sell=USDT, buy=NGNS, amount=10 * E18)
         await conn.send(request)
         seen: list[Levels] = []
-        while not isinstance(message := await conn.receive(), Quote):
+        while not isinstance(message := await conn.receive(), MakerQuote):
             assert isinstance(message, Levels)
             seen.append(message)
         seen += [m for m in await conn.barrier() if isinstance(m, Levels)]
@@ -110,7 +110,7 @@ async def test_levels_a_quote_does_not_change_are_not_republished(
     maker, conn = await quiet_maker(server, chain, maker_config(behaviour="underfunded"))
     try:
         await conn.send(rfq(conn.welcome, sell=USDT, buy=NGNS, amount=E18))
-        await conn.expect(Quote)
+        await conn.expect(MakerQuote)
         assert len(maker.commitments) == 1
         assert [m for m in await conn.barrier() if isinstance(m, Levels)] == []
     finally:

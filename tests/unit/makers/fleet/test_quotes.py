@@ -7,7 +7,7 @@ reactor, never reuses a nonce, and a fill refreshes its balances and releases th
 from __future__ import annotations
 
 from makers.chain import MAX_UINT256
-from rfqkit.maker_protocol import Decline, Expired, Filled, Quote, Rfq
+from rfqkit.maker_protocol import Decline, Expired, Filled, MakerQuote, Rfq
 from tests.unit.makers.fake_stream import ADDR, rfq, welcome
 from tests.unit.makers.fleet.fakes import (
     E6,
@@ -60,7 +60,7 @@ async def test_exact_input_quote_is_priced_signed_and_held(
     maker, conn = await start_maker()
     request = rfq(conn.welcome, sell=USDT, buy=NGNS, amount=10 * E18)
     await conn.send(request)
-    quote = await conn.expect(Quote)
+    quote = await conn.expect(MakerQuote)
     order = quote.order.to_order()
     inventory = 1_000_000 * E6
     assert order.inputAmount == maker.pricing.price_exact_input(
@@ -87,7 +87,7 @@ async def test_exact_output_quote_signs_the_fee_rule(start_maker: StartMaker) ->
     maker, conn = await start_maker()
     request = rfq(conn.welcome, sell=NGNS, buy=USDT, kind="exact_output", amount=E18)
     await conn.send(request)
-    quote = await conn.expect(Quote)
+    quote = await conn.expect(MakerQuote)
     order = quote.order.to_order()
     assert order.inputAmount == E18
     receives = maker.pricing.price_exact_output(SPEC[NGNS], SPEC[USDT], E18, 1_000 * E18)
@@ -116,7 +116,7 @@ async def test_nonces_are_unique(start_maker: StartMaker) -> None:
     maker, conn = await start_maker()
     for i in range(20):
         await conn.send(rfq(conn.welcome, sell=USDT, buy=NGNS, amount=E18, quote_id=f"mq_{i}"))
-    quotes = [await conn.expect(Quote) for _ in range(20)]
+    quotes = [await conn.expect(MakerQuote) for _ in range(20)]
     nonces = {q.order.nonce for q in quotes}
     assert len(nonces) == 20
     assert all(0 < n < 2**248 for n in nonces)
@@ -129,7 +129,7 @@ async def test_a_fill_refreshes_balances_and_releases_the_commitment(
     maker, conn = await start_maker()
     request = rfq(conn.welcome, sell=USDT, buy=NGNS, amount=E18)
     await conn.send(request)
-    order = (await conn.expect(Quote)).order.to_order()
+    order = (await conn.expect(MakerQuote)).order.to_order()
     owner = WALLETS[0].address
     chain.fund(owner, usdt=1_001 * E18, ngns=1_000_000 * E6 - order.inputAmount)
     await conn.send(
