@@ -13,7 +13,7 @@ from rfqkit.anvil import AnvilNode, start_anvil
 from rfqkit.chain import AnvilChain, ChainUnavailable
 from rfqkit.tasks import cancel_and_wait
 from simulator.adapters.chain.deployment import deploy_venue
-from simulator.adapters.v1.probes import ChainDependencyProbe
+from simulator.adapters.chain.probes import ChainDependencyProbe
 from simulator.api.http.appkeys import ACCESS, CHAINS, CLOCK, HEALTH, SETTINGS, VENUE
 from simulator.errors import UpstreamError
 from simulator.runtime.lifecycle import CHAIN_SUPERVISOR, SHUTDOWN

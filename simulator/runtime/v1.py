@@ -4,8 +4,8 @@ corridor list reads."""
 from __future__ import annotations
 
 from rfqkit.chain import AnvilChain
+from simulator.adapters.chain.probes import ChainDependencyProbe
 from simulator.adapters.rfq.indexer import FillIndexer
-from simulator.adapters.v1.probes import ChainDependencyProbe
 from simulator.clock import Clock
 from simulator.services.shared.faults import Faults
 from simulator.services.shared.venue import VenueDirectory

@@ -1,5 +1,5 @@
 """Ports of the v1 status: how the service learns whether its dependencies answer. The adapter
-(adapters/v1/probes.py) asks the chains and reads the fill indexers; unit tests use fakes."""
+(adapters/chain/probes.py) asks the chains and reads the fill indexers; unit tests use fakes."""
 
 from __future__ import annotations
 
