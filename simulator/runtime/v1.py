@@ -8,9 +8,9 @@ from simulator.adapters.chain.probes import ChainDependencyProbe
 from simulator.adapters.rfq.indexer import FillIndexer
 from simulator.clock import Clock
 from simulator.services.shared.faults import Faults
+from simulator.services.shared.health import StatusService
 from simulator.services.shared.venue import VenueDirectory
 from simulator.services.v1.area import V1Area
-from simulator.services.v1.status import StatusService
 from simulator.settings import Settings
 
 

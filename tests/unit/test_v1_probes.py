@@ -10,7 +10,7 @@ from typing import Any
 from rfqkit.chain import ChainUnavailable
 from simulator.adapters.chain.probes import ChainDependencyProbe
 from simulator.services.shared.faults import Faults
-from simulator.services.v1.ports import ProbeResult
+from simulator.services.shared.health import ProbeResult
 
 
 class FakeChain:

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from rfqkit.wire import WireModel
+from simulator.api.http.fields import Timestamp
 
 
 class ApiModel(WireModel):
@@ -55,7 +56,7 @@ class FeedError(ApiModel):
 
 class DependencyCheck(ApiModel):
     status: Literal["up", "down"]
-    since: str = Field(description="Service clock when this status began, ISO-8601 UTC")
+    since: Timestamp = Field(description="Service clock when this status began, ISO-8601 UTC")
     detail: str | None = Field(default=None, description="Why it is down, or a note")
 
 

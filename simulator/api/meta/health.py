@@ -10,7 +10,7 @@ from simulator.api.http.appkeys import CLOCK, HEALTH
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import Operation, RouteTable
 from simulator.api.http.schemas import DependencyCheck, Health
-from simulator.clock import from_unix, isoformat
+from simulator.clock import isoformat
 from simulator.errors import InternalError, MethodNotAllowed, NotFound
 
 
@@ -19,9 +19,7 @@ async def health(request: web.Request) -> web.Response:
     now = isoformat(request.app[CLOCK].now())
     dependencies = request.app[HEALTH]
     checks = {
-        name: DependencyCheck(
-            status=state.status, since=isoformat(from_unix(state.since)), detail=state.detail
-        )
+        name: DependencyCheck.model_validate(state)
         for name, state in dependencies.snapshot().items()
     }
     return data_response(

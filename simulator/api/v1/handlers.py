@@ -11,32 +11,13 @@ from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
 from simulator.api.v1 import schemas
 from simulator.api.v1.access import V1_KEY_ERRORS, v1_keyed
-from simulator.clock import from_unix, isoformat
 from simulator.errors import InternalError, InvalidRequest, RateLimited
 from simulator.services.v1.corridors import ListedCorridor, list_corridors
-from simulator.services.v1.status import ServiceStatus
-
-
-def render_status(status: ServiceStatus) -> schemas.ServiceStatus:
-    return schemas.ServiceStatus(
-        status=status.status,
-        checked_at=isoformat(from_unix(status.checked_at)),
-        checks={
-            check.name: schemas.DependencyCheck(
-                status="up" if check.result.up else "down",
-                critical=check.critical,
-                chain_id=check.chain_id,
-                reason=check.result.reason,
-                block_number=check.result.block,
-            )
-            for check in status.checks
-        },
-    )
 
 
 async def get_status(request: web.Request) -> web.Response:
     status = await request.app[V1].status.status()
-    return data_response(render_status(status), status=status.http_status)
+    return data_response(schemas.ServiceStatus.model_validate(status), status=status.http_status)
 
 
 def render_corridor(listed: ListedCorridor) -> schemas.Corridor:

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field, RootModel
 
-from simulator.api.http.fields import integral_number
+from simulator.api.http.fields import Timestamp, integral_number
 from simulator.api.http.schemas import ApiModel
 
 # -- /v1/status -----------------------------------------------------------------------------
@@ -32,9 +32,10 @@ class ServiceStatus(ApiModel):
         description="`down` (HTTP 503) when a critical check is down; `degraded` when only "
         "non-critical ones are; else `operational`"
     )
-    checked_at: str = Field(description="Service clock, ISO-8601 UTC")
+    checked_at: Timestamp = Field(description="Service clock, ISO-8601 UTC")
     checks: dict[str, DependencyCheck] = Field(
-        description="By dependency: `chain:<chainId>` (critical), `fillIndex:<chainId>`"
+        validation_alias="checks_by_name",
+        description="By dependency: `chain:<chainId>` (critical), `fillIndex:<chainId>`",
     )
 
 
