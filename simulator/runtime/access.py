@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from rfqkit.chain import AnvilChain
-from simulator.adapters.access.signatures import ChainSignatureChecker
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.services.access.area import AccessArea
 from simulator.services.access.keys import KeyService
 from simulator.services.access.limits import FixedWindowLimiter
+from simulator.services.access.ports import SignatureChecker
 from simulator.services.access.proofs import ProofService, ProofSettings
 from simulator.services.shared.faults import Faults
 from simulator.services.shared.state import AttributeState, StateParticipant
@@ -16,13 +15,14 @@ from simulator.settings import Settings
 
 
 def build_access(
-    settings: Settings, clock: Clock, random: RandomSource, chains: dict[int, AnvilChain]
+    settings: Settings, clock: Clock, random: RandomSource, *, signatures: SignatureChecker
 ) -> AccessArea:
+    """`signatures` checks a smart account's signature on chain (ERC-1271/6492)."""
     return AccessArea(
         keys=KeyService(clock, random.fork("keys")),
         proofs=ProofService(
             clock,
-            ChainSignatureChecker(chains),
+            signatures,
             ProofSettings(
                 window_s=settings.proof.window_s,
                 grant_s=settings.proof.grant_s,

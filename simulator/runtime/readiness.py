@@ -19,7 +19,7 @@ from simulator.services.limit_orders.ports import ChainUnreadable
 
 async def venue_gaps(app: web.Application, fleet: FleetConfig) -> list[str]:
     """One line per promise the venue does not keep right now (empty: all kept)."""
-    registry = app[RFQ].makers
+    registry = app[RFQ].deps.makers
     book = app[BOOK].service
     online = [m for m in fleet.makers if m.online]
     gaps: list[str] = []

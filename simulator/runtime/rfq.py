@@ -13,9 +13,7 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from rfqkit.chain import AnvilChain
 from rfqkit.tasks import cancel_and_wait, step_forever
-from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import FillIndexer
 from simulator.adapters.rfq.maker_stream import MakerStreamSessions
 from simulator.api.http.appkeys import (
@@ -44,12 +42,11 @@ from simulator.services.rfq.funds import TakerFunds
 from simulator.services.rfq.history import RFQ_STEPS, RfqHistory
 from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.makers import MakerRegistry
-from simulator.services.rfq.ports import FrameTap, SimulatedFleet
+from simulator.services.rfq.ports import FrameTap, RfqChainReads, RfqStore, SimulatedFleet
 from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement, SettlementSettings
 from simulator.services.rfq.slots import OutstandingSlots
-from simulator.services.rfq.store import InMemoryRfqStore
 from simulator.services.rfq.time_control import RfqTimeControl
 from simulator.services.shared.changes import ChangeFeed
 from simulator.services.shared.events import EventLog
@@ -72,12 +69,16 @@ def build_rfq(
     random: RandomSource,
     access: AccessArea,
     venue: VenueDirectory,
-    chains: dict[int, AnvilChain],
+    *,
+    reads: RfqChainReads,
     fleet: SimulatedFleet,
     fills: FillFanout,
+    store: RfqStore,
+    events: EventLog,
     changes: ChangeFeed | None = None,
 ) -> RfqArea:
-    reads = ChainReads(chains)
+    """The RFQ area on its ports: the chain reads, the simulated fleet /_sim/makers controls,
+    the record store and the event log (the app passes the real ones, unit tests fakes)."""
     registry = MakerRegistry(clock)
     history = RfqHistory(timelines("rfqs", RFQ_STEPS, clock, settings, changes))
     registry.on_late = lambda maker, quote_id, rfq_id, waited_s, kind: history.answered_late(
@@ -98,9 +99,7 @@ def build_rfq(
         history=history,
     )
     auction = Auction(clock, random.fork("auction"), registry, pricing, inventory, reads, history)
-    store = InMemoryRfqStore()
     service = RfqService(clock, random.fork("rfq"), deps, auction, store)
-    events = EventLog(keep=settings.retention.events_kept)
     events.subscribers.append(EventSteps(history.timelines))
     settlement = Settlement(
         clock,
@@ -117,16 +116,11 @@ def build_rfq(
     return RfqArea(
         service=service,
         settlement=settlement,
-        makers=registry,
         events=events,
         maker_control=MakerControl(registry, fleet),
         store=store,
-        pricing=pricing,
-        inventory=inventory,
-        funds=deps.funds,
-        slots=deps.slots,
-        history=history,
         time_control=RfqTimeControl(clock, store, settlement, deps.slots, deps.funds),
+        deps=deps,
     )
 
 
@@ -135,13 +129,13 @@ def rfq_state(area: RfqArea) -> list[StateParticipant]:
     is not state: makers reconnect after a reset."""
     return [
         AttributeState.of("rfq.store", area.store),
-        AttributeState.of("rfq.inventory", area.inventory),
-        AttributeState.of("rfq.funds", area.funds),
-        AttributeState.of("rfq.slots", area.slots),
+        AttributeState.of("rfq.inventory", area.deps.inventory),
+        AttributeState.of("rfq.funds", area.deps.funds),
+        AttributeState.of("rfq.slots", area.deps.slots),
         AttributeState.of("rfq.settlement", area.settlement),
         AttributeState.of("rfq.events", area.events, exclude=("subscribers", "keep")),
-        TimelineState("rfq.timelines", area.history.timelines),
-        AttributeState.of("rfq.replies", area.history),
+        TimelineState("rfq.timelines", area.deps.history.timelines),
+        AttributeState.of("rfq.replies", area.deps.history),
     ]
 
 
@@ -161,7 +155,7 @@ def build_maker_sessions(
     frames: FrameTap | None = None,
 ) -> MakerStreamSessions:
     """The maker stream's sessions; a key suspended or revoked ends its open connections."""
-    sessions = MakerStreamSessions(area.makers, venue, clock, frames=frames)
+    sessions = MakerStreamSessions(area.deps.makers, venue, clock, frames=frames)
     keys.withdrawn_listeners.append(sessions.credential_withdrawn)
     return sessions
 

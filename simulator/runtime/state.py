@@ -23,7 +23,7 @@ from simulator.services.shared.idempotency import IdempotencyStore
 from simulator.services.shared.state import AttributeState, StateParticipant, StateRegistry
 from simulator.services.shared.state_codec import decode, encode
 from simulator.services.sim.gate import RequestGate
-from simulator.services.sim.ports import FleetRestart
+from simulator.services.sim.ports import ChainStates, FleetRestart
 from simulator.services.sim.state import StateControl
 
 log = logging.getLogger("rfqsim.state")
@@ -88,15 +88,17 @@ def shared_state(
 def build_state_control(
     registry: StateRegistry,
     clock: Clock,
-    chains: dict[int, AnvilChain],
-    fleet: FleetRestart,
     *,
+    chains: ChainStates,
+    fleet: FleetRestart,
     drain_s: float,
 ) -> StateControl:
+    """Reset, snapshots and restore over every participant of `registry`, on the chains'
+    own snapshots (`chains`) and the fleet's restart (`fleet`)."""
     return StateControl(
         registry,
         RequestGate(drain_s=drain_s),
-        AnvilChainStates(chains),
+        chains,
         fleet,
         time=clock.time,
         monotonic=clock.monotonic,

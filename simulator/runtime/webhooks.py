@@ -1,6 +1,6 @@
-"""Webhook delivery at run time: builds the webhook services with their HTTPS sender and local
-CA, and runs the delivery worker as one cleanup context that cancels and awaits it (and closes
-the sender's session) on shutdown."""
+"""Webhook delivery at run time: builds the webhook services on their ports (the HTTPS sender
+and the local CA in the app), and runs the delivery worker as one cleanup context that cancels
+and awaits it (and closes the sender's session) on shutdown."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from simulator.api.http.appkeys import WEBHOOKS
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.services.shared.state import AttributeState, StateParticipant
+from simulator.services.webhooks.ports import CertificateAuthority, WebhookTransport
 from simulator.services.webhooks.service import Webhooks
 from simulator.settings import WebhookSettings
 
@@ -30,16 +31,28 @@ class WebhookAdapters:
 WEBHOOK_ADAPTERS: web.AppKey[WebhookAdapters] = web.AppKey("webhook_adapters")
 
 
-def build_webhooks(
-    settings: WebhookSettings, clock: Clock, random: RandomSource
-) -> tuple[Webhooks, WebhookAdapters]:
+def webhook_adapters(settings: WebhookSettings) -> WebhookAdapters:
+    """The HTTPS sender and the local CA whose certificates it trusts."""
     ca = LocalCa(resolve_state_dir(settings.state_dir))
     sender = AiohttpWebhookSender(
         ca,
         max_connections=settings.max_concurrent,
         max_per_host=settings.max_concurrent_per_endpoint,
     )
-    return Webhooks(clock, random, settings, sender, ca), WebhookAdapters(ca=ca, sender=sender)
+    return WebhookAdapters(ca=ca, sender=sender)
+
+
+def build_webhooks(
+    settings: WebhookSettings,
+    clock: Clock,
+    random: RandomSource,
+    *,
+    transport: WebhookTransport,
+    certificates: CertificateAuthority,
+) -> Webhooks:
+    """The webhooks area on its ports: what posts a delivery and what issues receivers'
+    certificates (`webhook_adapters` in the app, fakes in unit tests)."""
+    return Webhooks(clock, random, settings, transport, certificates)
 
 
 def webhooks_state(webhooks: Webhooks) -> list[StateParticipant]:

@@ -100,7 +100,7 @@ def _replies(history: RfqHistory, wallet: str) -> RepliesView:
 
 def makers_view(app: web.Application, status: MakersStatus) -> MakersView:
     """/_sim/makers as JSON (also what the console's live stream sends)."""
-    history = app[RFQ].history
+    history = app[RFQ].deps.history
     names = app[MAKER_NAMES]
     budgets = [
         corridor.timing.reply_budget_ms

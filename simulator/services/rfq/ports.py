@@ -21,6 +21,7 @@ __all__ = [
     "FrameTap",
     "MakerChainReader",
     "MakerGateway",
+    "RfqChainReads",
     "RfqStore",
     "SimulatedFleet",
     "TxStatusReader",
@@ -94,6 +95,10 @@ class TxStatusReader(Protocol):
         """True mined and succeeded, False mined and reverted, None not mined (or unknown).
         Raises ChainUnreadable when the chain cannot be read."""
         ...
+
+
+class RfqChainReads(BalanceReader, MakerChainReader, TxStatusReader, Protocol):
+    """Every chain read the RFQ area makes (adapters/rfq/chain_reads.py `ChainReads`)."""
 
 
 class MakerGateway(Protocol):
