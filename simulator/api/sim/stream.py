@@ -188,5 +188,6 @@ def add_routes(table: RouteTable) -> None:
             query=StreamQuery,
             responses={200: None},
             errors=(InvalidRequest, InternalError),
+            journaled=False,  # the console's live stream: reading adds no rows
         )
     )
