@@ -10,11 +10,11 @@ from simulator.services.feed.book_prices import BookOfferPrices
 from simulator.services.feed.ports import CorridorPrices
 from simulator.services.feed.rfq_prices import RfqLevelPrices
 from simulator.services.feed.service import FeedService
-from simulator.services.feed.store import FeedStore
+from simulator.services.feed.store import FeedStore, FeedStoreSaved
 from simulator.services.limit_orders.area import BookArea
 from simulator.services.rfq.area import RfqArea
 from simulator.services.shared.fills import FillFanout, IndexProgress
-from simulator.services.shared.state import AttributeState, StateParticipant
+from simulator.services.shared.state import SavedAttributes, StateParticipant
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import CorridorMode, Settings
 
@@ -47,4 +47,4 @@ def corridor_prices(
 
 
 def feed_state(area: FeedArea) -> list[StateParticipant]:
-    return [AttributeState.of("feed.store", area.service.store)]
+    return [SavedAttributes("feed.store", area.service.store, FeedStoreSaved)]

@@ -24,11 +24,11 @@ from simulator.services.limit_orders.live import LiveBook
 from simulator.services.limit_orders.placement import Placement
 from simulator.services.limit_orders.ports import BookChainReader, FillCatchUp, FillerBids
 from simulator.services.limit_orders.service import BookService
-from simulator.services.limit_orders.store import BookStore
+from simulator.services.limit_orders.store import BookStore, BookStoreSaved
 from simulator.services.rfq.ports import MakerChainReader
 from simulator.services.shared.changes import ChangeFeed
-from simulator.services.shared.events import EventLog
-from simulator.services.shared.state import AttributeState, StateParticipant
+from simulator.services.shared.events import EventLog, EventLogSaved
+from simulator.services.shared.state import SavedAttributes, StateParticipant
 from simulator.services.shared.timelines import EventSteps, TimelineState
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
@@ -86,8 +86,10 @@ def book_state(area: BookArea) -> list[StateParticipant]:
     """The book's state: every order, the swaps' holds, the sweep's progress, the event log.
     What the book cached from the chains is dropped when it is put back."""
     return [
-        AttributeState.of("book.store", area.service.store, after_load=area.service.state_restored),
-        AttributeState.of("book.events", area.events, exclude=("subscribers", "keep")),
+        SavedAttributes(
+            "book.store", area.service.store, BookStoreSaved, after_load=area.service.state_restored
+        ),
+        SavedAttributes("book.events", area.events, EventLogSaved),
         TimelineState("book.timelines", area.history),
     ]
 

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from rfqkit.tasks import cancel_and_wait, step_forever
-from simulator.adapters.rfq.indexer import FillIndexer
+from simulator.adapters.rfq.indexer import FillIndexer, IndexerSaved
 from simulator.adapters.rfq.maker_stream import MakerStreamSessions
 from simulator.api.http.appkeys import (
     ACCESS,
@@ -38,20 +38,21 @@ from simulator.services.rfq.area import RfqArea
 from simulator.services.rfq.auction import Auction
 from simulator.services.rfq.deps import RfqDeps
 from simulator.services.rfq.fleet_control import MakerControl
-from simulator.services.rfq.funds import TakerFunds
-from simulator.services.rfq.history import RFQ_STEPS, RfqHistory
-from simulator.services.rfq.inventory import MakerInventory
+from simulator.services.rfq.funds import FundsSaved, TakerFunds
+from simulator.services.rfq.history import RFQ_STEPS, RepliesSaved, RfqHistory
+from simulator.services.rfq.inventory import InventorySaved, MakerInventory
 from simulator.services.rfq.makers import MakerRegistry
 from simulator.services.rfq.ports import FrameTap, RfqChainReads, RfqStore, SimulatedFleet
 from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import RfqService
-from simulator.services.rfq.settlement import Settlement, SettlementSettings
-from simulator.services.rfq.slots import OutstandingSlots
+from simulator.services.rfq.settlement import Settlement, SettlementSaved, SettlementSettings
+from simulator.services.rfq.slots import OutstandingSlots, SlotsSaved
+from simulator.services.rfq.store import RfqStoreSaved
 from simulator.services.rfq.time_control import RfqTimeControl
 from simulator.services.shared.changes import ChangeFeed
-from simulator.services.shared.events import EventLog
+from simulator.services.shared.events import EventLog, EventLogSaved
 from simulator.services.shared.fills import FillFanout
-from simulator.services.shared.state import AttributeState, StateParticipant
+from simulator.services.shared.state import SavedAttributes, StateParticipant
 from simulator.services.shared.timelines import EventSteps, TimelineState
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
@@ -128,22 +129,22 @@ def rfq_state(area: RfqArea) -> list[StateParticipant]:
     """The RFQ area's state: records, holds, reservations, slots, the event log. Who is online
     is not state: makers reconnect after a reset."""
     return [
-        AttributeState.of("rfq.store", area.store),
-        AttributeState.of("rfq.inventory", area.deps.inventory),
-        AttributeState.of("rfq.funds", area.deps.funds),
-        AttributeState.of("rfq.slots", area.deps.slots),
-        AttributeState.of("rfq.settlement", area.settlement),
-        AttributeState.of("rfq.events", area.events, exclude=("subscribers", "keep")),
+        SavedAttributes("rfq.store", area.store, RfqStoreSaved),
+        SavedAttributes("rfq.inventory", area.deps.inventory, InventorySaved),
+        SavedAttributes("rfq.funds", area.deps.funds, FundsSaved),
+        SavedAttributes("rfq.slots", area.deps.slots, SlotsSaved),
+        SavedAttributes("rfq.settlement", area.settlement, SettlementSaved),
+        SavedAttributes("rfq.events", area.events, EventLogSaved),
         TimelineState("rfq.timelines", area.deps.history.timelines),
-        AttributeState.of("rfq.replies", area.deps.history),
+        SavedAttributes("rfq.replies", area.deps.history, RepliesSaved),
     ]
 
 
 def indexer_state(chain_id: int, indexer: FillIndexer) -> StateParticipant:
     """Where a chain's fill index stands: restored with the chain, so a fill mined but not yet
     indexed when a snapshot was taken is indexed again after its restore."""
-    return AttributeState(
-        f"rfq.indexer.{chain_id}", indexer, ("next_block",), after_load=indexer.state_restored
+    return SavedAttributes(
+        f"rfq.indexer.{chain_id}", indexer, IndexerSaved, after_load=indexer.state_restored
     )
 
 

@@ -16,8 +16,10 @@ from simulator.adapters.webhooks.sender import AiohttpWebhookSender
 from simulator.api.http.appkeys import WEBHOOKS
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
-from simulator.services.shared.state import AttributeState, StateParticipant
+from simulator.services.shared.state import SavedAttributes, StateParticipant
+from simulator.services.webhooks.outbox import DeliveryFaultsSaved, OutboxSaved
 from simulator.services.webhooks.ports import CertificateAuthority, WebhookTransport
+from simulator.services.webhooks.registry import RegistrySaved
 from simulator.services.webhooks.service import Webhooks
 from simulator.settings import WebhookSettings
 
@@ -59,9 +61,11 @@ def webhooks_state(webhooks: Webhooks) -> list[StateParticipant]:
     """Endpoints, deliveries, sending faults; the worker is woken after a load, since its
     next due time may have changed."""
     return [
-        AttributeState.of("webhooks.registry", webhooks.registry),
-        AttributeState.of("webhooks.outbox", webhooks.outbox, after_load=webhooks.outbox.wake),
-        AttributeState.of("webhooks.faults", webhooks.faults),
+        SavedAttributes("webhooks.registry", webhooks.registry, RegistrySaved),
+        SavedAttributes(
+            "webhooks.outbox", webhooks.outbox, OutboxSaved, after_load=webhooks.outbox.wake
+        ),
+        SavedAttributes("webhooks.faults", webhooks.faults, DeliveryFaultsSaved),
     ]
 
 

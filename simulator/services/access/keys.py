@@ -18,6 +18,7 @@ from typing import Literal
 from simulator.clock import Clock
 from simulator.errors import InvalidRequest, NotFound, Unauthorized
 from simulator.randomness import RandomSource, secret_token
+from simulator.services.shared.state import StateSchema
 
 KeyEnvironment = Literal["live", "test"]
 KeyStatus = Literal["active", "suspended", "revoked"]
@@ -71,9 +72,6 @@ class InvalidApiKey(Unauthorized):
 
 
 class KeyService:
-    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
-    STATE_ATTRIBUTES = ("partners", "keys")
-
     def __init__(self, clock: Clock, random: RandomSource) -> None:
         self._clock = clock
         self._random = random  # ids and prefixes only; secrets come from the OS CSPRNG
@@ -217,3 +215,10 @@ def create_demo_keys(keys: KeyService, seed: int) -> list[tuple[str, ApiKey, str
         )
         created.append((label, key, full))
     return created
+
+
+class KeysSaved(StateSchema):
+    """What reset and snapshots put back of the KeyService: partners and keys by id."""
+
+    partners: dict[str, Partner]
+    keys: dict[str, ApiKey]

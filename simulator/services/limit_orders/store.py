@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Annotated
 
 from simulator.services.limit_orders.model import LimitOrder
+from simulator.services.shared.state import AsPairs, StateSchema
 
 DirectionKey = tuple[int, str, str]  # (chain id, sellToken lowercase, buyToken lowercase)
 NonceKey = tuple[int, str, int]  # (chain id, maker lowercase, Permit2 nonce)
@@ -113,3 +115,18 @@ class BookStore:
         """The swap reserving the order now, if any."""
         hold = self.holds.get((chain_id, order_hash))
         return hold.swap_id if hold is not None and hold.until > now else None
+
+
+class BookStoreSaved(StateSchema):
+    """What reset and snapshots put back of the book's store: all of it."""
+
+    orders: dict[str, LimitOrder]
+    by_hash: Annotated[dict[tuple[int, bytes], str], AsPairs()]
+    by_nonce: Annotated[dict[NonceKey, str], AsPairs()]
+    by_wallet: Annotated[dict[tuple[int, str], list[str]], AsPairs()]
+    resting: Annotated[dict[DirectionKey, list[str]], AsPairs()]
+    holds: Annotated[dict[tuple[int, bytes], SwapHold], AsPairs()]
+    versions: dict[int, int]
+    epoch: int
+    sequence: int
+    sweep: SweepState

@@ -12,7 +12,9 @@ import asyncio
 import dataclasses
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from simulator.clock import Clock
 from simulator.errors import InvalidRequest, ServiceError
@@ -29,6 +31,7 @@ from simulator.services.ramp.ports import (
     ProviderRefused,
     ProviderUnreachable,
 )
+from simulator.services.shared.state import AsPairs, StateSchema
 
 log = logging.getLogger("rfqsim.ramp.customers")
 
@@ -161,9 +164,6 @@ def _anything_sent(details: PersonDetails) -> bool:
 
 
 class RampCustomers:
-    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
-    STATE_ATTRIBUTES = ("_records",)
-
     def __init__(
         self,
         clock: Clock,
@@ -382,3 +382,12 @@ class RampCustomers:
             return await provider.kyc_link(record.provider_customer_id)
         except ProviderError as exc:
             raise provider_failure(call.provider, exc) from exc
+
+
+class CustomersSaved(StateSchema):
+    """What reset and snapshots put back of the ramp's customers: every record, by provider
+    and wallet."""
+
+    records: Annotated[dict[tuple[str, str], CustomerRecord], AsPairs()] = Field(
+        validation_alias="_records"
+    )

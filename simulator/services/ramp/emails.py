@@ -23,6 +23,7 @@ from typing import Literal
 from simulator.clock import Clock, isoformat_unix
 from simulator.randomness import RandomSource
 from simulator.services.ramp.model import RESULT_STATUSES, TransferRecord
+from simulator.services.shared.state import StateSchema
 
 log = logging.getLogger("rfqsim.ramp.emails")
 
@@ -213,3 +214,9 @@ class Outbox:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout_s):
                 await self._queue.join()
+
+
+class EmailsSaved(StateSchema):
+    """What reset and snapshots put back of the outbox: every email sent."""
+
+    emails: list[OutboxEmail]

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Literal
 
+from pydantic import Field
+
 from simulator.clock import Clock
 from simulator.errors import InvalidRequest, NotFound
 from simulator.randomness import RandomSource, secret_token
@@ -32,6 +34,7 @@ from simulator.services.ramp.ports import (
 from simulator.services.ramp.store import TransferStore, claim_hash
 from simulator.services.ramp.tracking import TransferTracker
 from simulator.services.ramp.transfers import Created
+from simulator.services.shared.state import StateSchema
 
 log = logging.getLogger("rfqsim.ramp.retry")
 
@@ -69,9 +72,6 @@ def _covers(available: str, required: str) -> bool:
 
 
 class RampRetries:
-    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
-    STATE_ATTRIBUTES = ("_unanswered",)
-
     def __init__(
         self,
         clock: Clock,
@@ -230,3 +230,10 @@ class RampRetries:
         if found is None:
             self._unanswered.pop(record.id, None)
         return found
+
+
+class RetriesSaved(StateSchema):
+    """What reset and snapshots put back of the payout retries: retries whose booking was
+    never answered."""
+
+    unanswered: dict[str, str] = Field(validation_alias="_unanswered")

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
 from simulator.services.ramp.model import Fingerprint, PayoutAccount, TransferRecord
+from simulator.services.shared.state import AsPairs, StateSchema
 
 IntentState = Literal["in_flight", "booked", "idle"]
 
@@ -85,3 +86,15 @@ class TransferStore:
 
     def unsettled(self) -> list[TransferRecord]:
         return [r for r in self.records.values() if not r.settled]
+
+
+class TransferStoreSaved(StateSchema):
+    """What reset and snapshots put back of the ramp's transfer store: all of it."""
+
+    records: dict[str, TransferRecord]
+    by_provider_id: Annotated[dict[tuple[str, str], str], AsPairs()]
+    by_provider_ref: dict[str, str]
+    by_wallet: dict[str, list[str]]
+    intents: dict[str, Intent]
+    recipients: Annotated[dict[tuple[str, str], RegisteredRecipient], AsPairs()]
+    retries: dict[str, list[str]]

@@ -10,8 +10,12 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import Field
 
 from simulator.clock import Clock
+from simulator.services.shared.state import AsPairs, StateSchema
 
 
 @dataclass
@@ -32,9 +36,6 @@ BookKey = tuple[int, str, str]  # (chain id, maker, token)
 
 
 class MakerInventory:
-    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
-    STATE_ATTRIBUTES = ("_holds", "_by_book", "_committed", "_by_nonce", "_by_rfq", "_expiries")
-
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
         self._holds: dict[str, MakerHold] = {}  # by quote id: the source of truth
@@ -116,3 +117,20 @@ class MakerInventory:
             for q in quote_ids
             if self._holds[q].sell_token == sell
         ]
+
+
+class InventorySaved(StateSchema):
+    """What reset and snapshots put back of the MakerInventory: every hold and its indexes."""
+
+    holds: dict[str, MakerHold] = Field(validation_alias="_holds")
+    by_book: Annotated[defaultdict[BookKey, set[str]], AsPairs()] = Field(
+        validation_alias="_by_book"
+    )
+    committed: Annotated[defaultdict[BookKey, int], AsPairs()] = Field(
+        validation_alias="_committed"
+    )
+    by_nonce: Annotated[dict[tuple[int, str, int], str], AsPairs()] = Field(
+        validation_alias="_by_nonce"
+    )
+    by_rfq: defaultdict[str, set[str]] = Field(validation_alias="_by_rfq")
+    expiries: list[tuple[float, str]] = Field(validation_alias="_expiries")

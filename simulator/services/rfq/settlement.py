@@ -14,6 +14,8 @@ import logging
 import math
 from dataclasses import dataclass
 
+from pydantic import Field
+
 from rfqkit.maker_protocol import Expired, Filled
 from simulator.clock import Clock
 from simulator.services.rfq.deps import RfqDeps
@@ -21,6 +23,7 @@ from simulator.services.rfq.events import RfqEvents
 from simulator.services.rfq.model import RfqRecord
 from simulator.services.rfq.ports import ChainUnreadable, RfqStore, TxStatusReader
 from simulator.services.shared.fills import Fill
+from simulator.services.shared.state import StateSchema
 
 log = logging.getLogger("rfqsim.settlement")
 
@@ -36,9 +39,6 @@ class SettlementSettings:
 
 
 class Settlement:
-    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
-    STATE_ATTRIBUTES = ("_swept_at",)
-
     def __init__(
         self,
         clock: Clock,
@@ -221,3 +221,9 @@ class Settlement:
                 if due_at > self._swept_at:
                     due.append(due_at)
         return min(due, default=None)
+
+
+class SettlementSaved(StateSchema):
+    """What reset and snapshots put back of Settlement: when it last swept."""
+
+    swept_at: float = Field(validation_alias="_swept_at")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from simulator.services.rfq.model import RfqRecord
 from simulator.services.shared.fills import Fill
+from simulator.services.shared.state import StateSchema
 
 
 @dataclass
@@ -65,3 +66,11 @@ class InMemoryRfqStore:
         seen = self.fills.setdefault(rfq_id, {})
         seen[fill.order_hash] = fill
         return list(seen.values())
+
+
+class RfqStoreSaved(StateSchema):
+    """What reset and snapshots put back of the RFQ store: all of it."""
+
+    records: dict[str, RfqRecord]
+    by_order: dict[bytes, str]
+    fills: dict[str, dict[bytes, Fill]]

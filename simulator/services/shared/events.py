@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
+from simulator.services.shared.state import StateSchema
+
 TypeT = TypeVar("TypeT", bound=str)
 SubjectT = TypeVar("SubjectT")
 
@@ -65,3 +67,10 @@ class EventPublisher(Generic[TypeT, SubjectT]):
                 body=self.render(event_type, record, created),
             )
         )
+
+
+class EventLogSaved(StateSchema):
+    """What reset and snapshots put back of an event log: the events it keeps (not its
+    subscribers)."""
+
+    events: list[Event]

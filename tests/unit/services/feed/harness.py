@@ -114,6 +114,7 @@ class Harness:
             fills=self.fills,
             index=self.index,
         )
+        self.area = area
         self.feed = area.service
         self.store = self.feed.store
         self._log_index = itertools.count()

@@ -20,6 +20,7 @@ from simulator.runtime.limit_orders import build_book
 from simulator.runtime.swaps import build_swaps
 from simulator.services.access.callers import Caller
 from simulator.services.access.keys import ApiKey
+from simulator.services.limit_orders.area import BookArea
 from simulator.services.limit_orders.jobs import BookSweep
 from simulator.services.limit_orders.placement import PrepareRequest, SignedPlacement
 from simulator.services.limit_orders.ports import FundingKey, NonceRef, ResourceState
@@ -28,6 +29,7 @@ from simulator.services.shared.amounts import Curve
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.fills import Fill
 from simulator.services.shared.venue import ChainVenue, Contracts, Corridor, Token, VenueDirectory
+from simulator.services.swaps.area import SwapsArea
 from simulator.services.swaps.service import SwapService
 from simulator.settings import BookSettings, CorridorTiming, load_settings
 from tests.unit.services.limit_orders.factory import CHAIN_ID, NGNS, PERMIT2, REACTOR, USDC, USDT
@@ -186,6 +188,8 @@ class Harness:
     book_events: EventLog
     swap_events: EventLog
     settings: BookSettings
+    book_area: BookArea
+    swaps_area: SwapsArea
 
     async def deliver(self, fill: Fill) -> None:
         await self.book.on_fill(fill)
@@ -223,6 +227,8 @@ def build(settings: BookSettings | None = None) -> Harness:
         book.events,
         swaps.events,
         book_settings,
+        book,
+        swaps,
     )
     chain.deliver = harness.deliver
     return harness
