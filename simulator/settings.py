@@ -28,7 +28,7 @@ from rfqkit.config_model import StrictModel
 DEFAULT_SETTINGS_FILE = Path(__file__).with_name("default_settings.yaml")
 ENV_PREFIX = "RFQSIM_"
 ENV_NESTED_DELIMITER = "__"
-# DESIGN "fixed ports": the first configured chain's Anvil listens here, the next ones count up.
+# The first configured chain's Anvil listens here, the next ones count up.
 DEFAULT_RPC_PORT = 8545
 
 ChainEnvironment = Literal["live", "test"]
@@ -134,7 +134,7 @@ class LimitSettings(StrictModel):
 class ProofTiming(StrictModel):
     window_s: float = Field(default=60, gt=0)
     grant_s: float = Field(default=43200, gt=0)
-    wall_clock_when_moved: bool = True  # docs/decisions.md TT4
+    wall_clock_when_moved: bool = True  # proofs signed by a real clock stay fresh
 
 
 class FundingSettings(StrictModel):
@@ -144,8 +144,8 @@ class FundingSettings(StrictModel):
     token_whole_units: int = Field(default=10**6, gt=0)
 
 
-# DESIGN "Webhook retry schedule": the delay before each attempt, counted from the end of the
-# previous one; the first is the immediate delivery. Ten attempts span about 75.6 hours.
+# The webhook retry schedule: the delay before each attempt, counted from the end
+# of the previous one; the first is the immediate delivery. Ten attempts span about 75.6 hours.
 RETRY_SCHEDULE_S: tuple[float, ...] = (0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400)
 
 
@@ -167,7 +167,7 @@ class WebhookSettings(StrictModel):
 
 
 class IdempotencySettings(StrictModel):
-    """Idempotency-Key on the v1 POSTs that create (docs/decisions.md V9-V14)."""
+    """Idempotency-Key on the v1 POSTs that create."""
 
     ttl_s: float = Field(default=86_400, gt=0)  # a stored response is replayed this long
     max_records: int = Field(default=100_000, gt=0)  # oldest finished records go first beyond
@@ -312,7 +312,7 @@ class Settings(BaseSettings):
     # The simulated maker fleet started with the simulator (None: no makers; `--no-makers`).
     makers: FleetConfig | None = Field(default_factory=default_fleet)
     # Where that fleet runs: `in` the simulator's process, or in a process of its `own` (a child
-    # of `rfqsim serve`, driven over a control channel: docs/decisions.md F24).
+    # of `rfqsim serve`, driven over a control channel).
     makers_process: Literal["own", "in"] = "own"
 
     @model_validator(mode="after")

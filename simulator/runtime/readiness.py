@@ -1,4 +1,4 @@
-"""What "ready" promises once the simulated fleet has started (docs/decisions.md T9), read back
+"""What "ready" promises once the simulated fleet has started, read back
 from the venue itself: every maker configured online has a session on each environment it
 serves, every RFQ direction of a chain it serves has fresh levels, and every BOOK direction of a
 chain where a maker keeps resting orders has an executable offer.

@@ -182,8 +182,8 @@ def _venue() -> VenueDirectory:
 
 
 def _service_refusal(body: PreviewBody) -> str | None:
-    """The service's own verdict (services/trades.validate_trade, as preview and request call
-    it) on a body that parsed: the refusal's details.reason, None when accepted."""
+    """The service's own verdict (`validate_trade` in services/rfq/trades.py, as preview and
+    request call it) on a body that parsed: the refusal's details.reason, None when accepted."""
     try:
         validate_trade(
             _venue(),
@@ -314,7 +314,7 @@ def test_document_keeps_the_plain_template_and_has_no_look_arounds(
     assert not any("(?" in path for path in document["paths"])
     patterns = re.findall(r'"pattern": "([^"]*)"', json.dumps(document))
     assert patterns
-    assert not [p for p in patterns if "(?" in p], "DESIGN: no look-arounds in schema patterns"
+    assert not [p for p in patterns if "(?" in p], "no look-arounds in schema patterns"
 
 
 def test_firm_request_may_be_called_without_a_key(document: dict[str, Any]) -> None:

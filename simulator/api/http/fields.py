@@ -50,15 +50,15 @@ def _valid_address(value: str) -> str:
 
 
 def _wallet_list(value: list[str] | str) -> list[str]:
-    # DESIGN: steering lists accept a JSON array or a comma-separated string.
+    # Steering lists accept a JSON array or a comma-separated string.
     items = [part.strip() for part in value.split(",")] if isinstance(value, str) else value
     if len(items) > 10:
         raise ValueError("at most 10 wallets")
     return [_valid_address(item) for item in items]
 
 
-# An integer that also takes integral JSON numbers (97.0), as the schema's "integer" does
-# (decisions F15); constraints (ge, le) go on the field as usual.
+# An integer that also takes integral JSON numbers (97.0), as the schema's "integer" does;
+# constraints (ge, le) go on the field as usual.
 Integer = Annotated[int, BeforeValidator(integral_number)]
 # With constraints in the same Annotated, put the Field before the validator: a Field nested
 # around `Integer` renders `ge`/`le` as unknown keywords instead of minimum/maximum.

@@ -25,7 +25,7 @@ ErrorStyle = Literal["envelope", "feed"]
 
 @dataclass(frozen=True)
 class Access:
-    """Who may call an API operation (see api/access.py). Operations without one (health,
+    """Who may call an API operation (see api/access/middleware.py). Operations without one (health,
     OpenAPI, /_sim) are outside the per-key limiter."""
 
     scope: str | None  # scope a key caller needs (None: any key, or none)
@@ -57,7 +57,7 @@ class Operation:
     # creates (spec 3 "Endpoints"). The handler must answer with a `web.Response`.
     idempotent: bool = False
     also_in: tuple[Document, ...] = ()  # further documents that list it (the shared registry)
-    # Outside the per-IP backstop (docs/decisions.md C10): health checks and the OpenAPI
+    # Outside the per-IP backstop: health checks and the OpenAPI
     # documents, so a load balancer's probes and tooling are never throttled. /_sim and
     # /_provider (the "sim" document) are outside it anyway.
     backstop_exempt: bool = False

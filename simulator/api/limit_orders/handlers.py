@@ -160,7 +160,7 @@ async def get_order(request: web.Request) -> web.Response:
 
 KEY_ERRORS = V1_KEY_ERRORS
 BODY_ERRORS = (InvalidRequest, PayloadTooLarge, *KEY_ERRORS)
-# GET /v1/limit-orders/{order_id} for the router: never the concrete siblings (decisions F17).
+# GET /v1/limit-orders/{order_id} for the router: never the concrete siblings.
 ORDER_ID_ROUTE = "/v1/limit-orders/{order_id:(?!(?:quote|prepare)$)[^/]+}"
 
 

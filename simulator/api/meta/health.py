@@ -1,5 +1,5 @@
 """GET /v2/health and GET /v1/health: 200 while the process is up, with the state of each
-dependency (docs/decisions.md F21)."""
+dependency."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def add_routes(table: RouteTable) -> None:
                 operation_id=f"{document}Health",
                 summary="Liveness (200 while the process is up) and the state of each dependency",
                 document=document,  # type: ignore[arg-type]
-                backstop_exempt=True,  # docs/decisions.md C10
+                backstop_exempt=True,  # a load balancer's probes are never throttled
                 tags=("health",),
                 responses={200: Health},
                 errors=(NotFound, MethodNotAllowed, InternalError),

@@ -1,5 +1,5 @@
 """HTTP handlers of the v2 ramp's discovery, customer and KYC operations: parse, call one
-service, render. Bodies are not wrapped in `data` (docs/ramp.md RA1); no API key is looked at
+service, render. Bodies are not wrapped in `data`; no API key is looked at
 (RA4: only the per-IP backstop applies). `wallet_call` is shared with the transfer handlers."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Wire shapes of the v2 fiat ramp: discovery (providers, banks), customers and KYC
 (spec 2-ramp-v2). The field types at the top are shared by every ramp schema (transfers too).
 
-Ramp bodies are not wrapped in `data` (docs/ramp.md RA1). Patterns use [0-9], never \\d, and no
-look-arounds (DESIGN "Rules that tools will check")."""
+Ramp bodies are not wrapped in `data`. Patterns use [0-9], never \\d, and no
+look-arounds, which the regex engines of many validators (RE2, Rust's regex) cannot run."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ PROVIDER_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,39}$"
 CURRENCY_PATTERN = r"^[A-Z][A-Z0-9]{1,9}$"
 DECIMAL_PATTERN = r"^(0|[1-9][0-9]{0,29})(\.[0-9]{1,18})?$"  # RA12: human decimal strings
 # RA12 for request amounts: greater than zero, at most 6 fraction digits (the most any ramp
-# currency has: NGNS); a fraction of zeros only is not positive. No look-arounds (DESIGN).
+# currency has: NGNS); a fraction of zeros only is not positive. No look-arounds (see above).
 POSITIVE_DECIMAL_PATTERN = (
     r"^([1-9][0-9]{0,29}(\.[0-9]{1,6})?"
     r"|0\.([1-9][0-9]{0,5}|0[1-9][0-9]{0,4}|00[1-9][0-9]{0,3}|000[1-9][0-9]{0,2}"
@@ -229,7 +229,7 @@ def _json_boolean(value: object) -> object:
     return value
 
 
-# The JSON boolean true and nothing else (RA6, RA51).
+# The JSON boolean true and nothing else.
 TermsAccepted = Annotated[Literal[True], BeforeValidator(_json_boolean)]
 
 

@@ -1,6 +1,6 @@
 """HTTP handlers of the v2 ramp's transfers, the inbound provider webhooks and /_sim/outbox:
-parse, call one service, render. Ramp bodies are not wrapped in `data` (RA1); no API key is
-looked at (RA4)."""
+parse, call one service, render. Ramp bodies are not wrapped in `data`; no API key is
+looked at."""
 
 from __future__ import annotations
 
@@ -132,7 +132,7 @@ async def support_transfer(request: web.Request) -> web.Response:
 
 
 def _retry_call(request: web.Request, body: schemas.RetryBody) -> WalletCall:
-    """`wallet_call`, with the provider defaulting to the transfer's own (RA55)."""
+    """`wallet_call`, with the provider defaulting to the transfer's own."""
     transfer_id = request.match_info["transfer_id"]
     provider = body.provider or request.app[RAMP].reads.provider_of(transfer_id)
     return wallet_call(request, body, provider)

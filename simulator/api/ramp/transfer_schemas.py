@@ -1,7 +1,7 @@
 """Wire shapes of the v2 ramp's transfers (spec 2-ramp-v2 "Transfer", "POST /v2/ramp/transfers",
-"Reading"; docs/ramp.md RA1, RA19-RA21, RA25, RA50-RA61). Bodies are not wrapped in `data`.
+"Reading"; docs/ramp.md). Bodies are not wrapped in `data`.
 
-The field types shared by every ramp schema come from schemas/ramp.py."""
+The field types shared by every ramp schema come from api/ramp/schemas.py."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ class PayoutBody(ApiModel):
 
 # Cross-field rule of spec 2-ramp-v2 "POST /v2/ramp/transfers" declared in the document, so a
 # body the document calls valid is one the service accepts: `payout` is for sells only and a
-# sell needs one ("sell without payout" is 400); on a buy it is absent or null (RA51).
+# sell needs one ("sell without payout" is 400); on a buy it is absent or null.
 PAYOUT_BY_SIDE: dict[str, Any] = {
     "oneOf": [
         {"properties": {"side": {"const": "buy"}, "payout": {"type": "null"}}},

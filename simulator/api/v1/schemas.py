@@ -1,5 +1,5 @@
 """Wire shapes of /v1/status and /v1/corridors (spec 3: "body not shown", "Fields of corridor
-list items: not shown"; ours, docs/decisions.md V5 and V7) and of /_sim/idempotency."""
+list items: not shown"; ours, docs/decisions.md) and of /_sim/idempotency."""
 
 from __future__ import annotations
 

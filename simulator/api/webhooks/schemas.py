@@ -23,8 +23,8 @@ WebhookEventType = Literal[
 ]
 MAX_URL_LENGTH = 2048
 _PORT = r"(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})"
-# The URL shapes the registry accepts, declared in the document and enforced by the same field
-# (decisions W7, W14): a scheme, `://`, a host of letters, digits, dots and hyphens, an optional
+# The URL shapes the registry accepts, declared in the document and enforced by the same field:
+# a scheme, `://`, a host of letters, digits, dots and hyphens, an optional
 # port 0..65535, then an optional path, query or fragment of printable ASCII (no spaces, no
 # control characters). Any scheme matches, so a plain http:// URL is still answered with its own
 # reason (https_required). No userinfo, no IP-literal hosts: a receiver is named by a DNS name

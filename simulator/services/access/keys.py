@@ -182,8 +182,8 @@ DEMO_TAKER_SCOPES = frozenset({"trades:write", "trades:read", "webhooks:manage",
 
 def demo_key_material(seed: int, label: str) -> tuple[str, str]:
     """(public prefix, secret) of demo key `label` under `seed`: the same every run with the same
-    seed, so an integrator pastes the demo keys into their config once (DESIGN "Demo keys are
-    derived from the seed"; docs/decisions.md). Demo keys only: anyone who knows the seed knows
+    seed, so an integrator pastes the demo keys into their config once.
+    Demo keys only: anyone who knows the seed knows
     them, which is the point of a demo key and wrong for any other."""
     digest = hashlib.sha256(f"rfqsim demo key v1:{seed}:{label}".encode()).digest()
     secret = hashlib.sha256(b"secret:" + digest).digest()

@@ -3,7 +3,7 @@ grant a verified proof earns.
 
 Rules (spec 1-rfq-v2 "Proof of control"): issuedAt within 60 s of the service clock either side
 (and, while /_sim/clock/advance has moved that clock, of the wall clock too: a deviation,
-docs/decisions.md TT4, `proof.wall_clock_when_moved`);
+docs/decisions.md, `proof.wall_clock_when_moved`);
 the nonce binds to the signed contents and to the caller that first sent it (the identical proof
 from the same caller is accepted again while fresh); the signature verifies as the taker (EOA by
 recovery, smart accounts by ERC-1271 / ERC-6492 on chain); a verified proof grants the caller ~12 h

@@ -1,6 +1,7 @@
 """The feed's state: the tape (every fill the indexers handed over, once per fill, and the
 published trades of each market in time order) and the reserved-side fallback clocks. Plain
-in-memory state owned by the feed service (one store per area, DESIGN)."""
+in-memory state owned by the feed service (one store per area, so reset and snapshots work
+store by store)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The book's state: every accepted limit order with its indexes, the swaps' holds on resting
 orders, and the sweep's progress. Plain in-memory data owned by the limit-orders services (one
-store per area, DESIGN); every mutation happens without an await in between its check and its
-write, so concurrent requests never see half an update."""
+store per area, so reset and snapshots work store by store); every mutation happens without an
+await in between its check and its write, so concurrent requests never see half an update."""
 
 from __future__ import annotations
 

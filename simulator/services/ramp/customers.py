@@ -3,7 +3,7 @@ details, KYC submission, the KYC review state (kyc/status, throttled) and the pr
 verification link. Also the `CustomerDirectory` the transfer services read.
 
 Spec 2-ramp-v2 "Customer", "KYC review state", "POST /v2/ramp/customers",
-"POST /v2/ramp/customers/kyc", Limits (KYC re-read throttle); docs/ramp.md RA5-RA11, RA32-RA37.
+"POST /v2/ramp/customers/kyc", Limits (KYC re-read throttle); docs/ramp.md.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ KYC_STATES = {
 }
 VERIFIED = "approved"
 PENDING = "awaiting_review"
-NO_PROFILE = "no_profile"  # providerStatus of a record without a provider profile (RA9)
+NO_PROFILE = "no_profile"  # providerStatus of a record without a provider profile
 
 
 def kyc_state(provider_status: str) -> str:
@@ -342,7 +342,7 @@ class RampCustomers:
 
     async def kyc_status(self, call: WalletCall, fiat: str) -> KycView | None:
         """POST /customers/kyc/status: None without a record; the provider is re-read at most
-        once per `kyc_reread_s` per person and never once verified (RA33)."""
+        once per `kyc_reread_s` per person and never once verified."""
         await self._gate.admit(call)
         record = self._records.get(call.key)
         if record is None:

@@ -1,4 +1,4 @@
-"""Stalled payouts (spec 2-ramp-v2 "Reading", stalled payouts; docs/ramp.md RA25, RA54, RA55).
+"""Stalled payouts (spec 2-ramp-v2 "Reading", stalled payouts; docs/ramp.md).
 
 Eligible when the transfer has sat at providerStatus funds_converted for 20 minutes, no earlier
 retry is in flight, and the person has a provider profile with a known destination. The retry
@@ -92,7 +92,7 @@ class RampRetries:
         # One lock per original transfer, guarding its retry from the eligibility check through
         # the provider call to the stored new transfer: two parallel retries cannot both book.
         self._locks: dict[str, asyncio.Lock] = {}
-        # Original id -> our id of a retry whose provider call was never answered (RA54): the
+        # Original id -> our id of a retry whose provider call was never answered: the
         # next retry asks the provider for it by reference before booking another.
         self._unanswered: dict[str, str] = {}
 

@@ -1,5 +1,6 @@
 """The ramp's transfer store: records, their indexes, intentKeys and registered payout recipients.
-Plain in-memory state owned by the transfer services (one store per area, DESIGN)."""
+Plain in-memory state owned by the transfer services (one store per area, so reset and snapshots
+work store by store)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ IntentState = Literal["in_flight", "booked", "idle"]
 
 @dataclass
 class Intent:
-    """One intentKey's claim on a transfer id (RA13, RA44)."""
+    """One intentKey's claim on a transfer id."""
 
     fingerprint: Fingerprint  # the request that holds the key
     transfer_id: str  # the id (and provider reference) this key books under

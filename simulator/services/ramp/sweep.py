@@ -1,4 +1,4 @@
-"""The ramp's background work (spec 2-ramp-v2 "Events" 1, Limits; docs/ramp.md RA23).
+"""The ramp's background work (spec 2-ramp-v2 "Events" 1, Limits; docs/ramp.md).
 
 - every five minutes of simulator time: re-check every transfer nobody polls (unsettled, stored
   state older than 8 s; EXPIRED ones for three days after expiresAt), then the pending KYC
@@ -6,7 +6,7 @@
 - on a short tick: AWAITING_FUNDS transfers 10 minutes past expiresAt get one last provider read
   and become EXPIRED when it still shows nothing received.
 
-`adapters/ramp_background.py` runs both loops on the simulator clock.
+`runtime/ramp_background.py` runs both loops on the simulator clock.
 """
 
 from __future__ import annotations

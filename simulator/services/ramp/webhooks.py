@@ -1,4 +1,4 @@
-"""Inbound status webhooks from the provider (docs/ramp.md RA28, RA58).
+"""Inbound status webhooks from the provider.
 
 `POST /_provider/{provider}/webhooks` carries `{id: evt_..., type: "transfer.updated", created,
 data: {transfer}}`, signed `X-Provider-Signature: t=<unix>,v1=<hex>` with HMAC-SHA256 of

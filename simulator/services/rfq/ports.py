@@ -37,8 +37,8 @@ class FrameTap(Protocol):
 
 
 class RfqStore(Protocol):
-    """The only holder of RFQ record state (DESIGN: one store per area; reset and snapshot work
-    store by store): the records, the index fills find them by, the Fill logs seen per RFQ;
+    """The only holder of RFQ record state (one store per area: reset and snapshot work store by
+    store): the records, the index fills find them by, the Fill logs seen per RFQ;
     every fill seen on the reactors. No method awaits, so each call is atomic on the event loop;
     a caller that reads, awaits and then writes must re-check after the await or hold a lock."""
 

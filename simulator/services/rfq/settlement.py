@@ -32,7 +32,7 @@ CORRECTION_WINDOW_S = 24 * 3600.0
 
 @dataclass
 class SettlementSettings:
-    expiry_grace_s: float = 0.0  # DESIGN: stored status becomes expired at expiresAt (+ grace)
+    expiry_grace_s: float = 0.0  # expired is stored at expiresAt (+ grace)
     correction_window_s: float = CORRECTION_WINDOW_S
     # A record at rest is kept this long past the correction window, then forgotten (404).
     retention_s: float = 3600.0

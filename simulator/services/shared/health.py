@@ -9,7 +9,7 @@ fill indexer following that chain) or `provider:<id>` (the ramp provider). One p
   (runtime/chains.py) probes every chain and its index once a second, the provider monitor its
   provider. 200 while the process is up; `degraded` while any dependency is down.
 - /v1/status probes the chains at the moment it is asked (`StatusService`) and judges them
-  (docs/decisions.md V5): a chain is critical, since nothing can be quoted, built, verified or
+ : a chain is critical, since nothing can be quoted, built, verified or
   settled on it without its node (`down`, 503); a fill index is not, since trades still settle
   and only statuses and events lag until it catches up (`degraded`)."""
 

@@ -1,6 +1,6 @@
 """Idempotency-Key (spec 3 "Endpoints": "Every POST that creates may send header Idempotency-Key
 … a retry with the same key replays the first response"), after Stripe's rules and the IETF
-idempotency-key draft, as DESIGN.md "v1: the book" settles them:
+idempotency-key draft:
 
 - a key is scoped to the caller (the API key) and the operation (method and path);
 - the request that brings a key first claims it the moment its handler is reached; until it

@@ -1,5 +1,5 @@
 """The swaps' state: every swap built, by partner and by included order. Plain in-memory data
-owned by the swap service (one store per area, DESIGN)."""
+owned by the swap service (one store per area, so reset and snapshots work store by store)."""
 
 from __future__ import annotations
 

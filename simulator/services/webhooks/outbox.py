@@ -1,5 +1,5 @@
 """Webhook deliveries: the outbox, the dispatcher that fills it from the event log, signing,
-and the retry schedule (spec 1-rfq-v2 "Events"; schedule and timeout: DESIGN decisions).
+and the retry schedule (spec 1-rfq-v2 "Events"; schedule and timeout: docs/decisions.md).
 
 One delivery is made per (event, endpoint). The event body is serialized once to compact JSON;
 every attempt signs and sends exactly those bytes. A 2xx acknowledges; anything else (non-2xx,

@@ -87,7 +87,7 @@ async def serve_ramp(overrides: dict[str, Any] | None = None) -> AsyncIterator[C
     """The app without chains (seed 3, then `overrides` on the settings) behind a loopback test
     server. No provider is attached (see `attach_fake`). A proof signature that does not recover
     to the wallet is invalid (401): the chain-less app runs no chain to check a contract wallet
-    on, and a chain it does not run answers "not valid" (adapters/signatures.py)."""
+    on, and a chain it does not run answers "not valid" (adapters/access/signatures.py)."""
     app = create_app(load_settings(overrides={"seed": 3, **(overrides or {})}), start_chains=False)
     async with TestClient(TestServer(app, host="127.0.0.1")) as client:
         yield client
