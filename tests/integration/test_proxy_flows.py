@@ -1,0 +1,215 @@
+"""`rfqsim proxy` in front of a real `rfqsim serve` (trusting the proxy's X-Forwarded-For, as a
+deployment behind a reverse proxy does): the integrator quickstart's flows, a short rfq_storm
+load run and a hand-made client that breaks the spec, all through the proxy. Correct traffic
+breaks no rule; the hand-made client's own faults are reported as the client's while the
+upstream's answers reach it untouched."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conformance.client import Client, Response
+from tests.integration.proxy_process import proxy, service_violations, summary
+from tests.integration.serve_process import REPO, Served, serve
+from tests.integration.test_quickstart_integrator import (
+    free_port,
+    lines_of,
+    run,
+    snippets,
+    stop_group,
+    wait_line,
+    wait_listening,
+)
+
+pytestmark = pytest.mark.integration
+STORM_TIMEOUT_S = 150
+# Rules the quickstart's traffic must have exercised (it cannot hide behind checking nothing).
+QUICKSTART_RULES = {
+    "rfq/resources/firm-quote/quote-fields/orders",
+    "rfq/resources/firm-quote/transactions-approval-approves-takerpays-sell",
+    "rfq/resources/rfq-record/signed-order-signature-claim",
+    "rfq/resources/rfq-record/sellamount-buyamount-feeamount",
+    "rfq/resources/webhook-endpoint/fields",
+    "rfq/auth/claim-token/returned-once-post-v2",
+    "rfq/endpoints/post-v2-rfq-request",
+    "rfq/endpoints/get-v2-rfq-id",
+    "rfq/limits/rate-limit-headers-responses-handled",
+}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    env = {**os.environ, "RFQSIM_TRUSTED_PROXY": "true"}
+    with serve(tmp_path_factory.mktemp("proxied"), "--seed", "0", env=env) as running:
+        yield running
+
+
+def test_the_integrator_quickstart_through_the_proxy_breaks_no_rule(
+    served: Served, tmp_path: Path
+) -> None:
+    code = snippets()
+    info = served.info
+    chain = next(c for c in info["chains"] if c["chain_id"] == 97)
+    key = next(k["key"] for k in info["demo_keys"] if k["label"] == "taker-test")
+    with proxy(served.api_url, tmp_path / "report") as running:
+        env = {**os.environ, "API": running.url, "RPC": chain["rpc_url"], "KEY": key}
+        quote = json.loads(run(["bash", "-c", code["curl-quote"]], env))["data"]
+        assert quote["status"] == "quoted", quote
+        out = run([sys.executable, "-c", code["python-proof"]], env)
+        assert re.match(r"quoted rfq_[0-9a-f]+ claim: \S+", out), out
+        script = tmp_path / "quickstart.mjs"
+        script.write_text(code["viem-flow"])
+        (tmp_path / "node_modules").symlink_to(REPO / "node_modules")
+        out = run(["node", str(script)], env, cwd=tmp_path)
+        assert re.search(r"^filled rfq_[0-9a-f]+ txHash 0x[0-9a-f]{64}$", out, re.M), out
+        _webhook_through(code, env)
+        assert running.stop() == 0
+    report = running.report()
+    assert report["violations"] == [], summary(report["violations"])
+    assert set(report["rules_exercised"]) >= QUICKSTART_RULES, sorted(
+        QUICKSTART_RULES - set(report["rules_exercised"])
+    )
+
+
+def _webhook_through(code: dict[str, str], env: dict[str, str]) -> None:
+    """`rfqsim webhooks listen` registers through the proxy, `rfqsim trigger` runs its flow
+    through it, and the handler verifies the rfq.filled delivery."""
+    port = free_port()
+    hook_env = {**env, "PORT": str(port)}
+    listen = subprocess.Popen(
+        ["bash", "-c", code["listen"]],
+        cwd=REPO,
+        env=hook_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    handler: subprocess.Popen[str] | None = None
+    try:
+        assert listen.stdout is not None
+        listen_lines = lines_of(listen.stdout)
+        seen: list[str] = []
+        secret = wait_line(listen_lines, r"Signing secret: (whsec_\S+)", seen).group(1)
+        wait_line(listen_lines, r"> Forwarding to", seen)
+        handler = subprocess.Popen(
+            [sys.executable, "-c", code["python-webhook-receiver"]],
+            env={**hook_env, "WEBHOOK_SECRET": secret},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        wait_listening(port)
+        out = run(["bash", "-c", code["trigger"]], env)
+        rfq_id = re.search(r"rfq\.filled (rfq_[0-9a-f]+)", out)
+        assert rfq_id, out
+        assert handler.stdout is not None
+        wait_line(lines_of(handler.stdout), rf"^verified rfq\.filled {rfq_id.group(1)}$", [])
+    finally:
+        stop_group(listen)
+        if handler is not None:
+            stop_group(handler)
+
+
+def test_a_short_rfq_storm_through_the_proxy_breaks_no_rule(served: Served, tmp_path: Path) -> None:
+    with proxy(served.api_url, tmp_path / "report") as running:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "loadtests.run",
+                "rfq_storm",
+                "--host",
+                running.url,
+                "--run-time",
+                "8s",
+                "--users",
+                "5",
+                "--spawn-rate",
+                "5",
+                "--tolerance-ms",
+                "200",
+                "--report-dir",
+                str(tmp_path / "storm"),
+            ],
+            cwd=REPO,
+            env={**os.environ, "RFQSIM_STATE_DIR": str(tmp_path / "state")},
+            capture_output=True,
+            text=True,
+            timeout=STORM_TIMEOUT_S,
+            check=False,
+        )
+        assert running.stop() == 0
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    report = running.report()
+    assert report["violations"] == [], summary(report["violations"])
+    # Every firm request the run made went through (5 users for 8 s, about one a second each).
+    assert report["exchanges"] >= 30, report["exchanges"]
+    assert "rfq/resources/firm-quote/quote-fields/orders" in report["rules_exercised"]
+
+
+def _header_names(response: Response) -> list[str]:
+    return sorted(name.lower() for name, _ in response.headers.items())
+
+
+def test_a_clients_own_faults_are_the_clients_and_the_answer_is_the_upstreams(
+    served: Served, tmp_path: Path
+) -> None:
+    chain = next(c for c in served.info["chains"] if c["chain_id"] == 97)
+    tokens = {t["symbol"]: t["address"] for t in chain["tokens"]}
+    taker = served.info["demo_wallets"][0]["address"]
+    body = {
+        "chainId": 97,
+        "sellToken": tokens["USDC"],
+        "buyToken": tokens["USDT"],
+        "sellAmount": 10_000_000,  # a JSON number, not a string
+        "taker": taker,
+        "takerProof": {
+            "nonce": "0x" + "11" * 32,
+            "issuedAt": 1_767_225_600,  # Unix seconds, not milliseconds
+            "signature": "0x" + "22" * 65,
+        },
+    }
+    direct = Client(served.api_url).post("/v2/rfq/request", json=body)
+    with proxy(served.api_url, tmp_path / "report", "--fail-on-violation") as running:
+        through = Client(running.url).post("/v2/rfq/request", json=body)
+        assert running.stop() == 1
+    # The upstream's answer, untouched: the same status, headers and body as when asked
+    # directly (but for what differs per request: its id, the time, the limiter's count).
+    assert through.status == direct.status == 400
+    per_request = {
+        "x-request-id",
+        "date",
+        "server-timing",
+        "x-ratelimit-remaining",
+        "x-ratelimit-reset",
+    }
+    assert _header_names(through) == sorted([*_header_names(direct), "x-rfqsim-violations"])
+    for name, value in direct.headers.items():
+        if name.lower() not in per_request:
+            assert through.headers.get(name) == value, name
+    rid_direct, rid_through = direct.request_id, through.request_id
+    assert rid_direct is not None
+    assert rid_through is not None
+    assert through.raw == direct.raw.replace(rid_direct.encode(), rid_through.encode())
+    assert through.headers["X-Rfqsim-Violations"] == (
+        "rfq/overview/conventions/amounts-base-10-strings-atomic, rfq/resources/takerproof/issuedat"
+    )
+    report = running.report()
+    assert service_violations(report) == [], summary(report["violations"])
+    assert {(v["rule"], v["side"]) for v in report["violations"]} == {
+        ("rfq/overview/conventions/amounts-base-10-strings-atomic", "client"),
+        ("rfq/resources/takerproof/issuedat", "client"),
+    }
+    assert any(
+        "VIOLATION client rfq/resources/takerproof/issuedat" in line for line in running.lines
+    )
