@@ -147,6 +147,16 @@ def assert_retry_after(resp: Response, at_most: int = 60) -> int:
     return seconds
 
 
+def assert_allow(resp: Response, refused: str) -> set[str]:
+    """A 405 names the methods the path does allow in ``Allow`` (RFC 9110), never the refused
+    one; returns them."""
+    allow = resp.headers.get("Allow")
+    assert allow, f"{resp.describe()}: 405 without an Allow header: {resp.headers!r}"
+    methods = {m.strip().upper() for m in allow.split(",") if m.strip()}
+    assert refused.upper() not in methods, f"Allow {allow!r} lists the refused method"
+    return methods
+
+
 def issue_names_field(issue: Any, field_name: str) -> bool:
     """Whether one ``details.issues`` item points at ``field_name`` (path, loc, field, ...)."""
     if not isinstance(issue, dict):

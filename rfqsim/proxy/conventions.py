@@ -13,9 +13,11 @@ from conformance.assertions import atomic
 from conformance.feed import number
 from conformance.response_checks import (
     RATE_LIMIT_HEADERS,
+    assert_allow,
     assert_data_body,
     assert_envelope,
     assert_envelope_request_id,
+    assert_issues,
     assert_json_content_type,
     assert_no_rate_limit_headers,
     assert_rate_limit_headers,
@@ -24,6 +26,7 @@ from conformance.response_checks import (
     parse_iso_utc,
 )
 from rfqsim.proxy.findings import Inspection
+from rfqsim.proxy.requests import API_KEY, RFQ_OWNED, SCHEMA_RULES
 from rfqsim.proxy.spec import DOCUMENT, Operation, error_table
 
 REQUEST_ID = {
@@ -81,6 +84,15 @@ RATES = {
     "v1": "v1/overview/conventions",
 }
 RAMP_AMOUNTS = "ramp/overview/conventions"
+ALLOW = "rfq/errors/envelope"  # the suite's 405 test (Allow, RFC 9110) is marked with it
+NEVER_403 = "rfq/errors/404-not_found"  # "ownership-scoped; never 403"
+BAD_KEY_401 = "rfq/auth/api-keys/revoked-suspended-unknown-malformed"
+ISSUES = "rfq/errors/details-optional-either-issues"
+ACCEPTED_INVALID = {
+    "rfq": "rfq/errors/400-invalid_request",
+    "ramp": "ramp/errors/400-invalid_request",
+    "v1": "v1/errors/400-invalid_request",
+}
 
 # Timestamp fields of the spec's resources (spec 1: RFQ record, firm quote, no-quote, ladder,
 # events; spec 2: transfer, its timeline and payIn, payout retry).
@@ -184,6 +196,15 @@ def check(inspection: Inspection, operation: Operation | None, known_path: bool)
             UNKNOWN_PATH, f"a path no operation has ({ex.path}) answered {ex.status}, not 404"
         )
     _limits(inspection, operation)
+    _credentials(inspection, operation)
+    if ex.status == 405:
+        inspection.check(ALLOW, lambda: assert_allow(resp, ex.method))
+    schema_broken = any(f.side == "client" and f.rule in SCHEMA_RULES for f in inspection.found)
+    if schema_broken and 200 <= ex.status < 300 and surface in ACCEPTED_INVALID:
+        inspection.fail(
+            ACCEPTED_INVALID[surface],
+            f"a request whose body breaks the spec's schema was accepted ({ex.status}), not 400",
+        )
     if not ex.readable:
         return
     if surface == "feed":
@@ -233,6 +254,9 @@ def _error(inspection: Inspection) -> None:
             INSUFFICIENT_FUNDS,
             lambda: _atomic_values(details, frozenset({"required", "available", "committed"})),
         )
+    schema_broken = any(f.side == "client" and f.rule in SCHEMA_RULES for f in inspection.found)
+    if ex.status == 400 and schema_broken and surface != "feed":
+        inspection.check(ISSUES, lambda: assert_issues(error))
     if surface == "v1" and ex.status == 429:
         inspection.check(
             V1_429, lambda: _equal(error.get("message"), V1_429_MESSAGE, "error.message")
@@ -291,6 +315,19 @@ def _limits(inspection: Inspection, operation: Operation | None) -> None:
             inspection.check(RETRY_AFTER, lambda: _no_retry_after(resp.headers.get_all))
     else:
         inspection.check(RETRY_AFTER, lambda: assert_retry_after(resp))
+
+
+def _credentials(inspection: Inspection, operation: Operation | None) -> None:
+    """403 is a key's missing scope: never the answer to a caller without a key on an RFQ of
+    its own, nor to a malformed key (401)."""
+    ex = inspection.exchange
+    if ex.status != 403:
+        return
+    if operation is not None and operation.template in RFQ_OWNED and not ex.keyed:
+        inspection.fail(NEVER_403, "a caller without a key was answered 403 on an RFQ, not 404")
+    key = ex.api_key
+    if key is not None and not API_KEY.match(key):
+        inspection.fail(BAD_KEY_401, "a malformed API key was answered 403, not 401")
 
 
 def _no_retry_after(get_all: Any) -> None:

@@ -80,6 +80,9 @@ V1_PREPARE = "v1/endpoints/post-v1-limit-orders-prepare/body"
 V1_PLACE = "v1/endpoints/post-v1-limit-orders/body"
 V1_LIST_LIMIT = "v1/limits/list-limits"
 V1_QUOTE = "v1/endpoints/get-v1-quote"
+# A client finding under one of these is a schema failure of the body (a field missing, of the
+# wrong type or format): the service's 400 names it in details.issues, and never accepts it.
+SCHEMA_RULES = frozenset({AMOUNTS, CHAIN_ID, TAKER, SUBMIT_BODY, *PROOF.values(), PROOF_FIELDS})
 # Ramp POSTs that name a wallet (spec 2 "Endpoints": provider, wallet, chainId, proof).
 RAMP_WALLET_PATHS = frozenset(
     {
@@ -229,7 +232,7 @@ def _v1(inspection: Inspection, operation: Operation, body: Any) -> None:
         check(V1_PREPARE, lambda: atomic(body.get("sellAmount"), "sellAmount"), "client")
         if body.get("buyAmount") is not None:
             check(V1_PREPARE, lambda: atomic(body["buyAmount"], "buyAmount"), "client")
-        check(V1_PREPARE, lambda: _integer(body.get("deadline"), "deadline"), "client")
+        check(V1_PREPARE, lambda: _unix_seconds(body.get("deadline")), "client")
     elif template == "/v1/limit-orders" and ex.method == "POST" and isinstance(body, Mapping):
         for name in ("inputAmount", "outputAmount"):
             check(V1_PLACE, partial(atomic, body.get(name), name), "client")
@@ -238,6 +241,14 @@ def _v1(inspection: Inspection, operation: Operation, body: Any) -> None:
         check(V1_QUOTE, lambda: atomic(ex.query["sellAmount"], "sellAmount"), "client")
     if ex.method == "GET" and "limit" in ex.query and template in ("/v1/swaps", "/v1/limit-orders"):
         check(V1_LIST_LIMIT, lambda: _list_limit(ex.query["limit"]), "client")
+
+
+def _unix_seconds(value: Any) -> None:
+    """A deadline in Unix seconds: an integer, or its decimal string (as prepare answers it)."""
+    text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    assert isinstance(text, str), f"deadline {value!r} is not Unix seconds"
+    assert text.isdigit(), f"deadline {value!r} is not Unix seconds"
+    assert int(text) < MS_FLOOR, f"deadline {value!r} is milliseconds, not Unix seconds"
 
 
 def _list_limit(value: str) -> None:

@@ -40,8 +40,8 @@ class Watcher:
         ex = inspection.exchange
         operation = operation_of(ex.method, ex.path)
         known = path_known(ex.path) or self.documents.knows_path(ex.path)
+        requests.check(inspection, operation)  # first: the service's checks read its findings
         conventions.check(inspection, operation, known)
-        requests.check(inspection, operation)
         proofs.check(inspection)
         if operation is not None:
             resources.check(

@@ -131,12 +131,63 @@ def test_a_proof_missing_a_field_and_both_sizes_are_the_clients() -> None:
     watch, _, _ = watcher()
     body = firm_request(buyAmount="1")
     body["takerProof"] = {"nonce": "0x" + "ab" * 32, "signature": "0x12"}
-    headers, answer = error(400, "invalid_request")
+    issues = {"issues": [{"path": "takerProof.issuedAt"}]}
+    headers, answer = error(400, "invalid_request", details=issues)
     ex = exchange("POST", "/v2/rfq/request", status=400, request=body, body=answer, headers=headers)
     assert found(watch, ex) == {
         "rfq/endpoints/request-body/sending-both-neither-sellamount": "client",
         "rfq/auth/proof-of-control/sent-takerproof-nonce-issuedat": "client",
     }
+
+
+def test_a_schema_failure_is_refused_400_with_its_issues_never_accepted() -> None:
+    watch, _, _ = watcher()
+    body = firm_request()
+    del body["taker"]
+    headers, answer = error(400, "invalid_request")
+    ex = exchange("POST", "/v2/rfq/request", status=400, request=body, body=answer, headers=headers)
+    assert found(watch, ex) == {
+        "rfq/endpoints/request-body/taker": "client",
+        "rfq/errors/details-optional-either-issues": "service",
+    }
+    accepted = exchange(
+        "POST",
+        "/v2/rfq/x/submit",
+        request={"txHash": "0x1234"},
+        request_headers=keyed(),
+        body={"data": {"status": "submitted"}},
+        headers=answer_headers(request_id(), *limited()),
+    )
+    assert found(watch, accepted) == {
+        "rfq/endpoints/cancel-submit-status/submit-body": "client",
+        "rfq/errors/400-invalid_request": "service",
+    }
+
+
+def test_403_is_never_the_answer_to_a_keyless_rfq_read_or_a_malformed_key() -> None:
+    watch, _, _ = watcher()
+    headers, answer = error(403, "forbidden")
+    claim = [("X-Rfq-Claim", "rfqc_x")]
+    keyless = exchange(
+        "GET", "/v2/rfq/rfq_x", status=403, request_headers=claim, body=answer, headers=headers
+    )
+    assert found(watch, keyless) == {"rfq/errors/404-not_found": "service"}
+    headers, answer = error(403, "forbidden")
+    malformed = exchange(
+        "GET",
+        "/v2/rfq/rfq_x",
+        status=403,
+        request_headers=[("X-API-Key", "junk")],
+        body=answer,
+        headers=headers,
+    )
+    assert found(watch, malformed) == {
+        "rfq/auth/api-keys/format-env-_live_-public_prefix": "client",
+        "rfq/auth/api-keys/revoked-suspended-unknown-malformed": "service",
+    }
+    headers, answer = error(405, "method_not_allowed")
+    no_allow = exchange("DELETE", "/v2/health", status=405, body=answer, headers=headers)
+    assert found(watch, no_allow) == {"rfq/errors/envelope": "service"}
 
 
 @pytest.mark.parametrize(
