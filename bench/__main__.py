@@ -18,6 +18,7 @@ from bench import (
     firm_open,
     processes,
     profile,
+    proxy,
     ramp,
     rfq,
     soak,
@@ -158,6 +159,7 @@ BENCHMARKS = (
     "state",
     "suite",
     "journal",
+    "proxy",
 )
 
 
@@ -248,6 +250,12 @@ def main() -> None:
         sections.append(
             state.bench_journal_overhead(
                 seconds=2 if args.quick else 3, concurrency=20, rounds=2 if args.quick else 8
+            )
+        )
+    if "proxy" in selected:
+        sections.append(
+            proxy.bench_proxy(
+                rate=100, seconds=5 if args.quick else 10, rounds=2 if args.quick else 3
             )
         )
     command = "just bench" + (" --quick" if args.quick else "")

@@ -10,6 +10,7 @@ import time
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from functools import cached_property
 from typing import Any
 from urllib.parse import parse_qsl
@@ -173,11 +174,9 @@ class Exchange:
     def request_id(self) -> str | None:
         return self.headers.get("X-Request-Id")
 
-    @property
+    @cached_property
     def date(self) -> float | None:
         """The answer's ``Date`` header as Unix time (one-second resolution), if any."""
-        from email.utils import parsedate_to_datetime
-
         value = self.headers.get("Date")
         if not value:
             return None

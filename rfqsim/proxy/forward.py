@@ -250,7 +250,8 @@ class Forwarder:
     @staticmethod
     def _request_seen(exchange: Exchange, tee: _BodyTee, request: web.Request) -> None:
         exchange.request_body = bytes(tee.kept)
-        # A body the upstream answered before reading it to its end is not judged as cut.
+        # A body the upstream answered before it was read to its end is only partly known:
+        # it is not judged.
         exchange.request_complete = tee.complete or not request.body_exists
 
     @staticmethod
@@ -278,11 +279,14 @@ class Forwarder:
     ) -> web.StreamResponse:
         body = bytearray()
         complete = True
-        async for chunk in answer.content.iter_chunked(CHUNK):
-            body += chunk
-            if len(body) > CHECK_LIMIT:
-                complete = False
-                break
+        try:
+            async for chunk in answer.content.iter_chunked(CHUNK):
+                body += chunk
+                if len(body) > CHECK_LIMIT:
+                    complete = False
+                    break
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            return self._unreachable(exchange, exc)
         headers, absent = self._answer_headers(answer, request.method)
         if not complete:  # larger than announced: stream the rest, checked without a header
             exchange.answer(
