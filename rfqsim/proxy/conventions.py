@@ -254,8 +254,7 @@ def _error(inspection: Inspection) -> None:
             INSUFFICIENT_FUNDS,
             lambda: _atomic_values(details, frozenset({"required", "available", "committed"})),
         )
-    schema_broken = any(f.side == "client" and f.rule in SCHEMA_RULES for f in inspection.found)
-    if ex.status == 400 and schema_broken and surface != "feed":
+    if ex.status == 400 and surface != "feed" and _only_schema_failures(inspection):
         inspection.check(ISSUES, lambda: assert_issues(error))
     if surface == "v1" and ex.status == 429:
         inspection.check(
@@ -315,6 +314,14 @@ def _limits(inspection: Inspection, operation: Operation | None) -> None:
             inspection.check(RETRY_AFTER, lambda: _no_retry_after(resp.headers.get_all))
     else:
         inspection.check(RETRY_AFTER, lambda: assert_retry_after(resp))
+
+
+def _only_schema_failures(inspection: Inspection) -> bool:
+    """Whether the client's request broke the body's schema and nothing else: the service then
+    has one cause to report, and its 400 names the fields (with another fault too, such as a
+    body not sent as JSON, it may report that one by a reason)."""
+    faults = [f.rule for f in inspection.found if f.side == "client"]
+    return bool(faults) and all(rule in SCHEMA_RULES for rule in faults)
 
 
 def _credentials(inspection: Inspection, operation: Operation | None) -> None:

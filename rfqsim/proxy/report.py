@@ -27,6 +27,7 @@ def _write(path: Path, text: str) -> None:
     ) as handle:
         handle.write(text)
         temporary = Path(handle.name)
+    temporary.chmod(0o644)  # a report for CI artifacts and colleagues (secrets are redacted)
     os.replace(temporary, path)
 
 

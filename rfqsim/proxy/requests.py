@@ -275,6 +275,8 @@ def check(inspection: Inspection, operation: Operation | None) -> None:
         return
     if ex.method != "POST" or template in ("/v2/rfq/{id}/cancel",):
         return
+    media = (ex.request_headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
+    inspection.check(BODY_JSON, lambda: _json_media(media), "client")
     if not inspection.check(BODY_JSON, lambda: _object(body, parsed), "client"):
         return
     if template in ("/v2/rfq/request", "/v2/rfq/preview"):
@@ -288,6 +290,10 @@ def check(inspection: Inspection, operation: Operation | None) -> None:
         inspection.check(WEBHOOK_TYPES, lambda: _event_types(body.get("eventTypes")), "client")
     elif operation.surface == "ramp":
         _ramp(inspection, template, body)
+
+
+def _json_media(media: str) -> None:
+    assert media == "application/json", f"the body is sent as {media or 'no media type'!r}"
 
 
 def _object(body: Any, parsed: bool) -> None:

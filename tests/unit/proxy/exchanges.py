@@ -78,11 +78,14 @@ def exchange(
 ) -> Exchange:
     """One exchange; ``body`` is the answer's JSON (``raw`` its bytes as they are)."""
     path, _, query = target.partition("?")
+    sent = list(request_headers or [])
+    if request is not None and not any(k.lower() == "content-type" for k, _ in sent):
+        sent.append(("Content-Type", "application/json"))
     ex = Exchange(
         method=method,
         path=path,
         query_string=query,
-        request_headers=Headers(request_headers or []),
+        request_headers=Headers(sent),
         request_body=json.dumps(request).encode() if request is not None else b"",
         client_ip="127.0.0.1",
         wall=NOW.timestamp(),

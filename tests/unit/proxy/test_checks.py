@@ -150,6 +150,21 @@ def test_a_schema_failure_is_refused_400_with_its_issues_never_accepted() -> Non
         "rfq/endpoints/request-body/taker": "client",
         "rfq/errors/details-optional-either-issues": "service",
     }
+    # Sent as text/plain as well: the service may name that fault by a reason instead.
+    headers, answer = error(400, "invalid_request", details={"reason": "unsupported_media_type"})
+    plain = exchange(
+        "POST",
+        "/v2/rfq/request",
+        status=400,
+        request=body,
+        request_headers=[("Content-Type", "text/plain")],
+        body=answer,
+        headers=headers,
+    )
+    assert found(watch, plain) == {
+        "rfq/endpoints/request-body/taker": "client",
+        "rfq/endpoints/all-bodies-json": "client",
+    }
     accepted = exchange(
         "POST",
         "/v2/rfq/x/submit",

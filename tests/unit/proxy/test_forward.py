@@ -205,6 +205,17 @@ async def test_the_request_arrives_as_sent_and_the_answer_returns_as_answered(
     assert forwarded == ["10.0.0.9, 127.0.0.1"]
 
 
+async def test_head_keeps_the_upstreams_content_length(
+    proxied: tuple[Upstream, str, Findings],
+) -> None:
+    _, url, findings = proxied
+    answer = await _raw(url, b"HEAD /v2/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert body == b""
+    assert b"\r\nContent-Length: 26" in head, head
+    assert findings.total == 0
+
+
 async def test_a_violating_answer_carries_the_header_unless_told_not_to(
     upstream: tuple[Upstream, str],
 ) -> None:
