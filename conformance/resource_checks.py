@@ -56,6 +56,9 @@ PAIR_FIELDS = frozenset(
 )
 MAX_LADDER_POINTS = 9
 ENDPOINT_FIELDS = frozenset({"id", "url", "eventTypes", "status"})
+# The event types an endpoint may subscribe to: spec 1 "Events" and spec 3 "Events".
+RFQ_EVENTS = ("rfq.filled", "rfq.failed", "rfq.expired")
+V1_EVENTS = ("swap.filled", "limit_order.filled", "limit_order.expired", "limit_order.cancelled")
 
 
 # -- the RFQ record ------------------------------------------------------------------------

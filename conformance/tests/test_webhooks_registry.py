@@ -18,7 +18,12 @@ import pytest
 
 from conformance.client import Client, fresh_loopback_address, is_loopback_url
 from conformance.key_source import KeySource
-from conformance.resource_checks import assert_created_endpoint, assert_listed_endpoint
+from conformance.resource_checks import (
+    RFQ_EVENTS,
+    V1_EVENTS,
+    assert_created_endpoint,
+    assert_listed_endpoint,
+)
 from conformance.response_checks import assert_data, assert_error, assert_issues
 from conformance.sim_control import SimControl
 from conformance.target import Target
@@ -26,8 +31,6 @@ from conformance.target import Target
 MINTED: list[str] = []  # URLs registered by the running test (one test at a time per process)
 
 MANAGE = ("webhooks:manage",)
-RFQ_EVENTS = ["rfq.filled", "rfq.failed", "rfq.expired"]
-V1_EVENTS = ["swap.filled", "limit_order.filled", "limit_order.expired", "limit_order.cancelled"]
 
 POST_RULES = (
     "rfq/endpoints/post-v1-webhooks",

@@ -16,6 +16,7 @@ from typing import Any
 
 from conformance.assertions import atomic
 from conformance.feed import number
+from conformance.resource_checks import RFQ_EVENTS, V1_EVENTS
 from rfqsim.proxy.findings import Inspection
 from rfqsim.proxy.spec import Operation
 
@@ -29,17 +30,7 @@ MAX_STEERING = 10
 # issuedAt is Unix milliseconds: any time after September 2001 is above 10^12, and a value in
 # seconds stays below it until the year 33658.
 MS_FLOOR = 10**12
-WEBHOOK_EVENTS = frozenset(
-    {
-        "rfq.filled",
-        "rfq.failed",
-        "rfq.expired",
-        "swap.filled",
-        "limit_order.filled",
-        "limit_order.expired",
-        "limit_order.cancelled",
-    }
-)
+WEBHOOK_EVENTS = frozenset({*RFQ_EVENTS, *V1_EVENTS})
 
 BODY_JSON = "rfq/endpoints/all-bodies-json"
 AMOUNTS = "rfq/overview/conventions/amounts-base-10-strings-atomic"

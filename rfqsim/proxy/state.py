@@ -316,20 +316,13 @@ class State:
         self._remember(rfq_id, rfq)
 
     def _first_submit(self, inspection: Inspection, rfq: Rfq) -> None:
-        ex = inspection.exchange
         # A filled RFQ accepts the fill's own hash (rule 4); a lapsed one accepts none.
         if rfq.status in ("no_quote", "expired"):
             inspection.fail(
                 SUBMIT_SAME_HASH, f"submit of an RFQ that is {rfq.status} was accepted, not 409"
             )
             return
-        served = ex.date
-        if rfq.expires_at is not None and served is not None:
-            expires = rfq.expires_at
-            inspection.check(
-                SUBMIT_LAPSED,
-                lambda: _true(served - 1 <= expires, "a submit after expiresAt is refused"),
-            )
+        _before_expiry(inspection, rfq, SUBMIT_LAPSED, "a submit after expiresAt is refused")
 
     def _cancelled(self, inspection: Inspection) -> None:
         ex = inspection.exchange
@@ -340,13 +333,7 @@ class State:
         if rfq.status in NOT_CANCELLABLE:
             inspection.fail(CANCEL_CONFLICT, f"cancel of a {rfq.status} RFQ answered {ex.status}")
             return
-        served = ex.date
-        if rfq.expires_at is not None and served is not None:
-            expires = rfq.expires_at
-            inspection.check(
-                CANCEL_CONFLICT,
-                lambda: _true(served - 1 <= expires, "a cancel after expiresAt (lapsed) is 409"),
-            )
+        _before_expiry(inspection, rfq, CANCEL_CONFLICT, "a cancel after expiresAt (lapsed) is 409")
 
     # -- ramp -----------------------------------------------------------------------------
 
@@ -450,6 +437,14 @@ class State:
             )
         if before is None or ex.finished >= before.finished:
             self.windows.set(key, now, float(int(str(reset)) + 2))
+
+
+def _before_expiry(inspection: Inspection, rfq: Rfq, rule: str, what: str) -> None:
+    """An answer that accepted a submit or cancel was served before the quote's expiresAt (by
+    the answer's Date, whole seconds)."""
+    served, expires = inspection.exchange.date, rfq.expires_at
+    if served is not None and expires is not None:
+        inspection.check(rule, lambda: _true(served - 1 <= expires, what))
 
 
 def _same_instant(value: Any, seconds: float, what: str) -> None:

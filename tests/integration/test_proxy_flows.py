@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,18 +18,10 @@ import pytest
 from conformance.client import Client, Response
 from tests.integration.proxy_process import proxy, service_violations, summary
 from tests.integration.serve_process import REPO, Served, serve
-from tests.integration.test_quickstart_integrator import (
-    free_port,
-    lines_of,
-    run,
-    snippets,
-    stop_group,
-    wait_line,
-    wait_listening,
-)
+from tests.integration.test_loadtests import run_profile
+from tests.integration.test_quickstart_integrator import receive_filled_webhook, run, snippets
 
 pytestmark = pytest.mark.integration
-STORM_TIMEOUT_S = 150
 # Rules the quickstart's traffic must have exercised (it cannot hide behind checking nothing).
 QUICKSTART_RULES = {
     "rfq/resources/firm-quote/quote-fields/orders",
@@ -70,7 +61,7 @@ def test_the_integrator_quickstart_through_the_proxy_breaks_no_rule(
         (tmp_path / "node_modules").symlink_to(REPO / "node_modules")
         out = run(["node", str(script)], env, cwd=tmp_path)
         assert re.search(r"^filled rfq_[0-9a-f]+ txHash 0x[0-9a-f]{64}$", out, re.M), out
-        _webhook_through(code, env)
+        receive_filled_webhook(code, env)
         assert running.stop() == 0
     report = running.report()
     assert report["violations"] == [], summary(report["violations"])
@@ -79,77 +70,23 @@ def test_the_integrator_quickstart_through_the_proxy_breaks_no_rule(
     )
 
 
-def _webhook_through(code: dict[str, str], env: dict[str, str]) -> None:
-    """`rfqsim webhooks listen` registers through the proxy, `rfqsim trigger` runs its flow
-    through it, and the handler verifies the rfq.filled delivery."""
-    port = free_port()
-    hook_env = {**env, "PORT": str(port)}
-    listen = subprocess.Popen(
-        ["bash", "-c", code["listen"]],
-        cwd=REPO,
-        env=hook_env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    handler: subprocess.Popen[str] | None = None
-    try:
-        assert listen.stdout is not None
-        listen_lines = lines_of(listen.stdout)
-        seen: list[str] = []
-        secret = wait_line(listen_lines, r"Signing secret: (whsec_\S+)", seen).group(1)
-        wait_line(listen_lines, r"> Forwarding to", seen)
-        handler = subprocess.Popen(
-            [sys.executable, "-c", code["python-webhook-receiver"]],
-            env={**hook_env, "WEBHOOK_SECRET": secret},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
-        wait_listening(port)
-        out = run(["bash", "-c", code["trigger"]], env)
-        rfq_id = re.search(r"rfq\.filled (rfq_[0-9a-f]+)", out)
-        assert rfq_id, out
-        assert handler.stdout is not None
-        wait_line(lines_of(handler.stdout), rf"^verified rfq\.filled {rfq_id.group(1)}$", [])
-    finally:
-        stop_group(listen)
-        if handler is not None:
-            stop_group(handler)
-
-
 def test_a_short_rfq_storm_through_the_proxy_breaks_no_rule(served: Served, tmp_path: Path) -> None:
     with proxy(served.api_url, tmp_path / "report") as running:
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "loadtests.run",
-                "rfq_storm",
-                "--host",
-                running.url,
-                "--run-time",
-                "8s",
-                "--users",
-                "5",
-                "--spawn-rate",
-                "5",
-                "--tolerance-ms",
-                "200",
-                "--report-dir",
-                str(tmp_path / "storm"),
-            ],
-            cwd=REPO,
-            env={**os.environ, "RFQSIM_STATE_DIR": str(tmp_path / "state")},
-            capture_output=True,
-            text=True,
-            timeout=STORM_TIMEOUT_S,
-            check=False,
+        code, _, output = run_profile(
+            tmp_path,
+            "--host",
+            running.url,
+            "--run-time",
+            "8s",
+            "--users",
+            "5",
+            "--spawn-rate",
+            "5",
+            "--tolerance-ms",
+            "200",
         )
         assert running.stop() == 0
-    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    assert code == 0, output[-3000:]
     report = running.report()
     assert report["violations"] == [], summary(report["violations"])
     # Every firm request the run made went through (5 users for 8 s, about one a second each).

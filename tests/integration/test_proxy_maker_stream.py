@@ -8,7 +8,6 @@ import asyncio
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import pytest
@@ -19,6 +18,7 @@ from makers.protocol import Quote, QuoteOrder, Released, Rfq
 from rfqkit.wallets import demo_wallet, maker_wallet
 from tests.integration.proxy_process import proxy, summary
 from tests.integration.serve_process import Served, serve
+from tests.integration.test_maker_stream import create_key
 
 pytestmark = pytest.mark.integration
 WAIT_S = 30.0
@@ -29,12 +29,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     env = {**os.environ, "RFQSIM_TRUSTED_PROXY": "true"}
     with serve(tmp_path_factory.mktemp("stream"), "--no-makers", env=env) as running:
         yield running
-
-
-async def _key(session: aiohttp.ClientSession, api: str, **body: Any) -> str:
-    async with session.post(f"{api}/_sim/keys", json=body) as resp:
-        assert resp.status == 201, await resp.text()
-        return str((await resp.json())["data"]["key"])
 
 
 async def test_a_maker_bot_quotes_and_is_released_through_the_proxy(
@@ -77,7 +71,7 @@ async def test_a_maker_bot_quotes_and_is_released_through_the_proxy(
 
     with proxy(served.api_url, tmp_path / "report") as running:
         async with aiohttp.ClientSession() as session:
-            maker_key = await _key(
+            maker_key = await create_key(
                 session,
                 running.url,
                 partner="proxy-stream",
@@ -85,7 +79,7 @@ async def test_a_maker_bot_quotes_and_is_released_through_the_proxy(
                 scopes=["maker:stream"],
                 maker_wallet=maker.address,
             )
-            taker_key = await _key(
+            taker_key = await create_key(
                 session, running.url, partner="t", environment="test", scopes=["trades:write"]
             )
             async with MakerClient(

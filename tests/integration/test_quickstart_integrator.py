@@ -109,6 +109,48 @@ def stop_group(process: subprocess.Popen[str]) -> None:
         process.stdout.close()
 
 
+def receive_filled_webhook(code: dict[str, str], env: dict[str, str]) -> None:
+    """The snippets' webhook: `listen` registers and forwards to the handler, `trigger` makes
+    the venue send rfq.filled, the handler verifies it."""
+    port = free_port()
+    hook_env = {**env, "PORT": str(port)}
+    listen = subprocess.Popen(
+        ["bash", "-c", code["listen"]],
+        cwd=REPO,
+        env=hook_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    handler: subprocess.Popen[str] | None = None
+    try:
+        assert listen.stdout is not None
+        listen_lines = lines_of(listen.stdout)
+        seen: list[str] = []
+        secret = wait_line(listen_lines, r"Signing secret: (whsec_\S+)", seen).group(1)
+        wait_line(listen_lines, r"> Forwarding to", seen)
+        handler = subprocess.Popen(
+            [sys.executable, "-c", code["python-webhook-receiver"]],
+            env={**hook_env, "WEBHOOK_SECRET": secret},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        wait_listening(port)
+        out = run(["bash", "-c", code["trigger"]], env)
+        rfq_id = re.search(r"rfq\.filled (rfq_[0-9a-f]+)", out)
+        assert rfq_id, out
+        assert "delivered to 1 endpoint" in out, out
+        assert handler.stdout is not None
+        wait_line(lines_of(handler.stdout), rf"^verified rfq\.filled {rfq_id.group(1)}$", [])
+    finally:
+        stop_group(listen)
+        if handler is not None:
+            stop_group(handler)
+
+
 def test_every_snippet_of_the_integrator_quickstart_runs(tmp_path: Path) -> None:
     code = snippets()
     text = DOC.read_text(encoding="utf-8")
@@ -146,40 +188,4 @@ def test_every_snippet_of_the_integrator_quickstart_runs(tmp_path: Path) -> None
         assert re.search(r"^filled rfq_[0-9a-f]+ txHash 0x[0-9a-f]{64}$", out, re.M), out
 
         # 3. The webhook: listen forwards to the handler, trigger makes the venue send one.
-        port = free_port()
-        hook_env = {**env, "PORT": str(port)}
-        listen = subprocess.Popen(
-            ["bash", "-c", code["listen"]],
-            cwd=REPO,
-            env=hook_env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
-        handler: subprocess.Popen[str] | None = None
-        try:
-            assert listen.stdout is not None
-            listen_lines = lines_of(listen.stdout)
-            seen: list[str] = []
-            secret = wait_line(listen_lines, r"Signing secret: (whsec_\S+)", seen).group(1)
-            wait_line(listen_lines, r"> Forwarding to", seen)
-            handler = subprocess.Popen(
-                [sys.executable, "-c", code["python-webhook-receiver"]],
-                env={**hook_env, "WEBHOOK_SECRET": secret},
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                start_new_session=True,
-            )
-            wait_listening(port)
-            out = run(["bash", "-c", code["trigger"]], env)
-            rfq_id = re.search(r"rfq\.filled (rfq_[0-9a-f]+)", out)
-            assert rfq_id, out
-            assert "delivered to 1 endpoint" in out, out
-            assert handler.stdout is not None
-            wait_line(lines_of(handler.stdout), rf"^verified rfq\.filled {rfq_id.group(1)}$", [])
-        finally:
-            stop_group(listen)
-            if handler is not None:
-                stop_group(handler)
+        receive_filled_webhook(code, env)
