@@ -253,11 +253,7 @@ def main() -> None:
             )
         )
     if "proxy" in selected:
-        sections.append(
-            proxy.bench_proxy(
-                rate=100, seconds=5 if args.quick else 10, rounds=2 if args.quick else 3
-            )
-        )
+        sections.append(proxy.bench_proxy(rate=100, seconds=5, rounds=2 if args.quick else 6))
     command = "just bench" + (" --quick" if args.quick else "")
     if args.only:
         # A partial run replaces its own sections and keeps the others' figures.

@@ -25,7 +25,7 @@ BUDGET_MS = 750.0
 ADDED_WARN_MS = 10.0
 
 
-def _cpu_s(pid: int) -> float:
+def cpu_s(pid: int) -> float:
     times = psutil.Process(pid).cpu_times()
     return float(times.user + times.system)
 
@@ -83,10 +83,10 @@ async def _rates(
         load = FirmLoad(api, info)
         await load.prepare(session)
         for rate in rates:
-            cpu = _cpu_s(pid)
+            cpu = cpu_s(pid)
             result = await load.run(session, rate=rate, seconds=seconds)
             answers = max(1, len(result.latencies_ms))
-            results.append((result, (_cpu_s(pid) - cpu) * 1000 / answers))
+            results.append((result, (cpu_s(pid) - cpu) * 1000 / answers))
             await asyncio.sleep(1.0)  # let stragglers and the sweeps settle between rows
     return results
 

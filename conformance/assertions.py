@@ -18,13 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from eth_abi.abi import decode as abi_decode
-from eth_utils.address import to_checksum_address
 
 from conformance.chain import erc20_approve, hex_bytes, selector
 from conformance.funding import Balances
 from conformance.response_checks import parse_iso_utc
 from conformance.venue import ChainInfo
-from contracts.orders import RfqOrder, decode_order
+from contracts.orders import RfqOrder, checksum_address, decode_order
 
 FEE_BPS = 5
 BPS = 10_000
@@ -244,8 +243,8 @@ def assert_quote_orders(quote: Mapping[str, Any], terms: QuoteTerms) -> list[Rfq
     reactor and the taker, the maker gives the buy token and receives the sell token, the
     entry's amounts are the order's; the top-level encodedOrder/signature are the first
     order's. Returns the decoded orders."""
-    reactor = to_checksum_address(quote["reactor"])
-    taker = to_checksum_address(terms.taker)
+    reactor = checksum_address(quote["reactor"])
+    taker = checksum_address(terms.taker)
     assert quote["taker"] == taker, (quote["taker"], terms.taker)
     entries = quote["orders"]
     assert isinstance(entries, list), quote
@@ -258,10 +257,10 @@ def assert_quote_orders(quote: Mapping[str, Any], terms: QuoteTerms) -> list[Rfq
         assert order.reactor == reactor, order
         assert order.taker == taker, "the order is bound to the taker"
         assert order.maker == entry["maker"], (order.maker, entry["maker"])
-        assert order.inputToken == to_checksum_address(terms.buy_token), (
+        assert order.inputToken == checksum_address(terms.buy_token), (
             "the maker gives the buy token"
         )
-        assert order.outputToken == to_checksum_address(terms.sell_token), (
+        assert order.outputToken == checksum_address(terms.sell_token), (
             "the maker receives the sell token"
         )
         assert atomic(entry["buyAmount"]) == order.inputAmount, entry
@@ -345,9 +344,9 @@ def assert_quote_transactions(data: Mapping[str, Any], terms: QuoteTerms) -> Non
 def assert_quote_approval(data: Mapping[str, Any], terms: QuoteTerms) -> None:
     """transactions.approval approves takerPays of the sell token to quote.reactor."""
     quote, approval = data["quote"], data["transactions"]["approval"]
-    assert to_checksum_address(approval["to"]) == to_checksum_address(terms.sell_token), approval
+    assert checksum_address(approval["to"]) == checksum_address(terms.sell_token), approval
     assert hex_bytes(approval["data"]) == erc20_approve(
-        to_checksum_address(quote["reactor"]), int(quote["takerPays"])
+        checksum_address(quote["reactor"]), int(quote["takerPays"])
     ), "approval approves takerPays of the sell token to the reactor"
 
 

@@ -167,22 +167,36 @@ def fields(value: Any, names: frozenset[str]) -> Iterator[tuple[str, Any]]:
             stack.extend(item for item in node if isinstance(item, (Mapping, list)))
 
 
-def _atomic_values(body: Any, names: frozenset[str]) -> None:
-    for name, value in fields(body, names):
+Found = list[tuple[str, Any]]
+
+
+def _atomic_values(found: Found) -> None:
+    for name, value in found:
         if value is not None:
             atomic(value, name)
 
 
-def _timestamps(body: Any, names: frozenset[str]) -> None:
-    for _, value in fields(body, names):
+def _timestamps(found: Found) -> None:
+    for _, value in found:
         if value is not None:
             parse_iso_utc(value)
 
 
-def _decimals(body: Any) -> None:
-    for name, value in fields(body, RAMP_DECIMAL_FIELDS):
+def _decimals(found: Found) -> None:
+    for name, value in found:
         if value is not None:
             number(value, name)
+
+
+def _by_kind(body: Any, kinds: dict[str, frozenset[str]]) -> dict[str, Found]:
+    """The members of each kind (timestamps, amounts, ...) in one walk over the body."""
+    wanted = frozenset().union(*kinds.values())
+    found: dict[str, Found] = {kind: [] for kind in kinds}
+    for name, value in fields(body, wanted):
+        for kind, names in kinds.items():
+            if name in names:
+                found[kind].append((name, value))
+    return found
 
 
 def check(inspection: Inspection, operation: Operation | None, known_path: bool) -> None:
@@ -250,10 +264,8 @@ def _error(inspection: Inspection) -> None:
             lambda: _in(reason, PROOF_REASON_VALUES, "details.reason"),
         )
     if reason == "insufficient_funds" and surface == "rfq":
-        inspection.check(
-            INSUFFICIENT_FUNDS,
-            lambda: _atomic_values(details, frozenset({"required", "available", "committed"})),
-        )
+        funds = list(fields(details, frozenset({"required", "available", "committed"})))
+        inspection.check(INSUFFICIENT_FUNDS, lambda: _atomic_values(funds))
     if ex.status == 400 and surface != "feed" and _only_schema_failures(inspection):
         inspection.check(ISSUES, lambda: assert_issues(error))
     if surface == "v1" and ex.status == 429:
@@ -271,17 +283,25 @@ def _success(inspection: Inspection, operation: Operation | None) -> None:
         inspection.check(WRAPPED, lambda: assert_data_body(resp))
     if ex.path.endswith("/openapi.json"):
         return
-    body = resp.body
+    kinds: dict[str, frozenset[str]] = {}
     if surface in TIMESTAMP_FIELDS:
-        inspection.check(TIMESTAMPS[surface], lambda: _timestamps(body, TIMESTAMP_FIELDS[surface]))
+        kinds["timestamps"] = TIMESTAMP_FIELDS[surface]
     if ex.path in HEALTH_PATHS:
-        stamps = frozenset({"time"})
-        inspection.check(TIMESTAMPS["rfq"], lambda: _timestamps(body, stamps))
+        kinds["time"] = frozenset({"time"})
     if surface in ATOMIC_FIELDS:
-        inspection.check(AMOUNTS[surface], lambda: _atomic_values(body, ATOMIC_FIELDS[surface]))
-        inspection.check(RATES[surface], lambda: _atomic_values(body, RAY_FIELDS[surface]))
+        kinds["amounts"], kinds["rates"] = ATOMIC_FIELDS[surface], RAY_FIELDS[surface]
     if surface == "ramp":
-        inspection.check(RAMP_AMOUNTS, lambda: _decimals(body))
+        kinds["decimals"] = RAMP_DECIMAL_FIELDS
+    found = _by_kind(resp.body, kinds)
+    if "timestamps" in found:
+        inspection.check(TIMESTAMPS[surface], lambda: _timestamps(found["timestamps"]))
+    if "time" in found:
+        inspection.check(TIMESTAMPS["rfq"], lambda: _timestamps(found["time"]))
+    if "amounts" in found:
+        inspection.check(AMOUNTS[surface], lambda: _atomic_values(found["amounts"]))
+        inspection.check(RATES[surface], lambda: _atomic_values(found["rates"]))
+    if "decimals" in found:
+        inspection.check(RAMP_AMOUNTS, lambda: _decimals(found["decimals"]))
 
 
 def _limits(inspection: Inspection, operation: Operation | None) -> None:

@@ -10,7 +10,7 @@ The spec lets a body carry fields it does not name, so ``additionalProperties: f
 
 from __future__ import annotations
 
-import copy
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,6 +26,7 @@ DOCUMENT_PATHS = ("/v2/openapi.json", "/v1/openapi.json", "/feed/openapi.json")
 MAX_ERRORS_SHOWN = 3
 _PARAMETER = re.compile(r"\\\{[^}]+\\\}")
 _CLOSED = ("additionalProperties", "unevaluatedProperties")
+LOCAL_REF = '"#/components/'  # a $ref into the document's own components, as JSON text
 
 
 def _opened(node: Any) -> Any:
@@ -40,13 +41,15 @@ def _opened(node: Any) -> Any:
 @dataclass
 class Documented:
     """One operation of a document: its responses by status key (``200``, ``4XX``,
-    ``default``) and the validators of their JSON bodies, built when first needed."""
+    ``default``) and the validators of their JSON bodies, which resolve the document's
+    components through one registry per document (so each component is held once)."""
 
     method: str
     template: str
     pattern: re.Pattern[str]
     responses: Mapping[str, Any]
-    components: Mapping[str, Any]
+    registry: jsonschema_rs.Registry
+    uri: str  # the document's components' address in the registry
     literal_segments: int
     validators: dict[str, jsonschema_rs.Validator | None] = field(default_factory=dict)
 
@@ -64,9 +67,10 @@ class Documented:
             if schema is None:
                 self.validators[key] = None
             else:
-                root = dict(_opened(copy.deepcopy(schema)))
-                root["components"] = self.components
-                self.validators[key] = jsonschema_rs.Draft202012Validator(root)
+                text = json.dumps(_opened(schema)).replace(LOCAL_REF, f'"{self.uri}#/components/')
+                self.validators[key] = jsonschema_rs.Draft202012Validator(
+                    json.loads(text), registry=self.registry
+                )
         return self.validators[key]
 
 
@@ -78,7 +82,9 @@ class Documents:
         self.loaded: list[str] = []  # the paths that were read
 
     def load(self, path: str, document: Mapping[str, Any]) -> None:
-        components = _opened(copy.deepcopy(document.get("components") or {}))
+        uri = f"urn:rfqsim-proxy:{path}"
+        components = _opened(document.get("components") or {})
+        registry = jsonschema_rs.Registry([(uri, {"components": components})])
         for template, method, operation in operations(document):
             regex = "^" + _PARAMETER.sub("[^/]+", re.escape(template)) + "$"
             responses = {
@@ -86,9 +92,14 @@ class Documents:
                 for k, v in (operation.get("responses") or {}).items()
             }
             literal = sum(1 for s in template.split("/") if s and not s.startswith("{"))
-            self.operations.append(
-                Documented(method, template, re.compile(regex), responses, components, literal)
+            documented = Documented(
+                method, template, re.compile(regex), responses, registry, uri, literal
             )
+            # Built now, not at an answer's first check: a large schema takes milliseconds
+            # to compile, which would land on one unlucky request.
+            for key, response in responses.items():
+                documented.validator(key, response)
+            self.operations.append(documented)
         # More literal segments first: /v2/rfq/levels before /v2/rfq/{rfqId}.
         self.operations.sort(key=lambda o: -o.literal_segments)
         self.loaded.append(path)
