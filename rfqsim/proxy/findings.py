@@ -177,7 +177,9 @@ class Findings:
                 print(finding.line(), file=self.out, flush=True)
 
     def upstream_failed(self, method: str, path: str, error: str) -> None:
+        """An exchange the upstream did not answer (the proxy answered 502 for it)."""
         with self._lock:
+            self.exchanges += 1
             self.upstream_failures += 1
             self.last_upstream_failure = UpstreamFailure(method, path, error)
         print(

@@ -356,6 +356,7 @@ async def test_an_unreachable_upstream_is_a_502_envelope_and_reported() -> None:
                 assert resp.status == 502
                 assert isinstance((await resp.json())["error"], str), "the feed's own error body"
         assert findings.upstream_failures == 2
+        assert findings.exchanges == 2
         assert findings.last_upstream_failure is not None
         assert findings.last_upstream_failure.path == "/tickers"
     finally:
