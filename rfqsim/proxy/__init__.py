@@ -6,5 +6,6 @@ exchange: ``conventions`` (what every answer of a surface must do), ``resources`
 operation's answer as the spec's resource), ``documents`` (the service's own OpenAPI
 descriptions), ``requests`` (the client's side), ``proofs`` and ``state`` (what shows across
 exchanges, in the bounded ``memory``); ``findings`` collects violations and ``report`` writes
-them; ``running`` is one run, ``spec`` the endpoint and error tables.
+them; ``running`` is one run, ``spec`` the endpoint and error tables, ``expect`` the few
+assertions of the proxy's own.
 """

@@ -25,6 +25,7 @@ from conformance.response_checks import (
     assert_retry_after,
     parse_iso_utc,
 )
+from rfqsim.proxy.expect import expect_equal, expect_in
 from rfqsim.proxy.findings import Inspection
 from rfqsim.proxy.requests import API_KEY, RFQ_OWNED, SCHEMA_RULES
 from rfqsim.proxy.spec import DOCUMENT, Operation, error_table
@@ -261,7 +262,7 @@ def _error(inspection: Inspection) -> None:
     if ex.status == 401 and isinstance(reason, str) and reason.startswith("proof_of_control"):
         inspection.check(
             PROOF_REASONS.get(surface, PROOF_REASONS["rfq"]),
-            lambda: _in(reason, PROOF_REASON_VALUES, "details.reason"),
+            lambda: expect_in(reason, PROOF_REASON_VALUES, "details.reason"),
         )
     if reason == "insufficient_funds" and surface == "rfq":
         funds = list(fields(details, frozenset({"required", "available", "committed"})))
@@ -270,7 +271,7 @@ def _error(inspection: Inspection) -> None:
         inspection.check(ISSUES, lambda: assert_issues(error))
     if surface == "v1" and ex.status == 429:
         inspection.check(
-            V1_429, lambda: _equal(error.get("message"), V1_429_MESSAGE, "error.message")
+            V1_429, lambda: expect_equal(error.get("message"), V1_429_MESSAGE, "error.message")
         )
 
 
@@ -360,11 +361,3 @@ def _credentials(inspection: Inspection, operation: Operation | None) -> None:
 def _no_retry_after(get_all: Any) -> None:
     got = get_all("Retry-After")
     assert not got, f"Retry-After {got!r} on the outstanding-RFQ cap's 429"
-
-
-def _in(value: Any, allowed: frozenset[str], what: str) -> None:
-    assert value in allowed, f"{what} {value!r}, expected one of {sorted(allowed)}"
-
-
-def _equal(value: Any, expected: Any, what: str) -> None:
-    assert value == expected, f"{what} {value!r}, expected {expected!r}"

@@ -17,6 +17,7 @@ from typing import Any
 from conformance.assertions import atomic
 from conformance.feed import number
 from conformance.resource_checks import RFQ_EVENTS, V1_EVENTS
+from rfqsim.proxy.expect import expect_true
 from rfqsim.proxy.findings import Inspection
 from rfqsim.proxy.spec import Operation
 
@@ -143,7 +144,9 @@ def _rfq_body(inspection: Inspection, body: Mapping[str, Any], firm: bool) -> No
         if "takerProof" in body:
             _proof(inspection, body["takerProof"], PROOF, PROOF_FIELDS)
     steering = [n for n in ("preferredLiquidityWallets", "restrictedLiquidityWallets") if n in body]
-    check(STEERING_BOTH, lambda: _true(len(steering) < 2, "not both steering lists"), "client")
+    check(
+        STEERING_BOTH, lambda: expect_true(len(steering) < 2, "not both steering lists"), "client"
+    )
     for name in steering:
         check(STEERING_MAX, partial(_steering, body[name], name), "client")
 
@@ -158,17 +161,15 @@ def _one(sizes: list[str]) -> None:
     assert len(sizes) == 1, f"exactly one of sellAmount / buyAmount, got {sizes or 'neither'}"
 
 
-def _true(value: bool, what: str) -> None:
-    assert value, f"expected {what}"
-
-
 def _key(inspection: Inspection) -> None:
     ex = inspection.exchange
     bearer = ex.request_headers.get("Authorization")
     if bearer is not None:
         inspection.check(
             KEY_HEADER,
-            lambda: _true(bearer.lower().startswith("bearer "), "Authorization: Bearer <API_KEY>"),
+            lambda: expect_true(
+                bearer.lower().startswith("bearer "), "Authorization: Bearer <API_KEY>"
+            ),
             "client",
         )
     key = ex.api_key
@@ -192,7 +193,9 @@ def _ramp(inspection: Inspection, path: str, body: Mapping[str, Any]) -> None:
         )
         check(RAMP_AMOUNT, lambda: _positive_decimal(body.get("amount")), "client")
         check(
-            RAMP_SIDE, lambda: _true(body.get("side") in ("buy", "sell"), "side buy/sell"), "client"
+            RAMP_SIDE,
+            lambda: expect_true(body.get("side") in ("buy", "sell"), "side buy/sell"),
+            "client",
         )
     if path == "/v2/ramp/banks/resolve":
         check(

@@ -52,6 +52,7 @@ from conformance.resource_checks import (
 )
 from contracts.orders import RfqOrder
 from rfqsim.proxy.conventions import fields
+from rfqsim.proxy.expect import expect_all_in, expect_equal, expect_in, expect_true
 from rfqsim.proxy.findings import Inspection
 from rfqsim.proxy.spec import Operation
 
@@ -165,7 +166,7 @@ def _request_answer(inspection: Inspection, decimals: Decimals) -> None:
         return
     status = data.get("status")
     if not inspection.check(
-        REQUEST_ANSWER, lambda: _in(status, frozenset({"quoted", "no_quote"}), "data.status")
+        REQUEST_ANSWER, lambda: expect_in(status, frozenset({"quoted", "no_quote"}), "data.status")
     ):
         return
     if status == "no_quote":
@@ -202,7 +203,7 @@ def _record(inspection: Inspection) -> None:
     run(RECORD_STATUS, lambda: assert_record_status(record))
     run(RECORD_SECRETS, lambda: assert_record_secrets(record))
     run(RECORD_SECRETS, lambda: _absent(b"rfqc_", ex.response.raw, "a claim token"))
-    run(RECORD_ID, lambda: _equal(record.get("rfqId"), ex.path.rsplit("/", 1)[-1], "rfqId"))
+    run(RECORD_ID, lambda: expect_equal(record.get("rfqId"), ex.path.rsplit("/", 1)[-1], "rfqId"))
     run(RECORD_TX_HASH, lambda: _tx_hash(record.get("txHash")))
     if record.get("expiresAt") is not None and record.get("createdAt") is not None:
         run(
@@ -228,7 +229,7 @@ def _ladder(inspection: Inspection, learn: Callable[[Mapping[str, Any]], None]) 
         return
     chain = ex.query.get("chainId")
     if chain is not None and chain.isdigit():
-        run(LADDER["fields"], lambda: _equal(data["chainId"], int(chain), "chainId"))
+        run(LADDER["fields"], lambda: expect_equal(data["chainId"], int(chain), "chainId"))
     run(LADDER["directions"], lambda: assert_ladder_directions(data))
     for pair in data["pairs"]:
         run(LADDER["points"], partial(assert_ladder_points, pair["levels"]))
@@ -253,7 +254,9 @@ def _webhooks(inspection: Inspection) -> None:
         if isinstance(request, Mapping):
             inspection.check(
                 WEBHOOK_REQUEST,
-                lambda: _equal(data.get("eventTypes"), request.get("eventTypes"), "eventTypes"),
+                lambda: expect_equal(
+                    data.get("eventTypes"), request.get("eventTypes"), "eventTypes"
+                ),
             )
     elif ex.method == "GET" and ex.status == 200:
         inspection.check(WEBHOOKS_LISTED, lambda: _listed(data))
@@ -313,13 +316,13 @@ def _v1(inspection: Inspection, operation: Operation) -> None:
         if template != "/v1/limit-orders/quote":
             inspection.check(
                 LIMIT_ORDER_STATUS,
-                lambda: _all_in(statuses, LIMIT_ORDER_STATUSES, "status"),
+                lambda: expect_all_in(statuses, LIMIT_ORDER_STATUSES, "status"),
             )
     elif template.startswith("/v1/swaps") and isinstance(data, Mapping):
         swaps = data.get("swaps") if template == "/v1/swaps" and ex.method == "GET" else [data]
         found = [s.get("status") for s in swaps or [] if isinstance(s, Mapping)]
         statuses = [s for s in found if s is not None]
-        inspection.check(SWAP_STATUS, lambda: _all_in(statuses, SWAP_STATUSES, "status"))
+        inspection.check(SWAP_STATUS, lambda: expect_all_in(statuses, SWAP_STATUSES, "status"))
 
 
 def _description(inspection: Inspection) -> None:
@@ -328,7 +331,7 @@ def _description(inspection: Inspection) -> None:
         return
     inspection.check(
         DESCRIPTION_VERSION,
-        lambda: _true(str(doc.get("openapi", "")).startswith("3.1."), "openapi 3.1.x"),
+        lambda: expect_true(str(doc.get("openapi", "")).startswith("3.1."), "openapi 3.1.x"),
     )
     inspection.check(
         DESCRIPTION,
@@ -373,7 +376,9 @@ def check(
         _record(inspection)
     elif template == "/v2/rfq/{id}/submit" and ok:
         data = ex.data
-        inspection.check(SUBMIT_ANSWER, lambda: _in(_status(data), RFQ_STATUSES, "data.status"))
+        inspection.check(
+            SUBMIT_ANSWER, lambda: expect_in(_status(data), RFQ_STATUSES, "data.status")
+        )
     elif template == "/v2/rfq/{id}/cancel" and ok:
         data = ex.data
         rfq_id = ex.path.split("/")[3]
@@ -412,19 +417,6 @@ def _tx_hash(value: Any) -> None:
     int(value, 16)
 
 
-def _in(value: Any, allowed: frozenset[str], what: str) -> None:
-    assert value in allowed, f"{what} {value!r}, expected one of {sorted(allowed)}"
-
-
-def _all_in(values: list[Any], allowed: frozenset[str], what: str) -> None:
-    for value in values:
-        _in(value, allowed, what)
-
-
-def _equal(value: Any, expected: Any, what: str) -> None:
-    assert value == expected, f"{what} {value!r}, expected {expected!r}"
-
-
 def _absent(needle: bytes, raw: bytes, what: str) -> None:
     assert needle not in raw, f"the answer carries {what} ({needle.decode()}…)"
 
@@ -437,10 +429,6 @@ def _no_member(body: Any, *names: str) -> None:
 def _string(value: Any, what: str) -> None:
     assert isinstance(value, str), f"{what} {value!r} is not a string"
     assert value, f"empty {what}"
-
-
-def _true(value: bool, what: str) -> None:
-    assert value, f"expected {what}"
 
 
 def _none(problems: list[str], what: str) -> None:

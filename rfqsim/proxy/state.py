@@ -19,6 +19,7 @@ from typing import Any
 from conformance.assertions import CheckedQuote, assert_filled_record, iso_seconds
 from conformance.ramp_transfers import assert_moved_forward
 from rfqsim.proxy.exchange import Exchange
+from rfqsim.proxy.expect import expect_equal, expect_true
 from rfqsim.proxy.findings import Inspection
 from rfqsim.proxy.memory import ExpiringMap
 from rfqsim.proxy.resources import within_ttl
@@ -287,7 +288,7 @@ class State:
             first = rfq.filled
             inspection.check(
                 SETTLED_AMOUNTS,
-                lambda: _equal(amounts, first, "the filled amounts (fixed once filled)"),
+                lambda: expect_equal(amounts, first, "the filled amounts (fixed once filled)"),
             )
 
     def _submitted(self, inspection: Inspection) -> None:
@@ -378,10 +379,11 @@ class State:
         elif first[0] == terms:
             inspection.check(
                 INTENT_KEY,
-                lambda: _equal(transfer.get("id"), first[1], "the replayed transfer's id"),
+                lambda: expect_equal(transfer.get("id"), first[1], "the replayed transfer's id"),
             )
             inspection.check(
-                INTENT_KEY, lambda: _true(token != first[2], "a fresh claim token on a replay")
+                INTENT_KEY,
+                lambda: expect_true(token != first[2], "a fresh claim token on a replay"),
             )
 
     # -- v1 idempotency, limiter ------------------------------------------------------------
@@ -403,7 +405,7 @@ class State:
         else:
             inspection.check(
                 IDEMPOTENCY,
-                lambda: _true(
+                lambda: expect_true(
                     (now.status, now.answer) == (first.status, first.answer),
                     "a replay under the same Idempotency-Key is byte for byte the first answer",
                 ),
@@ -429,7 +431,7 @@ class State:
         ):
             inspection.check(
                 LIMITER[ex.surface],
-                lambda: _true(
+                lambda: expect_true(
                     remaining < before.remaining or remaining == before.remaining == 0,
                     f"X-RateLimit-Remaining {remaining} after {before.remaining} in the same "
                     "window: it counts down",
@@ -444,16 +446,8 @@ def _before_expiry(inspection: Inspection, rfq: Rfq, rule: str, what: str) -> No
     the answer's Date, whole seconds)."""
     served, expires = inspection.exchange.date, rfq.expires_at
     if served is not None and expires is not None:
-        inspection.check(rule, lambda: _true(served - 1 <= expires, what))
+        inspection.check(rule, lambda: expect_true(served - 1 <= expires, what))
 
 
 def _same_instant(value: Any, seconds: float, what: str) -> None:
     assert abs(iso_seconds(value) - seconds) < 0.001, f"{what} {value!r} is not the quote's"
-
-
-def _equal(value: Any, expected: Any, what: str) -> None:
-    assert value == expected, f"{what}: {value!r}, expected {expected!r}"
-
-
-def _true(value: bool, what: str) -> None:
-    assert value, f"expected: {what}"
