@@ -444,35 +444,30 @@ def test_a_valid_signature_refused_as_invalid_breaks_rule_6() -> None:
 
     watch, _, _ = watcher()
     taker = Account.create()
-    proof = sign_taker_proof(
-        taker.key, taker.address, 97, issued_at_ms=int(NOW.timestamp() * 1000) - 3_600_000
-    )
-    body = firm_request(taker=taker.address, takerProof=proof)
-    headers, answer = error(401, "unauthorized", details={"reason": "proof_of_control_invalid"})
-    ex = exchange(
-        "POST",
-        "/v2/rfq/request",
-        status=401,
-        request=body,
-        body=answer,
-        headers=[*headers, *limited()],
-    )
-    assert found(watch, ex) == {"rfq/auth/proof-of-control/rule-6": "service"}
-    other = Account.create()
-    forged = sign_taker_proof(
-        other.key, taker.address, 97, issued_at_ms=int(NOW.timestamp() * 1000)
-    )
-    body = firm_request(taker=taker.address, takerProof=forged)
-    headers, answer = error(401, "unauthorized", details={"reason": "proof_of_control_invalid"})
-    ex = exchange(
-        "POST",
-        "/v2/rfq/request",
-        status=401,
-        request=body,
-        body=answer,
-        headers=[*headers, *limited()],
-    )
-    assert found(watch, ex) == {}
+    now_ms = int(NOW.timestamp() * 1000)
+
+    def refused_as_invalid(signer: Any, issued_at_ms: int) -> dict[str, str]:
+        proof = sign_taker_proof(signer.key, taker.address, 97, issued_at_ms=issued_at_ms)
+        body = firm_request(taker=taker.address, takerProof=proof)
+        headers, answer = error(401, "unauthorized", details={"reason": "proof_of_control_invalid"})
+        return found(
+            watch,
+            exchange(
+                "POST",
+                "/v2/rfq/request",
+                status=401,
+                request=body,
+                body=answer,
+                headers=[*headers, *limited()],
+            ),
+        )
+
+    # An hour old but signed by the taker: stale, not invalid.
+    assert refused_as_invalid(taker, now_ms - 3_600_000) == {
+        "rfq/auth/proof-of-control/rule-6": "service"
+    }
+    # Signed by another key: invalid it is.
+    assert refused_as_invalid(Account.create(), now_ms) == {}
 
 
 def test_feed_bodies_and_errors() -> None:
