@@ -6,12 +6,14 @@
                        [--list-uncovered [--run]] [--report DIR] [-- PYTEST ARGS]
 
 Without --base-url the suite starts its own `rfqsim serve`. Against another deployment it first
-checks, in one line each, that the target answers, that every --rpc-url is the chain it claims,
-that the --api-key authenticates and that the --taker-key wallet holds gas; then it runs the
-black-box tests (those needing the simulator's /_sim control API are skipped with a reason) and
-writes the report directory: matrix.md (a summary per area, the failures first, every rule
-with its full statement), matrix.json and junit.xml (for CI systems). --list-uncovered alone
-collects statically and lists the rules no test marks, without a target.
+checks every input of the flags and of --config, in one line each: the target answers, every RPC
+URL is the chain it claims, every key authenticates with its scopes, every taker wallet holds
+gas; a broken input stops the run (exit status 2) before any test. Then it runs the black-box
+tests (those needing the simulator's /_sim control API are skipped with a reason and its kind)
+and writes the report directory: matrix.html (one self-contained page), matrix.md (the headline
+over the selected rules, a summary per area, the failures first, the skipped rules by kind,
+every rule with its full statement), matrix.json and junit.xml (for CI systems).
+--list-uncovered alone collects statically and lists the rules no test marks, without a target.
 """
 
 from __future__ import annotations
@@ -290,7 +292,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--report",
         default="conformance-report",
-        help="report directory: matrix.md, matrix.json, junit.xml (default conformance-report)",
+        help="report directory: matrix.html, matrix.md, matrix.json, junit.xml "
+        "(default conformance-report)",
     )
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: passed to pytest")
 

@@ -82,7 +82,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--conformance-report",
         default="conformance-report",
         metavar="DIR",
-        help="directory for matrix.json and matrix.md (default: conformance-report)",
+        help="directory for matrix.html, matrix.md, matrix.json and junit.xml "
+        "(default: conformance-report)",
     )
     group.addoption(
         "--rfqsim-bin",
@@ -190,7 +191,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         f"{NEEDS_MARKER}(*inputs): what the test needs (sim_control, key:trades, key:read, "
         "key:webhooks, key:aggregator, key:v1, key:live, taker_wallet, webhook_url, rpc, "
-        "time<=Ns); "
+        "loopback, time<=Ns); "
         "skipped, naming the input, when it is missing",
     )
     try:

@@ -444,6 +444,30 @@ def _control_free_lines(matrix: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _grouped(
+    kind: str,
+    rules: Sequence[Mapping[str, Any]],
+    field: str,
+    header: str,
+    describe: Mapping[str, str],
+) -> list[str]:
+    """One kind's rules grouped by what each names in ``field`` (its inputs, its reasons)."""
+    groups: dict[str, list[str]] = {}
+    for rule in rules:
+        for name in rule.get(field) or []:
+            groups.setdefault(name, []).append(rule["id"])
+    lines = [
+        f"### {KIND_LABEL[kind]} ({len(rules)} rules)",
+        "",
+        f"| {header} | rules |",
+        "|---|---|---|",
+    ]
+    for name, ids in sorted(groups.items(), key=lambda item: -len(item[1])):
+        listed = "<br>".join(f"`{i}`" for i in ids)
+        lines.append(f"| `{name}` | {_cell(describe.get(name, name))} | {len(ids)}: {listed} |")
+    return [*lines, ""]
+
+
 def render_skipped(rules: Sequence[Mapping[str, Any]]) -> list[str]:
     """Markdown: the skipped rules by kind, each with what would run it or why nothing can."""
     skipped = [r for r in rules if r["status"] == SKIPPED]
@@ -452,20 +476,7 @@ def render_skipped(rules: Sequence[Mapping[str, Any]]) -> list[str]:
     lines = ["## Skipped rules by kind", ""]
     wanting = [r for r in skipped if r.get("skip_kind") == MISSING_INPUT]
     if wanting:
-        by_need: dict[str, list[str]] = {}
-        for rule in wanting:
-            for need in rule.get("needs") or []:
-                by_need.setdefault(need, []).append(rule["id"])
-        lines += [
-            f"### {KIND_LABEL[MISSING_INPUT]} ({len(wanting)} rules)",
-            "",
-            "| input | how to give it | rules |",
-            "|---|---|---|",
-        ]
-        for need, ids in sorted(by_need.items(), key=lambda item: -len(item[1])):
-            listed = "<br>".join(f"`{i}`" for i in ids)
-            lines.append(f"| `{need}` | {_cell(HOW.get(need, need))} | {len(ids)}: {listed} |")
-        lines.append("")
+        lines += _grouped(MISSING_INPUT, wanting, "needs", "input | how to give it", HOW)
     debt = [r for r in skipped if r.get("skip_kind") == NOT_PORTED]
     if debt:
         lines += [
@@ -478,20 +489,8 @@ def render_skipped(rules: Sequence[Mapping[str, Any]]) -> list[str]:
         lines.append("")
     inherent = [r for r in skipped if r.get("skip_kind") == INHERENT_CONTROL]
     if inherent:
-        by_reason: dict[str, list[str]] = {}
-        for rule in inherent:
-            for reason in rule.get("inherent_control", []):
-                by_reason.setdefault(reason, []).append(rule["id"])
-        lines += [
-            f"### {KIND_LABEL[INHERENT_CONTROL]} ({len(inherent)} rules)",
-            "",
-            "| reason | what a client of a real deployment cannot do | rules |",
-            "|---|---|---|",
-        ]
-        for reason, ids in sorted(by_reason.items(), key=lambda item: -len(item[1])):
-            listed = "<br>".join(f"`{i}`" for i in ids)
-            lines.append(f"| `{reason}` | {_cell(INHERENT[reason])} | {len(ids)}: {listed} |")
-        lines.append("")
+        header = "reason | what a client of a real deployment cannot do"
+        lines += _grouped(INHERENT_CONTROL, inherent, "inherent_control", header, INHERENT)
     return lines
 
 

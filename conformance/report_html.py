@@ -46,8 +46,10 @@ h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.5em; }
 table { border-collapse: collapse; width: 100%; }
 th, td { border: 1px solid #ccc; padding: 4px 6px; vertical-align: top; text-align: left; }
 th { background: #f3f3f3; }
-td.statement { max-width: 32em; }
-.state { font-weight: bold; white-space: nowrap; }
+#rules { table-layout: fixed; } #rules td { overflow-wrap: anywhere; }
+#rules th:nth-child(1) { width: 20%; } #rules th:nth-child(2) { width: 16%; }
+#rules th:nth-child(3) { width: 8%; } #rules th:nth-child(4) { width: 26%; }
+.state { font-weight: bold; }
 .failed .state { color: #b00; } .passed .state { color: #060; }
 ul.tests { margin: 0; padding-left: 1.1em; } code { font-size: 0.92em; }
 pre { white-space: pre-wrap; margin: 0.3em 0; background: #fff4f0; padding: 4px; }
@@ -93,7 +95,8 @@ def _bucket(rule: Mapping[str, Any]) -> str:
 
 
 def chart(matrix: Mapping[str, Any]) -> str:
-    """Every rule's state in one bar, then a bar per area of the rules its tests check."""
+    """Every rule's state in one bar, then (on a scale of their own) a bar per area of the rules
+    its tests check."""
     totals = matrix["totals"]
     kinds = totals["skipped_by_kind"]
 
@@ -104,7 +107,7 @@ def chart(matrix: Mapping[str, Any]) -> str:
             *[Segment(f"skipped: {k}", by_kind.get(k, 0), COLORS[k]) for k in SKIP_KINDS],
         ]
 
-    rows: list[tuple[str, Sequence[Segment]]] = [
+    every: list[tuple[str, Sequence[Segment]]] = [
         (
             "all rules",
             [
@@ -114,14 +117,16 @@ def chart(matrix: Mapping[str, Any]) -> str:
             ],
         )
     ]
-    for row in matrix.get("areas", []):
-        rows.append(
-            (
-                f"{row['area']} ({row['rules']})",
-                segments(row.get("rules_passed", 0), row["rules_failed"], row["rules_skipped"]),
-            )
+    areas: list[tuple[str, Sequence[Segment]]] = [
+        (
+            f"{row['area']} ({row['rules']})",
+            segments(row.get("rules_passed", 0), row["rules_failed"], row["rules_skipped"]),
         )
-    return stacked_bars(rows, title="Rules by state, per area of the suite", unit=" rules")
+        for row in matrix.get("areas", [])
+    ]
+    return stacked_bars(every, title="Every rule by state", unit=" rules") + stacked_bars(
+        areas, title="Rules by state, per area of the suite", unit=" rules"
+    )
 
 
 def _tests_cell(rule: Mapping[str, Any], details: Mapping[str, str]) -> str:

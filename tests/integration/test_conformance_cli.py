@@ -3,6 +3,7 @@ mistake, and a real run of an area against a running simulator."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -72,9 +73,16 @@ def test_an_area_runs_against_a_deployment_and_writes_the_matrix(
         "--base-url", served.api_url, "--only", "conventions", "--report", str(report), cwd=tmp_path
     )
     assert result.returncode == 0, result.stdout[-3000:]
-    assert "passed" in result.stdout
+    # The headline judges the selected rules only; the rest are not selected, not missing.
+    matrix = json.loads((report / "matrix.json").read_text())
+    totals = matrix["totals"]
+    headline = f"conventions: {totals['passed']} of {totals['selected']} rules passed, 0 failed"
+    assert headline in result.stdout, result.stdout[-3000:]
+    assert totals["not_covered"] == 0
+    assert totals["not_selected"] == totals["rules"] - totals["selected"] > 0
+    assert f"{totals['not_selected']} rules not selected" in result.stdout
     assert (report / "matrix.md").exists()
-    assert (report / "matrix.json").exists()
+    assert (report / "matrix.html").exists()
 
 
 def test_a_broken_key_in_the_config_file_stops_the_run_before_any_test(
