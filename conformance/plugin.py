@@ -33,8 +33,8 @@ from conformance.report import (
     control_free_share,
     headline,
     uncovered,
-    write_report,
 )
+from conformance.report_files import write_report
 from conformance.rule_index import SPEC_MARKER, WORKER_KEY, RuleIndex, spec_rule_ids
 from conformance.rules import Rule, load_rules
 from conformance.server import DEFAULT_START_TIMEOUT

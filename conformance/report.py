@@ -16,12 +16,10 @@ copies, so everything needed (the rule ids, the base URL) travels in ``user_prop
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from conformance.areas import AREAS, area_of
@@ -617,22 +615,6 @@ def render_junit(matrix: Mapping[str, Any]) -> str:
                 ET.SubElement(case, "skipped", message=test.get("reason", ""))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
-
-
-def write_report(directory: Path, matrix: Mapping[str, Any]) -> tuple[Path, Path, Path]:
-    """matrix.json, matrix.md, matrix.html and junit.xml in `directory`; the paths of the first
-    two and of junit.xml."""
-    from conformance.report_html import render_html  # it reads this module's helpers
-
-    directory.mkdir(parents=True, exist_ok=True)
-    json_path = directory / "matrix.json"
-    md_path = directory / "matrix.md"
-    junit_path = directory / "junit.xml"
-    json_path.write_text(json.dumps(matrix, indent=2) + "\n", encoding="utf-8")
-    md_path.write_text(render_markdown(matrix), encoding="utf-8")
-    (directory / "matrix.html").write_text(render_html(matrix), encoding="utf-8")
-    junit_path.write_text(render_junit(matrix), encoding="utf-8")
-    return json_path, md_path, junit_path
 
 
 def uncovered(matrix: Mapping[str, Any]) -> list[str]:

@@ -20,8 +20,8 @@ from conformance.report import (
     render_markdown,
     rule_status,
     uncovered,
-    write_report,
 )
+from conformance.report_files import write_report
 from conformance.rules import Rule
 
 RULES = [

@@ -19,8 +19,8 @@ from conformance.report import (
     build_matrix,
     headline,
     render_markdown,
-    write_report,
 )
+from conformance.report_files import write_report
 from conformance.report_html import render_html, request_ids
 from conformance.rules import Rule
 
