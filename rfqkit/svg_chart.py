@@ -9,7 +9,7 @@ a service under test.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -68,16 +68,71 @@ def _open(width: int, height: int, title: str) -> list[str]:
     ]
 
 
-def _legend(items: Sequence[tuple[str, str]], x: float, y: float, width: float) -> list[str]:
-    out: list[str] = []
-    cx, cy = x, y
+def _legend_rows(items: Sequence[tuple[str, str]], width: float) -> list[list[tuple[str, str]]]:
+    """The legend's entries wrapped into rows that fit ``width``."""
+    rows: list[list[tuple[str, str]]] = [[]]
+    used = 0.0
     for label, color in items:
         span = 24 + 7 * len(label)
-        if cx + span > x + width and cx > x:
-            cx, cy = x, cy + 18
-        out.append(f"<rect x='{cx:.1f}' y='{cy - 10:.1f}' width='12' height='12' fill='{color}'/>")
-        out.append(f"<text x='{cx + 16:.1f}' y='{cy:.1f}' {FONT}>{text(label)}</text>")
-        cx += span
+        if used + span > width and rows[-1]:
+            rows.append([])
+            used = 0.0
+        rows[-1].append((label, color))
+        used += span
+    return rows
+
+
+def _legend(
+    items: Sequence[tuple[str, str]],
+    x: float,
+    y: float,
+    width: float,
+    dashed: frozenset[str] | None = None,
+) -> list[str]:
+    """Colour keys and labels in wrapped rows; with ``dashed`` (the labels of dashed lines)
+    each key is a short line, solid or dashed, as the series is drawn."""
+    out: list[str] = []
+    for index, row in enumerate(_legend_rows(items, width)):
+        cx, cy = x, y + 18 * index
+        for label, color in row:
+            if dashed is None:
+                out.append(
+                    f"<rect x='{cx:.1f}' y='{cy - 10:.1f}' width='12' height='12' fill='{color}'/>"
+                )
+            else:
+                dash = " stroke-dasharray='4 3'" if label in dashed else ""
+                out.append(
+                    f"<line x1='{cx:.1f}' x2='{cx + 14:.1f}' y1='{cy - 4:.1f}' "
+                    f"y2='{cy - 4:.1f}' stroke='{color}' stroke-width='2'{dash}/>"
+                )
+            out.append(f"<text x='{cx + 18:.1f}' y='{cy:.1f}' {FONT}>{text(label)}</text>")
+            cx += 24 + 7 * len(label)
+    return out
+
+
+def log_ticks(low: float, high: float) -> list[float]:
+    """1, 2 and 5 times the powers of ten, from the last at or below ``low`` to the first at or
+    above ``high`` (both > 0); at least two."""
+    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1
+    candidates = [m * 10.0**e for e in range(first, last + 1) for m in (1, 2, 5)]
+    below = max((c for c in candidates if c <= low), default=candidates[0])
+    above = min((c for c in candidates if c >= high), default=candidates[-1])
+    ticks = [c for c in candidates if below <= c <= above]
+    return ticks if len(ticks) > 1 else [ticks[0], candidates[candidates.index(ticks[0]) + 1]]
+
+
+def _y_grid(
+    ticks: Sequence[float], py: Callable[[float], float], left: float, right: float
+) -> list[str]:
+    """A grid line and a label at each tick of the vertical axis."""
+    out = []
+    for tick in ticks:
+        y = py(tick)
+        out.append(f"<line x1='{left}' x2='{right}' y1='{y:.1f}' y2='{y:.1f}' stroke='{GRID}'/>")
+        out.append(
+            f"<text x='{left - 6}' y='{y + 4:.1f}' text-anchor='end' {FONT}>"
+            f"{text(_number(tick))}</text>"
+        )
     return out
 
 
@@ -96,7 +151,7 @@ def stacked_bars(
     for _, segments in rows:
         for segment in segments:
             legend.setdefault(segment.label, segment.color)
-    legend_rows = 1 + sum(7 * len(k) + 24 for k in legend) // max(width - 16, 1)
+    legend_rows = len(_legend_rows(list(legend.items()), width - 16))
     height = top + len(rows) * (bar_h + gap) + 18 * legend_rows + 16
     out = _open(width, height, title)
     high = max((sum(s.value for s in segs) for _, segs in rows), default=0.0) or 1.0
@@ -166,15 +221,7 @@ def histogram(
     def py(count: float) -> float:
         return top + plot_h * (1 - count / y_ticks[-1])
 
-    for tick in y_ticks:
-        out.append(
-            f"<line x1='{left}' x2='{width - right}' y1='{py(tick):.1f}' y2='{py(tick):.1f}' "
-            f"stroke='{GRID}'/>"
-        )
-        out.append(
-            f"<text x='{left - 6}' y='{py(tick) + 4:.1f}' text-anchor='end' {FONT}>"
-            f"{text(_number(tick))}</text>"
-        )
+    out += _y_grid(y_ticks, py, left, width - right)
     for b_low, b_high, count in bins:
         if count:
             x0, x1 = px(b_low), px(b_high)
@@ -221,32 +268,34 @@ def lines(
     width: int = 760,
     height: int = 320,
     guides: Sequence[tuple[float, str]] = (),
+    log_y: bool = False,
 ) -> str:
-    """Lines with points over numeric axes from 0, a legend, and dashed horizontal ``guides``
-    (value, label) such as a target."""
-    left, right, top, bottom = 64, 16, 30, 64
+    """Lines with points over numeric axes (x from 0; y from 0, or logarithmic with ``log_y``
+    when the values span decades, as latencies past saturation do), a legend, and dashed
+    horizontal ``guides`` (value, label) such as a target."""
+    left, right, top = 64, 16, 30
+    legend_rows = len(_legend_rows([(s.name, s.color) for s in series], width - 16))
+    bottom = 46 + 18 * legend_rows
+    height += 18 * (legend_rows - 1)
     out = _open(width, height, title)
     xs = [x for s in series for x, _ in s.points]
     ys = [y for s in series for _, y in s.points if y is not None] + [g[0] for g in guides]
     x_ticks = nice_ticks(max(xs, default=1.0))
-    y_ticks = nice_ticks(max(ys, default=1.0))
+    positive = [y for y in ys if y > 0] or [1.0]
+    y_ticks = log_ticks(min(positive), max(positive)) if log_y else nice_ticks(max(ys, default=1.0))
     plot_w, plot_h = width - left - right, height - top - bottom
 
     def px(value: float) -> float:
         return left + plot_w * value / x_ticks[-1]
 
     def py(value: float) -> float:
+        if log_y:
+            low, high = math.log10(y_ticks[0]), math.log10(y_ticks[-1])
+            share = (math.log10(max(value, y_ticks[0])) - low) / (high - low)
+            return top + plot_h * (1 - share)
         return top + plot_h * (1 - value / y_ticks[-1])
 
-    for tick in y_ticks:
-        out.append(
-            f"<line x1='{left}' x2='{width - right}' y1='{py(tick):.1f}' y2='{py(tick):.1f}' "
-            f"stroke='{GRID}'/>"
-        )
-        out.append(
-            f"<text x='{left - 6}' y='{py(tick) + 4:.1f}' text-anchor='end' {FONT}>"
-            f"{text(_number(tick))}</text>"
-        )
+    out += _y_grid(y_ticks, py, left, width - right)
     for tick in x_ticks:
         out.append(
             f"<text x='{px(tick):.1f}' y='{top + plot_h + 16}' text-anchor='middle' {FONT}>"
@@ -291,6 +340,8 @@ def lines(
                 f"<circle cx='{px(x):.1f}' cy='{py(y):.1f}' r='3' fill='{line.color}'><title>"
                 f"{text(line.name)}: {text(_number(x))}, {text(_number(y))}</title></circle>"
             )
-    out += _legend([(s.name, s.color) for s in series], 8, height - 10, width - 16)
+    legend_top = top + plot_h + 52
+    dashed = frozenset(s.name for s in series if s.dashed)
+    out += _legend([(s.name, s.color) for s in series], 8, legend_top, width - 16, dashed)
     out.append("</svg>")
     return "\n".join(out)
