@@ -16,6 +16,7 @@ from aiohttp.typedefs import Handler
 
 from simulator.api.http.appkeys import JOURNAL
 from simulator.api.http.middleware import request_id_of
+from simulator.api.http.own_requests import from_the_fleet
 from simulator.services.sim.journal import BODY_MAX_BYTES
 
 # `<env>_<live|test>_<public prefix>.<secret>`: the part before the dot is public.
@@ -55,6 +56,7 @@ async def journal_middleware(request: web.Request, handler: Handler) -> web.Stre
         journal is None
         or request.path.startswith(UNJOURNALED_PREFIXES)
         or (request.method == "GET" and CONSOLE_READ_HEADER in request.headers)
+        or from_the_fleet(request)
     ):
         return await handler(request)
     at = journal.now()
