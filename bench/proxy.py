@@ -25,7 +25,7 @@ from typing import Any
 import aiohttp
 
 from bench import processes
-from bench.firm_open import FirmLoad, cpu_s
+from bench.firm_open import FirmLoad, cpu_seconds
 from bench.open_loop import OpenLoopResult
 from bench.report import Section
 from bench.sim_api import FAST_MAKERS
@@ -130,10 +130,10 @@ async def _rounds(
         for index in range(rounds):
             order = [direct, proxied]
             for flow in order if index % 2 == 0 else order[::-1]:
-                cpu = cpu_s(pid)
+                cpu = cpu_seconds(pid)
                 await flow.run(session, rate, seconds)
                 if flow is proxied:
-                    proxy_cpu += cpu_s(pid) - cpu
+                    proxy_cpu += cpu_seconds(pid) - cpu
                 await asyncio.sleep(1.0)  # stragglers and sweeps settle between rounds
             memory.append(processes.rss_mb(pid))
     per_exchange_ms = proxy_cpu * 1000 / max(1, len(proxied.result.latencies_ms))

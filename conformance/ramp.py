@@ -255,6 +255,10 @@ class Ramp:
     def advance(self, seconds: int) -> None:
         self._control().advance(seconds)
 
+    def lead_wall_clock(self, seconds: int) -> None:
+        """The service clock at least ``seconds`` ahead of the wall clock (SimControl's)."""
+        self._control().lead_wall_clock(seconds)
+
     def state(self) -> dict[str, Any]:
         data = self._control().call("GET", "ramp/state")
         assert isinstance(data, dict)

@@ -7,6 +7,8 @@ skips them against any other target.
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -48,6 +50,16 @@ class SimControl:
         """The service clock (which tests may have advanced) as Unix milliseconds."""
         now = parse_iso_utc(self.clock().get("now"))
         return int(now.timestamp() * 1000)
+
+    def lead_wall_clock(self, seconds: float) -> None:
+        """Advance the service clock until it runs at least ``seconds`` ahead of this machine's
+        wall clock. A test that moves the clock to make a proof stale starts here: the proof it
+        signs with the service clock is then stale after the move by the wall clock too, which
+        a simulator may also consult while its clock is moved (rfqsim does by default, for
+        clients that sign with their own clock)."""
+        lead = self.now_ms() / 1000 - time.time()
+        if lead < seconds:
+            self.advance(math.ceil(seconds - lead) + 1)
 
     def create_key(
         self, partner: str, environment: str, scopes: Iterable[str], **extra: Any

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from conformance.client import Client, request
-from conformance.inputs import Inputs, combine, inputs_of
+from conformance.inputs import InputError, Inputs, combine, inputs_of
+from conformance.needs import InputProblem
 from conformance.public_receiver import loopback_public_webhook
 from conformance.server import DEFAULT_START_TIMEOUT, SimulatorProcess, find_rfqsim_bin
 from conformance.sim_control import SimControl
@@ -56,9 +57,26 @@ class Target:
         if "chains" not in self.cache:
             from conformance.discovery import discover_chains  # imports this module
 
-            self.cache["chains"] = discover_chains(self.client(), self.inputs, self.rpc_urls)
+            self.cache["chains"] = discover_chains(
+                self.client(), self.resolved_inputs(), self.rpc_urls
+            )
         discovered: list[Mapping[str, Any]] = self.cache["chains"]
         return discovered
+
+    def resolved_inputs(self) -> Inputs:
+        """The given inputs with the scopes of undeclared keys probed, once per session: a key
+        whose scopes are probed counts exactly like one whose scopes are written out."""
+        cached = self.cache.get("inputs")
+        if isinstance(cached, InputError):  # probing failed once: say so again, do not re-probe
+            raise InputError(str(cached))
+        if not isinstance(cached, Inputs):
+            try:
+                cached = self.inputs.with_probed_scopes(self.client())
+            except InputError as exc:
+                self.cache["inputs"] = exc
+                raise
+            self.cache["inputs"] = cached
+        return cached
 
     def wallets(self) -> list[Mapping[str, str]]:
         """Funded wallets (``address``, ``private_key``): the simulator's demo wallets, else
@@ -73,15 +91,24 @@ class Target:
         for chain in self.chains():
             if chain.get("chain_id") == chain_id:
                 return chain
-        raise KeyError(f"chain {chain_id} not in the target's info")
+        raise self.no_rpc(chain_id)
 
     def rpc_url(self, chain_id: int) -> str:
         try:
             return self.rpc_urls[chain_id]
         except KeyError:
-            raise KeyError(
-                f"no RPC URL for chain {chain_id}; pass --rpc-url {chain_id}=URL"
-            ) from None
+            raise self.no_rpc(chain_id) from None
+
+    def no_rpc(self, chain_id: int) -> Exception:
+        """What a test that reaches for an unknown chain gets: an input problem (the QA team
+        gave no RPC URL of it) on a foreign target, a failure on a simulator (its info lists
+        every chain it serves)."""
+        if self.info is not None:
+            return KeyError(f"chain {chain_id} not in the target's info")
+        return InputProblem(
+            "rpc",
+            f"--rpc-url {chain_id}=URL: the chain's tokens and contracts are read on chain",
+        )
 
 
 def parse_rpc_urls(values: Sequence[str]) -> dict[int, str]:

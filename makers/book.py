@@ -9,7 +9,8 @@ as a maker bot would (docs/maker-protocol.md "The v1 book"):
   batch itself and reports the hash. Its published levels are therefore a true standing bid,
   which is what the service's fastFill price crosses.
 - `BookPoster` (`book_orders`): keeps a few resting asks per direction on every BOOK corridor
-  (prepare, eth_signTypedData_v4, submit), tops them up as they fill or expire.
+  (prepare, eth_signTypedData_v4, submit), tops them up as they fill or expire. Its first round
+  is part of the maker's start, so a venue whose fleet has started already holds its orders.
 
 Both run as background tasks of the maker; a failing round is logged and the next one retries.
 """
@@ -233,20 +234,30 @@ class BookPoster:
         self.placed = 0  # orders it rested
 
     async def run(self) -> None:
+        """Top up every `refresh_s`; the first round is `round()`, which the maker's start runs
+        (so its orders rest before the start returns)."""
         while True:
             book = self._seat.config.book_orders
-            if book is not None:
-                for state in self._seat.ready_states():
-                    api = self._apis.get(_env(state) or "")
-                    if api is None or not state.info.bookPairs:
-                        continue
-                    try:
-                        await self.top_up(state, api)
-                    except (aiohttp.ClientError, TimeoutError, ValueError, KeyError) as exc:
-                        log.info("%s: posting on %s failed: %r", self._seat.name, state, exc)
-                    except Exception:
-                        log.exception("%s: posting failed", self._seat.name)
             await asyncio.sleep(book.refresh_s if book is not None else 5.0)
+            await self.round()
+
+    async def round(self) -> int:
+        """One round: every BOOK direction of every ready chain topped up; how many orders it
+        placed. A chain that fails is logged and left for the next round."""
+        if self._seat.config.book_orders is None:
+            return 0
+        placed = 0
+        for state in self._seat.ready_states():
+            api = self._apis.get(_env(state) or "")
+            if api is None or not state.info.bookPairs:
+                continue
+            try:
+                placed += await self.top_up(state, api)
+            except (aiohttp.ClientError, TimeoutError, ValueError, KeyError) as exc:
+                log.info("%s: posting on %s failed: %r", self._seat.name, state, exc)
+            except Exception:
+                log.exception("%s: posting failed", self._seat.name)
+        return placed
 
     async def top_up(self, state: ChainState, api: V1Api) -> int:
         """Rest orders until every BOOK direction holds `per_side` active ones; how many."""
@@ -270,11 +281,16 @@ class BookPoster:
                 sold = order["sellToken"].lower()
                 resting[sold] = resting.get(sold, 0) + int(order["sellAmount"])
         placed = 0
+        now: float | None = None  # the service's clock, read once the first order is due
         for pair in state.info.bookPairs:
             # The maker gives the pair's buyToken for its sellToken (maker-stream directions).
             have = active.get((pair.buyToken.lower(), pair.sellToken.lower()), 0)
             for level in range(have, book.per_side):
-                amount = await self._place(state, pair, level, api, resting)
+                if now is None:
+                    now = await api.server_time()
+                    if now is None:
+                        return 0  # nothing placed yet: the first order waits for the clock
+                amount = await self._place(state, pair, level, api, resting, int(now))
                 if amount:
                     placed += 1
                     sold = pair.buyToken.lower()
@@ -283,7 +299,13 @@ class BookPoster:
         return placed
 
     async def _place(
-        self, state: ChainState, pair: PairInfo, level: int, api: V1Api, resting: dict[str, int]
+        self,
+        state: ChainState,
+        pair: PairInfo,
+        level: int,
+        api: V1Api,
+        resting: dict[str, int],
+        now_s: int,
     ) -> int:
         """Rest one order at `level` of the ladder; the amount it sells (0: none placed). The
         maker's own resting orders count against its balance, so every one of them stays
@@ -308,10 +330,6 @@ class BookPoster:
         available -= resting.get(pair.buyToken.lower(), 0)
         if sell_amount <= 0 or sell_amount > available:
             return 0
-        now = await api.server_time()
-        if now is None:
-            return 0
-        now_s = int(now)
         prepared = await api.data(
             "POST",
             "/v1/limit-orders/prepare",

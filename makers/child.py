@@ -54,15 +54,17 @@ class FleetChild:
             "chain_restarted": self.chain_restarted,
         }
 
-    async def start(self, args: dict[str, Any]) -> list[str]:
+    async def start(self, args: dict[str, Any]) -> dict[str, int]:
+        """The fleet up: every maker online with its levels read by the server and its first
+        resting orders placed. Answers the resting orders each maker placed, by name."""
         async with self._lifecycle:
             if self.fleet is not None:
                 raise ControlError(FAILED, "the fleet is already running")
             fleet = fleet_from_start(args)
-            await fleet.start()  # all or nothing: a failure closes it
+            placed = await fleet.start()  # all or nothing: a failure closes it
             self.fleet = fleet
             log.info("maker fleet online: %s", ", ".join(fleet.makers))
-            return list(fleet.makers)
+            return placed
 
     async def stop(self, args: dict[str, Any]) -> None:
         async with self._lifecycle:

@@ -14,8 +14,9 @@ MakerAuthError at once, never retried), the `welcome`, answering server pings, o
 `rfq` running your handler and sending its Quote/Decline (None = stay silent), callbacks for
 `filled`/`expired`/`released`/`error`, client-side coalescing of `levels` to the server's
 `levelsMinIntervalMs` per direction (levels equal to the last ones sent are not repeated until
-half of `levelsMaxAgeMs` has passed, unless asked), detecting a dead server (no frame for 2.5
-ping intervals) and reconnecting with exponential backoff until `close()`. Every task it starts
+half of `levelsMaxAgeMs` has passed, unless asked), `sync()` (a ping whose pong proves the server
+has read every frame sent before it), detecting a dead server (no frame for 2.5 ping intervals)
+and reconnecting with exponential backoff until `close()`. Every task it starts
 is cancelled and awaited by `close()`. Levels, the most frequent message, are checked and
 written without the pydantic models (`makers.levels`); the URL, backoff, handshake and errors
 live in `makers.stream`.
@@ -37,6 +38,7 @@ import aiohttp
 
 from makers.levels import LevelsCoalescer, LevelsInput, check_levels
 from makers.protocol import (
+    CLOSE_REPLACED,
     Decline,
     ErrorMessage,
     Expired,
@@ -83,8 +85,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-CLOSE_REPLACED = 4001  # another connection with the same key took over
-CLOSE_PING_TIMEOUT = 4002
 
 T = TypeVar("T")
 Callback = Callable[[T], Awaitable[None]]
@@ -97,6 +97,7 @@ class _Connection:
     welcome: Welcome
     levels: LevelsCoalescer
     rfq_tasks: set[asyncio.Task[Any]] = field(default_factory=set)  # die with the socket
+    pongs: dict[str, asyncio.Future[None]] = field(default_factory=dict)  # sync() ping ids
 
 
 class MakerClient:
@@ -148,6 +149,7 @@ class MakerClient:
         self._send_lock = asyncio.Lock()  # one frame at a time on the socket
         self._closing = False
         self.connections = 0  # welcomed connections so far (1 + reconnects)
+        self._syncs = 0  # sync() pings sent so far (their ids)
 
     # ---- state ------------------------------------------------------------------------------
 
@@ -270,6 +272,26 @@ class MakerClient:
     async def ping(self, ping_id: str | int) -> bool:
         return await self.send(Ping(id=ping_id))
 
+    async def sync(self, wait_s: float | None = 10.0) -> None:
+        """Return once the server has read every frame sent on this connection before the call:
+        a ping of our own, answered by a pong with its id (the server reads a connection's frames
+        in order and answers a ping after everything before it). MakerConnectionError when there
+        is no connection or it closes first; TimeoutError after `wait_s`."""
+        conn = self._conn
+        if conn is None:
+            raise MakerConnectionError(f"{self.name}: not connected")
+        self._syncs += 1
+        ping_id = f"sync-{self._syncs}"
+        answered = asyncio.get_running_loop().create_future()
+        conn.pongs[ping_id] = answered
+        try:
+            if not await self._send_on(conn, Ping(id=ping_id)):
+                raise MakerConnectionError(f"{self.name}: the connection closed")
+            async with asyncio.timeout(wait_s):
+                await answered
+        finally:
+            conn.pongs.pop(ping_id, None)
+
     async def publish_levels(
         self,
         chain_id: int,
@@ -354,6 +376,11 @@ class MakerClient:
             finally:
                 self._conn = None
                 self._connected.clear()
+                for waiting in conn.pongs.values():  # sync() on a connection that went away
+                    if not waiting.done():
+                        waiting.set_exception(
+                            MakerConnectionError(f"{self.name}: the connection closed")
+                        )
                 await self._cancel_tasks(conn.rfq_tasks)
                 conn.levels.cancel()
                 if self._on_disconnect is not None and not self._closing:
@@ -434,7 +461,10 @@ class MakerClient:
                 message.ref,
             )
             self._callback(self._on_error, message)
-        # Pong: nothing to do (we do not track our own pings).
+        elif isinstance(message, Pong) and isinstance(message.id, str):
+            waiting = conn.pongs.pop(message.id, None)  # the answer to a sync()
+            if waiting is not None and not waiting.done():
+                waiting.set_result(None)
 
     def _callback(self, callback: Callback[T] | None, message: T) -> None:
         if callback is not None:

@@ -107,12 +107,14 @@ class MakerFleet:
     ) -> None:
         await self.close()
 
-    async def start(self, wait_s: float | None = 30.0) -> None:
-        """Start every maker (online ones connect and get ready); all or nothing."""
+    async def start(self, wait_s: float | None = 30.0) -> dict[str, int]:
+        """Start every maker (online ones connect, get ready, have their levels read by the
+        server and place their first resting orders); all or nothing. Returns the resting orders
+        each maker placed in that first round, by name."""
         if self._closed:
             raise RuntimeError("the fleet is closed")
         if self.makers:
-            return
+            return {}
         if self._session is None:
             self._session = aiohttp.ClientSession()
         if self._v1_keys and self._v1_session is None:
@@ -140,6 +142,11 @@ class MakerFleet:
         if failure is not None:
             await self.close()
             raise failure
+        return {
+            name: placed
+            for name, placed in zip(self.makers, results, strict=True)
+            if isinstance(placed, int)
+        }
 
     def _v1_connector(self) -> aiohttp.TCPConnector:
         """The book roles' v1 calls leave from `v1_source_address` when the simulator is on

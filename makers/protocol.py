@@ -94,6 +94,12 @@ Kind = Literal["exact_input", "exact_output"]
 Environment = Literal["live", "test"]
 ReleaseReason = Literal["not_selected", "cancelled", "late", "invalid"]
 DeclineReason = Literal["liquidity", "min_size", "rejected", "unavailable"]
+# Close codes of the stream (docs/maker-protocol.md "Closing").
+CLOSE_GOING_AWAY = 1001  # `server_stopping`
+CLOSE_REPLACED = 4001  # `replaced`: another connection of the same maker took over
+CLOSE_PING_TIMEOUT = 4002  # `ping_timeout`: two pings in a row unanswered
+CLOSE_CREDENTIAL_WITHDRAWN = 4003  # `credential_suspended` / `credential_revoked`
+
 ERROR_CODES = ("bad_message", "unknown_type", "unknown_quote", "too_frequent", "unknown_pair")
 
 

@@ -132,6 +132,7 @@ class SimulatedMaker:
         self._rounds = LevelsRounds()  # when to publish which levels
         self._failures = RepeatedFailures(log)  # a chain that fails every round is logged once
         self._publisher: asyncio.Task[None] | None = None
+        self._publishing = asyncio.Lock()  # one publishing round at a time (loop or start)
         # The v1 book roles (makers/book.py), with one v1 API key per environment.
         v1_http = v1_session or session
         apis = (
@@ -169,22 +170,37 @@ class SimulatedMaker:
     ) -> None:
         await self.close()
 
-    async def start(self, wait_s: float | None = 30.0) -> None:
-        """Start publishing and, if the config says online, connect and wait until every chain
-        it serves is ready (approved, balances read)."""
+    async def start(self, wait_s: float | None = 30.0) -> int:
+        """Start publishing and, if the config says online, connect, wait until every chain it
+        serves is ready (approved, balances read) and the server has read its levels there, and
+        run the first round of its v1 book roles (its resting orders placed). Returns how many
+        resting orders that round placed."""
         if self._closed:
             raise RuntimeError(f"maker {self.name} is closed")
         if self._started:
-            return
+            return 0
         self._started = True
         self._publisher = asyncio.create_task(self._publish_loop(), name=f"{self.name}:levels")
+        placed = 0
+        if self.config.online:
+            await self._go_online(wait_s)
+            await self._levels_at_server(wait_s)
+            placed = await self.poster.round()
         if self._has_v1:
             self._book_tasks = [
                 asyncio.create_task(self.filler.run(), name=f"{self.name}:book-filler"),
                 asyncio.create_task(self.poster.run(), name=f"{self.name}:book-poster"),
             ]
-        if self.config.online:
-            await self._go_online(wait_s)
+        return placed
+
+    async def _levels_at_server(self, wait_s: float | None) -> None:
+        """A full publishing round now, then a sync on every connection: when this returns, the
+        server has read levels for every direction this maker publishes (the round hands each
+        one to the client, and a direction's first levels on a connection leave at once)."""
+        async with asyncio.timeout(wait_s):
+            async with self._publishing:
+                await self._tick(True, set())
+            await asyncio.gather(*(c.sync(None) for c in self._clients if c.connected))
 
     async def close(self) -> None:
         """Disconnect, cancel and await every task, close the chain access it owns."""
@@ -350,7 +366,8 @@ class SimulatedMaker:
         while True:
             full, dirty = await self._rounds.next(self.publish_interval_s)
             try:
-                await self._tick(full, dirty)
+                async with self._publishing:
+                    await self._tick(full, dirty)
             except Exception as exc:  # the loop must outlive one bad tick
                 self._failures.failed("tick", f"{self.name}: publishing levels", exc)
             else:

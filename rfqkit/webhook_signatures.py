@@ -52,8 +52,9 @@ def signature_problem(
     now: float | None = None,
 ) -> SignatureProblem | None:
     """None when the signature is good and ``t`` is within ``tolerance`` seconds of ``now``
-    (default: this machine's clock; pass the service's clock when it may differ, e.g. after
-    ``/_sim/clock/advance``); else why not. ``tolerance=0`` skips the time check."""
+    (default: this machine's clock, which rfqsim signs with even after ``/_sim/clock/advance``;
+    pass another for a sender whose clock differs); else why not. ``tolerance=0`` skips the
+    time check."""
     parsed = parse_signature_header(header) if header else None
     if parsed is None:
         return "malformed"

@@ -1,7 +1,7 @@
 """`rfqsim trigger EVENT`: run the real flow that makes a running simulator send EVENT to the
 webhook endpoints of a key's partner, like `stripe trigger`. Nothing is faked: a firm quote from
-the simulated makers, then the taker's approval and swap on the chain, a clock advance past the
-quote's expiry, or a reported transaction that never lands.
+the simulated makers, then the taker's approval and swap on the chain, the quote made to lapse,
+or a reported transaction that never lands.
 
     rfqsim trigger rfq.filled      --api-key KEY [--url http://127.0.0.1:8080]
     rfqsim trigger rfq.expired     --api-key KEY
@@ -10,22 +10,22 @@ quote's expiry, or a reported transaction that never lands.
 
 The key (scope trades:write; a demo key from the banner will do) picks the chain: a live key the
 first live chain, a test key the first test chain. The taker is the first demo wallet unless
---taker-key names another funded one. rfq.expired, rfq.failed and rfq.filled.late advance the
-simulator's clock (POST /_sim/clock/advance), which every RFQ of that simulator sees.
+--taker-key names another funded one. Time moves for the trigger's own RFQ only, through the
+per-object controls `/_sim/rfqs/{id}/expire` and `/give-up`: the simulator's clock, its chains
+and every other RFQ (your live quotes) stay as they were. An expired or failed RFQ then gives
+back its outstanding slot (`/_sim/rfqs/{id}/release`), so triggers never use up the key's cap.
 Pair it with `rfqsim webhooks listen --api-key KEY` in another shell to see the deliveries."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import secrets
 import sys
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 DEFAULT_URL = "http://127.0.0.1:8080"
@@ -75,7 +75,8 @@ class Api:
         except urllib.error.HTTPError as exc:
             error = json.loads(exc.read() or b"{}").get("error", {})
             raise TriggerError(
-                f"{method} {path} answered {exc.code} {error.get('code')}: {error.get('message')}"
+                f"{method} {path} answered {exc.code} {error.get('code')}: {error.get('message')} "
+                f"(request_id {error.get('request_id')})"
             ) from exc
         except urllib.error.URLError as exc:
             raise TriggerError(f"cannot reach the simulator at {self.url}: {exc.reason}") from exc
@@ -144,10 +145,6 @@ class ChainClient:
         raise TriggerError(f"transaction {tx_hash} was not mined within {WAIT_S:.0f} s")
 
 
-def _unix(timestamp: str) -> float:
-    return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
-
-
 class Flow:
     def __init__(self, args: argparse.Namespace, say: Callable[[str], None]) -> None:
         self.api = Api(args.url, args.api_key)
@@ -195,11 +192,10 @@ class Flow:
         self.say(f"swap mined: {tx_hash}")
         return tx_hash
 
-    def advance_past(self, timestamp: str) -> None:
-        now = _unix(self.api.call("GET", "/_sim/clock", keyed=False)["now"])
-        seconds = max(1, math.ceil(_unix(timestamp) - now) + 1)
-        self.api.call("POST", "/_sim/clock/advance", {"seconds": seconds}, keyed=False)
-        self.say(f"advanced the simulator clock {seconds} s")
+    def control(self, rfq_id: str, action: str) -> dict[str, Any]:
+        """One of the RFQ's own time controls (/_sim/rfqs/{id}/...); the record after it."""
+        record: dict[str, Any] = self.api.call("POST", f"/_sim/rfqs/{rfq_id}/{action}", keyed=False)
+        return record
 
     def wait(self, rfq_id: str, status: str) -> dict[str, Any]:
         deadline = time.monotonic() + WAIT_S
@@ -208,7 +204,7 @@ class Flow:
             record = self.api.call("GET", f"/v2/rfq/{rfq_id}")
             if record.get("status") == status:
                 return record
-            time.sleep(0.1)
+            time.sleep(0.25)  # the fill index polls every 50 ms; each read counts against the key
         raise TriggerError(f"{rfq_id} did not become {status} (last: {record.get('status')})")
 
     def run(self, event: str) -> dict[str, Any]:
@@ -218,19 +214,20 @@ class Flow:
             self.execute(quote)
             return self.wait(rfq_id, "filled")
         if event == "rfq.expired":
-            self.advance_past(quote["quote"]["expiresAt"])
-            return self.wait(rfq_id, "expired")
+            self.control(rfq_id, "expire")
+            self.say(f"{rfq_id} lapsed now (POST /_sim/rfqs/{rfq_id}/expire)")
+            return self.control(rfq_id, "release")
         if event == "rfq.failed":
             never_lands = "0x" + secrets.token_hex(32)
             self.api.call("POST", f"/v2/rfq/{rfq_id}/submit", {"txHash": never_lands})
             self.say(f"reported {never_lands}, which never lands")
-            self.advance_past(quote["quote"]["orderDeadline"])
-            return self.wait(rfq_id, "failed")
-        # rfq.filled.late: the quote lapses (rfq.expired), then the swap lands before the order
-        # deadline: rfq.filled with late true, supersedes rfq.expired.
-        self.advance_past(quote["quote"]["expiresAt"])
-        self.wait(rfq_id, "expired")
-        self.say(f"{rfq_id} expired")
+            self.control(rfq_id, "give-up")
+            self.say(f"settlement gave up waiting (POST /_sim/rfqs/{rfq_id}/give-up)")
+            return self.control(rfq_id, "release")
+        # rfq.filled.late: the quote lapses (rfq.expired), then the swap lands before the
+        # orders' on-chain deadline: rfq.filled with late true, supersedes rfq.expired.
+        self.control(rfq_id, "expire")
+        self.say(f"{rfq_id} lapsed now (POST /_sim/rfqs/{rfq_id}/expire)")
         self.execute(quote)
         return self.wait(rfq_id, "filled")
 

@@ -27,6 +27,10 @@ def banner(info: dict[str, Any], *, control_api: bool = True) -> str:
         f"rfqsim {info['version']} ready  (environment {info['environment']}, seed {info['seed']})",
         f"  API             {api}   (OpenAPI: {api}/v2/openapi.json, {api}/v1/openapi.json)",
         f"  control API     {control}",
+    ]
+    if control_api:
+        lines.append(f"  console         {info['console_url']}   (the venue live in a browser)")
+    lines += [
         f"  rates feed      {api}/tickers   (OpenAPI: {api}/feed/openapi.json)",
     ]
     if info.get("provider_url") and control_api:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -126,16 +126,18 @@ class LimitSettings(_Strict):
     outstanding_default: int = Field(default=4, gt=0)
     outstanding_aggregator: int = Field(default=32, gt=0)
 
-    @model_validator(mode="after")
-    def _has_default_tier(self) -> LimitSettings:
-        if "default" not in self.tiers or any(v <= 0 for v in self.tiers.values()):
+    @field_validator("tiers")
+    @classmethod
+    def _has_default_tier(cls, tiers: dict[str, int]) -> dict[str, int]:
+        if "default" not in tiers or any(v <= 0 for v in tiers.values()):
             raise ValueError("limits.tiers needs a positive 'default' tier")
-        return self
+        return tiers
 
 
 class ProofTiming(_Strict):
     window_s: float = Field(default=60, gt=0)
     grant_s: float = Field(default=43200, gt=0)
+    wall_clock_when_moved: bool = True  # docs/decisions.md TT4
 
 
 class FundingSettings(_Strict):
@@ -264,6 +266,12 @@ class JournalSettings(_Strict):
     frames_kept: int = Field(default=2_000, ge=1, le=100_000)  # maker stream frames kept
 
 
+class TimelineSettings(_Strict):
+    # RFQs, v1 swaps, limit orders and ramp transfers whose timelines are kept, each (the oldest
+    # drop off): GET /_sim/rfqs and its siblings, the console.
+    kept: int = Field(default=10_000, ge=1, le=1_000_000)
+
+
 class Settings(BaseSettings):
     # A BaseSettings so pydantic-settings knows the RFQSIM_ names; the environment itself is read
     # once, by `load_settings`, at its place between the YAML file and the CLI flags.
@@ -303,6 +311,7 @@ class Settings(BaseSettings):
     book: BookSettings = BookSettings()
     state: StateSettings = StateSettings()
     journal: JournalSettings = JournalSettings()
+    timelines: TimelineSettings = TimelineSettings()
     # The simulated maker fleet started with the simulator (None: no makers; `--no-makers`).
     makers: FleetConfig | None = Field(default_factory=default_fleet)
     # Where that fleet runs: `in` the simulator's process, or in a process of its `own` (a child

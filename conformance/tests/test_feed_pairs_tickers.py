@@ -4,9 +4,13 @@ every pair or one, bid and ask exactly what the venue's preview clears a trade o
 units at (net of fees, best chain), 0 for a side nobody quotes, and the newest cleared price
 while a firm quote reserves the only maker's inventory of a side.
 
+A v1-book corridor is priced by the book matcher: with resting offers on a side (one of them
+the test's own, 50 stable units, a little worse than the rest) that side is not 0 and lies
+within the prices of the offers GET /v1/order-book shows, fee included, on every chain read.
+
 Decisions these tests follow (docs/decisions.md "Rates feed"): one ticker per pair across
 chains; bid/ask are sized in 100 units of USDT or USDC, whichever side of the pair is one (the
-base first); BOOK corridors read 0 until the v1 book exists.
+base first).
 """
 
 from __future__ import annotations
@@ -41,11 +45,23 @@ from conformance.rfq_calls import (
     request_quote,
     rfq_body,
 )
+from conformance.service_clock import ServiceClock
 from conformance.sim_control import SimControl
 from conformance.target import Target
+from conformance.v1_book import (
+    Integrator,
+    Placed,
+    funded_maker,
+    invalidate_nonce,
+    order_book,
+    place,
+    v1_integrator,
+)
+from conformance.v1_target import with_signature_transfer
 from conformance.venue import ChainInfo, Venue
 
 SIZE_SYMBOLS = ("USDT", "USDC")  # the stable sides that size bid and ask (decisions)
+WEEK_S = 7 * 86_400
 
 
 @pytest.fixture
@@ -194,9 +210,6 @@ def test_bid_and_ask_are_what_the_preview_clears_100_stable_units_at(
 
         ticker = wait_for(matches, interval=0.5, what=f"{ticker_id} bid/ask = the preview's")
         assert number(ticker["bid"]) < number(ticker["ask"]), "fees and spread on both sides"
-    # A BOOK corridor has no resting order to clear against (the v1 book is not built): 0.
-    book = [t for t in get_tickers(reader) if t["ticker_id"] == "USDC_NGN"]
-    assert [(t["bid"], t["ask"]) for t in book] == [("0", "0")]
     # Nobody quoting: both sides read 0.
     fleet.only({})
 
@@ -298,3 +311,220 @@ def test_a_side_a_firm_quote_reserves_shows_the_newest_cleared_price(
         return ticker if bid > 0 and number(ticker["bid"]) == bid else None
 
     wait_for(live_again, interval=0.5, what="the live bid once the quotes are given back")
+
+
+def book_pair(chain: ChainInfo, reader: Client) -> tuple[str, str] | None:
+    """(base, target) symbols of a v1-book corridor of `chain`: the one the venue's info names,
+    else a pair the rates feed lists (every deployed corridor, spec 3) in its natural direction
+    that the chain's RFQ ladder does not (it lists every RFQ pair)."""
+    for corridor in chain.corridors:
+        if corridor.mode == "BOOK":
+            return chain.token_at(corridor.base).symbol, chain.token_at(corridor.quote).symbol
+    symbols = {published(symbol): symbol for symbol in chain.tokens}
+    rfq = {
+        frozenset((chain.token_at(sell).symbol, chain.token_at(buy).symbol))
+        for sell, buy in chain.rfq_directions()
+    }
+    for pair in get_pairs(reader):
+        base, target = symbols.get(pair["base"]), symbols.get(pair["target"])
+        if base is not None and target is not None and frozenset((base, target)) not in rfq:
+            return base, target
+    return None
+
+
+def offer_prices(client: Client, chain: ChainInfo, base: str, target: str, quote: str) -> list[str]:
+    """Every offer GET /v1/order-book shows the side's taker on `chain` (bid: the taker sells
+    the base), priced as the feed prices: target per base, what the taker pays included."""
+    base_token, target_token = chain.token(base), chain.token(target)
+    sell, buy = (base_token, target_token) if quote == "bid" else (target_token, base_token)
+    prices = []
+    for offer in order_book(client, chain, sell, buy)["offers"]:
+        paid, got = int(offer["sellAmount"]), int(offer["buyAmount"])
+        base_amount, target_amount = (paid, got) if quote == "bid" else (got, paid)
+        prices.append(price(target_amount, target_token.decimals, base_amount, base_token.decimals))
+    return prices
+
+
+def rest_worse_than_the_book(
+    integrator: Integrator,
+    clock: ServiceClock,
+    chain: ChainInfo,
+    source: Wallet,
+    base: str,
+    target: str,
+    stable: str,
+    worst: dict[str, Decimal],
+) -> tuple[Wallet, list[Placed]]:
+    """One order per side of 50 `stable` units, 1 % worse for its taker than the worst offer
+    of that side: the last in matching order, so no filling operator takes it before the rest
+    (and it is an offer that a trade of about 100 stable units can take whole). They rest a
+    week of the service's clock, so another test moving that clock does not expire them."""
+    base_token, target_token = chain.token(base), chain.token(target)
+    amounts: dict[str, tuple[Decimal, Decimal]] = {}  # side -> (base, target) whole units
+    for quote, factor in (("bid", Decimal("0.99")), ("ask", Decimal("1.01"))):
+        rate = worst[quote] * factor  # target per base
+        fifty = Decimal(50)
+        amounts[quote] = (fifty, fifty * rate) if stable == base else (fifty / rate, fifty)
+    bid_base, bid_target = amounts["bid"]  # the maker sells target for base
+    ask_base, ask_target = amounts["ask"]  # the maker sells base for target
+    maker = funded_maker(
+        chain,
+        source,
+        {target_token: target_token.units(bid_target), base_token: base_token.units(ask_base)},
+    )
+    orders = (
+        (target_token, bid_target, base_token, bid_base),  # the bid side's
+        (base_token, ask_base, target_token, ask_target),  # the ask side's
+    )
+    placed = [
+        place(
+            integrator,
+            clock,
+            chain,
+            maker,
+            sell,
+            sell.units(sold),
+            buy,
+            buy_amount=buy.units(bought),
+            ttl_s=WEEK_S,
+        )
+        for sell, sold, buy, bought in orders
+    ]
+    return maker, placed
+
+
+def priced_within(
+    ticker: dict[str, Any], books: dict[tuple[int, str], list[str]], every_chain: bool
+) -> str | None:
+    """What is wrong with the ticker's bid and ask against the books read (chain, side) ->
+    offer prices, each side holding offers; None when nothing is. Any set of offers a matcher
+    takes clears between its worst and its best price, and the published side is the best
+    chain's: so it is at least every chain's worst, and (with every chain of the pair read) at
+    most the best of all."""
+    for quote in ("bid", "ask"):
+        sides = {
+            chain: [number(p) for p in prices] for (chain, q), prices in books.items() if q == quote
+        }
+        side = number(ticker[quote])
+        resting = sum(len(prices) for prices in sides.values())
+        if not side:
+            return f"{quote} is 0 while {resting} offers rest on that side"
+        for chain, prices in sides.items():
+            if not prices:
+                continue
+            # For the taker, a higher bid and a lower ask are better.
+            worst = min(prices) if quote == "bid" else max(prices)
+            if (side < worst) if quote == "bid" else (side > worst):
+                return f"{quote} {side} is worse than every offer of chain {chain} ({worst})"
+        every = [p for prices in sides.values() for p in prices]
+        if every_chain and every:
+            best = max(every) if quote == "bid" else min(every)
+            if (side > best) if quote == "bid" else (side < best):
+                return f"{quote} {side} is better than any offer resting ({best})"
+    return None
+
+
+@pytest.mark.spec("v1/feed/get-tickers/bid-and-ask")
+@pytest.mark.needs("taker_wallet")
+def test_a_book_corridor_is_priced_from_its_resting_offers(
+    target: Target,
+    http: Client,
+    reader: Client,
+    integrator: Integrator,
+    clock: ServiceClock,
+    chain: ChainInfo,
+    venue: Venue,
+    source: Wallet,
+) -> None:
+    chain = with_signature_transfer(chain, integrator.client, clock)
+    found = book_pair(chain, reader)
+    if found is None:
+        pytest.skip(f"chain {chain.chain_id} has no v1-book corridor")
+    base, target_symbol = found
+    stable = next((s for s in (base, target_symbol) if s in SIZE_SYMBOLS), None)
+    if stable is None:
+        pytest.skip(f"{base}/{target_symbol} has no USD stablecoin side to size an order in")
+    ticker_id = f"{published(base)}_{published(target_symbol)}"
+    # Whose books are read: on a simulator every chain the pair is a BOOK corridor on (a key of
+    # each environment); elsewhere the given v1 key's chain, so only the lower bounds hold.
+    readers: list[tuple[ChainInfo, Client]] = [(chain, integrator.client)]
+    if target.controllable:
+        pair = {base, target_symbol}
+        # Each from a client address of its own: the reads count against no other test's
+        # per-IP backstop.
+        readers = [
+            (c, v1_integrator(target.sim(), keyless_client(target, http), c.environment).client)
+            for c in venue.chains.values()
+            if any(
+                k.mode == "BOOK" and {c.token_at(k.base).symbol, c.token_at(k.quote).symbol} == pair
+                for k in c.corridors
+            )
+        ]
+
+    def read_books() -> dict[tuple[int, str], list[str]]:
+        return {
+            (c.chain_id, quote): offer_prices(client, c, base, target_symbol, quote)
+            for c, client in readers
+            for quote in ("bid", "ask")
+        }
+
+    here = next(client for c, client in readers if c.chain_id == chain.chain_id)
+
+    def both_sides() -> dict[str, Decimal] | None:
+        """The worst offer of each side of the test chain's book, once both hold one."""
+        worst: dict[str, Decimal] = {}
+        for quote in ("bid", "ask"):
+            prices = [number(p) for p in offer_prices(here, chain, base, target_symbol, quote)]
+            if not prices:
+                return None
+            worst[quote] = min(prices) if quote == "bid" else max(prices)
+        return worst
+
+    if target.is_simulator:
+        # The fleet keeps asks on both sides; another test may have moved the clock past them
+        # or hold them in a swap for a while, and the fleet tops them up within 20 s.
+        worst = wait_for(both_sides, timeout=60, interval=1, what=f"offers on {ticker_id}")
+    else:
+        found_worst = both_sides()
+        if found_worst is None:
+            pytest.skip(f"{ticker_id} has no resting offer on a side to price an order against")
+        worst = found_worst
+    maker, placed = rest_worse_than_the_book(
+        integrator, clock, chain, source, base, target_symbol, stable, worst
+    )
+    problems: list[str] = []
+    previous: list[dict[tuple[int, str], list[str]]] = []  # the books the last probe read
+
+    def consistent() -> dict[str, Any] | None:
+        # The ticker counts when the books read before and after it are the same: it was
+        # built (or cached, a few seconds) while the book was as read.
+        ticker = get_ticker(reader, ticker_id)
+        books = read_books()
+        unchanged = previous == [books]
+        previous[:] = [books]
+        if not unchanged:
+            return None
+        for quote in ("bid", "ask"):
+            if not any(prices for (_, q), prices in books.items() if q == quote):
+                return None  # a swap holds (or another test's clock expired) every offer
+        problem = priced_within(ticker, books, every_chain=target.controllable)
+        if problem is not None:
+            problems.append(f"{ticker_id}: {problem}")
+            return None
+        return ticker
+
+    paced = integrator.client.pacing is not None  # a shared key: a read a second at most
+    try:
+        wait_for(
+            consistent,
+            timeout=90 if paced else 60,
+            interval=2.5,  # past the feed's cache period (2 s here), at a few reads a second
+            what=f"{ticker_id} priced from its book",
+        )
+    except AssertionError as exc:
+        raise AssertionError(
+            f"{exc}; last seen: {problems[-1] if problems else 'no stable read'}"
+        ) from None
+    finally:
+        for order in placed:  # the maker's early cancel: nothing of the test's is left resting
+            invalidate_nonce(chain, maker, order.nonce)

@@ -133,6 +133,7 @@ def test_providers_bad_query_is_400(ramp: Ramp, query: dict[str, Any], field: st
     assert_issues(assert_error(ramp.providers(**query), 400, "invalid_request"), field)
 
 
+@pytest.mark.sim_only(because="deployment")
 @pytest.mark.spec(
     "ramp/resources/provider/empty-list-means-nobody",
     "ramp/resources/provider/sides",
@@ -159,6 +160,7 @@ def test_switches_change_the_list_at_once(controlled: Ramp) -> None:
     assert the_provider(ok(ramp.providers()))["sides"] == ["buy", "sell"]
 
 
+@pytest.mark.sim_only(because="faults")
 @pytest.mark.spec(
     "ramp/errors/502-upstream_error",
     "ramp/errors/429-502-transient-400",
@@ -277,7 +279,7 @@ def test_resolve_failing_account_is_provider_refused_with_its_sentence(ramp: Ram
 # -- the sandbox flag ----------------------------------------------------------------------
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="deployment")
 @pytest.mark.spec(
     "ramp/overview/item-7",
     "ramp/endpoints/list-response-shape-where",

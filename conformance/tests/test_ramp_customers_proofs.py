@@ -66,6 +66,7 @@ def test_replayed_nonce_is_refused(ramp: Ramp) -> None:
 )
 def test_one_signature_serves_details_kyc_and_status_for_60_seconds(ramp: Ramp) -> None:
     wallet = fresh_wallet()
+    ramp.lead_wall_clock(61)  # stale after the move below by any clock the service reads
     proof = ramp.proof(wallet)
     customer_of(
         ramp.post("customers", ramp.wallet_body(wallet, proof, acceptedTerms=True, **PERSON))

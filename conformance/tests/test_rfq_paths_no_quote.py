@@ -97,51 +97,62 @@ def test_no_makers_online(
     _empty_book(shown)
 
 
-@pytest.mark.sim_only
-@pytest.mark.spec(
+RESTRICTED_RULES = (
     "rfq/resources/no-quote/no_restricted_liquidity",
     "rfq/resources/no-quote/fields",
     "rfq/endpoints/request-body/rules",
     "rfq/endpoints/request-body/restrictedliquiditywallets",
     "rfq/resources/firm-quote/routing-object",
 )
-def test_no_restricted_liquidity(
+
+
+def _restricted_to(trader: Client, chain: ChainInfo, taker: Wallet, wallet: str) -> dict[str, Any]:
+    """The no-quote of a firm request restricted to ``wallet`` alone, its routing checked."""
+    usdt = chain.token("USDT")
+    body = rfq_body(
+        chain,
+        "USDT",
+        "NGNS",
+        sell_amount=usdt.units(1),
+        taker=taker.address,
+        restrictedLiquidityWallets=[wallet.lower()],
+    )
+    data = request_quote(trader, body)
+    assert data.get("status") == "no_quote", f"{wallet}: {data!r}"
+    assert data.get("reason") == "no_restricted_liquidity", f"{wallet}: {data!r}"
+    _no_quote_shape(data)
+    routing = data["routing"]
+    assert routing["restrictionApplied"] is True, routing
+    assert routing["preferenceApplied"] is False, routing
+    assert routing["fallbackUsed"] is False, routing
+    assert routing["targetMakerWallets"] == [wallet], routing
+    assert routing["preferredQuotesReceived"] == 0, routing
+    assert routing["openMarketQuotesReceived"] == 0, routing
+    return data
+
+
+@pytest.mark.needs("taker_wallet")
+@pytest.mark.spec(*RESTRICTED_RULES)
+def test_no_restricted_liquidity_from_a_wallet_that_is_no_maker(
+    trader: Client, chain: ChainInfo, source: Wallet
+) -> None:
+    usdt = chain.token("USDT")
+    taker = fund_wallet(chain, source, {usdt.address: usdt.units(5)}, native=0)
+    # Nothing can be held by a wallet that is not a maker: the book is empty.
+    _empty_book(_restricted_to(trader, chain, taker, Account.create().address))
+
+
+@pytest.mark.sim_only(because="makers")
+@pytest.mark.spec(*RESTRICTED_RULES)
+def test_no_restricted_liquidity_from_a_declining_or_offline_maker(
     trader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet
 ) -> None:
     usdt = chain.token("USDT")
     taker = fund_wallet(chain, source, {usdt.address: usdt.units(5)}, native=0)
     fleet.patch("bravo", behaviour="decline", latency={"kind": "fixed", "ms": 5})
     fleet.patch("charlie", online=False)
-    stranger = Account.create().address
-    targets = {
-        "not a maker": stranger,
-        "a maker that declines": fleet.wallet("bravo"),
-        "an offline maker": fleet.wallet("charlie"),
-    }
-    for what, wallet in targets.items():
-        body = rfq_body(
-            chain,
-            "USDT",
-            "NGNS",
-            sell_amount=usdt.units(1),
-            taker=taker.address,
-            restrictedLiquidityWallets=[wallet.lower()],
-        )
-        data = request_quote(trader, body)
-        assert data.get("status") == "no_quote", f"{what}: {data!r}"
-        assert data.get("reason") == "no_restricted_liquidity", f"{what}: {data!r}"
-        _no_quote_shape(data)
-        if wallet == stranger:
-            _empty_book(data)  # nothing can be held by a wallet that is not a maker
-        else:
-            assert_reserved_consistent(data)
-        routing = data["routing"]
-        assert routing["restrictionApplied"] is True, routing
-        assert routing["preferenceApplied"] is False, routing
-        assert routing["fallbackUsed"] is False, routing
-        assert routing["targetMakerWallets"] == [wallet], routing
-        assert routing["preferredQuotesReceived"] == 0, routing
-        assert routing["openMarketQuotesReceived"] == 0, routing
+    for maker in ("bravo", "charlie"):
+        assert_reserved_consistent(_restricted_to(trader, chain, taker, fleet.wallet(maker)))
 
 
 @pytest.mark.sim_only(because="makers")

@@ -23,7 +23,11 @@ def build_access(
         proofs=ProofService(
             clock,
             ChainSignatureChecker(chains),
-            ProofSettings(window_s=settings.proof.window_s, grant_s=settings.proof.grant_s),
+            ProofSettings(
+                window_s=settings.proof.window_s,
+                grant_s=settings.proof.grant_s,
+                wall_clock_when_moved=settings.proof.wall_clock_when_moved,
+            ),
         ),
         limiter=FixedWindowLimiter(clock),
         faults=Faults(),

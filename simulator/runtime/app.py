@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from aiohttp import web
 
+from simulator.adapters.chain.wallet_balances import ChainWalletBalances
 from simulator.adapters.ramp.provider_wire import parse_transfer
 from simulator.adapters.rfq.indexer import IndexCatchUp
 from simulator.api.access import control as access_control
@@ -14,6 +17,7 @@ from simulator.api.http.appkeys import (
     ACCESS,
     BOOK,
     CHAINS,
+    CHANGES,
     CLOCK,
     ERROR_STYLES,
     FEED,
@@ -23,6 +27,7 @@ from simulator.api.http.appkeys import (
     IDEMPOTENCY,
     JOURNAL,
     LADDER_BYTES,
+    MAKER_NAMES,
     MAKER_SESSIONS,
     OPENAPI_CACHE,
     OPERATIONS,
@@ -34,9 +39,11 @@ from simulator.api.http.appkeys import (
     SETTINGS,
     STATE,
     SWAPS,
+    TIMELINES,
     V1,
     V1_BOOK_BYTES,
     VENUE,
+    WALLET_BALANCES,
     WEBHOOKS,
 )
 from simulator.api.http.idempotency import idempotency_middleware
@@ -54,11 +61,16 @@ from simulator.api.ramp import transfer_handlers as ramp_transfers
 from simulator.api.rfq import control as rfq_control
 from simulator.api.rfq import handlers as rfq
 from simulator.api.rfq import maker_stream
+from simulator.api.rfq import time_control as rfq_time_control
+from simulator.api.sim import chains as sim_chains
+from simulator.api.sim import console as sim_console
 from simulator.api.sim import handlers as sim
 from simulator.api.sim import index as sim_index
 from simulator.api.sim import journal as sim_journal
 from simulator.api.sim import scenarios as sim_scenarios
 from simulator.api.sim import state as sim_state
+from simulator.api.sim import stream as sim_stream
+from simulator.api.sim import timelines as sim_timelines
 from simulator.api.swaps import handlers as swaps
 from simulator.api.v1 import control as v1_control
 from simulator.api.v1 import handlers as v1
@@ -73,7 +85,13 @@ from simulator.runtime.feed import build_feed, feed_state
 from simulator.runtime.housekeeping import housekeeping_context
 from simulator.runtime.lifecycle import SHUTDOWN, Shutdown
 from simulator.runtime.limit_orders import book_context, book_state, build_book
-from simulator.runtime.makers import FLEET, FleetHolder, FleetRestarter, simulated_fleet
+from simulator.runtime.makers import (
+    FLEET,
+    FleetHolder,
+    FleetRestarter,
+    fleet_names,
+    simulated_fleet,
+)
 from simulator.runtime.provider import PROVIDER, ProviderHolder, provider_context
 from simulator.runtime.ramp import build_ramp, ramp_state
 from simulator.runtime.ramp_background import ramp_background_context
@@ -87,6 +105,7 @@ from simulator.runtime.rfq import (
 from simulator.runtime.scenario import build_scenarios, scenario_context
 from simulator.runtime.state import build_state_control, shared_state
 from simulator.runtime.swaps import build_swaps, swaps_state
+from simulator.runtime.timelines import timelines
 from simulator.runtime.v1 import build_v1
 from simulator.runtime.webhooks import (
     WEBHOOK_ADAPTERS,
@@ -94,6 +113,8 @@ from simulator.runtime.webhooks import (
     webhooks_context,
     webhooks_state,
 )
+from simulator.services.ramp.history import TRANSFER_STEPS
+from simulator.services.shared.changes import ChangeFeed
 from simulator.services.shared.fills import FillFanout, IndexProgress
 from simulator.services.shared.health import DependencyHealth
 from simulator.services.shared.idempotency import IdempotencyStore
@@ -105,6 +126,12 @@ from simulator.settings import Settings
 # aiohttp's own cap: the largest route cap (the ramp kyc route's 64 MiB transport cap); every
 # other route enforces its smaller JSON cap in parse_body (413 from either).
 CLIENT_MAX_SIZE = 64 * 1024 * 1024
+
+
+async def close_maker_streams(app: web.Application) -> None:
+    """On stop, every maker socket ends with 1001 and its closing handshake before the server
+    drops the connections that are left, within the shutdown grace."""
+    await app[MAKER_SESSIONS].close_all(timeout_s=app[SETTINGS].api.shutdown_grace_s)
 
 
 def build_routes(*, control_api: bool = True) -> RouteTable:
@@ -128,8 +155,13 @@ def build_routes(*, control_api: bool = True) -> RouteTable:
         sim_state,
         sim_journal,
         sim_scenarios,
+        sim_timelines,
+        sim_chains,
+        sim_stream,
+        sim_console,
         access_control,
         rfq_control,
+        rfq_time_control,
         webhooks_control,
         ramp_control,
         v1_control,
@@ -140,6 +172,17 @@ def build_routes(*, control_api: bool = True) -> RouteTable:
     if not control_api:
         table.operations = [op for op in table.operations if not op.path.startswith("/_sim")]
     return table
+
+
+def _clock_moved(changes: ChangeFeed) -> Callable[[float], Awaitable[None]]:
+    async def moved(seconds: float) -> None:
+        changes.mark("clock")
+
+    return moved
+
+
+async def _end_streams(app: web.Application) -> None:
+    app[CHANGES].close()
 
 
 def create_app(
@@ -175,6 +218,9 @@ def create_app(
     app[FLEET] = FleetHolder()  # filled once the API listens (cli.serve starts the fleet)
     app[FILLS] = FillFanout()  # the fill indexers hand every fill to each subscriber
     app[FILL_INDEX] = IndexProgress()
+    app[CHANGES] = ChangeFeed()  # what changed, for the console's live stream
+    app[WALLET_BALANCES] = ChainWalletBalances(app[CHAINS])
+    app[MAKER_NAMES] = fleet_names(settings.makers)
     app[RFQ] = build_rfq(
         settings,
         app[CLOCK],
@@ -184,16 +230,19 @@ def create_app(
         app[CHAINS],
         simulated_fleet(app[FLEET], settings.makers_process),
         app[FILLS],
+        app[CHANGES],
     )
     if settings.journal.enabled:
         app[JOURNAL] = RequestJournal(
             app[CLOCK].time,
             capacity=settings.journal.requests_kept,
             stream_capacity=settings.journal.frames_kept,
+            changes=app[CHANGES].mark,
         )
-    app[MAKER_SESSIONS] = build_maker_sessions(app[RFQ], app[VENUE], app[CLOCK], app.get(JOURNAL))
-    app[FEED] = build_feed(settings, app[CLOCK], app[VENUE], app[RFQ], app[FILLS], app[FILL_INDEX])
-    app[FEED_CACHE] = FeedCache(app[CLOCK], settings.feed.cache_s)
+    app[MAKER_SESSIONS] = build_maker_sessions(
+        app[RFQ], app[VENUE], app[CLOCK], app[ACCESS].keys, app.get(JOURNAL)
+    )
+    app.on_shutdown.append(close_maker_streams)
     app[BOOK] = build_book(
         settings,
         app[CLOCK],
@@ -202,8 +251,13 @@ def create_app(
         app[CHAINS],
         app[RFQ].makers,
         IndexCatchUp(app[FILL_INDEXERS]),
+        app[CHANGES],
     )
-    app[SWAPS] = build_swaps(settings, app[CLOCK], app[RANDOM], app[BOOK])
+    app[FEED] = build_feed(
+        settings, app[CLOCK], app[VENUE], app[RFQ], app[BOOK], app[FILLS], app[FILL_INDEX]
+    )
+    app[FEED_CACHE] = FeedCache(app[CLOCK], settings.feed.cache_s)
+    app[SWAPS] = build_swaps(settings, app[CLOCK], app[RANDOM], app[BOOK], app[CHANGES])
     app[FILLS].subscribe(app[BOOK].service.on_fill)
     app[FILLS].subscribe(app[SWAPS].service.on_fill)
     app[WEBHOOKS], app[WEBHOOK_ADAPTERS] = build_webhooks(
@@ -227,7 +281,17 @@ def create_app(
         production=settings.environment == "production",
         parse_transfer=parse_transfer,
         token_decimals={t.symbol: t.decimals for c in settings.chains for t in c.tokens},
+        history=timelines("transfers", TRANSFER_STEPS, app[CLOCK], settings, app[CHANGES]),
     )
+    app[TIMELINES] = {
+        history.topic: history
+        for history in (
+            app[RFQ].history.timelines,
+            app[SWAPS].history,
+            app[BOOK].history,
+            app[RAMP].history,
+        )
+    }
     # Everything reset, snapshots and the state directory put back: each area's participants
     # (the fill indexers and the in-process provider add theirs once they run).
     registry = StateRegistry()
@@ -250,6 +314,11 @@ def create_app(
     )
     if JOURNAL in app:
         registry.register(ForgetOnLoad("journal", app[JOURNAL].forget))
+    # Not state either: tells the console's live readers that everything was replaced.
+    registry.register(ForgetOnLoad("console", lambda: app[CHANGES].mark("state")))
+    app[WEBHOOKS].outbox.changes = app[CHANGES].mark
+    app[CLOCK].add_listener(_clock_moved(app[CHANGES]))
+    app.on_shutdown.append(_end_streams)  # open console pages must not hold up a stop
     app[STATE] = build_state_control(
         registry, app[CLOCK], app[CHAINS], FleetRestarter(app), drain_s=settings.state.drain_s
     )

@@ -1,15 +1,17 @@
 """The rates feed's wiring: `build_feed` prices RFQ corridors from the RFQ area's levels and
-holds, BOOK corridors from the book's port (`NoBook` until the v1 book exists), and subscribes
-the feed's tape to every fill the indexers hand over."""
+holds, BOOK corridors from the v1 book's resting offers (its matcher, `BookOfferPrices`), and
+subscribes the feed's tape to every fill the indexers hand over."""
 
 from __future__ import annotations
 
 from simulator.clock import Clock
 from simulator.services.feed.area import FeedArea
-from simulator.services.feed.ports import CorridorPrices, NoBook
+from simulator.services.feed.book_prices import BookOfferPrices
+from simulator.services.feed.ports import CorridorPrices
 from simulator.services.feed.rfq_prices import RfqLevelPrices
 from simulator.services.feed.service import FeedService
 from simulator.services.feed.store import FeedStore
+from simulator.services.limit_orders.area import BookArea
 from simulator.services.rfq.area import RfqArea
 from simulator.services.shared.fills import FillFanout, IndexProgress
 from simulator.services.shared.state import AttributeState, StateParticipant
@@ -22,12 +24,13 @@ def build_feed(
     clock: Clock,
     venue: VenueDirectory,
     rfq: RfqArea,
+    book: BookArea,
     fills: FillFanout,
     index: IndexProgress,
 ) -> FeedArea:
     prices: dict[CorridorMode, CorridorPrices] = {
         "RFQ": RfqLevelPrices(venue, rfq.pricing, rfq.inventory),
-        "BOOK": NoBook(),  # the v1 book's matcher will take this place
+        "BOOK": BookOfferPrices(book.service),
     }
     service = FeedService(clock, settings.feed, venue, FeedStore(), prices, index)
     fills.subscribe(service.on_fill)

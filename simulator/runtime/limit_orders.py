@@ -19,15 +19,19 @@ from simulator.adapters.rfq.indexer import IndexCatchUp
 from simulator.api.http.appkeys import BOOK, CLOCK, SETTINGS
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
+from simulator.runtime.timelines import timelines
 from simulator.services.limit_orders.area import BookArea
+from simulator.services.limit_orders.history import LIMIT_ORDER_STEPS
 from simulator.services.limit_orders.jobs import BookSweep
 from simulator.services.limit_orders.live import LiveBook
 from simulator.services.limit_orders.placement import Placement
 from simulator.services.limit_orders.service import BookService
 from simulator.services.limit_orders.store import BookStore
 from simulator.services.rfq.makers import MakerRegistry
+from simulator.services.shared.changes import ChangeFeed
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.state import AttributeState, StateParticipant
+from simulator.services.shared.timelines import EventSteps, TimelineState
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
 
@@ -42,8 +46,10 @@ def build_book(
     chains: dict[int, AnvilChain],
     makers: MakerRegistry,
     fills: IndexCatchUp,
+    changes: ChangeFeed | None = None,
 ) -> BookArea:
     store = BookStore()
+    history = timelines("limit-orders", LIMIT_ORDER_STEPS, clock, settings, changes)
     reads = BookChainReads(chains)
     events = EventLog()
     placement = Placement(
@@ -54,20 +60,23 @@ def build_book(
         ChainReads(chains),
         ChainSignatureChecker(chains),
         settings.book,
+        history,
     )
     service = BookService(
         clock,
         venue,
         store,
-        LiveBook(clock, store, venue, reads, fills),
+        LiveBook(clock, store, venue, reads, fills, history),
         placement,
         reads,
         fills,
         makers,
         events,
+        history,
     )
     sweep = BookSweep(clock, venue, service, events, settings.book)
-    return BookArea(service=service, sweep=sweep, events=events)
+    events.subscribers.append(EventSteps(history))
+    return BookArea(service=service, sweep=sweep, events=events, history=history)
 
 
 def book_state(area: BookArea) -> list[StateParticipant]:
@@ -76,6 +85,7 @@ def book_state(area: BookArea) -> list[StateParticipant]:
     return [
         AttributeState.of("book.store", area.service.store, after_load=area.service.state_restored),
         AttributeState.of("book.events", area.events, exclude=("subscribers", "keep")),
+        TimelineState("book.timelines", area.history),
     ]
 
 

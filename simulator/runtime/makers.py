@@ -1,7 +1,9 @@
 """The simulator's own maker fleet: simulated makers (makers/fleet.py) connected over a real
 WebSocket to this very simulator, with maker credentials created in-process. Started once the
 API listens (it connects to the API URL) and stopped before the chains go away; /_sim/makers
-reaches it through `simulated_fleet` (the RFQ area's SimulatedFleet port).
+reaches it through `simulated_fleet` (the RFQ area's SimulatedFleet port). A start returns once
+every online maker's levels have been read by the server and the book roles' first resting
+orders are placed (docs/decisions.md T9); what the venue still lacks then is logged.
 
 `makers_process` says where it runs: `in` this process (a MakerFleet on our event loop), or
 `own`: a child process (adapters/rfq/fleet_process.py) started with the first start and
@@ -29,7 +31,9 @@ from simulator.adapters.rfq.fleet_process import (
 from simulator.api.http.appkeys import ACCESS, RANDOM, SETTINGS, VENUE
 from simulator.errors import FleetProcessUnreachable
 from simulator.runtime.lifecycle import CHAIN_SUPERVISOR
+from simulator.runtime.readiness import venue_gaps
 from simulator.services.rfq.ports import SimulatedFleet
+from simulator.services.shared.maker_names import MakerNames
 
 log = logging.getLogger("rfqsim.fleet")
 
@@ -151,11 +155,11 @@ async def start_fleet(app: web.Application, api_url: str) -> None:
     holder.credentials = credentials_for(app, config)
     holder.v1_keys = v1_keys_for(app, config)
     await _run_fleet(app)
-    where = f"own process, pid {holder.process.pid}" if holder.process else "in-process"
-    log.info("maker fleet online (%s): %s", where, ", ".join(holder.names()))
 
 
 async def _run_fleet(app: web.Application) -> None:
+    """Start the fleet with the holder's configuration, then say in the log what it did (the
+    resting orders each maker placed in its first round) and what the venue still lacks."""
     holder = app[FLEET]
     assert holder.config is not None
     assert holder.api_url is not None
@@ -163,6 +167,7 @@ async def _run_fleet(app: web.Application) -> None:
     rpc_urls = {c.chain_id: c.rpc_url for c in app[VENUE].chains.values()}
     rng = app[RANDOM].fork(holder.rng_label)
     listener: Callable[[int], Awaitable[None]]
+    placed: dict[str, int]
     if app[SETTINGS].makers_process == "own":
         if holder.process is None or not holder.process.alive:
             holder.process = await FleetProcess.spawn()
@@ -174,7 +179,8 @@ async def _run_fleet(app: web.Application) -> None:
             rng_seed=rng.seed,  # the same draws as the in-process fleet's: same nonces
             v1_keys=holder.v1_keys,
         )
-        await holder.process.call("start", request, timeout_s=START_TIMEOUT_S)
+        answer = await holder.process.call("start", request, timeout_s=START_TIMEOUT_S)
+        placed = {str(name): int(count) for name, count in dict(answer).items()}
         listener = holder.process.chain_restarted
     else:
         fleet = MakerFleet(
@@ -185,13 +191,23 @@ async def _run_fleet(app: web.Application) -> None:
             rng=rng,
             v1_keys=holder.v1_keys,
         )
-        await fleet.start()
+        placed = await fleet.start()
         holder.fleet = fleet
         listener = fleet.chain_restarted
     holder.running = True
     if CHAIN_SUPERVISOR in app:
         app[CHAIN_SUPERVISOR].restart_listeners.append(listener)
         holder.listener = listener
+    where = f"own process, pid {holder.process.pid}" if holder.process else "in-process"
+    orders = ", ".join(f"{name} {count}" for name, count in placed.items() if count)
+    log.info(
+        "maker fleet online (%s): %s; resting orders placed: %s",
+        where,
+        ", ".join(holder.names()),
+        orders or "none",
+    )
+    for gap in await venue_gaps(app, holder.config):
+        log.warning("the maker fleet started, but the venue is not complete: %s", gap)
 
 
 async def _halt_fleet(app: web.Application) -> None:
@@ -253,3 +269,9 @@ async def stop_fleet(app: web.Application) -> None:
         process, holder.process = holder.process, None
         if process is not None:
             await process.close()
+
+
+def fleet_names(config: FleetConfig | None) -> MakerNames:
+    """The configured fleet's wallet -> name (every maker, whether it runs or not)."""
+    makers = config.makers if config is not None else ()
+    return MakerNames({maker.wallet().address: maker.name for maker in makers})

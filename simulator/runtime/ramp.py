@@ -25,6 +25,7 @@ from simulator.services.ramp.tracking import TrackingSettings, TransferTracker
 from simulator.services.ramp.transfers import RampTransfers, TransferSettings
 from simulator.services.ramp.webhooks import ProviderWebhooks
 from simulator.services.shared.state import AttributeState, StateParticipant
+from simulator.services.shared.timelines import Timelines, TimelineState
 from simulator.settings import RampSettings
 
 # `python -m provider_sandbox serve`'s default --webhook-secret: what an external sandbox signs
@@ -51,6 +52,7 @@ def build_ramp(
     production: bool,
     parse_transfer: Callable[[dict[str, Any]], ProviderTransfer],
     token_decimals: dict[str, int] | None = None,
+    history: Timelines,
 ) -> RampArea:
     """`parse_transfer` reads the provider's transfer object (the provider adapter's parser),
     for inbound webhooks; `token_decimals` the chains' token decimals (RA12 amount checks)."""
@@ -86,6 +88,7 @@ def build_ramp(
             expire_after_s=settings.expire_after_s,
             recheck_days=settings.recheck_days,
         ),
+        history,
     )
     transfers = RampTransfers(
         clock,
@@ -128,6 +131,7 @@ def build_ramp(
         emails=outbox,
         webhooks=webhooks,
         tracker=tracker,
+        history=history,
         controls=RampControls(settings.provider_id, webhook_secret, reads, customers),
     )
 
@@ -142,4 +146,5 @@ def ramp_state(area: RampArea) -> list[StateParticipant]:
         AttributeState.of("ramp.retry", area.retry),
         AttributeState.of("ramp.sweep", area.sweep),
         AttributeState.of("ramp.webhooks", area.webhooks),
+        TimelineState("ramp.timelines", area.history),
     ]

@@ -32,12 +32,15 @@ from simulator.api.http.appkeys import (
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.lifecycle import CHAIN_SUPERVISOR
+from simulator.runtime.timelines import timelines
 from simulator.services.access.area import AccessArea
+from simulator.services.access.keys import KeyService
 from simulator.services.rfq.area import RfqArea
 from simulator.services.rfq.auction import Auction
 from simulator.services.rfq.deps import RfqDeps
 from simulator.services.rfq.fleet_control import MakerControl
 from simulator.services.rfq.funds import TakerFunds
+from simulator.services.rfq.history import RFQ_STEPS, RfqHistory
 from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.makers import MakerRegistry
 from simulator.services.rfq.ports import FrameTap, SimulatedFleet
@@ -46,9 +49,12 @@ from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement, SettlementSettings
 from simulator.services.rfq.slots import OutstandingSlots
 from simulator.services.rfq.store import InMemoryRfqStore
+from simulator.services.rfq.time_control import RfqTimeControl
+from simulator.services.shared.changes import ChangeFeed
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.fills import FillFanout
 from simulator.services.shared.state import AttributeState, StateParticipant
+from simulator.services.shared.timelines import EventSteps, TimelineState
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
 
@@ -68,9 +74,14 @@ def build_rfq(
     chains: dict[int, AnvilChain],
     fleet: SimulatedFleet,
     fills: FillFanout,
+    changes: ChangeFeed | None = None,
 ) -> RfqArea:
     reads = ChainReads(chains)
     registry = MakerRegistry(clock)
+    history = RfqHistory(timelines("rfqs", RFQ_STEPS, clock, settings, changes))
+    registry.on_late = lambda maker, quote_id, rfq_id, waited_s, kind: history.answered_late(
+        rfq_id, maker.wallet, maker.maker_id, quote_id, waited_s * 1000, kind
+    )
     pricing = IndicativePricing(clock, registry)
     inventory = MakerInventory(clock)
     deps = RfqDeps(
@@ -83,11 +94,13 @@ def build_rfq(
         pricing=pricing,
         faults=access.faults,
         limits=lambda: access.limits,
+        history=history,
     )
-    auction = Auction(clock, random.fork("auction"), registry, pricing, inventory, reads)
+    auction = Auction(clock, random.fork("auction"), registry, pricing, inventory, reads, history)
     store = InMemoryRfqStore()
     service = RfqService(clock, random.fork("rfq"), deps, auction, store)
     events = EventLog(keep=settings.retention.events_kept)
+    events.subscribers.append(EventSteps(history.timelines))
     settlement = Settlement(
         clock,
         store,
@@ -111,6 +124,8 @@ def build_rfq(
         inventory=inventory,
         funds=deps.funds,
         slots=deps.slots,
+        history=history,
+        time_control=RfqTimeControl(clock, store, settlement, deps.slots, deps.funds),
     )
 
 
@@ -124,6 +139,8 @@ def rfq_state(area: RfqArea) -> list[StateParticipant]:
         AttributeState.of("rfq.slots", area.slots),
         AttributeState.of("rfq.settlement", area.settlement),
         AttributeState.of("rfq.events", area.events, exclude=("subscribers", "keep")),
+        TimelineState("rfq.timelines", area.history.timelines),
+        AttributeState.of("rfq.replies", area.history),
     ]
 
 
@@ -136,9 +153,16 @@ def indexer_state(chain_id: int, indexer: FillIndexer) -> StateParticipant:
 
 
 def build_maker_sessions(
-    area: RfqArea, venue: VenueDirectory, clock: Clock, frames: FrameTap | None = None
+    area: RfqArea,
+    venue: VenueDirectory,
+    clock: Clock,
+    keys: KeyService,
+    frames: FrameTap | None = None,
 ) -> MakerStreamSessions:
-    return MakerStreamSessions(area.makers, venue, clock, frames=frames)
+    """The maker stream's sessions; a key suspended or revoked ends its open connections."""
+    sessions = MakerStreamSessions(area.makers, venue, clock, frames=frames)
+    keys.withdrawn_listeners.append(sessions.credential_withdrawn)
+    return sessions
 
 
 async def background_context(app: web.Application) -> AsyncIterator[None]:

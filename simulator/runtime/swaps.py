@@ -5,23 +5,33 @@ from __future__ import annotations
 
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
+from simulator.runtime.timelines import timelines
 from simulator.services.limit_orders.area import BookArea
+from simulator.services.shared.changes import ChangeFeed
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.state import AttributeState, StateParticipant
+from simulator.services.shared.timelines import EventSteps, TimelineState
 from simulator.services.swaps.area import SwapsArea
+from simulator.services.swaps.history import SWAP_STEPS
 from simulator.services.swaps.service import SwapService
 from simulator.services.swaps.store import SwapStore
 from simulator.settings import Settings
 
 
 def build_swaps(
-    settings: Settings, clock: Clock, random: RandomSource, book: BookArea
+    settings: Settings,
+    clock: Clock,
+    random: RandomSource,
+    book: BookArea,
+    changes: ChangeFeed | None = None,
 ) -> SwapsArea:
     events = EventLog()
+    history = timelines("swaps", SWAP_STEPS, clock, settings, changes)
+    events.subscribers.append(EventSteps(history))
     service = SwapService(
-        clock, random.fork("swaps"), book.service, SwapStore(), events, settings.book
+        clock, random.fork("swaps"), book.service, SwapStore(), events, settings.book, history
     )
-    return SwapsArea(service=service, events=events)
+    return SwapsArea(service=service, events=events, history=history)
 
 
 def swaps_state(area: SwapsArea) -> list[StateParticipant]:
@@ -29,4 +39,5 @@ def swaps_state(area: SwapsArea) -> list[StateParticipant]:
     return [
         AttributeState.of("swaps.store", area.service.store),
         AttributeState.of("swaps.events", area.events, exclude=("subscribers", "keep")),
+        TimelineState("swaps.timelines", area.history),
     ]

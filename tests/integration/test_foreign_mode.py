@@ -26,8 +26,20 @@ def test_without_the_control_api_sim_is_404_and_the_ready_file_holds_only_operat
         assert set(info) == {"api_url", "control_api", "chains", "api_keys", "taker_wallets"}
         assert info["control_api"] is False
         client = Client(served.api_url)
-        for path in ("/_sim/info", "/_sim/clock", "/_sim/", "/_sim/openapi.json"):
+        for path in (
+            "/_sim/info",
+            "/_sim/clock",
+            "/_sim/",
+            "/_sim/openapi.json",
+            "/_sim/console",
+            "/_sim/console/main.js",
+            "/_sim/stream",
+            "/_sim/rfqs",
+        ):
             assert_error(client.get(path), 404, "not_found")
+        # A browser opening the root is not sent to a console that does not exist.
+        root = client.get("/", headers={"Accept": "text/html"})
+        assert root.status == 200, root.raw
         assert_error(client.post("/_sim/clock/advance", json={"seconds": 60}), 404, "not_found")
         assert assert_data(client.get("/v2/health"))["status"] == "ok"
         for chain in info["chains"]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -177,18 +179,61 @@ async def test_levels_feed_the_ladder_and_vanish_on_disconnect(
         pytest.fail("a disconnected maker's levels stayed on the ladder")
 
 
+async def round_trip(ws: aiohttp.ClientWebSocketResponse, ping_id: str) -> None:
+    """A ping answered: the server did everything it was going to do before reading it."""
+    await ws.send_json({"type": "ping", "id": ping_id})
+    while (await receive(ws, "pong"))["id"] != ping_id:
+        pass
+
+
+async def closed_with(ws: aiohttp.ClientWebSocketResponse) -> tuple[int | None, str]:
+    frame = await ws.receive(timeout=5)
+    assert frame.type == aiohttp.WSMsgType.CLOSE, frame
+    return ws.close_code, str(frame.extra)
+
+
 async def test_a_second_connection_replaces_the_first(
     served: Served, session: aiohttp.ClientSession
 ) -> None:
+    """The first socket is read only once the second answered a ping: a server that dropped the
+    TCP connection right after its close frame has been seen to by then, and the client, which
+    could not answer the close frame, would report 1006."""
     key = await maker_key(session, served.api_url, 3)
     url = served.api_url + "/v2/maker/stream"
     async with session.ws_connect(url, headers={"X-API-Key": key}) as first:
         await receive(first, "welcome")
         async with session.ws_connect(url, headers={"X-API-Key": key}) as second:
             await receive(second, "welcome")
-            closing = await first.receive(timeout=5)
-            assert closing.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
-            assert first.close_code == 4001
+            await round_trip(second, "served")
+            assert await closed_with(first) == (4001, "replaced")
+
+
+async def test_a_credential_revoked_while_connected_ends_its_stream_with_4003(
+    served: Served, session: aiohttp.ClientSession
+) -> None:
+    key = await maker_key(session, served.api_url, 4)
+    url = served.api_url + "/v2/maker/stream"
+    async with session.ws_connect(url, headers={"X-API-Key": key}) as ws:
+        welcome = await receive(ws, "welcome")
+        revoke = f"{served.api_url}/_sim/keys/{welcome['makerId']}/revoke"
+        async with session.post(revoke) as resp:
+            assert resp.status == 200, await resp.text()
+        assert await closed_with(ws) == (4003, "credential_revoked")
+    async with session.get(url, headers={"X-API-Key": key}) as again:
+        assert again.status == 401
+
+
+async def test_a_stopping_server_ends_the_stream_with_1001(
+    tmp_path: Path, session: aiohttp.ClientSession
+) -> None:
+    with serve(tmp_path, "--no-makers") as running:
+        key = await maker_key(session, running.api_url, 5)
+        url = running.api_url + "/v2/maker/stream"
+        async with session.ws_connect(url, headers={"X-API-Key": key}) as ws:
+            await receive(ws, "welcome")
+            running.process.send_signal(signal.SIGTERM)
+            assert await closed_with(ws) == (1001, "server_stopping")
+        assert await asyncio.to_thread(running.process.wait, 20) == 0
 
 
 async def test_a_signed_quote_is_returned_to_the_taker_and_the_rfq_message_is_complete(

@@ -6,10 +6,7 @@ upstream's answers reach it untouched."""
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,9 +14,9 @@ import pytest
 
 from conformance.client import Client, Response
 from tests.integration.proxy_process import proxy, service_violations, summary
-from tests.integration.serve_process import REPO, Served, serve
+from tests.integration.serve_process import Served, serve
 from tests.integration.test_loadtests import run_profile
-from tests.integration.test_quickstart_integrator import receive_filled_webhook, run, snippets
+from tests.integration.test_quickstart_integrator import run_every_snippet, snippets
 
 pytestmark = pytest.mark.integration
 # Rules the quickstart's traffic must have exercised (it cannot hide behind checking nothing).
@@ -46,22 +43,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 def test_the_integrator_quickstart_through_the_proxy_breaks_no_rule(
     served: Served, tmp_path: Path
 ) -> None:
-    code = snippets()
     info = served.info
     chain = next(c for c in info["chains"] if c["chain_id"] == 97)
     key = next(k["key"] for k in info["demo_keys"] if k["label"] == "taker-test")
     with proxy(served.api_url, tmp_path / "report") as running:
         env = {**os.environ, "API": running.url, "RPC": chain["rpc_url"], "KEY": key}
-        quote = json.loads(run(["bash", "-c", code["curl-quote"]], env))["data"]
-        assert quote["status"] == "quoted", quote
-        out = run([sys.executable, "-c", code["python-proof"]], env)
-        assert re.match(r"quoted rfq_[0-9a-f]+ claim: \S+", out), out
-        script = tmp_path / "quickstart.mjs"
-        script.write_text(code["viem-flow"])
-        (tmp_path / "node_modules").symlink_to(REPO / "node_modules")
-        out = run(["node", str(script)], env, cwd=tmp_path)
-        assert re.search(r"^filled rfq_[0-9a-f]+ txHash 0x[0-9a-f]{64}$", out, re.M), out
-        receive_filled_webhook(code, env)
+        run_every_snippet(snippets(), env, tmp_path / "snippets")
         assert running.stop() == 0
     report = running.report()
     assert report["violations"] == [], summary(report["violations"])

@@ -1,9 +1,15 @@
 """docs/quickstart-integrator.md runs as written: every snippet is copied out of the document
-and executed against a real `rfqsim serve` (seed 0, free ports): the curl firm quote, the proof
-signed with eth-account, the viem flow (proof, quote, approve, swap, poll until filled) and the
-webhook handler's standard t=...,v1=... verifier receiving a real rfq.filled through
-`rfqsim webhooks listen --forward-to` after `rfqsim trigger rfq.filled`. The document's literal
-values (demo key, wallets, token addresses) must be what seed 0 gives, so it cannot rot."""
+and executed as the page says (shell snippets with bash, Python with the repository's
+.venv/bin/python, JavaScript with node beside the repository's node_modules) against a real
+`rfqsim serve` (seed 0, free ports): the curl firm quote, the keyless taker flow in Python and in
+viem (proof, quote, approve, swap, poll until filled), the v1 swap in curl and Python (create,
+approve, swap, poll until FILLED), and the webhook handler's standard t=...,v1=... verifier
+receiving a real rfq.filled through `rfqsim webhooks listen --forward-to` after
+`rfqsim trigger rfq.filled`. Then again, unchanged, after `rfqsim trigger` of rfq.expired,
+rfq.failed and rfq.filled.late (which move only their own RFQ's time), and once more after
+`POST /_sim/clock/advance` (the snippets sign proofs with this machine's clock; docs/decisions.md
+TT4). The document's literal values (demo key, wallets, token addresses) must be what seed 0
+gives, so it cannot rot."""
 
 from __future__ import annotations
 
@@ -14,20 +20,22 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pytest
 
-from tests.integration.serve_process import REPO, serve
+from tests.integration.rfq_world import Api
+from tests.integration.serve_process import REPO, RFQSIM, serve
 
 pytestmark = pytest.mark.integration
 
 DOC = REPO / "docs" / "quickstart-integrator.md"
+PYTHON = REPO / ".venv" / "bin" / "python"  # what the page runs its Python snippets with
 WAIT_S = 60.0
+V1_SELL_AMOUNT = 200_000_000  # the v1 snippets' sellAmount: 200 USDC
 
 
 def snippets() -> dict[str, str]:
@@ -35,8 +43,10 @@ def snippets() -> dict[str, str]:
     found = dict(re.findall(r"<!-- snippet: ([a-z0-9-]+) -->\n```[a-z]+\n(.*?)```", text, re.S))
     assert set(found) == {
         "curl-quote",
-        "python-proof",
+        "python-flow",
         "viem-flow",
+        "v1-swap-curl",
+        "v1-swap-python",
         "python-webhook-receiver",
         "listen",
         "trigger",
@@ -109,9 +119,56 @@ def stop_group(process: subprocess.Popen[str]) -> None:
         process.stdout.close()
 
 
-def receive_filled_webhook(code: dict[str, str], env: dict[str, str]) -> None:
-    """The snippets' webhook: `listen` registers and forwards to the handler, `trigger` makes
-    the venue send rfq.filled, the handler verifies it."""
+def book_offers(api: Api, key: str) -> list[dict[str, Any]]:
+    """The v1 book's USDC -> NGNS offers on chain 97 (read with a key of its own: the demo key's
+    per-minute budget is the snippets')."""
+    path = f"/v1/order-book?chainId=97&sellToken={api.token('USDC')}&buyToken={api.token('NGNS')}"
+    return list(api.data("GET", path, key=key)["offers"])
+
+
+def enough_for_the_snippets(offers: list[dict[str, Any]]) -> bool:
+    """Three whole orders of at most the snippets' 200 USDC each (the curl swap holds what it
+    composed for 60 s, the Python swap needs others)."""
+    return sum(int(o["sellAmount"]) <= V1_SELL_AMOUNT for o in offers) >= 3
+
+
+def wait_for_book_offers(api: Api, key: str) -> None:
+    """Until the book offers what the v1 snippets take again: the simulated fleet tops up what
+    earlier rounds took every 20 s."""
+    deadline = time.monotonic() + WAIT_S
+    while not enough_for_the_snippets(offers := book_offers(api, key)):
+        assert time.monotonic() < deadline, offers
+        time.sleep(1)
+
+
+def run_every_snippet(code: dict[str, str], env: dict[str, str], scratch: Path) -> None:
+    """Each snippet once, as the page says to run it."""
+    scratch.mkdir()
+    # 1. curl, with the key.
+    quote = json.loads(run(["bash", "-c", code["curl-quote"]], env))["data"]
+    assert quote["status"] == "quoted", quote
+
+    # 2a. Python, keyless: proof, quote, approve, swap, poll until filled.
+    (scratch / "quickstart.py").write_text(code["python-flow"])
+    out = run([str(PYTHON), str(scratch / "quickstart.py")], env)
+    assert re.match(r"quoted (rfq_[0-9a-f]+) buyAmount \d+\n", out), out
+    assert re.search(r"^filled rfq_[0-9a-f]+ txHash 0x[0-9a-f]{64}$", out, re.M), out
+
+    # 2b. viem: the same flow.
+    script = scratch / "quickstart.mjs"
+    script.write_text(code["viem-flow"])
+    (scratch / "node_modules").symlink_to(REPO / "node_modules")
+    out = run(["node", str(script)], env, cwd=scratch)
+    assert re.search(r"^filled rfq_[0-9a-f]+ txHash 0x[0-9a-f]{64}$", out, re.M), out
+
+    # 3. The v1 swap: created with curl; the whole flow in Python.
+    swap = json.loads(run(["bash", "-c", code["v1-swap-curl"]], env))["data"]
+    assert (swap["status"], set(swap["transactions"])) == ("QUOTED", {"approval", "swap"}), swap
+    (scratch / "v1_swap.py").write_text(code["v1-swap-python"])
+    out = run([str(PYTHON), str(scratch / "v1_swap.py")], env)
+    assert re.search(r"^FILLED sw_[0-9a-f]+ txHash 0x[0-9a-f]{64} proceeds \d+$", out, re.M), out
+
+    # 4. The webhook: listen forwards to the handler, trigger makes the venue send one.
     port = free_port()
     hook_env = {**env, "PORT": str(port)}
     listen = subprocess.Popen(
@@ -130,8 +187,9 @@ def receive_filled_webhook(code: dict[str, str], env: dict[str, str]) -> None:
         seen: list[str] = []
         secret = wait_line(listen_lines, r"Signing secret: (whsec_\S+)", seen).group(1)
         wait_line(listen_lines, r"> Forwarding to", seen)
+        (scratch / "handler.py").write_text(code["python-webhook-receiver"])
         handler = subprocess.Popen(
-            [sys.executable, "-c", code["python-webhook-receiver"]],
+            [str(PYTHON), str(scratch / "handler.py")],
             env={**hook_env, "WEBHOOK_SECRET": secret},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -155,37 +213,44 @@ def test_every_snippet_of_the_integrator_quickstart_runs(tmp_path: Path) -> None
     code = snippets()
     text = DOC.read_text(encoding="utf-8")
     with serve(tmp_path, "--seed", "0") as served:
+        api = Api(served.api_url, served.info)
         info = served.info
-        chain = next(c for c in info["chains"] if c["chain_id"] == 97)
-        tokens = {t["symbol"]: t["address"] for t in chain["tokens"]}
-        key = next(k["key"] for k in info["demo_keys"] if k["label"] == "taker-test")
+        key = api.demo_key()
         # The document's literals are what `just serve` prints under seed 0.
         for literal in (
             key,
-            tokens["USDC"],
-            tokens["USDT"],
-            info["demo_wallets"][0]["address"],
-            info["demo_wallets"][0]["private_key"],
-            info["demo_wallets"][1]["address"],
-            info["demo_wallets"][1]["private_key"],
+            api.token("USDC"),
+            api.token("USDT"),
+            api.token("NGNS"),
+            *(wallet["address"] for wallet in info["demo_wallets"]),
+            *(wallet["private_key"] for wallet in info["demo_wallets"]),
         ):
             assert literal in text, literal
-        env = {**os.environ, "API": served.api_url, "RPC": chain["rpc_url"], "KEY": key}
+        for name in ("v1-swap-curl", "v1-swap-python"):
+            assert f'"sellAmount": "{V1_SELL_AMOUNT}"' in code[name], name
+        env = {**os.environ, "API": api.url, "RPC": api.chain_info["rpc_url"], "KEY": key}
+        book_reader = api.data(
+            "POST",
+            "/_sim/keys",
+            {"partner": "quickstart-test", "environment": "test", "scopes": ["quotes:read"]},
+        )["key"]
 
-        # 1. curl, with the key.
-        quote = json.loads(run(["bash", "-c", code["curl-quote"]], env))["data"]
-        assert quote["status"] == "quoted", quote
+        # Ready means ready: the fleet's resting orders are there from the start.
+        offers = book_offers(api, book_reader)
+        assert enough_for_the_snippets(offers), offers
+        run_every_snippet(code, env, tmp_path / "first")
 
-        # 2a. The proof in Python, keyless.
-        out = run([sys.executable, "-c", code["python-proof"]], env)
-        assert re.match(r"quoted rfq_[0-9a-f]+ claim: \S+", out), out
+        # The README's triggers, then every snippet again, unchanged: the triggers moved only
+        # their own RFQs' time (the clock did not move, no live quote of ours lapsed).
+        for event in ("rfq.expired", "rfq.failed", "rfq.filled.late"):
+            run([str(RFQSIM), "trigger", event, "--url", api.url, "--api-key", key], env)
+        assert api.data("GET", "/_sim/clock")["offset_seconds"] == 0
+        wait_for_book_offers(api, book_reader)
+        run_every_snippet(code, env, tmp_path / "after-triggers")
 
-        # 2b. viem: proof, quote, approve, swap, poll until filled.
-        script = tmp_path / "quickstart.mjs"
-        script.write_text(code["viem-flow"])
-        (tmp_path / "node_modules").symlink_to(REPO / "node_modules")
-        out = run(["node", str(script)], env, cwd=tmp_path)
-        assert re.search(r"^filled rfq_[0-9a-f]+ txHash 0x[0-9a-f]{64}$", out, re.M), out
-
-        # 3. The webhook: listen forwards to the handler, trigger makes the venue send one.
-        receive_filled_webhook(code, env)
+        # The clock moved (5 minutes ahead of this machine): the snippets, which sign their
+        # proofs with this machine's clock, still run.
+        moved = api.data("POST", "/_sim/clock/advance", {"seconds": 300})
+        assert moved["offset_seconds"] >= 300
+        wait_for_book_offers(api, book_reader)
+        run_every_snippet(code, env, tmp_path / "clock-moved")

@@ -2,11 +2,13 @@
 marked current by the test), over real loopback HTTP: `{error: "<string>"}` bodies with their
 statuses and never the envelope, X-Request-Id and CORS on every answer, the preflight, 405 for
 other methods, the cache (Cache-Control, dropped on a clock advance, never holding a 502) and
-the feed's own OpenAPI document."""
+the feed's own OpenAPI document. The venue has RFQ corridors only: a BOOK corridor is priced from
+its chain's book (tests/unit/services/feed/test_book_prices.py), and this app has no chain."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -27,7 +29,9 @@ Client = TestClient[web.Request, web.Application]
 async def client() -> AsyncIterator[Client]:
     app = create_app(load_settings(overrides={"seed": 5}), start_chains=False)
     for chain_id in (56, 97):
-        app[VENUE].chains[chain_id] = chain_venue(chain_id)
+        chain = chain_venue(chain_id)
+        rfq = tuple(c for c in chain.corridors if c.timing.mode == "RFQ")
+        app[VENUE].chains[chain_id] = replace(chain, corridors=rfq)
         app[FILL_INDEX].mark(chain_id, "current", app[CLOCK].monotonic())
     async with TestClient(TestServer(app, host="127.0.0.1")) as test_client:
         yield test_client

@@ -5,8 +5,11 @@ the socket's life (welcome, replacement, ping timeout) over a real loopback WebS
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -19,6 +22,7 @@ from eth_utils.address import to_checksum_address
 from contracts.orders import RfqOrder
 from makers.protocol import (
     ErrorMessage,
+    Ping,
     Pong,
     Released,
     Welcome,
@@ -390,3 +394,128 @@ async def test_a_maker_that_misses_pings_is_disconnected(stream_url: str) -> Non
                 break
         assert frame.type == aiohttp.WSMsgType.CLOSE
         assert ws.close_code == 4002
+        assert frame.extra == "ping_timeout"
+
+
+@dataclass
+class QuietStream:
+    """A stream endpoint without JSON pings (one hour apart), and the sessions behind it."""
+
+    url: str
+    sessions: MakerStreamSessions
+    makers: list[tuple[str, str]]  # (credential, wallet) of each next connection
+
+
+@pytest.fixture
+async def quiet_stream(registry: MakerRegistry) -> AsyncIterator[QuietStream]:
+    venue = VenueDirectory(chains={97: chain(97, "test")})
+    sessions = MakerStreamSessions(registry, venue, Clock(), ping_interval_s=3600)
+    makers: list[tuple[str, str]] = []
+
+    async def handler(request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(timeout=5)
+        await ws.prepare(request)
+        maker_id, wallet = makers.pop(0) if makers else ("tx_test_1", WALLET)
+        await sessions.serve(ws, maker_id=maker_id, wallet=wallet, environment="test")
+        return ws
+
+    app = web.Application()
+    app.router.add_get("/stream", handler)
+    async with TestServer(app, host="127.0.0.1") as server:
+        yield QuietStream(str(server.make_url("/stream")), sessions, makers)
+
+
+async def round_trip(ws: aiohttp.ClientWebSocketResponse, ping_id: str) -> None:
+    """A ping answered: the server has done everything it did before reading it."""
+    await ws.send_str(serialize(Ping(id=ping_id)))
+    while True:
+        reply = parse_server_message(await ws.receive_str(timeout=5))
+        if isinstance(reply, Pong) and reply.id == ping_id:
+            return
+
+
+async def closed_with(ws: aiohttp.ClientWebSocketResponse) -> tuple[int | None, str]:
+    frame = await ws.receive(timeout=5)
+    assert frame.type == aiohttp.WSMsgType.CLOSE, frame
+    return ws.close_code, str(frame.extra)
+
+
+async def test_a_replaced_socket_reads_4001_even_once_its_successor_is_served(
+    quiet_stream: QuietStream,
+) -> None:
+    """The old socket is read only after the new one answered a ping: by then a server that
+    dropped the TCP connection right after its close frame has been seen to (the client cannot
+    answer the close frame and reports 1006)."""
+    async with aiohttp.ClientSession() as client, client.ws_connect(quiet_stream.url) as first:
+        await first.receive_str(timeout=5)  # welcome
+        async with client.ws_connect(quiet_stream.url) as second:
+            await second.receive_str(timeout=5)
+            await round_trip(second, "after-welcome")
+            assert await closed_with(first) == (4001, "replaced")
+            await round_trip(second, "still-served")
+
+
+async def test_replacements_under_a_busy_event_loop_each_close_with_4001(
+    quiet_stream: QuietStream, registry: MakerRegistry
+) -> None:
+    """Twenty replacements in a row while another task keeps the event loop busy (2 ms of
+    blocking work per step): every replaced socket reads 4001 `replaced`."""
+
+    async def hog() -> None:
+        while True:
+            until = time.perf_counter() + 0.002
+            while time.perf_counter() < until:
+                pass
+            await asyncio.sleep(0)
+
+    busy = asyncio.create_task(hog())
+    try:
+        async with aiohttp.ClientSession() as client:
+            previous = await client.ws_connect(quiet_stream.url)
+            await previous.receive_str(timeout=5)
+            for round_ in range(20):
+                current = await client.ws_connect(quiet_stream.url)
+                await current.receive_str(timeout=5)
+                await round_trip(current, f"round-{round_}")
+                assert await closed_with(previous) == (4001, "replaced"), round_
+                await previous.close()
+                previous = current
+            await previous.close()
+    finally:
+        busy.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await busy
+    assert registry.online == {}
+
+
+async def test_a_withdrawn_credential_ends_its_connection_with_4003(
+    quiet_stream: QuietStream, registry: MakerRegistry
+) -> None:
+    async with aiohttp.ClientSession() as client, client.ws_connect(quiet_stream.url) as ws:
+        await ws.receive_str(timeout=5)
+        quiet_stream.sessions.credential_withdrawn("tx_test_other", "revoked")
+        await round_trip(ws, "another-credential-was-revoked")  # not this one's
+        quiet_stream.sessions.credential_withdrawn("tx_test_1", "suspended")
+        assert await closed_with(ws) == (4003, "credential_suspended")
+    assert registry.online == {}
+
+
+async def test_a_stopping_server_ends_every_socket_with_1001_and_waits_for_the_handshakes(
+    quiet_stream: QuietStream, registry: MakerRegistry
+) -> None:
+    other = to_checksum_address("0x" + "78" * 20)
+    quiet_stream.makers.extend([("tx_test_1", WALLET), ("tx_test_2", other)])
+    async with (
+        aiohttp.ClientSession() as client,
+        client.ws_connect(quiet_stream.url) as one,
+        client.ws_connect(quiet_stream.url) as two,
+    ):
+        for ws in (one, two):
+            await ws.receive_str(timeout=5)
+        closing = asyncio.create_task(quiet_stream.sessions.close_all(timeout_s=30))
+        for ws in (one, two):
+            # The clients answer the close frame here; close_all returns after that.
+            assert await closed_with(ws) == (1001, "server_stopping")
+        async with asyncio.timeout(10):
+            await closing
+    assert registry.online == {}

@@ -4,6 +4,7 @@ exists in the repository)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -44,14 +45,43 @@ async def test_the_index_lists_every_control_and_its_links_answer(client: Client
         assert (REPO / doc["href"]).is_file(), doc
 
 
-async def test_a_browser_gets_html_and_the_bare_path_answers_too(client: Client) -> None:
-    resp = await client.get(
-        "/_sim", headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
-    )
+BROWSER = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+
+
+async def test_a_browser_is_sent_to_the_console_and_json_clients_keep_the_index(
+    client: Client,
+) -> None:
+    for path in ("/", "/_sim", "/_sim/"):
+        resp = await client.get(path, headers=BROWSER, allow_redirects=False)
+        assert resp.status == 302, path
+        assert resp.headers["Location"] == "/_sim/console"
+        curl = await client.get(path, headers={"Accept": "*/*"})
+        assert curl.status == 200
+        assert curl.content_type == "application/json"
+    page = await client.get("/_sim/index.html", headers=BROWSER)
+    assert page.status == 200
+    assert page.content_type == "text/html"
+    text = await page.text()
+    assert "/_sim/openapi.json" in text
+    assert "/_sim/makers" in text
+
+
+async def test_the_console_and_its_files_are_served_from_this_origin_only(client: Client) -> None:
+    resp = await client.get("/_sim/console", headers=BROWSER)
     assert resp.status == 200
     assert resp.content_type == "text/html"
+    policy = resp.headers["Content-Security-Policy"]
+    assert "script-src 'self'" in policy
+    assert "default-src 'none'" in policy
     page = await resp.text()
-    assert "/_sim/openapi.json" in page
-    assert "/_sim/makers" in page
-    curl = await client.get("/_sim/", headers={"Accept": "*/*"})
-    assert curl.content_type == "application/json"
+    scripts = re.findall(r'<script[^>]*src="([^"]+)"', page)
+    assert scripts
+    assert all(src.startswith("/_sim/console/") for src in scripts)
+    assert "<script>" not in page  # no inline script: the policy would refuse it anyway
+    for src in scripts:
+        asset = await client.get(src)
+        assert asset.status == 200
+        assert asset.content_type == "text/javascript"
+    for name in ("../settings.py", "nope.js", "index.html"):
+        missing = await client.get(f"/_sim/console/{name}")
+        assert missing.status == 404, name

@@ -29,7 +29,7 @@ async def client() -> AsyncIterator[Client]:
 async def test_nobody_online_and_no_fleet_yet(client: Client) -> None:
     resp = await client.get("/_sim/makers")
     assert resp.status == 200
-    assert await resp.json() == {"data": {"online": [], "fleet": []}}
+    assert await resp.json() == {"data": {"online": [], "fleet": [], "reply_budget_ms": 0}}
 
 
 async def test_changing_a_maker_the_fleet_does_not_have_is_404(client: Client) -> None:

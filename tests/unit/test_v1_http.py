@@ -6,6 +6,7 @@ with real parallel requests (a test-only operation whose handler waits for the t
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import replace
 from typing import Any
@@ -168,6 +169,27 @@ async def test_v1_per_key_limit_is_429_with_retry_after(client: Client) -> None:
     # Another key keeps its own budget.
     other = await _key(client, "quotes:read")
     assert _rate(await client.get("/v1/corridors", headers=_auth(other))) == (60, 59)
+
+
+async def test_put_limits_merges_tiers_and_refuses_with_details_issues(client: Client) -> None:
+    before = (await (await client.get("/_sim/limits")).json())["data"]
+    resp = await client.put("/_sim/limits", json={"tiers": {"unlimited": 5000}})
+    assert resp.status == 200, await resp.text()
+    tiers = (await resp.json())["data"]["tiers"]
+    assert tiers == {**before["tiers"], "unlimited": 5000}  # merged, the others kept
+
+    refused = await client.put("/_sim/limits", json={"tiers": {"default": 0}})
+    error = await _error(refused, 400, "invalid_request")
+    issues = error["details"]["issues"]
+    assert [issue["field"] for issue in issues] == ["tiers"]
+    assert issues[0]["message"] == "Value error, limits.tiers needs a positive 'default' tier"
+    assert "pydantic" not in json.dumps(error)  # no raw pydantic text or documentation URL
+    unchanged = (await (await client.get("/_sim/limits")).json())["data"]
+    assert unchanged["tiers"] == tiers  # a refused update changes nothing
+
+    wrong_type = await client.put("/_sim/limits", json={"tiers": {"high": "lots"}})
+    error = await _error(wrong_type, 400, "invalid_request")
+    assert [issue["field"] for issue in error["details"]["issues"]] == ["tiers.high"]
 
 
 async def test_public_v1_paths_need_no_key_and_are_outside_the_limiter(client: Client) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from asyncio import FIRST_COMPLETED
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,10 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from makers.protocol import (
+    CLOSE_CREDENTIAL_WITHDRAWN,
+    CLOSE_GOING_AWAY,
+    CLOSE_PING_TIMEOUT,
+    CLOSE_REPLACED,
     MAKER_TYPES,
     ChainInfo,
     Decline,
@@ -57,12 +62,22 @@ Reply = ErrorMessage | Released | Pong  # what a maker's frame may be answered w
 
 
 class WebSocketGateway:
-    """MakerGateway over an aiohttp WebSocket; one writer at a time."""
+    """MakerGateway over an aiohttp WebSocket; one writer at a time.
+
+    `close` only asks for the end: the session's own task runs the closing handshake (see
+    `MakerStreamSessions.serve`). aiohttp's `close()` called from any other task while the
+    session's task waits in `receive()` takes its own wake-up for the peer's close frame and
+    drops the TCP connection right after sending ours; a client that had not read our frame
+    yet then fails to answer it and reports 1006 instead of our code."""
 
     def __init__(self, ws: web.WebSocketResponse, tap: Callable[[str], None] | None = None) -> None:
         self._ws = ws
         self._send_lock = asyncio.Lock()  # guards frame writes from concurrent tasks
         self._tap = tap  # told every frame sent (the /_sim/maker-messages journal)
+        # (code, reason) once someone asked for the end; nothing more is sent after it.
+        self.close_requested: asyncio.Future[tuple[int, str]] = (
+            asyncio.get_running_loop().create_future()
+        )
 
     async def send(self, message: dict[str, Any]) -> None:
         await self._send_text(json.dumps(message, separators=(",", ":")))
@@ -72,7 +87,7 @@ class WebSocketGateway:
         await self._send_text(serialize(message))
 
     async def _send_text(self, text: str) -> None:
-        if self._ws.closed:
+        if self._ws.closed or self.close_requested.done():
             raise ConnectionError("maker socket closed")
         async with self._send_lock:
             await self._ws.send_str(text)
@@ -80,7 +95,12 @@ class WebSocketGateway:
             self._tap(text)
 
     async def close(self, code: int, reason: str) -> None:
-        await self._ws.close(code=code, message=reason.encode())
+        self.request_close(code, reason)
+
+    def request_close(self, code: int, reason: str) -> None:
+        """End the connection with `code`; the first request wins."""
+        if not self.close_requested.done():
+            self.close_requested.set_result((code, reason))
 
 
 @dataclass
@@ -108,6 +128,9 @@ class MakerStreamSessions:
         self._clock = clock
         self._ping_interval_s = ping_interval_s
         self._frames = frames  # every frame in and out, per maker (None: not recorded)
+        self._live: dict[WebSocketGateway, str] = {}  # open sockets -> their credential
+        self._all_ended = asyncio.Event()  # set while no socket is open
+        self._all_ended.set()
 
     async def serve(
         self,
@@ -137,28 +160,70 @@ class MakerStreamSessions:
         )
         replaced = self._registry.connect(maker)
         if replaced is not None:
-            with contextlib.suppress(ConnectionError, RuntimeError):
-                await replaced.gateway.close(4001, "replaced")
+            await replaced.gateway.close(CLOSE_REPLACED, "replaced")
+        self._live[gateway] = maker_id
+        self._all_ended.clear()
         session = MakerSession(maker)
         pinger = asyncio.create_task(self._pinger(session, ws, gateway))
+        reader = asyncio.create_task(self._read(session, ws, gateway))
         try:
+            waits: set[asyncio.Future[Any]] = {reader, gateway.close_requested}
+            await asyncio.wait(waits, return_when=FIRST_COMPLETED)
+            if not reader.done():
+                # Asked to close: stop reading, then run the closing handshake from this task,
+                # so the socket stays open until the maker answered our close frame (or the
+                # handshake timed out) and the maker reads our code, not 1006.
+                self._registry.disconnect(maker)  # offline from the request on
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reader
+                code, reason = gateway.close_requested.result()
+                await ws.close(code=code, message=reason.encode())
+        finally:
+            for task in (reader, pinger):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            self._registry.disconnect(maker)
+            if not gateway.close_requested.done():
+                gateway.close_requested.cancel()
+            del self._live[gateway]
+            if not self._live:
+                self._all_ended.set()
+
+    def credential_withdrawn(self, maker_id: str, status: str) -> None:
+        """A credential was suspended or revoked: its connections end (close code 4003, the
+        reason names the new status); the handshake of a new one is refused with 401."""
+        for gateway, credential in list(self._live.items()):
+            if credential == maker_id:
+                gateway.request_close(CLOSE_CREDENTIAL_WITHDRAWN, f"credential_{status}")
+
+    async def close_all(self, *, timeout_s: float) -> None:
+        """The server stops: every connection ends with 1001 `server_stopping`; waits, at most
+        `timeout_s`, until their closing handshakes are over."""
+        for gateway in list(self._live):
+            gateway.request_close(CLOSE_GOING_AWAY, "server_stopping")
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout_s):
+                await self._all_ended.wait()
+
+    async def _read(
+        self, session: MakerSession, ws: web.WebSocketResponse, gateway: WebSocketGateway
+    ) -> None:
+        """Welcome the maker, then answer its frames until the socket closes."""
+        frames = self._frames
+        maker = session.maker
+        with contextlib.suppress(ConnectionError):
             await gateway.send_message(self.welcome(maker))
             async for frame in ws:
                 if frame.type == WSMsgType.TEXT:
                     if frames is not None:
-                        frames.record_frame(maker_id, wallet, "in", frame.data)
+                        frames.record_frame(maker.maker_id, maker.wallet, "in", frame.data)
                     reply = self.on_text(session, frame.data)
                 else:
                     reply = ErrorMessage(code="bad_message", message="text frames with JSON only")
                 if reply is not None:
                     await gateway.send_message(reply)
-        except ConnectionError:
-            pass
-        finally:
-            pinger.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await pinger
-            self._registry.disconnect(maker)
 
     @staticmethod
     def _pairs(chain: ChainVenue, mode: str) -> list[PairInfo]:
@@ -288,7 +353,7 @@ class MakerStreamSessions:
         while not ws.closed:
             await asyncio.sleep(self._ping_interval_s)
             if sequence - session.last_pong > MISSED_PINGS_ALLOWED:
-                await ws.close(code=4002, message=b"ping_timeout")
+                await gateway.close(CLOSE_PING_TIMEOUT, "ping_timeout")
                 return
             sequence += 1
             with contextlib.suppress(ConnectionError):

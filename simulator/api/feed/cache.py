@@ -6,7 +6,7 @@ cached ticker would hide that). Only successes are stored: a 502 never outlives 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -32,15 +32,16 @@ class FeedCache:
         # Each published trade's JSON, rendered once (trades never change): by (id, tape order).
         self.trade_json: dict[tuple[str, tuple[int, ...]], bytes] = {}
 
-    def get_or_build(self, key: Hashable, build: Callable[[], bytes]) -> bytes:
+    async def get_or_build(self, key: Hashable, build: Callable[[], Awaitable[bytes]]) -> bytes:
         """The cached body, or `build()`'s (stored only if it returns: an exception, such as
-        the 502 of an unreachable chain, leaves the cache as it was)."""
+        the 502 of an unreachable chain, leaves the cache as it was). The entry's age counts
+        from the start of the build, which may read the chains (the book's offers)."""
         now = self._clock.monotonic()
         offset = self._clock.offset_seconds
         entry = self._entries.get(key)
         if entry is not None and entry.expires > now and entry.clock_offset == offset:
             return entry.body
-        body = build()
+        body = await build()
         if self.ttl_s > 0:
             self._entries[key] = _Entry(body, now + self.ttl_s, offset)
             self._entries.move_to_end(key)

@@ -6,7 +6,7 @@ open on every answer, `Cache-Control: public, max-age=<cache_s>` on successes; e
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from pydantic import BaseModel
@@ -90,16 +90,15 @@ def page_json(page: TradePage, rendered: dict[tuple[str, tuple[int, ...]], bytes
     )
 
 
-def _model_json(build: Callable[[], BaseModel]) -> Callable[[], bytes]:
-    return lambda: build().model_dump_json().encode()
-
-
-def _cached(
-    request: web.Request, operation: str, query: BaseModel, build: Callable[[], bytes]
+async def _cached(
+    request: web.Request,
+    operation: str,
+    query: BaseModel,
+    build: Callable[[], Awaitable[bytes]],
 ) -> web.Response:
     cache = request.app[FEED_CACHE]
     key = (operation, tuple(sorted(query.model_dump().items())))
-    body = cache.get_or_build(key, build)
+    body = await cache.get_or_build(key, build)
     response = raw_json_response(body)
     response.headers["Cache-Control"] = f"public, max-age={int(cache.ttl_s)}"
     return response
@@ -107,47 +106,44 @@ def _cached(
 
 async def pairs(request: web.Request) -> web.Response:
     service = request.app[FEED].service
-    return _cached(
-        request, "pairs", schemas.FeedQuery(), _model_json(lambda: render_pairs(service.pairs()))
-    )
+
+    async def build() -> bytes:
+        return render_pairs(service.pairs()).model_dump_json().encode()
+
+    return await _cached(request, "pairs", schemas.FeedQuery(), build)
 
 
 async def tickers(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.TickersQuery)
     service = request.app[FEED].service
-    return _cached(
-        request,
-        "tickers",
-        query,
-        _model_json(
-            lambda: render_tickers(
-                service.tickers(ticker_id=query.ticker_id, base=query.base, target=query.target)
-            )
-        ),
-    )
+
+    async def build() -> bytes:
+        found = await service.tickers(
+            ticker_id=query.ticker_id, base=query.base, target=query.target
+        )
+        return render_tickers(found).model_dump_json().encode()
+
+    return await _cached(request, "tickers", query, build)
 
 
 async def historical_trades(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.HistoricalTradesQuery)
     service = request.app[FEED].service
     rendered = request.app[FEED_CACHE].trade_json
-    return _cached(
-        request,
-        "historical_trades",
-        query,
-        lambda: page_json(
-            service.historical_trades(
-                ticker_id=query.ticker_id,
-                base=query.base,
-                target=query.target,
-                side=query.trade_type,
-                limit=query.limit,
-                start_time=query.start_time,
-                end_time=query.end_time,
-            ),
-            rendered,
-        ),
-    )
+
+    async def build() -> bytes:
+        page = service.historical_trades(
+            ticker_id=query.ticker_id,
+            base=query.base,
+            target=query.target,
+            side=query.trade_type,
+            limit=query.limit,
+            start_time=query.start_time,
+            end_time=query.end_time,
+        )
+        return page_json(page, rendered)
+
+    return await _cached(request, "historical_trades", query, build)
 
 
 async def preflight(request: web.Request) -> web.Response:

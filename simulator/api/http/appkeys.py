@@ -19,13 +19,17 @@ if TYPE_CHECKING:
     from simulator.services.ramp.area import RampArea
     from simulator.services.rfq.area import RfqArea
     from simulator.services.rfq.pricing import LadderView
+    from simulator.services.shared.changes import ChangeFeed
     from simulator.services.shared.fills import FillFanout, IndexProgress
     from simulator.services.shared.health import DependencyHealth
     from simulator.services.shared.idempotency import IdempotencyStore
+    from simulator.services.shared.maker_names import MakerNames
+    from simulator.services.shared.timelines import Timelines
     from simulator.services.shared.venue import VenueDirectory
     from simulator.services.sim.journal import RequestJournal
     from simulator.services.sim.scenario import ScenarioRunner
     from simulator.services.sim.state import StateControl
+    from simulator.services.sim.wallets import WalletBalances
     from simulator.services.swaps.area import SwapsArea
     from simulator.services.v1.area import V1Area
     from simulator.services.webhooks.service import Webhooks
@@ -45,6 +49,10 @@ class MakerSessions(Protocol):
         environment: ChainEnvironment,
         fills_book: bool = False,
     ) -> None: ...
+
+    async def close_all(self, *, timeout_s: float) -> None:
+        """The server stops: end every open socket with its closing handshake."""
+        ...
 
 
 SETTINGS: web.AppKey[Settings] = web.AppKey("settings")
@@ -72,6 +80,11 @@ IDEMPOTENCY: web.AppKey[IdempotencyStore] = web.AppKey("idempotency")  # Idempot
 STATE: web.AppKey[StateControl] = web.AppKey("state_control")  # reset, snapshots, state dir
 JOURNAL: web.AppKey[RequestJournal] = web.AppKey("journal")  # /_sim/requests (absent: off)
 SCENARIOS: web.AppKey[ScenarioRunner] = web.AppKey("scenarios")  # /_sim/scenarios
+CHANGES: web.AppKey[ChangeFeed] = web.AppKey("changes")  # what changed: the console's live stream
+MAKER_NAMES: web.AppKey[MakerNames] = web.AppKey("maker_names")  # the fleet's wallet -> name
+WALLET_BALANCES: web.AppKey[WalletBalances] = web.AppKey("wallet_balances")  # GET /_sim/chains
+# Every area's bounded history by topic (rfqs, swaps, limit-orders, transfers): GET /_sim/rfqs...
+TIMELINES: web.AppKey[dict[str, Timelines]] = web.AppKey("timelines")
 
 # Rendered ladder JSON per chain, with the cached view it was rendered from.
 LADDER_BYTES: web.AppKey[dict[int, tuple[LadderView, bytes]]] = web.AppKey("ladder_bytes")

@@ -16,11 +16,16 @@ from aiohttp.typedefs import Handler
 
 from simulator.api.http.appkeys import JOURNAL
 from simulator.api.http.middleware import request_id_of
+from simulator.api.http.own_requests import from_the_fleet
 from simulator.services.sim.journal import BODY_MAX_BYTES
 
 # `<env>_<live|test>_<public prefix>.<secret>`: the part before the dot is public.
 _KEY_PREFIX = re.compile(r"\b([a-z]{2,8}_(?:live|test)_[0-9A-Za-z]{4,64})\.")
-UNJOURNALED_PREFIXES = ("/_sim/requests", "/_sim/maker-messages")  # reading must not add rows
+# Reading must not add rows: the journal's own reads, the console's page and live stream.
+UNJOURNALED_PREFIXES = ("/_sim/requests", "/_sim/maker-messages", "/_sim/stream", "/_sim/console")
+# The console marks its own reads with this header: a page open in a browser would otherwise
+# fill the journal with the reads it makes to draw itself (its actions, POSTs, are recorded).
+CONSOLE_READ_HEADER = "X-Rfqsim-Console"
 
 
 def key_prefix(request: web.Request) -> str | None:
@@ -47,7 +52,12 @@ async def _request_body(request: web.Request) -> tuple[bytes | None, int]:
 @web.middleware
 async def journal_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     journal = request.app.get(JOURNAL)
-    if journal is None or request.path.startswith(UNJOURNALED_PREFIXES):
+    if (
+        journal is None
+        or request.path.startswith(UNJOURNALED_PREFIXES)
+        or (request.method == "GET" and CONSOLE_READ_HEADER in request.headers)
+        or from_the_fleet(request)
+    ):
         return await handler(request)
     at = journal.now()
     started = time.perf_counter()
@@ -70,5 +80,7 @@ async def journal_middleware(request: web.Request, handler: Handler) -> web.Stre
         request_size=request_size,
         response_body=response_body,
         response_size=len(body) if isinstance(body, bytes) else 0,
+        request_headers=request.headers,
+        response_headers=response.headers,
     )
     return response

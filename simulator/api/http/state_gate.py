@@ -3,7 +3,9 @@
 
 A cancelled request is answered 503 `venue_unavailable` (details.reason `state_reset`,
 Retry-After 1): a transient error the caller retries into the new state. The state control's
-own operations, the journal and the maker stream's long-lived sockets are outside the gate."""
+own operations, the journal and the maker stream's long-lived sockets are outside the gate; the
+simulated fleet's v1 requests (its own keys, sent as a bearer) pass it while a state change
+restarts the fleet."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from simulator.api.http.appkeys import STATE
+from simulator.api.http.own_requests import from_the_fleet
 from simulator.errors import VenueUnavailable
 from simulator.services.sim.gate import StateChangeInterrupted
 
@@ -36,7 +39,7 @@ async def state_gate_middleware(request: web.Request, handler: Handler) -> web.S
         return await handler(request)
     gate = control.gate
     try:
-        await gate.enter()
+        await gate.enter(own=gate.admitting_own and from_the_fleet(request))
     except StateChangeInterrupted:
         raise interrupted() from None
     task: asyncio.Task[web.StreamResponse] = asyncio.ensure_future(handler(request))

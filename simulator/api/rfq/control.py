@@ -10,7 +10,7 @@ from aiohttp import web
 from pydantic import Field
 
 from makers.config import Behaviour, LatencyConfig
-from simulator.api.http.appkeys import RFQ
+from simulator.api.http.appkeys import CHANGES, MAKER_NAMES, RFQ, VENUE
 from simulator.api.http.parsing import parse_body
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import Operation, RouteTable
@@ -24,11 +24,26 @@ from simulator.errors import (
     UpstreamError,
 )
 from simulator.services.rfq.fleet_control import MakersStatus
+from simulator.services.rfq.history import HISTOGRAM_BIN_MS, RfqHistory, summarize
+
+
+class RepliesView(ApiModel):
+    counts: dict[str, int] = Field(
+        description="Answers by outcome since the last reset: quoted, declined, silent, late, "
+        "rejected, disconnected, unverified (as in RFQ timelines)"
+    )
+    latencies_kept: int = Field(description="Latencies the percentiles are over (the latest)")
+    p50_ms: float | None
+    p99_ms: float | None
+    histogram: list[int] = Field(description="Answers per bin of `histogram_bin_ms`, from 0")
+    histogram_bin_ms: int
 
 
 class OnlineMakerView(ApiModel):
     maker_id: str
     wallet: str
+    name: str | None = Field(description="The simulated maker's name (alpha, ...), if one")
+    replies: RepliesView = Field(description="Its answers to firm requests, as the venue saw them")
     environment: str
     connected_at: str
     pairs_with_levels: int = Field(description="Pair directions whose levels are fresh")
@@ -44,11 +59,13 @@ class FleetMakerView(ApiModel):
     live_quotes: int
     stats: dict[str, Any]
     config: dict[str, Any]
+    replies: RepliesView
 
 
 class MakersView(ApiModel):
     online: list[OnlineMakerView]
     fleet: list[FleetMakerView]
+    reply_budget_ms: int = Field(description="The shortest reply budget of the RFQ corridors")
 
 
 class MakerChange(ApiModel):
@@ -76,24 +93,47 @@ class MakerChange(ApiModel):
     )
 
 
-def _view(status: MakersStatus) -> MakersView:
+def _replies(history: RfqHistory, wallet: str) -> RepliesView:
+    summary = summarize(history.replies.get(wallet.lower()))
+    return RepliesView(**asdict(summary), histogram_bin_ms=HISTOGRAM_BIN_MS)
+
+
+def makers_view(app: web.Application, status: MakersStatus) -> MakersView:
+    """/_sim/makers as JSON (also what the console's live stream sends)."""
+    history = app[RFQ].history
+    names = app[MAKER_NAMES]
+    budgets = [
+        corridor.timing.reply_budget_ms
+        for chain in app[VENUE].chains.values()
+        for corridor in chain.corridors
+        if corridor.timing.mode == "RFQ"
+    ]
     return MakersView(
         online=[
             OnlineMakerView(
                 maker_id=maker.maker_id,
                 wallet=maker.wallet,
+                name=names.name_of(maker.wallet),
+                replies=_replies(history, maker.wallet),
                 environment=maker.environment,
                 connected_at=isoformat(from_unix(maker.connected_at)),
                 pairs_with_levels=maker.pairs_with_levels,
             )
             for maker in status.online
         ],
-        fleet=[FleetMakerView.model_validate(asdict(member)) for member in status.fleet],
+        fleet=[
+            FleetMakerView.model_validate(
+                {**asdict(member), "replies": _replies(history, member.wallet)}
+            )
+            for member in status.fleet
+        ],
+        reply_budget_ms=min(budgets, default=0),
     )
 
 
 async def list_makers(request: web.Request) -> web.Response:
-    return data_response(_view(await request.app[RFQ].maker_control.status()))
+    status = await request.app[RFQ].maker_control.status()
+    return data_response(makers_view(request.app, status))
 
 
 async def change_maker(request: web.Request) -> web.Response:
@@ -101,7 +141,8 @@ async def change_maker(request: web.Request) -> web.Response:
     status = await request.app[RFQ].maker_control.change(
         request.match_info["name"], body.model_dump(exclude_none=True)
     )
-    return data_response(_view(status))
+    request.app[CHANGES].mark("makers")
+    return data_response(makers_view(request.app, status))
 
 
 def add_routes(table: RouteTable) -> None:

@@ -13,6 +13,7 @@ from simulator.api.http.routes import Access, Operation, RouteTable
 from simulator.errors import Forbidden, InternalError, RateLimited, Unauthorized
 
 MAX_MESSAGE_BYTES = 256 * 1024
+CLOSE_HANDSHAKE_TIMEOUT_S = 5.0  # a closing socket waits this long for the maker's close frame
 
 
 async def maker_stream(request: web.Request) -> web.StreamResponse:
@@ -21,7 +22,9 @@ async def maker_stream(request: web.Request) -> web.StreamResponse:
         raise Unauthorized("A maker credential is required", details={"reason": "api_key_required"})
     if not key.is_maker_credential or key.maker_wallet is None:
         raise Forbidden("Only maker credentials may open the maker stream")
-    ws = web.WebSocketResponse(max_msg_size=MAX_MESSAGE_BYTES, autoping=True)
+    ws = web.WebSocketResponse(
+        max_msg_size=MAX_MESSAGE_BYTES, autoping=True, timeout=CLOSE_HANDSHAKE_TIMEOUT_S
+    )
     await ws.prepare(request)
     await request.app[MAKER_SESSIONS].serve(
         ws,

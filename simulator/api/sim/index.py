@@ -105,11 +105,24 @@ def render_html(index: SimIndex) -> str:
     )
 
 
+CONSOLE_PATH = "/_sim/console"
+
+
 async def get_index(request: web.Request) -> web.Response:
-    index = build_index(request.app[ROUTES], str(request.url.origin()))
+    """JSON for API clients; a browser is sent to the console (when this simulator serves one)."""
+    routes = request.app[ROUTES]
+    if _prefers_html(request) and any(op.path == CONSOLE_PATH for op in routes.operations):
+        raise web.HTTPFound(CONSOLE_PATH)
+    index = build_index(routes, str(request.url.origin()))
     if _prefers_html(request):
         return web.Response(text=render_html(index), content_type="text/html")
     return data_response(index)
+
+
+async def get_index_page(request: web.Request) -> web.Response:
+    """The index as an HTML page, whatever the Accept header (the console links it)."""
+    index = build_index(request.app[ROUTES], str(request.url.origin()))
+    return web.Response(text=render_html(index), content_type="text/html")
 
 
 def add_routes(table: RouteTable) -> None:
@@ -120,11 +133,25 @@ def add_routes(table: RouteTable) -> None:
             handler=get_index,
             operation_id="simIndex",
             summary="Index of the control API: every control, the OpenAPI documents, the docs "
-            "(JSON; an HTML page when the caller prefers text/html)",
+            "(JSON; a browser preferring text/html is redirected to the console)",
             document="sim",
             tags=("sim",),
             responses={200: SimIndex},
             errors=(InternalError,),
+        )
+    )
+    table.add(
+        Operation(
+            method="GET",
+            path="/_sim/index.html",
+            handler=get_index_page,
+            operation_id="simIndexPage",
+            summary="Index of the control API as an HTML page",
+            document="sim",
+            tags=("sim",),
+            responses={200: None},
+            errors=(InternalError,),
+            documented=False,
         )
     )
     # The same without the slash, and at the root: the banner's API URL answers when a person

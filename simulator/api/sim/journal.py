@@ -9,14 +9,20 @@ from typing import Any
 from aiohttp import web
 
 from rfqkit.redaction import redact
-from simulator.api.http.appkeys import JOURNAL, RFQ
+from simulator.api.http.appkeys import JOURNAL, MAKER_NAMES
 from simulator.api.http.parsing import parse_query
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
 from simulator.api.sim import state_schemas as schemas
 from simulator.clock import isoformat_unix
 from simulator.errors import Conflict, InternalError, InvalidRequest
-from simulator.services.sim.journal import JournalEntry, JournalFilter, RequestJournal, body_view
+from simulator.services.sim.journal import (
+    JournalEntry,
+    JournalFilter,
+    RequestJournal,
+    body_view,
+    headers_view,
+)
 
 
 def _journal(request: web.Request) -> RequestJournal:
@@ -28,28 +34,43 @@ def _journal(request: web.Request) -> RequestJournal:
     return journal
 
 
+def summary_json(entry: JournalEntry) -> dict[str, Any]:
+    """The entry without bodies and headers, as JSON-ready data: no body to redact and no
+    model to build, so it is cheap enough to push every request to a console page."""
+    return {
+        "seq": entry.seq,
+        "request_id": entry.request_id,
+        "at": isoformat_unix(entry.at) or "",
+        "method": entry.method,
+        "path": entry.path,
+        "query": redact(entry.query) if entry.query else "",
+        "status": entry.status,
+        "latency_ms": entry.latency_ms,
+        "key_prefix": entry.key_prefix,
+        "request": None,
+        "response": None,
+    }
+
+
+def render_summary(entry: JournalEntry) -> schemas.JournalEntryView:
+    return schemas.JournalEntryView.model_validate(summary_json(entry))
+
+
 def render_entry(entry: JournalEntry) -> schemas.JournalEntryView:
-    return schemas.JournalEntryView(
-        seq=entry.seq,
-        request_id=entry.request_id,
-        at=isoformat_unix(entry.at) or "",
-        method=entry.method,
-        path=entry.path,
-        query=redact(entry.query),
-        status=entry.status,
-        latency_ms=entry.latency_ms,
-        key_prefix=entry.key_prefix,
-        request=schemas.JournalBody(
-            content_type=entry.request_type,
-            size=entry.request_size,
-            body=body_view(entry.request_body, entry.request_size),
-        ),
-        response=schemas.JournalBody(
-            content_type="application/json" if entry.response_size else None,
-            size=entry.response_size,
-            body=body_view(entry.response_body, entry.response_size),
-        ),
+    summary = render_summary(entry)
+    summary.request = schemas.JournalBody(
+        content_type=entry.request_type,
+        size=entry.request_size,
+        headers=headers_view(entry.request_headers),
+        body=body_view(entry.request_body, entry.request_size),
     )
+    summary.response = schemas.JournalBody(
+        content_type="application/json" if entry.response_size else None,
+        size=entry.response_size,
+        headers=headers_view(entry.response_headers),
+        body=body_view(entry.response_body, entry.response_size),
+    )
+    return summary
 
 
 async def list_requests(request: web.Request) -> web.Response:
@@ -63,7 +84,8 @@ async def list_requests(request: web.Request) -> web.Response:
         request_id=query.request_id,
         limit=query.limit,
     )
-    views = [render_entry(e) for e in journal.requests(where)]
+    render = render_summary if query.summary else render_entry
+    views = [render(e) for e in journal.requests(where)]
     return data_response(schemas.JournalPage(requests=views, capacity=journal.capacity))
 
 
@@ -81,15 +103,16 @@ def _message(text: str) -> Any:
 
 async def list_maker_messages(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.MakerMessagesQuery)
+    names = request.app[MAKER_NAMES]
     maker = query.maker
     if maker is not None:  # a simulated maker's name (alpha) stands for its wallet
-        fleet = (await request.app[RFQ].maker_control.status()).fleet
-        maker = next((m.wallet for m in fleet if m.name == maker), maker)
+        maker = names.wallet_of(maker) or maker
     frames = _journal(request).frames(
         maker=maker,
         direction=query.direction,
         since=query.since.timestamp() if query.since else None,
         limit=query.limit,
+        rfq_id=query.rfq_id,
     )
     views = [
         schemas.MakerMessageView(
@@ -97,10 +120,12 @@ async def list_maker_messages(request: web.Request) -> web.Response:
             at=isoformat_unix(f.at) or "",
             maker_id=f.maker_id,
             wallet=f.wallet,
+            maker_name=names.name_of(f.wallet),
+            rfq_id=rfq_id,
             direction=f.direction,
             message=_message(f.text),
         )
-        for f in frames
+        for f, rfq_id in frames
     ]
     return data_response(schemas.MakerMessagePage(messages=views))
 

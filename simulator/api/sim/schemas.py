@@ -89,6 +89,7 @@ class SimInfo(ApiModel):
     simulator: str
     version: str
     api_url: str
+    console_url: str | None = Field(description="The console page (null without the control API)")
     pid: int
     seed: int
     environment: str

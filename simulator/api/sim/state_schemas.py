@@ -62,11 +62,20 @@ class JournalQuery(ApiModel):
     )
     request_id: str | None = Field(default=None, max_length=64)
     limit: int = Field(default=100, ge=1, le=100_000, description="The newest N matches")
+    summary: bool = Field(
+        default=False,
+        description="Leave out bodies and headers (`request` and `response` are null): the "
+        "console's live list",
+    )
 
 
 class JournalBody(ApiModel):
     content_type: str | None = None
     size: int = Field(description="Bytes")
+    headers: list[tuple[str, str]] = Field(
+        default_factory=list,
+        description="[name, value] as received or sent; credentials left out, values redacted",
+    )
     body: Any = Field(
         default=None,
         description="JSON or text with secrets redacted; {omitted, size} above 16 KiB",
@@ -83,8 +92,8 @@ class JournalEntryView(ApiModel):
     status: int
     latency_ms: float
     key_prefix: str | None = Field(description="The API key's public prefix, if one was sent")
-    request: JournalBody
-    response: JournalBody
+    request: JournalBody | None = Field(description="Null when asked for a summary")
+    response: JournalBody | None = Field(description="Null when asked for a summary")
 
 
 class JournalPage(ApiModel):
@@ -106,6 +115,9 @@ class MakerMessagesQuery(ApiModel):
         default=None, description="in: from the maker; out: to the maker"
     )
     since: AwareDatetime | None = Field(default=None, description="Simulator time, with zone")
+    rfq_id: str | None = Field(
+        default=None, max_length=64, description="Only the frames of this RFQ (rfq_…)"
+    )
     limit: int = Field(default=100, ge=1, le=100_000)
 
 
@@ -114,6 +126,11 @@ class MakerMessageView(ApiModel):
     at: str
     maker_id: str
     wallet: str
+    maker_name: str | None = Field(description="The simulated maker's name (alpha, ...), if one")
+    rfq_id: str | None = Field(
+        description="The RFQ the frame belongs to (its rfq, quote or decline, released, filled, "
+        "expired); null for levels, pings and the like"
+    )
     direction: Literal["in", "out"]
     message: Any = Field(description="The frame (JSON when it is), secrets redacted")
 

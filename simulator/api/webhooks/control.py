@@ -3,6 +3,8 @@ CA that lets receivers on this machine serve https the simulator trusts."""
 
 from __future__ import annotations
 
+import json
+
 from aiohttp import web
 
 from simulator.api.http.appkeys import WEBHOOKS
@@ -38,6 +40,26 @@ def render_delivery(delivery: Delivery) -> schemas.DeliveryView:
             )
             for a in list(delivery.attempts)
         ],
+        event=json.loads(delivery.body),
+    )
+
+
+async def list_endpoints(request: web.Request) -> web.Response:
+    endpoints = request.app[WEBHOOKS].registry.all()
+    return data_response(
+        schemas.EndpointList(
+            endpoints=[
+                schemas.EndpointView(
+                    id=e.endpoint_id,
+                    partner_id=e.partner_id,
+                    url=e.url,
+                    event_types=list(e.event_types),
+                    status=e.status,
+                    created_at=isoformat(from_unix(e.created_at)),
+                )
+                for e in endpoints
+            ]
+        )
     )
 
 
@@ -101,6 +123,15 @@ def add_routes(table: RouteTable) -> None:
     add = table.adder("sim", ("sim", "webhooks"))
 
     body_errors = (InvalidRequest, PayloadTooLarge, InternalError)
+    add(
+        "GET",
+        "/_sim/webhooks/endpoints",
+        list_endpoints,
+        "simListWebhookEndpoints",
+        "Every registered webhook endpoint of every partner (no signing secrets)",
+        responses={200: schemas.EndpointList},
+        errors=(InternalError,),
+    )
     add(
         "GET",
         "/_sim/webhooks/deliveries",

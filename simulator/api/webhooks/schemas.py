@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import ConfigDict, Field, RootModel, field_validator
@@ -129,10 +129,26 @@ class DeliveryView(ApiModel):
     created_at: str
     next_attempt_at: str | None = Field(description="Next scheduled attempt (simulator time)")
     attempts: list[DeliveryAttemptView]
+    event: Any = Field(description="The event body every attempt sends (JSON)")
 
 
 class DeliveryList(ApiModel):
     deliveries: list[DeliveryView]
+
+
+class EndpointView(ApiModel):
+    id: str = Field(description="whe_…")
+    partner_id: str
+    url: str
+    event_types: list[str]
+    status: str
+    created_at: str
+
+
+class EndpointList(ApiModel):
+    endpoints: list[EndpointView] = Field(
+        description="Every partner's endpoints, oldest first; signing secrets are never shown"
+    )
 
 
 class WebhookFaultState(ApiModel):

@@ -7,6 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
+from rfqkit.validation_issues import issues_from
 from simulator.errors import InvalidRequest
 from simulator.services.access.area import AccessArea
 from simulator.services.access.keys import ApiKey, KeyEnvironment
@@ -44,12 +47,17 @@ def create_key(
 def replace_limits(
     area: AccessArea, update: Mapping[str, Any], *, reset_windows: bool
 ) -> LimitSettings:
-    """The limits in force with `update` applied, validated whole (a tier table that breaks a
-    rule is refused and nothing changes); `reset_windows` also empties the per-key windows."""
+    """The limits in force with `update` merged in (a tier named in `update` is added or
+    changed, the others stay), validated whole: limits that break a rule are refused with
+    `details.issues` and nothing changes; `reset_windows` also empties the per-key windows."""
+    merged = {**area.limits.model_dump(), **update}
+    merged["tiers"] = {**area.limits.tiers, **update.get("tiers", {})}
     try:
-        area.limits = LimitSettings.model_validate({**area.limits.model_dump(), **update})
-    except ValueError as exc:
-        raise InvalidRequest(str(exc), details={"reason": "invalid_limits"}) from exc
+        area.limits = LimitSettings.model_validate(merged)
+    except ValidationError as exc:
+        raise InvalidRequest(
+            "Limits failed validation", details={"issues": issues_from(exc)}
+        ) from exc
     if reset_windows:
         area.limiter.reset()
     return area.limits

@@ -10,6 +10,7 @@ import base64
 import hashlib
 import hmac
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -78,6 +79,9 @@ class KeyService:
         self._random = random  # ids and prefixes only; secrets come from the OS CSPRNG
         self.partners: dict[str, Partner] = {}  # by partner id
         self.keys: dict[str, ApiKey] = {}  # by key id (public prefix)
+        # Told (key id, new status) when a key stops being active: the maker stream ends that
+        # credential's open connections.
+        self.withdrawn_listeners: list[Callable[[str, KeyStatus], None]] = []
 
     def create_partner(self, name: str) -> Partner:
         partner = Partner(partner_id=self._random.new_id("ptn", 8), name=name)
@@ -167,7 +171,11 @@ class KeyService:
         key = self.get(key_id)
         if key.status == "revoked" and status != "revoked":
             raise InvalidRequest("A revoked key stays revoked", details={"reason": "revoked"})
+        was_active = key.status == "active"
         key.status = status
+        if was_active and status != "active":
+            for listener in self.withdrawn_listeners:
+                listener(key_id, status)
         return key
 
 

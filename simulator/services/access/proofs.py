@@ -1,7 +1,9 @@
 """Proof of control: the EIP-712 TakerControl signature a keyless caller sends, and the ~12 h
 grant a verified proof earns.
 
-Rules (spec 1-rfq-v2 "Proof of control"): issuedAt within 60 s of the service clock either side;
+Rules (spec 1-rfq-v2 "Proof of control"): issuedAt within 60 s of the service clock either side
+(and, while /_sim/clock/advance has moved that clock, of the wall clock too: a deviation,
+docs/decisions.md TT4, `proof.wall_clock_when_moved`);
 the nonce binds to the signed contents and to the caller that first sent it (the identical proof
 from the same caller is accepted again while fresh); the signature verifies as the taker (EOA by
 recovery, smart accounts by ERC-1271 / ERC-6492 on chain); a verified proof grants the caller ~12 h
@@ -67,13 +69,19 @@ class _NonceUse:
         str, int, int, bytes
     ]  # (taker, chainId, issuedAt, signature) it was signed over
     caller: str  # the caller identity that first sent it
-    fresh_until: float  # after this the proof is stale anyway and the entry can go
+
+    @property
+    def issued_at(self) -> float:
+        return self.contents[2] / 1000
 
 
 @dataclass(frozen=True)
 class ProofSettings:
     window_s: float = 60.0  # issuedAt tolerance either side of the service clock
     grant_s: float = 12 * 3600.0  # lifetime of the grant a verified proof earns
+    # While the service clock is moved (offset != 0), issuedAt within window_s of the wall clock
+    # is fresh too: a client signs with its own clock, which /_sim/clock/advance cannot move.
+    wall_clock_when_moved: bool = True
 
 
 class ProofService:
@@ -115,15 +123,28 @@ class ProofService:
                 self._clock.time() + self.settings.grant_s
             )
 
+    def _wall_clock_counts(self) -> bool:
+        return self.settings.wall_clock_when_moved and self._clock.offset_seconds != 0
+
+    def is_fresh(self, issued_at: float) -> bool:
+        """issuedAt (Unix seconds) within the window of the service clock, or of the wall clock
+        while the service clock is moved."""
+        window = self.settings.window_s
+        if abs(self._clock.time() - issued_at) <= window:
+            return True
+        return self._wall_clock_counts() and abs(self._clock.wall_time() - issued_at) <= window
+
     async def verify(self, *, taker: str, chain_id: int, proof: TakerProof, caller: str) -> None:
         now = self._clock.time()
-        issued_at = proof.issued_at_ms / 1000
-        if abs(now - issued_at) > self.settings.window_s:
-            raise ProofOfControlStale(
-                issuedAt=proof.issued_at_ms,
-                serverTime=int(now * 1000),
-                windowMs=int(self.settings.window_s * 1000),
-            )
+        if not self.is_fresh(proof.issued_at_ms / 1000):
+            details = {
+                "issuedAt": proof.issued_at_ms,
+                "serverTime": int(now * 1000),
+                "windowMs": int(self.settings.window_s * 1000),
+            }
+            if self._wall_clock_counts():  # judged by the wall clock too: say what it read
+                details["wallTime"] = int(self._clock.wall_time() * 1000)
+            raise ProofOfControlStale(None, **details)
         contents = (taker.lower(), chain_id, proof.issued_at_ms, proof.signature)
         self._check_nonce(proof.nonce, contents, caller)
         message = taker_control_message(taker, chain_id, proof.nonce, proof.issued_at_ms)
@@ -132,15 +153,15 @@ class ProofService:
         # Re-check after the await: a parallel request may have bound the nonce meanwhile. No
         # await between this check and the write, so the pair is atomic on the event loop.
         self._check_nonce(proof.nonce, contents, caller)
-        self._nonces[proof.nonce] = _NonceUse(contents, caller, issued_at + self.settings.window_s)
-        self._forget_stale_nonces(now)
+        self._nonces[proof.nonce] = _NonceUse(contents, caller)
+        self._forget_stale_nonces()
 
     def _check_nonce(
         self, nonce: bytes, contents: tuple[str, int, int, bytes], caller: str
     ) -> None:
         use = self._nonces.get(nonce)
-        if use is None or use.fresh_until < self._clock.time():
-            return
+        if use is None or not self.is_fresh(use.issued_at):
+            return  # the binding lasts exactly while the proof it came with is fresh
         if use.contents != contents:
             raise ProofOfControlReplayed("takerProof nonce was already used with other contents")
         if use.caller != caller:
@@ -163,17 +184,17 @@ class ProofService:
         except ChainUnreadable as exc:
             raise TakerControlUnverifiable() from exc
 
-    def _forget_stale_nonces(self, now: float) -> None:
+    def _forget_stale_nonces(self) -> None:
         if len(self._nonces) < 4096:
             return
-        for nonce in [n for n, use in self._nonces.items() if use.fresh_until < now]:
+        for nonce in [n for n, use in self._nonces.items() if not self.is_fresh(use.issued_at)]:
             del self._nonces[nonce]
 
     def evict_stale(self) -> None:
         """Forget nonces no longer fresh and grants past their expiry (a taker that never
         comes back would keep its grant forever)."""
         now = self._clock.time()
-        for nonce in [n for n, use in self._nonces.items() if use.fresh_until < now]:
+        for nonce in [n for n, use in self._nonces.items() if not self.is_fresh(use.issued_at)]:
             del self._nonces[nonce]
         for key in [k for k, expiry in self._grants.items() if expiry <= now]:
             del self._grants[key]

@@ -1,7 +1,7 @@
 """What the feed needs from the rest of the venue, as ports: the price a reference-size trade
 clears at on one chain's corridor now, and whether a firm quote reserves a side. RFQ corridors
-are served by the makers' published levels (rfq_prices.py); BOOK corridors by the v1 book's
-matcher, which does not exist yet: until it does, `NoBook` prices them at nothing fillable."""
+are served by the makers' published levels (rfq_prices.py), BOOK corridors by the v1 book's
+matcher over its resting offers (book_prices.py); runtime/feed.py wires one per corridor mode."""
 
 from __future__ import annotations
 
@@ -36,22 +36,12 @@ class SideTrade:
 class CorridorPrices(Protocol):
     """Prices a reference-size trade on one chain's corridor as the venue would clear it now."""
 
-    def clearing(self, trade: SideTrade) -> Clearing | None:
-        """None when nothing is fillable at that size on that side."""
+    async def clearing(self, trade: SideTrade) -> Clearing | None:
+        """None when nothing is fillable at that size on that side. Raises UpstreamError
+        when what it prices from cannot be read now (the feed answers 502)."""
         ...
 
     def reserved_since(self, trade: SideTrade) -> float | None:
         """The simulator time since which a live firm quote has reserved maker inventory on this
         side (the taker selling `trade.sell` for `trade.buy`), or None when nothing does."""
         ...
-
-
-class NoBook:
-    """BOOK-mode corridors until the v1 book exists: nothing rests, so nothing is fillable and
-    nothing is reserved. The book's matcher will implement `CorridorPrices` in its place."""
-
-    def clearing(self, trade: SideTrade) -> Clearing | None:
-        return None
-
-    def reserved_since(self, trade: SideTrade) -> float | None:
-        return None

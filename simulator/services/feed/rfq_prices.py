@@ -20,7 +20,7 @@ class RfqLevelPrices:
         self._pricing = pricing
         self._inventory = inventory
 
-    def clearing(self, trade: SideTrade) -> Clearing | None:
+    async def clearing(self, trade: SideTrade) -> Clearing | None:
         try:
             spec = validate_trade(
                 self._venue,

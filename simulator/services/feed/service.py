@@ -9,8 +9,8 @@ trade history, built from the tape of reactor fills and the venue's live prices.
   taker paid, so prices are comparable with bid and ask, which are net of fees.
 - bid/ask: the best, across the market's chains, of what a trade of `reference_size` units of
   the stable side clears at now (RFQ corridors: exactly the preview without steering; BOOK
-  corridors: the book's matcher, none yet). A side at 0 that a live firm quote reserves shows
-  the newest cleared price instead, for at most `reserved_fallback_s`.
+  corridors: the book's matcher over its resting offers). A side at 0 that a live firm quote
+  reserves shows the newest cleared price instead, for at most `reserved_fallback_s`.
 - Everything that is "now" or "the last 24 h" is the simulator clock, so advancing it ages
   trades out of the window."""
 
@@ -61,7 +61,7 @@ class FeedService:
         self.settings = settings
         self._venue = venue
         self.store = store
-        self._prices = prices  # by corridor mode: RFQ levels, the v1 book (not built: NoBook)
+        self._prices = prices  # by corridor mode: RFQ levels, the v1 book's resting offers
         self._index = index  # what the fill indexers report: is the tape complete up to now?
         self._built_for: tuple[int, ...] | None = None  # venue chains the markets were built for
         self._markets: dict[str, Market] = {}  # by ticker id, in publishing order
@@ -160,13 +160,13 @@ class FeedService:
     def pairs(self) -> list[Market]:
         return self.markets()
 
-    def tickers(
+    async def tickers(
         self, *, ticker_id: str | None, base: str | None, target: str | None
     ) -> list[Ticker]:
         markets = self._select(ticker_id, base, target)
         self._require_index()
         now = self._clock.time()
-        return [self._ticker(market, now) for market in markets]
+        return [await self._ticker(market, now) for market in markets]
 
     def historical_trades(
         self,
@@ -230,12 +230,12 @@ class FeedService:
 
     # --- tickers -----------------------------------------------------------------------------
 
-    def _ticker(self, market: Market, now: float) -> Ticker:
-        tape = self.store.tape(market.ticker_id)
+    async def _ticker(self, market: Market, now: float) -> Ticker:
+        bid = await self._side(market, "bid", now)
+        ask = await self._side(market, "ask", now)
+        tape = self.store.tape(market.ticker_id)  # after the awaits: the tape as it is now
         first = tape.index_at_or_after(math.ceil(now - self.settings.window_s))
         window = tape.trades[first:]
-        bid = self._side(market, "bid", now)
-        ask = self._side(market, "ask", now)
         base_volume = target_volume = ZERO
         for trade in window:
             base_volume = EXACT.add(base_volume, trade.base_volume)
@@ -266,13 +266,13 @@ class FeedService:
         sell_amount, buy_amount = (None, size) if sized_on_base else (size, None)
         return SideTrade(leg, leg.target, leg.base, sell_amount, buy_amount)
 
-    def _side(self, market: Market, quote: Quote, now: float) -> Decimal:
+    async def _side(self, market: Market, quote: Quote, now: float) -> Decimal:
         best = ZERO
         reserved: list[float] = []
         for leg in market.legs:
             trade = self._side_trade(leg, quote)
             prices = self._prices[leg.mode]
-            clearing = prices.clearing(trade)
+            clearing = await prices.clearing(trade)
             if clearing is None or not clearing.sold or not clearing.bought:
                 since = prices.reserved_since(trade)
                 if since is not None:

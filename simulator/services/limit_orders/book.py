@@ -121,6 +121,28 @@ def compose(ranked: Sequence[LimitOrder], sell_amount: int) -> list[LimitOrder]:
     return chosen
 
 
+def reaching(
+    ranked: Sequence[LimitOrder], *, cost: int | None = None, proceeds: int | None = None
+) -> list[LimitOrder]:
+    """The shortest prefix of whole offers, in matching order, whose cost to the taker reaches
+    `cost` (or whose proceeds reach `proceeds`): the last order may carry it past, since orders
+    fill whole; every offer when together they fall short. A swap of exactly its cost composes
+    exactly this prefix (`compose`), so its price is one the book clears now (the rates feed's
+    bid and ask for BOOK corridors, decisions RF21)."""
+    if (cost is None) == (proceeds is None):
+        raise ValueError("give exactly one of cost and proceeds")
+    target = cost if cost is not None else proceeds
+    assert target is not None
+    taken = 0
+    prefix: list[LimitOrder] = []
+    for order in ranked:
+        if taken >= target:
+            break
+        prefix.append(order)
+        taken += order.taker_pays if cost is not None else order.sell_amount
+    return prefix
+
+
 @dataclass(frozen=True)
 class Composition:
     orders: tuple[LimitOrder, ...]

@@ -77,6 +77,8 @@ class BookSweep:
                 "limit_order.cancelled" if status.status == "CANCELLED" else "limit_order.expired"
             )
             order.notified.add(event_type)
+            if status.status == "EXPIRED":
+                self._book.history.status(order.order_id, "EXPIRED", "its deadline passed")
             self._events.publish(limit_order_event(event_type, order, self._clock.time()))
 
     def next_due(self) -> float:

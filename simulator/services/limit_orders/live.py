@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simulator.clock import Clock
+from simulator.services.limit_orders.history import CANCELLED_CAUSE
 from simulator.services.limit_orders.ports import (
     BookChainReader,
     ChainUnreadable,
@@ -25,6 +26,7 @@ from simulator.services.limit_orders.ports import (
     ResourceState,
 )
 from simulator.services.limit_orders.store import BookStore
+from simulator.services.shared.timelines import TimelineSink
 from simulator.services.shared.venue import VenueDirectory
 
 MAX_REFRESH_ROUNDS = 3  # orders keep joining under load: answer from the newest view after this
@@ -89,9 +91,11 @@ class LiveBook:
         venue: VenueDirectory,
         reads: BookChainReader,
         index: FillCatchUp,
+        history: TimelineSink,
     ) -> None:
         self._clock = clock
         self._store = store
+        self._history = history  # the orders' timelines: a spent nonce cancels one
         self._venue = venue
         self._reads = reads
         self._index = index
@@ -156,6 +160,7 @@ class LiveBook:
                 if order.fill is None and order.cancelled_at is None:
                     order.cancelled_at = seen
                     self._store.touch()
+                    self._history.status(order.order_id, "CANCELLED", CANCELLED_CAUSE)
         view = ChainView(chain_id, state.block, version, state)
         newest = self._views.get(chain_id)
         if newest is None or (view.block, view.version) >= (newest.block, newest.version):

@@ -35,6 +35,7 @@ from simulator.services.limit_orders.ports import (
 )
 from simulator.services.limit_orders.pricing import Depth, min_buy_amount, order_fee
 from simulator.services.limit_orders.store import BookStore
+from simulator.services.shared.timelines import TimelineSink
 from simulator.services.shared.venue import ChainVenue, VenueDirectory
 from simulator.settings import BookSettings
 
@@ -119,6 +120,7 @@ class Placement:
         funding: MakerChainReader,
         signatures: SignatureChecker,
         settings: BookSettings,
+        history: TimelineSink,
     ) -> None:
         self._clock = clock
         self._random = random
@@ -127,6 +129,7 @@ class Placement:
         self._funding = funding
         self._signatures = signatures
         self._settings = settings
+        self._history = history  # every order's timeline, from its placement
 
     def build(
         self,
@@ -241,6 +244,9 @@ class Placement:
         if previous is not None and previous.fill is None and previous.cancelled_at is None:
             previous.superseded = True  # only one of two orders on one nonce can ever settle
             self._store.touch()
+            self._history.status(
+                previous.order_id, "SUPERSEDED", "the maker placed another order on its nonce"
+            )
         record = LimitOrder(
             order_id=self._random.new_id("lo"),
             chain_id=chain.chain_id,
@@ -254,6 +260,22 @@ class Placement:
             sequence=self._store.next_sequence(),
         )
         self._store.add(record)
+        self._history.start(
+            record.order_id,
+            "ACTIVE",
+            {
+                "chain_id": record.chain_id,
+                "sell_token": order.inputToken,
+                "buy_token": order.outputToken,
+                "sell_amount": str(order.inputAmount),
+                "buy_amount": str(order.outputAmount),
+                "maker": order.maker,
+                "makers": [order.maker],
+            },
+        )
+        self._history.step(
+            record.order_id, "placed", caller.identity, order.maker, order.nonce, order.deadline
+        )
         return record, True
 
     async def _check_signature(self, chain: ChainVenue, order: RfqOrder, signature: bytes) -> None:

@@ -16,6 +16,7 @@ from simulator.services.limit_orders import book
 from simulator.services.limit_orders.book import Steering
 from simulator.services.limit_orders.chain_check import require_pair
 from simulator.services.limit_orders.events import limit_order_event
+from simulator.services.limit_orders.history import CANCELLED_CAUSE
 from simulator.services.limit_orders.live import ChainView, LiveBook
 from simulator.services.limit_orders.model import DerivedStatus, LimitOrder, derive_status
 from simulator.services.limit_orders.placement import (
@@ -41,6 +42,7 @@ from simulator.services.limit_orders.pricing import (
 from simulator.services.limit_orders.store import BookStore, Hold
 from simulator.services.shared.events import EventSink
 from simulator.services.shared.fills import Fill
+from simulator.services.shared.timelines import TimelineSink
 from simulator.services.shared.venue import ChainVenue, Token, VenueDirectory
 
 OFFERS_CACHE_SIZE = 256  # cached rankings (direction x steering x minRate) before a reset
@@ -113,6 +115,7 @@ class BookService:
         index: FillCatchUp,
         bids: FillerBids,
         events: EventSink,
+        history: TimelineSink,
     ) -> None:
         self._clock = clock
         self._venue = venue
@@ -123,6 +126,7 @@ class BookService:
         self._index = index
         self._bids = bids
         self._events = events
+        self.history = history  # every order's timeline (GET /_sim/limit-orders)
         self._offers: dict[tuple[object, ...], _CachedOffers] = {}  # see ranked()
 
     def state_restored(self) -> None:
@@ -284,6 +288,7 @@ class BookService:
             if order.fill is None and order.cancelled_at is None:
                 order.cancelled_at = seen
                 self.store.touch()
+                self.history.status(order.order_id, "CANCELLED", CANCELLED_CAUSE)
 
     def of_wallet(self, caller: Caller, chain_id: int, wallet: str, limit: int) -> list[LimitOrder]:
         """The wallet's orders placed through the caller's partner, newest first."""
@@ -415,6 +420,17 @@ class BookService:
             return  # not a resting order of ours, or already reconciled
         order.fill = fill
         self.store.touch()
+        self.history.step(
+            order.order_id,
+            "fill",
+            fill.taker,
+            fill.tx_hash,
+            fill.block_number,
+            str(fill.input_amount),
+            str(fill.output_amount),
+            str(fill.fee_amount),
+        )
+        self.history.status(order.order_id, "FILLED", "its fill seen on chain")
         order.notified.add("limit_order.filled")
         # FILLED supersedes a provisional CANCELLED (and any cancelled/expired notice sent).
         self._events.publish(limit_order_event("limit_order.filled", order, self._clock.time()))

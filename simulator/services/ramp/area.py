@@ -16,6 +16,7 @@ from simulator.services.ramp.sweep import RampSweep
 from simulator.services.ramp.tracking import TransferTracker
 from simulator.services.ramp.transfers import RampTransfers
 from simulator.services.ramp.webhooks import ProviderWebhooks
+from simulator.services.shared.timelines import Timelines
 from simulator.settings import RampSettings
 
 
@@ -34,4 +35,5 @@ class RampArea:
     emails: Outbox  # the three user emails, /_sim/outbox, optional SMTP
     webhooks: ProviderWebhooks  # inbound provider webhooks (/_provider/{provider}/webhooks)
     tracker: TransferTracker  # provider views applied forward only, re-checks, expiry
+    history: Timelines  # every transfer's timeline (GET /_sim/transfers)
     controls: RampControls  # /_sim/ramp: the sandbox's controls under our ids; where it runs

@@ -196,6 +196,7 @@ class RampRetries:
                 retry_of_id=record.id,
             )
             self._store.add(retry)
+            self._tracker.started(retry)
             self._unanswered.pop(record.id, None)
             token = secret_token("rcl_", 32)
             retry.claim_hashes.add(claim_hash(token))

@@ -21,6 +21,7 @@ from simulator.services.ramp.model import (
     observe,
 )
 from simulator.services.ramp.ports import ProviderError, ProviderTransfer, RampProvider
+from simulator.services.shared.timelines import TimelineSink
 
 log = logging.getLogger("rfqsim.ramp.tracking")
 
@@ -41,15 +42,44 @@ class TransferTracker:
         providers: Callable[[str], RampProvider | None],
         outbox: Outbox,
         settings: TrackingSettings,
+        history: TimelineSink,
     ) -> None:
         self._clock = clock
         self._providers = providers  # provider id -> its port (None while not connected)
         self._outbox = outbox
         self.settings = settings
+        self._history = history  # every transfer's timeline (GET /_sim/transfers)
         # One lock per transfer, guarding its provider re-check: one provider read at a time;
         # readers that queue behind a read find the state fresh and share its result.
         self._locks: dict[str, asyncio.Lock] = {}
         self.provider_reads = 0  # provider transfer reads made by re-checks (bench, tests)
+
+    def started(self, record: TransferRecord) -> None:
+        """A transfer was stored (created, or a payout retry): its timeline begins."""
+        self._history.start(
+            record.id,
+            record.status,
+            {
+                "chain_id": record.chain_id,
+                "side": record.side,
+                "fiat": record.fiat,
+                "token": record.token,
+                "source_amount": record.source_amount,
+                "target_amount": record.target_amount,
+                "wallet": record.wallet,
+                "provider_status": record.provider_status,
+                "expires_at": record.expires_at,
+                "makers": [],
+            },
+        )
+        self._history.step(
+            record.id,
+            "created",
+            record.side,
+            record.provider,
+            record.provider_transfer_id,
+            record.retry_of_id,
+        )
 
     # -- applying what the provider says --------------------------------------------------
 
@@ -65,6 +95,18 @@ class TransferTracker:
             )
             return Observation(False, False, record.status, "other transfer")
         result = observe(record, seen, self._clock.time())
+        outcome = "ignored" if not result.applied else "applied" if result.changed else "unchanged"
+        self._history.step(
+            record.id, "provider", source, seen.status, outcome, result.reason or None
+        )
+        if result.changed:
+            timeline = self._history.get(record.id)
+            if timeline is not None:
+                timeline.summary["provider_status"] = record.provider_status
+            if record.status != result.previous_status:
+                self._history.status(
+                    record.id, record.status, f"provider: {seen.status} ({source})"
+                )
         if not result.applied:
             log.info("%s for %s ignored: %s", source, record.id, result.reason)
         elif result.changed:
@@ -149,6 +191,9 @@ class TransferTracker:
             if record.state_at < deadline:
                 continue  # the provider did not answer: no verdict yet
             if expire(record, self._clock.time()):
+                self._history.status(
+                    record.id, "EXPIRED", "nothing received 10 minutes after expiresAt"
+                )
                 log.info("expired %s (nothing received by %s)", record.id, deadline)
                 self._outbox.after_change(record, funds_arrived=False)
                 expired.append(record)

@@ -426,6 +426,7 @@ class RampTransfers:
                 "accountName": recipient.account_name,
             }
         self.store.add(record)
+        self.tracker.started(record)
         log.debug("created %s (%s) for %s", record.id, record.provider_transfer_id, record.wallet)
         return record
 

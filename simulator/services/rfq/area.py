@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from simulator.services.rfq.fleet_control import MakerControl
 from simulator.services.rfq.funds import TakerFunds
+from simulator.services.rfq.history import RfqHistory
 from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.makers import MakerRegistry
 from simulator.services.rfq.ports import RfqStore
@@ -14,6 +15,7 @@ from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement
 from simulator.services.rfq.slots import OutstandingSlots
+from simulator.services.rfq.time_control import RfqTimeControl
 from simulator.services.shared.events import EventLog
 
 
@@ -29,3 +31,5 @@ class RfqArea:
     inventory: MakerInventory  # maker inventory live quotes hold (the feed's reserved sides)
     funds: TakerFunds  # taker reservations (reset and snapshot put them back)
     slots: OutstandingSlots  # outstanding-RFQ slots per caller (likewise)
+    history: RfqHistory  # every RFQ's timeline, the makers' answers (GET /_sim/rfqs, console)
+    time_control: RfqTimeControl  # /_sim/rfqs/{id}/...: one RFQ's time moved, nothing else

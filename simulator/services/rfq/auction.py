@@ -14,8 +14,14 @@ from typing import Any
 from simulator.clock import Clock
 from simulator.errors import UpstreamError
 from simulator.randomness import RandomSource
+from simulator.services.rfq.history import Outcome, RfqHistory
 from simulator.services.rfq.inventory import MakerInventory
-from simulator.services.rfq.makers import MakerRegistry, MalformedReply, OnlineMaker, QuoteReply
+from simulator.services.rfq.makers import (
+    DeclineReply,
+    MakerRegistry,
+    MalformedReply,
+    OnlineMaker,
+)
 from simulator.services.rfq.model import FilledOrder, NoQuoteReason, Routing
 from simulator.services.rfq.ports import ChainUnreadable, MakerChainReader
 from simulator.services.rfq.pricing import Depth, IndicativePricing, Leg, eligible_makers, split
@@ -54,6 +60,7 @@ class _Reply:
     preferred: bool
     chain_error: bool = False  # the maker's funding could not be read on chain
     replied_at: float = 0.0  # monotonic: when the answer was read (or the wait timed out)
+    lost_because: str = ""  # why it is not the quote, if it is not (the timeline's selection)
 
 
 class Auction:
@@ -65,6 +72,7 @@ class Auction:
         pricing: IndicativePricing,
         inventory: MakerInventory,
         chain: MakerChainReader,
+        history: RfqHistory,
     ) -> None:
         self._clock = clock
         self._random = random
@@ -72,6 +80,7 @@ class Auction:
         self._pricing = pricing
         self._inventory = inventory
         self._chain = chain
+        self._history = history  # every ask and answer, for the RFQ's timeline
 
     async def run(
         self, spec: TradeSpec, rfq_id: str, taker: str, reply_by: float, quote_ttl_s: float
@@ -102,11 +111,14 @@ class Auction:
 
         first = [m for m in makers if m.wallet_key in preferred_set] if preferred_set else makers
         rest = [m for m in makers if m.wallet_key not in preferred_set] if preferred_set else []
+        first_round = "preferred" if preferred_set else "open"
         replies: list[_Reply] = []
         round_start = self._clock.monotonic()
         tasks = [
             asyncio.create_task(
-                self._ask(m, spec, rfq_id, taker, full, budget_end, expiry_window, True)
+                self._ask(
+                    m, spec, rfq_id, taker, full, budget_end, expiry_window, True, first_round
+                )
             )
             for m in first
         ]
@@ -119,7 +131,9 @@ class Auction:
                 routing.fallback_used = True
                 tasks += [
                     asyncio.create_task(
-                        self._ask(m, spec, rfq_id, taker, full, budget_end, expiry_window, False)
+                        self._ask(
+                            m, spec, rfq_id, taker, full, budget_end, expiry_window, False, "open"
+                        )
                     )
                     for m in rest
                 ]
@@ -132,6 +146,12 @@ class Auction:
         routing.open_market_quotes_received = len(usable) - routing.preferred_quotes_received
         if usable:
             best = self._best(usable, spec)
+            self._history.selected(
+                rfq_id,
+                "single",
+                [best.maker.wallet],
+                [[r.maker.wallet, r.lost_because] for r in replies if r is not best],
+            )
             await self._release_losers([r for r in usable if r is not best], rfq_id)
             assert best.order is not None
             return AuctionOutcome(routing, depth, [best.order], maker_wait_s=maker_wait)
@@ -146,6 +166,12 @@ class Auction:
         )
         maker_wait += max(0.0, bundle_replied - bundle_start)
         if bundle is not None:
+            self._history.selected(
+                rfq_id,
+                "bundle",
+                [o.maker for o in bundle],
+                [[r.maker.wallet, r.lost_because] for r in replies],
+            )
             if preferred_set and any(o.maker.lower() not in preferred_set for o in bundle):
                 routing.fallback_used = True
             routing.open_market_quotes_received += sum(
@@ -217,6 +243,7 @@ class Auction:
                     budget_end,
                     expiry_window,
                     leg.wallet.lower() in preferred_set,
+                    "bundle",
                 )
             )
             for leg in legs
@@ -267,6 +294,7 @@ class Auction:
         budget_end: float,
         expiry_window: tuple[float, float],
         preferred: bool,
+        round_: str,
     ) -> _Reply:
         quote_id = self._random.new_id("mq", 10)
         exact_input = spec.exact_input
@@ -307,14 +335,36 @@ class Auction:
             "minExpiresAtMs": int(expiry_window[0] * 1000) + 1,
             "maxExpiresAtMs": int(expiry_window[1] * 1000),
         }
+        history = self._history
+        history.asked(
+            rfq_id, maker.wallet, maker.maker_id, quote_id, round_, preferred and round_ != "open"
+        )
+        asked_at = self._clock.monotonic()
         reply = await self._registry.ask(maker, message, remaining)
         replied_at = self._clock.monotonic()
-        if not isinstance(reply, QuoteReply | MalformedReply):
-            # silent, late, gone, or a decline
-            return _Reply(maker, ask, None, preferred, replied_at=replied_at)
+        latency_ms = (replied_at - asked_at) * 1000
+
+        def answered(
+            outcome: Outcome, reason: str | None = None, detail: str | None = None
+        ) -> None:
+            history.answered(
+                rfq_id, maker.wallet, maker.maker_id, quote_id, outcome, latency_ms, reason, detail
+            )
+
+        if isinstance(reply, DeclineReply):
+            answered("declined", reply.reason)
+            return _Reply(
+                maker, ask, None, preferred, replied_at=replied_at, lost_because="declined"
+            )
+        if reply is None:
+            # Silent so far (an answer after the budget makes it late: MakerRegistry), or gone.
+            online = self._registry.online.get(maker.session_key) is maker
+            outcome: Outcome = "silent" if online else "disconnected"
+            answered(outcome)
+            return _Reply(maker, ask, None, preferred, replied_at=replied_at, lost_because=outcome)
         try:
             if isinstance(reply, MalformedReply):
-                raise QuoteRejected(reply.detail)
+                raise QuoteRejected(reply.detail, "malformed")
             order, signature = reply.order, reply.signature
             expires_at = reply.expires_at_ms / 1000
             check_terms(ask, order, expires_at)
@@ -329,9 +379,19 @@ class Auction:
                 )
             except ChainUnreadable:
                 # Unverifiable is not usable: never return a quote that might not settle.
-                return _Reply(maker, ask, None, preferred, chain_error=True, replied_at=replied_at)
+                answered("unverified", "chain_unreadable")
+                return _Reply(
+                    maker,
+                    ask,
+                    None,
+                    preferred,
+                    chain_error=True,
+                    replied_at=replied_at,
+                    lost_because="unverified",
+                )
             hold_if_funded(ask, order, self._inventory, funding, expires_at)
         except QuoteRejected as rejected:
+            answered("rejected", rejected.reason, rejected.detail)
             await self._registry.notify(
                 maker.wallet,
                 maker.environment,
@@ -343,6 +403,16 @@ class Auction:
                     "detail": rejected.detail,
                 },
             )
-            return _Reply(maker, ask, None, preferred, replied_at=replied_at)
+            return _Reply(
+                maker,
+                ask,
+                None,
+                preferred,
+                replied_at=replied_at,
+                lost_because=f"rejected: {rejected.reason}",
+            )
+        answered("quoted")
         order_entry = filled_order(ask, order, signature, expires_at)
-        return _Reply(maker, ask, order_entry, preferred, replied_at=replied_at)
+        return _Reply(
+            maker, ask, order_entry, preferred, replied_at=replied_at, lost_because="worse_price"
+        )

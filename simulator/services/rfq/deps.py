@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from simulator.services.access.proofs import ProofService
 from simulator.services.rfq.funds import TakerFunds
+from simulator.services.rfq.history import RfqHistory
 from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.makers import MakerRegistry
 from simulator.services.rfq.pricing import IndicativePricing
@@ -27,6 +28,7 @@ class RfqDeps:
     pricing: IndicativePricing
     faults: Faults
     limits: Callable[[], LimitSettings]  # current limits (changeable through /_sim/limits)
+    history: RfqHistory  # every RFQ's timeline and the makers' answers (GET /_sim/rfqs)
 
     def inventory_extend(self, rfq_id: str, until: float) -> None:
         """The quote's holds on maker inventory run to the quote's expiresAt."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +19,7 @@ from simulator.settings import ChainEnvironment
 
 LEVELS_MAX_AGE_S = 10.0  # levels older than this are treated as withdrawn
 LEVELS_MIN_INTERVAL_MS = 400  # advertised publishing cadence (faster updates simply replace)
+UNANSWERED_KEPT = 4_096  # requests whose budget ran out, remembered so a late answer is named
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,9 @@ class MalformedReply:
 MakerReply = QuoteReply | DeclineReply | MalformedReply
 
 PairKey = tuple[int, str, str]  # (chain id, sell token lowercase, buy token lowercase)
+# Told of an answer to a request whose wait had already ended: (maker, quote id, rfq id,
+# seconds from the request to the answer, the answer's kind: quote, decline or malformed).
+LateListener = Callable[["OnlineMaker", str, str, float, str], None]
 
 
 @dataclass
@@ -76,6 +82,10 @@ class MakerRegistry:
         self._clock = clock
         self.levels_max_age_s = levels_max_age_s
         self.online: dict[str, OnlineMaker] = {}  # by session key: wallet + environment
+        # Requests whose wait timed out, by quote id: (rfq id, monotonic time sent), oldest
+        # first; a late answer to one is reported to `on_late` (the RFQ's timeline).
+        self.unanswered: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        self.on_late: LateListener | None = None
 
     def connect(self, maker: OnlineMaker) -> OnlineMaker | None:
         """Register a session; returns the session it replaces (the caller closes it)."""
@@ -133,6 +143,7 @@ class MakerRegistry:
         quote_id = str(message["quoteId"])
         future: asyncio.Future[MakerReply] = asyncio.get_running_loop().create_future()
         maker.pending[quote_id] = future
+        sent_at = self._clock.monotonic()
         try:
             try:
                 await maker.gateway.send(message)
@@ -141,6 +152,10 @@ class MakerRegistry:
             done, _ = await asyncio.wait({future}, timeout=max(0.0, timeout_s))
             if future in done and not future.cancelled():
                 return future.result()
+            if not future.done():  # timed out (a cancelled future: disconnected)
+                self.unanswered[quote_id] = (str(message.get("rfqId", "")), sent_at)
+                if len(self.unanswered) > UNANSWERED_KEPT:
+                    self.unanswered.popitem(last=False)
             return None  # silent, late, or disconnected (its future was cancelled)
         finally:
             maker.pending.pop(quote_id, None)
@@ -151,6 +166,11 @@ class MakerRegistry:
         """An answer to `quote_id` arrived; False when nobody waits for it (unknown or late)."""
         future = maker.pending.get(quote_id)
         if future is None or future.done():
+            late = self.unanswered.pop(quote_id, None)
+            if late is not None and self.on_late is not None:
+                rfq_id, sent_at = late
+                kind = type(reply).__name__.removesuffix("Reply").lower()
+                self.on_late(maker, quote_id, rfq_id, self._clock.monotonic() - sent_at, kind)
             return False
         future.set_result(reply)
         return True

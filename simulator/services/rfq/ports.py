@@ -105,7 +105,8 @@ class MakerGateway(Protocol):
         ...
 
     async def close(self, code: int, reason: str) -> None:
-        """End the connection with a close code of the protocol (4001 replaced, ...)."""
+        """Ask for the end of the connection with a close code of the protocol (4001
+        replaced, ...); the session runs the closing handshake, nothing is sent after it."""
         ...
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 from contracts.orders import RfqOrder, encode_order, order_hash, recover_order_signer
 from simulator.services.rfq.inventory import Hold, MakerInventory
@@ -12,11 +13,24 @@ from simulator.services.rfq.model import FilledOrder
 from simulator.services.shared.amounts import fee_on
 from simulator.services.shared.venue import ChainVenue
 
+# Why an order was not usable, as timelines and the console name it (the maker is told `detail`).
+RejectReason = Literal[
+    "terms",  # parties, tokens, amounts, fee or deadline are not what was asked
+    "expiry_too_short",  # expiresAtMs before minExpiresAtMs
+    "expiry_too_long",  # expiresAtMs after maxExpiresAtMs
+    "bad_signature",  # does not recover to the maker's funding wallet
+    "nonce_used",
+    "underfunded",  # balance short of what its live quotes and this one need
+    "allowance",  # allowance to the signature-transfer contract short of it
+    "malformed",  # the answer did not parse as a quote
+]
+
 
 class QuoteRejected(Exception):
-    def __init__(self, detail: str) -> None:
+    def __init__(self, detail: str, reason: RejectReason = "terms") -> None:
         super().__init__(detail)
         self.detail = detail
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -59,8 +73,14 @@ def check_terms(ask: Ask, order: RfqOrder, expires_at: float) -> None:
         raise QuoteRejected(f"feeAmount must be outputAmount * {ask.fee_bps} / 10000, rounded down")
     if order.inputAmount <= 0 or order.outputAmount <= 0:
         raise QuoteRejected("amounts must be positive")
-    if not ask.min_expires_at <= expires_at <= ask.max_expires_at:
-        raise QuoteRejected("expiresAtMs outside [minExpiresAtMs, maxExpiresAtMs]")
+    if expires_at < ask.min_expires_at:
+        raise QuoteRejected(
+            "expiresAtMs outside [minExpiresAtMs, maxExpiresAtMs]", "expiry_too_short"
+        )
+    if expires_at > ask.max_expires_at:
+        raise QuoteRejected(
+            "expiresAtMs outside [minExpiresAtMs, maxExpiresAtMs]", "expiry_too_long"
+        )
     if order.deadline < math.ceil(expires_at):
         raise QuoteRejected("deadline must be at or after expiresAtMs")
 
@@ -71,9 +91,9 @@ def check_signature(ask: Ask, order: RfqOrder, signature: bytes) -> None:
             order, ask.chain.chain_id, ask.chain.contracts.signature_transfer, signature
         )
     except ValueError as exc:
-        raise QuoteRejected(f"signature does not recover: {exc}") from exc
+        raise QuoteRejected(f"signature does not recover: {exc}", "bad_signature") from exc
     if signer.lower() != ask.maker.lower():
-        raise QuoteRejected("signature is not by the maker's funding wallet")
+        raise QuoteRejected("signature is not by the maker's funding wallet", "bad_signature")
 
 
 def hold_if_funded(
@@ -88,12 +108,14 @@ def hold_if_funded(
     balance, allowance, nonce_used = funding
     chain_id = ask.chain.chain_id
     if nonce_used or inventory.nonce_in_use(chain_id, ask.maker, order.nonce):
-        raise QuoteRejected("nonce already used")
+        raise QuoteRejected("nonce already used", "nonce_used")
     committed = inventory.committed(chain_id, ask.maker, order.inputToken)
     if balance < committed + order.inputAmount:
-        raise QuoteRejected(f"underfunded: balance {balance}, committed {committed}")
+        raise QuoteRejected(f"underfunded: balance {balance}, committed {committed}", "underfunded")
     if allowance < committed + order.inputAmount:
-        raise QuoteRejected(f"allowance to the signature-transfer contract is {allowance}")
+        raise QuoteRejected(
+            f"allowance to the signature-transfer contract is {allowance}", "allowance"
+        )
     hold = Hold(
         rfq_id=ask.rfq_id,
         quote_id=ask.quote_id,

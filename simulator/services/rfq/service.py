@@ -8,7 +8,7 @@ import hmac
 from dataclasses import dataclass
 
 from simulator.clock import Clock
-from simulator.errors import Conflict, InvalidRequest, NotFound, VenueUnavailable
+from simulator.errors import Conflict, InvalidRequest, NotFound, ServiceError, VenueUnavailable
 from simulator.randomness import RandomSource, secret_token
 from simulator.services.access.callers import Caller
 from simulator.services.access.proofs import TakerProof
@@ -59,6 +59,7 @@ class RfqService:
         self._deps = deps
         self._auction = auction
         self._store = store  # every RFQ record and the order index fills find them by
+        self._history = deps.history  # the RFQs' timelines (GET /_sim/rfqs)
 
     # --- public, keyless ---------------------------------------------------------------
 
@@ -151,6 +152,26 @@ class RfqService:
             reply_by=reply_by,
             quote_ttl_ms=timing.quote_ttl_s * 1000,
         )
+        history = self._history
+        started = self._clock.monotonic()
+
+        def since(moment: float) -> float:
+            return (self._clock.monotonic() - moment) * 1000
+
+        history.received(
+            rfq_id,
+            caller=caller.identity,
+            chain_id=spec.chain.chain_id,
+            sell_token=spec.sell.address,
+            buy_token=spec.buy.address,
+            sell_amount=spec.sell_amount,
+            buy_amount=spec.buy_amount,
+            taker=body.taker,
+            preferred=list(spec.preferred),
+            restricted=list(spec.restricted),
+            reply_budget_ms=timing.reply_budget_ms,
+            head_start_ms=timing.preferred_wait_ms,
+        )
         try:
             if spec.sell_amount is not None and not aggregator:
                 # Exact input: checked before makers are woken, against the gross cap.
@@ -174,6 +195,7 @@ class RfqService:
                 record.available_buy = outcome.depth.buy or None
                 record.reserved_until = self._reserved_until(spec, caller.identity)
                 self._release_everything(rfq_id)
+                history.responded(rfq_id, "no_quote", outcome.reason, since(started), None)
                 return RequestOutcome(record, claim_token, outcome.maker_wait_s)
             quote = QuoteState(
                 orders=outcome.orders,
@@ -202,11 +224,15 @@ class RfqService:
             deps.funds.hold(rfq_id, quote.taker_pays, quote.latest_order_deadline)
             deps.slots.extend(rfq_id, quote.latest_order_deadline)
             deps.inventory_extend(rfq_id, quote.expires_at)
+            history.responded(rfq_id, "quoted", None, since(started), quote.expires_at)
             return RequestOutcome(record, claim_token, outcome.maker_wait_s)
-        except BaseException:
+        except BaseException as failed:
             if record.status == "soliciting":
                 self._store.discard(rfq_id)
                 self._release_everything(rfq_id)
+                # The caller got an error, not an RFQ: the timeline says which.
+                code = failed.code if isinstance(failed, ServiceError) else type(failed).__name__
+                history.responded(rfq_id, "error", code, since(started), None)
             raise
 
     def _release_everything(self, rfq_id: str) -> None:
@@ -269,6 +295,7 @@ class RfqService:
                 details={"reason": "not_quoted", "status": self._visible_status(record)},
             )
         record.cancelled = True
+        self._history.step(record.rfq_id, "cancelled")
         # The makers' reservation is dropped; the slot stays held until latestOrderDeadline and
         # the signed orders are not revoked.
         await self._release_makers(record.rfq_id, "cancelled")
@@ -291,6 +318,8 @@ class RfqService:
         record.tx_hash = tx_hash
         record.submitted_at = self._clock.time()
         record.status = "submitted"
+        self._history.step(record.rfq_id, "submitted", tx_hash)
+        self._history.status(record.rfq_id, "submitted", "the taker reported its transaction")
 
     def _lapsed(self, record: RfqRecord) -> bool:
         return record.quote is not None and self._clock.time() >= record.quote.expires_at

@@ -87,6 +87,16 @@ class Settlement:
                 "feeAmount": str(fill.fee_amount),
             },
         )
+        self._deps.history.step(
+            rfq_id,
+            "fill",
+            fill.maker,
+            fill.tx_hash,
+            fill.block_number,
+            str(fill.input_amount),
+            str(fill.output_amount),
+            str(fill.fee_amount),
+        )
         fills = self._store.add_fill(rfq_id, fill)
         assert record.quote is not None
         if len(fills) < len(record.quote.orders):
@@ -97,6 +107,7 @@ class Settlement:
         if record.status == "filled":
             return
         now = self._clock.time()
+        cause = "every order's fill seen on chain"
         if record.status in ("expired", "failed"):
             since = record.provisional_since or now
             if now - since > self.settings.correction_window_s:
@@ -105,6 +116,7 @@ class Settlement:
                 )
                 return
             record.late = True
+            cause = f"a late fill corrects {record.status}"
             record.superseded = record.status
             record.previous_fail_reason = record.fail_reason
             record.fail_reason = None
@@ -114,6 +126,7 @@ class Settlement:
         record.settled_sell = sum(f.output_amount + f.fee_amount for f in fills)
         record.settled_buy = sum(f.input_amount for f in fills)
         record.settled_fee = sum(f.fee_amount for f in fills)
+        self._deps.history.status(record.rfq_id, "filled", cause)
         # A fill frees the outstanding slot, the taker's reservation and the makers' holds.
         self._deps.slots.release(record.rfq_id)
         self._deps.funds.release(record.rfq_id)
@@ -129,32 +142,53 @@ class Settlement:
             if quote is None:
                 continue
             if record.status == "quoted" and now >= quote.expires_at + self.settings.expiry_grace_s:
-                record.status = "expired"
-                record.provisional_since = now
-                self._deps.inventory.release_rfq(record.rfq_id)
-                # Published before the makers are told (awaits): a fill reconciled meanwhile
-                # then follows as the late rfq.filled, after the rfq.expired it corrects.
-                self._events.publish(rfq_event("rfq.expired", record, now))
-                if not record.cancelled:
-                    for order in quote.orders:
-                        await self._deps.makers.notify(
-                            order.maker,
-                            self._environment(record.chain_id),
-                            {"type": "expired", "quoteId": order.quote_id, "rfqId": record.rfq_id},
-                        )
+                await self.expire(record, now)
             elif record.status == "submitted" and now > quote.order_deadline:
-                reason = await self._fail_reason(record)
-                if reason is None:
-                    continue  # mined and succeeded: its Fill logs are on their way
-                if record.status != "submitted":
-                    # Checked again after the receipt read: a fill reconciled meanwhile (the
-                    # swap re-broadcast under another hash) has settled it, and filled is final.
-                    continue
-                record.status = "failed"
-                record.fail_reason = reason
-                record.provisional_since = now
-                self._deps.inventory.release_rfq(record.rfq_id)
-                self._events.publish(rfq_event("rfq.failed", record, now))
+                try:
+                    await self.give_up(record, now)
+                except ChainUnreadable:
+                    continue  # decide on a later sweep, when the chain answers
+
+    async def expire(
+        self, record: RfqRecord, now: float, cause: str = "expiresAt passed unfilled"
+    ) -> None:
+        """quoted -> expired: the sweep's transition once expiresAt has passed, and the
+        per-object control's (services/rfq/time_control.py)."""
+        assert record.quote is not None
+        record.status = "expired"
+        record.provisional_since = now
+        self._deps.history.status(record.rfq_id, "expired", cause)
+        self._deps.inventory.release_rfq(record.rfq_id)
+        # Published before the makers are told (awaits): a fill reconciled meanwhile
+        # then follows as the late rfq.filled, after the rfq.expired it corrects.
+        self._events.publish(rfq_event("rfq.expired", record, now))
+        if not record.cancelled:
+            for order in record.quote.orders:
+                await self._deps.makers.notify(
+                    order.maker,
+                    self._environment(record.chain_id),
+                    {"type": "expired", "quoteId": order.quote_id, "rfqId": record.rfq_id},
+                )
+
+    async def give_up(self, record: RfqRecord, now: float) -> None:
+        """submitted -> failed once settlement stops waiting for the reported transaction (the
+        order deadline passed, or the per-object control says so): `not_landed`, or `reverted`
+        when it was mined and reverted. A transaction mined and successful leaves the record
+        submitted (its Fill logs are on their way); ChainUnreadable when the receipt cannot be
+        read."""
+        reason = await self._fail_reason(record)
+        if reason is None:
+            return  # mined and succeeded: its Fill logs are on their way
+        if record.status != "submitted":
+            # Checked again after the receipt read: a fill reconciled meanwhile (the
+            # swap re-broadcast under another hash) has settled it, and filled is final.
+            return
+        record.status = "failed"
+        record.fail_reason = reason
+        self._deps.history.status(record.rfq_id, "failed", f"gave up on the transaction: {reason}")
+        record.provisional_since = now
+        self._deps.inventory.release_rfq(record.rfq_id)
+        self._events.publish(rfq_event("rfq.failed", record, now))
 
     def evict(self) -> int:
         """Forget the records nothing can change any more: at rest for longer than the
@@ -168,10 +202,7 @@ class Settlement:
 
     async def _fail_reason(self, record: RfqRecord) -> str | None:
         assert record.tx_hash is not None
-        try:
-            status = await self._receipts.receipt_status(record.chain_id, record.tx_hash)
-        except ChainUnreadable:
-            return None  # decide on a later sweep, when the chain answers
+        status = await self._receipts.receipt_status(record.chain_id, record.tx_hash)
         if status is None:
             return "not_landed"
         return "reverted" if status is False else None

@@ -4,13 +4,16 @@ Every gated request enters the gate (api/http/state_gate.py). A state change clo
 requests wait for it to open again (and then run on the new state), requests already inside get
 `drain_s` to finish; those still running then are cancelled and answered with a transient 503
 (`venue_unavailable`, details.reason `state_reset`, Retry-After), so none of them writes into
-the restored state. Pure asyncio: no aiohttp here."""
+the restored state. Once the new state is in place the state change restarts the simulated
+fleet with the gate still closed, admitting the fleet's own requests only (`admitting_own`):
+its first round reads and writes the new state through the API, and the clients waiting meet a
+venue whose makers are back. Pure asyncio: no aiohttp here."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 
@@ -28,14 +31,16 @@ class RequestGate:
         self._drained = asyncio.Event()  # set whenever nobody is inside
         self._drained.set()
         self._interrupted: set[asyncio.Task[Any]] = set()  # cancelled by a state change
+        self.admitting_own = False  # closed, but the fleet's own requests pass (admitting_own)
 
     @property
     def inside(self) -> int:
         return len(self._inside)
 
-    async def enter(self) -> None:
-        """Wait until no state change is under way (bounded: then the request fails)."""
-        if not self._open.is_set():
+    async def enter(self, *, own: bool = False) -> None:
+        """Wait until no state change is under way (bounded: then the request fails). `own`: a
+        request of the simulator's own fleet, which passes while `admitting_own` holds."""
+        if not self._open.is_set() and not (own and self.admitting_own):
             try:
                 await asyncio.wait_for(self._open.wait(), self.wait_s)
             except TimeoutError:
@@ -73,3 +78,12 @@ class RequestGate:
             yield cancelled
         finally:
             self._open.set()
+
+    @contextmanager
+    def own_requests_admitted(self) -> Iterator[None]:
+        """Inside `closed()`, once the new state is in place: the fleet's own requests enter."""
+        self.admitting_own = True
+        try:
+            yield
+        finally:
+            self.admitting_own = False

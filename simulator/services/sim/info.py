@@ -65,6 +65,8 @@ def simulator_info(settings: Settings, venue: VenueDirectory, api_url: str) -> d
         "simulator": "rfqsim",
         "version": __version__,
         "api_url": api_url,
+        # The console (/_sim/console) is part of the control API: none without it.
+        "console_url": f"{api_url}/_sim/console" if settings.api.control_api else None,
         "pid": os.getpid(),
         "seed": settings.seed,
         "environment": settings.environment,

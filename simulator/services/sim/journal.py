@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from rfqkit.redaction import redact
 
 BODY_MAX_BYTES = 16 * 1024  # bodies larger than this are kept as their size only
+# Headers never shown, whatever they hold: credentials both ways.
+SECRET_HEADERS = frozenset(
+    {"authorization", "x-api-key", "cookie", "set-cookie", "proxy-authorization"}
+)
 Direction = Literal["in", "out"]  # in: from the maker to the venue; out: to the maker
 
 
@@ -37,6 +41,9 @@ class JournalEntry:
     request_size: int
     response_body: bytes | None
     response_size: int
+    # The headers as received and as sent (references; filtered and redacted when read).
+    request_headers: Mapping[str, str] | None = None
+    response_headers: Mapping[str, str] | None = None
 
 
 @dataclass
@@ -84,11 +91,25 @@ def body_view(body: bytes | None, size: int) -> Any:
         return text
 
 
+def headers_view(headers: Mapping[str, str] | None) -> list[tuple[str, str]]:
+    """Headers as the journal shows them: credentials left out, every value redacted."""
+    if headers is None:
+        return []
+    pairs: Iterable[tuple[str, str]] = headers.items()
+    return [(name, redact(value)) for name, value in pairs if name.lower() not in SECRET_HEADERS]
+
+
 class RequestJournal:
     def __init__(
-        self, clock_time: Callable[[], float], *, capacity: int, stream_capacity: int
+        self,
+        clock_time: Callable[[], float],
+        *,
+        capacity: int,
+        stream_capacity: int,
+        changes: Callable[[str, str], None] | None = None,
     ) -> None:
         self._time = clock_time
+        self._changes = changes  # the live feed: told every request recorded
         self.capacity = capacity  # requests kept; older ones drop off
         self._entries: deque[JournalEntry] = deque(maxlen=capacity)  # oldest first
         self._stream: deque[StreamEntry] = deque(maxlen=stream_capacity)  # oldest first
@@ -103,7 +124,15 @@ class RequestJournal:
 
     def record(self, **fields: Any) -> None:
         """One finished request (fields of JournalEntry but `seq`)."""
-        self._entries.append(JournalEntry(seq=self._next(), **fields))
+        seq = self._next()
+        self._entries.append(JournalEntry(seq=seq, **fields))
+        if self._changes is not None:
+            self._changes("requests", str(seq))
+
+    def by_seq(self, seqs: Iterable[int]) -> list[JournalEntry]:
+        """The entries still kept among `seqs`, newest first."""
+        wanted = set(seqs)
+        return [e for e in reversed(self._entries) if e.seq in wanted]
 
     def record_frame(self, maker_id: str, wallet: str, direction: Direction, text: str) -> None:
         entry = StreamEntry(self._next(), self._time(), maker_id, wallet, direction, text)
@@ -120,11 +149,19 @@ class RequestJournal:
         return found
 
     def frames(
-        self, *, maker: str | None, direction: Direction | None, since: float | None, limit: int
-    ) -> list[StreamEntry]:
-        """Newest first; `maker` matches the maker id or the wallet (any case)."""
+        self,
+        *,
+        maker: str | None,
+        direction: Direction | None,
+        since: float | None,
+        limit: int,
+        rfq_id: str | None = None,
+    ) -> list[tuple[StreamEntry, str | None]]:
+        """Newest first, each with the RFQ it belongs to (None: levels, pings, ...); `maker`
+        matches the maker id or the wallet (any case)."""
         wanted = maker.lower() if maker else None
-        found: list[StreamEntry] = []
+        rfqs = self._rfq_of_frames()
+        found: list[tuple[StreamEntry, str | None]] = []
         for entry in reversed(self._stream):
             if wanted is not None and wanted not in (entry.maker_id.lower(), entry.wallet.lower()):
                 continue
@@ -132,10 +169,39 @@ class RequestJournal:
                 continue
             if since is not None and entry.at < since:
                 continue
-            found.append(entry)
+            of = rfqs.get(entry.seq)
+            if rfq_id is not None and of != rfq_id:
+                continue
+            found.append((entry, of))
             if len(found) >= limit:
                 break
         return found
+
+    def _rfq_of_frames(self) -> dict[int, str]:
+        """Which RFQ each frame belongs to, worked out when read (recording stays a reference):
+        the venue's frames name `rfqId` and `quoteId`; a maker's `quote` or `decline` names
+        only the `quoteId` its `rfq` frame (earlier in the ring) gave. Frames without a
+        `quoteId` (levels, pings: most of them) are not parsed."""
+        quotes: dict[str, str] = {}  # quote id -> rfq id
+        out: dict[int, str] = {}
+        for entry in self._stream:
+            if '"quoteId"' not in entry.text:
+                continue
+            try:
+                message = json.loads(entry.text)
+            except ValueError:
+                continue
+            if not isinstance(message, dict):
+                continue
+            quote_id, rfq_id = message.get("quoteId"), message.get("rfqId")
+            if not isinstance(quote_id, str):
+                continue
+            if isinstance(rfq_id, str):
+                quotes[quote_id] = rfq_id
+            found = quotes.get(quote_id)
+            if found is not None:
+                out[entry.seq] = found
+        return out
 
     def clear(self) -> int:
         """Forget every request and frame; returns how many requests went."""

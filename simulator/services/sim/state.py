@@ -5,9 +5,11 @@ and the chains' state, taken together under the request gate: no request is half
 fill is indexed on one side only (the fill indexers' cursors are participants too, so a fill
 mined but not yet indexed at the snapshot is indexed again after the restore).
 
-- The baseline is taken once start-up is complete (demo keys, makers connected). Reset puts it
-  back: the chains are reverted to their in-node mark (`evm_revert`, which also puts back their
-  block time), every participant is loaded, the makers are restarted.
+- The baseline is taken once start-up is complete (demo keys, makers connected with their levels
+  at the server and their first resting orders in the book). Reset puts it back: the chains are
+  reverted to their in-node mark (`evm_revert`, which also puts back their block time), every
+  participant is loaded, the makers are restarted, with the gate still closed to everyone but
+  the fleet's own requests (its start's first round goes through the API).
 - A named snapshot holds the services' dump and each chain's full export: in-node marks would
   not do, because reverting to the baseline discards every mark taken after it. A restore is a
   reset followed by importing the chains' exports and loading the services.
@@ -106,7 +108,8 @@ class StateControl:
                 try:
                     await self._back_to_baseline(baseline, prefixes)
                 finally:
-                    await self._fleet.start(fresh_nonces=False)
+                    with self.gate.own_requests_admitted():
+                        await self._fleet.start(fresh_nonces=False)
             return ChangeReport(self._monotonic() - started, interrupted, prefixes)
 
     async def _back_to_baseline(self, baseline: Baseline, keep: tuple[str, ...]) -> None:
@@ -184,7 +187,8 @@ class StateControl:
                     self.registry.load(services)  # the clock's offset among them
                     await self._chains.set_time(self._time())
                 finally:
-                    await self._fleet.start(fresh_nonces=True)
+                    with self.gate.own_requests_admitted():
+                        await self._fleet.start(fresh_nonces=True)
             return ChangeReport(self._monotonic() - started, interrupted, ())
 
     async def capture(self) -> tuple[dict[str, dict[str, Any]], dict[int, str]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulator.services.shared.events import EventLog
+from simulator.services.shared.timelines import Timelines
 from simulator.services.swaps.service import SwapService
 
 
@@ -13,3 +14,4 @@ from simulator.services.swaps.service import SwapService
 class SwapsArea:
     service: SwapService  # quotes, swaps, their statuses and settlement
     events: EventLog  # swap.filled (the webhooks area subscribes)
+    history: Timelines  # every swap's timeline (GET /_sim/swaps)

@@ -19,6 +19,7 @@ from simulator.services.limit_orders.ports import ChainUnreadable
 from simulator.services.limit_orders.service import BookService, Executable, steering_of
 from simulator.services.shared.events import EventSink
 from simulator.services.shared.fills import Fill
+from simulator.services.shared.timelines import TimelineSink
 from simulator.services.swaps.events import swap_filled_event
 from simulator.services.swaps.model import CancelReason, NotFillable, SwapRecord, SwapStatus
 from simulator.services.swaps.store import SwapStore
@@ -83,6 +84,7 @@ class SwapService:
         store: SwapStore,
         events: EventSink,
         settings: BookSettings,
+        history: TimelineSink,
     ) -> None:
         self._clock = clock
         self._random = random
@@ -90,6 +92,7 @@ class SwapService:
         self.store = store
         self._events = events
         self._settings = settings
+        self._history = history  # every swap's timeline (GET /_sim/swaps)
 
     async def _compose(
         self, caller: Caller, request: SwapRequest
@@ -143,6 +146,33 @@ class SwapService:
         )
         self.store.add(record)
         self._book.hold(record.chain_id, record.orders, record.swap_id, expires_at)
+        for order in record.orders:
+            self._book.history.step(
+                order.order_id, "held", record.swap_id, record.taker, expires_at
+            )
+        self._history.start(
+            record.swap_id,
+            record.status,
+            {
+                "chain_id": record.chain_id,
+                "sell_token": record.sell_token,
+                "buy_token": record.buy_token,
+                "sell_amount": str(record.sell_amount),
+                "taker": record.taker,
+                "makers": list(dict.fromkeys(o.maker for o in record.orders)),
+                "expires_at": expires_at,
+            },
+        )
+        self._history.step(
+            record.swap_id,
+            "built",
+            caller.identity,
+            record.taker,
+            [[o.order_id, o.maker] for o in record.orders],
+            str(record.sold),
+            str(record.proceeds),
+            expires_at,
+        )
         return record
 
     # --- reading -----------------------------------------------------------------------
@@ -180,7 +210,7 @@ class SwapService:
         views: dict[int, ChainView | None] = {}
         for record in records:
             if record.open and now >= record.expires_at:
-                self._close(record, "EXPIRED")
+                self._close(record, "EXPIRED", "expiresAt passed unfilled")
         for record in records:
             if record.status != "QUOTED":
                 continue
@@ -193,11 +223,12 @@ class SwapService:
             reason = _unfillable(record, view) if record.status == "QUOTED" else None
             if reason is not None:
                 record.cancel_reason = reason
-                self._close(record, "CANCELLED")
+                self._close(record, "CANCELLED", reason)
 
-    def _close(self, record: SwapRecord, status: SwapStatus) -> None:
+    def _close(self, record: SwapRecord, status: SwapStatus, cause: str) -> None:
         record.status = status
         self._book.release(record.chain_id, record.orders, record.swap_id)
+        self._history.status(record.swap_id, status, cause)
 
     async def submit(self, caller: Caller, swap_id: str, tx_hash: str) -> SwapRecord:
         record = self._owned(caller, swap_id)
@@ -219,6 +250,8 @@ class SwapService:
         record.tx_hash = tx_hash
         record.submitted_at = self._clock.time()
         record.status = "SUBMITTED"
+        self._history.step(record.swap_id, "submitted", tx_hash)
+        self._history.status(record.swap_id, "SUBMITTED", "the taker reported its transaction")
         return record
 
     # --- settlement --------------------------------------------------------------------
@@ -233,16 +266,27 @@ class SwapService:
         for record in including:
             if record is not chosen and record.status == "QUOTED":
                 record.cancel_reason = "order_filled_elsewhere"
-                self._close(record, "CANCELLED")
+                self._close(record, "CANCELLED", "order_filled_elsewhere")
         if chosen is None:
             return
         chosen.fills[fill.order_hash] = fill
+        self._history.step(
+            chosen.swap_id,
+            "fill",
+            fill.maker,
+            next((o.order_id for o in chosen.orders if o.order_hash == fill.order_hash), None),
+            fill.tx_hash,
+            fill.block_number,
+            str(fill.input_amount),
+            str(fill.output_amount),
+            str(fill.fee_amount),
+        )
         if len(chosen.fills) < len(chosen.orders):
             return  # one batch settles every order: its other Fill logs are on their way
         chosen.tx_hash = fill.tx_hash
         chosen.filled_at = max(f.block_time for f in chosen.fills.values())
         chosen.cancel_reason = None
-        self._close(chosen, "FILLED")
+        self._close(chosen, "FILLED", "every order's fill seen on chain")
         self._events.publish(swap_filled_event(chosen, self._clock.time()))
 
 

@@ -137,6 +137,7 @@ class DeliveryOutbox:
         self._seq = 0  # tie-breaker of the heap: equal due times go in insertion order
         self._finished: deque[str] = deque()  # finished delivery ids, oldest first
         self._listeners: list[WorkListener] = []  # told when new work may be due
+        self.changes: Callable[[str, str], None] | None = None  # the live feed (console)
 
     def add_listener(self, listener: WorkListener) -> None:
         self._listeners.append(listener)
@@ -154,10 +155,15 @@ class DeliveryOutbox:
         self._seq += 1
         heapq.heappush(self._due, (due, self._seq, delivery.delivery_id))
 
+    def _changed(self, delivery: Delivery) -> None:
+        if self.changes is not None:
+            self.changes("deliveries", delivery.delivery_id)
+
     def add(self, delivery: Delivery) -> None:
         self._deliveries[delivery.delivery_id] = delivery
         self._schedule(delivery, delivery.created_at + self.schedule[0])
         self._notify()
+        self._changed(delivery)
 
     def get(self, delivery_id: str) -> Delivery | None:
         return self._deliveries.get(delivery_id)
@@ -201,6 +207,7 @@ class DeliveryOutbox:
 
     def record_duplicate(self, delivery: Delivery, attempt: Attempt) -> None:
         delivery.attempts.append(attempt)
+        self._changed(delivery)
 
     def finish_attempt(
         self, delivery: Delivery, attempt: Attempt, ended_at: float, *, scheduled: bool
@@ -209,6 +216,7 @@ class DeliveryOutbox:
         the next one after the schedule's delay, or `failed` after the last. A manual attempt
         never moves the schedule; a success still completes the delivery."""
         delivery.attempts.append(attempt)
+        self._changed(delivery)
         if attempt.outcome == "succeeded":
             # Also after a failure or a cancellation: the receiver did get the event.
             if delivery.status != "delivered":

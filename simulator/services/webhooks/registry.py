@@ -125,6 +125,10 @@ class WebhookRegistry:
         owned.append(endpoint.endpoint_id)
         return endpoint
 
+    def all(self) -> list[WebhookEndpoint]:
+        """Every endpoint of every partner, oldest first."""
+        return list(self._endpoints.values())
+
     def owned_by(self, partner_id: str) -> list[WebhookEndpoint]:
         return [self._endpoints[i] for i in self._by_partner.get(partner_id, [])]
 

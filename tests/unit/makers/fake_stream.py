@@ -1,6 +1,8 @@
 """A small in-test server that plays the venue's side of the maker stream protocol: the
 handshake (401/403 refusals in the error envelope), `welcome`, and whatever a test sends; every
-maker frame it receives is parsed with `makers.protocol.parse_maker_message` and queued."""
+maker frame it receives is parsed with `makers.protocol.parse_maker_message` and queued, except a
+maker's `ping`, which it answers with a `pong` as the venue does (in order: after every frame
+read before it)."""
 
 from __future__ import annotations
 
@@ -92,6 +94,8 @@ class FakeStreamServer:
         self.keys = keys
         self.forbidden = forbidden
         self.handshakes: list[str | None] = []  # the key of every upgrade attempt
+        self.answer_pings = True  # False: a maker's pings are queued like any frame, unanswered
+        self.read_delay_s = 0.0  # a loaded venue: each frame is taken up this long after arriving
         self.connections: list[FakeConnection] = []
         self._new: asyncio.Queue[FakeConnection] = asyncio.Queue()
         self.app = web.Application()  # tests may add routes (a control API) before start()
@@ -139,7 +143,13 @@ class FakeStreamServer:
         try:
             async for frame in ws:
                 if frame.type == WSMsgType.TEXT:
-                    conn.inbox.put_nowait((now_ms(), parse_maker_message(frame.data)))
+                    if self.read_delay_s:
+                        await asyncio.sleep(self.read_delay_s)
+                    message = parse_maker_message(frame.data)
+                    if isinstance(message, Ping) and self.answer_pings:
+                        await conn.send(Pong(id=message.id))
+                    else:
+                        conn.inbox.put_nowait((now_ms(), message))
         finally:
             conn.closed.set()
         return ws

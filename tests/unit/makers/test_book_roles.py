@@ -275,3 +275,30 @@ async def test_the_poster_keeps_per_side_asks_within_its_balance() -> None:
         # A real eth_signTypedData_v4 signature by the maker over the prepared typed data.
         message = encode_typed_data(full_message=_typed(asked_for))
         assert Account.recover_message(message, signature=body["signature"]) == seat.wallet.address
+
+
+async def test_one_poster_round_fills_every_ready_chain_and_reads_the_clock_once() -> None:
+    book = BookOrdersConfig(per_side=2, size_usd=Decimal(100))
+    config = MakerConfig(name="bravo", wallet_index=1, book_orders=book)
+    api = FakeApi([])
+    reads: list[float] = []
+    clock = api.server_time
+
+    async def counted() -> float | None:
+        reads.append(1.0)
+        return await clock()
+
+    api.server_time = counted  # type: ignore[method-assign]
+    seat = Seat(FakeChain(), config)
+    poster = BookPoster(seat, {"test": api}, random.Random(1))  # type: ignore[dict-item]
+    assert await poster.round() == 2 == poster.placed  # per_side asks in the one BOOK direction
+    submits = [body for _, path, body in api.posted if path == "/v1/limit-orders"]
+    assert len(submits) == 2
+    assert len(reads) == 1, "one read of the service's clock per chain and round"
+    # Another round finds them resting (the API lists them ACTIVE) and places nothing.
+    api.mine = [
+        {"status": "ACTIVE", "sellToken": USDC, "buyToken": NGNS, "sellAmount": b["inputAmount"]}
+        for b in submits
+    ]
+    assert await poster.round() == 0
+    assert len(reads) == 1, "nothing to place: the clock is not read"

@@ -272,6 +272,41 @@ async def test_unchanged_levels_are_not_sent_again(
     assert await conn.expect(Levels) == first  # a refresh asked for
 
 
+async def test_sync_returns_once_the_server_has_read_every_frame_sent_before_it(
+    server: FakeStreamServer, make_client: MakeClient
+) -> None:
+    client = await make_client()
+    conn = await server.next_connection()
+    usdt, ngns = ADDR["USDT"], ADDR["NGNS"]
+    assert await client.publish_levels(56, usdt, ngns, [(10**18, 1_599_000_000)])
+    assert await client.publish_levels(56, ngns, usdt, [(1_600_000_000, 999 * 10**15)])
+    await client.sync()
+    # Both levels were read before the server answered the sync's ping: queued already.
+    read = [conn.inbox.get_nowait()[1] for _ in range(conn.inbox.qsize())]
+    assert [(lv.sellToken, lv.buyToken) for lv in read if isinstance(lv, Levels)] == [
+        (usdt, ngns),
+        (ngns, usdt),
+    ]
+    await client.sync()  # each sync has an id of its own: a second one is answered too
+
+
+async def test_sync_without_a_connection_or_when_it_closes_fails(
+    server: FakeStreamServer, make_client: MakeClient
+) -> None:
+    idle = await make_client(start=False)
+    with pytest.raises(MakerConnectionError):
+        await idle.sync()
+    client = await make_client(reconnect=False)
+    conn = await server.next_connection()
+    # A server that does not answer, then goes away: the sync fails instead of waiting on.
+    server.answer_pings = False
+    waiting = asyncio.ensure_future(client.sync(wait_s=None))
+    assert isinstance(await conn.receive(), Ping)  # read, not answered
+    await conn.close()
+    with pytest.raises(MakerConnectionError):
+        await waiting
+
+
 async def test_invalid_levels_are_refused_locally(make_client: MakeClient) -> None:
     client = await make_client()
     with pytest.raises(ValueError, match="increase strictly"):

@@ -29,6 +29,7 @@ from simulator.services.ramp.area import RampArea
 from simulator.services.ramp.catalog import CatalogSettings, ProviderDirectory, RampCatalog
 from simulator.services.ramp.customers import CustomerSettings, KycDocument, RampCustomers
 from simulator.services.ramp.emails import Outbox
+from simulator.services.ramp.history import TRANSFER_STEPS
 from simulator.services.ramp.model import TransferRecord
 from simulator.services.ramp.ports import PersonDetails
 from simulator.services.ramp.reads import RampReads
@@ -44,6 +45,7 @@ from simulator.services.ramp.transfers import (
     TransferSettings,
 )
 from simulator.services.ramp.webhooks import ProviderWebhooks
+from simulator.services.shared.timelines import Timelines
 from simulator.settings import load_settings
 from tests.unit.services.fake_provider import REVIEW_DELAY_S, FakeProvider
 
@@ -131,8 +133,9 @@ class Ramp:
         )
         self.outbox = Outbox(self.clock, RandomSource(2), "http://front.test")
         self.store = TransferStore()
+        self.history = Timelines("transfers", self.clock.time, TRANSFER_STEPS, capacity=1000)
         self.tracker = TransferTracker(
-            self.clock, directory.attached, self.outbox, TrackingSettings()
+            self.clock, directory.attached, self.outbox, TrackingSettings(), self.history
         )
         self.transfers = RampTransfers(
             self.clock,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 
 import pytest
 from eth_account import Account
@@ -141,3 +142,86 @@ async def test_junk_signature_does_not_squat_the_nonce() -> None:
     with pytest.raises(ProofOfControlInvalid):
         await proofs.verify(taker=KEY.address, chain_id=97, proof=junk, caller="attacker")
     await proofs.verify(taker=KEY.address, chain_id=97, proof=good, caller="owner")
+
+
+# --- the clock moved by /_sim/clock/advance (docs/decisions.md TT4) ---------------------------
+
+MOVED_S = 240  # what rfqsim trigger's three flows used to add up to
+
+
+def wall_proof(offset_ms: int = 0) -> TakerProof:
+    """Signed as an integrator's client signs: issuedAt from its own (the wall) clock."""
+    nonce = os.urandom(32)
+    issued = int(time.time() * 1000) + offset_ms
+    signature = Account.sign_message(taker_control_message(KEY.address, 97, nonce, issued), KEY.key)
+    return TakerProof(nonce, issued, bytes(signature.signature))
+
+
+async def test_a_wall_clock_proof_is_fresh_while_the_clock_is_moved() -> None:
+    proofs, clock, _ = service()
+    await clock.advance(MOVED_S)
+    await proofs.authorize(taker=KEY.address, chain_id=97, proof=wall_proof(), caller="ip:a")
+    assert proofs.has_grant(KEY.address, 97, "ip:a")
+    # A proof issued against the service clock (GET /_sim/clock) stays fresh as well.
+    await proofs.verify(taker=KEY.address, chain_id=97, proof=proof(clock), caller="ip:a")
+
+
+@pytest.mark.parametrize("offset_ms", [-61_000, 61_000])
+async def test_stale_by_both_clocks_is_stale_and_names_both(offset_ms: int) -> None:
+    proofs, clock, _ = service()
+    await clock.advance(MOVED_S)
+    late = wall_proof(offset_ms)
+    with pytest.raises(ProofOfControlStale) as raised:
+        await proofs.verify(taker=KEY.address, chain_id=97, proof=late, caller="x")
+    details = raised.value.details
+    assert details is not None
+    assert details["issuedAt"] == late.issued_at_ms
+    assert details["windowMs"] == 60_000
+    assert abs(details["serverTime"] - clock.millis()) < 5_000
+    assert abs(details["wallTime"] - time.time() * 1000) < 5_000
+    assert details["serverTime"] - details["wallTime"] >= MOVED_S * 1000 - 5_000
+
+
+async def test_switched_off_the_wall_clock_is_not_consulted() -> None:
+    clock = Clock()
+    proofs = ProofService(clock, FakeChecker(), ProofSettings(wall_clock_when_moved=False))
+    await clock.advance(MOVED_S)
+    with pytest.raises(ProofOfControlStale) as raised:
+        await proofs.verify(taker=KEY.address, chain_id=97, proof=wall_proof(), caller="x")
+    assert raised.value.details is not None
+    assert "wallTime" not in raised.value.details  # the service clock alone judged it
+    await proofs.verify(taker=KEY.address, chain_id=97, proof=proof(clock), caller="x")
+
+
+async def test_a_stale_proof_stays_stale_when_the_clock_moves_after_it() -> None:
+    # Issued against the service clock, then the clock moves past its window: the advance
+    # makes it stale, whatever the wall clock says (it is not one the wall clock issued now).
+    proofs, clock, _ = service()
+    await clock.advance(MOVED_S)
+    issued = proof(clock)
+    await clock.advance(61)
+    with pytest.raises(ProofOfControlStale):
+        await proofs.verify(taker=KEY.address, chain_id=97, proof=issued, caller="x")
+
+
+async def test_a_wall_clock_proofs_nonce_stays_bound_while_it_is_fresh() -> None:
+    proofs, clock, _ = service()
+    await clock.advance(MOVED_S)
+    first = wall_proof()
+    await proofs.verify(taker=KEY.address, chain_id=97, proof=first, caller="ip:a")
+    # Another advance puts the service clock far past the proof; it is still fresh by the wall
+    # clock, so another caller may not take it over, and the sweep keeps its binding.
+    await clock.advance(3600)
+    proofs.evict_stale()
+    with pytest.raises(ProofOfControlReplayed):
+        await proofs.verify(taker=KEY.address, chain_id=97, proof=first, caller="ip:b")
+    await proofs.verify(taker=KEY.address, chain_id=97, proof=first, caller="ip:a")
+
+
+async def test_the_deviation_keeps_a_proof_from_before_an_advance_fresh_by_the_wall_clock() -> None:
+    # Why the conformance suite starts its simulator with the deviation off: moving the clock
+    # no longer makes a proof signed just before stale while the wall clock finds it fresh.
+    proofs, clock, _ = service()
+    issued = proof(clock)  # offset 0: the service clock is the wall clock
+    await clock.advance(61)
+    await proofs.verify(taker=KEY.address, chain_id=97, proof=issued, caller="x")

@@ -1,5 +1,6 @@
 """The request gate (a state change waits for requests inside, cancels the slow ones, holds
-new ones back) and the journal's filters, ring and redaction."""
+new ones back, lets the fleet's own requests in while it restarts the fleet) and the journal's
+filters, ring and redaction."""
 
 from __future__ import annotations
 
@@ -78,6 +79,37 @@ async def test_new_requests_wait_for_the_gate_and_give_up_after_wait_s() -> None
     await waiting  # let in once the change is over
 
 
+async def test_while_the_fleet_restarts_only_its_own_requests_pass_the_closed_gate() -> None:
+    gate = RequestGate(drain_s=1, wait_s=5)
+    restarting = asyncio.Event()
+    restarted = asyncio.Event()
+    order: list[str] = []
+
+    async def change() -> None:
+        async with gate.closed():
+            with gate.own_requests_admitted():
+                restarting.set()
+                await gate.enter(own=True)  # the restarted fleet's first round: at once
+                order.append("fleet")
+                await restarted.wait()
+
+    changing = asyncio.create_task(change())
+    await restarting.wait()
+    client = asyncio.create_task(gate.enter())
+    await asyncio.sleep(0)
+    assert order == ["fleet"]
+    assert not client.done(), "a client waits for the new state, makers and all"
+    restarted.set()
+    await changing
+    await client
+    assert not gate.admitting_own
+    # Before the new state is in place the fleet's requests wait like everyone's.
+    gate.wait_s = 0.01
+    async with gate.closed():
+        with pytest.raises(StateChangeInterrupted):
+            await gate.enter(own=True)
+
+
 def journal_with(*entries: dict[str, object]) -> RequestJournal:
     journal = RequestJournal(lambda: 1000.0, capacity=3, stream_capacity=2)
     for index, fields in enumerate(entries):
@@ -148,8 +180,32 @@ def test_maker_frames_filter_by_maker_and_direction() -> None:
     journal.record_frame("tx_test_a", "0xAbC", "in", '{"type":"quote"}')
     journal.record_frame("tx_test_b", "0xDef", "in", '{"type":"levels"}')
     frames = journal.frames(maker="0xabc", direction=None, since=None, limit=10)
-    assert [(f.direction, f.text) for f in frames] == [
+    assert [(f.direction, f.text) for f, _ in frames] == [
         ("in", '{"type":"quote"}'),
         ("out", '{"type":"rfq"}'),
     ]
     assert len(journal.frames(maker="tx_test_b", direction="out", since=None, limit=10)) == 0
+
+
+def test_every_frame_of_an_rfq_is_tagged_with_it_quotes_included() -> None:
+    journal = RequestJournal(lambda: 5.0, capacity=10, stream_capacity=10)
+    journal.record_frame(
+        "tx_test_a", "0xAbC", "out", '{"type":"rfq","quoteId":"mq_1","rfqId":"rfq_1"}'
+    )
+    journal.record_frame("tx_test_a", "0xAbC", "in", '{"type":"levels","chainId":97}')
+    journal.record_frame("tx_test_a", "0xAbC", "in", '{"type":"quote","quoteId":"mq_1"}')
+    journal.record_frame(
+        "tx_test_a", "0xAbC", "out", '{"type":"released","quoteId":"mq_1","rfqId":"rfq_1"}'
+    )
+    journal.record_frame("tx_test_a", "0xAbC", "in", '{"type":"decline","quoteId":"mq_9"}')
+    frames = journal.frames(maker=None, direction=None, since=None, limit=10)
+    tagged = [(json.loads(f.text)["type"], rfq) for f, rfq in frames]
+    assert tagged == [
+        ("decline", None),  # names a request the ring never saw
+        ("released", "rfq_1"),
+        ("quote", "rfq_1"),
+        ("levels", None),
+        ("rfq", "rfq_1"),
+    ]
+    only = journal.frames(maker=None, direction=None, since=None, limit=10, rfq_id="rfq_1")
+    assert [json.loads(f.text)["type"] for f, _ in only] == ["released", "quote", "rfq"]

@@ -1,6 +1,7 @@
-"""Levels a SimulatedMaker republishes between its periodic rounds: a quote republishes only
-the direction whose inventory it changed (and again when the commitment is released), and levels
-a quote does not change (an underfunded maker's) are not republished."""
+"""Levels a SimulatedMaker publishes: its start returns only once the server has read levels for
+every direction it serves; between its periodic rounds a quote republishes only the direction
+whose inventory it changed (and again when the commitment is released), and levels a quote does
+not change (an underfunded maker's) are not republished."""
 
 from __future__ import annotations
 
@@ -43,6 +44,33 @@ async def quiet_maker(
     await asyncio.sleep(0.05)
     await conn.barrier()
     return maker, conn
+
+
+async def test_the_start_returns_once_the_server_has_read_every_directions_levels(
+    server: FakeStreamServer, chain: FakeChain
+) -> None:
+    maker = SimulatedMaker(
+        maker_config(),
+        url=server.url,
+        api_keys=["tx_live_maker0"],
+        chains={56: chain},
+        backoff=FAST,
+        publish_interval_s=60,  # no periodic round to publish them later
+    )
+    server.read_delay_s = 0.05  # a loaded venue: levels sent are not read at once
+    try:
+        await maker.start(wait_s=10)
+        conn = server.connections[-1]
+        # No waiting: what the server had read when the start returned is queued already.
+        read = [conn.inbox.get_nowait()[1] for _ in range(conn.inbox.qsize())]
+        directions = {
+            (m.sellToken.lower(), m.buyToken.lower())
+            for m in read
+            if isinstance(m, Levels) and m.levels
+        }
+        assert directions == {(USDT, NGNS), (NGNS, USDT)}
+    finally:
+        await maker.close()
 
 
 async def test_a_quote_republishes_only_the_direction_it_changed(

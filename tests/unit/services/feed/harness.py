@@ -1,6 +1,7 @@
 """A feed service over fakes: a venue of two chains with tokens of 18 and 6 decimals, a clock
-that moves only when told, prices and reservations set by the test, and fills built by hand
-(what the indexer would decode from Fill logs)."""
+that moves only when told, prices and reservations set by the test behind the feed's port (one
+fake for the RFQ corridors, one for the BOOK corridors), and fills built by hand (what the
+indexer would decode from Fill logs)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from decimal import Decimal
 
 from simulator.clock import Clock
 from simulator.services.feed.model import Side, TradePage
-from simulator.services.feed.ports import Clearing, NoBook, SideTrade
+from simulator.services.feed.ports import Clearing, SideTrade
 from simulator.services.feed.service import FeedService
 from simulator.services.feed.store import FeedStore
 from simulator.services.shared.fills import Fill, IndexProgress
@@ -85,7 +86,7 @@ class FakePrices:
     def key(trade: SideTrade) -> tuple[int, str, str]:
         return (trade.leg.chain_id, trade.sell.symbol, trade.buy.symbol)
 
-    def clearing(self, trade: SideTrade) -> Clearing | None:
+    async def clearing(self, trade: SideTrade) -> Clearing | None:
         self.asked.append(trade)
         return self.clearings.get(self.key(trade))
 
@@ -99,7 +100,8 @@ class Harness:
         self.clock = StoppedClock()
         chains = venue_chains
         self.venue = VenueDirectory({c: chain_venue(c) for c in chains})
-        self.prices = FakePrices()
+        self.prices = FakePrices()  # RFQ corridors
+        self.book = FakePrices()  # BOOK corridors
         self.index = IndexProgress()
         for chain_id in chains:
             self.index.mark(chain_id, "current", self.clock.mono)
@@ -110,7 +112,7 @@ class Harness:
             self.settings,
             self.venue,
             self.store,
-            {"RFQ": self.prices, "BOOK": NoBook()},
+            {"RFQ": self.prices, "BOOK": self.book},
             self.index,
         )
         self._log_index = itertools.count()

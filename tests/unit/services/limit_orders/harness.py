@@ -18,6 +18,7 @@ from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.services.access.callers import Caller
 from simulator.services.access.keys import ApiKey
+from simulator.services.limit_orders.history import LIMIT_ORDER_STEPS
 from simulator.services.limit_orders.jobs import BookSweep
 from simulator.services.limit_orders.live import LiveBook
 from simulator.services.limit_orders.placement import Placement, PrepareRequest, SignedPlacement
@@ -27,7 +28,9 @@ from simulator.services.limit_orders.store import BookStore
 from simulator.services.shared.amounts import Curve
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.fills import Fill
+from simulator.services.shared.timelines import Timelines
 from simulator.services.shared.venue import ChainVenue, Contracts, Corridor, Token, VenueDirectory
+from simulator.services.swaps.history import SWAP_STEPS
 from simulator.services.swaps.service import SwapService
 from simulator.services.swaps.store import SwapStore
 from simulator.settings import BookSettings, CorridorTiming
@@ -203,19 +206,26 @@ def build(settings: BookSettings | None = None) -> Harness:
     book_events = EventLog()
     swap_events = EventLog()
     random = RandomSource(7)
-    placement = Placement(clock, random.fork("lo"), directory, store, chain, chain, settings)
+    orders = Timelines("limit-orders", clock.time, LIMIT_ORDER_STEPS, capacity=1000)
+    placement = Placement(
+        clock, random.fork("lo"), directory, store, chain, chain, settings, orders
+    )
     book = BookService(
         clock,
         directory,
         store,
-        LiveBook(clock, store, directory, chain, chain),
+        LiveBook(clock, store, directory, chain, chain, orders),
         placement,
         chain,
         chain,
         bids,
         book_events,
+        orders,
     )
-    swaps = SwapService(clock, random.fork("sw"), book, SwapStore(), swap_events, settings)
+    swap_history = Timelines("swaps", clock.time, SWAP_STEPS, capacity=1000)
+    swaps = SwapService(
+        clock, random.fork("sw"), book, SwapStore(), swap_events, settings, swap_history
+    )
     sweep = BookSweep(clock, directory, book, book_events, settings)
     harness = Harness(clock, chain, bids, book, swaps, sweep, book_events, swap_events, settings)
     chain.deliver = harness.deliver

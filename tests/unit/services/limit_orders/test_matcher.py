@@ -1,7 +1,10 @@
 """The matcher (services/limit_orders/book.py): priority by level and time, steering, minRate,
-live funding and nonces, holds, and whole-order composition."""
+live funding and nonces, holds, whole-order composition, and the prefix of whole offers that
+reaches a size (the rates feed's price of a BOOK side)."""
 
 from __future__ import annotations
+
+import pytest
 
 from simulator.services.limit_orders.book import (
     Composition,
@@ -10,6 +13,7 @@ from simulator.services.limit_orders.book import (
     compose,
     offers,
     priority,
+    reaching,
 )
 from simulator.services.shared.amounts import RAY
 from tests.unit.services.limit_orders.factory import MAKERS, NGNS, State, limit_order
@@ -106,3 +110,27 @@ def test_compose_takes_whole_orders_and_skips_what_does_not_fit() -> None:
     assert compose(ranked, 1_000_499) == [c]
     assert compose(ranked, 500_249) == []
     assert capacity(ranked) == (1_000_500 + 2_001_000 + 500_250, ngns(5300))
+
+
+def test_reaching_takes_whole_offers_in_order_until_the_size_is_reached() -> None:
+    a = limit_order(ngns(1600), usdc(1))  # costs 1_000_500, gives 1600 NGNS
+    b = limit_order(ngns(3000), usdc(2))  # costs 2_001_000
+    c = limit_order(ngns(700), usdc(0.5))  # costs 500_250
+    ranked = priority([a, b, c])
+    # By cost (the taker's exact input): the order that crosses the size is taken whole.
+    assert reaching(ranked, cost=1_000_500) == [a]
+    assert reaching(ranked, cost=1_000_501) == [a, b]
+    assert reaching(ranked, cost=1) == [a], "one order already reaches a tiny size"
+    # By proceeds (the taker's exact output).
+    assert reaching(ranked, proceeds=ngns(1600)) == [a]
+    assert reaching(ranked, proceeds=ngns(4000)) == [a, b]
+    # Together they fall short: every offer. Nothing offered: nothing.
+    assert reaching(ranked, cost=10**12) == [a, b, c]
+    assert reaching([], proceeds=1) == []
+    # A swap of exactly the prefix's cost composes exactly that prefix.
+    prefix = reaching(ranked, proceeds=ngns(4000))
+    assert compose(ranked, Composition(tuple(prefix)).sold) == prefix
+    with pytest.raises(ValueError, match="exactly one"):
+        reaching(ranked, cost=1, proceeds=1)
+    with pytest.raises(ValueError, match="exactly one"):
+        reaching(ranked)

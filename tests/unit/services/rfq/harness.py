@@ -26,6 +26,7 @@ from simulator.services.access.proofs import ProofService, ProofSettings
 from simulator.services.rfq.auction import Auction
 from simulator.services.rfq.deps import RfqDeps
 from simulator.services.rfq.funds import TakerFunds
+from simulator.services.rfq.history import RFQ_STEPS, RfqHistory
 from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.makers import (
     DeclineReply,
@@ -45,6 +46,7 @@ from simulator.services.shared.amounts import fee_on
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.faults import Faults
 from simulator.services.shared.fills import Fill
+from simulator.services.shared.timelines import EventSteps, Timelines
 from simulator.services.shared.venue import ChainVenue, Contracts, Corridor, Token, VenueDirectory
 from simulator.settings import CorridorTiming, LimitSettings
 from tests.unit.services.ramp_harness import NoChain
@@ -245,6 +247,12 @@ class RfqHarness:
         self.limits = LimitSettings()
         self.faults = Faults()
         pricing = IndicativePricing(self.clock, self.registry)
+        self.history = RfqHistory(Timelines("rfqs", self.clock.time, RFQ_STEPS, capacity=100))
+        self.registry.on_late = lambda maker, quote_id, rfq_id, waited_s, kind: (
+            self.history.answered_late(
+                rfq_id, maker.wallet, maker.maker_id, quote_id, waited_s * 1000, kind
+            )
+        )
         self.deps = RfqDeps(
             venue=self.venue,
             proofs=ProofService(self.clock, NoChain(), ProofSettings()),
@@ -255,13 +263,21 @@ class RfqHarness:
             pricing=pricing,
             faults=self.faults,
             limits=lambda: self.limits,
+            history=self.history,
         )
         self.store = InMemoryRfqStore()
         auction = Auction(
-            self.clock, RandomSource(5), self.registry, pricing, self.inventory, self.chain
+            self.clock,
+            RandomSource(5),
+            self.registry,
+            pricing,
+            self.inventory,
+            self.chain,
+            self.history,
         )
         self.service = RfqService(self.clock, RandomSource(6), self.deps, auction, self.store)
         self.events = EventLog()
+        self.events.subscribers.append(EventSteps(self.history.timelines))
         self.settings = SettlementSettings()
         self.settlement = Settlement(
             self.clock, self.store, self.deps, self.events, self.chain, self.settings

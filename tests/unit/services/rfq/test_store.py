@@ -84,7 +84,13 @@ async def test_service_and_settlement_keep_no_record_state_of_their_own(rfq: Rfq
     await rfq.settlement.on_fill(rfq.fill(first, log_index=0))
     # A new service and a new settlement on the same store: everything is still there.
     auction = Auction(
-        rfq.clock, RandomSource(8), rfq.registry, rfq.deps.pricing, rfq.inventory, rfq.chain
+        rfq.clock,
+        RandomSource(8),
+        rfq.registry,
+        rfq.deps.pricing,
+        rfq.inventory,
+        rfq.chain,
+        rfq.history,
     )
     service = RfqService(rfq.clock, RandomSource(9), rfq.deps, auction, rfq.store)
     settlement = Settlement(

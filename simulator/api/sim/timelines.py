@@ -1,0 +1,192 @@
+"""GET /_sim/rfqs, /_sim/swaps, /_sim/limit-orders, /_sim/transfers (newest first, filtered) and
+GET /_sim/<kind>/{id}: one object's timeline, read from the area's bounded history
+(services/shared/timelines.py). Rendering happens here, on read: ISO times, the fleet's names
+for maker wallets, and the webhook deliveries of the events an object produced."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from simulator.api.http.appkeys import MAKER_NAMES, TIMELINES, WEBHOOKS
+from simulator.api.http.parsing import parse_query
+from simulator.api.http.responses import data_response
+from simulator.api.http.routes import RouteTable
+from simulator.api.sim import timeline_schemas as schemas
+from simulator.api.webhooks.control import render_delivery
+from simulator.clock import isoformat_unix
+from simulator.errors import InternalError, InvalidRequest, NotFound
+from simulator.services.shared.maker_names import MakerNames
+from simulator.services.shared.timelines import Timeline, Timelines, render_steps
+
+
+@dataclass(frozen=True)
+class TimelineKind:
+    topic: str  # the history's name, the path segment and the live stream's event name
+    noun: str  # for summaries: "RFQ"
+    operation: str  # operation id stem: Rfq -> simListRfqs, simGetRfq
+    taker_field: str  # the summary field `taker=` matches
+
+
+KINDS: tuple[TimelineKind, ...] = (
+    TimelineKind("rfqs", "RFQ", "Rfq", "taker"),
+    TimelineKind("swaps", "v1 swap", "Swap", "taker"),
+    TimelineKind("limit-orders", "v1 limit order", "LimitOrder", "maker"),
+    TimelineKind("transfers", "ramp transfer", "Transfer", "wallet"),
+)
+
+
+def _refs(wallets: Iterable[str], names: MakerNames) -> list[dict[str, Any]]:
+    return [{"wallet": w, "name": names.name_of(w)} for w in wallets]
+
+
+def _is_time(key: str) -> bool:
+    return key == "at" or key.endswith("_at")
+
+
+def _times(values: dict[str, Any]) -> dict[str, Any]:
+    """Simulator times (`*_at` floats) as the API's ISO strings."""
+    return {
+        key: isoformat_unix(value)
+        if _is_time(key) and isinstance(value, int | float) and not isinstance(value, bool)
+        else value
+        for key, value in values.items()
+    }
+
+
+def item_json(timeline: Timeline, names: MakerNames) -> dict[str, Any]:
+    """A list item as JSON-ready data, built without a model: the live stream sends one per
+    changed object, many a second (`render_item` is the same through the model)."""
+    summary = _times(timeline.summary)
+    wallets = summary.pop("makers", [])
+    summary.pop("maker_ids", None)  # what `maker=` matches; the wallets say who
+    if "winners" in summary:
+        summary["winners"] = _refs(summary["winners"], names)
+    return {
+        "id": timeline.object_id,
+        "created_at": isoformat_unix(timeline.created_at) or "",
+        "status": timeline.status,
+        "makers": _refs(wallets, names),
+        "summary": summary,
+    }
+
+
+def render_item(timeline: Timeline, names: MakerNames) -> schemas.TimelineItem:
+    return schemas.TimelineItem.model_validate(item_json(timeline, names))
+
+
+def _step(step: dict[str, Any], names: MakerNames) -> schemas.StepView:
+    out = _times(step)
+    if isinstance(out.get("maker"), str):
+        out["maker_name"] = names.name_of(out["maker"])
+    if isinstance(out.get("winners"), list):
+        out["winners"] = _refs(out["winners"], names)
+    if isinstance(out.get("losers"), list):
+        out["losers"] = [
+            {"wallet": wallet, "name": names.name_of(wallet), "why": why}
+            for wallet, why in out["losers"]
+        ]
+    return schemas.StepView.model_validate(out)
+
+
+def render_detail(
+    timeline: Timeline, timelines: Timelines, names: MakerNames, request: web.Request
+) -> schemas.TimelineDetail:
+    item = render_item(timeline, names)
+    steps = render_steps(timeline, timelines.kinds)
+    outbox = request.app[WEBHOOKS].outbox
+    deliveries = [
+        render_delivery(delivery)
+        for step in steps
+        if step["kind"] == "event"
+        for delivery in outbox.find(event_id=step["id"])
+    ]
+    return schemas.TimelineDetail(
+        **item.model_dump(),
+        steps=[_step(s, names) for s in steps],
+        webhooks=deliveries,
+    )
+
+
+def _matches(
+    timeline: Timeline, kind: TimelineKind, query: schemas.TimelineQuery, makers: set[str] | None
+) -> bool:
+    summary = timeline.summary
+    if query.status is not None and timeline.status.lower() != query.status.lower():
+        return False
+    if query.taker is not None:
+        taker = summary.get(kind.taker_field)
+        if not isinstance(taker, str) or taker.lower() != query.taker.lower():
+            return False
+    if makers is not None:
+        involved = {str(w).lower() for w in summary.get("makers", ())}
+        involved |= {str(m).lower() for m in summary.get("maker_ids", ())}
+        if not involved & makers:
+            return False
+    return query.since is None or timeline.created_at >= query.since.timestamp()
+
+
+def _list_handler(kind: TimelineKind) -> Any:
+    async def handler(request: web.Request) -> web.Response:
+        query = parse_query(request, schemas.TimelineQuery)
+        timelines = request.app[TIMELINES][kind.topic]
+        names = request.app[MAKER_NAMES]
+        makers = None
+        if query.maker is not None:
+            makers = {query.maker.lower()}
+            wallet = names.wallet_of(query.maker)
+            if wallet is not None:
+                makers.add(wallet.lower())
+        found: list[schemas.TimelineItem] = []
+        for timeline in timelines.newest_first():
+            if _matches(timeline, kind, query, makers):
+                found.append(render_item(timeline, names))
+                if len(found) >= query.limit:
+                    break
+        return data_response(schemas.TimelineList(items=found, kept=timelines.capacity))
+
+    return handler
+
+
+def _get_handler(kind: TimelineKind) -> Any:
+    async def handler(request: web.Request) -> web.Response:
+        timelines = request.app[TIMELINES][kind.topic]
+        timeline = timelines.get(request.match_info["id"])
+        if timeline is None:
+            raise NotFound(
+                f"No {kind.noun} with this id in the kept timelines",
+                details={"reason": "unknown_or_dropped"},
+            )
+        detail = render_detail(timeline, timelines, request.app[MAKER_NAMES], request)
+        return data_response(detail)
+
+    return handler
+
+
+def add_routes(table: RouteTable) -> None:
+    add = table.adder("sim", ("sim-timelines",))
+    for kind in KINDS:
+        add(
+            "GET",
+            f"/_sim/{kind.topic}",
+            _list_handler(kind),
+            f"simList{kind.operation}s",
+            f"Every kept {kind.noun}, newest first, with its status and summary; filters "
+            "status, taker, maker (wallet, credential prefix or fleet name), since",
+            query=schemas.TimelineQuery,
+            responses={200: schemas.TimelineList},
+            errors=(InvalidRequest, InternalError),
+        )
+        add(
+            "GET",
+            f"/_sim/{kind.topic}/{{id}}",
+            _get_handler(kind),
+            f"simGet{kind.operation}",
+            f"One {kind.noun}'s timeline: every step with its time, and the webhook "
+            "deliveries of the events it produced",
+            responses={200: schemas.TimelineDetail},
+            errors=(NotFound, InternalError),
+        )

@@ -1,0 +1,162 @@
+"""Timelines: what happened to each RFQ, v1 swap, limit order and ramp transfer, step by step,
+kept as data so the console, `GET /_sim/rfqs/{id}` (and its siblings) and tests read one record.
+
+Each area appends to its own `Timelines` (the port its services see is `TimelineSink`): one
+`Timeline` per object, in creation order, holding a small summary for lists and filters and its
+steps. Only the last `capacity` objects are kept, whatever the traffic: the oldest drop off as new
+ones start. Recording is on the firm-quote path, so a step is a plain tuple `(at, kind, *values)`
+appended to a list; the field names of each kind live in the area's step table
+(`StepKinds`) and are applied only when a timeline is read (`render_steps`).
+
+Every step value is JSON-native (str, int, float, bool, None, lists of those), so a dump for
+snapshots and the state directory is little more than the data (through the state codec, as
+every participant's is)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from simulator.services.shared.events import Event
+from simulator.services.shared.state_codec import decode, encode
+
+Step = tuple[Any, ...]  # (at, kind, *values): values in the order the kind's field names say
+StepKinds = Mapping[str, tuple[str, ...]]  # step kind -> the names of its values
+ChangeListener = Callable[[str, str], None]  # (topic, object id): told every change
+
+
+@dataclass
+class Timeline:
+    object_id: str
+    created_at: float  # simulator time the object came to be
+    status: str  # its status now, as the area names it
+    summary: dict[str, Any]  # JSON-native facts lists show and filters read (taker, makers, ...)
+    steps: list[Step] = field(default_factory=list)  # oldest first
+
+
+class TimelineSink(Protocol):
+    """What a service records through: start an object's timeline, add a step, move its status.
+    Steps and statuses for an object whose timeline is gone (dropped off, or never started) are
+    ignored."""
+
+    def start(self, object_id: str, status: str, summary: dict[str, Any]) -> None: ...
+
+    def step(self, object_id: str, kind: str, *values: Any) -> None: ...
+
+    def status(self, object_id: str, status: str, cause: str, *values: Any) -> None: ...
+
+    def get(self, object_id: str) -> Timeline | None: ...
+
+
+class Timelines:
+    """The bounded per-area history (implements TimelineSink)."""
+
+    def __init__(
+        self,
+        topic: str,
+        clock_time: Callable[[], float],
+        kinds: StepKinds,
+        *,
+        capacity: int,
+        changes: ChangeListener | None = None,
+    ) -> None:
+        self.topic = topic  # the area's name on the change feed and in the API (rfqs, swaps, ...)
+        self.kinds = kinds  # what each step kind's values are called (render_steps)
+        self.capacity = capacity  # objects kept; the oldest drop off
+        self._time = clock_time
+        self.changes = changes  # the live feed (console pages); None: nobody listens
+        self.items: OrderedDict[str, Timeline] = OrderedDict()  # by id, oldest first
+
+    def start(self, object_id: str, status: str, summary: dict[str, Any]) -> None:
+        self.items[object_id] = Timeline(object_id, self._time(), status, summary)
+        if len(self.items) > self.capacity:
+            self.items.popitem(last=False)
+        self._changed(object_id)
+
+    def step(self, object_id: str, kind: str, *values: Any) -> None:
+        timeline = self.items.get(object_id)
+        if timeline is not None:
+            timeline.steps.append((self._time(), kind, *values))
+            self._changed(object_id)
+
+    def status(self, object_id: str, status: str, cause: str, *values: Any) -> None:
+        """The object's status changed: a `status` step (status, cause, extra values)."""
+        timeline = self.items.get(object_id)
+        if timeline is not None:
+            timeline.status = status
+            timeline.steps.append((self._time(), "status", status, cause, *values))
+            self._changed(object_id)
+
+    def get(self, object_id: str) -> Timeline | None:
+        return self.items.get(object_id)
+
+    def newest_first(self) -> Iterator[Timeline]:
+        return reversed(self.items.values())
+
+    def _changed(self, object_id: str) -> None:
+        if self.changes is not None:
+            self.changes(self.topic, object_id)
+
+    def forget(self) -> None:
+        self.items.clear()
+
+    # --- state (reset, snapshots, the state directory) -------------------------------------
+
+    def dump(self) -> dict[str, Any]:
+        rows = [
+            [t.object_id, t.created_at, t.status, t.summary, [list(s) for s in t.steps]]
+            for t in self.items.values()
+        ]
+        return {"timelines": encode(rows, self.topic)}
+
+    def load(self, state: dict[str, Any]) -> None:
+        items: OrderedDict[str, Timeline] = OrderedDict()
+        for object_id, created_at, status, summary, steps in decode(state["timelines"]):
+            items[object_id] = Timeline(
+                object_id, created_at, status, summary, [tuple(s) for s in steps]
+            )
+        while len(items) > self.capacity:
+            items.popitem(last=False)
+        self.items = items
+
+
+class TimelineState:
+    """A `Timelines` as a state participant (services/shared/state.py)."""
+
+    def __init__(self, name: str, timelines: Timelines) -> None:
+        self.name = name
+        self._timelines = timelines
+
+    def dump(self) -> dict[str, Any]:
+        return self._timelines.dump()
+
+    def load(self, state: dict[str, Any]) -> None:
+        self._timelines.load(state)
+
+
+def render_step(step: Step, kinds: StepKinds, since: float) -> dict[str, Any]:
+    """One step as the API shows it: `at`, `offset_ms` from `since`, `kind` and named values
+    (a value the kind does not name, from an older version, is left out)."""
+    at, kind, *values = step
+    out: dict[str, Any] = {"at": at, "offset_ms": round((at - since) * 1000, 3), "kind": kind}
+    out.update(zip(kinds.get(kind, ()), values, strict=False))
+    return out
+
+
+def render_steps(timeline: Timeline, kinds: StepKinds) -> list[dict[str, Any]]:
+    return [render_step(s, kinds, timeline.created_at) for s in timeline.steps]
+
+
+class EventSteps:
+    """Subscribes to an area's event log: every event published becomes an `event` step (type,
+    id) of its subject's timeline (the id after the type: `rfq.filled:<rfq id>`); its webhook
+    deliveries are joined when the timeline is read."""
+
+    def __init__(self, timelines: Timelines) -> None:
+        self._timelines = timelines
+
+    def publish(self, event: Event) -> None:
+        subject = event.id.partition(":")[2]
+        self._timelines.step(subject, "event", event.type, event.id)

@@ -1,0 +1,115 @@
+"""The bounded timelines, the change feed and the makers' reply summary, without a server."""
+
+from __future__ import annotations
+
+import json
+
+from simulator.services.rfq.history import (
+    HISTOGRAM_BIN_MS,
+    HISTOGRAM_BINS,
+    RFQ_STEPS,
+    RfqHistory,
+    summarize,
+)
+from simulator.services.shared.changes import ChangeFeed
+from simulator.services.shared.timelines import Timelines, TimelineState, render_steps
+
+
+class Ticks:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        self.now += 0.5
+        return self.now
+
+
+def test_only_the_last_n_objects_are_kept_and_steps_of_dropped_ones_are_ignored() -> None:
+    timelines = Timelines("rfqs", Ticks(), RFQ_STEPS, capacity=3)
+    for n in range(5):
+        timelines.start(f"rfq_{n}", "soliciting", {"n": n})
+    assert [t.object_id for t in timelines.newest_first()] == ["rfq_4", "rfq_3", "rfq_2"]
+    timelines.step("rfq_0", "cancelled")  # dropped off: nothing happens
+    timelines.status("rfq_1", "expired", "expiresAt passed unfilled")
+    assert timelines.get("rfq_0") is None
+    assert timelines.get("rfq_1") is None
+
+
+def test_steps_are_named_when_read_with_their_offset_from_the_start() -> None:
+    timelines = Timelines("rfqs", Ticks(), RFQ_STEPS, capacity=10)
+    timelines.start("rfq_1", "soliciting", {})
+    timelines.step("rfq_1", "answered", "0xabc", "mq_1", "rejected", 12.5, "terms", "fee")
+    timelines.status("rfq_1", "no_quote", "response")
+    timeline = timelines.get("rfq_1")
+    assert timeline is not None
+    assert timeline.status == "no_quote"
+    steps = render_steps(timeline, timelines.kinds)
+    assert steps[0] == {
+        "at": 101.0,
+        "offset_ms": 500.0,
+        "kind": "answered",
+        "maker": "0xabc",
+        "quote_id": "mq_1",
+        "outcome": "rejected",
+        "latency_ms": 12.5,
+        "reason": "terms",
+        "detail": "fee",
+    }
+    assert steps[1]["kind"] == "status"
+    assert (steps[1]["status"], steps[1]["cause"]) == ("no_quote", "response")
+
+
+def test_a_dump_is_json_and_loads_back_the_same_timelines() -> None:
+    timelines = Timelines("rfqs", Ticks(), RFQ_STEPS, capacity=10)
+    timelines.start("rfq_1", "soliciting", {"makers": ["0xabc"], "sell_amount": "10"})
+    timelines.step("rfq_1", "selected", "single", ["0xabc"], [["0xdef", "declined"]])
+    state = TimelineState("rfq.timelines", timelines)
+    dumped = json.loads(json.dumps(state.dump()))
+    other = Timelines("rfqs", Ticks(), RFQ_STEPS, capacity=10)
+    TimelineState("rfq.timelines", other).load(dumped)
+    before, after = timelines.get("rfq_1"), other.get("rfq_1")
+    assert before is not None
+    assert after is not None
+    assert (after.status, after.summary, after.steps) == (
+        before.status,
+        before.summary,
+        before.steps,
+    )
+    assert isinstance(after.steps[0], tuple)
+
+
+def test_a_change_reaches_only_the_readers_of_its_topic_and_is_sent_once() -> None:
+    changes = ChangeFeed()
+    changes.mark("rfqs", "rfq_0")  # nobody reads: nothing kept anywhere
+    rfqs = changes.subscribe(frozenset({"rfqs"}))
+    clock = changes.subscribe(frozenset({"clock"}))
+    timelines = Timelines("rfqs", Ticks(), RFQ_STEPS, capacity=10, changes=changes.mark)
+    timelines.start("rfq_1", "soliciting", {})
+    timelines.step("rfq_1", "cancelled")
+    assert rfqs.wake.is_set()
+    assert rfqs.take() == {"rfqs": {"rfq_1"}}
+    assert not rfqs.wake.is_set()
+    assert clock.take() == {}
+    changes.unsubscribe(rfqs)
+    timelines.step("rfq_1", "cancelled")
+    assert rfqs.take() == {}
+
+
+def test_a_late_answer_turns_silent_into_late_in_the_makers_counts() -> None:
+    history = RfqHistory(Timelines("rfqs", Ticks(), RFQ_STEPS, capacity=10))
+    history.answered("rfq_1", "0xAbC", "tx_test_a", "mq_1", "silent", 740.0)
+    history.answered("rfq_1", "0xAbC", "tx_test_a", "mq_2", "quoted", 20.0)
+    history.answered_late("rfq_1", "0xAbC", "tx_test_a", "mq_1", 900.0, "quote")
+    summary = summarize(history.replies["0xabc"])
+    assert summary.counts == {"silent": 0, "quoted": 1, "late": 1}
+    assert (summary.p50_ms, summary.p99_ms) == (20.0, 900.0)
+    assert summary.histogram[0] == 1  # 20 ms
+    assert summary.histogram[min(HISTOGRAM_BINS - 1, int(900 // HISTOGRAM_BIN_MS))] == 1
+    assert summarize(None).latencies_kept == 0
+
+
+def test_closing_the_feed_wakes_every_reader_to_end() -> None:
+    changes = ChangeFeed()
+    readers = [changes.subscribe(frozenset({"rfqs"})), changes.subscribe(frozenset({"clock"}))]
+    changes.close()
+    assert all(r.closed and r.wake.is_set() for r in readers)
