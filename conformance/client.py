@@ -120,7 +120,7 @@ def checksummed(value: Any) -> Any:
     return value
 
 
-def _parse_json(raw: bytes) -> tuple[Any, bool]:
+def parse_json(raw: bytes) -> tuple[Any, bool]:
     """The body as JSON (addresses in one form: :func:`checksummed`); ``raw`` keeps the
     bytes exactly as received."""
     if not raw.strip():
@@ -193,7 +193,7 @@ def request(
     finally:
         connection.close()
     elapsed = time.monotonic() - started
-    parsed, is_json = _parse_json(raw)
+    parsed, is_json = parse_json(raw)
     return Response(
         method=method,
         url=url,

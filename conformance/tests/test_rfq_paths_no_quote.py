@@ -15,11 +15,17 @@ from typing import Any
 import pytest
 from eth_account import Account
 
-from conformance.assertions import ROUTING_FIELDS, atomic, iso_seconds
+from conformance.assertions import atomic, iso_seconds
 from conformance.chain import Wallet, wait_for
 from conformance.client import Client
 from conformance.control import FAST, Fleet, Janitor
 from conformance.funding import fund_wallet
+from conformance.resource_checks import (
+    NO_QUOTE_FIELDS,
+    NO_QUOTE_OPTIONAL,
+    assert_no_quote,
+    assert_reserved_consistent,
+)
 from conformance.response_checks import assert_data, parse_iso_utc
 from conformance.rfq_calls import (
     expect_no_quote,
@@ -34,34 +40,16 @@ from conformance.rfq_calls import (
 from conformance.sim_control import SimControl
 from conformance.venue import ChainInfo
 
-NO_QUOTE_FIELDS = {"rfqId", "claimToken", "status", "reason", "routing"}
-NO_QUOTE_OPTIONAL = {"availableSellAmount", "availableBuyAmount", "reservedUntil", "retryAfterMs"}
-
 
 def _no_quote_shape(data: dict[str, Any]) -> None:
-    assert NO_QUOTE_FIELDS <= set(data) <= NO_QUOTE_FIELDS | NO_QUOTE_OPTIONAL, sorted(data)
-    assert str(data["rfqId"]).startswith("rfq_"), data
-    assert str(data["claimToken"]).startswith("rfqc_"), data
-    assert set(data["routing"]) >= ROUTING_FIELDS, data["routing"]
-    for name in ("availableSellAmount", "availableBuyAmount"):
-        if name in data:
-            assert atomic(data[name], name) > 0, f"{name} is omitted when that side is empty"
+    assert set(data) <= NO_QUOTE_FIELDS | NO_QUOTE_OPTIONAL, sorted(data)
+    assert_no_quote(data)
 
 
 def _empty_book(data: dict[str, Any]) -> None:
     """Nothing can hold liquidity for this request (no eligible maker at all)."""
     assert "reservedUntil" not in data, "no other caller holds liquidity"
     assert "retryAfterMs" not in data, "no other caller holds liquidity"
-
-
-def _reserved_consistent(data: dict[str, Any]) -> None:
-    """reservedUntil and retryAfterMs come together (another caller's live quote, perhaps of
-    an earlier test, may hold liquidity in the same direction)."""
-    assert ("reservedUntil" in data) == ("retryAfterMs" in data), data
-    if "reservedUntil" in data:
-        parse_iso_utc(data["reservedUntil"])
-        assert isinstance(data["retryAfterMs"], int), data
-        assert data["retryAfterMs"] > 0, data
 
 
 @pytest.mark.sim_only(because="makers")
@@ -164,7 +152,7 @@ def test_no_restricted_liquidity_from_a_declining_or_offline_maker(
     fleet.patch("bravo", behaviour="decline", latency={"kind": "fixed", "ms": 5})
     fleet.patch("charlie", online=False)
     for maker in ("bravo", "charlie"):
-        _reserved_consistent(_restricted_to(trader, chain, taker, fleet.wallet(maker)))
+        assert_reserved_consistent(_restricted_to(trader, chain, taker, fleet.wallet(maker)))
 
 
 @pytest.mark.sim_only(because="makers")
@@ -205,7 +193,7 @@ def test_no_valid_quote_when_no_maker_answers_usably(
     resp = trader.post("/v2/rfq/request", json=body, timeout=75)
     data = expect_no_quote(kept.keep(trader, assert_data(resp)), "no_valid_quote")
     _no_quote_shape(data)
-    _reserved_consistent(data)
+    assert_reserved_consistent(data)
     # Blocks at most about the reply budget (750 ms), even when makers never answer.
     assert resp.elapsed < 0.75 + 1.0, f"the request held {resp.elapsed:.2f}s"
     # The makers still publish levels: the published depth is reported.
@@ -239,7 +227,7 @@ def test_size_above_depth_is_no_quote_and_a_size_within_quotes(
     too_big = rfq_body(chain, "USDC", "USDT", sell_amount=2 * depth, taker=taker.address)
     data = expect_no_quote(request_quote(trader, too_big), "no_valid_quote")  # no partial fill
     _no_quote_shape(data)
-    _reserved_consistent(data)
+    assert_reserved_consistent(data)
     available = atomic(data.get("availableSellAmount"), "availableSellAmount")
     assert available == depth, (available, depth)
     # Retry within the published depth: a firm quote for the whole of it.

@@ -25,6 +25,7 @@ from eth_account import Account
 from conformance.chain import sender_lock
 from conformance.client import Client
 from conformance.json_rpc import hex_to_int, rpc
+from conformance.resource_checks import RFQ_EVENTS
 from conformance.response_checks import assert_data, parse_iso_utc
 from conformance.sim_control import SimControl
 from conformance.target import Target
@@ -36,7 +37,6 @@ GAS_PRICE = 10 * 10**9
 GAS = 1_000_000
 TOLERANCE_S = 300
 WAIT_S = 15.0
-RFQ_EVENTS = ["rfq.filled", "rfq.failed", "rfq.expired"]
 RFQ_FIELDS = {
     "id",
     "chainId",
@@ -128,7 +128,7 @@ class Partner:
         return {"Authorization": f"Bearer {self.key['key']}"}
 
     def register(self, url: str, event_types: list[str] | None = None) -> dict[str, Any]:
-        body = {"url": url, "eventTypes": event_types or RFQ_EVENTS}
+        body = {"url": url, "eventTypes": list(event_types or RFQ_EVENTS)}
         created: dict[str, Any] = assert_data(
             self.caller.post("/v1/webhooks", json=body, headers=self.auth), 201
         )
