@@ -24,6 +24,7 @@ from conformance.inputs import InputError, Inputs
 from conformance.needs import INHERENT, InputProblem, control_skip_message, inherent_reason
 from conformance.needs import MARKER as NEEDS_MARKER
 from conformance.needs import known as known_need
+from conformance.proxy_process import findings_of, verdict
 from conformance.report import (
     BASE_URL_PROPERTY,
     INHERENT_PROPERTY,
@@ -58,9 +59,13 @@ class _State:
     index_error: str | None = None
     matrix: dict[str, Any] | None = None
     report_paths: tuple[Path, Path, Path] | None = None
+    proxy_findings: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # per proxy (--through-proxy)
 
 
 _STATE = pytest.StashKey[_State]()
+PROXY_KEY = "rfqsim_conformance_proxy"  # a worker's proxy findings, in its workeroutput
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -166,6 +171,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="start `rfqsim serve --no-control-api` and test it as a foreign deployment",
     )
     group.addoption(
+        "--through-proxy",
+        default=None,
+        metavar="DIR",
+        help="with --no-control: put `rfqsim proxy` in front of the simulator it starts, its "
+        "reports in DIR; the run fails when the proxy finds a fault of the service or a broken "
+        "request the service accepted",
+    )
+    group.addoption(
         "--max-wait",
         type=float,
         default=None,
@@ -200,6 +213,9 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from exc
     timing_from_config(config)  # a negative tolerance is a usage error at start-up
+    proxy_report = config.getoption("--through-proxy")
+    if proxy_report is not None and not config.getoption("--no-control"):
+        raise pytest.UsageError("--through-proxy goes with --no-control")
     manager = TargetManager(
         base_url=config.getoption("--base-url"),
         rpc_urls=rpc_urls,
@@ -208,12 +224,20 @@ def pytest_configure(config: pytest.Config) -> None:
         start_timeout=config.getoption("--rfqsim-start-timeout"),
         inputs=inputs,
         no_control=config.getoption("--no-control"),
+        proxy_report=None if proxy_report is None else _proxy_dir(config, Path(proxy_report)),
     )
     state = config.stash[_STATE] = _State(manager=manager)
     config.add_cleanup(manager.stop)
     if not _is_worker(config):
         # Under xdist the controller sees every worker's reports; workers write nothing.
         config.pluginmanager.register(_Reporter(config, state), "rfqsim-conformance-reporter")
+
+
+def _proxy_dir(config: pytest.Config, given: Path) -> Path:
+    """One report directory per process that starts a target: each xdist worker has its own."""
+    base = given if given.is_absolute() else config.invocation_params.dir / given
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    return base / worker if worker else base
 
 
 def _state(config: pytest.Config) -> _State:
@@ -282,10 +306,18 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     index.record_arguments(session.config.args, session.config.invocation_params.dir)
 
 
+@pytest.hookimpl(tryfirst=True)  # before the reporter judges the run
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
+    state = _state(config)
+    report = state.manager.stop_proxy()  # the suite is done: the proxy writes its report
+    findings = None if report is None else findings_of(report)
     if _is_worker(config):  # the controller builds the report; hand it this worker's index
-        config.workeroutput[WORKER_KEY] = _state(config).index.to_json()  # type: ignore[attr-defined]
+        config.workeroutput[WORKER_KEY] = state.index.to_json()  # type: ignore[attr-defined]
+        if findings is not None:
+            config.workeroutput[PROXY_KEY] = findings  # type: ignore[attr-defined]
+    elif findings is not None:
+        state.proxy_findings.append(findings)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -379,9 +411,12 @@ class _Reporter:
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """(xdist) A worker's index of the tests it collected, selected or not."""
-        data = getattr(node, "workeroutput", {}).get(WORKER_KEY)
+        output = getattr(node, "workeroutput", {})
+        data = output.get(WORKER_KEY)
         if data:
             self.state.index.merge(data)
+        if PROXY_KEY in output:
+            self.state.proxy_findings.append(output[PROXY_KEY])
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.state.collector.add(
@@ -418,6 +453,8 @@ class _Reporter:
         minimum = config.getoption("--min-control-free")
         if minimum is not None and control_free_share(state.matrix) < minimum:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if state.proxy_findings and not verdict(state.proxy_findings)[0]:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         matrix = self.state.matrix
@@ -448,6 +485,9 @@ class _Reporter:
                 f"(tests outside this run could not be indexed: {self.state.index_error}; "
                 "rules only they check count as not covered)"
             )
+        if self.state.proxy_findings:
+            for line in verdict(self.state.proxy_findings)[1]:
+                terminalreporter.write_line(line)
         if self.config.getoption("--list-uncovered"):
             _write_uncovered(terminalreporter, uncovered(matrix))
 

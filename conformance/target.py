@@ -12,6 +12,7 @@ from typing import Any
 from conformance.client import Client, request
 from conformance.inputs import InputError, Inputs, combine, inputs_of
 from conformance.needs import InputProblem
+from conformance.proxy_process import ProxyProcess
 from conformance.public_receiver import loopback_public_webhook
 from conformance.server import DEFAULT_START_TIMEOUT, SimulatorProcess, find_rfqsim_bin
 from conformance.sim_control import SimControl
@@ -160,6 +161,7 @@ class TargetManager:
         start_timeout: float = DEFAULT_START_TIMEOUT,
         inputs: Inputs | None = None,
         no_control: bool = False,
+        proxy_report: Path | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/") if base_url else None
         self.rpc_overrides = dict(rpc_urls)
@@ -168,6 +170,9 @@ class TargetManager:
         self.start_timeout = start_timeout
         self.inputs = inputs or Inputs()
         self.no_control = no_control  # start `rfqsim serve --no-control-api`
+        # With no_control: put `rfqsim proxy` in front of it, its report in this directory.
+        self.proxy_report = proxy_report
+        self.proxy: ProxyProcess | None = None
         self.current: Target | None = None
         self.process: SimulatorProcess | None = None
         self._error: str | None = None
@@ -203,14 +208,21 @@ class TargetManager:
 
     def _start(self) -> Target:
         executable = find_rfqsim_bin(self.rfqsim_bin, self.rootdir)
+        proxied = self.no_control and self.proxy_report is not None
         self.process = SimulatorProcess(
             executable,
             start_timeout=self.start_timeout,
             cwd=self.rootdir,
             extra_args=["--no-control-api"] if self.no_control else [],
+            # Behind the proxy, a client's address is the first X-Forwarded-For entry.
+            env={"RFQSIM_TRUSTED_PROXY": "true"} if proxied else None,
         )
         info = self.process.start()
         if self.no_control:
+            base_url = str(info["api_url"]).rstrip("/")
+            if self.proxy_report is not None:
+                self.proxy = ProxyProcess(executable, base_url, self.proxy_report)
+                base_url = self.proxy.start().rstrip("/")
             # A foreign deployment: only what its operator would hand a QA team, and a
             # "public" webhook URL on loopback in place of the QA team's tunnel.
             self._scratch = tempfile.TemporaryDirectory(prefix="rfqsim-conformance-hooks-")
@@ -222,7 +234,7 @@ class TargetManager:
             inputs = combine(combine(webhook, inputs_of(info)), self.inputs)
             manager_rpc = {c: g.rpc_url for c, g in inputs.chains.items() if g.rpc_url}
             return Target(
-                base_url=str(info["api_url"]).rstrip("/"),
+                base_url=base_url,
                 is_simulator=False,
                 info=None,
                 rpc_urls={**manager_rpc, **self.rpc_overrides},
@@ -238,7 +250,17 @@ class TargetManager:
             inputs=self.inputs,
         )
 
+    def stop_proxy(self) -> dict[str, Any] | None:
+        """Stop the proxy in front of the target (it writes its report then) and return the
+        report; None without a proxy."""
+        proxy, self.proxy = self.proxy, None
+        if proxy is None:
+            return None
+        proxy.stop()
+        return proxy.report()
+
     def stop(self) -> None:
+        self.stop_proxy()
         process, self.process = self.process, None
         if process is not None:
             process.stop()

@@ -314,6 +314,13 @@ def test_bad_rpc_url_option_is_a_usage_error(project: Path) -> None:
     assert "--rpc-url expects CHAIN=URL" in out
 
 
+def test_through_proxy_without_no_control_is_a_usage_error(project: Path) -> None:
+    (project / "test_plain.py").write_text("def test_plain():\n    pass\n")
+    code, out = _run(project, "--through-proxy", "proxy-report")
+    assert code == 4, out
+    assert "--through-proxy goes with --no-control" in out
+
+
 def test_collect_only_lists_the_rules_no_collected_test_marks(project: Path) -> None:
     (project / "test_suite.py").write_text(TESTS)
     record = project / "record.txt"
