@@ -20,6 +20,7 @@ from bench import (
     firm_open,
     processes,
     profile,
+    proxy,
     ramp,
     rfq,
     soak,
@@ -165,6 +166,7 @@ BENCHMARKS = (
     "suite",
     "journal",
     "console",
+    "proxy",
 )
 
 
@@ -263,6 +265,8 @@ def main() -> None:
                 rate=100, seconds=4 if args.quick else 8, rounds=2 if args.quick else 4
             )
         )
+    if "proxy" in selected:
+        sections.append(proxy.bench_proxy(rate=100, seconds=5, rounds=2 if args.quick else 6))
     command = "just bench" + (" --quick" if args.quick else "")
     if args.only:
         # A partial run replaces its own sections and keeps the others' figures.

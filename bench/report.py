@@ -1,13 +1,21 @@
-"""docs/performance.md: one section per benchmark, rewritten as a whole by each `just bench`."""
+"""docs/performance.md: one section per benchmark, rewritten as a whole by each `just bench`.
+
+A section may carry a chart drawn from its own figures (plain SVG, rfqkit/svg_chart.py): it is
+written to ``docs/performance/<section slug>.svg`` beside the report and shown under the
+section's introduction, so the picture and the table always come from the same run.
+"""
 
 from __future__ import annotations
 
 import platform
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 import psutil
+
+CHARTS_DIR = "performance"  # beside docs/performance.md
 
 
 @dataclass
@@ -17,9 +25,27 @@ class Section:
     header: tuple[str, ...]
     rows: list[tuple[str, ...]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    chart: str | None = None  # an SVG of this section's figures, where a picture reads faster
+
+    @property
+    def slug(self) -> str:
+        return re.sub(r"[^a-z0-9]+", "-", self.title.lower()).strip("-")
+
+    @property
+    def chart_path(self) -> str:
+        """Relative to the report: where the chart is written and linked from."""
+        return f"{CHARTS_DIR}/{self.slug}.svg"
+
+    def write_chart(self, report: Path) -> None:
+        if self.chart is not None:
+            target = report.parent / self.chart_path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(self.chart + "\n", encoding="utf-8")
 
     def markdown(self) -> str:
         lines = [f"## {self.title}", "", self.intro, ""]
+        if self.chart is not None:
+            lines += [f"![{self.title}]({self.chart_path})", ""]
         lines.append("| " + " | ".join(self.header) + " |")
         lines.append("|" + "---|" * len(self.header))
         lines += ["| " + " | ".join(row) + " |" for row in self.rows]
@@ -45,10 +71,14 @@ def write(path: Path, sections: list[Section], command: str) -> None:
         f"Measured by `{command}` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, on {machine()}.",
         "Every figure below comes from that one run; ratios compare against a baseline measured in",
         "the same run on the same machine, so they travel better than absolute numbers. Load",
-        "generator and servers share the two cores, so absolute throughput is a floor.",
+        "generator and servers share the two cores, so absolute throughput is a floor. A section",
+        "whose figures read faster as a picture carries a chart (plain SVG in performance/, drawn",
+        "from that section's own run).",
         "",
     ]
     path.write_text("\n".join(head) + "\n" + "\n".join(s.markdown() for s in sections))
+    for section in sections:
+        section.write_chart(path)
 
 
 def update(path: Path, sections: list[Section], command: str) -> None:
@@ -63,5 +93,6 @@ def update(path: Path, sections: list[Section], command: str) -> None:
     stamp = f"Measured by `{command}` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, on {machine()}."
     for section in sections:
         existing[section.title] = section.markdown().replace("\n\n", f"\n\n{stamp}\n\n", 1)
+        section.write_chart(path)
     body = "\n".join(chunk.rstrip("\n") + "\n" for chunk in existing.values())
     path.write_text(head.rstrip("\n") + "\n\n" + body)

@@ -44,6 +44,7 @@ AREAS: dict[str, tuple[str, ...]] = {
         "test_webhooks_registry.py",
         "test_webhooks_delivery.py",
         "test_webhooks_fill_events.py",
+        "test_webhooks_rfq_events.py",
     ),
     "ramp": (
         "test_ramp_catalog.py",

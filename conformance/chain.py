@@ -10,9 +10,14 @@ imported.
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from eth_abi.abi import decode as abi_decode
@@ -54,6 +59,19 @@ def wait_for(
         if time.monotonic() >= deadline:
             raise AssertionError(f"timed out after {timeout:.1f}s waiting for {what}")
         time.sleep(interval)
+
+
+@contextmanager
+def sender_lock(rpc_url: str, address: str) -> Iterator[None]:
+    """Hold the lock file of (chain, sender) for the ``with`` block, across processes."""
+    tag = hashlib.sha256(f"{rpc_url}|{address.lower()}".encode()).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / f"rfqsim-conformance-sender-{tag}.lock"
+    with path.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @dataclass(frozen=True)
@@ -122,8 +140,12 @@ class Chain:
     def send(
         self, wallet: Wallet, to: str, data: bytes = b"", *, value: int = 0, gas: int | None = None
     ) -> str:
-        """Sign and broadcast one transaction; returns its hash (does not wait)."""
-        return self.broadcast(self.sign(wallet, to, data, value=value, gas=gas))
+        """Sign and broadcast one transaction; returns its hash (does not wait). One sender at a
+        time per wallet across processes: a given wallet (the QA team's, funding fresh takers)
+        is shared by the xdist workers, and two of them reading the same pending nonce would
+        have one transaction refused ("nonce too low")."""
+        with sender_lock(self.url, wallet.address):
+            return self.broadcast(self.sign(wallet, to, data, value=value, gas=gas))
 
     def broadcast(self, signed: SignedTx) -> str:
         tx_hash = self.rpc("eth_sendRawTransaction", ["0x" + signed.raw.hex()])

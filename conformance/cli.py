@@ -6,12 +6,14 @@
                        [--list-uncovered [--run]] [--report DIR] [-- PYTEST ARGS]
 
 Without --base-url the suite starts its own `rfqsim serve`. Against another deployment it first
-checks, in one line each, that the target answers, that every --rpc-url is the chain it claims,
-that the --api-key authenticates and that the --taker-key wallet holds gas; then it runs the
-black-box tests (those needing the simulator's /_sim control API are skipped with a reason) and
-writes the report directory: matrix.md (a summary per area, the failures first, every rule
-with its full statement), matrix.json and junit.xml (for CI systems). --list-uncovered alone
-collects statically and lists the rules no test marks, without a target.
+checks every input of the flags and of --config, in one line each: the target answers, every RPC
+URL is the chain it claims, every key authenticates with its scopes, every taker wallet holds
+gas; a broken input stops the run (exit status 2) before any test. Then it runs the black-box
+tests (those needing the simulator's /_sim control API are skipped with a reason and its kind)
+and writes the report directory: matrix.html (one self-contained page), matrix.md (the headline
+over the selected rules, a summary per area, the failures first, the skipped rules by kind,
+every rule with its full statement), matrix.json and junit.xml (for CI systems).
+--list-uncovered alone collects statically and lists the rules no test marks, without a target.
 """
 
 from __future__ import annotations
@@ -22,13 +24,23 @@ import os
 import sys
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from eth_account import Account
+from typing import Any, TextIO
 
 from conformance.areas import AREAS
-from conformance.inputs import InputError, read_config
+from conformance.client import Client
+from conformance.inputs import (
+    KEY_FORMAT,
+    PROBED_SCOPES,
+    GivenKey,
+    InputError,
+    Inputs,
+    KeyRefused,
+    merge,
+    probe_scopes,
+    read_config,
+)
 
 __all__ = ["AREAS", "TESTS_DIR", "build_parser", "main", "preflight", "pytest_args", "run"]
 
@@ -65,47 +77,136 @@ def parse_rpc_urls(values: list[str]) -> dict[int, str]:
     return urls
 
 
-def preflight(args: argparse.Namespace) -> None:
-    """Fail fast, with one clear line, on the mistakes that would otherwise fail every test."""
+@dataclass(frozen=True)
+class Check:
+    """One line of the pre-run check: what was checked, and ok or the reason."""
+
+    what: str
+    problem: str | None = None
+    detail: str = ""
+
+    def line(self, color: bool) -> str:
+        if self.problem is None:
+            mark = "\033[32mok\033[0m  " if color else "ok  "
+            return f"  {mark}  {self.what}" + (f": {self.detail}" if self.detail else "")
+        mark = "\033[31mFAIL\033[0m" if color else "FAIL"
+        return f"  {mark}  {self.what}: {self.problem}"
+
+
+def given_inputs(args: argparse.Namespace) -> tuple[Inputs, set[str], set[str]]:
+    """Every input of the run, from --config and the flags merged as the suite merges them;
+    and which keys and wallets came from the config file (for the lines' labels)."""
+    config = read_config(args.config) if args.config else Inputs()
+    inputs = merge(
+        config,
+        keys=args.api_key,
+        wallets=args.taker_key,
+        webhook=args.webhook_public_url,
+        rpc_urls=parse_rpc_urls(args.rpc_url),
+    )
+    return (
+        inputs,
+        {k.key for k in config.keys},
+        {w.private_key for w in config.taker_wallets},
+    )
+
+
+def _origin(value: str, from_config: set[str], args: argparse.Namespace) -> str:
+    return f"config {args.config}" if value in from_config else "flag"
+
+
+def check_key(client: Client, key: GivenKey, origin: str) -> Check:
+    """The key authenticates, and holds what it is declared to (or what it holds, probed)."""
+    what = f"key {key.public}… ({origin})"
+    if not KEY_FORMAT.match(key.key):
+        return Check(what, "is not shaped tx_<live|test>_<public prefix>.<secret>")
+    try:
+        probed = probe_scopes(client, key)
+    except KeyRefused:
+        return Check(what, "is refused (401): unknown, revoked, suspended or malformed")
+    except InputError as exc:
+        return Check(what, str(exc))
+    except OSError as exc:
+        return Check(what, f"the target did not answer the scope probe ({exc})")
+    declared = key.scopes
+    if declared is None:
+        return Check(what, detail=f"authenticates; scopes probed: {', '.join(sorted(probed))}")
+    lacking = sorted((declared & PROBED_SCOPES) - probed)
+    if lacking:
+        return Check(
+            what,
+            f"is declared with {', '.join(lacking)} but the target answers 403 to it "
+            "(fix the declared scopes or the key)",
+        )
+    return Check(what, detail=f"authenticates; declared scopes: {', '.join(sorted(declared))}")
+
+
+def checks(args: argparse.Namespace) -> list[Check]:
+    """The pre-run checks, in order: the target answers, every RPC URL is the chain it claims,
+    every key (flags and config) authenticates with its scopes, every taker wallet is a key
+    and holds gas on the test chains. Stops after the target when it does not answer."""
     base = args.base_url.rstrip("/")
     try:
         health = _get_json(f"{base}/v2/health")
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise PreflightError(f"target {base} is unreachable ({reason}); check --base-url") from exc
+        return [Check(f"target {base}", f"is unreachable ({reason}); check --base-url")]
     if not isinstance(health, dict) or "data" not in health:
-        raise PreflightError(f"target {base}/v2/health did not answer with a data body")
-    rpc_urls = parse_rpc_urls(args.rpc_url)
-    for chain_id, url in rpc_urls.items():
+        return [Check(f"target {base}", "GET /v2/health did not answer with a data body")]
+    done = [Check(f"target {base}", detail="answers GET /v2/health")]
+    try:
+        inputs, config_keys, config_wallets = given_inputs(args)
+    except (InputError, PreflightError) as exc:
+        return [*done, Check("inputs", str(exc))]
+    rpc_urls = {c: g.rpc_url for c, g in inputs.chains.items() if g.rpc_url}
+    for chain_id, url in sorted(rpc_urls.items()):
+        what = f"RPC URL {chain_id}={url}"
         try:
             remote = int(_rpc(url, "eth_chainId", []), 16)
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise PreflightError(f"--rpc-url {chain_id}={url} is unreachable ({exc})") from exc
+        except (urllib.error.URLError, OSError, ValueError, PreflightError) as exc:
+            done.append(Check(what, f"is unreachable ({exc})"))
+            continue
         if remote != chain_id:
-            raise PreflightError(f"--rpc-url {chain_id}={url} is chain {remote}, not {chain_id}")
-    for given in args.api_key:
-        key = given.partition("=")[0]
-        probe = f"{base}/v2/rfq/rfq_conformance_preflight"
-        try:
-            _get_json(probe, {"Authorization": f"Bearer {key}"})
-        except urllib.error.HTTPError as exc:
-            if exc.code == 401:
-                raise PreflightError(
-                    f"--api-key is refused (401): {key.split('.')[0]}... is unknown, revoked "
-                    "or malformed"
-                ) from exc
-            if exc.code != 404 and exc.code != 403:  # 403: a key without trades:read
-                raise PreflightError(f"--api-key probe answered {exc.code}") from exc
-    for taker_key in [*args.taker_key, *getattr(args, "config_wallets", [])]:
-        try:
-            address = Account.from_key(taker_key).address
-        except ValueError as exc:
-            raise PreflightError("--taker-key is not a private key (32 bytes hex)") from exc
-        for chain_id, url in rpc_urls.items():
-            if int(_rpc(url, "eth_getBalance", [address, "latest"]), 16) == 0:
-                raise PreflightError(
-                    f"--taker-key wallet {address} has no gas on chain {chain_id}; fund it first"
-                )
+            done.append(Check(what, f"is chain {remote}, not {chain_id}"))
+        else:
+            done.append(Check(what, detail=f"chain {remote}"))
+    client = Client(base)
+    for key in inputs.keys:
+        done.append(check_key(client, key, _origin(key.key, config_keys, args)))
+    test_chains = {c: url for c, url in rpc_urls.items() if inputs.environment(c) in ("test", None)}
+    for wallet in inputs.taker_wallets:
+        what = (
+            f"taker wallet {wallet.address} ({_origin(wallet.private_key, config_wallets, args)})"
+        )
+        poor = []
+        for chain_id, url in sorted(test_chains.items()):
+            try:
+                if int(_rpc(url, "eth_getBalance", [wallet.address, "latest"]), 16) == 0:
+                    poor.append(chain_id)
+            except (urllib.error.URLError, OSError, ValueError, PreflightError):
+                continue  # the RPC URL's own line says it is unreachable
+        if poor:
+            chains = ", ".join(str(c) for c in poor)
+            done.append(Check(what, f"has no gas on chain {chains}; fund it first"))
+        else:
+            detail = f"holds gas on chain {', '.join(str(c) for c in sorted(test_chains))}"
+            done.append(Check(what, detail=detail if test_chains else "a private key"))
+    return done
+
+
+def preflight(args: argparse.Namespace, out: TextIO | None = None) -> None:
+    """Check every given input before any test, one line each; raise PreflightError (one line:
+    the first problem) when one is broken."""
+    stream = out or sys.stdout
+    color = stream.isatty()
+    print("rfqsim conformance: checking the inputs", file=stream)
+    results = checks(args)
+    for check in results:
+        print(check.line(color), file=stream, flush=True)
+    broken = [c for c in results if c.problem is not None]
+    if broken:
+        more = f" (and {len(broken) - 1} more above)" if len(broken) > 1 else ""
+        raise PreflightError(f"{broken[0].what} {broken[0].problem}{more}")
 
 
 def pytest_args(args: argparse.Namespace, extra: list[str]) -> list[str]:
@@ -191,7 +292,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--report",
         default="conformance-report",
-        help="report directory: matrix.md, matrix.json, junit.xml (default conformance-report)",
+        help="report directory: matrix.html, matrix.md, matrix.json, junit.xml "
+        "(default conformance-report)",
     )
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: passed to pytest")
 
@@ -201,12 +303,11 @@ def _env_list(name: str) -> list[str]:
 
 
 def _from_config(args: argparse.Namespace) -> None:
-    """--base-url and the chains' RPC URLs of --config when no flag gives them, and its taker
-    wallets for the preflight (the plugin reads the file itself)."""
+    """--base-url and the chains' RPC URLs of --config when no flag gives them (the plugin
+    reads the file itself)."""
     if not args.config:
         return
     inputs = read_config(args.config)
-    args.config_wallets = [wallet.private_key for wallet in inputs.taker_wallets]
     if not args.base_url and inputs.base_url:
         args.base_url = inputs.base_url
     given = {value.partition("=")[0] for value in args.rpc_url}

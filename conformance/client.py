@@ -28,6 +28,8 @@ from urllib.parse import urlencode, urlsplit
 
 from eth_utils.address import to_checksum_address
 
+from conformance.needs import InputProblem
+
 DEFAULT_TIMEOUT = 30.0
 REQUEST_ID_HEADER = "X-Request-Id"
 
@@ -91,7 +93,11 @@ class Response:
         return self.body
 
     def describe(self) -> str:
-        return f"{self.method} {self.url} -> {self.status}"
+        """``METHOD URL -> STATUS [X-Request-Id ID]``: what a failure message names, so the
+        service's operator can find the request in their logs."""
+        request_id = self.headers.get(REQUEST_ID_HEADER)
+        tag = f" [{REQUEST_ID_HEADER} {request_id}]" if request_id else ""
+        return f"{self.method} {self.url} -> {self.status}{tag}"
 
     def __repr__(self) -> str:
         return f"<Response {self.describe()} {self.raw[:300]!r}>"
@@ -114,7 +120,7 @@ def checksummed(value: Any) -> Any:
     return value
 
 
-def _parse_json(raw: bytes) -> tuple[Any, bool]:
+def parse_json(raw: bytes) -> tuple[Any, bool]:
     """The body as JSON (addresses in one form: :func:`checksummed`); ``raw`` keeps the
     bytes exactly as received."""
     if not raw.strip():
@@ -187,7 +193,7 @@ def request(
     finally:
         connection.close()
     elapsed = time.monotonic() - started
-    parsed, is_json = _parse_json(raw)
+    parsed, is_json = parse_json(raw)
     return Response(
         method=method,
         url=url,
@@ -206,7 +212,9 @@ class Pacing:
     else, for the outstanding-RFQ cap that has neither, ``cap_wait_s`` at a time), for at most
     ``budget_s`` per request; a response leaving X-RateLimit-Remaining at 0 makes the next
     request wait for X-RateLimit-Reset first. Shared by the clients derived from one another,
-    as they share the service's budget."""
+    as they share the service's budget. A firm request still refused by the outstanding-RFQ cap
+    when the budget is spent raises :class:`conformance.needs.InputProblem`: another client
+    holds the quotes of a shared key, which is an input problem and not a spec failure."""
 
     def __init__(self, *, budget_s: float = 150.0, cap_wait_s: float = 5.0) -> None:
         self.budget_s = budget_s
@@ -235,6 +243,34 @@ class Pacing:
         retry_after = self._seconds(resp.headers.get("Retry-After"))
         wait = retry_after if retry_after is not None else reset
         return self.cap_wait_s if wait is None else max(wait, 0.2)
+
+
+def _is_cap(resp: Response) -> bool:
+    """The outstanding-RFQ cap's refusal: a firm request answered 429 without Retry-After (the
+    time windows' 429s carry one)."""
+    firm = resp.method == "POST" and urlsplit(resp.url).path.endswith("/v2/rfq/request")
+    return firm and resp.status == 429 and resp.headers.get("Retry-After") is None
+
+
+def _cap_in_use(resp: Response, sent: Mapping[str, str], pacing: Pacing | None) -> InputProblem:
+    """A paced request still refused by the outstanding-RFQ cap (a 429 without Retry-After)
+    once the suite's wait is over: another client holds the key's (or client IP's) quotes, an
+    input problem rather than a spec failure."""
+    credential = sent.get("Authorization", "").removeprefix("Bearer ") or sent.get("X-API-Key")
+    waited = f"{pacing.budget_s:.0f} s" if pacing is not None else "the suite's wait"
+    path = urlsplit(resp.url).path
+    if credential:
+        return InputProblem(
+            "key:trades",
+            f"the key {credential.split('.', 1)[0]}…'s outstanding-RFQ cap is in use by another "
+            f"client: {resp.method} {path} answered 429 without Retry-After for {waited} "
+            "(give a key no other client uses)",
+        )
+    return InputProblem(
+        "loopback",
+        f"this client IP's outstanding-RFQ cap is in use by another client: {resp.method} "
+        f"{path} answered 429 without Retry-After for {waited}",
+    )
 
 
 class Client:
@@ -303,7 +339,11 @@ class Client:
                 source_address=self.source_address,
             )
             wait = pacing.note(resp) if pacing is not None else None
-            if wait is None or time.monotonic() + wait > deadline:
+            if wait is None:
+                return resp
+            if time.monotonic() + wait > deadline:
+                if _is_cap(resp):
+                    raise _cap_in_use(resp, {**self.headers, **(headers or {})}, pacing)
                 return resp
             time.sleep(wait)
 

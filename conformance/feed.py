@@ -1,7 +1,10 @@
 """The public rates feed read the way a price aggregator reads it (spec 3 "Rates feed"): plain
 GETs without a key, every success checked for its transport rules (CORS open, a short public
 cache, a request id) and every error for the feed's own `{error: "<string>"}` body; history paged
-back by `end_time` and deduplicated by `trade_id`. Beside the reader, what a test needs to put
+back by `end_time` and deduplicated by `trade_id`. The bodies' shapes (:func:`assert_pairs`,
+:func:`assert_tickers`, :func:`assert_trades`) and the transport rules
+(:func:`assert_feed_transport`, :func:`assert_feed_error_body`) need only the answer, so the
+watching proxy runs them too. Beside the reader, what a test needs to put
 trades on the tape without the RFQ API: :class:`DirectMaker` signs its own orders exactly as
 makers do and a taker executes them on the reactor (one order, or several in one transaction),
 and :func:`fill_logs` reads the reactor's Fill events back from a receipt, the ground truth the
@@ -71,6 +74,13 @@ def number(value: Any, what: str = "number") -> Decimal:
 def assert_feed_ok(resp: Response) -> Any:
     """A feed success: 200, JSON, CORS open, publicly cacheable for a few seconds, an id."""
     assert resp.status == 200, resp.describe()
+    assert_feed_transport(resp)
+    return resp.json()
+
+
+def assert_feed_transport(resp: Response) -> None:
+    """What every feed success carries: CORS open, a public cache of a few seconds, an id,
+    and no per-key limiter headers (no key)."""
     assert resp.headers.get("Access-Control-Allow-Origin") == "*", resp.headers
     cache = resp.headers.get("Cache-Control") or ""
     match = re.fullmatch(r"public, max-age=([0-9]+)", cache)
@@ -78,12 +88,16 @@ def assert_feed_ok(resp: Response) -> Any:
     assert 1 <= int(match.group(1)) <= 10, "cached for a few seconds"
     assert resp.request_id, "X-Request-Id on every response"
     assert "X-RateLimit-Limit" not in resp.headers, "no key, no per-key limiter"
-    return resp.json()
 
 
 def assert_feed_error(resp: Response, status: int) -> str:
     """A feed error: exactly `{error: "<string>"}` with the status, never the v2 envelope."""
     assert resp.status == status, resp.describe()
+    return assert_feed_error_body(resp)
+
+
+def assert_feed_error_body(resp: Response) -> str:
+    """Whatever the status: exactly `{error: "<string>"}`, an id, CORS open."""
     body = resp.json()
     assert isinstance(body, dict), body
     assert set(body) == {"error"}, f"not the feed's error body: {body!r}"
@@ -94,36 +108,27 @@ def assert_feed_error(resp: Response, status: int) -> str:
     return str(body["error"])
 
 
-def get_pairs(client: Client) -> list[dict[str, Any]]:
-    pairs = assert_feed_ok(client.get("/pairs"))
+def assert_pairs(pairs: Any) -> None:
+    """GET /pairs: an array of {ticker_id, base, target}, ticker_id BASE_TARGET."""
     assert isinstance(pairs, list), pairs
     for pair in pairs:
         assert {"ticker_id", "base", "target"} <= set(pair), pair
         assert pair["ticker_id"] == f"{pair['base']}_{pair['target']}", pair
-    return pairs
 
 
-def get_tickers(client: Client, **params: Any) -> list[dict[str, Any]]:
-    tickers = assert_feed_ok(client.get("/tickers", params=params or None))
+def assert_tickers(tickers: Any) -> None:
+    """GET /tickers: an array of tickers with every field, numbers as decimal strings."""
     assert isinstance(tickers, list), tickers
     for ticker in tickers:
         assert set(ticker) >= TICKER_FIELDS, sorted(set(ticker) ^ TICKER_FIELDS)
         assert ticker["ticker_id"] == f"{ticker['base_currency']}_{ticker['target_currency']}"
         for name in TICKER_NUMBERS:
             number(ticker[name], f"{ticker['ticker_id']}.{name}")
-    return tickers
 
 
-def get_ticker(client: Client, ticker_id: str) -> dict[str, Any]:
-    (ticker,) = get_tickers(client, ticker_id=ticker_id)
-    assert ticker["ticker_id"] == ticker_id, ticker
-    return ticker
-
-
-def get_trades(client: Client, ticker_id: str, **params: Any) -> dict[str, list[dict[str, Any]]]:
-    body = assert_feed_ok(
-        client.get("/historical_trades", params={"ticker_id": ticker_id, **params})
-    )
+def assert_trades(body: Any) -> None:
+    """GET /historical_trades: {buy, sell}, each newest first, every trade with its fields,
+    its side as type, trade_id `<tx hash>-<log index>`, trade_timestamp in Unix seconds."""
     assert isinstance(body, dict), body
     assert {"buy", "sell"} <= set(body), body
     for side in ("buy", "sell"):
@@ -137,6 +142,31 @@ def get_trades(client: Client, ticker_id: str, **params: Any) -> dict[str, list[
             assert trade["trade_timestamp"] < 10**11, "Unix seconds, not milliseconds"
             for name in ("price", "base_volume", "target_volume"):
                 number(trade[name], name)
+
+
+def get_pairs(client: Client) -> list[dict[str, Any]]:
+    pairs = assert_feed_ok(client.get("/pairs"))
+    assert_pairs(pairs)
+    return list(pairs)
+
+
+def get_tickers(client: Client, **params: Any) -> list[dict[str, Any]]:
+    tickers = assert_feed_ok(client.get("/tickers", params=params or None))
+    assert_tickers(tickers)
+    return list(tickers)
+
+
+def get_ticker(client: Client, ticker_id: str) -> dict[str, Any]:
+    (ticker,) = get_tickers(client, ticker_id=ticker_id)
+    assert ticker["ticker_id"] == ticker_id, ticker
+    return ticker
+
+
+def get_trades(client: Client, ticker_id: str, **params: Any) -> dict[str, list[dict[str, Any]]]:
+    body = assert_feed_ok(
+        client.get("/historical_trades", params={"ticker_id": ticker_id, **params})
+    )
+    assert_trades(body)
     return {"buy": list(body["buy"]), "sell": list(body["sell"])}
 
 

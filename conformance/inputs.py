@@ -31,6 +31,7 @@ They come from flags (``--api-key KEY[=SCOPE,SCOPE]``, ``--taker-key HEX``,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -50,6 +51,14 @@ _PROBE_RFQ = "/v2/rfq/rfq_conformance_scope_probe"
 
 class InputError(ValueError):
     """A flag or config entry the suite cannot use; the message says which."""
+
+
+class KeyRefused(InputError):
+    """A given key the target refuses (401): unknown, revoked, suspended or malformed."""
+
+
+# Spec 1 "API keys": <env>_live_<public_prefix>.<secret> (tx_live_..., tx_test_...).
+KEY_FORMAT = re.compile(r"^[a-z]+_(live|test)_[^.\s]+\.\S+$")
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,9 @@ class GivenChain:
     chain_id: int
     rpc_url: str | None
     environment: str | None
+    # Contracts named in the config (reactor, fee_recipient, signature_transfer, ...): taken as
+    # given, not discovered.
+    contracts: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -117,19 +129,42 @@ class Inputs:
         return replace(self, keys=keys)
 
 
+# What a key may do, found out by requests that change nothing: the answer with the scope,
+# the answer without it. An unknown RFQ answers 404 with the scope and 403 without (status for
+# trades:read, cancel for trades:write); the webhook list and the v1 corridor list answer 200
+# or 403. rfq:aggregator cannot be probed without a quote: declare it.
+_PROBES: tuple[tuple[str, str, str, int], ...] = (
+    ("trades:read", "GET", _PROBE_RFQ, 404),
+    ("trades:write", "POST", f"{_PROBE_RFQ}/cancel", 404),
+    ("webhooks:manage", "GET", "/v1/webhooks", 200),
+    ("quotes:read", "GET", "/v1/corridors", 200),
+)
+
+
+PROBED_SCOPES = frozenset(scope for scope, _, _, _ in _PROBES)
+
+
 def probe_scopes(client: Client, key: GivenKey) -> frozenset[str]:
-    """What a key may do, found out by requests that change nothing: an unknown RFQ answers
-    404 to a key with the scope and 403 to one without (cancel for trades:write, status for
-    trades:read); listing webhook endpoints answers 200 or 403. rfq:aggregator cannot be
-    probed without a quote: declare it."""
-    keyed = client.with_headers(key.headers)
+    """The key's scopes, probed (paced: a shared key may be at the end of its window). A 401 is
+    :class:`KeyRefused`; another answer that is neither the with-scope nor the 403 answer stops
+    the run's use of the key: :class:`InputError` says which request got what."""
+    keyed = client.with_headers(key.headers).paced()
     scopes: set[str] = set()
-    if keyed.get(_PROBE_RFQ).status == 404:
-        scopes.add("trades:read")
-    if keyed.post(f"{_PROBE_RFQ}/cancel").status == 404:
-        scopes.add("trades:write")
-    if keyed.get("/v1/webhooks").status == 200:
-        scopes.add("webhooks:manage")
+    for scope, method, path, granted in _PROBES:
+        resp = keyed.request(method, path)
+        if resp.status == 401:
+            raise KeyRefused(
+                f"the key {key.public}… is refused (401): unknown, revoked, suspended or malformed"
+            )
+        if resp.status == granted:
+            scopes.add(scope)
+        elif resp.status != 403:
+            raise InputError(
+                f"probing the scopes of the key {key.public}…: {method} {path} answered "
+                f"{resp.status} ({resp.raw[:200].decode('utf-8', 'replace')}); expected "
+                f"{granted} with {scope} or 403 without it (declare the scopes: --api-key "
+                "KEY=SCOPE,SCOPE)"
+            )
     return frozenset(scopes)
 
 
@@ -172,8 +207,14 @@ def _config_chains(entries: Any) -> dict[int, GivenChain]:
             raise InputError(f"chains entry {entry!r}: give chain_id, rpc_url, environment")
         chain_id = int(entry.get("chain_id", name))
         rpc_url, environment = entry.get("rpc_url"), entry.get("environment")
+        contracts = entry.get("contracts") or {}
+        if not isinstance(contracts, Mapping):
+            raise InputError(f"chains entry {chain_id}: contracts is NAME: ADDRESS pairs")
         chains[chain_id] = GivenChain(
-            chain_id, str(rpc_url) if rpc_url else None, str(environment) if environment else None
+            chain_id,
+            str(rpc_url) if rpc_url else None,
+            str(environment) if environment else None,
+            {str(k): str(v) for k, v in contracts.items()},
         )
     return chains
 
@@ -225,7 +266,7 @@ def merge(
     chains = dict(config.chains)
     for chain_id, url in rpc_urls.items():
         known = chains.get(chain_id)
-        chains[chain_id] = GivenChain(chain_id, url, known.environment if known else None)
+        chains[chain_id] = replace(known, rpc_url=url) if known else GivenChain(chain_id, url, None)
     return Inputs(
         chains=chains,
         keys=config.keys + tuple(parse_key(k) for k in keys),

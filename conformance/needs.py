@@ -10,11 +10,26 @@
 * ``taker_wallet``: a given taker wallet key (an EOA with gas and sell tokens on the test chain);
 * ``webhook_url``: ``--webhook-public-url``, a public https URL reaching the suite's receiver;
 * ``rpc``: a JSON-RPC URL of every chain the suite trades on;
+* ``loopback``: a target on 127.0.0.0/8, so each test chooses a client IP of its own (per-IP
+  limits really spent);
 * ``time<=Ns``: the test waits up to N seconds of real time (skipped when ``--max-wait`` is
   shorter).
 
 A test whose need is not met is skipped with the reason ``needs <need>: <the input to give>``;
 the report lists, per skipped rule, the inputs that would have run it (:func:`needs_in`).
+
+Every skip has one of three kinds (:data:`SKIP_KINDS`, :func:`skip_kind`):
+
+* ``inherent_control``: the test needs the control API for a reason a real deployment never
+  offers a client (``@pytest.mark.sim_only(because=...)``, :data:`INHERENT`);
+* ``not_ported``: the test needs the control API but could be written without it (``sim_only``
+  without a reason, a fixture that needs ``/_sim``), or its skip names no input at all: our debt;
+* ``missing_input``: an input the QA team can give would run it (a key, a wallet, a URL, ...).
+
+A test that finds out only while running that an input is missing or unusable (a second taker
+wallet, a contract discovery could not find without a wallet, a shared key's outstanding-RFQ cap
+held by another client past the suite's wait) raises :class:`InputProblem`; the plugin reports it
+as skipped with that reason, never as failed.
 """
 
 from __future__ import annotations
@@ -46,6 +61,11 @@ HOW: dict[str, str] = {
     "taker_wallet": "--taker-key HEX (an EOA with gas and sell tokens on the test chain)",
     "webhook_url": "--webhook-public-url URL (public https, reaching this machine)",
     "rpc": "--rpc-url CHAIN=URL for the test chain",
+    "loopback": "a --base-url on 127.0.0.0/8 (the suite then chooses its client IP per test; "
+    "run it on the deployment's own host)",
+    "liquidity": "makers of the deployment quoting the test chain's minimum size",
+    "contracts": "the chain's contracts in the config file "
+    "(chains: [{chain_id, contracts: {NAME: ADDRESS}}])",
 }
 # Why a ``sim_only`` test inherently needs the control API: ``@pytest.mark.sim_only(because=...)``.
 # A rule whose every test carries one of these is one "a real deployment does not let a client
@@ -61,7 +81,11 @@ INHERENT: dict[str, str] = {
     "deployment": "needs an operator's action or a deployment setting a client does not "
     "choose (a key suspended, a provider switched off, a second instance, production)",
     "simulator": "checks the simulator's own control API",
+    "decision": "checks a decision rfqsim took where the spec says 'not shown' "
+    "(docs/decisions.md): another deployment may decide otherwise",
 }
+SKIP_KINDS = ("inherent_control", "not_ported", "missing_input")
+INHERENT_CONTROL, NOT_PORTED, MISSING_INPUT = SKIP_KINDS
 _TIME = re.compile(r"^time<=(\d+)s$")
 _REASON = re.compile(r"needs ([a-z_]+(?::[a-z0-9]+)?|time<=\d+s):")
 
@@ -85,6 +109,38 @@ def skip_message(need: str, detail: str | None = None) -> str:
     return f"needs {need}: {detail or HOW.get(need, need)}"
 
 
+def control_skip_message(base_url: str, reason: str | None) -> str:
+    """Why a test that needs ``/_sim`` is skipped against ``base_url``: the inherent reason
+    (``sim_only(because=...)``) when it has one, else that it is not ported yet."""
+    if reason is not None:
+        return skip_message(
+            "sim_control", f"{reason}: {INHERENT[reason]} (a real deployment does not offer it)"
+        )
+    return skip_message(
+        "sim_control",
+        f"not ported yet: this test could run without /_sim but does not yet "
+        f"({base_url} has no /_sim)",
+    )
+
+
+class InputProblem(Exception):
+    """A test's input is missing or unusable, found out while it runs: the plugin reports the
+    test as skipped with :func:`skip_message` (``needs <need>: <detail>``), never as failed."""
+
+    def __init__(self, need: str, detail: str | None = None) -> None:
+        self.need = need
+        self.detail = detail
+        super().__init__(skip_message(need, detail))
+
+
+def skip_kind(reason: str | None, inherent: str | None) -> str:
+    """The kind of one test's skip, from its reason and its ``sim_only`` reason (if any)."""
+    needs = needs_in([reason or ""])
+    if needs and "sim_control" not in needs:
+        return MISSING_INPUT
+    return INHERENT_CONTROL if inherent is not None else NOT_PORTED
+
+
 def unmet(
     need: str,
     *,
@@ -94,6 +150,7 @@ def unmet(
     webhook_url: bool,
     rpc: bool,
     max_wait: float | None,
+    loopback: bool = True,
 ) -> str | None:
     """The skip message when ``need`` is not met, else None. ``keys`` tells, per ``key:*``
     need, whether a given key satisfies it."""
@@ -107,6 +164,8 @@ def unmet(
         return None if controllable or webhook_url else skip_message(need)
     if need == "rpc":
         return None if rpc else skip_message(need)
+    if need == "loopback":
+        return None if loopback else skip_message(need)
     wait = _TIME.match(need)
     if wait and max_wait is not None and int(wait.group(1)) > max_wait:
         return skip_message(need, f"waits {wait.group(1)} s of real time; --max-wait {max_wait}")
@@ -120,26 +179,3 @@ def needs_in(reasons: Iterable[str]) -> list[str]:
         for need in _REASON.findall(reason or ""):
             found.setdefault(need, None)
     return list(found)
-
-
-def render_skipped(rules: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Markdown: per input, the skipped rules it would have run."""
-    by_need: dict[str, list[str]] = {}
-    for rule in rules:
-        if rule["status"] != "skipped":
-            continue
-        needs = needs_in(t.get("reason", "") for t in rule["tests"]) or ["(no input named)"]
-        for need in needs:
-            by_need.setdefault(need, []).append(rule["id"])
-    if not by_need:
-        return []
-    lines = [
-        "## Skipped rules and the input that would run them",
-        "",
-        "| input | how to give it | rules |",
-        "|---|---|---|",
-    ]
-    for need, ids in sorted(by_need.items(), key=lambda item: -len(item[1])):
-        listed = "<br>".join(f"`{i}`" for i in ids)
-        lines.append(f"| `{need}` | {HOW.get(need, '')} | {len(ids)}: {listed} |")
-    return [*lines, ""]

@@ -20,10 +20,11 @@ from typing import Any
 import pytest
 
 from conformance.client import Client
-from conformance.inputs import Inputs
-from conformance.needs import INHERENT, inherent_reason, skip_message
+from conformance.inputs import InputError, Inputs
+from conformance.needs import INHERENT, InputProblem, control_skip_message, inherent_reason
 from conformance.needs import MARKER as NEEDS_MARKER
 from conformance.needs import known as known_need
+from conformance.proxy_process import findings_of, verdict
 from conformance.report import (
     BASE_URL_PROPERTY,
     INHERENT_PROPERTY,
@@ -31,9 +32,11 @@ from conformance.report import (
     ResultCollector,
     build_matrix,
     control_free_share,
+    headline,
     uncovered,
-    write_report,
 )
+from conformance.report_files import write_report
+from conformance.rule_index import SPEC_MARKER, WORKER_KEY, RuleIndex, spec_rule_ids
 from conformance.rules import Rule, load_rules
 from conformance.server import DEFAULT_START_TIMEOUT
 from conformance.service_clock import ServiceClock
@@ -44,7 +47,6 @@ from conformance.timing import TimingTolerances
 from conformance.timing import add_options as add_timing_options
 from conformance.timing import from_config as timing_from_config
 
-SPEC_MARKER = "spec"
 DOCUMENTS = ("rfq", "ramp", "v1")
 SIM_ONLY_MARKER = "sim_only"
 
@@ -53,11 +55,17 @@ SIM_ONLY_MARKER = "sim_only"
 class _State:
     manager: TargetManager
     collector: ResultCollector = field(default_factory=ResultCollector)
+    index: RuleIndex = field(default_factory=RuleIndex)  # every test's rules, selected or not
+    index_error: str | None = None
     matrix: dict[str, Any] | None = None
     report_paths: tuple[Path, Path, Path] | None = None
+    proxy_findings: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # per proxy (--through-proxy)
 
 
 _STATE = pytest.StashKey[_State]()
+PROXY_KEY = "rfqsim_conformance_proxy"  # a worker's proxy findings, in its workeroutput
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -79,7 +87,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--conformance-report",
         default="conformance-report",
         metavar="DIR",
-        help="directory for matrix.json and matrix.md (default: conformance-report)",
+        help="directory for matrix.html, matrix.md, matrix.json and junit.xml "
+        "(default: conformance-report)",
     )
     group.addoption(
         "--rfqsim-bin",
@@ -162,6 +171,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="start `rfqsim serve --no-control-api` and test it as a foreign deployment",
     )
     group.addoption(
+        "--through-proxy",
+        default=None,
+        metavar="DIR",
+        help="with --no-control: put `rfqsim proxy` in front of the simulator it starts, its "
+        "reports in DIR; the run fails when the proxy finds a fault of the service or a broken "
+        "request the service accepted",
+    )
+    group.addoption(
         "--max-wait",
         type=float,
         default=None,
@@ -187,7 +204,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         f"{NEEDS_MARKER}(*inputs): what the test needs (sim_control, key:trades, key:read, "
         "key:webhooks, key:aggregator, key:v1, key:live, taker_wallet, webhook_url, rpc, "
-        "time<=Ns); "
+        "loopback, time<=Ns); "
         "skipped, naming the input, when it is missing",
     )
     try:
@@ -196,6 +213,9 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from exc
     timing_from_config(config)  # a negative tolerance is a usage error at start-up
+    proxy_report = config.getoption("--through-proxy")
+    if proxy_report is not None and not config.getoption("--no-control"):
+        raise pytest.UsageError("--through-proxy goes with --no-control")
     manager = TargetManager(
         base_url=config.getoption("--base-url"),
         rpc_urls=rpc_urls,
@@ -204,12 +224,20 @@ def pytest_configure(config: pytest.Config) -> None:
         start_timeout=config.getoption("--rfqsim-start-timeout"),
         inputs=inputs,
         no_control=config.getoption("--no-control"),
+        proxy_report=None if proxy_report is None else _proxy_dir(config, Path(proxy_report)),
     )
     state = config.stash[_STATE] = _State(manager=manager)
     config.add_cleanup(manager.stop)
     if not _is_worker(config):
         # Under xdist the controller sees every worker's reports; workers write nothing.
         config.pluginmanager.register(_Reporter(config, state), "rfqsim-conformance-reporter")
+
+
+def _proxy_dir(config: pytest.Config, given: Path) -> Path:
+    """One report directory per process that starts a target: each xdist worker has its own."""
+    base = given if given.is_absolute() else config.invocation_params.dir / given
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    return base / worker if worker else base
 
 
 def _state(config: pytest.Config) -> _State:
@@ -221,14 +249,6 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 # -- collection: validate spec ids, attach them to the item --------------------------------
-
-
-def spec_rule_ids(item: pytest.Item) -> list[str]:
-    """Rule ids of every ``spec`` marker on the item (function, class, module), in order."""
-    ids: list[str] = []
-    for mark in item.iter_markers(SPEC_MARKER):
-        ids.extend(str(arg) for arg in mark.args)
-    return list(dict.fromkeys(ids))
 
 
 def _check_spec_marks(item: pytest.Item, known: dict[str, Rule]) -> None:
@@ -274,6 +294,32 @@ def pytest_pycollect_makeitem(
     return result
 
 
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    # Tests a -k, -m or --deselect left out still tell which rules the suite covers.
+    if items:
+        _state(items[0].config).index.record(items)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    index = _state(session.config).index
+    index.record(session.items)
+    index.record_arguments(session.config.args, session.config.invocation_params.dir)
+
+
+@pytest.hookimpl(tryfirst=True)  # before the reporter judges the run
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    state = _state(config)
+    report = state.manager.stop_proxy()  # the suite is done: the proxy writes its report
+    findings = None if report is None else findings_of(report)
+    if _is_worker(config):  # the controller builds the report; hand it this worker's index
+        config.workeroutput[WORKER_KEY] = state.index.to_json()  # type: ignore[attr-defined]
+        if findings is not None:
+            config.workeroutput[PROXY_KEY] = findings  # type: ignore[attr-defined]
+    elif findings is not None:
+        state.proxy_findings.append(findings)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         ids = spec_rule_ids(item)
@@ -295,28 +341,46 @@ def _get_target(config: pytest.Config) -> Target:
         pytest.fail(f"conformance target unavailable: {exc}", pytrace=False)
 
 
+def _inherent(item: pytest.Item) -> str | None:
+    """The item's ``sim_only(because=...)`` reason, None without one (or without sim_only)."""
+    sim_only = item.get_closest_marker(SIM_ONLY_MARKER)
+    return inherent_reason(sim_only.args, sim_only.kwargs) if sim_only else None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     wanted = [str(need) for mark in item.iter_markers(NEEDS_MARKER) for need in mark.args]
-    if item.get_closest_marker(SIM_ONLY_MARKER) is not None:
-        wanted.insert(0, "sim_control")
-    if not wanted:
+    sim_only = item.get_closest_marker(SIM_ONLY_MARKER) is not None
+    if not wanted and not sim_only:
         return
     target = _get_target(item.config)
+    if sim_only and not target.controllable:
+        pytest.skip(control_skip_message(target.base_url, _inherent(item)))
     for need in dict.fromkeys(wanted):
-        message = unmet_need(item.config, target, need)
+        try:
+            message = unmet_need(item.config, target, need)
+        except InputError as exc:  # a given key's scopes could not be probed
+            pytest.fail(f"conformance inputs unusable: {exc}", pytrace=False)
         if message is not None:
             pytest.skip(message)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> None:
-    # Carry the base URL to the controller with the report (xdist workers start their own).
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """The target's base URL travels with the report (xdist workers start their own); a test
+    that met an input problem (:class:`InputProblem`) is reported as skipped with the input it
+    lacked, never as failed."""
     target = _state(item.config).manager.current
-    if target is None or not spec_rule_ids(item):
-        return
-    if BASE_URL_PROPERTY not in {p[0] for p in item.user_properties}:
+    known = {p[0] for p in item.user_properties}
+    if target is not None and spec_rule_ids(item) and BASE_URL_PROPERTY not in known:
         item.user_properties.append((BASE_URL_PROPERTY, target.base_url))
+    report = yield
+    if call.excinfo is not None and call.excinfo.errisinstance(InputProblem):
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {call.excinfo.value}")
+    return report
 
 
 def _write_uncovered(terminalreporter: Any, missing: list[str]) -> None:
@@ -344,6 +408,16 @@ class _Reporter:
         if self.config.option.collectonly and self.config.getoption("--list-uncovered"):
             self.marked = {rule for item in session.items for rule in spec_rule_ids(item)}
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """(xdist) A worker's index of the tests it collected, selected or not."""
+        output = getattr(node, "workeroutput", {})
+        data = output.get(WORKER_KEY)
+        if data:
+            self.state.index.merge(data)
+        if PROXY_KEY in output:
+            self.state.proxy_findings.append(output[PROXY_KEY])
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.state.collector.add(
             nodeid=report.nodeid,
@@ -363,8 +437,14 @@ class _Reporter:
         given = config.getoption("--base-url")
         seen = ", ".join(sorted(state.collector.base_urls)) or "not started"
         base_url = given or f"rfqsim serve started by the harness ({seen})"
+        # Rules whose tests sit in modules this run did not collect are not_selected, not
+        # not_covered: those modules are indexed statically (seconds, only for a partial run).
+        state.index_error = state.index.complete(config.rootpath)
         state.matrix = build_matrix(
-            load_rules(), state.collector.results.values(), base_url=base_url
+            load_rules(),
+            state.collector.results.values(),
+            base_url=base_url,
+            suite=state.index.tests,
         )
         directory = Path(config.getoption("--conformance-report"))
         if not directory.is_absolute():
@@ -372,6 +452,8 @@ class _Reporter:
         state.report_paths = write_report(directory, state.matrix)
         minimum = config.getoption("--min-control-free")
         if minimum is not None and control_free_share(state.matrix) < minimum:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if state.proxy_findings and not verdict(state.proxy_findings)[0]:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -386,26 +468,26 @@ class _Reporter:
                     terminalreporter, [rule.id for rule in rules if rule.id not in self.marked]
                 )
             return
-        totals = matrix["totals"]
         terminalreporter.section("conformance")
         if self.state.report_paths:
             terminalreporter.write_line(
-                f"report: {self.state.report_paths[1]} (+ matrix.json, junit.xml)"
+                f"report: {self.state.report_paths[1]} (+ matrix.html, matrix.json, junit.xml)"
             )
-        terminalreporter.write_line(
-            f"{totals['rules']} rules: {totals['passed']} passed, {totals['failed']} failed, "
-            f"{totals['skipped']} skipped, {totals['not_covered']} not covered"
-        )
-        free = matrix["control_free"]
+        lines = headline(matrix)
         share = control_free_share(matrix)
-        line = (
-            f"control-free: {free['passed']} of {free['rules']} rules that do not inherently "
-            f"need the control API passed ({share:.1f} %)"
-        )
         minimum = self.config.getoption("--min-control-free")
         if minimum is not None:
-            line += f"; minimum {minimum:g} %: " + ("met" if share >= minimum else "NOT MET")
-        terminalreporter.write_line(line)
+            lines[-1] += f"; minimum {minimum:g} %: " + ("met" if share >= minimum else "NOT MET")
+        for line in lines:
+            terminalreporter.write_line(line)
+        if self.state.index_error:
+            terminalreporter.write_line(
+                f"(tests outside this run could not be indexed: {self.state.index_error}; "
+                "rules only they check count as not covered)"
+            )
+        if self.state.proxy_findings:
+            for line in verdict(self.state.proxy_findings)[1]:
+                terminalreporter.write_line(line)
         if self.config.getoption("--list-uncovered"):
             _write_uncovered(terminalreporter, uncovered(matrix))
 
@@ -432,11 +514,10 @@ def tolerances(request: pytest.FixtureRequest) -> TimingTolerances:
 
 
 @pytest.fixture
-def sim(target: Target) -> SimControl:
+def sim(request: pytest.FixtureRequest, target: Target) -> SimControl:
     """The simulator's /_sim control API; skips the test against other targets."""
     if not target.is_simulator:
-        detail = f"{target.base_url} is not an rfqsim simulator (no /_sim)"
-        pytest.skip(skip_message("sim_control", detail))
+        pytest.skip(control_skip_message(target.base_url, _inherent(request.node)))
     return target.sim()
 
 

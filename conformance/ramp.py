@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -50,6 +51,31 @@ PERSON: dict[str, Any] = {
     "email": "ada.obi@example.com",
     "phone": "+2348012345678",
 }
+
+
+def assert_providers(body: Any) -> None:
+    """GET /v2/ramp/providers: ``{providers: [...]}``, each provider with every field of the
+    spec's table in its type (an empty list is allowed: nobody runs the corridor now)."""
+    assert isinstance(body, dict), body
+    assert isinstance(body.get("providers"), list), body
+    for item in body["providers"]:
+        assert isinstance(item["provider"], str)
+        assert item["provider"]
+        assert isinstance(item["displayName"], str)
+        assert item["displayName"]
+        for code in (item["fiat"], item["token"]):
+            assert re.fullmatch(r"[A-Z][A-Z0-9]{1,9}", code), item
+        for key in ("chainIds", "sandboxChainIds"):
+            assert isinstance(item[key], list), item
+            assert all(isinstance(c, int) and not isinstance(c, bool) for c in item[key]), item
+        assert item["sides"], item
+        assert set(item["sides"]) <= {"buy", "sell"}, item
+        assert set(item["requires"]) == {
+            "customerDetails",
+            "payoutBankAccount",
+            "destinationWallet",
+        }, item
+        assert all(isinstance(v, bool) for v in item["requires"].values()), item
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import hmac
 import json
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, TypeVar
@@ -136,6 +136,18 @@ def check_transfer(transfer: Any) -> dict[str, Any]:
 FORWARD = ("AWAITING_FUNDS", "PROCESSING", "SENDING", "COMPLETED")
 
 
+def assert_moved_forward(before: str | None, transfer: Mapping[str, Any]) -> None:
+    """Spec 2 "Transfer status": from the status ``before`` (an earlier read of the same
+    transfer, None for the first) the transfer only moved forward, and a settled one stayed."""
+    status = str(transfer["status"])
+    if before is not None and before != status:
+        assert before not in SETTLED, f"settled {before} became {status}: {transfer}"
+        if before in FORWARD and status in FORWARD:
+            assert FORWARD.index(status) > FORWARD.index(before), (
+                f"status moved backwards from {before} to {status}: {transfer}"
+            )
+
+
 @dataclass
 class Created:
     transfer: dict[str, Any]
@@ -223,15 +235,9 @@ class Transfers:
     def _forward_only(self, transfer: dict[str, Any]) -> None:
         """Spec 2 "Transfer status": statuses only move forward and a settled transfer never
         changes again, across every read this test made."""
-        key, status = str(transfer["id"]), str(transfer["status"])
-        before = self.seen.get(key)
-        if before is not None and before != status:
-            assert before not in SETTLED, f"settled {before} became {status}: {transfer}"
-            if before in FORWARD and status in FORWARD:
-                assert FORWARD.index(status) > FORWARD.index(before), (
-                    f"status moved backwards from {before} to {status}: {transfer}"
-                )
-        self.seen[key] = status
+        key = str(transfer["id"])
+        assert_moved_forward(self.seen.get(key), transfer)
+        self.seen[key] = str(transfer["status"])
 
     def listed(
         self, wallet: RampWallet, first: int = 20, after: str | None = None

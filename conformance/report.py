@@ -1,6 +1,14 @@
-"""The run report: every spec rule with its tests and a status (``matrix.json`` + ``matrix.md``),
-and every test as JUnit XML (``junit.xml``, what CI systems read). ``matrix.md`` opens with a
-summary per area of the suite, then the failures with their full statements, then every rule.
+"""The run report: every spec rule with its tests and a state (``matrix.json``, ``matrix.md``,
+the page ``matrix.html``), and every test as JUnit XML (``junit.xml``, what CI systems read).
+
+Every rule ends in exactly one state (:data:`STATES`): ``passed`` (a test passed, none failed),
+``failed`` (a test failed), ``skipped`` (every test of it this run selected was skipped),
+``not_covered`` (no test of the suite checks it) or ``not_selected`` (its tests exist but sit in
+areas or ``-k`` selections this run left out). A skipped rule carries a ``skip_kind``
+(conformance/needs.py ``SKIP_KINDS``: ``inherent_control``, ``not_ported``, ``missing_input``)
+and the reason. The headline judges only the selected rules (those with a test in this run), and
+so does the control-free share. ``matrix.md`` opens with the headline and a summary per area,
+then the failures with their full statements, the skipped rules by kind, then every rule.
 
 Test results arrive as pytest reports (one per phase); under xdist they are the controller's
 copies, so everything needed (the rule ids, the base URL) travels in ``user_properties``.
@@ -8,16 +16,23 @@ copies, so everything needed (the rule ids, the base URL) travels in ``user_prop
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from conformance.areas import AREAS, area_of
-from conformance.needs import needs_in, render_skipped
+from conformance.needs import (
+    HOW,
+    INHERENT,
+    INHERENT_CONTROL,
+    MISSING_INPUT,
+    NOT_PORTED,
+    SKIP_KINDS,
+    needs_in,
+    skip_kind,
+)
 from conformance.rules import DOCUMENTS, Rule
 
 RULES_PROPERTY = "spec_rules"  # user_properties key: space-separated rule ids
@@ -25,7 +40,9 @@ BASE_URL_PROPERTY = "conformance_base_url"  # user_properties key: the target's 
 # user_properties key: why the test inherently needs the control API (conformance.needs.INHERENT)
 INHERENT_PROPERTY = "inherent_control"
 
-PASSED, FAILED, SKIPPED, NOT_COVERED = "passed", "failed", "skipped", "not_covered"
+PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
+NOT_COVERED, NOT_SELECTED = "not_covered", "not_selected"
+STATES = (PASSED, FAILED, SKIPPED, NOT_COVERED, NOT_SELECTED)
 _SEVERITY = {PASSED: 0, SKIPPED: 1, FAILED: 2}
 _REASON_LIMIT = 300
 
@@ -143,9 +160,11 @@ class ResultCollector:
         return bool(self.results)
 
 
-def rule_status(outcomes: Sequence[str]) -> str:
+def rule_status(outcomes: Sequence[str], *, elsewhere: bool = False) -> str:
+    """A rule's state from the outcomes of its tests in this run; ``elsewhere``: the suite has
+    tests of it that this run did not select."""
     if not outcomes:
-        return NOT_COVERED
+        return NOT_SELECTED if elsewhere else NOT_COVERED
     if FAILED in outcomes:
         return FAILED
     if PASSED in outcomes:
@@ -161,29 +180,60 @@ def inherent_reasons(tests: Sequence[TestResult]) -> list[str]:
     return sorted({t.inherent for t in tests if t.inherent})
 
 
+def test_skip_kind(test: TestResult) -> str | None:
+    """The kind of a skipped test's skip (conformance.needs.skip_kind), None unless skipped."""
+    return skip_kind(test.reason, test.inherent) if test.outcome == SKIPPED else None
+
+
+def rule_skip(tests: Sequence[TestResult]) -> tuple[str, str, list[str]]:
+    """(skip kind, reason, needs) of a rule every test of which was skipped: inherent_control
+    when every test needs control for an inherent reason; missing_input when an input the QA
+    team can give would run one of them (the inputs named); else not_ported (our debt)."""
+    kinds = [test_skip_kind(t) for t in tests]
+    if all(k == INHERENT_CONTROL for k in kinds):
+        reasons = sorted({t.inherent for t in tests if t.inherent})
+        return INHERENT_CONTROL, "; ".join(f"{r}: {INHERENT[r]}" for r in reasons), []
+    wanting = [t for t in tests if test_skip_kind(t) == MISSING_INPUT]
+    needs = [n for n in needs_in(t.reason or "" for t in wanting) if n != "sim_control"]
+    if needs:
+        return MISSING_INPUT, "; ".join(dict.fromkeys(t.reason or "" for t in wanting)), needs
+    reasons = list(dict.fromkeys(t.reason or "skipped without a reason" for t in tests))
+    return NOT_PORTED, "; ".join(reasons), []
+
+
 def build_matrix(
     rules: Sequence[Rule],
     results: Iterable[TestResult],
     *,
     base_url: str,
     generated_at: datetime | None = None,
+    suite: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
-    """The JSON report: totals and every rule with its tests and status."""
+    """The JSON report: totals and every rule with its tests and state. ``suite`` maps every
+    test of the suite (selected by this run or not) to its rule ids: a rule without a test in
+    this run is ``not_selected`` when the suite has one, else ``not_covered``."""
     by_rule: dict[str, list[TestResult]] = {rule.id: [] for rule in rules}
     ordered = sorted(results, key=lambda r: r.nodeid)
     for result in ordered:
         for rule_id in result.rules:
             if rule_id in by_rule:
                 by_rule[rule_id].append(result)
+    ran = {t.nodeid for t in ordered}
+    elsewhere: dict[str, list[str]] = {}
+    for nodeid, rule_ids in sorted((suite or {}).items()):
+        if nodeid not in ran:
+            for rule_id in rule_ids:
+                elsewhere.setdefault(rule_id, []).append(nodeid)
     entries: list[dict[str, Any]] = []
-    totals = {"rules": len(rules), PASSED: 0, FAILED: 0, SKIPPED: 0, NOT_COVERED: 0}
+    totals: dict[str, Any] = {"rules": len(rules), **{state: 0 for state in STATES}}
+    by_kind = {kind: 0 for kind in SKIP_KINDS}
     control_free = {"rules": 0, PASSED: 0}
     for rule in rules:
         tests = by_rule[rule.id]
-        status = rule_status([t.outcome for t in tests])
+        status = rule_status([t.outcome for t in tests], elsewhere=rule.id in elsewhere)
         totals[status] += 1
         inherent = inherent_reasons(tests)
-        if not inherent:
+        if status in (PASSED, FAILED, SKIPPED) and not inherent:
             control_free["rules"] += 1
             control_free[PASSED] += status == PASSED
         test_entries: list[dict[str, Any]] = []
@@ -195,8 +245,19 @@ def build_matrix(
             }
             if test.reason:
                 entry["reason"] = test.reason
+            kind = test_skip_kind(test)
+            if kind:
+                entry["skip_kind"] = kind
             test_entries.append(entry)
-        entry_needs = needs_in(t.reason or "" for t in tests) if status == SKIPPED else []
+        skipped: dict[str, Any] = {}
+        if status == SKIPPED:
+            kind, reason, needs = rule_skip(tests)
+            by_kind[kind] += 1
+            skipped = {
+                "skip_kind": kind,
+                "skip_reason": reason,
+                **({"needs": needs} if needs else {}),
+            }
         entries.append(
             {
                 "id": rule.id,
@@ -208,17 +269,24 @@ def build_matrix(
                 "kind": rule.kind,
                 "status": status,
                 "tests": test_entries,
-                **({"needs": entry_needs} if entry_needs else {}),
+                **skipped,
+                **({"not_selected_tests": elsewhere[rule.id]} if status == NOT_SELECTED else {}),
                 **({"inherent_control": inherent} if inherent else {}),
             }
         )
     stamp = (generated_at or datetime.now(UTC)).astimezone(UTC)
+    selected = totals[PASSED] + totals[FAILED] + totals[SKIPPED]
     return {
         "generated_at": stamp.isoformat().replace("+00:00", "Z"),
         "base_url": base_url,
-        "totals": {**totals, "tests": len(ordered)},
+        "totals": {
+            **totals,
+            "selected": selected,
+            "skipped_by_kind": by_kind,
+            "tests": len(ordered),
+        },
         "control_free": control_free,
-        "areas": area_summary(ordered, by_rule),
+        "areas": area_summary(ordered, by_rule, elsewhere),
         "rules": entries,
         "tests": [
             {
@@ -228,6 +296,7 @@ def build_matrix(
                 "rules": list(t.rules),
                 "duration_s": round(t.duration, 3),
                 **({"reason": t.reason} if t.reason else {}),
+                **({"skip_kind": test_skip_kind(t)} if t.outcome == SKIPPED else {}),
                 **({"details": t.details} if t.details else {}),
                 **({"inherent_control": t.inherent} if t.inherent else {}),
             }
@@ -237,11 +306,13 @@ def build_matrix(
 
 
 def area_summary(
-    results: Sequence[TestResult], by_rule: Mapping[str, Sequence[TestResult]]
+    results: Sequence[TestResult],
+    by_rule: Mapping[str, Sequence[TestResult]],
+    elsewhere: Mapping[str, Sequence[str]] | None = None,
 ) -> list[dict[str, Any]]:
-    """Per area of the suite: its tests' outcomes and the statuses of the rules they check (a
-    rule checked from two areas counts in both). Areas with failures first, then the order of
-    conformance.areas."""
+    """Per area of the suite: its tests' outcomes and the states of the rules they check (a
+    rule checked from two areas counts in both; skipped rules by kind). Areas with failures
+    first, then the order of conformance.areas."""
     order = [*AREAS, "other"]
     summary: list[dict[str, Any]] = []
     for area in order:
@@ -249,7 +320,11 @@ def area_summary(
         if not tests:
             continue
         rule_ids = sorted({rule for t in tests for rule in t.rules if rule in by_rule})
-        rule_statuses = [rule_status([t.outcome for t in by_rule[r]]) for r in rule_ids]
+        states = [
+            (r, rule_status([t.outcome for t in by_rule[r]], elsewhere=r in (elsewhere or {})))
+            for r in rule_ids
+        ]
+        kinds = [rule_skip(by_rule[r])[0] for r, state in states if state == SKIPPED]
         summary.append(
             {
                 "area": area,
@@ -258,7 +333,9 @@ def area_summary(
                 FAILED: sum(1 for t in tests if t.outcome == FAILED),
                 SKIPPED: sum(1 for t in tests if t.outcome == SKIPPED),
                 "rules": len(rule_ids),
-                "rules_failed": sum(1 for status in rule_statuses if status == FAILED),
+                "rules_passed": sum(1 for _, state in states if state == PASSED),
+                "rules_failed": sum(1 for _, state in states if state == FAILED),
+                "rules_skipped": {kind: kinds.count(kind) for kind in SKIP_KINDS},
             }
         )
     summary.sort(key=lambda row: (row[FAILED] == 0, order.index(row["area"])))
@@ -270,6 +347,12 @@ _STATUS_LABEL = {
     FAILED: "**FAILED**",
     SKIPPED: "skipped",
     NOT_COVERED: "not covered",
+    NOT_SELECTED: "not selected",
+}
+KIND_LABEL = {
+    INHERENT_CONTROL: "inherent_control: a real deployment does not let a client trigger it",
+    MISSING_INPUT: "missing_input: an input you can give would run it",
+    NOT_PORTED: "not_ported: a test could run without control but does not yet (our debt)",
 }
 
 
@@ -286,9 +369,56 @@ def _tests_cell(rule: Mapping[str, Any]) -> str:
 
 
 def control_free_share(matrix: Mapping[str, Any]) -> float:
-    """Percent of the rules that do not inherently need control which passed (0 without any)."""
+    """Percent of the selected rules that do not inherently need control which passed (0
+    without any)."""
     free = matrix["control_free"]
     return 100.0 * free[PASSED] / free["rules"] if free["rules"] else 0.0
+
+
+def selection(matrix: Mapping[str, Any]) -> str:
+    """What the run selected: "all areas", or the areas whose tests ran."""
+    if not matrix["totals"][NOT_SELECTED]:
+        return "all areas"
+    areas = [row["area"] for row in matrix.get("areas", [])]
+    return ", ".join(a for a in [*AREAS, "other"] if a in areas) or "nothing"
+
+
+def headline(matrix: Mapping[str, Any]) -> list[str]:
+    """The verdict in a few lines, over the selected rules only (terminal and matrix.md)."""
+    totals = matrix["totals"]
+    kinds = totals["skipped_by_kind"]
+    lines = [
+        f"{selection(matrix)}: {totals[PASSED]} of {totals['selected']} rules passed, "
+        f"{totals[FAILED]} failed, {totals[SKIPPED]} skipped "
+        f"(inherent_control {kinds[INHERENT_CONTROL]}, missing_input {kinds[MISSING_INPUT]}, "
+        f"not_ported {kinds[NOT_PORTED]})"
+    ]
+    if kinds[NOT_PORTED]:
+        lines.append(
+            f"not_ported: {kinds[NOT_PORTED]} rules are our debt: a test of each could run "
+            "without the control API but does not yet"
+        )
+    if kinds[MISSING_INPUT]:
+        lines.append(
+            f"missing_input: {kinds[MISSING_INPUT]} rules would run with an input you can give "
+            "(see the report's skipped rules)"
+        )
+    left = []
+    if totals[NOT_SELECTED]:
+        left.append(
+            f"{totals[NOT_SELECTED]} rules not selected (their tests are in areas or -k "
+            "selections this run left out)"
+        )
+    if totals[NOT_COVERED]:
+        left.append(f"{totals[NOT_COVERED]} rules not covered (no test checks them)")
+    if left:
+        lines.append("; ".join(left))
+    free = matrix["control_free"]
+    lines.append(
+        f"control-free: {free[PASSED]} of {free['rules']} selected rules that do not inherently "
+        f"need the control API passed ({control_free_share(matrix):.1f} %)"
+    )
+    return lines
 
 
 def _control_free_lines(matrix: Mapping[str, Any]) -> list[str]:
@@ -297,18 +427,69 @@ def _control_free_lines(matrix: Mapping[str, Any]) -> list[str]:
         return []
     share = f"{control_free_share(matrix):.1f} %" if free["rules"] else "-"
     by_reason: dict[str, int] = {}
-    for rule in matrix["rules"]:
+    selected = [r for r in matrix["rules"] if r["status"] in (PASSED, FAILED, SKIPPED)]
+    for rule in selected:
         for reason in rule.get("inherent_control", []):
             by_reason[reason] = by_reason.get(reason, 0) + 1
     reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(by_reason.items()))
-    inherent = matrix["totals"]["rules"] - free["rules"]
+    inherent = len(selected) - free["rules"]
     return [
-        f"Rules that do not inherently need the control API: {free['rules']} "
+        f"Selected rules that do not inherently need the control API: {free['rules']} "
         f"({inherent} do: {reasons or 'none'}); of those, passed: {free[PASSED]} ({share}).",
         "A rule inherently needs control when every test of it is `sim_only` with a reason "
         "(conformance/needs.py INHERENT): a real deployment does not let a client trigger it.",
         "",
     ]
+
+
+def _grouped(
+    kind: str,
+    rules: Sequence[Mapping[str, Any]],
+    field: str,
+    header: str,
+    describe: Mapping[str, str],
+) -> list[str]:
+    """One kind's rules grouped by what each names in ``field`` (its inputs, its reasons)."""
+    groups: dict[str, list[str]] = {}
+    for rule in rules:
+        for name in rule.get(field) or []:
+            groups.setdefault(name, []).append(rule["id"])
+    lines = [
+        f"### {KIND_LABEL[kind]} ({len(rules)} rules)",
+        "",
+        f"| {header} | rules |",
+        "|---|---|---|",
+    ]
+    for name, ids in sorted(groups.items(), key=lambda item: -len(item[1])):
+        listed = "<br>".join(f"`{i}`" for i in ids)
+        lines.append(f"| `{name}` | {_cell(describe.get(name, name))} | {len(ids)}: {listed} |")
+    return [*lines, ""]
+
+
+def render_skipped(rules: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Markdown: the skipped rules by kind, each with what would run it or why nothing can."""
+    skipped = [r for r in rules if r["status"] == SKIPPED]
+    if not skipped:
+        return []
+    lines = ["## Skipped rules by kind", ""]
+    wanting = [r for r in skipped if r.get("skip_kind") == MISSING_INPUT]
+    if wanting:
+        lines += _grouped(MISSING_INPUT, wanting, "needs", "input | how to give it", HOW)
+    debt = [r for r in skipped if r.get("skip_kind") == NOT_PORTED]
+    if debt:
+        lines += [
+            f"### {KIND_LABEL[NOT_PORTED]} ({len(debt)} rules)",
+            "",
+            "| rule | tests |",
+            "|---|---|",
+        ]
+        lines += [f"| `{r['id']}` | {_tests_cell(r)} |" for r in debt]
+        lines.append("")
+    inherent = [r for r in skipped if r.get("skip_kind") == INHERENT_CONTROL]
+    if inherent:
+        header = "reason | what a client of a real deployment cannot do"
+        lines += _grouped(INHERENT_CONTROL, inherent, "inherent_control", header, INHERENT)
+    return lines
 
 
 def render_markdown(matrix: Mapping[str, Any]) -> str:
@@ -318,32 +499,40 @@ def render_markdown(matrix: Mapping[str, Any]) -> str:
         "",
         f"Generated {matrix['generated_at']} against `{matrix['base_url']}`.",
         "",
-        "| rules | passed | failed | skipped | not covered | tests |",
-        "|---|---|---|---|---|---|",
+        *[f"**{line}**" if i == 0 else line for i, line in enumerate(headline(matrix))],
+        "",
+        "| rules | passed | failed | skipped | not covered | not selected | tests |",
+        "|---|---|---|---|---|---|---|",
         f"| {totals['rules']} | {totals[PASSED]} | {totals[FAILED]} | {totals[SKIPPED]} "
-        f"| {totals[NOT_COVERED]} | {totals['tests']} |",
+        f"| {totals[NOT_COVERED]} | {totals[NOT_SELECTED]} | {totals['tests']} |",
         "",
         "A rule fails if any of its tests failed, passes if at least one passed and none failed,",
-        "is skipped if all its tests were skipped, and is not covered without tests.",
+        "is skipped if all its tests in this run were skipped, is not selected when its tests",
+        "exist but this run left them out, and is not covered when no test checks it.",
         "Rules marked *(not shown)* record that the spec is silent (a simulator decision).",
-        "Every test is also in `junit.xml` next to this file.",
+        "Every test is also in `junit.xml`, and the whole report in `matrix.html`, next to this",
+        "file.",
         "",
         *_control_free_lines(matrix),
         "## Summary by area",
         "",
         "Areas with failures first. A rule checked from two areas counts in both.",
         "",
-        "| area | tests | passed | failed | skipped | rules checked | rules failed |",
-        "|---|---|---|---|---|---|---|",
+        "| area | tests | passed | failed | skipped | rules checked | rules passed "
+        "| rules failed | rules skipped (inherent / input / not ported) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for row in matrix.get("areas", []):
         failed = f"**{row[FAILED]}**" if row[FAILED] else "0"
+        kinds = row.get("rules_skipped") or {}
         lines.append(
             f"| {row['area']} | {row['tests']} | {row[PASSED]} | {failed} | {row[SKIPPED]} "
-            f"| {row['rules']} | {row['rules_failed']} |"
+            f"| {row['rules']} | {row.get('rules_passed', '')} | {row['rules_failed']} "
+            f"| {kinds.get(INHERENT_CONTROL, 0)} / {kinds.get(MISSING_INPUT, 0)} "
+            f"/ {kinds.get(NOT_PORTED, 0)} |"
         )
     failed_rules = [rule for rule in matrix["rules"] if rule["status"] == FAILED]
-    lines += ["", *render_skipped(matrix["rules"])]
+    lines += [""]
     lines += [f"## Failures ({len(failed_rules)} rules)", ""]
     if not failed_rules:
         lines.append("No rule failed.")
@@ -351,7 +540,7 @@ def render_markdown(matrix: Mapping[str, Any]) -> str:
         lines += ["| rule | tests | statement |", "|---|---|---|"]
         for rule in failed_rules:
             lines.append(f"| `{rule['id']}` | {_tests_cell(rule)} | {_cell(rule['text'])} |")
-    lines.append("")
+    lines += ["", *render_skipped(matrix["rules"])]
     sources = {key: name for name, key in DOCUMENTS.items()}
     for key in dict.fromkeys(rule["document"] for rule in matrix["rules"]):
         rules = [rule for rule in matrix["rules"] if rule["document"] == key]
@@ -360,13 +549,16 @@ def render_markdown(matrix: Mapping[str, Any]) -> str:
             f"## {key} ({sources.get(key, key)})",
             "",
             f"{len(rules)} rules: {counts[PASSED]} passed, {counts[FAILED]} failed, "
-            f"{counts[SKIPPED]} skipped, {counts[NOT_COVERED]} not covered.",
+            f"{counts[SKIPPED]} skipped, {counts[NOT_COVERED]} not covered, "
+            f"{counts[NOT_SELECTED]} not selected.",
             "",
             "| rule | status | tests | statement |",
             "|---|---|---|---|",
         ]
         for rule in rules:
             status = _STATUS_LABEL[rule["status"]]
+            if rule.get("skip_kind"):
+                status += f" ({rule['skip_kind']})"
             if rule["kind"] == "not_shown":
                 status += " *(not shown)*"
             # The full statement: a reader should not have to open the spec to know the rule.
@@ -423,18 +615,6 @@ def render_junit(matrix: Mapping[str, Any]) -> str:
                 ET.SubElement(case, "skipped", message=test.get("reason", ""))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
-
-
-def write_report(directory: Path, matrix: Mapping[str, Any]) -> tuple[Path, Path, Path]:
-    """matrix.json, matrix.md and junit.xml in `directory`; their paths."""
-    directory.mkdir(parents=True, exist_ok=True)
-    json_path = directory / "matrix.json"
-    md_path = directory / "matrix.md"
-    junit_path = directory / "junit.xml"
-    json_path.write_text(json.dumps(matrix, indent=2) + "\n", encoding="utf-8")
-    md_path.write_text(render_markdown(matrix), encoding="utf-8")
-    junit_path.write_text(render_junit(matrix), encoding="utf-8")
-    return json_path, md_path, junit_path
 
 
 def uncovered(matrix: Mapping[str, Any]) -> list[str]:

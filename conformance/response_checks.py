@@ -1,10 +1,11 @@
 """Checks every response of the service must pass, whatever the endpoint: one non-empty
 ``X-Request-Id`` (:func:`assert_request_id`), a JSON content type, the success body
-``{data: ...}`` (:func:`assert_data`) or the spec's error envelope
-``{error: {code, message, request_id, details?}}`` with ``request_id`` equal to the header
-(:func:`assert_error`), ``details.issues`` naming the offending fields (:func:`assert_issues`),
-the ``X-RateLimit-*`` and ``Retry-After`` headers, and ISO-8601 UTC timestamps
-(:func:`parse_iso_utc`). Each fails the test with the request and the body it saw.
+``{data: ...}`` (:func:`assert_data`; the body alone :func:`assert_data_body`) or the spec's
+error envelope ``{error: {code, message, request_id, details?}}`` with ``request_id`` equal to
+the header (:func:`assert_error`; for any status and code :func:`assert_envelope` and
+:func:`assert_envelope_request_id`), ``details.issues`` naming the offending fields
+(:func:`assert_issues`), the ``X-RateLimit-*`` and ``Retry-After`` headers, and ISO-8601 UTC
+timestamps (:func:`parse_iso_utc`). Each fails the test with the request and the body it saw.
 """
 
 from __future__ import annotations
@@ -41,6 +42,12 @@ def assert_data(resp: Response, status: int = 200) -> Any:
     """A success: the expected status and a JSON object body ``{data: ...}``; returns data."""
     assert resp.status == status, f"{resp.describe()}: expected {status}: {resp.raw[:500]!r}"
     assert_request_id(resp)
+    return assert_data_body(resp)
+
+
+def assert_data_body(resp: Response) -> Any:
+    """Whatever the status: a JSON content type and an object body ``{data: ...}`` without
+    ``error``; returns data."""
     assert_json_content_type(resp)
     body = resp.json()
     assert isinstance(body, dict), f"{resp.describe()}: body is not an object: {body!r}"
@@ -61,29 +68,48 @@ def assert_error(
     assert resp.status == status, f"{resp.describe()}: expected {status} {code}: {resp.raw[:500]!r}"
     header_id = assert_request_id(resp)
     assert_json_content_type(resp)
+    error = assert_envelope(resp)
+    assert error.get("code") == code, (
+        f"{resp.describe()}: error.code {error.get('code')!r}, expected {code!r}"
+    )
+    assert_envelope_request_id(resp, error, header_id)
+    if reason is not None:
+        got = (error.get("details") or {}).get("reason")
+        assert got == reason, f"{resp.describe()}: details.reason {got!r}, expected {reason!r}"
+    return error
+
+
+def assert_envelope(resp: Response) -> dict[str, Any]:
+    """Whatever the status and code: the body is ``{error: {code, message, request_id,
+    details?}}`` with a non-empty string code and message and no ``data``; returns ``error``.
+    (The content type and the request id are :func:`assert_json_content_type` and
+    :func:`assert_envelope_request_id`.)"""
     body = resp.json()
     assert isinstance(body, dict), f"{resp.describe()}: error body is not an object: {body!r}"
     assert "data" not in body, f"{resp.describe()}: error body carries 'data': {body!r}"
     error = body.get("error")
     assert isinstance(error, dict), f"{resp.describe()}: no error object: {body!r}"
-    assert error.get("code") == code, (
-        f"{resp.describe()}: error.code {error.get('code')!r}, expected {code!r}"
-    )
+    code = error.get("code")
+    assert isinstance(code, str), f"{resp.describe()}: error.code is not a string: {code!r}"
+    assert code, f"{resp.describe()}: empty error code"
     message = error.get("message")
     assert isinstance(message, str), f"{resp.describe()}: message is not a string: {message!r}"
     assert message, f"{resp.describe()}: empty error message"
-    assert error.get("request_id") == header_id, (
-        f"{resp.describe()}: error.request_id {error.get('request_id')!r} "
-        f"!= X-Request-Id {header_id!r}"
-    )
     details = error.get("details")
     assert details is None or isinstance(details, dict), (
         f"{resp.describe()}: details must be an object when present: {details!r}"
     )
-    if reason is not None:
-        got = (details or {}).get("reason")
-        assert got == reason, f"{resp.describe()}: details.reason {got!r}, expected {reason!r}"
     return error
+
+
+def assert_envelope_request_id(
+    resp: Response, error: Mapping[str, Any], header_id: str | None
+) -> None:
+    """``error.request_id`` equals the ``X-Request-Id`` header."""
+    assert error.get("request_id") == header_id, (
+        f"{resp.describe()}: error.request_id {error.get('request_id')!r} "
+        f"!= X-Request-Id {header_id!r}"
+    )
 
 
 RATE_LIMIT_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
@@ -119,6 +145,16 @@ def assert_retry_after(resp: Response, at_most: int = 60) -> int:
     seconds = int(got[0])
     assert 1 <= seconds <= at_most, f"{resp.describe()}: Retry-After {seconds}"
     return seconds
+
+
+def assert_allow(resp: Response, refused: str) -> set[str]:
+    """A 405 names the methods the path does allow in ``Allow`` (RFC 9110), never the refused
+    one; returns them."""
+    allow = resp.headers.get("Allow")
+    assert allow, f"{resp.describe()}: 405 without an Allow header: {resp.headers!r}"
+    methods = {m.strip().upper() for m in allow.split(",") if m.strip()}
+    assert refused.upper() not in methods, f"Allow {allow!r} lists the refused method"
+    return methods
 
 
 def issue_names_field(issue: Any, field_name: str) -> bool:

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -72,8 +72,10 @@ class SimulatorProcess:
         extra_args: Sequence[str] = (),
         start_timeout: float = DEFAULT_START_TIMEOUT,
         cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.executable = executable
+        self.env = env  # added to this process's environment
         self.seed = seed
         self.extra_args = list(extra_args)
         self.start_timeout = start_timeout
@@ -117,6 +119,7 @@ class SimulatorProcess:
                 stdout=stdout,
                 stderr=stderr,
                 cwd=self.cwd,
+                env={**os.environ, **self.env} if self.env else None,
                 start_new_session=True,  # own process group: stop() signals the whole tree
                 # ... and it ends with us even when we cannot stop it (killed by a CI timeout).
                 preexec_fn=die_with_parent,

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from conformance.client import Client, request
-from conformance.inputs import Inputs, combine, inputs_of
+from conformance.inputs import InputError, Inputs, combine, inputs_of
+from conformance.needs import InputProblem
+from conformance.proxy_process import ProxyProcess
 from conformance.public_receiver import loopback_public_webhook
 from conformance.server import DEFAULT_START_TIMEOUT, SimulatorProcess, find_rfqsim_bin
 from conformance.sim_control import SimControl
@@ -56,9 +58,26 @@ class Target:
         if "chains" not in self.cache:
             from conformance.discovery import discover_chains  # imports this module
 
-            self.cache["chains"] = discover_chains(self.client(), self.inputs, self.rpc_urls)
+            self.cache["chains"] = discover_chains(
+                self.client(), self.resolved_inputs(), self.rpc_urls
+            )
         discovered: list[Mapping[str, Any]] = self.cache["chains"]
         return discovered
+
+    def resolved_inputs(self) -> Inputs:
+        """The given inputs with the scopes of undeclared keys probed, once per session: a key
+        whose scopes are probed counts exactly like one whose scopes are written out."""
+        cached = self.cache.get("inputs")
+        if isinstance(cached, InputError):  # probing failed once: say so again, do not re-probe
+            raise InputError(str(cached))
+        if not isinstance(cached, Inputs):
+            try:
+                cached = self.inputs.with_probed_scopes(self.client())
+            except InputError as exc:
+                self.cache["inputs"] = exc
+                raise
+            self.cache["inputs"] = cached
+        return cached
 
     def wallets(self) -> list[Mapping[str, str]]:
         """Funded wallets (``address``, ``private_key``): the simulator's demo wallets, else
@@ -73,15 +92,24 @@ class Target:
         for chain in self.chains():
             if chain.get("chain_id") == chain_id:
                 return chain
-        raise KeyError(f"chain {chain_id} not in the target's info")
+        raise self.no_rpc(chain_id)
 
     def rpc_url(self, chain_id: int) -> str:
         try:
             return self.rpc_urls[chain_id]
         except KeyError:
-            raise KeyError(
-                f"no RPC URL for chain {chain_id}; pass --rpc-url {chain_id}=URL"
-            ) from None
+            raise self.no_rpc(chain_id) from None
+
+    def no_rpc(self, chain_id: int) -> Exception:
+        """What a test that reaches for an unknown chain gets: an input problem (the QA team
+        gave no RPC URL of it) on a foreign target, a failure on a simulator (its info lists
+        every chain it serves)."""
+        if self.info is not None:
+            return KeyError(f"chain {chain_id} not in the target's info")
+        return InputProblem(
+            "rpc",
+            f"--rpc-url {chain_id}=URL: the chain's tokens and contracts are read on chain",
+        )
 
 
 def parse_rpc_urls(values: Sequence[str]) -> dict[int, str]:
@@ -133,6 +161,7 @@ class TargetManager:
         start_timeout: float = DEFAULT_START_TIMEOUT,
         inputs: Inputs | None = None,
         no_control: bool = False,
+        proxy_report: Path | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/") if base_url else None
         self.rpc_overrides = dict(rpc_urls)
@@ -141,6 +170,9 @@ class TargetManager:
         self.start_timeout = start_timeout
         self.inputs = inputs or Inputs()
         self.no_control = no_control  # start `rfqsim serve --no-control-api`
+        # With no_control: put `rfqsim proxy` in front of it, its report in this directory.
+        self.proxy_report = proxy_report
+        self.proxy: ProxyProcess | None = None
         self.current: Target | None = None
         self.process: SimulatorProcess | None = None
         self._error: str | None = None
@@ -176,14 +208,21 @@ class TargetManager:
 
     def _start(self) -> Target:
         executable = find_rfqsim_bin(self.rfqsim_bin, self.rootdir)
+        proxied = self.no_control and self.proxy_report is not None
         self.process = SimulatorProcess(
             executable,
             start_timeout=self.start_timeout,
             cwd=self.rootdir,
             extra_args=["--no-control-api"] if self.no_control else [],
+            # Behind the proxy, a client's address is the first X-Forwarded-For entry.
+            env={"RFQSIM_TRUSTED_PROXY": "true"} if proxied else None,
         )
         info = self.process.start()
         if self.no_control:
+            base_url = str(info["api_url"]).rstrip("/")
+            if self.proxy_report is not None:
+                self.proxy = ProxyProcess(executable, base_url, self.proxy_report)
+                base_url = self.proxy.start().rstrip("/")
             # A foreign deployment: only what its operator would hand a QA team, and a
             # "public" webhook URL on loopback in place of the QA team's tunnel.
             self._scratch = tempfile.TemporaryDirectory(prefix="rfqsim-conformance-hooks-")
@@ -195,7 +234,7 @@ class TargetManager:
             inputs = combine(combine(webhook, inputs_of(info)), self.inputs)
             manager_rpc = {c: g.rpc_url for c, g in inputs.chains.items() if g.rpc_url}
             return Target(
-                base_url=str(info["api_url"]).rstrip("/"),
+                base_url=base_url,
                 is_simulator=False,
                 info=None,
                 rpc_urls={**manager_rpc, **self.rpc_overrides},
@@ -211,7 +250,17 @@ class TargetManager:
             inputs=self.inputs,
         )
 
+    def stop_proxy(self) -> dict[str, Any] | None:
+        """Stop the proxy in front of the target (it writes its report then) and return the
+        report; None without a proxy."""
+        proxy, self.proxy = self.proxy, None
+        if proxy is None:
+            return None
+        proxy.stop()
+        return proxy.report()
+
     def stop(self) -> None:
+        self.stop_proxy()
         process, self.process = self.process, None
         if process is not None:
             process.stop()

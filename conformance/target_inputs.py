@@ -8,8 +8,9 @@ from collections.abc import Mapping
 
 import pytest
 
+from conformance.client import is_loopback_url
 from conformance.inputs import Inputs, merge, read_config
-from conformance.needs import KEY_SCOPES, skip_message, unmet
+from conformance.needs import KEY_SCOPES, control_skip_message, unmet
 from conformance.target import Target
 
 
@@ -39,18 +40,13 @@ def _env_list(name: str) -> list[str]:
 
 def resolved_inputs(target: Target) -> Inputs:
     """The target's inputs with the scopes of undeclared keys probed (once per session)."""
-    cached = target.cache.get("inputs")
-    if not isinstance(cached, Inputs):
-        cached = target.cache["inputs"] = target.inputs.with_probed_scopes(target.client())
-    return cached
+    return target.resolved_inputs()
 
 
 def unmet_need(config: pytest.Config, target: Target, need: str) -> str | None:
     """The skip message when the target and the inputs cannot meet ``need``, else None."""
     if need == "sim_control":
-        if target.controllable:
-            return None
-        return skip_message(need, f"{target.base_url} is not an rfqsim simulator (no /_sim)")
+        return None if target.controllable else control_skip_message(target.base_url, None)
     inputs = resolved_inputs(target) if need in KEY_SCOPES else target.inputs
     keys = {
         name: inputs.key(scopes, environment) is not None
@@ -65,4 +61,5 @@ def unmet_need(config: pytest.Config, target: Target, need: str) -> str | None:
         webhook_url=bool(inputs.webhook_public_url),
         rpc=bool(test_chains),
         max_wait=config.getoption("--max-wait"),
+        loopback=is_loopback_url(target.base_url),
     )

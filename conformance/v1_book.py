@@ -22,6 +22,7 @@ from eth_account.messages import encode_typed_data
 from conformance.chain import WAIT_TIMEOUT, Wallet, calldata, hex_bytes, wait_for
 from conformance.client import Client, Response
 from conformance.funding import fund_wallet
+from conformance.resource_checks import V1_EVENTS
 from conformance.response_checks import assert_data, parse_iso_utc
 from conformance.rfq_calls import keyed_client
 from conformance.service_clock import Clocked
@@ -36,7 +37,6 @@ from rfqkit.webhook_signatures import (
 )
 
 V1_SCOPES = ("quotes:read", "trades:read", "trades:write", "webhooks:manage")
-V1_EVENTS = ["swap.filled", "limit_order.filled", "limit_order.expired", "limit_order.cancelled"]
 MAX_UINT256 = 2**256 - 1
 RAY = 10**27
 FEE_BPS = 5

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -134,7 +133,7 @@ def with_signature_transfer(chain: ChainInfo, client: Client, clock: Clocked) ->
         prepared = prepare(client, sample_order(chain, clock))
         found = str(prepared["typedData"]["domain"]["verifyingContract"])
         _SIGNATURE_TRANSFER[(chain.rpc_url, chain.chain_id)] = found
-    return replace(chain, contracts={**chain.contracts, "signature_transfer": found})
+    return chain.with_contract("signature_transfer", found)
 
 
 def sample_order(chain: ChainInfo, clock: Clocked) -> dict[str, Any]:

@@ -9,14 +9,16 @@ and :func:`whole` turns whole-token amounts into atomic units.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
 from eth_utils.address import to_checksum_address
 
 from conformance.chain import Chain, Wallet
+from conformance.discovery import Undiscovered
+from conformance.needs import HOW, InputProblem
 from conformance.target import Target
 
 
@@ -41,6 +43,27 @@ class Corridor:
     base: str  # checksummed token address
     quote: str
     mode: str  # RFQ | BOOK
+
+
+class Contracts(dict[str, str]):
+    """A chain's contract addresses by name. A name discovery could not find raises what it
+    lacked instead of ``KeyError``: :class:`conformance.needs.InputProblem` naming the missing
+    input (the test is skipped), or :class:`conformance.discovery.DiscoveryError` saying which
+    request of the venue broke discovery (the test fails in words)."""
+
+    def __init__(
+        self, found: Mapping[str, str], undiscovered: Mapping[str, Any] | None = None
+    ) -> None:
+        super().__init__(found)
+        self.undiscovered = {k: Undiscovered.of(v) for k, v in (undiscovered or {}).items()}
+
+    def __missing__(self, name: str) -> str:
+        reason = self.undiscovered.get(name)
+        if reason is None:
+            raise InputProblem(
+                "contracts", f"the target's info names no {name} contract: {HOW['contracts']}"
+            )
+        raise reason.error(name)
 
 
 @dataclass(frozen=True)
@@ -90,6 +113,12 @@ class ChainInfo:
     def rpc(self) -> Chain:
         return Chain(self.rpc_url, self.chain_id)
 
+    def with_contract(self, name: str, address: str) -> ChainInfo:
+        """The same chain, with one more contract known (found out by a test's helper)."""
+        undiscovered = getattr(self.contracts, "undiscovered", {})
+        contracts = Contracts({**self.contracts, name: address}, undiscovered)
+        return replace(self, contracts=contracts)
+
 
 def _fee_bps(chain: Mapping[str, Any]) -> int | None:
     """The one fee of every corridor of the chain (``/_sim/info``); None when not named."""
@@ -103,6 +132,8 @@ class Venue:
 
     chains: Mapping[int, ChainInfo]
     demo_wallets: tuple[Wallet, ...]
+    # What reaching for a chain the venue does not know raises (Target.no_rpc).
+    missing: Callable[[int], Exception] = KeyError
 
     @classmethod
     def of(cls, target: Target) -> Venue:
@@ -128,10 +159,13 @@ class Venue:
                 chain_id=chain_id,
                 environment=str(chain.get("environment")),
                 rpc_url=target.rpc_url(chain_id),
-                contracts={
-                    k: to_checksum_address(str(v))
-                    for k, v in (chain.get("contracts") or {}).items()
-                },
+                contracts=Contracts(
+                    {
+                        k: to_checksum_address(str(v))
+                        for k, v in (chain.get("contracts") or {}).items()
+                    },
+                    chain.get("undiscovered"),
+                ),
                 tokens=tokens,
                 min_size=Decimal(str(chain.get("min_size", "1"))),
                 fee_bps=_fee_bps(chain),
@@ -148,8 +182,13 @@ class Venue:
             Wallet(to_checksum_address(str(w["address"])), str(w["private_key"]))
             for w in target.wallets()
         )
-        venue = target.cache["venue"] = cls(chains, wallets)
+        venue = target.cache["venue"] = cls(chains, wallets, target.no_rpc)
         return venue
 
     def chain(self, chain_id: int) -> ChainInfo:
-        return self.chains[chain_id]
+        """The chain; without it (no RPC URL was given for it, so nothing of it could be read)
+        the test is skipped naming the input."""
+        try:
+            return self.chains[chain_id]
+        except KeyError:
+            raise self.missing(chain_id) from None

@@ -63,8 +63,9 @@ ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
 
 
 @functools.lru_cache(maxsize=4096)
-def _checksum(value: str) -> str:
-    # Cached: checksumming costs a keccak, and the same few addresses recur in every order.
+def checksum_address(value: str) -> str:
+    """``value`` in its EIP-55 form; ValueError when it is no address. Cached: checksumming
+    costs a keccak, and the same few addresses recur in every order and every quote."""
     if not is_address(value):
         raise ValueError(value)
     return str(to_checksum_address(value))
@@ -80,7 +81,7 @@ def _checked_address(name: str, value: object) -> str:
     if not isinstance(value, str):
         raise ValueError(f"RfqOrder.{name} must be a 20-byte hex address, got {value!r}")
     try:
-        return _checksum(value)
+        return checksum_address(value)
     except ValueError:
         raise ValueError(f"RfqOrder.{name} must be a 20-byte hex address, got {value!r}") from None
 
@@ -305,7 +306,7 @@ def recover_signer(digest: bytes, signature: bytes) -> str:
     except Exception as exc:  # libsecp256k1 refuses an unrecoverable signature
         raise ValueError(f"signature does not recover: {exc}") from exc
     address = _keccak(public_key.format(compressed=False)[1:])[-20:]
-    return _checksum("0x" + address.hex())
+    return checksum_address("0x" + address.hex())
 
 
 def recover_order_signer(

@@ -12,8 +12,9 @@
   (``rfqsim_stop`` → ``rfqsim_stopped``), so no load request meets the restored limits; then the
   profile finishes (e.g. waits for webhooks), its changes are undone and limits restored.
 - ``quitting`` (master or local): the profile's registrations and the run's keys released, the
-  verdict on the merged counts, the JSON summary, and ``environment.process_exit_code``
-  (0 passed, 1 an SLO threshold violated, 2 could not run).
+  verdict on the merged counts, the JSON summary and the run's page (``report.html``,
+  loadtests/report_page.py), and ``environment.process_exit_code`` (0 passed, 1 an SLO
+  threshold violated, 2 could not run).
 """
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ from loadtests.common import (
     ensure_loopback,
 )
 from loadtests.control import Control
+from loadtests.machine import RunWatch
 from loadtests.market import build_market, reply_budget_ms
 from loadtests.provision import LOAD_LIMITS, RunSetup, fund_takers, limits_to_restore
+from loadtests.report_page import write_page
 from loadtests.sim_added import DEFAULT_WARN_MS
 from loadtests.slo import Check, Tally, Thresholds, dumps, standard_checks
 from loadtests.summary import build_summary, summary_path
@@ -89,9 +92,11 @@ class Harness:
         self.stopped_at: float | None = None
         self._setup_ready = threading.Event()
         self._control: Control | None = None
+        self._watch: RunWatch | None = None  # the simulator's process and the machine
         self._saved_limits: dict[str, Any] | None = None
         self._key_ids: list[str] = []
         self.workers_seen = 0  # workers connected when the test stopped (master)
+        self.measured: dict[str, Any] = {}  # loadtests.machine figures of the run
         self._finished = False
         self._restored = False
         self._released = False
@@ -182,6 +187,7 @@ class Harness:
         control = self._control = Control(str(self.environment.host if self.environment else ""))
         options = self.options
         info = control.info()
+        self._watch = RunWatch.start(info)
         levels = control.data("GET", f"/v2/rfq/levels?chainId={options.chain_id}")
         market = build_market(info, levels, options.chain_id)
         self._saved_limits = control.limits()
@@ -258,7 +264,7 @@ class Harness:
             if isinstance(data, dict) and isinstance(data.get("status"), str):
                 status = str(data["status"])
                 reason = data.get("reason") or data.get("noQuoteReason")
-        self.tally.sim_added.record(name, _server_timing(response))
+        self.tally.sim_added.record(name, _server_timing(response), float(response_time))
         self.tally.record(
             name,
             float(response_time),
@@ -295,6 +301,8 @@ class Harness:
         if isinstance(runner, WorkerRunner):
             return
         self.stopped_at = time.time()
+        if self._watch is not None:  # before the drain and the clean-up: the load's own figures
+            self.measured = self._watch.figures()
         if isinstance(runner, MasterRunner):
             workers = {w.id for w in runner.clients.all}
             self.workers_seen = max(self.workers_seen, len(workers))
@@ -402,12 +410,13 @@ class Harness:
             cleanup=self.cleanup_log,
         )
         added, added_lines, warn = self.tally.sim_added.report(
-            float(getattr(self.options, "sim_added_warn_ms", DEFAULT_WARN_MS))
+            float(getattr(self.options, "sim_added_warn_ms", DEFAULT_WARN_MS)), self.measured
         )
         summary["simulator_added"] = added
         path = summary_path(self.options, self.profile)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(dumps(summary), encoding="utf-8")
+        write_page(path.parent / "report.html", summary)
         for line in added_lines:
             (log.warning if warn and line.startswith("WARNING") else log.info)("%s", line)
         verdict = "PASSED" if passed else "FAILED"

@@ -9,8 +9,10 @@
 
 Without ``--host`` it starts ``rfqsim serve --port 0`` itself, waits for its ready file, runs
 locust against it and stops it afterwards. Reports go to ``loadtests/reports/<profile>-<time>/``:
-``locust_stats.csv`` (and the other CSVs), ``report.html``, ``locust.json``, ``slo.json``
-(the verdict) and ``locust.log`` (locust's own output: its stats tables every 2 s and at the end).
+``report.html`` (ours: the verdict, latency histograms, the makers' wait against the simulator's
+own time), ``slo.json`` (every figure), locust's ``locust.html``, ``locust_stats.csv`` (and the
+other CSVs), ``locust.json`` and ``locust.log`` (locust's own output: its stats tables every 2 s
+and at the end).
 The terminal shows one progress line (requests, failures, median and p99 so far) and, at the
 end, the verdict with each check. The exit code is locust's, which the profile's SLO sets on
 the master: 0 passed, 1 a threshold violated, 2 could not run.
@@ -147,7 +149,7 @@ def locust_command(
         "--csv",
         str(report_dir / "locust"),
         "--html",
-        str(report_dir / "report.html"),
+        str(report_dir / "locust.html"),  # report.html is ours (loadtests/report_page.py)
         "--json-file",
         str(report_dir / "locust"),  # locust adds ".json"
         "--slo-summary",
@@ -323,8 +325,9 @@ def report_verdict(report_dir: Path) -> None:
         for line in summary_lines(summary["simulator_added"]):
             print(line if line.startswith(("WARNING", "  ")) else f"  {line}")
     print(
-        f"reports: {report_dir} (report.html and locust_stats.csv: the full tables; "
-        "locust.log: locust's output; slo.json: this verdict)",
+        f"reports: {report_dir} (report.html: the verdict, latency histograms and the makers' "
+        "wait against the simulator's own time; locust.html and locust_stats.csv: locust's "
+        "tables; locust.log: locust's output; slo.json: all figures)",
         flush=True,
     )
 

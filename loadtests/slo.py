@@ -48,6 +48,8 @@ class NameCounts:
     over_threshold: int = 0
     no_quote: int = 0
     max_ms: float = 0.0
+    # Every answer's latency in whole milliseconds (rounded up): the report's histogram.
+    histogram: Counter[str] = field(default_factory=Counter)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -56,6 +58,7 @@ class NameCounts:
             "over_threshold": self.over_threshold,
             "no_quote": self.no_quote,
             "max_ms": round(self.max_ms, 3),
+            "histogram_ms": dict(self.histogram),
         }
 
     def merge(self, data: dict[str, Any]) -> None:
@@ -64,6 +67,7 @@ class NameCounts:
         self.over_threshold += int(data["over_threshold"])
         self.no_quote += int(data["no_quote"])
         self.max_ms = max(self.max_ms, float(data["max_ms"]))
+        _merge_counter(self.histogram, data.get("histogram_ms") or {})
 
 
 @dataclass
@@ -104,6 +108,7 @@ class Tally:
         # Per name: the slowest answer of every request (a cancel is not judged against the
         # reply budget, but its 90 ms is still its 90 ms); the top-level max is judged only.
         entry.max_ms = max(entry.max_ms, latency_ms)
+        entry.histogram[str(math.ceil(latency_ms))] += 1
         if error is not None:
             self.errors += 1
             entry.errors += 1

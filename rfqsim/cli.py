@@ -1,7 +1,8 @@
 """The `rfqsim` command line: `serve` (the simulator), `keys` (a running simulator's API keys),
 `trigger` (run the flow that produces a webhook event), `conformance` (the black-box suite
-against any base URL), `webhooks listen` (receive a running simulator's webhooks locally) and
-`makers run` (a simulated maker fleet as its own process).
+against any base URL), `webhooks listen` (receive a running simulator's webhooks locally),
+`makers run` (a simulated maker fleet as its own process) and `proxy` (check the traffic between
+an app and any deployment against the spec).
 This package sits above the others, so the simulator never imports the test harness.
 
 Each command's module is imported only when that command runs (or its --help is asked for):
@@ -40,6 +41,10 @@ COMMANDS: dict[str, Command] = {
         "run the conformance suite against the simulator or a deployment",
     ),
     "makers": Command("rfqsim.makers_command", "run a simulated maker fleet"),
+    "proxy": Command(
+        "rfqsim.proxy_command",
+        "check real traffic against the spec, in front of any deployment",
+    ),
 }
 
 

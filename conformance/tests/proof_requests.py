@@ -16,6 +16,7 @@ from typing import Any
 from eth_account import Account
 
 from conformance.client import Client, Response
+from conformance.needs import InputProblem
 from conformance.response_checks import assert_data, assert_error, assert_rate_limit_headers
 from conformance.target import Target
 
@@ -40,8 +41,14 @@ def token_address(target: Target, chain_id: int, symbol: str) -> str:
 
 
 def demo_wallet(target: Target, index: int = 0) -> Mapping[str, str]:
+    """The simulator's demo wallet ``index``, else the given taker wallet ``index``: a test that
+    needs more wallets than were given is skipped, naming the input."""
     wallets = target.wallets()
-    assert len(wallets) > index, f"the simulator has {len(wallets)} demo wallets"
+    if len(wallets) <= index:
+        raise InputProblem(
+            "taker_wallet",
+            f"{index + 1} taker wallets (--taker-key HEX, repeated); {len(wallets)} given",
+        )
     wallet: Mapping[str, str] = wallets[index]
     return wallet
 

@@ -42,10 +42,13 @@ KeyFactory = Callable[..., dict[str, Any]]
 
 @pytest.fixture
 def caller(target: Target, http: Client) -> Client:
-    """A client from a loopback address no other test uses (when the target allows)."""
-    if not is_loopback_url(target.base_url):
-        return http
-    return http.from_address(fresh_loopback_address())
+    """A client from a loopback address no other test uses (when the target allows); paced
+    without control, where the given keys are shared by the tests (their outstanding-RFQ cap
+    and their window)."""
+    client = (
+        http.from_address(fresh_loopback_address()) if is_loopback_url(target.base_url) else http
+    )
+    return client if target.controllable else client.paced()
 
 
 @pytest.fixture

@@ -215,6 +215,7 @@ def faults(sim: SimControl) -> Iterator[SimControl]:
             sim.call("POST", "faults", before)
 
 
+@pytest.mark.sim_only(because="faults")
 @pytest.mark.spec(
     "rfq/auth/proof-of-control/rule-6",
     "rfq/errors/502-upstream_error",

@@ -3,21 +3,28 @@ keyless budget of 60 requests a minute per client IP really spent (61 requests),
 Retry-After, the window reopening after the wait the service named, a key's budget of its own,
 and the outstanding-RFQ cap really reached by holding 4 firm quotes. Nothing here uses /_sim;
 the tests that lower limits or move the clock to test the same rules faster are in
-test_rate_limits.py and test_rfq_concurrency.py.
+test_rate_limits.py and test_rfq_concurrency.py. The per-client-IP ceiling before
+authentication (its value not shown) is reached for real too, from a client IP of the test's
+own, with a key nobody issued.
 """
 
 from __future__ import annotations
 
+import itertools
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from conformance.chain import Wallet
-from conformance.client import Client, Response
+from conformance.client import Client, Response, fresh_loopback_address
 from conformance.control import Janitor
 from conformance.response_checks import (
+    RATE_LIMIT_HEADERS,
     assert_data,
     assert_error,
+    assert_no_rate_limit_headers,
     assert_rate_limit_headers,
     assert_retry_after,
 )
@@ -134,3 +141,76 @@ def test_a_fifth_live_quote_of_one_client_ip_is_429_without_retry_after(
     )
     assert assert_data(cancelled)["status"] == "released"
     assert_error(caller.post("/v2/rfq/request", json=body, timeout=75), 429, "rate_limited")
+
+
+# -- the per-IP ceiling before authentication, really reached ---------------------------------
+
+# Its value is not shown (spec 1 "Limits"); a brute-force backstop that lets this many requests
+# of one client IP through in a minute would not be one, so not meeting it by then fails.
+CEILING_BOUND = 5000
+SPENDERS = 8  # parallel senders: the window is a minute, a loaded machine is slow
+UNKNOWN_KEY = {"Authorization": "Bearer tx_test_000000000000.conformance-unknown-key"}
+
+
+def _reach_the_ceiling(caller: Client, path: str) -> Response:
+    """Requests with a key nobody issued, from ``caller``'s client IP, until the ceiling answers:
+    every earlier answer is the bad key's 401, without X-RateLimit-* (nobody identified). The
+    first 429."""
+    stop = threading.Event()
+    sent = itertools.count()
+    refused: list[Response] = []
+    wrong: list[str] = []
+
+    def spend() -> None:
+        while not stop.is_set() and next(sent) < CEILING_BOUND:
+            resp = caller.get(path, headers=UNKNOWN_KEY)
+            if resp.status == 429:
+                refused.append(resp)
+                stop.set()
+            elif resp.status != 401 or any(h in resp.headers for h in RATE_LIMIT_HEADERS):
+                wrong.append(f"{resp.describe()}: {resp.raw[:200]!r} {resp.headers!r}")
+                stop.set()
+
+    with ThreadPoolExecutor(SPENDERS) as pool:
+        for future in [pool.submit(spend) for _ in range(SPENDERS)]:
+            future.result()
+    assert not wrong, wrong[0]
+    assert refused, f"{CEILING_BOUND} requests of one client IP and no 429"
+    return refused[0]
+
+
+def _assert_ceiling(resp: Response) -> None:
+    """The backstop's 429: the envelope, Retry-After, no X-RateLimit-* (caller unknown)."""
+    assert_error(resp, 429, "rate_limited")
+    assert_retry_after(resp, WINDOW_SECONDS)
+    assert_no_rate_limit_headers(resp)
+
+
+@pytest.mark.needs("loopback")
+@pytest.mark.spec(
+    "rfq/limits/per-ip-ceiling-before-authentication",
+    "rfq/limits/absent-responses-rejected-earlier",
+    "rfq/limits/retry-after-set-two-time-window",
+    "rfq/errors/429-rate_limited",
+    "ramp/errors/429-rate_limited",
+    "ramp/limits/rate-limit",
+    "ramp/errors/429-502-transient-400",
+)
+def test_the_per_ip_ceiling_is_met_before_authentication_and_shared_by_the_ramp(
+    caller: Client, http: Client, chain: ChainInfo
+) -> None:
+    _assert_ceiling(_reach_the_ceiling(caller, "/v2/rfq/rfq_conformance_backstop"))
+    # Every /v2 call from that IP is refused now, keyless or keyed, before anyone is identified;
+    # the ramp shares the ceiling (spec 2 "Limits": shared with the rest of /v2).
+    _assert_ceiling(_levels(caller, chain.chain_id))
+    _assert_ceiling(caller.get("/v2/ramp/providers"))
+    # Another client IP has a ceiling of its own.
+    assert_data(_levels(http.from_address(fresh_loopback_address()), chain.chain_id))
+
+
+@pytest.mark.needs("loopback")
+@pytest.mark.spec("v1/errors/429-rate_limited")
+def test_the_v1_per_ip_backstop_says_rate_limit_exceeded(caller: Client) -> None:
+    refused = _reach_the_ceiling(caller, "/v1/corridors")
+    _assert_ceiling(refused)
+    assert refused.json()["error"]["message"] == "Rate limit exceeded"  # spec 3 "Errors"

@@ -194,6 +194,7 @@ def test_person_fields_are_validated(ramp: Ramp, fields: dict[str, Any], named: 
     assert ok(ramp.details(wallet))["details"] is None
 
 
+@pytest.mark.sim_only(because="provider")
 @pytest.mark.spec(
     "ramp/endpoints/post-v2-ramp-customers/registration-serialized-per-wallet",
     "ramp/resources/proof-object/one-signature-valid-60",
@@ -221,6 +222,7 @@ def test_parallel_registrations_make_exactly_one_profile(controlled: Ramp) -> No
     assert ramp.calls(CALL_CREATE_CUSTOMER) == before + 1
 
 
+@pytest.mark.sim_only(because="faults")
 @pytest.mark.spec("ramp/errors/502-upstream_error")
 def test_unreachable_provider_stores_nothing(controlled: Ramp) -> None:
     ramp = controlled

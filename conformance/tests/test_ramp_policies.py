@@ -5,17 +5,17 @@ spec tells clients to allow, and the ramp lives only under /v2/ramp with no depr
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections.abc import Iterator
 
 import pytest
 
 from conformance.client import Client
+from conformance.key_source import KeySource
 from conformance.ramp import CALL_CAPABILITIES, Ramp, fresh_wallet
 from conformance.ramp_transfers import Transfers
 from conformance.response_checks import assert_error, assert_issues
-from conformance.sim_control import SimControl
+from conformance.target import Target
 
 CLIENT_TIMEOUT_S = 30  # spec "Limits": client timeout for POST /v2/ramp/transfers, 30 s or more
 PROVIDER_LATENCY_MS = 1500  # every provider answer held this long (sandbox `apiLatencyMs`)
@@ -23,12 +23,15 @@ RAMP_EVENT_TYPES = ("ramp.transfer.updated", "ramp.transfer.completed", "transfe
 
 
 @pytest.fixture
-def manager(sim: SimControl, http: Client) -> Iterator[Client]:
-    key = sim.create_key(f"conformance-ramp-{secrets.token_hex(6)}", "test", ["webhooks:manage"])
+def manager(target: Target, http: Client) -> Iterator[Client]:
+    """A client with a webhooks key: made through /_sim (revoked after), else a given one."""
+    source = KeySource(target, "ramp")
     try:
-        yield http.with_headers({"Authorization": f"Bearer {key['key']}"})
+        key = source.make("test", ["webhooks:manage"])
+        client = http.with_headers({"Authorization": f"Bearer {key['key']}"})
+        yield client if target.controllable else client.paced()
     finally:
-        sim.call("POST", f"keys/{key['key_id']}/revoke")
+        source.close()
 
 
 @pytest.mark.spec("ramp/events/item-3", "ramp/events/item-2")

@@ -295,7 +295,7 @@ def test_full_wallet_and_support_views_and_the_list(ramp: Ramp, transfers: Trans
     "ramp/resources/transfer/hasemail",
     "ramp/endpoints/post-v2-ramp-transfers/email",
 )
-@pytest.mark.sim_only  # the emails are read from the simulator's outbox
+@pytest.mark.sim_only(because="provider")
 def test_emails_instructions_funds_received_and_result(ramp: Ramp, transfers: Transfers) -> None:
     wallet = fresh_wallet()
     ramp.verified(wallet)

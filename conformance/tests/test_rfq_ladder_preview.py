@@ -15,6 +15,13 @@ from conformance.chain import Wallet, wait_for
 from conformance.client import Client
 from conformance.control import FAST, Fleet, Janitor, Liquidity
 from conformance.funding import fund_wallet
+from conformance.resource_checks import (
+    LADDER_FIELDS,
+    PAIR_FIELDS,
+    assert_ladder_points,
+    assert_preview,
+    ladder_directions,
+)
 from conformance.response_checks import assert_data, assert_error, parse_iso_utc
 from conformance.rfq_calls import (
     expect_quoted,
@@ -32,25 +39,6 @@ from conformance.target import Target
 from conformance.venue import ChainInfo, Venue
 
 CHAIN = 97
-PAIR_FIELDS = {
-    "sellToken",
-    "buyToken",
-    "sellDecimals",
-    "buyDecimals",
-    "minSellAmount",
-    "maxSellAmount",
-    "levels",
-}
-PREVIEW_FIELDS = {
-    "status",
-    "sellAmount",
-    "buyAmount",
-    "feeAmount",
-    "takerPays",
-    "rateRay",
-    "availableSellAmount",
-    "routing",
-}
 
 
 @pytest.fixture
@@ -102,13 +90,12 @@ def test_ladder_lists_every_pair_both_ways_with_increasing_points(
     wait_ladder(market, chain_id, every_direction_quotable, what="levels on every pair")
     public = keyless_client(target, http)  # no credential needed
     data = assert_data(public.get("/v2/rfq/levels", params={"chainId": chain_id}))
-    assert {"chainId", "asOf", "pairs"} <= set(data), sorted(data)
+    assert set(data) >= LADDER_FIELDS, sorted(data)
     assert data["chainId"] == chain_id, data
     as_of = parse_iso_utc(data["asOf"]).timestamp()
     now = clock.now_ms() / 1000
     assert now - 3.0 <= as_of <= now + 0.5, (data["asOf"], now)
-    directions = {(p["sellToken"], p["buyToken"]) for p in data["pairs"]}
-    assert len(directions) == len(data["pairs"]), "each direction once"
+    directions = ladder_directions(data)
     assert chain.rfq_directions() <= directions, "every RFQ pair appears in both directions"
     for pair in data["pairs"]:
         if (pair["sellToken"], pair["buyToken"]) not in chain.rfq_directions():
@@ -119,13 +106,7 @@ def test_ladder_lists_every_pair_both_ways_with_increasing_points(
         assert pair["buyDecimals"] == buy.decimals, pair
         levels = pair["levels"]
         assert 1 <= len(levels) <= 9, f"{sell.symbol}->{buy.symbol}: {len(levels)} points"
-        previous = (0, 0)
-        for point in levels:
-            assert {"sellAmount", "buyAmount"} <= set(point), point
-            current = (atomic(point["sellAmount"]), atomic(point["buyAmount"]))
-            assert current[0] > previous[0], f"sellAmount must increase: {levels}"
-            assert current[1] > previous[1], f"buyAmount must increase with it: {levels}"
-            previous = current
+        previous = assert_ladder_points(levels)
         assert atomic(pair["maxSellAmount"]) == previous[0], "the last point is the depth"
         # minSellAmount is the smallest firm size: one unit less is below the minimum.
         minimum = atomic(pair["minSellAmount"])
@@ -247,9 +228,7 @@ def test_preview_locks_nothing(
     usdc, usdt = chain.token("USDC"), chain.token("USDT")
     public = keyless_client(target, http)  # no key, no proof
     probe = preview(public, rfq_body(chain, "USDC", "USDT", sell_amount=usdc.units(10)))
-    assert probe["status"] == "preview", probe
-    assert set(probe) >= PREVIEW_FIELDS, sorted(probe)
-    assert set(probe["routing"]) >= ROUTING_FIELDS, probe["routing"]
+    assert_preview(probe)
     depth = atomic(probe["availableSellAmount"])
     # The whole published depth, twice: nothing was reserved by the first.
     whole = rfq_body(chain, "USDC", "USDT", sell_amount=depth)
@@ -279,8 +258,7 @@ def test_preview_exact_output(market: Client, chain: ChainInfo, liquidity: Liqui
     ngns = chain.token("NGNS")
     want = ngns.units(5_000)
     shown = preview(market, rfq_body(chain, "USDT", "NGNS", buy_amount=want))
-    assert shown["status"] == "preview", shown
-    assert set(shown) >= PREVIEW_FIELDS, sorted(shown)
+    assert_preview(shown)
     assert shown["buyAmount"] == str(want), "exact output: the asked buyAmount"
     taker_pays = atomic(shown["takerPays"])
     assert taker_pays <= atomic(shown["sellAmount"]), shown

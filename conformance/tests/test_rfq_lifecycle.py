@@ -17,7 +17,6 @@ import pytest
 from eth_account import Account
 
 from conformance.assertions import (
-    RECORD_FIELDS,
     assert_filled_record,
     assert_firm_quote,
     assert_settled,
@@ -27,6 +26,7 @@ from conformance.chain import TxFailed, Wallet, wait_for
 from conformance.client import Client, Response
 from conformance.control import Fleet, Janitor, Liquidity, limits
 from conformance.funding import Balances, fund_wallet
+from conformance.resource_checks import assert_record_fields
 from conformance.response_checks import assert_data, assert_error, parse_iso_utc
 from conformance.rfq_calls import (
     approve_for_quote,
@@ -238,7 +238,7 @@ def test_submit_rules(
 
     reported = random_tx_hash()
     record = assert_data(submit(trader, rfq_id, None, reported))
-    assert set(record) >= RECORD_FIELDS, sorted(record)
+    assert_record_fields(record)
     assert not {"claimToken", "signature", "encodedOrder"} & set(record), record
     assert record["status"] == "submitted", record
     assert record["txHash"] == reported, record

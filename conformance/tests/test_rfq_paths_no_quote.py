@@ -15,11 +15,17 @@ from typing import Any
 import pytest
 from eth_account import Account
 
-from conformance.assertions import ROUTING_FIELDS, atomic, iso_seconds
+from conformance.assertions import atomic, iso_seconds
 from conformance.chain import Wallet, wait_for
 from conformance.client import Client
 from conformance.control import FAST, Fleet, Janitor
 from conformance.funding import fund_wallet
+from conformance.resource_checks import (
+    NO_QUOTE_FIELDS,
+    NO_QUOTE_OPTIONAL,
+    assert_no_quote,
+    assert_reserved_consistent,
+)
 from conformance.response_checks import assert_data, parse_iso_utc
 from conformance.rfq_calls import (
     expect_no_quote,
@@ -34,34 +40,16 @@ from conformance.rfq_calls import (
 from conformance.sim_control import SimControl
 from conformance.venue import ChainInfo
 
-NO_QUOTE_FIELDS = {"rfqId", "claimToken", "status", "reason", "routing"}
-NO_QUOTE_OPTIONAL = {"availableSellAmount", "availableBuyAmount", "reservedUntil", "retryAfterMs"}
-
 
 def _no_quote_shape(data: dict[str, Any]) -> None:
-    assert NO_QUOTE_FIELDS <= set(data) <= NO_QUOTE_FIELDS | NO_QUOTE_OPTIONAL, sorted(data)
-    assert str(data["rfqId"]).startswith("rfq_"), data
-    assert str(data["claimToken"]).startswith("rfqc_"), data
-    assert set(data["routing"]) >= ROUTING_FIELDS, data["routing"]
-    for name in ("availableSellAmount", "availableBuyAmount"):
-        if name in data:
-            assert atomic(data[name], name) > 0, f"{name} is omitted when that side is empty"
+    assert set(data) <= NO_QUOTE_FIELDS | NO_QUOTE_OPTIONAL, sorted(data)
+    assert_no_quote(data)
 
 
 def _empty_book(data: dict[str, Any]) -> None:
     """Nothing can hold liquidity for this request (no eligible maker at all)."""
     assert "reservedUntil" not in data, "no other caller holds liquidity"
     assert "retryAfterMs" not in data, "no other caller holds liquidity"
-
-
-def _reserved_consistent(data: dict[str, Any]) -> None:
-    """reservedUntil and retryAfterMs come together (another caller's live quote, perhaps of
-    an earlier test, may hold liquidity in the same direction)."""
-    assert ("reservedUntil" in data) == ("retryAfterMs" in data), data
-    if "reservedUntil" in data:
-        parse_iso_utc(data["reservedUntil"])
-        assert isinstance(data["retryAfterMs"], int), data
-        assert data["retryAfterMs"] > 0, data
 
 
 @pytest.mark.sim_only(because="makers")
@@ -109,51 +97,62 @@ def test_no_makers_online(
     _empty_book(shown)
 
 
-@pytest.mark.sim_only
-@pytest.mark.spec(
+RESTRICTED_RULES = (
     "rfq/resources/no-quote/no_restricted_liquidity",
     "rfq/resources/no-quote/fields",
     "rfq/endpoints/request-body/rules",
     "rfq/endpoints/request-body/restrictedliquiditywallets",
     "rfq/resources/firm-quote/routing-object",
 )
-def test_no_restricted_liquidity(
+
+
+def _restricted_to(trader: Client, chain: ChainInfo, taker: Wallet, wallet: str) -> dict[str, Any]:
+    """The no-quote of a firm request restricted to ``wallet`` alone, its routing checked."""
+    usdt = chain.token("USDT")
+    body = rfq_body(
+        chain,
+        "USDT",
+        "NGNS",
+        sell_amount=usdt.units(1),
+        taker=taker.address,
+        restrictedLiquidityWallets=[wallet.lower()],
+    )
+    data = request_quote(trader, body)
+    assert data.get("status") == "no_quote", f"{wallet}: {data!r}"
+    assert data.get("reason") == "no_restricted_liquidity", f"{wallet}: {data!r}"
+    _no_quote_shape(data)
+    routing = data["routing"]
+    assert routing["restrictionApplied"] is True, routing
+    assert routing["preferenceApplied"] is False, routing
+    assert routing["fallbackUsed"] is False, routing
+    assert routing["targetMakerWallets"] == [wallet], routing
+    assert routing["preferredQuotesReceived"] == 0, routing
+    assert routing["openMarketQuotesReceived"] == 0, routing
+    return data
+
+
+@pytest.mark.needs("taker_wallet")
+@pytest.mark.spec(*RESTRICTED_RULES)
+def test_no_restricted_liquidity_from_a_wallet_that_is_no_maker(
+    trader: Client, chain: ChainInfo, source: Wallet
+) -> None:
+    usdt = chain.token("USDT")
+    taker = fund_wallet(chain, source, {usdt.address: usdt.units(5)}, native=0)
+    # Nothing can be held by a wallet that is not a maker: the book is empty.
+    _empty_book(_restricted_to(trader, chain, taker, Account.create().address))
+
+
+@pytest.mark.sim_only(because="makers")
+@pytest.mark.spec(*RESTRICTED_RULES)
+def test_no_restricted_liquidity_from_a_declining_or_offline_maker(
     trader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet
 ) -> None:
     usdt = chain.token("USDT")
     taker = fund_wallet(chain, source, {usdt.address: usdt.units(5)}, native=0)
     fleet.patch("bravo", behaviour="decline", latency={"kind": "fixed", "ms": 5})
     fleet.patch("charlie", online=False)
-    stranger = Account.create().address
-    targets = {
-        "not a maker": stranger,
-        "a maker that declines": fleet.wallet("bravo"),
-        "an offline maker": fleet.wallet("charlie"),
-    }
-    for what, wallet in targets.items():
-        body = rfq_body(
-            chain,
-            "USDT",
-            "NGNS",
-            sell_amount=usdt.units(1),
-            taker=taker.address,
-            restrictedLiquidityWallets=[wallet.lower()],
-        )
-        data = request_quote(trader, body)
-        assert data.get("status") == "no_quote", f"{what}: {data!r}"
-        assert data.get("reason") == "no_restricted_liquidity", f"{what}: {data!r}"
-        _no_quote_shape(data)
-        if wallet == stranger:
-            _empty_book(data)  # nothing can be held by a wallet that is not a maker
-        else:
-            _reserved_consistent(data)
-        routing = data["routing"]
-        assert routing["restrictionApplied"] is True, routing
-        assert routing["preferenceApplied"] is False, routing
-        assert routing["fallbackUsed"] is False, routing
-        assert routing["targetMakerWallets"] == [wallet], routing
-        assert routing["preferredQuotesReceived"] == 0, routing
-        assert routing["openMarketQuotesReceived"] == 0, routing
+    for maker in ("bravo", "charlie"):
+        assert_reserved_consistent(_restricted_to(trader, chain, taker, fleet.wallet(maker)))
 
 
 @pytest.mark.sim_only(because="makers")
@@ -194,7 +193,7 @@ def test_no_valid_quote_when_no_maker_answers_usably(
     resp = trader.post("/v2/rfq/request", json=body, timeout=75)
     data = expect_no_quote(kept.keep(trader, assert_data(resp)), "no_valid_quote")
     _no_quote_shape(data)
-    _reserved_consistent(data)
+    assert_reserved_consistent(data)
     # Blocks at most about the reply budget (750 ms), even when makers never answer.
     assert resp.elapsed < 0.75 + 1.0, f"the request held {resp.elapsed:.2f}s"
     # The makers still publish levels: the published depth is reported.
@@ -228,7 +227,7 @@ def test_size_above_depth_is_no_quote_and_a_size_within_quotes(
     too_big = rfq_body(chain, "USDC", "USDT", sell_amount=2 * depth, taker=taker.address)
     data = expect_no_quote(request_quote(trader, too_big), "no_valid_quote")  # no partial fill
     _no_quote_shape(data)
-    _reserved_consistent(data)
+    assert_reserved_consistent(data)
     available = atomic(data.get("availableSellAmount"), "availableSellAmount")
     assert available == depth, (available, depth)
     # Retry within the published depth: a firm quote for the whole of it.

@@ -131,7 +131,7 @@ def test_revoked_suspended_and_bad_keys_are_401_indistinguishably(
 
 
 @pytest.mark.spec("v1/auth/item-2", "v1/errors/401-unauthorized")
-@pytest.mark.needs("sim_control")
+@pytest.mark.sim_only(because="deployment")  # keys are issued and revoked by the operator
 def test_a_key_is_rotated_by_issuing_a_new_one_then_revoking_the_old(
     caller: Client, keys: V1Keys, sim: SimControl
 ) -> None:

@@ -76,13 +76,6 @@ def caller(target: Target, http: Client) -> Iterator[Client]:
         client.delete(f"/v1/webhooks/{endpoint_id}", headers=bearer(key))
 
 
-@pytest.fixture
-def only_rfqsim(target: Target) -> None:
-    """The rule under test is rfqsim's decision (docs/decisions.md V9-V14), not the spec's."""
-    if not target.controllable:
-        pytest.skip("rfqsim's decision (docs/decisions.md V9-V14): the spec does not say")
-
-
 def _register(caller: Client, key: dict[str, Any], body: Any, idem: str | None) -> Response:
     headers = {**bearer(key), **({"Idempotency-Key": idem} if idem is not None else {})}
     return caller.post("/v1/webhooks", json=body, headers=headers)
@@ -128,7 +121,7 @@ def test_a_retry_replays_the_first_response_byte_for_byte(
 
 
 @pytest.mark.spec(*RULES, "v1/errors/400-invalid_request")
-@pytest.mark.usefixtures("only_rfqsim")
+@pytest.mark.sim_only(because="decision")  # docs/decisions.md V9-V14
 def test_another_body_under_the_same_key_is_400(caller: Client, keys: V1Keys) -> None:
     key = keys.key("webhooks:manage")
     idem = _idem()
@@ -140,7 +133,7 @@ def test_another_body_under_the_same_key_is_400(caller: Client, keys: V1Keys) ->
 
 
 @pytest.mark.spec(*RULES)
-@pytest.mark.usefixtures("only_rfqsim")
+@pytest.mark.sim_only(because="decision")  # docs/decisions.md V9-V14
 def test_keys_are_scoped_to_the_api_key(caller: Client, keys: V1Keys) -> None:
     first, second = keys.key("webhooks:manage"), keys.key("webhooks:manage")  # one partner
     idem = _idem()
@@ -151,7 +144,7 @@ def test_keys_are_scoped_to_the_api_key(caller: Client, keys: V1Keys) -> None:
 
 
 @pytest.mark.spec(*RULES, "v1/errors/400-invalid_request")
-@pytest.mark.usefixtures("only_rfqsim")
+@pytest.mark.sim_only(because="decision")  # docs/decisions.md V9-V14
 def test_validation_failures_are_not_stored(caller: Client, keys: V1Keys) -> None:
     key = keys.key("webhooks:manage")
     idem = _idem()
@@ -249,7 +242,7 @@ def test_keys_are_kept_24_hours_of_service_time(
 
 @pytest.mark.spec(*RULES, "v1/errors/400-invalid_request")
 @pytest.mark.parametrize("value", ["x" * 256, "caf\u00e9"], ids=["too-long", "not-ascii"])
-@pytest.mark.usefixtures("only_rfqsim")
+@pytest.mark.sim_only(because="decision")  # docs/decisions.md V9-V14
 def test_a_malformed_key_is_400(caller: Client, keys: V1Keys, value: str) -> None:
     key = keys.key("webhooks:manage")
     raw_headers = {**bearer(key), "Idempotency-Key": value}

@@ -21,6 +21,7 @@ import pytest
 from conformance.chain import Wallet
 from conformance.control import faults
 from conformance.response_checks import assert_data, parse_iso_utc
+from conformance.service_clock import Clocked
 from conformance.sim_control import SimControl
 from conformance.v1_book import (
     Integrator,
@@ -44,8 +45,6 @@ from conformance.v1_target import fast_filled
 from conformance.venue import ChainInfo
 from rfqkit.webhook_receiver import ReceivedRequest, WebhookReceiver
 
-pytestmark = pytest.mark.needs("sim_control")  # the clock, faults, /_sim/book, deliveries
-
 WAIT_S = 20.0
 LAG_S = 600  # limit_order.expired / .cancelled wait about ten minutes past the deadline
 SWEEP_S = 300  # ... plus the sweep cadence of five minutes
@@ -67,7 +66,7 @@ LIMIT_ORDER_FIELDS = {
 
 
 def check_limit_order_event(
-    got: ReceivedRequest, secret: str, sim: SimControl, event_type: str, record: dict[str, Any]
+    got: ReceivedRequest, secret: str, event_type: str, record: dict[str, Any]
 ) -> dict[str, Any]:
     event = verified_event(secret, got.headers, got.raw_body)
     assert got.method == "POST"
@@ -118,26 +117,26 @@ def nothing_sent(sim: SimControl, event_id: str, receiver: WebhookReceiver) -> N
     "v1/events/limit_order-body",
     "v1/overview/item-2",
 )
+@pytest.mark.needs("taker_wallet", "webhook_url")
 def test_a_fast_fill_order_is_filled_by_the_operator_within_seconds(
     integrator: Integrator,
-    sim: SimControl,
+    clock: Clocked,
     chain: ChainInfo,
     source: Wallet,
     receiver: WebhookReceiver,
 ) -> None:
     endpoint = register_endpoint(integrator, receiver.url)
-    _, record = fast_filled(integrator, sim, chain, source)
+    _, record = fast_filled(integrator, clock, chain, source)
     tx_hash = str(record["txHash"])
     filled_at = parse_iso_utc(record["filledAt"]).timestamp()
     (got,) = receiver.wait_for_requests(1, timeout=WAIT_S)
-    event = check_limit_order_event(
-        got, endpoint["signingSecret"], sim, "limit_order.filled", record
-    )
+    event = check_limit_order_event(got, endpoint["signingSecret"], "limit_order.filled", record)
     body = event["data"]["limitOrder"]
     assert str(body["txHash"]).lower() == tx_hash.lower()
     assert parse_iso_utc(body["filledAt"]).timestamp() == filled_at
 
 
+@pytest.mark.sim_only(because="clock")  # the 10-minute lag, proven by a sweep
 @pytest.mark.spec(
     "v1/states/limit-order-status/active-read-to-expired",
     "v1/endpoints/get-v1-limit-orders/status-is-derived-live",
@@ -176,9 +175,7 @@ def test_an_expired_order_reads_expired_at_once_and_is_reported_after_the_lag(
     assert listed[0]["status"] == "EXPIRED"
     sent_after = advance_past_the_lag(sim, record["deadline"])
     (got,) = receiver.wait_for_requests(1, timeout=WAIT_S)
-    event = check_limit_order_event(
-        got, endpoint["signingSecret"], sim, "limit_order.expired", record
-    )
+    event = check_limit_order_event(got, endpoint["signingSecret"], "limit_order.expired", record)
     body = event["data"]["limitOrder"]
     assert (body["txHash"], body["filledAt"]) == (None, None)
     deadline = parse_iso_utc(record["deadline"]).timestamp()
@@ -188,6 +185,7 @@ def test_an_expired_order_reads_expired_at_once_and_is_reported_after_the_lag(
     assert chain.rpc().native_balance(maker.address) == gas_before
 
 
+@pytest.mark.sim_only(because="clock")  # the 10-minute lag, proven by a sweep
 @pytest.mark.spec(
     "v1/states/limit-order-status/active-read-or-sweep",
     "v1/states/limit-order-status/cancelled-statusverified-true-only",
@@ -219,9 +217,7 @@ def test_a_maker_cancel_on_chain_reads_cancelled_and_is_reported_after_the_lag(
     assert get_order(integrator.client, placed.order_id)["status"] == "CANCELLED"
     advance_past_the_lag(sim, record["deadline"])
     (got,) = receiver.wait_for_requests(1, timeout=WAIT_S)
-    event = check_limit_order_event(
-        got, endpoint["signingSecret"], sim, "limit_order.cancelled", record
-    )
+    event = check_limit_order_event(got, endpoint["signingSecret"], "limit_order.cancelled", record)
     assert (event["data"]["limitOrder"]["txHash"], event["data"]["limitOrder"]["filledAt"]) == (
         None,
         None,
@@ -229,6 +225,7 @@ def test_a_maker_cancel_on_chain_reads_cancelled_and_is_reported_after_the_lag(
     assert get_order(integrator.client, placed.order_id)["status"] == "CANCELLED"
 
 
+@pytest.mark.sim_only(because="clock")  # the 10-minute lag, proven by a sweep
 @pytest.mark.spec(
     "v1/states/limit-order-status/active-or-cancelled-fill-reconciles",
     "v1/states/limit-order-status/active-read-or-sweep",
@@ -269,7 +266,7 @@ def test_a_fill_indexed_after_a_cancel_notice_supersedes_it(
         advance_past_the_lag(sim, record["deadline"])
         cancelled = receiver.wait_for_requests(1, timeout=WAIT_S)[0]
         check_limit_order_event(
-            cancelled, endpoint["signingSecret"], sim, "limit_order.cancelled", record
+            cancelled, endpoint["signingSecret"], "limit_order.cancelled", record
         )
     record = wait_order(integrator.client, placed.order_id, "FILLED", timeout=WAIT_S)
     assert str(record["txHash"]).lower() == tx_hash
@@ -284,9 +281,7 @@ def test_a_fill_indexed_after_a_cancel_notice_supersedes_it(
     while (got := filled_event()) is None:
         assert time.monotonic() < deadline, "limit_order.filled never arrived"
         time.sleep(0.05)
-    event = check_limit_order_event(
-        got, endpoint["signingSecret"], sim, "limit_order.filled", record
-    )
+    event = check_limit_order_event(got, endpoint["signingSecret"], "limit_order.filled", record)
     assert str(event["data"]["limitOrder"]["txHash"]).lower() == tx_hash
     # A receiver keyed on the order id ends at FILLED, whatever order the two arrive in.
     latest: dict[str, str] = {}
@@ -298,6 +293,7 @@ def test_a_fill_indexed_after_a_cancel_notice_supersedes_it(
     assert latest[placed.order_id] == "limit_order.filled"
 
 
+@pytest.mark.sim_only(because="faults")
 @pytest.mark.spec(
     "v1/states/limit-order-status/active-read-to-expired-with-statusverified-false",
     "v1/resources/limit-order-record/statusverified",

@@ -115,6 +115,7 @@ def test_another_partner_neither_reads_nor_lists_the_orders(
     assert assert_data(stranger.client.get("/v1/limit-orders", params=query)) == []
 
 
+@pytest.mark.sim_only(because="decision")
 @pytest.mark.spec(
     "v1/resources/limit-order-record/the-meaning-of-superseded",
     "v1/states/limit-order-status/transitions-superseded-not-shown",
@@ -126,8 +127,6 @@ def test_a_newer_order_on_the_same_nonce_supersedes_the_active_one(
     """Decision (docs/decisions.md "v1 book" B9): only one of two orders signed on one Permit2
     nonce can ever settle, so the newer one replaces the older, which reads SUPERSEDED. The
     spec does not show SUPERSEDED's meaning: only rfqsim is held to it."""
-    if not target.is_simulator:
-        pytest.skip("rfqsim's decision B9: the spec does not show what SUPERSEDED means")
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
     sell = ngns.units(NGNS_PER_USDC)
     maker = funded_maker(chain, source, {ngns: sell})

@@ -348,6 +348,19 @@ def test_another_partner_gets_404_and_an_expired_swap_takes_no_submit(
     assert_error(resp, 409, "conflict", "not_submittable")
 
 
+@pytest.mark.spec("v1/endpoints/get-v1-swaps", "v1/limits/list-limits")
+def test_the_swap_list_answers_a_page_within_the_limit_bounds(integrator: Integrator) -> None:
+    # The page's shape is not shown (spec 3); its bounds are: limit 1 to 200.
+    for limit in (1, 200):
+        resp = integrator.client.get("/v1/swaps", params={"limit": limit})
+        assert assert_data(resp) is not None, resp.describe()
+    for bad in (0, 201, "x"):
+        assert_error(
+            integrator.client.get("/v1/swaps", params={"limit": bad}), 400, "invalid_request"
+        )
+
+
+@pytest.mark.sim_only(because="decision")
 @pytest.mark.spec(
     "v1/endpoints/get-v1-swaps",
     "v1/endpoints/201-response-body-post",
@@ -357,8 +370,6 @@ def test_another_partner_gets_404_and_an_expired_swap_takes_no_submit(
 def test_swaps_are_paged_newest_first_with_an_opaque_cursor(
     integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
 ) -> None:
-    if not target.is_simulator:
-        pytest.skip("rfqsim's decision B18: the page shape of GET /v1/swaps is not shown")
     makers = makers_at(integrator, clock, chain, source, [1500, 1490, 1480, 1470, 1460])
     ids = [create_swap(integrator.client, body_for(chain, makers, COST))["id"] for _ in range(5)]
     resp = integrator.client.get("/v1/swaps", params={"limit": 2})

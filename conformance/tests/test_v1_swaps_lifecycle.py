@@ -198,6 +198,7 @@ def test_swap_filled_reaches_the_receiver_signed(
     }
 
 
+@pytest.mark.sim_only(because="decision")
 @pytest.mark.spec(
     "v1/states/swap-status/transitions-between-swap-statuses",
     "v1/states/swap-status/values",
@@ -208,8 +209,6 @@ def test_a_quoted_swap_whose_order_is_cancelled_reads_cancelled(
     integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
 ) -> None:
     """Decision (docs/decisions.md "v1 book" B16): the transitions are not shown."""
-    if not target.is_simulator:
-        pytest.skip("rfqsim's decision B16: transitions between swap statuses are not shown")
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
     maker = funded_maker(chain, source, {ngns: ngns.units(1500)})
     placed = place(

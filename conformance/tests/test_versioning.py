@@ -53,7 +53,7 @@ def test_v1_stays_served_without_the_v2_features(http: Client) -> None:
     )
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="decision")
 @pytest.mark.spec("rfq/versioning/deprecation-or-sunset-dates", "rfq/versioning/item-2")
 def test_no_deprecation_or_sunset_is_announced(http: Client, sim: SimControl) -> None:
     # decisions F14: no dates are announced, so no response carries the Deprecation (RFC 9745)

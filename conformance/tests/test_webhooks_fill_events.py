@@ -1,10 +1,10 @@
-"""``rfq.filled`` events delivered to a real https receiver on loopback: a fill carries the
-settled amounts and the taker's swap hash; a fill seen after the quote expired corrects the
-``rfq.expired`` event (late, supersedes it), and a swap that landed in time while the fill index
-was unreachable corrects the ``rfq.failed`` of a reported hash that never landed (late,
-supersedes it, ``previousFailReason`` ``not_landed``); the spec's safe receiver keeps the fill
-whatever order the events come in. Partners, takers and their swaps are made as in
-webhook_partners.py; signatures are checked by an independent HMAC.
+"""``rfq.filled`` corrections delivered to a real https receiver on loopback (a plain fill with
+its settled amounts is in test_webhooks_rfq_events.py, which runs on any deployment): a fill
+seen after the quote expired corrects the ``rfq.expired`` event (late, supersedes it), and a
+swap that landed in time while the fill index was unreachable corrects the ``rfq.failed`` of a
+reported hash that never landed (late, supersedes it, ``previousFailReason`` ``not_landed``);
+the spec's safe receiver keeps the fill whatever order the events come in. Partners, takers and
+their swaps are made as in webhook_partners.py; signatures are checked by an independent HMAC.
 """
 
 from __future__ import annotations
@@ -30,38 +30,6 @@ from conformance.webhooks import RfqEventReceiver
 from rfqkit.webhook_receiver import WebhookReceiver
 
 pytestmark = pytest.mark.sim_only
-
-
-@pytest.mark.spec(
-    "rfq/events/rfq-filled",
-    "rfq/events/late-supersedes-previousfailreason-appear",
-    "rfq/events/amounts-settled-amounts",
-    "rfq/states/quoted-or-submitted-settlement-seen-on-chain",
-    "rfq/states/reporting-is-optional",
-)
-def test_a_fill_is_delivered_with_settled_amounts(
-    make_partner: Callable[[], Partner], receiver: WebhookReceiver, sim: SimControl
-) -> None:
-    partner = make_partner()
-    endpoint = partner.register(receiver.url)
-    taker = partner.fresh_taker(gas_money=True)
-    quote = partner.firm_quote(taker)
-    rfq_id = str(quote["rfqId"])
-    swap_hash = partner.execute(taker, quote)
-
-    (got,) = receiver.wait_for_requests(1, timeout=WAIT_S)
-    check_signature(endpoint["signingSecret"], got)
-    rfq = check_event(got, "rfq.filled", rfq_id)["data"]["rfq"]
-    assert rfq["late"] is False
-    assert rfq["supersedes"] is None
-    assert rfq["previousFailReason"] is None
-    assert rfq["failReason"] is None
-    assert str(rfq["txHash"]).lower() == swap_hash.lower()
-    parse_iso_utc(rfq["filledAt"])
-    assert rfq["sellAmount"] == quote["quote"]["takerPays"]
-    assert rfq["buyAmount"] == quote["quote"]["buyAmount"]
-    assert rfq["feeAmount"] == quote["quote"]["feeAmount"]
-    assert partner.rfq(rfq_id)["status"] == "filled"
 
 
 @pytest.mark.spec(

@@ -22,8 +22,10 @@ from typing import Any
 from eth_abi.abi import encode as abi_encode
 from eth_account import Account
 
+from conformance.chain import sender_lock
 from conformance.client import Client
 from conformance.json_rpc import hex_to_int, rpc
+from conformance.resource_checks import RFQ_EVENTS
 from conformance.response_checks import assert_data, parse_iso_utc
 from conformance.sim_control import SimControl
 from conformance.target import Target
@@ -35,7 +37,6 @@ GAS_PRICE = 10 * 10**9
 GAS = 1_000_000
 TOLERANCE_S = 300
 WAIT_S = 15.0
-RFQ_EVENTS = ["rfq.filled", "rfq.failed", "rfq.expired"]
 RFQ_FIELDS = {
     "id",
     "chainId",
@@ -72,6 +73,10 @@ class Chain:
 
     def send(self, private_key: str, to: str, data: bytes = b"", value: int = 0) -> str:
         sender = Account.from_key(private_key).address
+        with sender_lock(self.url, sender):  # a given wallet is shared by the xdist workers
+            return self._send(private_key, sender, to, data, value)
+
+    def _send(self, private_key: str, sender: str, to: str, data: bytes, value: int) -> str:
         nonce = hex_to_int(rpc(self.url, "eth_getTransactionCount", [sender, "pending"]))
         signed = Account.sign_transaction(
             {
@@ -113,7 +118,7 @@ class Partner:
     """One partner record: a key with trade and webhook scopes, its endpoints, its RFQs."""
 
     target: Target
-    sim: SimControl
+    sim: SimControl | None  # None against a deployment without /_sim: no delivery log
     caller: Client
     key: dict[str, Any]
     endpoints: list[str]
@@ -123,7 +128,7 @@ class Partner:
         return {"Authorization": f"Bearer {self.key['key']}"}
 
     def register(self, url: str, event_types: list[str] | None = None) -> dict[str, Any]:
-        body = {"url": url, "eventTypes": event_types or RFQ_EVENTS}
+        body = {"url": url, "eventTypes": list(event_types or RFQ_EVENTS)}
         created: dict[str, Any] = assert_data(
             self.caller.post("/v1/webhooks", json=body, headers=self.auth), 201
         )
@@ -142,7 +147,7 @@ class Partner:
 
     def fresh_taker(self, *, gas_money: bool) -> Taker:
         """A new wallet holding 2 USDT (and native coin to pay gas, when it will transact)."""
-        demo = ((self.target.info or {}).get("demo_wallets") or [])[-1]
+        demo = self.target.wallets()[-1]  # a demo wallet, else the last given taker wallet
         account = Account.create()
         taker = Taker(account.address, "0x" + bytes(account.key).hex())
         chain = self.chain
@@ -179,6 +184,7 @@ class Partner:
         return data
 
     def deliveries(self, event_id: str) -> list[dict[str, Any]]:
+        assert self.sim is not None, "the delivery log is the simulator's (/_sim)"
         data = self.sim.call("GET", f"webhooks/deliveries?event_id={event_id}")
         deliveries: list[dict[str, Any]] = data["deliveries"]
         return [d for d in deliveries if d["endpoint_id"] in self.endpoints]
@@ -243,5 +249,6 @@ def attempts_made(partner: Partner, event_id: str, count: int) -> Callable[[], b
 def expire(partner: Partner) -> tuple[dict[str, Any], str]:
     """A firm quote left to lapse: (quote, rfq id), with the clock moved past expiresAt."""
     quote = partner.firm_quote(partner.fresh_taker(gas_money=False))
+    assert partner.sim is not None, "moving the clock needs /_sim"
     partner.sim.advance(61)
     return quote, str(quote["rfqId"])

@@ -3,6 +3,7 @@ mistake, and a real run of an area against a running simulator."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,7 +51,8 @@ def test_wrong_rpc_and_bad_key(served: Served, tmp_path: Path) -> None:
     bad_key = conformance(
         "--base-url", served.api_url, "--api-key", "tx_test_000000000000." + "a" * 43, cwd=tmp_path
     )
-    one_line_failure(bad_key, "--api-key is refused (401)")
+    one_line_failure(bad_key, "key tx_test_000000000000… (flag) is refused (401)")
+    assert "a" * 43 not in bad_key.stdout + bad_key.stderr, "the secret was printed"
     unfunded = conformance(
         "--base-url",
         served.api_url,
@@ -71,6 +73,42 @@ def test_an_area_runs_against_a_deployment_and_writes_the_matrix(
         "--base-url", served.api_url, "--only", "conventions", "--report", str(report), cwd=tmp_path
     )
     assert result.returncode == 0, result.stdout[-3000:]
-    assert "passed" in result.stdout
+    # The headline judges the selected rules only; the rest are not selected, not missing.
+    matrix = json.loads((report / "matrix.json").read_text())
+    totals = matrix["totals"]
+    headline = f"conventions: {totals['passed']} of {totals['selected']} rules passed, 0 failed"
+    assert headline in result.stdout, result.stdout[-3000:]
+    assert totals["not_covered"] == 0
+    assert totals["not_selected"] == totals["rules"] - totals["selected"] > 0
+    assert f"{totals['not_selected']} rules not selected" in result.stdout
     assert (report / "matrix.md").exists()
-    assert (report / "matrix.json").exists()
+    assert (report / "matrix.html").exists()
+
+
+def test_a_broken_key_in_the_config_file_stops_the_run_before_any_test(
+    served: Served, tmp_path: Path
+) -> None:
+    chain = next(c for c in served.info["chains"] if c["chain_id"] == 97)
+    good = str(served.info["demo_keys"][1]["key"])
+    corrupted = good[:-4] + ("AAAA" if not good.endswith("AAAA") else "BBBB")
+    config = tmp_path / "staging.yaml"
+    config.write_text(
+        f"base_url: {served.api_url}\n"
+        f"chains:\n  - {{chain_id: 97, rpc_url: {chain['rpc_url']}, environment: test}}\n"
+        f"api_keys:\n  - {{key: {good}, scopes: [trades:write, trades:read]}}\n"
+        f"  - {corrupted}\n"
+    )
+    report = tmp_path / "report"
+    result = conformance("--config", str(config), "--report", str(report), cwd=tmp_path)
+    prefix = corrupted.split(".", 1)[0]
+    one_line_failure(result, f"key {prefix}… (config {config}) is refused (401)")
+    # One line per check, the good inputs too; the secret never appears.
+    lines = result.stdout.splitlines()
+    assert lines[0] == "rfqsim conformance: checking the inputs", lines
+    assert f"  ok    target {served.api_url}: answers GET /v2/health" in lines
+    assert f"  ok    RPC URL 97={chain['rpc_url']}: chain 97" in lines
+    assert any(line.startswith(f"  ok    key {good.split('.')[0]}… (config") for line in lines)
+    assert any(line.startswith(f"  FAIL  key {prefix}… (config") for line in lines)
+    secret = corrupted.split(".", 1)[1]
+    assert secret not in result.stdout + result.stderr
+    assert not report.exists(), "no test ran"

@@ -6,6 +6,7 @@ summary. Plus the pure parts (exact counting, shapes, the loopback rule) without
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -101,8 +102,24 @@ def test_a_short_storm_passes_and_leaves_reports_and_the_simulator_as_it_was(
     assert summary["setup"]["takers"] == 32
     assert not [line for line in summary["cleanup"] if line.startswith("FAILED")]
     reports = tmp_path / "reports"
-    for name in ("locust_stats.csv", "locust_failures.csv", "report.html", "locust.json"):
+    for name in ("locust_stats.csv", "locust_failures.csv", "locust.html", "locust.json"):
         assert (reports / name).exists(), name
+    # Our own page: the verdict with every check's exact counts, the split of each request
+    # name's answer time, and a latency histogram per request name with the budget marked.
+    page = (reports / "report.html").read_text()
+    assert "SLO PASSED" in page
+    for check in summary["checks"]:
+        assert f"data-check='{check['name']}'" in page, check["name"]
+    assert html.escape(checks["latency"]["detail"], quote=True) in page
+    assert "<figure id='split'><svg" in page
+    assert "makers&#x27; wait" in page
+    assert "simulator-added" in page
+    for name in summary["figures"]["by_name"]:
+        assert f"data-histogram='{html.escape(name, quote=True)}'" in page, name
+    assert "reply budget 750 ms" in page
+    assert "src=" not in page
+    assert "<link" not in page
+    assert "<script" not in page
     text = (reports / "slo.json").read_text()
     assert not re.search(r"tx_test_[0-9a-f]+\.", text), "the run's API key leaked"
     assert not re.search(r"0x[0-9a-fA-F]{64}", text), "a taker's private key leaked"

@@ -16,6 +16,7 @@ from aiohttp.typedefs import Handler
 
 from simulator.api.http.appkeys import JOURNAL
 from simulator.api.http.middleware import request_id_of
+from simulator.api.http.own_requests import from_the_fleet
 from simulator.api.http.policy import journaled
 from simulator.services.sim.journal import BODY_MAX_BYTES
 
@@ -54,6 +55,7 @@ async def journal_middleware(request: web.Request, handler: Handler) -> web.Stre
         journal is None
         or not journaled(request)  # the route table says (Operation.journaled)
         or (request.method == "GET" and CONSOLE_READ_HEADER in request.headers)
+        or from_the_fleet(request)
     ):
         return await handler(request)
     at = journal.now()

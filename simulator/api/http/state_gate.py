@@ -14,7 +14,8 @@ import asyncio
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from simulator.api.http.appkeys import ACCESS, STATE
+from simulator.api.http.appkeys import STATE
+from simulator.api.http.own_requests import from_the_fleet
 from simulator.api.http.policy import gated
 from simulator.errors import VenueUnavailable
 from simulator.services.sim.gate import StateChangeInterrupted
@@ -28,13 +29,6 @@ def interrupted() -> VenueUnavailable:
     )
 
 
-def _from_the_fleet(request: web.Request) -> bool:
-    """A request with one of the keys the simulator gave its own fleet (makers/book.py sends it
-    as a bearer token)."""
-    scheme, _, key = request.headers.get("Authorization", "").partition(" ")
-    return scheme == "Bearer" and key in request.app[ACCESS].faults.own_keys
-
-
 @web.middleware
 async def state_gate_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     control = request.app.get(STATE)
@@ -42,7 +36,7 @@ async def state_gate_middleware(request: web.Request, handler: Handler) -> web.S
         return await handler(request)
     gate = control.gate
     try:
-        await gate.enter(own=gate.admitting_own and _from_the_fleet(request))
+        await gate.enter(own=gate.admitting_own and from_the_fleet(request))
     except StateChangeInterrupted:
         raise interrupted() from None
     task: asyncio.Task[web.StreamResponse] = asyncio.ensure_future(handler(request))

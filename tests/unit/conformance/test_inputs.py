@@ -15,7 +15,8 @@ from conformance.client import Headers, Pacing, Response, checksummed
 from conformance.inputs import GivenKey, InputError, combine, merge, parse_key, read_config
 from conformance.mutants.catalogue import all_mutations
 from conformance.mutants.mutations import Exchange
-from conformance.needs import needs_in, render_skipped, unmet
+from conformance.needs import needs_in, unmet
+from conformance.report import render_skipped
 
 WALLET = "0x" + "11" * 32
 
@@ -102,8 +103,16 @@ def test_needs_name_the_missing_input_and_the_report_groups_by_it() -> None:
     assert wallet.startswith("needs taker_wallet: --taker-key")
     assert unmet("time<=65s", **met, **common) is not None  # type: ignore[arg-type]
     assert unmet("sim_control", **{**met, **common, "controllable": True}) is None  # type: ignore[arg-type]
+    assert unmet("loopback", **met, **common, loopback=False) is not None  # type: ignore[arg-type]
+    assert unmet("loopback", **met, **common, loopback=True) is None  # type: ignore[arg-type]
     rules = [
-        {"id": "a/b", "status": "skipped", "tests": [{"reason": wallet}]},
+        {
+            "id": "a/b",
+            "status": "skipped",
+            "skip_kind": "missing_input",
+            "needs": ["taker_wallet"],
+            "tests": [{"nodeid": "t.py::x", "outcome": "skipped", "reason": wallet}],
+        },
         {"id": "a/c", "status": "passed", "tests": [{"reason": ""}]},
     ]
     assert needs_in([wallet]) == ["taker_wallet"]

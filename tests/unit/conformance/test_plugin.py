@@ -230,7 +230,7 @@ def test_base_url_that_is_not_a_simulator_skips_sim_only(project: Path, plain_se
     (project / "test_suite.py").write_text(TESTS)
     code, out = _run(project, "--base-url", plain_server, "--conformance-report", "out")
     assert code == 1, out
-    assert "is not an rfqsim simulator" in out, out
+    assert "needs sim_control: not ported yet" in out, out
     matrix = _matrix(project, "out")
     assert matrix["base_url"] == plain_server
     assert _statuses(matrix)["rfq/errors/409-conflict"] == "skipped"
@@ -314,6 +314,13 @@ def test_bad_rpc_url_option_is_a_usage_error(project: Path) -> None:
     assert "--rpc-url expects CHAIN=URL" in out
 
 
+def test_through_proxy_without_no_control_is_a_usage_error(project: Path) -> None:
+    (project / "test_plain.py").write_text("def test_plain():\n    pass\n")
+    code, out = _run(project, "--through-proxy", "proxy-report")
+    assert code == 4, out
+    assert "--through-proxy goes with --no-control" in out
+
+
 def test_collect_only_lists_the_rules_no_collected_test_marks(project: Path) -> None:
     (project / "test_suite.py").write_text(TESTS)
     record = project / "record.txt"
@@ -373,23 +380,25 @@ SHARE_TESTS = textwrap.dedent(
 
 def test_the_control_free_share_and_its_minimum(project: Path, plain_server: str) -> None:
     (project / "test_suite.py").write_text(SHARE_TESTS)
-    code, out = _run(project, "--base-url", plain_server, "--min-control-free", "50")
+    code, out = _run(project, "--base-url", plain_server, "--min-control-free", "60")
     assert "2 skipped" in out, out  # both sim_only tests: the target is not a simulator
     assert code == 1, out  # every test passed or skipped: the minimum failed the run
     matrix = _matrix(project)
     by_id = {r["id"]: r for r in matrix["rules"]}
     assert by_id["rfq/errors/500-internal"]["inherent_control"] == ["faults"]
+    assert by_id["rfq/errors/500-internal"]["skip_kind"] == "inherent_control"
     assert "inherent_control" not in by_id["rfq/errors/409-conflict"]
-    # Every rule but the faulted one counts: one passed; the unported one and the uncovered
-    # rest did not.
+    assert by_id["rfq/errors/409-conflict"]["skip_kind"] == "not_ported"
+    # The share is over the selected rules but the faulted one: one passed, the unported one
+    # did not; the rules no test checks are not selected by any run.
     free = matrix["control_free"]
-    assert free == {"rules": matrix["totals"]["rules"] - 1, "passed": 1}
-    assert f"control-free: 1 of {free['rules']} rules" in out, out
-    assert "minimum 50 %: NOT MET" in out, out
+    assert free == {"rules": 2, "passed": 1}
+    assert "control-free: 1 of 2 selected rules" in out, out
+    assert "minimum 60 %: NOT MET" in out, out
 
-    code, out = _run(project, "--base-url", plain_server, "--min-control-free", "0.1")
+    code, out = _run(project, "--base-url", plain_server, "--min-control-free", "50")
     assert code == 0, out
-    assert "minimum 0.1 %: met" in out, out
+    assert "minimum 50 %: met" in out, out
 
 
 def test_an_unknown_sim_only_reason_is_a_collection_error(project: Path) -> None:
@@ -451,3 +460,68 @@ def test_a_killed_session_takes_its_simulator_with_it(project: Path) -> None:
         if session.poll() is None:
             session.kill()
             session.wait(10)
+
+
+INPUT_TESTS = textwrap.dedent(
+    """\
+    import pytest
+
+    from conformance.needs import InputProblem
+
+    @pytest.mark.spec("rfq/errors/404-not_found")
+    def test_pass(http):
+        assert http.get("/nope").status == 404
+
+    @pytest.mark.spec("rfq/errors/409-conflict")
+    def test_needs_a_second_wallet(http):
+        raise InputProblem("taker_wallet", "2 taker wallets (--taker-key HEX, repeated); 1 given")
+
+    @pytest.fixture
+    def contract():
+        raise InputProblem("contracts", "the reactor exposes no feeRecipient()")
+
+    @pytest.mark.spec("rfq/errors/403-forbidden")
+    def test_in_a_fixture(contract):
+        pass
+
+    @pytest.mark.spec("rfq/errors/envelope")
+    def test_left_out_by_k(http):
+        assert http.get("/nope").status == 404
+    """
+)
+OTHER_AREA = textwrap.dedent(
+    """\
+    import pytest
+
+    @pytest.mark.spec("rfq/errors/401-unauthorized")
+    def test_elsewhere(http):
+        pass
+    """
+)
+
+
+def test_an_input_problem_skips_naming_the_input_and_unselected_rules_are_not_selected(
+    project: Path, plain_server: str
+) -> None:
+    (project / "test_suite.py").write_text(INPUT_TESTS)
+    (project / "test_other.py").write_text(OTHER_AREA)  # not on the command line
+    code, out = _run(project, "test_suite.py", "-k", "not left_out", "--base-url", plain_server)
+    assert code == 0, out  # an input problem is no failure
+    assert "needs taker_wallet: 2 taker wallets" in out, out
+    matrix = _matrix(project)
+    by_id = {r["id"]: r for r in matrix["rules"]}
+    assert by_id["rfq/errors/409-conflict"]["status"] == "skipped"
+    assert by_id["rfq/errors/409-conflict"]["skip_kind"] == "missing_input"
+    assert by_id["rfq/errors/409-conflict"]["needs"] == ["taker_wallet"]
+    assert by_id["rfq/errors/403-forbidden"]["skip_kind"] == "missing_input"  # raised in setup
+    # Deselected by -k, and in a module this run did not collect: tested elsewhere, not missing.
+    assert by_id["rfq/errors/envelope"]["status"] == "not_selected"
+    assert by_id["rfq/errors/401-unauthorized"]["status"] == "not_selected"
+    assert by_id["rfq/errors/401-unauthorized"]["not_selected_tests"] == [
+        "test_other.py::test_elsewhere"
+    ]
+    assert by_id["rfq/errors/500-internal"]["status"] == "not_covered"
+    totals = matrix["totals"]
+    assert (totals["selected"], totals["not_selected"]) == (3, 2)
+    assert "1 of 3 rules passed, 0 failed, 2 skipped" in out, out
+    assert (project / "conformance-report" / "matrix.html").exists()

@@ -20,8 +20,8 @@ from conformance.report import (
     render_markdown,
     rule_status,
     uncovered,
-    write_report,
 )
+from conformance.report_files import write_report
 from conformance.rules import Rule
 
 RULES = [
@@ -144,6 +144,9 @@ def test_matrix_and_markdown(tmp_path: Path) -> None:
         "failed": 2,
         "skipped": 1,
         "not_covered": 1,
+        "not_selected": 0,
+        "selected": 3,
+        "skipped_by_kind": {"inherent_control": 0, "not_ported": 1, "missing_input": 0},
         "tests": 4,
     }
     by_id = {rule["id"]: rule for rule in matrix["rules"]}
@@ -162,7 +165,7 @@ def test_matrix_and_markdown(tmp_path: Path) -> None:
     assert json.loads(json_path.read_text()) == matrix
     markdown = md_path.read_text()
     assert markdown == render_markdown(matrix)
-    assert "| 4 | 0 | 2 | 1 | 1 | 4 |" in markdown
+    assert "| 4 | 0 | 2 | 1 | 1 | 0 | 4 |" in markdown
     assert "## rfq (1-rfq-v2.md)" in markdown
     assert "## ramp (2-ramp-v2.md)" in markdown
     assert "## v1 (3-v1-and-rates-feed.md)" in markdown
@@ -171,7 +174,7 @@ def test_matrix_and_markdown(tmp_path: Path) -> None:
     )
     assert failed_row in markdown
     assert "First \\| with a pipe" in markdown
-    assert "| `ramp/b/three` | skipped *(not shown)* |" in markdown
+    assert "| `ramp/b/three` | skipped (not_ported) *(not shown)* |" in markdown
     assert "| `v1/c/four` | not covered |  | Fourth |" in markdown
 
 
@@ -255,13 +258,16 @@ def test_rules_whose_every_test_inherently_needs_control_leave_the_control_free_
     assert by_id["rfq/a/one"]["inherent_control"] == ["faults", "makers"]
     assert "inherent_control" not in by_id["rfq/a/two"]
     assert "inherent_control" not in by_id["ramp/b/three"]
-    # rfq/a/two passed; ramp/b/three skipped and v1/c/four not covered count against the share.
-    assert matrix["control_free"] == {"rules": 3, "passed": 1}
+    # rfq/a/two passed and ramp/b/three skipped count in the share; v1/c/four has no test in
+    # this run (not covered), so it is not one of the selected rules the share is over.
+    assert matrix["control_free"] == {"rules": 2, "passed": 1}
     markdown = render_markdown(matrix)
     assert (
-        "Rules that do not inherently need the control API: 3 (1 do: faults 1, makers 1); "
-        "of those, passed: 1 (33.3 %)."
+        "Selected rules that do not inherently need the control API: 2 (1 do: faults 1, "
+        "makers 1); of those, passed: 1 (50.0 %)."
     ) in markdown
+    assert by_id["rfq/a/one"]["skip_kind"] == "inherent_control"
+    assert by_id["ramp/b/three"]["skip_kind"] == "not_ported"
 
 
 @pytest.mark.parametrize(

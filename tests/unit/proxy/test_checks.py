@@ -1,0 +1,669 @@
+"""The proxy's checks on exchanges made by hand: a spec-true exchange of each kind passes clean,
+and each way of breaking it is found under the rule id it breaks, on the side that broke it."""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from conformance.signing import sign_taker_proof
+from tests.unit.proxy.exchanges import (
+    NOW,
+    answer_headers,
+    error,
+    exchange,
+    firm_answer,
+    firm_request,
+    found,
+    iso,
+    keyed,
+    ladder,
+    limited,
+    record,
+    request_id,
+    watcher,
+)
+
+
+def _firm(answer: dict[str, Any], request: dict[str, Any] | None = None, status: int = 200) -> Any:
+    rid = request_id()
+    return exchange(
+        "POST",
+        "/v2/rfq/request",
+        status=status,
+        request=request or firm_request(),
+        request_headers=keyed(),
+        body={"data": answer},
+        headers=answer_headers(rid, *limited()),
+    )
+
+
+def test_a_spec_true_firm_quote_record_and_ladder_pass_clean() -> None:
+    watch, findings, out = watcher()
+    assert found(watch, exchange("GET", "/v2/rfq/levels?chainId=97", body={"data": ladder()})) == {}
+    firm = firm_answer()
+    assert found(watch, _firm(firm)) == {}
+    rid = request_id()
+    read = exchange(
+        "GET",
+        f"/v2/rfq/{firm['rfqId']}",
+        request_headers=keyed(),
+        body={"data": record(firm)},
+        headers=answer_headers(rid, *limited()),
+    )
+    assert found(watch, read) == {}
+    assert findings.total == 0, out.getvalue()
+    assert findings.exchanges == 3
+    # The checks ran: the quote's parts, the ladder's, the record's.
+    assert {
+        "rfq/resources/firm-quote/quote-fields/orders",
+        "rfq/resources/firm-quote/quote-fields/rateray",
+        "rfq/resources/price-ladder/every-pair-chain-appears",
+        "rfq/resources/rfq-record/signed-order-signature-claim",
+        "rfq/limits/quote-ttl",
+    } <= findings.exercised
+
+
+@pytest.mark.parametrize(
+    ("break_it", "rule"),
+    [
+        (
+            lambda d: d["quote"].__setitem__("buyAmount", int(d["quote"]["buyAmount"])),
+            "rfq/overview/conventions/amounts-base-10-strings-atomic",
+        ),
+        (lambda d: d.pop("claimToken"), "rfq/resources/firm-quote/claimtoken"),
+        (
+            lambda d: d["quote"].__setitem__("takerPays", str(int(d["quote"]["takerPays"]) + 1)),
+            "rfq/resources/firm-quote/quote-fields/takerpays",
+        ),
+        (
+            lambda d: d["transactions"]["swap"].__setitem__("value", "1"),
+            "rfq/resources/firm-quote/unsigned-transaction-shape",
+        ),
+        (
+            lambda d: d["transactions"]["approval"].__setitem__("chainId", 1),
+            "rfq/resources/firm-quote/unsigned-transaction-shape",
+        ),
+        (
+            lambda d: d["quote"].__setitem__("expiresAt", "2999-01-01T00:00:00.000Z"),
+            "rfq/resources/firm-quote/quote-fields/expiresat",
+        ),
+        (
+            lambda d: d["quote"].__setitem__("rateRay", "1"),
+            "rfq/resources/firm-quote/quote-fields/rateray",
+        ),
+    ],
+)
+def test_a_broken_firm_quote_is_found_under_its_rule(break_it: Any, rule: str) -> None:
+    watch, _, _ = watcher()
+    found(watch, exchange("GET", "/v2/rfq/levels?chainId=97", body={"data": ladder()}))
+    firm = firm_answer()
+    break_it(firm)
+    assert found(watch, _firm(firm)).get(rule) == "service"
+
+
+def test_a_firm_quote_answered_201_breaks_the_request_row() -> None:
+    watch, _, _ = watcher()
+    assert (
+        found(watch, _firm(firm_answer(), status=201)).get("rfq/endpoints/post-v2-rfq-request")
+        == "service"
+    )
+
+
+def test_amounts_as_numbers_and_issued_at_in_seconds_are_the_clients() -> None:
+    watch, _, out = watcher()
+    body = firm_request(sellAmount=10_000_000)
+    body["takerProof"] = {"nonce": "0x" + "ab" * 32, "issuedAt": 1_700_000_000, "signature": "0x12"}
+    headers, answer = error(400, "invalid_request", details={"issues": [{"path": "sellAmount"}]})
+    ex = exchange("POST", "/v2/rfq/request", status=400, request=body, body=answer, headers=headers)
+    assert found(watch, ex) == {
+        "rfq/overview/conventions/amounts-base-10-strings-atomic": "client",
+        "rfq/resources/takerproof/issuedat": "client",
+    }
+    assert "VIOLATION client rfq/resources/takerproof/issuedat" in out.getvalue()
+
+
+def test_a_proof_missing_a_field_and_both_sizes_are_the_clients() -> None:
+    watch, _, _ = watcher()
+    body = firm_request(buyAmount="1")
+    body["takerProof"] = {"nonce": "0x" + "ab" * 32, "signature": "0x12"}
+    issues = {"issues": [{"path": "takerProof.issuedAt"}]}
+    headers, answer = error(400, "invalid_request", details=issues)
+    ex = exchange("POST", "/v2/rfq/request", status=400, request=body, body=answer, headers=headers)
+    assert found(watch, ex) == {
+        "rfq/endpoints/request-body/sending-both-neither-sellamount": "client",
+        "rfq/auth/proof-of-control/sent-takerproof-nonce-issuedat": "client",
+    }
+
+
+def test_a_schema_failure_is_refused_400_with_its_issues_never_accepted() -> None:
+    watch, _, _ = watcher()
+    body = firm_request()
+    del body["taker"]
+    headers, answer = error(400, "invalid_request")
+    ex = exchange("POST", "/v2/rfq/request", status=400, request=body, body=answer, headers=headers)
+    assert found(watch, ex) == {
+        "rfq/endpoints/request-body/taker": "client",
+        "rfq/errors/details-optional-either-issues": "service",
+    }
+    # Sent as text/plain as well: the service may name that fault by a reason instead.
+    headers, answer = error(400, "invalid_request", details={"reason": "unsupported_media_type"})
+    plain = exchange(
+        "POST",
+        "/v2/rfq/request",
+        status=400,
+        request=body,
+        request_headers=[("Content-Type", "text/plain")],
+        body=answer,
+        headers=headers,
+    )
+    assert found(watch, plain) == {
+        "rfq/endpoints/request-body/taker": "client",
+        "rfq/endpoints/all-bodies-json": "client",
+    }
+    accepted = exchange(
+        "POST",
+        "/v2/rfq/x/submit",
+        request={"txHash": "0x1234"},
+        request_headers=keyed(),
+        body={"data": {"status": "submitted"}},
+        headers=answer_headers(request_id(), *limited()),
+    )
+    assert found(watch, accepted) == {
+        "rfq/endpoints/cancel-submit-status/submit-body": "client",
+        "rfq/errors/400-invalid_request": "service",
+    }
+
+
+def test_403_is_never_the_answer_to_a_keyless_rfq_read_or_a_malformed_key() -> None:
+    watch, _, _ = watcher()
+    headers, answer = error(403, "forbidden")
+    claim = [("X-Rfq-Claim", "rfqc_x")]
+    keyless = exchange(
+        "GET", "/v2/rfq/rfq_x", status=403, request_headers=claim, body=answer, headers=headers
+    )
+    assert found(watch, keyless) == {"rfq/errors/404-not_found": "service"}
+    headers, answer = error(403, "forbidden")
+    malformed = exchange(
+        "GET",
+        "/v2/rfq/rfq_x",
+        status=403,
+        request_headers=[("X-API-Key", "junk")],
+        body=answer,
+        headers=headers,
+    )
+    assert found(watch, malformed) == {
+        "rfq/auth/api-keys/format-env-_live_-public_prefix": "client",
+        "rfq/auth/api-keys/revoked-suspended-unknown-malformed": "service",
+    }
+    headers, answer = error(405, "method_not_allowed")
+    no_allow = exchange("DELETE", "/v2/health", status=405, body=answer, headers=headers)
+    assert found(watch, no_allow) == {"rfq/errors/envelope": "service"}
+
+
+@pytest.mark.parametrize(
+    ("change", "rule"),
+    [
+        (
+            lambda h, b: [x for x in h if x[0] != "X-Request-Id"],
+            "rfq/overview/conventions/every-response-carries-x-request-id",
+        ),
+        (
+            lambda h, b: [
+                ("Content-Type", "text/plain") if x[0] == "Content-Type" else x for x in h
+            ],
+            "rfq/errors/envelope",
+        ),
+        (
+            lambda h, b: (b["error"].__setitem__("request_id", "req_other"), h)[1],
+            "rfq/errors/request_id-equals-x-request-id-header",
+        ),
+        (
+            lambda h, b: (b["error"].__setitem__("code", "forbidden"), h)[1],
+            "rfq/errors/404-not_found",
+        ),
+        (lambda h, b: (b.__setitem__("data", {}), h)[1], "rfq/errors/envelope"),
+    ],
+)
+def test_a_broken_error_envelope_is_found(change: Any, rule: str) -> None:
+    watch, _, _ = watcher()
+    headers, body = error(404, "not_found")
+    headers = change(headers, body)
+    ex = exchange(
+        "GET",
+        "/v2/rfq/rfq_unknown",
+        status=404,
+        request_headers=keyed(),
+        body=body,
+        headers=headers,
+    )
+    assert found(watch, ex).get(rule) == "service"
+
+
+def test_limiter_headers_retry_after_and_a_bad_keys_401() -> None:
+    watch, _, _ = watcher()
+    firm = firm_answer()
+    rid = request_id()
+    unlimited = exchange(
+        "POST",
+        "/v2/rfq/request",
+        request=firm_request(),
+        request_headers=keyed(),
+        body={"data": firm},
+        headers=answer_headers(rid),
+    )
+    assert (
+        found(watch, unlimited).get("rfq/limits/rate-limit-headers-responses-handled") == "service"
+    )
+    headers, body = error(401, "unauthorized")
+    bad_key = exchange(
+        "GET",
+        "/v2/rfq/rfq_x",
+        status=401,
+        request_headers=keyed(),
+        body=body,
+        headers=[*headers, *limited()],
+    )
+    assert found(watch, bad_key) == {"rfq/limits/absent-responses-rejected-earlier": "service"}
+    headers, body = error(429, "rate_limited")
+    rate_limited = exchange(
+        "GET",
+        "/v2/rfq/rfq_x",
+        status=429,
+        request_headers=keyed(),
+        body=body,
+        headers=[
+            *headers,
+            ("X-RateLimit-Limit", "60"),
+            ("X-RateLimit-Remaining", "0"),
+            ("X-RateLimit-Reset", "5"),
+        ],
+    )
+    assert found(watch, rate_limited) == {"rfq/limits/retry-after-set-two-time-window": "service"}
+    headers, body = error(429, "rate_limited")
+    capped = exchange(
+        "POST",
+        "/v2/rfq/request",
+        status=429,
+        request=firm_request(),
+        request_headers=keyed(),
+        body=body,
+        headers=[*headers, *limited(), ("Retry-After", "5")],
+    )
+    assert found(watch, capped) == {"rfq/limits/retry-after-set-two-time-window": "service"}
+
+
+def test_the_record_never_carries_the_claim_token_and_keeps_the_ttl() -> None:
+    watch, _, _ = watcher()
+    firm = firm_answer()
+    found(watch, _firm(firm))
+    leaky = record(firm, claimToken=firm["claimToken"])
+    ex = exchange(
+        "GET",
+        f"/v2/rfq/{firm['rfqId']}",
+        request_headers=keyed(),
+        body={"data": leaky},
+        headers=answer_headers(request_id(), *limited()),
+    )
+    assert found(watch, ex) == {"rfq/resources/rfq-record/signed-order-signature-claim": "service"}
+    late = firm_answer()
+    late["quote"]["expiresAt"] = iso(NOW + timedelta(seconds=61))
+    found(watch, _firm(late))
+    ex = exchange(
+        "GET",
+        f"/v2/rfq/{late['rfqId']}",
+        request_headers=keyed(),
+        body={"data": record(firm_answer() | {"rfqId": late["rfqId"]})},
+        headers=answer_headers(request_id(), *limited()),
+    )
+    assert found(watch, ex).get("rfq/limits/quote-ttl") == "service"
+
+
+def test_status_transitions_claims_submits_and_cancels_across_exchanges() -> None:
+    watch, _, _ = watcher()
+    firm = firm_answer()
+    found(watch, _firm(firm))
+    rfq = f"/v2/rfq/{firm['rfqId']}"
+    claim = [("X-Rfq-Claim", firm["claimToken"])]
+    tx = "0x" + "cd" * 32
+
+    def read(status: str, claim_headers: list[tuple[str, str]], code: int = 200) -> dict[str, str]:
+        filled = {"filledAt": iso(NOW), "txHash": tx} if status == "filled" else {}
+        body = (
+            {"data": record(firm, status=status, **filled)}
+            if code == 200
+            else error(404, "not_found")[1]
+        )
+        headers = answer_headers(request_id(), *limited())
+        if code != 200:
+            headers = answer_headers(body["error"]["request_id"], *limited())
+        return found(
+            watch,
+            exchange(
+                "GET", rfq, status=code, request_headers=claim_headers, body=body, headers=headers
+            ),
+        )
+
+    assert read("quoted", claim) == {}
+    assert read("quoted", [("X-Rfq-Claim", "rfqc_wrong")]) == {
+        "rfq/endpoints/cancel-submit-status/ownership": "service"
+    }
+    assert read("quoted", claim, code=404) == {
+        "rfq/auth/claim-token/without-key-only-authorization": "service"
+    }
+    submitted = exchange(
+        "POST",
+        f"{rfq}/submit",
+        request={"txHash": tx},
+        request_headers=claim,
+        body={"data": record(firm, status="submitted", txHash=tx)},
+        headers=answer_headers(request_id(), *limited()),
+    )
+    assert found(watch, submitted) == {}
+    other = exchange(
+        "POST",
+        f"{rfq}/submit",
+        request={"txHash": "0x" + "ef" * 32},
+        request_headers=claim,
+        body={"data": record(firm, status="submitted", txHash=tx)},
+        headers=answer_headers(request_id(), *limited()),
+    )
+    assert found(watch, other) == {"rfq/states/rule-4": "service"}
+    cancelled = exchange(
+        "POST",
+        f"{rfq}/cancel",
+        request_headers=claim,
+        body={"data": {"rfqId": firm["rfqId"], "status": "released"}},
+        headers=answer_headers(request_id(), *limited()),
+    )
+    assert found(watch, cancelled) == {"rfq/states/rule-1": "service"}
+    assert read("quoted", claim) == {
+        "rfq/states/soliciting-maker-replies-within-reply-budget-to-quoted": "service"
+    }
+    # Filled: the settled amounts are the quote's, and they stay.
+    assert read("filled", claim) == {}
+    wrong = record(firm, status="filled", sellAmount="1", filledAt=iso(NOW), txHash=tx)
+    ex = exchange(
+        "GET",
+        rfq,
+        request_headers=claim,
+        body={"data": wrong},
+        headers=answer_headers(request_id(), *limited()),
+    )
+    assert found(watch, ex) == {
+        "rfq/resources/rfq-record/sellamount-buyamount-feeamount": "service"
+    }
+
+
+def test_a_claim_token_returned_twice_is_found() -> None:
+    watch, _, _ = watcher()
+    firm = firm_answer()
+    assert found(watch, _firm(firm)) == {}
+    again = copy.deepcopy(firm_answer())
+    again["claimToken"] = firm["claimToken"]
+    assert found(watch, _firm(again)) == {"rfq/auth/claim-token/returned-once-post-v2": "service"}
+
+
+def test_the_limiter_counts_down_within_a_window() -> None:
+    watch, _, _ = watcher()
+
+    def health_of_key(remaining: str) -> Any:
+        ex = exchange(
+            "GET",
+            "/v2/rfq/rfq_x",
+            status=404,
+            request_headers=keyed(),
+            body=error(404, "not_found")[1],
+        )
+        rid = ex.json["error"]["request_id"]
+        ex.answer(
+            404,
+            "",
+            answer_headers(
+                rid,
+                ("X-RateLimit-Limit", "60"),
+                ("X-RateLimit-Remaining", remaining),
+                ("X-RateLimit-Reset", "30"),
+            ),
+            ex.body,
+        )
+        return ex
+
+    first, second = health_of_key("40"), health_of_key("40")
+    second.started = first.finished + 0.01
+    assert found(watch, first) == {}
+    assert found(watch, second) == {"rfq/limits/rate-limit-headers-responses-handled": "service"}
+
+
+def test_a_valid_signature_refused_as_invalid_breaks_rule_6() -> None:
+    from eth_account import Account
+
+    watch, _, _ = watcher()
+    taker = Account.create()
+    now_ms = int(NOW.timestamp() * 1000)
+
+    def refused_as_invalid(signer: Any, issued_at_ms: int) -> dict[str, str]:
+        proof = sign_taker_proof(signer.key, taker.address, 97, issued_at_ms=issued_at_ms)
+        body = firm_request(taker=taker.address, takerProof=proof)
+        headers, answer = error(401, "unauthorized", details={"reason": "proof_of_control_invalid"})
+        return found(
+            watch,
+            exchange(
+                "POST",
+                "/v2/rfq/request",
+                status=401,
+                request=body,
+                body=answer,
+                headers=[*headers, *limited()],
+            ),
+        )
+
+    # An hour old but signed by the taker: stale, not invalid.
+    assert refused_as_invalid(taker, now_ms - 3_600_000) == {
+        "rfq/auth/proof-of-control/rule-6": "service"
+    }
+    # Signed by another key: invalid it is.
+    assert refused_as_invalid(Account.create(), now_ms) == {}
+
+
+def test_feed_bodies_and_errors() -> None:
+    watch, _, _ = watcher()
+    transport = [("Access-Control-Allow-Origin", "*"), ("Cache-Control", "public, max-age=2")]
+    rid = request_id()
+    tickers = [
+        {
+            "ticker_id": "USDT_NGN",
+            "base_currency": "USDT",
+            "target_currency": "NGN",
+            **dict.fromkeys(
+                ("last_price", "bid", "ask", "high", "low", "base_volume", "target_volume"), "1.5"
+            ),
+        }
+    ]
+    ok = exchange("GET", "/tickers", body=tickers, headers=answer_headers(rid, *transport))
+    assert found(watch, ok) == {}
+    wrapped = exchange(
+        "GET", "/tickers", body={"data": tickers}, headers=answer_headers(rid, *transport)
+    )
+    assert found(watch, wrapped) == {
+        "v1/feed/get-tickers/response-array-ticker_id-base_currency": "service"
+    }
+    enveloped = exchange(
+        "GET",
+        "/pairs",
+        status=400,
+        body={"error": {"code": "x", "message": "y"}},
+        headers=answer_headers(rid, *transport),
+    )
+    assert found(watch, enveloped) == {
+        "v1/errors/rates-feed-errors/body-error-string-400": "service"
+    }
+    trades = {
+        "buy": [
+            {
+                "trade_id": "0x" + "ab" * 32 + "-0",
+                "price": "1",
+                "base_volume": "1",
+                "target_volume": "1",
+                "trade_timestamp": 1_767_000_000_000,
+                "type": "buy",
+            }
+        ],
+        "sell": [],
+    }
+    ms = exchange(
+        "GET",
+        "/historical_trades?ticker_id=USDT_NGN",
+        body=trades,
+        headers=answer_headers(rid, *transport),
+    )
+    assert found(watch, ms) == {"v1/feed/get-historical_trades/response-buy-sell-newest": "service"}
+
+
+def test_a_ramp_transfer_never_moves_backwards() -> None:
+    watch, _, _ = watcher()
+
+    def read(status: str) -> dict[str, str]:
+        transfer = {
+            "id": "rtr_1",
+            "providerTransferId": "p_1",
+            "provider": "ngnramp",
+            "sandbox": True,
+            "side": "buy",
+            "fiat": "NGN",
+            "token": "NGNS",
+            "chainId": 97,
+            "sourceAmount": "1000.00",
+            "targetAmount": "990.00",
+            "rateLabel": "r",
+            "feeLabel": "f",
+            "status": status,
+            "providerStatus": status.lower(),
+            "retryOfId": None,
+            "payIn": {},
+            "payOut": {},
+            "hasEmail": False,
+            "timeline": [{"status": status, "providerStatus": status.lower(), "at": iso(NOW)}],
+            "expiresAt": iso(NOW + timedelta(minutes=30)),
+            "createdAt": iso(NOW),
+        }
+        ex = exchange(
+            "GET",
+            "/v2/ramp/transfers/rtr_1",
+            request_headers=[("X-Ramp-Claim", "rcl_x")],
+            body={"transfer": transfer},
+        )
+        return found(watch, ex)
+
+    assert read("AWAITING_FUNDS") == {}
+    assert read("PROCESSING") == {}
+    assert read("AWAITING_FUNDS") == {"ramp/states/transfer-status/rules": "service"}
+
+
+def test_idempotency_key_replays_byte_for_byte() -> None:
+    watch, _, _ = watcher()
+    body = {"url": "https://hooks.example/a", "eventTypes": ["rfq.filled"]}
+    endpoint = {
+        "id": "whe_1",
+        "url": body["url"],
+        "eventTypes": ["rfq.filled"],
+        "status": "active",
+        "signingSecret": "whsec_" + "a" * 32,
+    }
+
+    def create(answer: dict[str, Any], request: dict[str, Any] = body) -> dict[str, str]:
+        headers = [*keyed(), ("Idempotency-Key", "key-1")]
+        return found(
+            watch,
+            exchange(
+                "POST",
+                "/v1/webhooks",
+                status=201,
+                request=request,
+                request_headers=headers,
+                body={"data": answer},
+                headers=answer_headers(request_id(), *limited()),
+            ),
+        )
+
+    assert create(endpoint) == {}
+    assert create(endpoint) == {}
+    assert create(endpoint | {"id": "whe_2"}) == {"v1/endpoints/every-post-creates-may": "service"}
+    assert create(endpoint, {**body, "url": "https://hooks.example/b"}) == {
+        "v1/endpoints/every-post-creates-may": "client"
+    }
+
+
+def test_webhook_secrets_are_never_listed_and_urls_are_https() -> None:
+    watch, _, _ = watcher()
+    listed = [
+        {
+            "id": "whe_1",
+            "url": "https://x",
+            "eventTypes": ["rfq.filled"],
+            "status": "active",
+            "signingSecret": "whsec_" + "0" * 32,
+        }
+    ]
+    ex = exchange(
+        "GET",
+        "/v1/webhooks",
+        request_headers=keyed(),
+        body={"data": listed},
+        headers=answer_headers(request_id(), *limited()),
+    )
+    assert found(watch, ex) == {"rfq/endpoints/get-v1-webhooks": "service"}
+    headers, answer = error(400, "invalid_request")
+    plain = exchange(
+        "POST",
+        "/v1/webhooks",
+        status=400,
+        request={"url": "http://x", "eventTypes": ["rfq.filled"]},
+        request_headers=keyed(),
+        body=answer,
+        headers=[*headers, *limited()],
+    )
+    assert found(watch, plain) == {"rfq/events/endpoint-urls-must-https": "client"}
+
+
+def test_an_unknown_path_answered_400_and_simulator_paths_are_not_checked() -> None:
+    watch, findings, _ = watcher()
+    headers, body = error(400, "invalid_request")
+    ex = exchange("GET", "/v2/nothing-here", status=400, body=body, headers=headers)
+    assert found(watch, ex) == {"rfq/errors/404-not_found": "service"}
+    sim = exchange("GET", "/_sim/info", body={"anything": 1}, headers=[])
+    assert found(watch, sim) == {}
+    assert findings.exchanges == 2
+
+
+def test_a_ladder_served_stale_or_one_way_is_found() -> None:
+    watch, _, _ = watcher()
+    stale = ladder() | {"asOf": iso(NOW - timedelta(seconds=10))}
+    assert found(watch, exchange("GET", "/v2/rfq/levels?chainId=97", body={"data": stale})) == {
+        "rfq/resources/price-ladder/ladder-cached-about-2": "service"
+    }
+    one_way = ladder()
+    one_way["pairs"] = one_way["pairs"][:1]
+    assert found(watch, exchange("GET", "/v2/rfq/levels?chainId=97", body={"data": one_way})) == {
+        "rfq/resources/price-ladder/every-pair-chain-appears": "service"
+    }
+    reversed_points = ladder()
+    reversed_points["pairs"][0]["levels"].reverse()
+    assert found(
+        watch, exchange("GET", "/v2/rfq/levels?chainId=97", body={"data": reversed_points})
+    ) == {"rfq/resources/price-ladder/up-nine-indicative-points": "service"}
+
+
+def test_the_answer_is_read_once_from_its_bytes() -> None:
+    watch, _, _ = watcher()
+    raw = json.dumps({"data": {"status": "ok", "time": iso(NOW)}}).encode()
+    ex = exchange("GET", "/v2/health", raw=raw)
+    assert found(watch, ex) == {}
+    local = json.dumps({"data": {"status": "ok", "time": "2026-01-01T12:00:00+02:00"}}).encode()
+    assert found(watch, exchange("GET", "/v2/health", raw=local)) == {
+        "rfq/overview/conventions/timestamps-iso-8601-utc-except": "service"
+    }
