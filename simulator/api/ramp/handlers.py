@@ -26,7 +26,7 @@ from simulator.errors import (
     UpstreamError,
 )
 from simulator.services.ramp.access import WalletCall
-from simulator.services.ramp.customers import CustomerView, KycDocument, KycView
+from simulator.services.ramp.customers import KycDocument, KycView
 from simulator.services.ramp.ports import Capabilities, CustomerAddress, PersonDetails
 
 # RA11: the kyc route's transport cap. Three maximal images need about 17 MiB; the rest is room
@@ -86,15 +86,6 @@ def render_kyc(view: KycView) -> schemas.KycState:
     return schemas.KycState.model_validate(view.as_api())
 
 
-def render_customer(view: CustomerView) -> schemas.Customer:
-    return schemas.Customer(
-        id=view.id,
-        kyc_status=view.kyc_status,  # type: ignore[arg-type]
-        has_provider_customer=view.has_provider_customer,
-        rejection_reason=view.rejection_reason,
-    )
-
-
 async def list_providers(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.ProvidersQuery)
     listed = await request.app[RAMP].catalog.listings(
@@ -145,7 +136,7 @@ async def register_customer(request: web.Request) -> web.Response:
             else None,
         ),
     )
-    return body_response(schemas.CustomerResult(customer=render_customer(view)))
+    return body_response(schemas.CustomerResult(customer=schemas.Customer.model_validate(view)))
 
 
 async def customer_details(request: web.Request) -> web.Response:

@@ -25,8 +25,6 @@ from simulator.errors import (
     Unauthorized,
 )
 from simulator.services.ramp.access import WalletCall
-from simulator.services.ramp.emails import OutboxEmail
-from simulator.services.ramp.masking import TransferView
 from simulator.services.ramp.retry import Eligibility
 from simulator.services.ramp.transfers import Created, CreateRequest, PayoutRequest
 from simulator.services.ramp.webhooks import SIGNATURE_HEADER
@@ -34,46 +32,13 @@ from simulator.services.ramp.webhooks import SIGNATURE_HEADER
 WEBHOOK_MAX_BYTES = 1 << 20
 
 
-def _iso(seconds: float) -> str:
-    rendered = isoformat_unix(seconds)
-    assert rendered is not None
-    return rendered
-
-
-def render_transfer(view: TransferView) -> schemas.Transfer:
-    return schemas.Transfer(
-        id=view.id,
-        provider_transfer_id=view.provider_transfer_id,
-        provider=view.provider,
-        sandbox=view.sandbox,
-        side=view.side,
-        fiat=view.fiat,
-        token=view.token,
-        chain_id=view.chain_id,
-        source_amount=view.source_amount,
-        target_amount=view.target_amount,
-        rate_label=view.rate_label,
-        fee_label=view.fee_label,
-        status=view.status,
-        provider_status=view.provider_status,
-        retry_of_id=view.retry_of_id,
-        pay_in=view.pay_in,  # type: ignore[arg-type]  # validated into the discriminated union
-        pay_out=view.pay_out,  # type: ignore[arg-type]
-        has_email=view.has_email,
-        timeline=[
-            schemas.TimelineItem(status=e.status, provider_status=e.provider_status, at=_iso(e.at))
-            for e in view.timeline
-        ],
-        expires_at=_iso(view.expires_at),
-        created_at=_iso(view.created_at),
-    )
-
-
 def render_created(request: web.Request, created: Created) -> web.Response:
     ramp = request.app[RAMP]
     view = ramp.reads.view(created.record)
     return body_response(
-        schemas.TransferCreated(transfer=render_transfer(view), claim_token=created.claim_token),
+        schemas.TransferCreated(
+            transfer=schemas.Transfer.model_validate(view), claim_token=created.claim_token
+        ),
         status=201,
     )
 
@@ -112,7 +77,7 @@ async def get_transfer(request: web.Request) -> web.Response:
         claim=request.headers.get("X-Ramp-Claim"),
         wallet=query.wallet,
     )
-    return body_response(schemas.TransferResult(transfer=render_transfer(view)))
+    return body_response(schemas.TransferResult(transfer=schemas.Transfer.model_validate(view)))
 
 
 async def list_transfers(request: web.Request) -> web.Response:
@@ -120,7 +85,8 @@ async def list_transfers(request: web.Request) -> web.Response:
     page = request.app[RAMP].reads.list(body.wallet, body.first, body.after)
     return body_response(
         schemas.TransferList(
-            transfers=[render_transfer(v) for v in page.transfers], next_cursor=page.next_cursor
+            transfers=[schemas.Transfer.model_validate(v) for v in page.transfers],
+            next_cursor=page.next_cursor,
         )
     )
 
@@ -128,7 +94,7 @@ async def list_transfers(request: web.Request) -> web.Response:
 async def support_transfer(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.SupportBody)
     view = request.app[RAMP].reads.support(body.reference)
-    return body_response(schemas.TransferResult(transfer=render_transfer(view)))
+    return body_response(schemas.TransferResult(transfer=schemas.Transfer.model_validate(view)))
 
 
 def _retry_call(request: web.Request, body: schemas.RetryBody) -> WalletCall:
@@ -180,25 +146,12 @@ async def provider_webhook(request: web.Request) -> web.Response:
     )
 
 
-def render_email(email: OutboxEmail) -> schemas.OutboxEmail:
-    return schemas.OutboxEmail(
-        id=email.id,
-        to=email.to,
-        kind=email.kind,
-        transfer_id=email.transfer_id,
-        status=email.status,  # type: ignore[arg-type]
-        subject=email.subject,
-        body=email.body,
-        at=_iso(email.at),
-        smtp=email.smtp,
-        smtp_error=email.smtp_error,
-    )
-
-
 async def list_outbox(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.OutboxQuery)
     found = request.app[RAMP].emails.find(to=query.to, transfer_id=query.transfer_id)
-    return data_response(schemas.OutboxList(emails=[render_email(e) for e in found]))
+    return data_response(
+        schemas.OutboxList(emails=[schemas.OutboxEmail.model_validate(e) for e in found])
+    )
 
 
 async def clear_outbox(request: web.Request) -> web.Response:

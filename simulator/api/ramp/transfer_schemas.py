@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field
 
-from simulator.api.http.fields import integral_number
+from simulator.api.http.fields import Timestamp, integral_number
 from simulator.api.http.schemas import ApiModel, SnakeApiModel
 from simulator.api.ramp.schemas import (
     ChainId,
@@ -200,7 +200,7 @@ PayOut = Annotated[AddressPayOut | BankPayOut, Field(discriminator="type")]
 class TimelineItem(ApiModel):
     status: TransferStatus
     provider_status: str
-    at: str
+    at: Timestamp
 
 
 class Transfer(ApiModel):
@@ -223,8 +223,8 @@ class Transfer(ApiModel):
     pay_out: PayOut = Field(description="Where the result goes")
     has_email: bool = Field(description="Whether status emails will be sent")
     timeline: list[TimelineItem] = Field(description="Every change, oldest first")
-    expires_at: str = Field(description="End of the payment window")
-    created_at: str
+    expires_at: Timestamp = Field(description="End of the payment window")
+    created_at: Timestamp
 
 
 class TransferCreated(ApiModel):
@@ -290,7 +290,7 @@ class OutboxEmail(ApiModel):
     status: TransferStatus = Field(description="The transfer status the email reports")
     subject: str
     body: str
-    at: str
+    at: Timestamp
     smtp: Literal["not_configured", "queued", "sent", "failed"]
     smtp_error: str | None
 

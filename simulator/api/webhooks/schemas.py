@@ -74,7 +74,7 @@ class WebhookCreate(ApiModel):
 
 
 class WebhookEndpoint(ApiModel):
-    id: str = Field(description="whe_…")
+    id: str = Field(validation_alias="endpoint_id", description="whe_…")
     url: str
     event_types: list[str]
     status: Literal["active"]
