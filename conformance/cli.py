@@ -41,6 +41,7 @@ from conformance.inputs import (
     probe_scopes,
     read_config,
 )
+from rfqkit.json_rpc import RpcError, hex_to_int, rpc
 
 __all__ = ["AREAS", "TESTS_DIR", "build_parser", "main", "preflight", "pytest_args", "run"]
 
@@ -55,16 +56,6 @@ def _get_json(url: str, headers: dict[str, str] | None = None, timeout: float = 
     request = urllib.request.Request(url, headers=headers or {})
     with urllib.request.urlopen(request, timeout=timeout) as response:
         return json.loads(response.read())
-
-
-def _rpc(url: str, method: str, params: list[Any]) -> Any:
-    payload = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
-    request = urllib.request.Request(url, payload, {"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        answer = json.loads(response.read())
-    if "error" in answer:
-        raise PreflightError(f"chain RPC {url} answered {method} with an error: {answer['error']}")
-    return answer["result"]
 
 
 def parse_rpc_urls(values: list[str]) -> dict[int, str]:
@@ -162,8 +153,8 @@ def checks(args: argparse.Namespace) -> list[Check]:
     for chain_id, url in sorted(rpc_urls.items()):
         what = f"RPC URL {chain_id}={url}"
         try:
-            remote = int(_rpc(url, "eth_chainId", []), 16)
-        except (urllib.error.URLError, OSError, ValueError, PreflightError) as exc:
+            remote = hex_to_int(rpc(url, "eth_chainId", timeout=10))
+        except (RpcError, ValueError) as exc:
             done.append(Check(what, f"is unreachable ({exc})"))
             continue
         if remote != chain_id:
@@ -181,9 +172,10 @@ def checks(args: argparse.Namespace) -> list[Check]:
         poor = []
         for chain_id, url in sorted(test_chains.items()):
             try:
-                if int(_rpc(url, "eth_getBalance", [wallet.address, "latest"]), 16) == 0:
+                balance = rpc(url, "eth_getBalance", [wallet.address, "latest"], timeout=10)
+                if hex_to_int(balance) == 0:
                     poor.append(chain_id)
-            except (urllib.error.URLError, OSError, ValueError, PreflightError):
+            except (RpcError, ValueError):
                 continue  # the RPC URL's own line says it is unreachable
         if poor:
             chains = ", ".join(str(c) for c in poor)

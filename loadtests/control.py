@@ -12,6 +12,7 @@ import urllib.request
 from typing import Any
 
 from loadtests.common import ensure_loopback
+from rfqkit.json_rpc import rpc
 
 TIMEOUT_S = 30.0
 
@@ -96,23 +97,6 @@ class Control:
         self.data("PATCH", f"/_sim/makers/{name}", change)
 
 
-def rpc(url: str, method: str, params: list[Any], timeout: float = TIMEOUT_S) -> Any:
-    """One JSON-RPC call to a (loopback) chain node."""
-    ensure_loopback(url)
-    payload = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(payload).encode(),
-        headers={"Content-Type": "application/json"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        answer = json.loads(response.read())
-    if "error" in answer:
-        raise RuntimeError(f"{method} on {url}: {answer['error']}")
-    return answer.get("result")
-
-
 def deal_erc20(rpc_url: str, token: str, holder: str, amount: int) -> None:
     """Set ``holder``'s balance of ``token`` on an Anvil chain (``anvil_dealERC20``).
 
@@ -120,4 +104,6 @@ def deal_erc20(rpc_url: str, token: str, holder: str, amount: int) -> None:
     wallets and makers untouched, and gives every taker more than any run can reserve, so proof
     of funds never turns load into 400 insufficient_funds.
     """
-    rpc(rpc_url, "anvil_dealERC20", [holder, token, hex(amount)])
+    rpc(
+        ensure_loopback(rpc_url), "anvil_dealERC20", [holder, token, hex(amount)], timeout=TIMEOUT_S
+    )

@@ -28,6 +28,8 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+from rfqkit.json_rpc import RpcError, rpc
+
 DEFAULT_URL = "http://127.0.0.1:8080"
 EVENTS = ("rfq.filled", "rfq.expired", "rfq.failed", "rfq.filled.late")
 WAIT_S = 60.0  # for a status to be reached (the fill index polls every 50 ms)
@@ -93,18 +95,12 @@ class ChainClient:
         self.account = Account.from_key(private_key)
 
     def rpc(self, method: str, params: list[Any]) -> Any:
-        payload = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-        request = urllib.request.Request(
-            self.rpc_url, json.dumps(payload).encode(), {"Content-Type": "application/json"}
-        )
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                answer = json.loads(response.read())
-        except urllib.error.URLError as exc:
-            raise TriggerError(f"chain RPC {self.rpc_url} unreachable: {exc.reason}") from exc
-        if "error" in answer:
-            raise TriggerError(f"chain RPC {method}: {answer['error'].get('message')}")
-        return answer["result"]
+            return rpc(self.rpc_url, method, params, timeout=30)
+        except RpcError as failed:
+            if not failed.reachable:
+                raise TriggerError(f"chain RPC {failed.message}") from failed
+            raise TriggerError(f"chain RPC {method}: {failed.message}") from failed
 
     def call_uint(self, to: str, data: str) -> int:
         return int(self.rpc("eth_call", [{"to": to, "data": data}, "latest"]), 16)
