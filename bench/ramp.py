@@ -9,7 +9,6 @@ import asyncio
 import secrets
 import statistics
 import time
-from datetime import datetime
 from typing import Any
 
 import aiohttp
@@ -20,6 +19,7 @@ from bench.load import percentile, run_load
 from bench.report import Section
 from bench.sim_api import open_limits
 from conformance.signing import sign_taker_proof
+from rfqkit.timestamps import unix_seconds
 
 PROVIDER = "ngnramp"
 CHAIN = 97
@@ -50,8 +50,7 @@ class Api:
 
     async def now_ms(self) -> int:
         clock = await self.ok("GET", "/_sim/clock")
-        now = datetime.fromisoformat(clock["data"]["now"].replace("Z", "+00:00"))
-        return int(now.timestamp() * 1000)
+        return int(unix_seconds(clock["data"]["now"]) * 1000)
 
     async def advance(self, seconds: float) -> None:
         await self.ok("POST", "/_sim/clock/advance", json={"seconds": seconds})

@@ -10,6 +10,7 @@ from typing import Any
 
 from loadtests.common import REPORTS_DIR
 from loadtests.slo import Check, Tally, Thresholds, figures
+from rfqkit.timestamps import isoformat_unix
 
 
 def summary_path(options: Any, profile: str) -> Path:
@@ -64,8 +65,8 @@ def build_summary(
         "host": environment.host,
         "mode": mode,
         "workers": workers,
-        "started_at": _iso(started),
-        "stopped_at": _iso(stopped),
+        "started_at": isoformat_unix(started),
+        "stopped_at": isoformat_unix(stopped),
         "duration_s": round((stopped or time.time()) - started, 3) if started else None,
         "users": options.num_users,
         "spawn_rate": options.spawn_rate,
@@ -87,9 +88,3 @@ def build_summary(
         "setup": setup_facts,
         "cleanup": cleanup,
     }
-
-
-def _iso(stamp: float | None) -> str | None:
-    if stamp is None:
-        return None
-    return datetime.fromtimestamp(stamp, UTC).isoformat(timespec="milliseconds")

@@ -21,7 +21,6 @@ import asyncio
 import logging
 import math
 from collections.abc import Mapping
-from datetime import datetime
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Protocol
@@ -36,6 +35,7 @@ from makers.config import MakerConfig
 from makers.latency import RandomLike
 from makers.pricing import PricingModel
 from rfqkit.maker_protocol import WelcomePair
+from rfqkit.timestamps import unix_seconds
 from rfqkit.wallets import Wallet
 
 log = logging.getLogger("makers.book")
@@ -100,7 +100,7 @@ class V1Api:
         health = await self.data("GET", "/v1/health")
         if not isinstance(health, dict) or not isinstance(health.get("time"), str):
             return None
-        return datetime.fromisoformat(health["time"].replace("Z", "+00:00")).timestamp()
+        return unix_seconds(health["time"])
 
     async def data(self, method: str, path: str, **kwargs: Any) -> Any:
         """The `data` of a 2xx answer; None (logged) otherwise."""

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from rfqkit.timestamps import isoformat
 from simulator import __version__
 
 FORMAT = "rfqsim-state"
@@ -116,7 +117,7 @@ def write_state_dir(
         "format_version": FORMAT_VERSION,
         "simulator_version": __version__,
         "seed": seed,
-        "saved_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "saved_at": isoformat(datetime.now(UTC), timespec="seconds"),
         "chains": sorted(chains),
         "services": services,
     }

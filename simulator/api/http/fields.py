@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from eth_utils.address import is_checksum_address, to_checksum_address
 from pydantic import AfterValidator, BeforeValidator, Field
 
-from simulator.clock import isoformat_unix
+from rfqkit.timestamps import isoformat_unix
 
 UINT256_MAX = 2**256 - 1
 AMOUNT_PATTERN = r"^(0|[1-9][0-9]{0,77})$"

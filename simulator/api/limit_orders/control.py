@@ -6,11 +6,11 @@ from __future__ import annotations
 from aiohttp import web
 from pydantic import Field
 
+from rfqkit.timestamps import isoformat_unix
 from simulator.api.http.appkeys import BOOK, CLOCK, SETTINGS
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import Operation, RouteTable
 from simulator.api.http.schemas import ApiModel, SnakeApiModel
-from simulator.clock import isoformat_unix
 from simulator.errors import InternalError
 
 

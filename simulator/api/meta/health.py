@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from rfqkit.timestamps import isoformat
 from simulator import __version__
 from simulator.api.http.appkeys import CLOCK, HEALTH
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import Operation, RouteTable
 from simulator.api.http.schemas import DependencyCheck, Health
-from simulator.clock import isoformat
 from simulator.errors import InternalError, MethodNotAllowed, NotFound
 
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from rfqkit.timestamps import isoformat_unix
 from simulator.api.http.appkeys import RAMP
 from simulator.api.http.parsing import parse_body, parse_query
 from simulator.api.http.responses import body_response, data_response
 from simulator.api.http.routes import RouteTable
 from simulator.api.ramp import transfer_schemas as schemas
 from simulator.api.ramp.handlers import COMMON_ERRORS, WALLET_ERRORS, wallet_call
-from simulator.clock import isoformat_unix
 from simulator.errors import (
     InternalError,
     InvalidRequest,

@@ -10,12 +10,12 @@ from aiohttp import web
 from pydantic import Field
 
 from makers.config import Behaviour, LatencyConfig
+from rfqkit.timestamps import from_unix, isoformat
 from simulator.api.http.appkeys import CHANGES, MAKER_NAMES, RFQ, VENUE
 from simulator.api.http.parsing import parse_body
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import Operation, RouteTable
 from simulator.api.http.schemas import SnakeApiModel
-from simulator.clock import from_unix, isoformat
 from simulator.errors import (
     InternalError,
     InvalidRequest,

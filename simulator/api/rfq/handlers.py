@@ -6,13 +6,13 @@ from typing import Any
 
 from aiohttp import web
 
+from rfqkit.timestamps import from_unix, isoformat, isoformat_unix
 from simulator.api.http.appkeys import CALLER, CLOCK, LADDER_BYTES, RFQ
 from simulator.api.http.parsing import parse_body, parse_query, taker_proof
 from simulator.api.http.responses import data_response, raw_json_response
 from simulator.api.http.routes import Access, RouteTable
 from simulator.api.http.server_timing import record_maker_wait
 from simulator.api.rfq import schemas
-from simulator.clock import from_unix, isoformat, isoformat_unix
 from simulator.errors import (
     Conflict,
     Forbidden,

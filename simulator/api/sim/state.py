@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from rfqkit.timestamps import isoformat_unix
 from simulator.api.http.appkeys import STATE
 from simulator.api.http.parsing import parse_body
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
 from simulator.api.sim import state_schemas as schemas
-from simulator.clock import isoformat_unix
 from simulator.errors import (
     Conflict,
     InternalError,

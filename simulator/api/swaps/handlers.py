@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from aiohttp import web
 from pydantic import TypeAdapter
 
+from rfqkit.timestamps import isoformat_unix
 from simulator.api.http.appkeys import BOOK, CALLER, SWAPS, V1_BOOK_BYTES
 from simulator.api.http.parsing import parse_body, parse_query
 from simulator.api.http.responses import body_response, data_response, raw_json_response
 from simulator.api.http.routes import Access, RouteTable
 from simulator.api.swaps import schemas
 from simulator.api.v1.access import KEY_SECURITY, V1_KEY_ERRORS
-from simulator.clock import isoformat_unix
 from simulator.errors import (
     Conflict,
     InvalidRequest,

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from rfqkit.timestamps import from_unix, isoformat
 from simulator.api.http.appkeys import IDEMPOTENCY
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
 from simulator.api.v1 import schemas
-from simulator.clock import from_unix, isoformat
 from simulator.errors import InternalError
 
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from typing import Literal
 
-from simulator.clock import Clock, isoformat_unix
+from rfqkit.timestamps import isoformat_unix
+from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.services.ramp.model import RESULT_STATUSES, TransferRecord
 from simulator.services.shared.state import StateSchema

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from simulator.clock import Clock, from_unix, isoformat
+from rfqkit.timestamps import from_unix, isoformat
+from simulator.clock import Clock
 from simulator.errors import RateLimited
 from simulator.services.shared.state import StateSchema
 
