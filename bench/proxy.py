@@ -26,7 +26,7 @@ import aiohttp
 
 from bench import processes
 from bench.firm_open import FirmLoad, cpu_seconds
-from bench.open_loop import OpenLoopResult
+from bench.open_loop import OpenLoopResult, open_loop
 from bench.report import Section
 from bench.sim_api import FAST_MAKERS
 
@@ -98,16 +98,12 @@ class Flow:
             del self.recent[:-RECENT]
 
     async def run(self, session: aiohttp.ClientSession, rate: float, seconds: float) -> None:
-        began = time.perf_counter()
-        tasks = []
-        for index in range(int(rate * seconds)):
-            scheduled = began + index / rate
-            delay = scheduled - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(self.one(session, index, scheduled)))
-        await asyncio.gather(*tasks)
-        self.result.seconds += time.perf_counter() - began
+        async def send(index: int, scheduled: float) -> None:
+            await self.one(session, index, scheduled)
+
+        took, late_starts = await open_loop(rate, seconds, send)
+        self.result.seconds += took
+        self.result.late_starts += late_starts
         self.result.offered_rate = rate
 
 
