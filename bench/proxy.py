@@ -69,7 +69,7 @@ def proxy(upstream: str, report_dir: Path) -> Iterator[tuple[subprocess.Popen[st
 
 
 @dataclass
-class Flow:
+class IntegratorFlow:
     """An integrator's traffic: firm quotes (keyed takers, proof of funds on) and, four times
     as often, reads of the latest firm RFQs' status."""
 
@@ -109,15 +109,15 @@ class Flow:
 
 async def _rounds(
     api: str, url: str, info: dict[str, Any], pid: int, rate: float, seconds: float, rounds: int
-) -> tuple[Flow, Flow, list[float], float]:
+) -> tuple[IntegratorFlow, IntegratorFlow, list[float], float]:
     memory: list[float] = []
     proxy_cpu = 0.0
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
         firm = FirmLoad(api, info)
         await firm.prepare(session)
         recent: list[str] = []
-        direct = Flow(api, firm, firm.headers, recent)
-        proxied = Flow(url, firm, firm.headers, recent)
+        direct = IntegratorFlow(api, firm, firm.headers, recent)
+        proxied = IntegratorFlow(url, firm, firm.headers, recent)
         for _ in range(RECENT):
             await direct.one(session, 0, time.perf_counter())
         await proxied.run(session, rate=20, seconds=1)  # warm-up through the proxy

@@ -17,7 +17,7 @@ from rfqkit.json_rpc import rpc
 TIMEOUT_S = 30.0
 
 
-class ControlError(RuntimeError):
+class SimControlError(RuntimeError):
     def __init__(self, method: str, url: str, status: int, body: str) -> None:
         super().__init__(f"{method} {url} answered {status}: {body[:300]}")
         self.status = status
@@ -47,10 +47,12 @@ class Control:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 raw = response.read()
         except urllib.error.HTTPError as exc:
-            raise ControlError(method, url, exc.code, exc.read().decode(errors="replace")) from exc
+            raise SimControlError(
+                method, url, exc.code, exc.read().decode(errors="replace")
+            ) from exc
         answer = json.loads(raw) if raw else {}
         if not isinstance(answer, dict):
-            raise ControlError(method, url, 200, f"not a JSON object: {raw[:100]!r}")
+            raise SimControlError(method, url, 200, f"not a JSON object: {raw[:100]!r}")
         return answer
 
     def data(
@@ -59,7 +61,7 @@ class Control:
         """``answer["data"]`` as an object."""
         value = self.call(method, path, body, key=key).get("data")
         if not isinstance(value, dict):
-            raise ControlError(method, self.base_url + path, 200, f"no data object: {value!r}")
+            raise SimControlError(method, self.base_url + path, 200, f"no data object: {value!r}")
         return value
 
     def info(self) -> dict[str, Any]:

@@ -33,7 +33,7 @@ MAX_BODY_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
-class Delivery:
+class ReceivedDelivery:
     event_id: str
     event_type: str
     lag_ms: float  # arrival (simulator clock) minus the event's `created`
@@ -42,7 +42,7 @@ class Delivery:
 
 
 # Called for every delivery, on the sink's connection greenlet.
-OnDelivery = Callable[[Delivery], None]
+OnDelivery = Callable[[ReceivedDelivery], None]
 
 
 @dataclass
@@ -138,7 +138,7 @@ class WebhookSink:
             event_id = event_id or str(event.get("id"))
         except (ValueError, KeyError, TypeError, AttributeError):
             event_type, lag_ms, problem = "unparseable", 0.0, problem or "unparseable"
-        delivery = Delivery(str(event_id), event_type, lag_ms, len(raw), problem)
+        delivery = ReceivedDelivery(str(event_id), event_type, lag_ms, len(raw), problem)
         with self._lock:
             counts = self.counts
             counts.deliveries += 1

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from loadtests.common import REPORTS_DIR
-from loadtests.slo import Check, Tally, Thresholds, figures
+from loadtests.slo import SloCheck, Tally, Thresholds, figures
 from rfqkit.timestamps import isoformat_unix
 
 
@@ -47,7 +47,7 @@ def build_summary(
     limits: Thresholds,
     judged: Iterable[str],
     quotes_expected: bool,
-    checks: list[Check],
+    checks: list[SloCheck],
     code: int,
     tally: Tally,
     times: tuple[float | None, float | None],

@@ -60,7 +60,7 @@ def add_parser(commands: Any) -> None:
     trigger.add_argument("--json", action="store_true", help="print the final RFQ record as JSON")
 
 
-class Api:
+class TriggerApi:
     def __init__(self, url: str, api_key: str) -> None:
         self.url = url.rstrip("/")
         self.auth = {"Authorization": f"Bearer {api_key}"}
@@ -141,9 +141,9 @@ class ChainClient:
         raise TriggerError(f"transaction {tx_hash} was not mined within {WAIT_S:.0f} s")
 
 
-class Flow:
+class TriggerFlow:
     def __init__(self, args: argparse.Namespace, say: Callable[[str], None]) -> None:
-        self.api = Api(args.url, args.api_key)
+        self.api = TriggerApi(args.url, args.api_key)
         self.say = say
         key = str(args.api_key)
         if not key.startswith(("tx_live_", "tx_test_")):
@@ -233,7 +233,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {line}", file=sys.stderr, flush=True)
 
     try:
-        record = Flow(args, say).run(args.event)
+        record = TriggerFlow(args, say).run(args.event)
     except TriggerError as exc:
         print(f"rfqsim trigger: {exc}", file=sys.stderr)
         return 1
@@ -244,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     late = " (late: true, supersedes rfq.expired)" if args.event == "rfq.filled.late" else ""
     try:
-        endpoints = _endpoints_sent_to(Api(args.url, args.api_key), f"{sent}:{rfq_id}")
+        endpoints = _endpoints_sent_to(TriggerApi(args.url, args.api_key), f"{sent}:{rfq_id}")
     except TriggerError:
         endpoints = None  # a target without the delivery log: say less
     if endpoints is None:
@@ -259,7 +259,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _endpoints_sent_to(api: Api, event_id: str) -> int:
+def _endpoints_sent_to(api: TriggerApi, event_id: str) -> int:
     """How many endpoints the event went to (the simulator's delivery log)."""
     data = api.call("GET", f"/_sim/webhooks/deliveries?event_id={event_id}", keyed=False)
     return len({d["endpoint_id"] for d in data["deliveries"]})

@@ -15,7 +15,7 @@ from locust import between, task
 
 from loadtests.common import LADDER_CACHE_MS
 from loadtests.harness import Harness
-from loadtests.slo import Check, Tally, Thresholds, allowed_over
+from loadtests.slo import SloCheck, Tally, Thresholds, allowed_over
 from loadtests.users import LEVELS, ProfileShape, SimUser, describe_failure
 from rfqkit.timestamps import unix_seconds
 
@@ -26,14 +26,14 @@ class LadderHarness(Harness):
     quotes_expected = False
     needs_takers = False
 
-    def extra_checks(self, tally: Tally) -> list[Check]:
+    def extra_checks(self, tally: Tally) -> list[SloCheck]:
         limits = Thresholds.from_options(self.options)
         polls, stale = tally.counters["ladder_polls"], tally.counters["ladder_stale"]
         allowed = allowed_over(polls, limits.percentile)
         limit_ms = LADDER_CACHE_MS + limits.tolerance_ms
         oldest = tally.maxima.get("ladder_age_ms")
         return [
-            Check(
+            SloCheck(
                 name="ladder_freshness",
                 passed=polls > 0 and stale <= allowed,
                 observed=stale,
