@@ -7,6 +7,8 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel
 
+from simulator.api.http.schemas import ApiModel
+
 JSON = "application/json"
 
 
@@ -42,3 +44,14 @@ class Joined:
             if hasattr(part, name):
                 return getattr(part, name)
         raise AttributeError(name)
+
+
+def event_body(
+    model: type[ApiModel], event_type: str, subject_id: str, created: float, data: object
+) -> dict[str, Any]:
+    """A webhook event's body as JSON: `{id: "<type>:<subject id>", type, created, data}`, the
+    envelope every area's events share (spec 1 and 3 "Events"), checked by the event's model."""
+    event = model.model_validate(
+        {"id": f"{event_type}:{subject_id}", "type": event_type, "created": created, "data": data}
+    )
+    return event.model_dump(mode="json")

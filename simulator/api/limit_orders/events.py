@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from simulator.api.http.responses import event_body
 from simulator.api.limit_orders import schemas
 from simulator.services.limit_orders.events import LimitOrderEvents
 from simulator.services.limit_orders.model import LimitOrder, NoticeType
@@ -15,15 +16,8 @@ from simulator.services.shared.events import EventSink
 def limit_order_event_body(
     event_type: NoticeType, order: LimitOrder, created: float
 ) -> dict[str, Any]:
-    event = schemas.LimitOrderEvent.model_validate(
-        {
-            "id": f"{event_type}:{order.order_id}",
-            "type": event_type,
-            "created": created,
-            "data": {"limit_order": schemas.LimitOrderEventOrder.model_validate(order)},
-        }
-    )
-    return event.model_dump(mode="json")
+    data = {"limit_order": schemas.LimitOrderEventOrder.model_validate(order)}
+    return event_body(schemas.LimitOrderEvent, event_type, order.order_id, created, data)
 
 
 def limit_order_events(log: EventSink) -> LimitOrderEvents:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from simulator.api.http.responses import event_body
 from simulator.api.rfq import schemas
 from simulator.services.rfq.events import EventType, RfqEvents
 from simulator.services.rfq.model import RfqRecord
@@ -14,15 +15,8 @@ from simulator.services.shared.events import EventSink
 
 def rfq_event_body(event_type: EventType, record: RfqRecord, created: float) -> dict[str, Any]:
     shape = schemas.RfqFilledEventRfq if event_type == "rfq.filled" else schemas.RfqEventRfq
-    event = schemas.RfqEvent.model_validate(
-        {
-            "id": f"{event_type}:{record.rfq_id}",
-            "type": event_type,
-            "created": created,
-            "data": schemas.RfqEventData(rfq=shape.model_validate(record)),
-        }
-    )
-    return event.model_dump(mode="json")
+    data = schemas.RfqEventData(rfq=shape.model_validate(record))
+    return event_body(schemas.RfqEvent, event_type, record.rfq_id, created, data)
 
 
 def rfq_events(log: EventSink) -> RfqEvents:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from simulator.api.http.responses import event_body
 from simulator.api.swaps import schemas
 from simulator.services.shared.events import EventSink
 from simulator.services.swaps.events import SwapEvents, SwapEventType
@@ -14,15 +15,8 @@ from simulator.services.swaps.model import SwapRecord
 def swap_event_body(
     event_type: SwapEventType, record: SwapRecord, created: float
 ) -> dict[str, Any]:
-    event = schemas.SwapFilledEvent.model_validate(
-        {
-            "id": f"{event_type}:{record.swap_id}",
-            "type": event_type,
-            "created": created,
-            "data": {"swap": schemas.SwapEventSwap.model_validate(record)},
-        }
-    )
-    return event.model_dump(mode="json")
+    data = {"swap": schemas.SwapEventSwap.model_validate(record)}
+    return event_body(schemas.SwapFilledEvent, event_type, record.swap_id, created, data)
 
 
 def swap_events(log: EventSink) -> SwapEvents:
