@@ -21,6 +21,8 @@ from typing import Any, Literal
 
 from aiohttp import web
 
+from rfqkit.webhook_signatures import EVENT_ID_HEADER
+
 LOOPBACK_HOSTNAMES = ("127.0.0.1", "localhost")
 
 
@@ -263,6 +265,24 @@ class WebhookReceiver:
             if time.monotonic() >= deadline:
                 raise AssertionError(
                     f"webhook receiver got {len(got)} request(s), expected {count}, "
+                    f"within {timeout:.1f}s"
+                )
+            time.sleep(0.05)
+
+    def wait_for_events(self, count: int, timeout: float = 10.0) -> list[ReceivedRequest]:
+        """At least ``count`` distinct events: the first delivery of each `Service-Event-Id`,
+        in the order received. Delivery is at-least-once, so a retry of an event already
+        received (its first answer lost or late) is not another event."""
+        deadline = time.monotonic() + timeout
+        while True:
+            first: dict[str | None, ReceivedRequest] = {}
+            for received in self.requests:
+                first.setdefault(received.header(EVENT_ID_HEADER), received)
+            if len(first) >= count:
+                return list(first.values())
+            if time.monotonic() >= deadline:
+                raise AssertionError(
+                    f"webhook receiver got {len(first)} event(s), expected {count}, "
                     f"within {timeout:.1f}s"
                 )
             time.sleep(0.05)

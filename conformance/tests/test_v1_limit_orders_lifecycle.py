@@ -129,7 +129,7 @@ def test_a_fast_fill_order_is_filled_by_the_operator_within_seconds(
     _, record = fast_filled(integrator, clock, chain, source)
     tx_hash = str(record["txHash"])
     filled_at = parse_iso_utc(record["filledAt"]).timestamp()
-    (got,) = receiver.wait_for_requests(1, timeout=WAIT_S)
+    (got,) = receiver.wait_for_events(1, timeout=WAIT_S)
     event = check_limit_order_event(got, endpoint["signingSecret"], "limit_order.filled", record)
     body = event["data"]["limitOrder"]
     assert str(body["txHash"]).lower() == tx_hash.lower()
@@ -174,7 +174,7 @@ def test_an_expired_order_reads_expired_at_once_and_is_reported_after_the_lag(
     )
     assert listed[0]["status"] == "EXPIRED"
     sent_after = advance_past_the_lag(sim, record["deadline"])
-    (got,) = receiver.wait_for_requests(1, timeout=WAIT_S)
+    (got,) = receiver.wait_for_events(1, timeout=WAIT_S)
     event = check_limit_order_event(got, endpoint["signingSecret"], "limit_order.expired", record)
     body = event["data"]["limitOrder"]
     assert (body["txHash"], body["filledAt"]) == (None, None)
@@ -216,7 +216,7 @@ def test_a_maker_cancel_on_chain_reads_cancelled_and_is_reported_after_the_lag(
     nothing_sent(sim, f"limit_order.cancelled:{placed.order_id}", receiver)
     assert get_order(integrator.client, placed.order_id)["status"] == "CANCELLED"
     advance_past_the_lag(sim, record["deadline"])
-    (got,) = receiver.wait_for_requests(1, timeout=WAIT_S)
+    (got,) = receiver.wait_for_events(1, timeout=WAIT_S)
     event = check_limit_order_event(got, endpoint["signingSecret"], "limit_order.cancelled", record)
     assert (event["data"]["limitOrder"]["txHash"], event["data"]["limitOrder"]["filledAt"]) == (
         None,
@@ -264,7 +264,7 @@ def test_a_fill_indexed_after_a_cancel_notice_supersedes_it(
         record = get_order(integrator.client, placed.order_id)
         assert record["status"] == "CANCELLED", "a spent nonce with no fill found yet"
         advance_past_the_lag(sim, record["deadline"])
-        cancelled = receiver.wait_for_requests(1, timeout=WAIT_S)[0]
+        cancelled = receiver.wait_for_events(1, timeout=WAIT_S)[0]
         check_limit_order_event(
             cancelled, endpoint["signingSecret"], "limit_order.cancelled", record
         )

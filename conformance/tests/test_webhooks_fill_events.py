@@ -49,11 +49,11 @@ def test_a_late_fill_corrects_the_expired_event(
     quote = partner.firm_quote(taker)
     rfq_id = str(quote["rfqId"])
     sim.advance(61)  # past expiresAt, before the order deadline (expiresAt + 60 s)
-    (expired,) = receiver.wait_for_requests(1, timeout=WAIT_S)
+    (expired,) = receiver.wait_for_events(1, timeout=WAIT_S)
     check_event(expired, "rfq.expired", rfq_id)
 
     partner.execute(taker, quote)
-    _, filled = receiver.wait_for_requests(2, timeout=WAIT_S)
+    _, filled = receiver.wait_for_events(2, timeout=WAIT_S)
     check_signature(endpoint["signingSecret"], filled)
     rfq = check_event(filled, "rfq.filled", rfq_id)["data"]["rfq"]
     assert rfq["late"] is True
@@ -101,13 +101,13 @@ def test_a_late_indexed_fill_corrects_the_failed_event(
         swap_hash = partner.execute(taker, quote)  # mined before the deadline, not yet indexed
         deadline = parse_iso_utc(quote["quote"]["orderDeadline"]).timestamp()
         sim.advance(max(1, math.ceil(deadline - service_now(sim)) + 1))
-        (failed,) = receiver.wait_for_requests(1, timeout=WAIT_S)
+        (failed,) = receiver.wait_for_events(1, timeout=WAIT_S)
         rfq = check_event(failed, "rfq.failed", rfq_id)["data"]["rfq"]
         assert rfq["failReason"] == "not_landed"
         assert partner.rfq(rfq_id)["status"] == "failed"
     finally:
         sim.call("DELETE", "faults")  # the index is back: it catches up from where it stopped
-    _, filled = receiver.wait_for_requests(2, timeout=WAIT_S)
+    _, filled = receiver.wait_for_events(2, timeout=WAIT_S)
     check_signature(endpoint["signingSecret"], filled)
     rfq = check_event(filled, "rfq.filled", rfq_id)["data"]["rfq"]
     assert rfq["late"] is True

@@ -26,12 +26,20 @@ class Served:
         return str(self.info["api_url"])
 
 
-def wait_ready(process: subprocess.Popen[str], ready: Path, timeout: float = 60) -> dict[str, Any]:
+def wait_ready(
+    process: subprocess.Popen[str], ready: Path, timeout: float = 60, log: Path | None = None
+) -> dict[str, Any]:
+    """The ready file's facts once it appears; the process's stderr (its pipe, or the file
+    `log` it writes to) when it exits first."""
     deadline = time.monotonic() + timeout
     while not ready.exists():
         if process.poll() is not None:
-            assert process.stderr is not None
-            raise AssertionError(f"rfqsim exited {process.returncode}: {process.stderr.read()}")
+            if log is not None:
+                stderr = log.read_text(errors="replace")[-6000:]
+            else:
+                assert process.stderr is not None, "pass the file stderr goes to as `log`"
+                stderr = process.stderr.read()
+            raise AssertionError(f"rfqsim exited {process.returncode}: {stderr}")
         if time.monotonic() > deadline:
             raise AssertionError("rfqsim did not write its ready file in time")
         time.sleep(0.02)

@@ -74,7 +74,7 @@ def simulator(tmp_path: Path, policy: str, *extra: str) -> Iterator[Running]:
             text=True,
         )
     try:
-        yield Running(process, wait_ready(process, ready), log)
+        yield Running(process, wait_ready(process, ready, log=log), log)
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)

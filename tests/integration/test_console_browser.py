@@ -177,6 +177,7 @@ def test_a_hostile_request_body_renders_as_text_and_runs_nothing(
     )
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=30)
+    refused.value.close()  # its socket, else a ResourceWarning whenever it is collected
     assert refused.value.code == 400
     link = page.locator("tr", has_text="/v2/rfq/request").filter(has_text="400").first
     link.get_by_role("link").click()

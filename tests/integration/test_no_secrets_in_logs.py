@@ -58,7 +58,7 @@ def test_secrets_stay_out_of_logs_and_errors(tmp_path: Path) -> None:
             stderr=stderr,
         )
         try:
-            info = wait_ready(process, ready)  # type: ignore[arg-type]
+            info = wait_ready(process, ready, log=log_file)  # type: ignore[arg-type]
             api = info["api_url"]
             key = next(k["key"] for k in info["demo_keys"] if k["label"] == "taker-test")
             chain = next(c for c in info["chains"] if c["chain_id"] == 97)

@@ -80,7 +80,7 @@ def test_a_stop_under_load_exits_within_seconds(tmp_path: Path, trial: int) -> N
             text=True,
         )
     try:
-        info = wait_ready(process, ready)
+        info = wait_ready(process, ready, log=log)
         anvils = anvil_children(process.pid)
         assert len(anvils) == 2
         exit_s = asyncio.run(_load_then_stop(process, info, rng.uniform(1.0, 2.5)))
