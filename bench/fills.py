@@ -17,19 +17,7 @@ from bench import processes
 from bench.load import percentile
 from bench.report import Section
 from bench.sim_api import FAST_MAKERS, call_json, setup_bench_key, token_address
-
-
-def _rpc_sync(url: str, method: str, params: list[Any]) -> Any:
-    import json
-    import urllib.request
-
-    request = urllib.request.Request(
-        url,
-        json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode(),
-        {"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read())["result"]
+from rfqkit.json_rpc import rpc
 
 
 async def _fill_delays(api: str, info: dict[str, Any], fills: int) -> list[float]:
@@ -48,7 +36,7 @@ async def _fill_delays(api: str, info: dict[str, Any], fills: int) -> list[float
         key = await setup_bench_key(session, api)
         headers = {"Authorization": f"Bearer {key}"}
         rpc_url = chain["rpc_url"]
-        nonce = int(_rpc_sync(rpc_url, "eth_getTransactionCount", [account.address, "pending"]), 16)
+        nonce = int(rpc(rpc_url, "eth_getTransactionCount", [account.address, "pending"]), 16)
 
         def send(to: str, data: str) -> str:
             nonlocal nonce
@@ -65,10 +53,10 @@ async def _fill_delays(api: str, info: dict[str, Any], fills: int) -> list[float
             )
             nonce += 1
             raw = "0x" + signed.raw_transaction.hex()
-            return str(_rpc_sync(rpc_url, "eth_sendRawTransaction", [raw]))
+            return str(rpc(rpc_url, "eth_sendRawTransaction", [raw]))
 
         def receipt(tx_hash: str) -> dict[str, Any]:
-            while (found := _rpc_sync(rpc_url, "eth_getTransactionReceipt", [tx_hash])) is None:
+            while (found := rpc(rpc_url, "eth_getTransactionReceipt", [tx_hash])) is None:
                 time.sleep(0.001)
             return dict(found)
 

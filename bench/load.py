@@ -1,12 +1,14 @@
-"""A small closed-loop HTTP load generator (aiohttp client): `concurrency` workers send requests
-back to back for `seconds`, and every latency is kept (exact percentiles, no buckets)."""
+"""The benchmarks' closed-loop driver: `closed_loop` runs N workers, each doing its next step as
+soon as the last one answered, until told to stop. `run_load` is its common use: `concurrency`
+workers send one request back to back for `seconds`, and every latency is kept (exact
+percentiles, no buckets). The open-loop driver is bench/open_loop.py."""
 
 from __future__ import annotations
 
 import asyncio
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +50,18 @@ def merge(results: list[LoadResult]) -> LoadResult:
     )
 
 
+async def closed_loop(
+    workers: int, step: Callable[[int], Awaitable[None]], *, done: Callable[[], bool]
+) -> None:
+    """`workers` workers, each running `step(worker index)` back to back until `done()`."""
+
+    async def worker(index: int) -> None:
+        while not done():
+            await step(index)
+
+    await asyncio.gather(*(worker(index) for index in range(workers)))
+
+
 async def run_load(
     url: str,
     *,
@@ -78,18 +92,17 @@ async def run_load(
         await asyncio.gather(*(touch() for _ in range(concurrency)))
         stop_at = time.perf_counter() + seconds
 
-        async def worker() -> None:
+        async def step(worker: int) -> None:
             nonlocal errors
-            while time.perf_counter() < stop_at:
-                target = next_url() if next_url is not None else url
-                started = time.perf_counter()
-                async with call(target) as resp:
-                    await resp.read()
-                    if resp.status != expect_status:
-                        errors += 1
-                latencies.append((time.perf_counter() - started) * 1000)
+            target = next_url() if next_url is not None else url
+            started = time.perf_counter()
+            async with call(target) as resp:
+                await resp.read()
+                if resp.status != expect_status:
+                    errors += 1
+            latencies.append((time.perf_counter() - started) * 1000)
 
         began = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        await closed_loop(concurrency, step, done=lambda: time.perf_counter() >= stop_at)
         elapsed = time.perf_counter() - began
     return LoadResult(len(latencies), errors, elapsed, latencies)

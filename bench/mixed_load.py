@@ -1,7 +1,7 @@
 """Mixed API load against a running simulator, shared by the soak benchmark and the stop-under-
-load test: each worker cycles through the price ladder, a preview, and a keyed firm request that
-it cancels when quoted. Workers run until told to stop and survive the server going away
-(connection errors are counted, not raised)."""
+load test: on the closed-loop driver (bench/load.py), each worker cycles through the price
+ladder, a preview, and a keyed firm request that it cancels when quoted. Workers run until told
+to stop and survive the server going away (connection errors are counted, not raised)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
+
+from bench.load import closed_loop
 
 OPEN_LIMITS = {
     "outstanding_default": 1_000_000,
@@ -101,16 +103,16 @@ class MixedLoad:
             else:
                 self.quoted.append(rfq_id)
 
-    async def worker(self, session: aiohttp.ClientSession, index: int, stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            try:
-                await self._cycle(session, index)
-            except (aiohttp.ClientError, TimeoutError, ValueError):
-                self.counts["connection error"] += 1
-                await asyncio.sleep(0.05)  # the server is going away: do not spin
-
     async def run(self, workers: int, stop: asyncio.Event) -> None:
         timeout = aiohttp.ClientTimeout(total=30)
         connector = aiohttp.TCPConnector(limit=workers)
         async with aiohttp.ClientSession(timeout=timeout, connector=connector) as session:
-            await asyncio.gather(*(self.worker(session, i, stop) for i in range(workers)))
+
+            async def step(index: int) -> None:
+                try:
+                    await self._cycle(session, index)
+                except (aiohttp.ClientError, TimeoutError, ValueError):
+                    self.counts["connection error"] += 1
+                    await asyncio.sleep(0.05)  # the server is going away: do not spin
+
+            await closed_loop(workers, step, done=stop.is_set)

@@ -1,6 +1,8 @@
-"""An open-loop load generator: requests start at a fixed arrival rate whatever the server's
+"""The benchmarks' open-loop driver: requests start at a fixed arrival rate whatever the server's
 answer times are, so a slow answer cannot hold back the next request (no coordinated omission,
-unlike a closed loop of N clients, where a stalled server also stalls the load).
+unlike a closed loop of N clients, where a stalled server also stalls the load). `open_loop`
+schedules any request; `run_open_loop` is its common use, one POST per arrival. The
+closed-loop driver is bench/load.py.
 
 Each latency is measured from the request's *scheduled* start, so a generator that falls behind
 its own schedule (it shares the cores with the server) is charged to the latency, never hidden.
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +45,34 @@ class OpenLoopResult:
         return [s - m for s, m in zip(self.inside_ms, self.maker_wait_ms, strict=True)]
 
 
+async def open_loop(
+    rate: float, seconds: float, send: Callable[[int, float], Awaitable[None]]
+) -> tuple[float, int]:
+    """Start `send(index, scheduled)` at `scheduled` = start + index / rate for `seconds`; a
+    send measures its latency from `scheduled`. Returns the seconds from the first scheduled
+    start to the last answer, and how many sends started more than 5 ms late."""
+    began = time.perf_counter()
+    last_end = began
+    late_starts = 0
+
+    async def one(index: int, scheduled: float) -> None:
+        nonlocal last_end
+        await send(index, scheduled)
+        last_end = max(last_end, time.perf_counter())
+
+    tasks: list[asyncio.Task[None]] = []
+    for index in range(int(rate * seconds)):
+        scheduled = began + index / rate
+        delay = scheduled - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        elif -delay > 0.005:
+            late_starts += 1
+        tasks.append(asyncio.create_task(one(index, scheduled)))
+    await asyncio.gather(*tasks)
+    return last_end - began, late_starts
+
+
 async def run_open_loop(
     session: aiohttp.ClientSession,
     url: str,
@@ -56,36 +86,20 @@ async def run_open_loop(
     """POST `body(i)` to `url` at `rate` per second for `seconds`; `label(status, payload)`
     names each outcome (default: the HTTP status)."""
     result = OpenLoopResult(offered_rate=rate, seconds=0.0)
-    count = int(rate * seconds)
-    began = time.perf_counter()
-    last_end = began
 
-    async def one(index: int, scheduled: float) -> None:
-        nonlocal last_end
+    async def send(index: int, scheduled: float) -> None:
         async with session.post(url, json=body(index), headers=headers) as resp:
             payload = await resp.json(content_type=None)
             timing = server_timing(resp.headers.get("Server-Timing"))
-        end = time.perf_counter()
-        last_end = max(last_end, end)
-        result.latencies_ms.append((end - scheduled) * 1000)
+        result.latencies_ms.append((time.perf_counter() - scheduled) * 1000)
         name = label(resp.status, payload) if label is not None else f"http {resp.status}"
         result.outcomes[name] = result.outcomes.get(name, 0) + 1
         if "makers" in timing and "sim" in timing:
             result.maker_wait_ms.append(timing["makers"])
             result.inside_ms.append(timing["sim"])
 
-    tasks: list[asyncio.Task[None]] = []
-    for index in range(count):
-        scheduled = began + index / rate
-        delay = scheduled - time.perf_counter()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        elif -delay > 0.005:
-            result.late_starts += 1
-        tasks.append(asyncio.create_task(one(index, scheduled)))
-    await asyncio.gather(*tasks)
-    result.seconds = last_end - began
+    result.seconds, result.late_starts = await open_loop(rate, seconds, send)
     return result
 
 
-__all__ = ["OpenLoopResult", "run_open_loop"]
+__all__ = ["OpenLoopResult", "open_loop", "run_open_loop"]

@@ -26,7 +26,7 @@ import aiohttp
 
 from bench import processes
 from bench.firm_open import FirmLoad, cpu_seconds
-from bench.open_loop import OpenLoopResult
+from bench.open_loop import OpenLoopResult, open_loop
 from bench.report import Section
 from bench.sim_api import FAST_MAKERS
 
@@ -69,7 +69,7 @@ def proxy(upstream: str, report_dir: Path) -> Iterator[tuple[subprocess.Popen[st
 
 
 @dataclass
-class Flow:
+class IntegratorFlow:
     """An integrator's traffic: firm quotes (keyed takers, proof of funds on) and, four times
     as often, reads of the latest firm RFQs' status."""
 
@@ -98,30 +98,26 @@ class Flow:
             del self.recent[:-RECENT]
 
     async def run(self, session: aiohttp.ClientSession, rate: float, seconds: float) -> None:
-        began = time.perf_counter()
-        tasks = []
-        for index in range(int(rate * seconds)):
-            scheduled = began + index / rate
-            delay = scheduled - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(self.one(session, index, scheduled)))
-        await asyncio.gather(*tasks)
-        self.result.seconds += time.perf_counter() - began
+        async def send(index: int, scheduled: float) -> None:
+            await self.one(session, index, scheduled)
+
+        took, late_starts = await open_loop(rate, seconds, send)
+        self.result.seconds += took
+        self.result.late_starts += late_starts
         self.result.offered_rate = rate
 
 
 async def _rounds(
     api: str, url: str, info: dict[str, Any], pid: int, rate: float, seconds: float, rounds: int
-) -> tuple[Flow, Flow, list[float], float]:
+) -> tuple[IntegratorFlow, IntegratorFlow, list[float], float]:
     memory: list[float] = []
     proxy_cpu = 0.0
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
         firm = FirmLoad(api, info)
         await firm.prepare(session)
         recent: list[str] = []
-        direct = Flow(api, firm, firm.headers, recent)
-        proxied = Flow(url, firm, firm.headers, recent)
+        direct = IntegratorFlow(api, firm, firm.headers, recent)
+        proxied = IntegratorFlow(url, firm, firm.headers, recent)
         for _ in range(RECENT):
             await direct.one(session, 0, time.perf_counter())
         await proxied.run(session, rate=20, seconds=1)  # warm-up through the proxy

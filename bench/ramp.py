@@ -9,7 +9,6 @@ import asyncio
 import secrets
 import statistics
 import time
-from datetime import datetime
 from typing import Any
 
 import aiohttp
@@ -20,6 +19,7 @@ from bench.load import percentile, run_load
 from bench.report import Section
 from bench.sim_api import open_limits
 from conformance.signing import sign_taker_proof
+from rfqkit.timestamps import unix_seconds
 
 PROVIDER = "ngnramp"
 CHAIN = 97
@@ -33,7 +33,7 @@ PAYOUT_ACCOUNT = "0123456789"
 RECHECK_ADVANCE_S = 9  # just past the spec's 8 s: every stored state is due for a re-check
 
 
-class Api:
+class RampApi:
     def __init__(self, session: aiohttp.ClientSession, base: str) -> None:
         self.session = session
         self.base = base
@@ -50,8 +50,7 @@ class Api:
 
     async def now_ms(self) -> int:
         clock = await self.ok("GET", "/_sim/clock")
-        now = datetime.fromisoformat(clock["data"]["now"].replace("Z", "+00:00"))
-        return int(now.timestamp() * 1000)
+        return int(unix_seconds(clock["data"]["now"]) * 1000)
 
     async def advance(self, seconds: float) -> None:
         await self.ok("POST", "/_sim/clock/advance", json={"seconds": seconds})
@@ -73,7 +72,7 @@ class BenchWallet:
         }
 
 
-async def _wallets(api: Api, count: int, *, verified: bool) -> list[BenchWallet]:
+async def _wallets(api: RampApi, count: int, *, verified: bool) -> list[BenchWallet]:
     wallets = [BenchWallet() for _ in range(count)]
     now = await api.now_ms()
     for wallet in wallets:
@@ -96,7 +95,7 @@ async def _wallets(api: Api, count: int, *, verified: bool) -> list[BenchWallet]
     return wallets
 
 
-async def _payout(api: Api) -> dict[str, str]:
+async def _payout(api: RampApi) -> dict[str, str]:
     resolved = await api.ok(
         "POST",
         "/v2/ramp/banks/resolve",
@@ -110,7 +109,7 @@ async def _payout(api: Api) -> dict[str, str]:
 
 
 async def _creates(
-    api: Api, side: str, count: int, concurrency: int
+    api: RampApi, side: str, count: int, concurrency: int
 ) -> tuple[float, list[float], list[tuple[str, str]]]:
     """`count` creates, `concurrency` at a time; proofs are signed before the clock starts."""
     wallets = await _wallets(api, count, verified=side == "buy")
@@ -141,7 +140,7 @@ async def _creates(
 
 
 async def _read_all(
-    api: Api, created: list[tuple[str, str]], concurrency: int
+    api: RampApi, created: list[tuple[str, str]], concurrency: int
 ) -> tuple[float, list[float]]:
     """Every transfer read once (full view); returns (reads per second, latencies)."""
     gate = asyncio.Semaphore(concurrency)
@@ -160,7 +159,7 @@ async def _read_all(
     return len(created) / (time.perf_counter() - began), latencies
 
 
-async def _provider_reads(api: Api) -> int:
+async def _provider_reads(api: RampApi) -> int:
     state = await api.ok("GET", "/_sim/ramp/state")
     return int(state["data"]["calls"].get("GET /api/v1/transfers/{id}", 0))
 
@@ -179,7 +178,7 @@ async def _run(api_url: str, base_url: str, creates: int, reads: int, seconds: f
         return f"{rate / baseline[concurrency]:.3f}"
 
     async with aiohttp.ClientSession() as session:
-        api = Api(session, api_url)
+        api = RampApi(session, api_url)
         section = Section(
             title="Ramp transfers: creation latency and reads with and without the re-check",
             intro=(

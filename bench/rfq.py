@@ -15,7 +15,7 @@ import aiohttp
 from eth_account.messages import encode_typed_data
 
 from bench import processes
-from bench.load import LoadResult, merge, percentile, run_load
+from bench.load import LoadResult, closed_loop, merge, percentile, run_load
 from bench.report import Section
 from bench.sim_api import (
     FAST_MAKERS,
@@ -46,17 +46,14 @@ async def _firm_load(
 
         async def taker(index: int) -> None:
             request = dict(body, taker=takers[index % len(takers)])
-            while time.perf_counter() < stop_at:
-                started = time.perf_counter()
-                async with session.post(
-                    f"{api}/v2/rfq/request", json=request, headers=headers
-                ) as resp:
-                    payload = await resp.json()
-                latencies.append((time.perf_counter() - started) * 1000)
-                label = payload["data"]["status"] if resp.status == 200 else f"http {resp.status}"
-                outcomes[label] = outcomes.get(label, 0) + 1
+            started = time.perf_counter()
+            async with session.post(f"{api}/v2/rfq/request", json=request, headers=headers) as resp:
+                payload = await resp.json()
+            latencies.append((time.perf_counter() - started) * 1000)
+            label = payload["data"]["status"] if resp.status == 200 else f"http {resp.status}"
+            outcomes[label] = outcomes.get(label, 0) + 1
 
-        await asyncio.gather(*(taker(i) for i in range(concurrency)))
+        await closed_loop(concurrency, taker, done=lambda: time.perf_counter() >= stop_at)
     return latencies, outcomes
 
 

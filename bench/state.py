@@ -22,7 +22,7 @@ from aiohttp.typedefs import Middleware
 
 from bench import processes
 from bench.load import LoadResult, merge, percentile, run_load
-from bench.ramp import Api, _creates
+from bench.ramp import RampApi, _creates
 from bench.report import Section
 from bench.sim_api import FAST_MAKERS, call_json, open_limits, setup_bench_key, token_address
 from simulator.api.http.appkeys import JOURNAL, REQUEST_ID, STATE
@@ -67,7 +67,7 @@ async def _fill_stores(api: str, info: dict[str, Any], rfqs: int, transfers: int
                 statuses.append(answer["data"]["status"])
 
         await asyncio.gather(*(one() for _ in range(rfqs)))
-        await _creates(Api(session, api), "sell", transfers, 10)
+        await _creates(RampApi(session, api), "sell", transfers, 10)
         return statuses.count("quoted")
 
 

@@ -15,7 +15,7 @@ from bench.processes import REPO
 from bench.report import Section
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
-from simulator.runtime.webhooks import build_webhooks
+from simulator.runtime.webhooks import build_webhooks, webhook_adapters
 from simulator.services.shared.events import Event
 from simulator.settings import WebhookSettings
 
@@ -36,7 +36,10 @@ def _event(index: int) -> Event:
 async def _run(state_dir: Path, paced: int, rate: float, burst: int) -> tuple[list[float], float]:
     settings = WebhookSettings(state_dir=str(state_dir))
     clock = Clock()
-    webhooks, adapters = build_webhooks(settings, clock, RandomSource(1))
+    adapters = webhook_adapters(settings)
+    webhooks = build_webhooks(
+        settings, clock, RandomSource(1), transport=adapters.sender, certificates=adapters.ca
+    )
     issued = await adapters.ca.issue(["127.0.0.1"])
     cert, key, port_file = state_dir / "cert.pem", state_dir / "key.pem", state_dir / "port"
     cert.write_bytes(issued.cert_pem)

@@ -26,7 +26,7 @@ from eth_account import Account
 from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 
-from conformance.json_rpc import RpcError, hex_to_int, rpc
+from rfqkit.json_rpc import RpcError, hex_to_int, rpc
 
 T = TypeVar("T")
 

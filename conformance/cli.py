@@ -41,6 +41,7 @@ from conformance.inputs import (
     probe_scopes,
     read_config,
 )
+from rfqkit.json_rpc import RpcError, hex_to_int, rpc
 
 __all__ = ["AREAS", "TESTS_DIR", "build_parser", "main", "preflight", "pytest_args", "run"]
 
@@ -57,16 +58,6 @@ def _get_json(url: str, headers: dict[str, str] | None = None, timeout: float = 
         return json.loads(response.read())
 
 
-def _rpc(url: str, method: str, params: list[Any]) -> Any:
-    payload = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
-    request = urllib.request.Request(url, payload, {"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        answer = json.loads(response.read())
-    if "error" in answer:
-        raise PreflightError(f"chain RPC {url} answered {method} with an error: {answer['error']}")
-    return answer["result"]
-
-
 def parse_rpc_urls(values: list[str]) -> dict[int, str]:
     urls: dict[int, str] = {}
     for value in values:
@@ -78,7 +69,7 @@ def parse_rpc_urls(values: list[str]) -> dict[int, str]:
 
 
 @dataclass(frozen=True)
-class Check:
+class PreflightCheck:
     """One line of the pre-run check: what was checked, and ok or the reason."""
 
     what: str
@@ -115,33 +106,37 @@ def _origin(value: str, from_config: set[str], args: argparse.Namespace) -> str:
     return f"config {args.config}" if value in from_config else "flag"
 
 
-def check_key(client: Client, key: GivenKey, origin: str) -> Check:
+def check_key(client: Client, key: GivenKey, origin: str) -> PreflightCheck:
     """The key authenticates, and holds what it is declared to (or what it holds, probed)."""
     what = f"key {key.public}… ({origin})"
     if not KEY_FORMAT.match(key.key):
-        return Check(what, "is not shaped tx_<live|test>_<public prefix>.<secret>")
+        return PreflightCheck(what, "is not shaped tx_<live|test>_<public prefix>.<secret>")
     try:
         probed = probe_scopes(client, key)
     except KeyRefused:
-        return Check(what, "is refused (401): unknown, revoked, suspended or malformed")
+        return PreflightCheck(what, "is refused (401): unknown, revoked, suspended or malformed")
     except InputError as exc:
-        return Check(what, str(exc))
+        return PreflightCheck(what, str(exc))
     except OSError as exc:
-        return Check(what, f"the target did not answer the scope probe ({exc})")
+        return PreflightCheck(what, f"the target did not answer the scope probe ({exc})")
     declared = key.scopes
     if declared is None:
-        return Check(what, detail=f"authenticates; scopes probed: {', '.join(sorted(probed))}")
+        return PreflightCheck(
+            what, detail=f"authenticates; scopes probed: {', '.join(sorted(probed))}"
+        )
     lacking = sorted((declared & PROBED_SCOPES) - probed)
     if lacking:
-        return Check(
+        return PreflightCheck(
             what,
             f"is declared with {', '.join(lacking)} but the target answers 403 to it "
             "(fix the declared scopes or the key)",
         )
-    return Check(what, detail=f"authenticates; declared scopes: {', '.join(sorted(declared))}")
+    return PreflightCheck(
+        what, detail=f"authenticates; declared scopes: {', '.join(sorted(declared))}"
+    )
 
 
-def checks(args: argparse.Namespace) -> list[Check]:
+def checks(args: argparse.Namespace) -> list[PreflightCheck]:
     """The pre-run checks, in order: the target answers, every RPC URL is the chain it claims,
     every key (flags and config) authenticates with its scopes, every taker wallet is a key
     and holds gas on the test chains. Stops after the target when it does not answer."""
@@ -150,26 +145,26 @@ def checks(args: argparse.Namespace) -> list[Check]:
         health = _get_json(f"{base}/v2/health")
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
-        return [Check(f"target {base}", f"is unreachable ({reason}); check --base-url")]
+        return [PreflightCheck(f"target {base}", f"is unreachable ({reason}); check --base-url")]
     if not isinstance(health, dict) or "data" not in health:
-        return [Check(f"target {base}", "GET /v2/health did not answer with a data body")]
-    done = [Check(f"target {base}", detail="answers GET /v2/health")]
+        return [PreflightCheck(f"target {base}", "GET /v2/health did not answer with a data body")]
+    done = [PreflightCheck(f"target {base}", detail="answers GET /v2/health")]
     try:
         inputs, config_keys, config_wallets = given_inputs(args)
     except (InputError, PreflightError) as exc:
-        return [*done, Check("inputs", str(exc))]
+        return [*done, PreflightCheck("inputs", str(exc))]
     rpc_urls = {c: g.rpc_url for c, g in inputs.chains.items() if g.rpc_url}
     for chain_id, url in sorted(rpc_urls.items()):
         what = f"RPC URL {chain_id}={url}"
         try:
-            remote = int(_rpc(url, "eth_chainId", []), 16)
-        except (urllib.error.URLError, OSError, ValueError, PreflightError) as exc:
-            done.append(Check(what, f"is unreachable ({exc})"))
+            remote = hex_to_int(rpc(url, "eth_chainId", timeout=10))
+        except (RpcError, ValueError) as exc:
+            done.append(PreflightCheck(what, f"is unreachable ({exc})"))
             continue
         if remote != chain_id:
-            done.append(Check(what, f"is chain {remote}, not {chain_id}"))
+            done.append(PreflightCheck(what, f"is chain {remote}, not {chain_id}"))
         else:
-            done.append(Check(what, detail=f"chain {remote}"))
+            done.append(PreflightCheck(what, detail=f"chain {remote}"))
     client = Client(base)
     for key in inputs.keys:
         done.append(check_key(client, key, _origin(key.key, config_keys, args)))
@@ -181,16 +176,17 @@ def checks(args: argparse.Namespace) -> list[Check]:
         poor = []
         for chain_id, url in sorted(test_chains.items()):
             try:
-                if int(_rpc(url, "eth_getBalance", [wallet.address, "latest"]), 16) == 0:
+                balance = rpc(url, "eth_getBalance", [wallet.address, "latest"], timeout=10)
+                if hex_to_int(balance) == 0:
                     poor.append(chain_id)
-            except (urllib.error.URLError, OSError, ValueError, PreflightError):
+            except (RpcError, ValueError):
                 continue  # the RPC URL's own line says it is unreachable
         if poor:
             chains = ", ".join(str(c) for c in poor)
-            done.append(Check(what, f"has no gas on chain {chains}; fund it first"))
+            done.append(PreflightCheck(what, f"has no gas on chain {chains}; fund it first"))
         else:
             detail = f"holds gas on chain {', '.join(str(c) for c in sorted(test_chains))}"
-            done.append(Check(what, detail=detail if test_chains else "a private key"))
+            done.append(PreflightCheck(what, detail=detail if test_chains else "a private key"))
     return done
 
 

@@ -7,7 +7,7 @@ client IP. HTTP is the standard library's (``http.client``), so it works the sam
 pytest, under xdist and outside; nothing here imports the simulator. Addresses in parsed bodies
 are checksummed (:func:`checksummed`): the spec lets a service answer either form. The checks on a
 response are in :mod:`conformance.response_checks`, the /_sim control API in
-:mod:`conformance.sim_control` and chain JSON-RPC in :mod:`conformance.json_rpc`.
+:mod:`conformance.sim_control` and chain JSON-RPC in :mod:`rfqkit.json_rpc`.
 """
 
 from __future__ import annotations

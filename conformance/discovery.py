@@ -40,11 +40,11 @@ from eth_utils.address import to_checksum_address
 from conformance.chain import Chain, Wallet, calldata
 from conformance.client import Client, Response
 from conformance.inputs import GivenKey, Inputs
-from conformance.json_rpc import RpcError
 from conformance.needs import InputProblem
 from conformance.response_checks import assert_data
 from conformance.service_clock import ServiceClock
 from conformance.signing import sign_taker_proof
+from rfqkit.json_rpc import RpcError
 
 MIN_SIZE = {"live": "1", "test": "0.01"}
 _DISCOVERED = ("reactor", "fee_recipient", "signature_transfer")

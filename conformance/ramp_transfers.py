@@ -26,10 +26,10 @@ from eth_utils.crypto import keccak
 from conformance.chain import Wallet
 from conformance.client import Response
 from conformance.funding import fund_wallet
-from conformance.json_rpc import hex_to_int
 from conformance.ramp import Ramp, RampWallet
 from conformance.response_checks import assert_request_id, parse_iso_utc
 from conformance.venue import ChainInfo, whole
+from rfqkit.json_rpc import hex_to_int
 
 T = TypeVar("T")
 

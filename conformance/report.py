@@ -34,6 +34,7 @@ from conformance.needs import (
     skip_kind,
 )
 from conformance.rules import DOCUMENTS, Rule
+from rfqkit.timestamps import isoformat
 
 RULES_PROPERTY = "spec_rules"  # user_properties key: space-separated rule ids
 BASE_URL_PROPERTY = "conformance_base_url"  # user_properties key: the target's base URL
@@ -277,7 +278,7 @@ def build_matrix(
     stamp = (generated_at or datetime.now(UTC)).astimezone(UTC)
     selected = totals[PASSED] + totals[FAILED] + totals[SKIPPED]
     return {
-        "generated_at": stamp.isoformat().replace("+00:00", "Z"),
+        "generated_at": isoformat(stamp, timespec="auto"),
         "base_url": base_url,
         "totals": {
             **totals,

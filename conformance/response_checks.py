@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from conformance.client import REQUEST_ID_HEADER, Response
-
-_ISO_UTC = re.compile(
-    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|\+00:00)$"
-)
+from rfqkit.timestamps import parse_iso
 
 
 def assert_request_id(resp: Response) -> str:
@@ -185,11 +182,7 @@ def assert_issues(error: Mapping[str, Any], *field_names: str) -> list[Any]:
 
 def parse_iso_utc(value: Any) -> datetime:
     """Parse an ISO-8601 UTC timestamp (``Z`` or ``+00:00``); fails on anything else."""
-    assert isinstance(value, str), f"timestamp is not a string: {value!r}"
-    assert _ISO_UTC.match(value), f"not an ISO-8601 UTC time: {value!r}"
-    text = value.replace("Z", "+00:00")
-    # fromisoformat accepts at most microseconds; trim longer fractions.
-    text = re.sub(r"(\.[0-9]{6})[0-9]+", r"\1", text)
-    parsed = datetime.fromisoformat(text)
-    assert parsed.utcoffset() == UTC.utcoffset(None), value
-    return parsed
+    try:
+        return parse_iso(value)
+    except ValueError as exc:
+        raise AssertionError(str(exc)) from None

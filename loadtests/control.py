@@ -12,11 +12,12 @@ import urllib.request
 from typing import Any
 
 from loadtests.common import ensure_loopback
+from rfqkit.json_rpc import rpc
 
 TIMEOUT_S = 30.0
 
 
-class ControlError(RuntimeError):
+class SimControlError(RuntimeError):
     def __init__(self, method: str, url: str, status: int, body: str) -> None:
         super().__init__(f"{method} {url} answered {status}: {body[:300]}")
         self.status = status
@@ -46,10 +47,12 @@ class Control:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 raw = response.read()
         except urllib.error.HTTPError as exc:
-            raise ControlError(method, url, exc.code, exc.read().decode(errors="replace")) from exc
+            raise SimControlError(
+                method, url, exc.code, exc.read().decode(errors="replace")
+            ) from exc
         answer = json.loads(raw) if raw else {}
         if not isinstance(answer, dict):
-            raise ControlError(method, url, 200, f"not a JSON object: {raw[:100]!r}")
+            raise SimControlError(method, url, 200, f"not a JSON object: {raw[:100]!r}")
         return answer
 
     def data(
@@ -58,7 +61,7 @@ class Control:
         """``answer["data"]`` as an object."""
         value = self.call(method, path, body, key=key).get("data")
         if not isinstance(value, dict):
-            raise ControlError(method, self.base_url + path, 200, f"no data object: {value!r}")
+            raise SimControlError(method, self.base_url + path, 200, f"no data object: {value!r}")
         return value
 
     def info(self) -> dict[str, Any]:
@@ -96,23 +99,6 @@ class Control:
         self.data("PATCH", f"/_sim/makers/{name}", change)
 
 
-def rpc(url: str, method: str, params: list[Any], timeout: float = TIMEOUT_S) -> Any:
-    """One JSON-RPC call to a (loopback) chain node."""
-    ensure_loopback(url)
-    payload = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(payload).encode(),
-        headers={"Content-Type": "application/json"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        answer = json.loads(response.read())
-    if "error" in answer:
-        raise RuntimeError(f"{method} on {url}: {answer['error']}")
-    return answer.get("result")
-
-
 def deal_erc20(rpc_url: str, token: str, holder: str, amount: int) -> None:
     """Set ``holder``'s balance of ``token`` on an Anvil chain (``anvil_dealERC20``).
 
@@ -120,4 +106,6 @@ def deal_erc20(rpc_url: str, token: str, holder: str, amount: int) -> None:
     wallets and makers untouched, and gives every taker more than any run can reserve, so proof
     of funds never turns load into 400 insufficient_funds.
     """
-    rpc(rpc_url, "anvil_dealERC20", [holder, token, hex(amount)])
+    rpc(
+        ensure_loopback(rpc_url), "anvil_dealERC20", [holder, token, hex(amount)], timeout=TIMEOUT_S
+    )

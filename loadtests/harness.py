@@ -47,7 +47,7 @@ from loadtests.market import build_market, reply_budget_ms
 from loadtests.provision import LOAD_LIMITS, RunSetup, fund_takers, limits_to_restore
 from loadtests.report_page import write_page
 from loadtests.sim_added import DEFAULT_WARN_MS
-from loadtests.slo import Check, Tally, Thresholds, dumps, standard_checks
+from loadtests.slo import SloCheck, Tally, Thresholds, dumps, standard_checks
 from loadtests.summary import build_summary, summary_path
 
 log = logging.getLogger("loadtests")
@@ -367,7 +367,7 @@ class Harness:
         self._release()
         limits = Thresholds.from_options(self.options)
         checks = [
-            Check(
+            SloCheck(
                 name="setup",
                 passed=self.setup_error is None and self.setup is not None,
                 observed=self.setup_error or ("ok" if self.setup else "never started"),
@@ -378,7 +378,7 @@ class Harness:
         checks += standard_checks(self.tally, limits, quotes_expected=self.quotes_expected)
         exceptions = len(environment.runner.exceptions) if environment.runner else 0
         checks.append(
-            Check(
+            SloCheck(
                 name="user_exceptions",
                 passed=exceptions == 0,
                 observed=exceptions,
@@ -445,7 +445,7 @@ class Harness:
     def finish(self, tally: Tally) -> None:
         """Master or local process, at test_stop once all users stopped (before ``restore``)."""
 
-    def extra_checks(self, tally: Tally) -> list[Check]:
+    def extra_checks(self, tally: Tally) -> list[SloCheck]:
         return []
 
     def extra_summary(self) -> dict[str, Any]:

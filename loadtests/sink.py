@@ -15,10 +15,10 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from rfqkit.timestamps import unix_seconds
 from rfqkit.webhook_receiver import (
     server_ssl_context,
 )
@@ -33,7 +33,7 @@ MAX_BODY_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
-class Delivery:
+class ReceivedDelivery:
     event_id: str
     event_type: str
     lag_ms: float  # arrival (simulator clock) minus the event's `created`
@@ -42,7 +42,7 @@ class Delivery:
 
 
 # Called for every delivery, on the sink's connection greenlet.
-OnDelivery = Callable[[Delivery], None]
+OnDelivery = Callable[[ReceivedDelivery], None]
 
 
 @dataclass
@@ -134,12 +134,11 @@ class WebhookSink:
         try:
             event = json.loads(raw)
             event_type = str(event.get("type", "unknown"))
-            created = datetime.fromisoformat(str(event["created"]).replace("Z", "+00:00"))
-            lag_ms = (now_s - created.timestamp()) * 1000
+            lag_ms = (now_s - unix_seconds(event["created"])) * 1000
             event_id = event_id or str(event.get("id"))
         except (ValueError, KeyError, TypeError, AttributeError):
             event_type, lag_ms, problem = "unparseable", 0.0, problem or "unparseable"
-        delivery = Delivery(str(event_id), event_type, lag_ms, len(raw), problem)
+        delivery = ReceivedDelivery(str(event_id), event_type, lag_ms, len(raw), problem)
         with self._lock:
             counts = self.counts
             counts.deliveries += 1

@@ -220,7 +220,7 @@ class Thresholds:
 
 
 @dataclass(frozen=True)
-class Check:
+class SloCheck:
     name: str
     passed: bool
     observed: Any
@@ -241,13 +241,13 @@ def _ratio(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
 
-def standard_checks(tally: Tally, limits: Thresholds, *, quotes_expected: bool) -> list[Check]:
+def standard_checks(tally: Tally, limits: Thresholds, *, quotes_expected: bool) -> list[SloCheck]:
     """The latency, error and no_quote checks on merged counts."""
-    checks: list[Check] = []
+    checks: list[SloCheck] = []
     allowed = allowed_over(tally.judged, limits.percentile)
     p = f"p{limits.percentile:g}"
     checks.append(
-        Check(
+        SloCheck(
             name="judged_responses",
             passed=tally.judged > 0,
             observed=tally.judged,
@@ -256,7 +256,7 @@ def standard_checks(tally: Tally, limits: Thresholds, *, quotes_expected: bool) 
         )
     )
     checks.append(
-        Check(
+        SloCheck(
             name="latency",
             passed=tally.judged > 0 and tally.over_threshold <= allowed,
             observed=tally.over_threshold,
@@ -271,7 +271,7 @@ def standard_checks(tally: Tally, limits: Thresholds, *, quotes_expected: bool) 
     )
     error_ratio = _ratio(tally.errors, tally.requests)
     checks.append(
-        Check(
+        SloCheck(
             name="error_ratio",
             passed=error_ratio <= limits.max_error_ratio,
             observed=round(error_ratio, 6),
@@ -282,7 +282,7 @@ def standard_checks(tally: Tally, limits: Thresholds, *, quotes_expected: bool) 
     if quotes_expected:
         no_quote_ratio = _ratio(tally.no_quote, tally.answered)
         checks.append(
-            Check(
+            SloCheck(
                 name="no_quote_ratio",
                 passed=tally.answered > 0 and no_quote_ratio <= limits.max_no_quote_ratio,
                 observed=round(no_quote_ratio, 6),

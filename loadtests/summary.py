@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from loadtests.common import REPORTS_DIR
-from loadtests.slo import Check, Tally, Thresholds, figures
+from loadtests.slo import SloCheck, Tally, Thresholds, figures
+from rfqkit.timestamps import isoformat_unix
 
 
 def summary_path(options: Any, profile: str) -> Path:
@@ -46,7 +47,7 @@ def build_summary(
     limits: Thresholds,
     judged: Iterable[str],
     quotes_expected: bool,
-    checks: list[Check],
+    checks: list[SloCheck],
     code: int,
     tally: Tally,
     times: tuple[float | None, float | None],
@@ -64,8 +65,8 @@ def build_summary(
         "host": environment.host,
         "mode": mode,
         "workers": workers,
-        "started_at": _iso(started),
-        "stopped_at": _iso(stopped),
+        "started_at": isoformat_unix(started),
+        "stopped_at": isoformat_unix(stopped),
         "duration_s": round((stopped or time.time()) - started, 3) if started else None,
         "users": options.num_users,
         "spawn_rate": options.spawn_rate,
@@ -87,9 +88,3 @@ def build_summary(
         "setup": setup_facts,
         "cleanup": cleanup,
     }
-
-
-def _iso(stamp: float | None) -> str | None:
-    if stamp is None:
-        return None
-    return datetime.fromtimestamp(stamp, UTC).isoformat(timespec="milliseconds")

@@ -21,7 +21,6 @@ import asyncio
 import logging
 import math
 from collections.abc import Mapping
-from datetime import datetime
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Protocol
@@ -35,7 +34,8 @@ from makers.chainbook import ChainState
 from makers.config import MakerConfig
 from makers.latency import RandomLike
 from makers.pricing import PricingModel
-from makers.protocol import PairInfo
+from rfqkit.maker_protocol import WelcomePair
+from rfqkit.timestamps import unix_seconds
 from rfqkit.wallets import Wallet
 
 log = logging.getLogger("makers.book")
@@ -100,7 +100,7 @@ class V1Api:
         health = await self.data("GET", "/v1/health")
         if not isinstance(health, dict) or not isinstance(health.get("time"), str):
             return None
-        return datetime.fromisoformat(health["time"].replace("Z", "+00:00")).timestamp()
+        return unix_seconds(health["time"])
 
     async def data(self, method: str, path: str, **kwargs: Any) -> Any:
         """The `data` of a 2xx answer; None (logged) otherwise."""
@@ -134,7 +134,7 @@ class BookFiller:
                 api = self._apis.get(_env(state) or "")
                 if api is None:
                     continue
-                pairs = list(state.info.bookPairs)
+                pairs = list(state.info.book_pairs)
                 if self._round % RFQ_SCAN_EVERY == 0:
                     pairs += state.info.pairs
                 for pair in pairs:
@@ -145,23 +145,23 @@ class BookFiller:
                     except Exception:
                         log.exception("%s: filling %s failed", self._seat.name, pair)
 
-    async def fill_direction(self, state: ChainState, pair: PairInfo, api: V1Api) -> str | None:
+    async def fill_direction(self, state: ChainState, pair: WelcomePair, api: V1Api) -> str | None:
         """One direction: the operator receives `pair.sellToken` and gives `pair.buyToken`
         (the direction of its levels), so it reads the book as a taker selling buyToken.
         Returns the swap's transaction hash when it filled something."""
-        chain_id = state.info.chainId
-        gets = state.tokens.get(pair.sellToken.lower())
-        gives = state.tokens.get(pair.buyToken.lower())
+        chain_id = state.info.chain_id
+        gets = state.tokens.get(pair.sell_token.lower())
+        gives = state.tokens.get(pair.buy_token.lower())
         if gets is None or gives is None:
             return None
         book = await api.data(
             "GET",
             "/v1/order-book",
-            params={"chainId": chain_id, "sellToken": pair.buyToken, "buyToken": pair.sellToken},
+            params={"chainId": chain_id, "sellToken": pair.buy_token, "buyToken": pair.sell_token},
         )
         if not book or not book.get("offers"):
             return None
-        inventory = self._seat.inventory(chain_id, pair.buyToken)
+        inventory = self._seat.inventory(chain_id, pair.buy_token)
         accepted: list[dict[str, Any]] = []
         spent = 0
         for offer in book["offers"]:
@@ -176,14 +176,14 @@ class BookFiller:
         chain = self._seat.chain_access(chain_id)
         if not isinstance(chain, TxSender) or chain is None:
             return None
-        await self._allow(chain, chain_id, pair.buyToken, state.info.reactor)
+        await self._allow(chain, chain_id, pair.buy_token, state.info.reactor)
         status, created = await api.call(
             "POST",
             "/v1/swaps",
             body={
                 "chainId": chain_id,
-                "sellToken": pair.buyToken,
-                "buyToken": pair.sellToken,
+                "sellToken": pair.buy_token,
+                "buyToken": pair.sell_token,
                 "sellAmount": str(spent),
                 "minRate": str(min(int(o["rateRay"]) for o in accepted)),
                 "taker": self._seat.wallet.address,
@@ -249,7 +249,7 @@ class BookPoster:
         placed = 0
         for state in self._seat.ready_states():
             api = self._apis.get(_env(state) or "")
-            if api is None or not state.info.bookPairs:
+            if api is None or not state.info.book_pairs:
                 continue
             try:
                 placed += await self.top_up(state, api)
@@ -264,7 +264,7 @@ class BookPoster:
         book = self._seat.config.book_orders
         if book is None:
             return 0
-        chain_id = state.info.chainId
+        chain_id = state.info.chain_id
         mine = await api.data(
             "GET",
             "/v1/limit-orders",
@@ -282,9 +282,9 @@ class BookPoster:
                 resting[sold] = resting.get(sold, 0) + int(order["sellAmount"])
         placed = 0
         now: float | None = None  # the service's clock, read once the first order is due
-        for pair in state.info.bookPairs:
+        for pair in state.info.book_pairs:
             # The maker gives the pair's buyToken for its sellToken (maker-stream directions).
-            have = active.get((pair.buyToken.lower(), pair.sellToken.lower()), 0)
+            have = active.get((pair.buy_token.lower(), pair.sell_token.lower()), 0)
             for level in range(have, book.per_side):
                 if now is None:
                     now = await api.server_time()
@@ -293,7 +293,7 @@ class BookPoster:
                 amount = await self._place(state, pair, level, api, resting, int(now))
                 if amount:
                     placed += 1
-                    sold = pair.buyToken.lower()
+                    sold = pair.buy_token.lower()
                     resting[sold] = resting.get(sold, 0) + amount
         self.placed += placed
         return placed
@@ -301,7 +301,7 @@ class BookPoster:
     async def _place(
         self,
         state: ChainState,
-        pair: PairInfo,
+        pair: WelcomePair,
         level: int,
         api: V1Api,
         resting: dict[str, int],
@@ -312,8 +312,8 @@ class BookPoster:
         funded together (the book offers only what a maker can cover at once)."""
         book = self._seat.config.book_orders
         assert book is not None
-        sells = state.tokens.get(pair.buyToken.lower())
-        wants = state.tokens.get(pair.sellToken.lower())
+        sells = state.tokens.get(pair.buy_token.lower())
+        wants = state.tokens.get(pair.sell_token.lower())
         if sells is None or wants is None:
             return 0
         params = self._seat.pricing.params
@@ -326,19 +326,19 @@ class BookPoster:
         sell_amount = math.floor(sell_whole * 10**sells.decimals)
         ask = 1 + (Fraction(book.spread_bps) + level * Fraction(book.step_bps)) / 10_000
         buy_amount = math.ceil(sell_whole * mid * ask * 10**wants.decimals)
-        available = self._seat.inventory(state.info.chainId, pair.buyToken)
-        available -= resting.get(pair.buyToken.lower(), 0)
+        available = self._seat.inventory(state.info.chain_id, pair.buy_token)
+        available -= resting.get(pair.buy_token.lower(), 0)
         if sell_amount <= 0 or sell_amount > available:
             return 0
         prepared = await api.data(
             "POST",
             "/v1/limit-orders/prepare",
             body={
-                "chainId": state.info.chainId,
+                "chainId": state.info.chain_id,
                 "maker": self._seat.wallet.address,
-                "sellToken": pair.buyToken,
+                "sellToken": pair.buy_token,
                 "sellAmount": str(sell_amount),
-                "buyToken": pair.sellToken,
+                "buyToken": pair.sell_token,
                 "buyAmount": str(buy_amount),
                 "deadline": now_s + book.ttl_s,
             },

@@ -18,7 +18,7 @@ from makers.chain import MakerChain, connect, ensure_max_allowance
 from makers.client import MakerClient
 from makers.commitments import Commitments
 from makers.pricing import TokenSpec
-from makers.protocol import ChainInfo
+from rfqkit.maker_protocol import WelcomeChain
 from rfqkit.wallets import Wallet
 
 log = logging.getLogger("makers.fleet")
@@ -31,7 +31,7 @@ USED_NONCES_KEPT = 1_024  # per chain: the most recent nonces remembered as sign
 class ChainState:
     """What the maker knows about one chain it serves."""
 
-    info: ChainInfo  # from the latest welcome naming this chain
+    info: WelcomeChain  # from the latest welcome naming this chain
     client: MakerClient  # the connection (credential) that serves it
     tokens: dict[str, TokenSpec]  # by lower-case address: symbol and decimals
     balances: dict[str, int] = field(default_factory=dict)  # given tokens, by lower-case address
@@ -83,42 +83,42 @@ class ChainBook:
             await chain.close()
         self._own_chains.clear()
 
-    async def prepare(self, client: MakerClient, info: ChainInfo) -> None:
+    async def prepare(self, client: MakerClient, info: WelcomeChain) -> None:
         """Approvals, symbols, balances and the nonce stream of one chain; ready after it."""
-        chain = self.chain(info.chainId)
+        chain = self.chain(info.chain_id)
         if chain is None:
-            log.warning("%s: no RPC URL for chain %s, not serving it", self.name, info.chainId)
+            log.warning("%s: no RPC URL for chain %s, not serving it", self.name, info.chain_id)
             return
         async with self._prepare_lock:
             tokens: dict[str, TokenSpec] = {}
-            for pair in [*info.pairs, *info.bookPairs]:
+            for pair in [*info.pairs, *info.book_pairs]:
                 for address, decimals in (
-                    (pair.sellToken, pair.sellDecimals),
-                    (pair.buyToken, pair.buyDecimals),
+                    (pair.sell_token, pair.sell_decimals),
+                    (pair.buy_token, pair.buy_decimals),
                 ):
-                    key = (info.chainId, address.lower())
+                    key = (info.chain_id, address.lower())
                     if key not in self._symbols:
                         self._symbols[key] = await chain.token_symbol(address)
                     tokens[address.lower()] = TokenSpec(self._symbols[key], decimals)
             # Book pairs too: the v1 roles give those tokens (resting orders through the
             # signature-transfer contract; the filling operator through the reactor).
-            given = sorted({p.buyToken for p in [*info.pairs, *info.bookPairs]})
+            given = sorted({p.buy_token for p in [*info.pairs, *info.book_pairs]})
             for token in given:
                 sent = await ensure_max_allowance(
                     chain,
                     self.wallet.private_key,
                     self.wallet.address,
                     token,
-                    info.signatureTransfer,
+                    info.signature_transfer,
                 )
                 if sent:
                     log.info(
-                        "%s: approved %s on chain %s (%s)", self.name, token, info.chainId, sent
+                        "%s: approved %s on chain %s (%s)", self.name, token, info.chain_id, sent
                     )
-            state = self.states.get(info.chainId)
+            state = self.states.get(info.chain_id)
             if state is None:
                 state = ChainState(info=info, client=client, tokens=tokens)
-                self.states[info.chainId] = state
+                self.states[info.chain_id] = state
             state.info, state.client, state.tokens = info, client, tokens
             await self.refresh_balances(state, chain)
             if state.nonces is None:
@@ -127,16 +127,16 @@ class ChainBook:
                 # already burned nonces) does not replay its old nonce stream.
                 balances = ",".join(f"{t}={b}" for t, b in sorted(state.balances.items()))
                 state.nonces = random.Random(
-                    f"{self._seed_material}:{self.name}:nonces:{info.chainId}:{balances}"
+                    f"{self._seed_material}:{self.name}:nonces:{info.chain_id}:{balances}"
                 )
             state.ready = True
 
     async def refresh_balances(self, state: ChainState, chain: MakerChain | None = None) -> None:
-        chain = chain or self.chain(state.info.chainId)
+        chain = chain or self.chain(state.info.chain_id)
         if chain is None:
             return
         epoch = next(self._epochs)
-        given = sorted({p.buyToken.lower() for p in [*state.info.pairs, *state.info.bookPairs]})
+        given = sorted({p.buy_token.lower() for p in [*state.info.pairs, *state.info.book_pairs]})
         amounts = await asyncio.gather(*(chain.balance_of(t, self.wallet.address) for t in given))
         # A refresh that started earlier but finished later must not overwrite a newer one.
         if epoch > state.balances_epoch:

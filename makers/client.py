@@ -37,26 +37,6 @@ from typing import Any, Literal, TypeVar
 import aiohttp
 
 from makers.levels import LevelsCoalescer, LevelsInput, check_levels
-from makers.protocol import (
-    CLOSE_REPLACED,
-    Decline,
-    ErrorMessage,
-    Expired,
-    Filled,
-    MakerMessage,
-    Message,
-    PairInfo,
-    Ping,
-    Pong,
-    ProtocolError,
-    Quote,
-    Released,
-    Rfq,
-    ServerMessage,
-    Welcome,
-    parse_server_message,
-    serialize,
-)
 from makers.stream import (
     STREAM_PATH,
     Backoff,
@@ -68,6 +48,26 @@ from makers.stream import (
     receive_welcome,
     stream_url,
 )
+from rfqkit.maker_protocol import (
+    CLOSE_REPLACED,
+    Decline,
+    ErrorMessage,
+    Expired,
+    Filled,
+    MakerMessage,
+    MakerQuote,
+    Message,
+    Ping,
+    Pong,
+    ProtocolError,
+    Released,
+    Rfq,
+    ServerMessage,
+    Welcome,
+    WelcomePair,
+    parse_server_message,
+    serialize,
+)
 
 __all__ = [
     "STREAM_PATH",
@@ -77,8 +77,8 @@ __all__ = [
     "MakerClient",
     "MakerClientError",
     "MakerConnectionError",
+    "MakerQuote",
     "MakerReplaced",
-    "Quote",
     "RfqHandler",
     "stream_url",
 ]
@@ -88,7 +88,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Callback = Callable[[T], Awaitable[None]]
-RfqHandler = Callable[[Rfq], Awaitable["Quote | Decline | None"]]
+RfqHandler = Callable[[Rfq], Awaitable["MakerQuote | Decline | None"]]
 
 
 @dataclass
@@ -164,9 +164,9 @@ class MakerClient:
 
     @property
     def chains(self) -> list[int]:
-        return [] if self._welcome is None else [c.chainId for c in self._welcome.chains]
+        return [] if self._welcome is None else [c.chain_id for c in self._welcome.chains]
 
-    def pairs(self, chain_id: int) -> list[PairInfo]:
+    def pairs(self, chain_id: int) -> list[WelcomePair]:
         chain = None if self._welcome is None else self._welcome.chain(chain_id)
         return [] if chain is None else list(chain.pairs)
 
@@ -258,7 +258,7 @@ class MakerClient:
             return False
         return True
 
-    async def send_quote(self, quote: Quote) -> bool:
+    async def send_quote(self, quote: MakerQuote) -> bool:
         return await self.send(quote)
 
     async def send_decline(
@@ -314,8 +314,10 @@ class MakerClient:
             return False
         welcome = conn.welcome
         if resend_after_s is None:
-            resend_after_s = welcome.levelsMaxAgeMs / 2000
-        return await conn.levels.publish(update, welcome.levelsMinIntervalMs / 1000, resend_after_s)
+            resend_after_s = welcome.levels_max_age_ms / 2000
+        return await conn.levels.publish(
+            update, welcome.levels_min_interval_ms / 1000, resend_after_s
+        )
 
     # ---- the connection loop ----------------------------------------------------------------
 
@@ -405,11 +407,11 @@ class MakerClient:
 
     def _adopt_welcome(self, welcome: Welcome) -> None:
         self._welcome = welcome
-        self._clock_offset_ms = welcome.serverTimeMs - time.time() * 1000
+        self._clock_offset_ms = welcome.server_time_ms - time.time() * 1000
 
     async def _serve(self, conn: _Connection) -> None:
         # A server that pings every pingIntervalMs and sends nothing for 2.5 intervals is gone.
-        silence_s = max(1.0, 2.5 * conn.welcome.pingIntervalMs / 1000)
+        silence_s = max(1.0, 2.5 * conn.welcome.ping_interval_ms / 1000)
         while True:
             try:
                 async with asyncio.timeout(silence_s):
@@ -438,7 +440,7 @@ class MakerClient:
         if isinstance(message, Ping):
             await self._send_on(conn, Pong(id=message.id))
         elif isinstance(message, Rfq):
-            task = self._spawn(self._answer(conn, message), f"rfq:{message.quoteId}")
+            task = self._spawn(self._answer(conn, message), f"rfq:{message.quote_id}")
             conn.rfq_tasks.add(task)
             task.add_done_callback(conn.rfq_tasks.discard)
         elif isinstance(message, Welcome):
@@ -476,11 +478,11 @@ class MakerClient:
         reply = await self._on_rfq(rfq)
         if reply is None:
             return
-        if reply.quoteId != rfq.quoteId:
-            log.error("%s: handler answered %s with %s", self.name, rfq.quoteId, reply.quoteId)
+        if reply.quote_id != rfq.quote_id:
+            log.error("%s: handler answered %s with %s", self.name, rfq.quote_id, reply.quote_id)
             return
         if not await self._send_on(conn, reply):
-            log.info("%s: could not send the answer to %s", self.name, rfq.quoteId)
+            log.info("%s: could not send the answer to %s", self.name, rfq.quote_id)
 
     # ---- tasks ------------------------------------------------------------------------------
 

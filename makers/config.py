@@ -32,10 +32,11 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 import yaml
 from eth_account import Account
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from makers.latency import FixedLatency, Latency, LogNormalLatency, UniformLatency
 from makers.pricing import DEFAULT_MIDS, DEFAULT_USD_TOKENS, PricingParams, to_fraction
+from rfqkit.config_model import StrictModel
 from rfqkit.wallets import Wallet, maker_wallet
 
 Behaviour = Literal["normal", "silent", "late", "decline", "bad_signature", "underfunded", "flaky"]
@@ -51,16 +52,12 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
 PAIR_PATTERN = r"^[A-Z][A-Z0-9]{1,10}/[A-Z][A-Z0-9]{1,10}$"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class FixedLatencyConfig(_Strict):
+class FixedLatencyConfig(StrictModel):
     kind: Literal["fixed"] = "fixed"
     ms: float = Field(ge=0, le=60_000)
 
 
-class UniformLatencyConfig(_Strict):
+class UniformLatencyConfig(StrictModel):
     kind: Literal["uniform"] = "uniform"
     lo_ms: float = Field(ge=0, le=60_000)
     hi_ms: float = Field(ge=0, le=60_000)
@@ -72,7 +69,7 @@ class UniformLatencyConfig(_Strict):
         return self
 
 
-class LogNormalLatencyConfig(_Strict):
+class LogNormalLatencyConfig(StrictModel):
     kind: Literal["lognormal"] = "lognormal"
     p50_ms: float = Field(gt=0, le=60_000)
     p99_ms: float = Field(gt=0, le=600_000)
@@ -98,7 +95,7 @@ def build_latency(config: LatencyConfig) -> Latency:
     return LogNormalLatency(config.p50_ms, config.p99_ms)
 
 
-class BookOrdersConfig(_Strict):
+class BookOrdersConfig(StrictModel):
     """Resting v1 limit orders a maker keeps on every BOOK corridor it serves, in both
     directions, through the v1 API (prepare, sign, submit): a small ladder of asks beyond the
     mid, re-posted as they fill or expire.
@@ -126,7 +123,7 @@ def _mids(value: Any) -> Any:
     return value
 
 
-class MakerConfig(_Strict):
+class MakerConfig(StrictModel):
     """One simulated maker.
 
     - `name`: unique in the fleet; also the key name created for it.
@@ -239,7 +236,7 @@ def _default_mids() -> dict[str, Decimal]:
     return {k: Decimal(v.numerator) / Decimal(v.denominator) for k, v in DEFAULT_MIDS.items()}
 
 
-class FleetConfig(_Strict):
+class FleetConfig(StrictModel):
     """The whole fleet: shared mids (overridden per maker), USD tokens for sizing the depth
     curve, the levels publish interval, an optional seed (None: OS entropy) and the makers."""
 

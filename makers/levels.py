@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from makers.protocol import MAX_LEVELS, UINT256_MAX, Level, Levels, is_address
+from rfqkit.maker_protocol import MAX_LEVELS, UINT256_MAX, Level, Levels, is_address
 
 Point = tuple[int, int]  # (sellAmount, buyAmount)
 LevelsInput = Sequence[tuple[int, int]] | Sequence[Level]
@@ -40,7 +40,7 @@ class LevelsUpdate:
         return (self.chain_id, self.sell_token.lower(), self.buy_token.lower())
 
     def frame(self) -> str:
-        """The text frame, exactly as `makers.protocol.serialize` writes the Levels model."""
+        """The text frame, exactly as `rfqkit.maker_protocol.serialize` writes the Levels model."""
         return json.dumps(
             {
                 "type": "levels",
@@ -61,7 +61,7 @@ def _plain_points(levels: LevelsInput) -> tuple[Point, ...] | None:
     previous_sell = previous_buy = 0
     for point in levels:
         if isinstance(point, Level):
-            sell, buy = point.sellAmount, point.buyAmount
+            sell, buy = point.sell_amount, point.buy_amount
         elif type(point) is tuple and len(point) == 2:
             sell, buy = point
         else:
@@ -84,18 +84,18 @@ def check_levels(
         if points is not None:
             return LevelsUpdate(chain_id, sell_token, buy_token, points)
     message = Levels(
-        chainId=chain_id,
-        sellToken=sell_token,
-        buyToken=buy_token,
+        chain_id=chain_id,
+        sell_token=sell_token,
+        buy_token=buy_token,
         levels=[
-            p if isinstance(p, Level) else Level(sellAmount=p[0], buyAmount=p[1]) for p in levels
+            p if isinstance(p, Level) else Level(sell_amount=p[0], buy_amount=p[1]) for p in levels
         ],
     )
     return LevelsUpdate(
-        message.chainId,
-        message.sellToken,
-        message.buyToken,
-        tuple((lv.sellAmount, lv.buyAmount) for lv in message.levels),
+        message.chain_id,
+        message.sell_token,
+        message.buy_token,
+        tuple((lv.sell_amount, lv.buy_amount) for lv in message.levels),
     )
 
 

@@ -35,7 +35,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from makers.protocol import MAX_LEVELS
+from rfqkit.maker_protocol import MAX_LEVELS
 
 BPS = 10_000
 DEFAULT_USD_TOKENS = frozenset({"USDT", "USDC"})

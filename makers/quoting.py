@@ -23,13 +23,13 @@ from makers.commitments import Commitment
 from makers.config import MakerConfig
 from makers.latency import RandomLike
 from makers.pricing import PriceCurve, PricingModel
-from makers.protocol import Decline, DeclineReason, Quote, QuoteOrder, Rfq
+from rfqkit.maker_protocol import Decline, DeclineReason, MakerQuote, OrderTerms, Rfq
 
 V_OFFSET = 27  # Ethereum's v for a signature outside a transaction
 
 
 @dataclass(frozen=True)
-class Priced:
+class FirmPrice:
     """A firm price: the maker gives `gives` of the rfq's buyToken and receives `receives` of
     its sellToken, the taker paying `fee` on top."""
 
@@ -46,39 +46,39 @@ class Declined:
 
 def price_rfq(
     rfq: Rfq, curve: PriceCurve, inventory: int, *, decline: bool = False
-) -> Priced | Declined:
+) -> FirmPrice | Declined:
     """Price `rfq` on `curve` with `inventory` to give. `decline`: the `decline` behaviour,
     which names half the asked size (at most the depth) instead of quoting."""
     depth = curve.depth(inventory)
     if decline:
-        asked = rfq.makerReceives
+        asked = rfq.maker_receives
         if asked is None:
-            assert rfq.makerGives is not None
-            asked = curve.price_exact_output(rfq.makerGives, inventory) or depth
+            assert rfq.maker_gives is not None
+            asked = curve.price_exact_output(rfq.maker_gives, inventory) or depth
         return Declined("liquidity", min(depth, asked // 2))
     if rfq.kind == "exact_input":
-        assert rfq.makerReceives is not None
-        assert rfq.feeAmount is not None
-        receives, fee = rfq.makerReceives, rfq.feeAmount
+        assert rfq.maker_receives is not None
+        assert rfq.fee_amount is not None
+        receives, fee = rfq.maker_receives, rfq.fee_amount
         gives = curve.price_exact_input(receives, inventory)
         if gives is None:
             if receives <= depth:
                 return Declined("min_size")
             return Declined("liquidity", depth)
-        return Priced(gives, receives, fee)
-    assert rfq.makerGives is not None
-    gives = rfq.makerGives
+        return FirmPrice(gives, receives, fee)
+    assert rfq.maker_gives is not None
+    gives = rfq.maker_gives
     receives_or_none = curve.price_exact_output(gives, inventory)
     if receives_or_none is None:
         return Declined("liquidity", depth)
-    return Priced(gives, receives_or_none, receives_or_none * rfq.feeBps // 10_000)
+    return FirmPrice(gives, receives_or_none, receives_or_none * rfq.fee_bps // 10_000)
 
 
 def expiry_ms(rfq: Rfq, quote_ttl_ms: int | None) -> int:
     """When the quote lapses: `quote_ttl_ms` after replyBy (or the rfq's maximum), within the
     rfq's bounds."""
-    expires = rfq.maxExpiresAtMs if quote_ttl_ms is None else rfq.replyByMs + quote_ttl_ms
-    return min(rfq.maxExpiresAtMs, max(rfq.minExpiresAtMs, expires))
+    expires = rfq.max_expires_at_ms if quote_ttl_ms is None else rfq.reply_by_ms + quote_ttl_ms
+    return min(rfq.max_expires_at_ms, max(rfq.min_expires_at_ms, expires))
 
 
 class OrderSigner:
@@ -102,14 +102,16 @@ class OrderSigner:
         return signature[:64] + bytes([signature[64] + V_OFFSET])
 
 
-def quote_message(quote_id: str, expires_at_ms: int, order: RfqOrder, signature: bytes) -> Quote:
+def quote_message(
+    quote_id: str, expires_at_ms: int, order: RfqOrder, signature: bytes
+) -> MakerQuote:
     """The `quote` for a signed order. Built without re-validating: every field comes from an
     RfqOrder (checked addresses, uint256 amounts) or from the rfq the server sent."""
     fields = {name: getattr(order, name) for name, _ in ORDER_FIELDS}
-    return Quote.model_construct(
+    return MakerQuote.model_construct(
         quoteId=quote_id,
         expiresAtMs=expires_at_ms,
-        order=QuoteOrder.model_construct(**fields),
+        order=OrderTerms.model_construct(**fields),
         signature="0x" + signature.hex(),
     )
 
@@ -129,60 +131,62 @@ class Quoter:
 
     def reply(
         self, rfq: Rfq, config: MakerConfig, pricing: PricingModel, rng: RandomLike
-    ) -> Quote | Decline:
+    ) -> MakerQuote | Decline:
         """The maker's answer under `config` and `pricing`; `rng` draws the flaky declines."""
-        state = self.book.states.get(rfq.chainId)
+        state = self.book.states.get(rfq.chain_id)
         if state is None or not state.ready:
             return decline(rfq, "unavailable")
         info = state.info
         # Never sign for a reactor or spender other than the ones the welcome named.
         if (
             rfq.reactor.lower() != info.reactor.lower()
-            or rfq.signatureTransfer.lower() != info.signatureTransfer.lower()
+            or rfq.signature_transfer.lower() != info.signature_transfer.lower()
         ):
             return decline(rfq, "rejected")
-        sell = state.tokens.get(rfq.sellToken.lower())
-        buy = state.tokens.get(rfq.buyToken.lower())
+        sell = state.tokens.get(rfq.sell_token.lower())
+        buy = state.tokens.get(rfq.buy_token.lower())
         curve = None if sell is None or buy is None else pricing.curve(sell, buy)
         if curve is None:
             return decline(rfq, "unavailable")
         behaviour = config.behaviour
         if behaviour == "flaky" and rng.random() < config.flaky_decline_fraction:
             return decline(rfq, "unavailable")
-        inventory = self.book.inventory(rfq.chainId, rfq.buyToken, underfunded_factor(config))
+        inventory = self.book.inventory(rfq.chain_id, rfq.buy_token, underfunded_factor(config))
         priced = price_rfq(rfq, curve, inventory, decline=behaviour == "decline")
         if isinstance(priced, Declined):
             return decline(rfq, priced.reason, priced.max_sell_amount)
         return self._sign(rfq, state, config, priced)
 
-    def _sign(self, rfq: Rfq, state: ChainState, config: MakerConfig, priced: Priced) -> Quote:
+    def _sign(
+        self, rfq: Rfq, state: ChainState, config: MakerConfig, priced: FirmPrice
+    ) -> MakerQuote:
         expires = expiry_ms(rfq, config.quote_ttl_ms)
         wallet = self.book.wallet
         order = RfqOrder(
             reactor=rfq.reactor,
             maker=wallet.address,
             taker=rfq.taker,
-            inputToken=rfq.buyToken,
+            inputToken=rfq.buy_token,
             inputAmount=priced.gives,
-            outputToken=rfq.sellToken,
+            outputToken=rfq.sell_token,
             outputAmount=priced.receives,
             feeAmount=priced.fee,
             nonce=self.book.next_nonce(state),
             deadline=-(-expires // 1000) + config.deadline_slack_s,
         )
         key = self._wrong_key if config.behaviour == "bad_signature" else wallet.private_key
-        signature = self._signer.sign(key, order, rfq.chainId, rfq.signatureTransfer)
-        self.book.commitments[rfq.quoteId] = Commitment(
-            chain_id=rfq.chainId,
-            token=rfq.buyToken.lower(),
+        signature = self._signer.sign(key, order, rfq.chain_id, rfq.signature_transfer)
+        self.book.commitments[rfq.quote_id] = Commitment(
+            chain_id=rfq.chain_id,
+            token=rfq.buy_token.lower(),
             amount=priced.gives,
             expires_at_ms=expires,
             nonce=order.nonce,
         )
-        return quote_message(rfq.quoteId, expires, order, signature)
+        return quote_message(rfq.quote_id, expires, order, signature)
 
 
 def decline(rfq: Rfq, reason: DeclineReason, max_sell_amount: int | None = None) -> Decline:
     if max_sell_amount is not None and max_sell_amount <= 0:
         max_sell_amount = None
-    return Decline(quoteId=rfq.quoteId, reason=reason, maxSellAmount=max_sell_amount)
+    return Decline(quote_id=rfq.quote_id, reason=reason, max_sell_amount=max_sell_amount)

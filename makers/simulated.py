@@ -32,20 +32,20 @@ from makers.failures import RepeatedFailures
 from makers.latency import RandomLike, sample_seconds
 from makers.levels import LevelsRounds
 from makers.pricing import DEFAULT_USD_TOKENS, PricingModel
-from makers.protocol import (
-    ChainInfo,
+from makers.quoting import Quoter, underfunded_factor
+from rfqkit.chain_errors import ChainUnreadable
+from rfqkit.maker_protocol import (
     Decline,
     ErrorMessage,
     Expired,
     Filled,
-    PairInfo,
-    Quote,
+    MakerQuote,
     Released,
     Rfq,
     Welcome,
+    WelcomeChain,
+    WelcomePair,
 )
-from makers.quoting import Quoter, underfunded_factor
-from rfqkit.chain_errors import ChainUnreadable
 
 log = logging.getLogger("makers.fleet")
 
@@ -255,16 +255,16 @@ class SimulatedMaker:
             name=f"{self.name}#{index}",
         )
 
-    def _served(self, client: MakerClient) -> list[ChainInfo]:
+    def _served(self, client: MakerClient) -> list[WelcomeChain]:
         welcome = client.welcome
         if welcome is None:
             return []
-        return [c for c in welcome.chains if c.chainId in self.config.chains]
+        return [c for c in welcome.chains if c.chain_id in self.config.chains]
 
     def _is_ready(self) -> bool:
         for client in self._clients:
             for info in self._served(client):
-                state = self._states.get(info.chainId)
+                state = self._states.get(info.chain_id)
                 if state is None or not state.ready or state.client is not client:
                     return False
         return True
@@ -324,7 +324,7 @@ class SimulatedMaker:
     # ---- the v1 book roles' seat (makers/book.py BookSeat) ----------------------------------
 
     def ready_states(self) -> list[ChainState]:
-        served = {info.chainId for c in self._clients if c.connected for info in self._served(c)}
+        served = {info.chain_id for c in self._clients if c.connected for info in self._served(c)}
         return [s for c, s in self._states.items() if c in served and s.ready]
 
     def chain_access(self, chain_id: int) -> MakerChain | None:
@@ -346,7 +346,7 @@ class SimulatedMaker:
         `underfunded` behaviour pretends to hold `underfunded_factor` times its balance)."""
         return self._book.inventory(chain_id, token, underfunded_factor(self.config))
 
-    async def _prepare(self, client: MakerClient, info: ChainInfo) -> None:
+    async def _prepare(self, client: MakerClient, info: WelcomeChain) -> None:
         await self._book.prepare(client, info)
         async with self._ready:
             self._ready.notify_all()
@@ -383,20 +383,20 @@ class SimulatedMaker:
             for lapsed in self.commitments.sweep(client.server_time_ms(), SWEEP_GRACE_MS):
                 dirty.add((lapsed.chain_id, lapsed.token))
             for info in self._served(client):
-                what = f"{self.name}: publishing levels on chain {info.chainId}"
+                what = f"{self.name}: publishing levels on chain {info.chain_id}"
                 try:
                     await self._publish_chain(client, info, full, dirty)
                 except Exception as exc:
                     # A node that is down says so in the message; anything else keeps its trace.
                     expected = isinstance(exc, ChainUnreadable | aiohttp.ClientError | OSError)
-                    self._failures.failed(f"chain {info.chainId}", what, exc, trace=not expected)
+                    self._failures.failed(f"chain {info.chain_id}", what, exc, trace=not expected)
                 else:
-                    self._failures.succeeded(f"chain {info.chainId}", what)
+                    self._failures.succeeded(f"chain {info.chain_id}", what)
 
     async def _publish_chain(
-        self, client: MakerClient, info: ChainInfo, full: bool, dirty: set[tuple[int, str]]
+        self, client: MakerClient, info: WelcomeChain, full: bool, dirty: set[tuple[int, str]]
     ) -> None:
-        chain_id = info.chainId
+        chain_id = info.chain_id
         state = self._states.get(chain_id)
         every = full
         if state is None or not state.ready or state.client is not client:
@@ -412,13 +412,13 @@ class SimulatedMaker:
             await self._book.refresh_balances(state)
             every = True
         # A filling operator's levels on BOOK corridors are its standing bid there.
-        pairs = [*info.pairs, *(info.bookPairs if self.config.fills_book else [])]
+        pairs = [*info.pairs, *(info.book_pairs if self.config.fills_book else [])]
         for pair in pairs:
-            if every or (chain_id, pair.buyToken.lower()) in dirty:
+            if every or (chain_id, pair.buy_token.lower()) in dirty:
                 await client.publish_levels(
                     chain_id,
-                    pair.sellToken,
-                    pair.buyToken,
+                    pair.sell_token,
+                    pair.buy_token,
                     self._levels(state, pair),
                     resend_after_s=0.0 if every else self.publish_interval_s,
                 )
@@ -431,19 +431,19 @@ class SimulatedMaker:
             state.ready = False
         self._wake_all()
 
-    def _levels(self, state: ChainState, pair: PairInfo) -> list[tuple[int, int]]:
-        sell = state.tokens.get(pair.sellToken.lower())
-        buy = state.tokens.get(pair.buyToken.lower())
+    def _levels(self, state: ChainState, pair: WelcomePair) -> list[tuple[int, int]]:
+        sell = state.tokens.get(pair.sell_token.lower())
+        buy = state.tokens.get(pair.buy_token.lower())
         if sell is None or buy is None:
             return []
-        return self.pricing.levels(sell, buy, self.inventory(state.info.chainId, pair.buyToken))
+        return self.pricing.levels(sell, buy, self.inventory(state.info.chain_id, pair.buy_token))
 
     # ---- rfqs -------------------------------------------------------------------------------
 
     async def _on_welcome(self, welcome: Welcome) -> None:
         self._wake_all()  # the publish loop prepares new chains and republishes
 
-    async def _on_rfq(self, rfq: Rfq) -> Quote | Decline | None:
+    async def _on_rfq(self, rfq: Rfq) -> MakerQuote | Decline | None:
         loop = asyncio.get_running_loop()
         received = loop.time()
         self.stats.rfqs += 1
@@ -454,23 +454,23 @@ class SimulatedMaker:
             return None
         reply = self._reply(rfq)
         if behaviour == "late":
-            state = self._states.get(rfq.chainId)
-            pair = None if state is None else state.info.pair(rfq.sellToken, rfq.buyToken)
+            state = self._states.get(rfq.chain_id)
+            pair = None if state is None else state.info.pair(rfq.sell_token, rfq.buy_token)
             if pair is not None:
                 # The rfq left the server at or after the request; a full budget after we got
                 # it is surely past replyByMs, whatever the clocks say.
-                delay += pair.replyBudgetMs / 1000 + LATE_MARGIN_S
+                delay += pair.reply_budget_ms / 1000 + LATE_MARGIN_S
             else:
-                remaining_ms = rfq.replyByMs - self._server_time(rfq.chainId)
+                remaining_ms = rfq.reply_by_ms - self._server_time(rfq.chain_id)
                 delay += max(0.0, remaining_ms / 1000) + LATE_MARGIN_S
         try:
             await asyncio.sleep(max(0.0, delay - (loop.time() - received)))
         except asyncio.CancelledError:
-            self.commitments.pop(rfq.quoteId, None)  # never sent: holds nothing
+            self.commitments.pop(rfq.quote_id, None)  # never sent: holds nothing
             raise
-        if isinstance(reply, Quote):
+        if isinstance(reply, MakerQuote):
             self.stats.quotes += 1
-            self._wake_for(self.commitments.get(rfq.quoteId))
+            self._wake_for(self.commitments.get(rfq.quote_id))
         else:
             self.stats.declines[reply.reason] += 1
         return reply
@@ -481,30 +481,30 @@ class SimulatedMaker:
             return state.client.server_time_ms()
         return self._clients[0].server_time_ms() if self._clients else 0
 
-    def _reply(self, rfq: Rfq) -> Quote | Decline:
+    def _reply(self, rfq: Rfq) -> MakerQuote | Decline:
         return self._quoter.reply(rfq, self.config, self.pricing, self._rng)
 
     # ---- notifications ----------------------------------------------------------------------
 
     async def _on_filled(self, message: Filled) -> None:
         self.stats.filled += 1
-        state = self._states.get(message.chainId)
+        state = self._states.get(message.chain_id)
         if state is not None:
             # Read the new balances before letting go of the commitment, so the inventory is
             # never counted twice (old balance and no commitment).
             await self._book.refresh_balances(state)
-        self.commitments.pop(message.quoteId, None)
+        self.commitments.pop(message.quote_id, None)
         self._wake_all()
 
     async def _on_expired(self, message: Expired) -> None:
         self.stats.expired += 1
-        self._wake_for(self.commitments.pop(message.quoteId, None))
+        self._wake_for(self.commitments.pop(message.quote_id, None))
 
     async def _on_released(self, message: Released) -> None:
         self.stats.released[message.reason] += 1
         if message.reason == "invalid":
-            log.info("%s: quote %s invalid: %s", self.name, message.quoteId, message.detail)
-        self._wake_for(self.commitments.pop(message.quoteId, None))
+            log.info("%s: quote %s invalid: %s", self.name, message.quote_id, message.detail)
+        self._wake_for(self.commitments.pop(message.quote_id, None))
 
     async def _on_error(self, message: ErrorMessage) -> None:
         self.stats.errors[message.code] += 1

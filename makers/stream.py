@@ -10,7 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
-from makers.protocol import ProtocolError, Welcome, parse_server_message
+from rfqkit.maker_protocol import ProtocolError, Welcome, parse_server_message
 
 STREAM_PATH = "/v2/maker/stream"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 
 class SandboxClock:
@@ -34,9 +33,3 @@ class SandboxClock:
             raise ValueError("the clock only moves forward")
         self._offset += seconds
         return self.time()
-
-
-def iso(unix_seconds: float) -> str:
-    """ISO-8601 UTC with milliseconds and a Z, as every time in the provider API."""
-    moment = datetime.fromtimestamp(unix_seconds, tz=UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

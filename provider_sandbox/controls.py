@@ -11,7 +11,6 @@ from aiohttp import web
 from provider_sandbox import booking, interventions, kyc
 from provider_sandbox.api import capabilities, read_json
 from provider_sandbox.appkeys import SANDBOX
-from provider_sandbox.clock import iso
 from provider_sandbox.core import Sandbox
 from provider_sandbox.errors import Conflict, NotFound
 from provider_sandbox.rates import shift_factor
@@ -30,6 +29,7 @@ from provider_sandbox.schemas import (
 )
 from provider_sandbox.state import SETTLED, Transfer
 from provider_sandbox.views import balance_view, customer_view, recipient_view, transfer_view
+from rfqkit.timestamps import isoformat_unix
 
 
 def _sandbox(request: web.Request) -> Sandbox:
@@ -67,7 +67,7 @@ def state_view(sandbox: Sandbox) -> dict[str, Any]:
             {**customer_view(customer), "review": review, "balance": balance_view(customer, config)}
         )
     return {
-        "now": iso(now),
+        "now": isoformat_unix(now),
         "clock": {"shared": sandbox.clock.shared, "offsetSeconds": sandbox.clock.offset_seconds},
         "capabilities": capabilities(sandbox),
         "config": config_view(sandbox),
@@ -80,7 +80,7 @@ def state_view(sandbox: Sandbox) -> dict[str, Any]:
                     "id": r.event_id,
                     "transferId": r.transfer_id,
                     "status": r.status,
-                    "created": iso(r.created),
+                    "created": isoformat_unix(r.created),
                     "outcome": r.outcome,
                     "responseStatus": r.response_status,
                     "error": r.error,
@@ -223,7 +223,9 @@ async def advance_clock(request: web.Request) -> web.Response:
         raise Conflict("The sandbox shares the simulator's clock; advance it there")
     now = sandbox.clock.advance(body.seconds)
     await refresh_all(sandbox)
-    return web.json_response({"now": iso(now), "offsetSeconds": sandbox.clock.offset_seconds})
+    return web.json_response(
+        {"now": isoformat_unix(now), "offsetSeconds": sandbox.clock.offset_seconds}
+    )
 
 
 async def reset(request: web.Request) -> web.Response:

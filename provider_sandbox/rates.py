@@ -10,10 +10,20 @@ from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 
 from provider_sandbox.config import SandboxConfig
 from provider_sandbox.state import Side
+from rfqkit.random_state import RandomStream
 
 RATE_PLACES = Decimal("0.00000001")  # rates carry eight decimals
 FIAT_PLACES = Decimal("0.01")  # NGN
 TOKEN_PLACES = Decimal("0.000001")  # NGNS (6 decimals)
+
+
+@dataclass
+class WalkState:
+    """Where a RateWalk stands (saved with the sandbox's state)."""
+
+    random: RandomStream
+    max_step: float
+    levels: list[float]
 
 
 class RateWalk:
@@ -25,6 +35,14 @@ class RateWalk:
         self._random = random.Random(f"provider-sandbox-rates:{seed}")  # only the walk draws here
         self._max_step = max_step  # largest relative move per minute
         self._levels = [1.0]  # level after index minutes, extended on demand
+
+    def saved(self) -> WalkState:
+        return WalkState(random=self._random, max_step=self._max_step, levels=list(self._levels))
+
+    def restore(self, saved: WalkState) -> None:
+        self._random = saved.random
+        self._max_step = saved.max_step
+        self._levels = list(saved.levels)
 
     def level(self, minutes: int) -> float:
         if minutes < 0:
@@ -47,7 +65,7 @@ def shift_factor(current: Decimal, percent: Decimal) -> Decimal:
 
 
 @dataclass(frozen=True)
-class Priced:
+class PricedConversion:
     rate: Decimal  # target per source
     fee: Decimal  # target currency
     target_amount: Decimal  # (source x rate) - fee, rounded down
@@ -63,7 +81,9 @@ def target_places(side: Side) -> Decimal:
     return TOKEN_PLACES if side == "buy" else FIAT_PLACES
 
 
-def price(side: Side, source_amount: Decimal, mid: Decimal, config: SandboxConfig) -> Priced:
+def price(
+    side: Side, source_amount: Decimal, mid: Decimal, config: SandboxConfig
+) -> PricedConversion:
     if side == "buy":
         rate = (config.buy_spread / mid).quantize(RATE_PLACES, ROUND_DOWN)
         percent, flat, source, target = config.buy_fee_percent, config.buy_fee_flat, "NGN", "NGNS"
@@ -74,7 +94,7 @@ def price(side: Side, source_amount: Decimal, mid: Decimal, config: SandboxConfi
     gross = source_amount * rate
     fee = (gross * percent / Decimal(100) + flat).quantize(places, ROUND_HALF_UP)
     target_amount = (gross - fee).quantize(places, ROUND_DOWN)
-    return Priced(
+    return PricedConversion(
         rate=rate,
         fee=fee,
         target_amount=target_amount,

@@ -17,6 +17,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from provider_sandbox.errors import Invalid
+from rfqkit.wire import WireModel
 
 Amount = Annotated[str, StringConstraints(pattern=r"^(0|[1-9][0-9]{0,17})(\.[0-9]{1,18})?$")]
 Address = Annotated[str, StringConstraints(pattern=r"^0x[0-9a-fA-F]{40}$")]
@@ -27,8 +28,8 @@ Text = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 EmailText = Annotated[str, StringConstraints(min_length=1, max_length=254)]
 
 
-class Body(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+class Body(WireModel):
+    model_config = ConfigDict(extra="ignore")
 
 
 class CustomerIn(Body):

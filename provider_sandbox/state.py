@@ -3,13 +3,13 @@ rates) hold the rules. `/sandbox/reset` replaces the whole `SandboxState`."""
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal
 
 from provider_sandbox.config import SandboxConfig
+from rfqkit.random_state import RandomStream
 
 Side = Literal["buy", "sell"]
 
@@ -181,7 +181,7 @@ class WebhookRecord:
 @dataclass
 class SandboxState:
     settings: RuntimeSettings  # live switches and runtime config
-    rng: random.Random  # ids, account numbers, deposit keys (rates have their own walk)
+    rng: RandomStream  # ids, account numbers, deposit keys (rates have their own walk)
     rate_epoch: float  # clock time the rate walk starts from
     customers: dict[str, Customer] = field(default_factory=dict)  # by id
     quotes: dict[str, Quote] = field(default_factory=dict)  # by id

@@ -6,10 +6,10 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from provider_sandbox.clock import iso
 from provider_sandbox.config import SandboxConfig
 from provider_sandbox.rates import TOKEN_PLACES, source_places, target_places
 from provider_sandbox.state import Customer, Quote, Recipient, SandboxState, Transfer
+from rfqkit.timestamps import isoformat_unix
 
 
 def amount(value: Decimal, places: Decimal) -> str:
@@ -30,7 +30,7 @@ def customer_view(customer: Customer) -> dict[str, Any]:
         "lastName": customer.last_name,
         "email": customer.email,
         "phone": customer.phone,
-        "createdAt": iso(customer.created_at),
+        "createdAt": isoformat_unix(customer.created_at),
     }
 
 
@@ -48,7 +48,7 @@ def quote_view(quote: Quote, config: SandboxConfig) -> dict[str, Any]:
         "fee": amount(quote.fee, target_places(quote.side)),
         "rateLabel": quote.rate_label,
         "feeLabel": quote.fee_label,
-        "expiresAt": iso(quote.expires_at),
+        "expiresAt": isoformat_unix(quote.expires_at),
     }
 
 
@@ -70,7 +70,7 @@ def _pay_in(transfer: Transfer, config: SandboxConfig) -> dict[str, Any]:
         return {
             "type": "temporary_bank_account",
             "recipient_details": dict(transfer.bank_account),
-            "expires_at": iso(transfer.expires_at),
+            "expires_at": isoformat_unix(transfer.expires_at),
         }
     return {
         "type": "address",
@@ -124,7 +124,9 @@ def transfer_view(transfer: Transfer, state: SandboxState, config: SandboxConfig
         "rateLabel": transfer.rate_label,
         "feeLabel": transfer.fee_label,
         "status": transfer.status,
-        "statusHistory": [{"status": e.status, "at": iso(e.at)} for e in transfer.history],
+        "statusHistory": [
+            {"status": e.status, "at": isoformat_unix(e.at)} for e in transfer.history
+        ],
         "payIn": _pay_in(transfer, config),
         "payOut": _pay_out(transfer, state, config),
         "customerId": transfer.customer_id,
@@ -138,9 +140,9 @@ def transfer_view(transfer: Transfer, state: SandboxState, config: SandboxConfig
         "stalled": transfer.stalled,
         "failureReason": transfer.failure_reason,
         "refund": refund,
-        "expiresAt": iso(transfer.expires_at),
-        "createdAt": iso(transfer.created_at),
-        "updatedAt": iso(transfer.updated_at),
+        "expiresAt": isoformat_unix(transfer.expires_at),
+        "createdAt": isoformat_unix(transfer.created_at),
+        "updatedAt": isoformat_unix(transfer.updated_at),
     }
 
 

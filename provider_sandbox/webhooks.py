@@ -15,8 +15,9 @@ from typing import Any
 
 import aiohttp
 
-from provider_sandbox.clock import SandboxClock, iso
+from provider_sandbox.clock import SandboxClock
 from provider_sandbox.state import SandboxState, WebhookRecord
+from rfqkit.timestamps import isoformat_unix
 
 SIGNATURE_HEADER = "X-Provider-Signature"
 log = logging.getLogger("provider_sandbox.webhooks")
@@ -56,7 +57,7 @@ class WebhookSender:
         envelope = {
             "id": record.event_id,
             "type": "transfer.updated",
-            "created": iso(now),
+            "created": isoformat_unix(now),
             "data": {"transfer": transfer},
         }
         record.body = json.dumps(envelope, separators=(",", ":")).encode()

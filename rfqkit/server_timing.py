@@ -1,4 +1,4 @@
-"""Reading the simulator's `Server-Timing` header (docs/decisions.md F23) on the client side:
+"""Reading the simulator's `Server-Timing` header on the client side:
 the bench and the load harness both take `sim` (time inside the simulator) and `makers` (the
 auction's wait for makers) from it."""
 

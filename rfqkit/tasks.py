@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
 
-class Clock(Protocol):
+class LoopClock(Protocol):
     """What a clock-driven loop needs of a clock (the simulator's and the sandbox's have it)."""
 
     def time(self) -> float: ...
@@ -19,7 +19,7 @@ class Clock(Protocol):
 
 
 async def step_forever(
-    clock: Clock,
+    clock: LoopClock,
     step: Callable[[], Awaitable[object]],
     next_due: Callable[[], float | None],
     *,

@@ -28,6 +28,8 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+from rfqkit.json_rpc import RpcError, rpc
+
 DEFAULT_URL = "http://127.0.0.1:8080"
 EVENTS = ("rfq.filled", "rfq.expired", "rfq.failed", "rfq.filled.late")
 WAIT_S = 60.0  # for a status to be reached (the fill index polls every 50 ms)
@@ -58,7 +60,7 @@ def add_parser(commands: Any) -> None:
     trigger.add_argument("--json", action="store_true", help="print the final RFQ record as JSON")
 
 
-class Api:
+class TriggerApi:
     def __init__(self, url: str, api_key: str) -> None:
         self.url = url.rstrip("/")
         self.auth = {"Authorization": f"Bearer {api_key}"}
@@ -93,18 +95,12 @@ class ChainClient:
         self.account = Account.from_key(private_key)
 
     def rpc(self, method: str, params: list[Any]) -> Any:
-        payload = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-        request = urllib.request.Request(
-            self.rpc_url, json.dumps(payload).encode(), {"Content-Type": "application/json"}
-        )
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                answer = json.loads(response.read())
-        except urllib.error.URLError as exc:
-            raise TriggerError(f"chain RPC {self.rpc_url} unreachable: {exc.reason}") from exc
-        if "error" in answer:
-            raise TriggerError(f"chain RPC {method}: {answer['error'].get('message')}")
-        return answer["result"]
+            return rpc(self.rpc_url, method, params, timeout=30)
+        except RpcError as failed:
+            if not failed.reachable:
+                raise TriggerError(f"chain RPC {failed.message}") from failed
+            raise TriggerError(f"chain RPC {method}: {failed.message}") from failed
 
     def call_uint(self, to: str, data: str) -> int:
         return int(self.rpc("eth_call", [{"to": to, "data": data}, "latest"]), 16)
@@ -145,9 +141,9 @@ class ChainClient:
         raise TriggerError(f"transaction {tx_hash} was not mined within {WAIT_S:.0f} s")
 
 
-class Flow:
+class TriggerFlow:
     def __init__(self, args: argparse.Namespace, say: Callable[[str], None]) -> None:
-        self.api = Api(args.url, args.api_key)
+        self.api = TriggerApi(args.url, args.api_key)
         self.say = say
         key = str(args.api_key)
         if not key.startswith(("tx_live_", "tx_test_")):
@@ -237,7 +233,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {line}", file=sys.stderr, flush=True)
 
     try:
-        record = Flow(args, say).run(args.event)
+        record = TriggerFlow(args, say).run(args.event)
     except TriggerError as exc:
         print(f"rfqsim trigger: {exc}", file=sys.stderr)
         return 1
@@ -248,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     late = " (late: true, supersedes rfq.expired)" if args.event == "rfq.filled.late" else ""
     try:
-        endpoints = _endpoints_sent_to(Api(args.url, args.api_key), f"{sent}:{rfq_id}")
+        endpoints = _endpoints_sent_to(TriggerApi(args.url, args.api_key), f"{sent}:{rfq_id}")
     except TriggerError:
         endpoints = None  # a target without the delivery log: say less
     if endpoints is None:
@@ -263,7 +259,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _endpoints_sent_to(api: Api, event_id: str) -> int:
+def _endpoints_sent_to(api: TriggerApi, event_id: str) -> int:
     """How many endpoints the event went to (the simulator's delivery log)."""
     data = api.call("GET", f"/_sim/webhooks/deliveries?event_id={event_id}", keyed=False)
     return len({d["endpoint_id"] for d in data["deliveries"]})

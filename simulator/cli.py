@@ -34,6 +34,7 @@ from simulator.runtime.provider import connect_provider_webhooks
 from simulator.runtime.scenario import read_scenario_file
 from simulator.runtime.state import SAVED_STATE, resume_saved_state, save_state
 from simulator.services.access.keys import create_demo_keys
+from simulator.services.shared.state import StateFormatError
 from simulator.services.sim.info import simulator_info
 from simulator.services.sim.scenario import ScenarioPlan
 from simulator.settings import Settings, load_settings
@@ -167,6 +168,11 @@ async def serve(
 ) -> int:
     app = create_app(settings)
     if saved is not None:
+        try:  # every part read with its participant's schema before anything starts
+            app[STATE].registry.check(saved.services)
+        except StateFormatError as exc:
+            print(f"rfqsim: {saved.path}: {exc}", file=sys.stderr)
+            return 2
         app[SAVED_STATE] = saved
     runner = ApiRunner(
         app,

@@ -86,18 +86,4 @@ class Clock:
         await self.sleep_until(self.time() + seconds)
 
 
-def isoformat(moment: datetime) -> str:
-    """ISO-8601 UTC with millisecond precision and a Z suffix, as every timestamp in the API."""
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def from_unix(seconds: float) -> datetime:
-    return datetime.fromtimestamp(seconds, tz=UTC)
-
-
-def isoformat_unix(seconds: float | None) -> str | None:
-    """Unix seconds as the API's timestamp string; None stays None (a null field)."""
-    return isoformat(from_unix(seconds)) if seconds is not None else None
-
-
-__all__ = ["AdvanceListener", "Clock", "from_unix", "isoformat", "isoformat_unix", "timedelta"]
+__all__ = ["AdvanceListener", "Clock", "timedelta"]

@@ -1,7 +1,7 @@
 """The one error hierarchy. Each class carries the spec's HTTP status and stable `code`; the error
-middleware (api/middleware.py) is the only place that renders them, as the spec's envelope
+middleware (api/http/middleware.py) is the only place that renders them, as the spec's envelope
 `{error: {code, message, request_id, details?, ...extra}}`: a few ramp codes carry extra members
-on the error object itself (docs/ramp.md RA2)."""
+on the error object itself."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -23,22 +23,19 @@ from pydantic_settings import (
 )
 
 from makers.config import FleetConfig, default_fleet
+from rfqkit.config_model import StrictModel
 
 DEFAULT_SETTINGS_FILE = Path(__file__).with_name("default_settings.yaml")
 ENV_PREFIX = "RFQSIM_"
 ENV_NESTED_DELIMITER = "__"
-# DESIGN "fixed ports": the first configured chain's Anvil listens here, the next ones count up.
+# The first configured chain's Anvil listens here, the next ones count up.
 DEFAULT_RPC_PORT = 8545
 
 ChainEnvironment = Literal["live", "test"]
 CorridorMode = Literal["RFQ", "BOOK"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ApiSettings(_Strict):
+class ApiSettings(StrictModel):
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)
     # On SIGTERM/SIGINT: requests in flight get this long to finish before they are cancelled.
@@ -51,7 +48,7 @@ class ApiSettings(_Strict):
     control_api: bool = True
 
 
-class CorridorTiming(_Strict):
+class CorridorTiming(StrictModel):
     mode: CorridorMode = "RFQ"
     reply_budget_ms: int = Field(default=750, gt=0, le=10_000)
     quote_ttl_s: int = Field(default=60, gt=0, le=60)
@@ -59,7 +56,7 @@ class CorridorTiming(_Strict):
     fee_bps: int = Field(default=5, ge=0, le=1000)
 
 
-class CorridorSettings(_Strict):
+class CorridorSettings(StrictModel):
     base: str
     quote: str
     mode: CorridorMode | None = None
@@ -74,14 +71,14 @@ class CorridorSettings(_Strict):
         return defaults.model_copy(update={k: v for k, v in own.items() if v is not None})
 
 
-class TokenSettings(_Strict):
+class TokenSettings(StrictModel):
     symbol: str = Field(pattern=r"^[A-Z][A-Z0-9]{1,10}$")
     name: str
     decimals: int = Field(ge=0, le=36)
     usdt_like: bool = False  # approve() reverts nonzero->nonzero and returns no bool
 
 
-class ChainSettings(_Strict):
+class ChainSettings(StrictModel):
     chain_id: int = Field(gt=0)
     environment: ChainEnvironment
     name: str
@@ -109,7 +106,7 @@ class ChainSettings(_Strict):
         return self
 
 
-class ChainWithoutContractsSettings(_Strict):
+class ChainWithoutContractsSettings(StrictModel):
     """A chain the venue knows but has no settlement contract on (spec 3 "Authentication" item
     3): rfqsim starts no node for it; a v1 call naming it with a key of its environment is 400
     "no settlement contract deployed on chain N"."""
@@ -119,7 +116,7 @@ class ChainWithoutContractsSettings(_Strict):
     name: str
 
 
-class LimitSettings(_Strict):
+class LimitSettings(StrictModel):
     ip_backstop_per_minute: int = Field(default=600, gt=0)
     keyless_per_minute: int = Field(default=60, gt=0)
     tiers: dict[str, int] = Field(default_factory=lambda: {"default": 60})
@@ -134,25 +131,25 @@ class LimitSettings(_Strict):
         return tiers
 
 
-class ProofTiming(_Strict):
+class ProofTiming(StrictModel):
     window_s: float = Field(default=60, gt=0)
     grant_s: float = Field(default=43200, gt=0)
-    wall_clock_when_moved: bool = True  # docs/decisions.md TT4
+    wall_clock_when_moved: bool = True  # proofs signed by a real clock stay fresh
 
 
-class FundingSettings(_Strict):
+class FundingSettings(StrictModel):
     demo_wallets: int = Field(default=3, ge=1, le=50)
     makers: int = Field(default=4, ge=1, le=50)
     native_wei: int = Field(default=10**21, gt=0)
     token_whole_units: int = Field(default=10**6, gt=0)
 
 
-# DESIGN "Webhook retry schedule": the delay before each attempt, counted from the end of the
-# previous one; the first is the immediate delivery. Ten attempts span about 75.6 hours.
+# The webhook retry schedule: the delay before each attempt, counted from the end
+# of the previous one; the first is the immediate delivery. Ten attempts span about 75.6 hours.
 RETRY_SCHEDULE_S: tuple[float, ...] = (0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400)
 
 
-class WebhookSettings(_Strict):
+class WebhookSettings(StrictModel):
     allow_http: bool = False  # developer flag: accept http:// endpoint URLs (spec: https only)
     retry_schedule_s: tuple[float, ...] = Field(default=RETRY_SCHEDULE_S, min_length=1)
     ack_timeout_s: float = Field(default=15, gt=0)  # a response is awaited this long
@@ -169,14 +166,14 @@ class WebhookSettings(_Strict):
         return self
 
 
-class IdempotencySettings(_Strict):
-    """Idempotency-Key on the v1 POSTs that create (docs/decisions.md V9-V14)."""
+class IdempotencySettings(StrictModel):
+    """Idempotency-Key on the v1 POSTs that create."""
 
     ttl_s: float = Field(default=86_400, gt=0)  # a stored response is replayed this long
     max_records: int = Field(default=100_000, gt=0)  # oldest finished records go first beyond
 
 
-class RampSettings(_Strict):
+class RampSettings(StrictModel):
     """The v2 fiat ramp (docs/ramp.md) and the provider behind it (docs/provider-sandbox.md)."""
 
     provider_id: str = Field(default="ngnramp", pattern=r"^[a-z0-9][a-z0-9_-]{0,39}$")
@@ -203,7 +200,7 @@ class RampSettings(_Strict):
     smtp: str | None = Field(default=None, pattern=r"^[^ :]+:[0-9]{1,5}$")  # HOST:PORT for emails
 
 
-class FeedSettings(_Strict):
+class FeedSettings(StrictModel):
     """The public rates feed (/pairs, /tickers, /historical_trades; docs/rates-feed.md)."""
 
     # Responses are cached this long (also Cache-Control max-age); 0 turns the cache off.
@@ -230,7 +227,7 @@ class FeedSettings(_Strict):
         return self
 
 
-class RetentionSettings(_Strict):
+class RetentionSettings(StrictModel):
     # An RFQ record at rest (no_quote, filled, or expired/failed past the 24 h correction
     # window) is kept this much longer, then forgotten: GET answers 404 from then on.
     rfq_after_correction_s: float = Field(default=3600, ge=0)
@@ -242,7 +239,7 @@ class RetentionSettings(_Strict):
     sweep_interval_s: float = Field(default=10, gt=0)
 
 
-class BookSettings(_Strict):
+class BookSettings(StrictModel):
     """The v1 book: resting limit orders and the swaps composed of them (docs/decisions.md
     "v1 book")."""
 
@@ -252,7 +249,7 @@ class BookSettings(_Strict):
     max_deadline_s: int = Field(default=365 * 86_400, gt=0)  # deadlines capped (about one year)
 
 
-class StateSettings(_Strict):
+class StateSettings(StrictModel):
     # Where `rfqsim serve --state-dir` keeps the state across restarts (None: in memory only).
     dir: str | None = None
     # A reset or restore lets requests in flight finish for this long, then answers the rest
@@ -260,13 +257,13 @@ class StateSettings(_Strict):
     drain_s: float = Field(default=2.0, ge=0, le=60)
 
 
-class JournalSettings(_Strict):
+class JournalSettings(StrictModel):
     enabled: bool = True  # GET /_sim/requests; off: nothing is recorded
     requests_kept: int = Field(default=1_000, ge=1, le=100_000)  # the ring's size
     frames_kept: int = Field(default=2_000, ge=1, le=100_000)  # maker stream frames kept
 
 
-class TimelineSettings(_Strict):
+class TimelineSettings(StrictModel):
     # RFQs, v1 swaps, limit orders and ramp transfers whose timelines are kept, each (the oldest
     # drop off): GET /_sim/rfqs and its siblings, the console.
     kept: int = Field(default=10_000, ge=1, le=1_000_000)
@@ -315,7 +312,7 @@ class Settings(BaseSettings):
     # The simulated maker fleet started with the simulator (None: no makers; `--no-makers`).
     makers: FleetConfig | None = Field(default_factory=default_fleet)
     # Where that fleet runs: `in` the simulator's process, or in a process of its `own` (a child
-    # of `rfqsim serve`, driven over a control channel: docs/decisions.md F24).
+    # of `rfqsim serve`, driven over a control channel).
     makers_process: Literal["own", "in"] = "own"
 
     @model_validator(mode="after")

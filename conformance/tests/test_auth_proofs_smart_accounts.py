@@ -20,7 +20,6 @@ from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 
 from conformance.client import Client
-from conformance.json_rpc import hex_to_int, rpc
 from conformance.response_checks import assert_error
 from conformance.service_clock import ServiceClock
 from conformance.signing import (
@@ -44,6 +43,7 @@ from conformance.tests.proof_requests import (
     send_request,
     token_address,
 )
+from rfqkit.json_rpc import hex_to_int, rpc
 
 GAS_PRICE = 10 * 10**9
 GAS_LIMIT = 500_000

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from conformance.chain import Wallet
-from conformance.json_rpc import hex_to_int
 from conformance.ramp import CALL_CAPABILITIES, PERSON, Ramp, RampWallet, fresh_wallet
 from conformance.ramp_transfers import (
     ACCOUNT,
@@ -33,6 +32,7 @@ from conformance.ramp_transfers import (
 )
 from conformance.response_checks import assert_error
 from conformance.venue import ChainInfo, whole
+from rfqkit.json_rpc import hex_to_int
 
 
 def completed(transfer: dict[str, Any]) -> bool:

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from conformance.json_rpc import hex_to_int
 from conformance.ramp import Ramp, fresh_wallet
 from conformance.ramp_transfers import (
     EXPIRE_AFTER_S,
@@ -27,6 +26,7 @@ from conformance.ramp_transfers import (
 )
 from conformance.response_checks import assert_error, parse_iso_utc
 from conformance.venue import ChainInfo
+from rfqkit.json_rpc import hex_to_int
 
 pytestmark = pytest.mark.sim_only
 

@@ -1,6 +1,6 @@
 """Idempotency-Key on v1 POSTs that create (spec 3 "Endpoints": "a retry with the same key
 replays the first response"), on POST /v1/webhooks, the creating POST v1 shares with v2. Our
-rules (DESIGN.md, docs/decisions.md V9-V14): replayed byte for byte; scoped to the API key and
+rules (docs/decisions.md V9-V14): replayed byte for byte; scoped to the API key and
 the path; another body under the key is 400 ``idempotency_key_reused``; the key while the first
 request is in flight is 409 ``idempotency_key_in_flight``; requests that were not carried out
 (validation failures) are not stored; kept 24 h on the service clock.

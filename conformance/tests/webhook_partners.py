@@ -24,11 +24,11 @@ from eth_account import Account
 
 from conformance.chain import sender_lock
 from conformance.client import Client
-from conformance.json_rpc import hex_to_int, rpc
 from conformance.resource_checks import RFQ_EVENTS
 from conformance.response_checks import assert_data, parse_iso_utc
 from conformance.sim_control import SimControl
 from conformance.target import Target
+from rfqkit.json_rpc import hex_to_int, rpc
 from rfqkit.webhook_receiver import ReceivedRequest
 
 CHAIN_ID = 97

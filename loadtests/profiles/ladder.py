@@ -9,15 +9,15 @@ cached path. Judged: the poll itself against ``--budget-ms``; and the cache's pr
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from locust import between, task
 
 from loadtests.common import LADDER_CACHE_MS
 from loadtests.harness import Harness
-from loadtests.slo import Check, Tally, Thresholds, allowed_over
+from loadtests.slo import SloCheck, Tally, Thresholds, allowed_over
 from loadtests.users import LEVELS, ProfileShape, SimUser, describe_failure
+from rfqkit.timestamps import unix_seconds
 
 __all__ = ["LadderPoller", "ProfileShape"]
 
@@ -26,14 +26,14 @@ class LadderHarness(Harness):
     quotes_expected = False
     needs_takers = False
 
-    def extra_checks(self, tally: Tally) -> list[Check]:
+    def extra_checks(self, tally: Tally) -> list[SloCheck]:
         limits = Thresholds.from_options(self.options)
         polls, stale = tally.counters["ladder_polls"], tally.counters["ladder_stale"]
         allowed = allowed_over(polls, limits.percentile)
         limit_ms = LADDER_CACHE_MS + limits.tolerance_ms
         oldest = tally.maxima.get("ladder_age_ms")
         return [
-            Check(
+            SloCheck(
                 name="ladder_freshness",
                 passed=polls > 0 and stale <= allowed,
                 observed=stale,
@@ -63,7 +63,7 @@ class LadderPoller(SimUser):
                 response.failure(describe_failure(response))
                 return
             data: dict[str, Any] = response.json().get("data") or {}
-        as_of = datetime.fromisoformat(str(data["asOf"]).replace("Z", "+00:00")).timestamp()
+        as_of = unix_seconds(data["asOf"])
         age_ms = self.setup.service_now_ms() - as_of * 1000
         tally = self.harness.tally
         if tally is not None:

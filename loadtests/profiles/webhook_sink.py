@@ -27,8 +27,8 @@ from locust import task
 
 from loadtests.control import Control
 from loadtests.harness import Harness
-from loadtests.sink import Delivery, WebhookSink
-from loadtests.slo import Check, Tally
+from loadtests.sink import ReceivedDelivery, WebhookSink
+from loadtests.slo import SloCheck, Tally
 from loadtests.users import FIRM, ProfileShape, SimUser, describe_failure
 
 __all__ = ["ProfileShape", "QuotingPartner"]
@@ -89,7 +89,7 @@ class SinkHarness(Harness):
         self.setup_facts["makers_quote_ttl_ms"] = self.quote_ttl_ms
         return {}
 
-    def _delivered(self, delivery: Delivery) -> None:
+    def _delivered(self, delivery: ReceivedDelivery) -> None:
         environment = self.environment
         if delivery.problem is None:
             with self._lock:
@@ -138,13 +138,13 @@ class SinkHarness(Harness):
             if self.sink is not None:
                 self.sink.stop()
 
-    def extra_checks(self, tally: Tally) -> list[Check]:
+    def extra_checks(self, tally: Tally) -> list[SloCheck]:
         if self.sink is None:
             return []
         counts = self.sink.counts
         missing = self._missing(tally)
         return [
-            Check(
+            SloCheck(
                 name="webhook_deliveries",
                 passed=missing <= 0,
                 observed=counts.by_type["rfq.expired"],
@@ -153,7 +153,7 @@ class SinkHarness(Harness):
                 f"{tally.counters['quoted']} quotes left to lapse"
                 + (f"; {missing} missing after the drain" if missing > 0 else ""),
             ),
-            Check(
+            SloCheck(
                 name="webhook_signatures",
                 passed=counts.bad_signatures == 0,
                 observed=counts.bad_signatures,

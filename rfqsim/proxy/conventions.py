@@ -28,7 +28,7 @@ from conformance.response_checks import (
 from rfqsim.proxy.expect import expect_equal, expect_in
 from rfqsim.proxy.findings import Inspection
 from rfqsim.proxy.requests import API_KEY, RFQ_OWNED, SCHEMA_RULES
-from rfqsim.proxy.spec import DOCUMENT, Operation, error_table
+from rfqsim.proxy.spec import DOCUMENT, SpecOperation, error_table
 
 REQUEST_ID = {
     "rfq": "rfq/overview/conventions/every-response-carries-x-request-id",
@@ -200,7 +200,7 @@ def _by_kind(body: Any, kinds: dict[str, frozenset[str]]) -> dict[str, Found]:
     return found
 
 
-def check(inspection: Inspection, operation: Operation | None, known_path: bool) -> None:
+def check(inspection: Inspection, operation: SpecOperation | None, known_path: bool) -> None:
     """The checks of one exchange that hold for every operation of its surface."""
     ex = inspection.exchange
     surface = ex.surface
@@ -275,7 +275,7 @@ def _error(inspection: Inspection) -> None:
         )
 
 
-def _success(inspection: Inspection, operation: Operation | None) -> None:
+def _success(inspection: Inspection, operation: SpecOperation | None) -> None:
     ex = inspection.exchange
     surface, resp = ex.surface, ex.response
     if surface in JSON_BODIES:
@@ -305,7 +305,7 @@ def _success(inspection: Inspection, operation: Operation | None) -> None:
         inspection.check(RAMP_AMOUNTS, lambda: _decimals(found["decimals"]))
 
 
-def _limits(inspection: Inspection, operation: Operation | None) -> None:
+def _limits(inspection: Inspection, operation: SpecOperation | None) -> None:
     """X-RateLimit-* where the limiter answered, none on a bad key's 401, Retry-After on the
     time-window 429s and never on the outstanding-RFQ cap's."""
     ex = inspection.exchange
@@ -345,7 +345,7 @@ def _only_schema_failures(inspection: Inspection) -> bool:
     return bool(faults) and all(rule in SCHEMA_RULES for rule in faults)
 
 
-def _credentials(inspection: Inspection, operation: Operation | None) -> None:
+def _credentials(inspection: Inspection, operation: SpecOperation | None) -> None:
     """403 is a key's missing scope: never the answer to a caller without a key on an RFQ of
     its own, nor to a malformed key (401)."""
     ex = inspection.exchange

@@ -20,7 +20,7 @@ import jsonschema_rs
 
 from conformance.openapi_checks import operations, resolve
 from rfqsim.proxy.findings import Inspection
-from rfqsim.proxy.spec import Operation
+from rfqsim.proxy.spec import SpecOperation
 
 DOCUMENT_PATHS = ("/v2/openapi.json", "/v1/openapi.json", "/feed/openapi.json")
 MAX_ERRORS_SHOWN = 3
@@ -113,7 +113,7 @@ class Documents:
     def knows_path(self, path: str) -> bool:
         return any(documented.pattern.match(path) for documented in self.operations)
 
-    def check(self, inspection: Inspection, operation: Operation) -> None:
+    def check(self, inspection: Inspection, operation: SpecOperation) -> None:
         """The answer's status is documented for its operation and its JSON body is valid
         for the documented schema (under the operation's endpoint rule)."""
         ex = inspection.exchange

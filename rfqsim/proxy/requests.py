@@ -19,7 +19,7 @@ from conformance.feed import number
 from conformance.resource_checks import RFQ_EVENTS, V1_EVENTS
 from rfqsim.proxy.expect import expect_true
 from rfqsim.proxy.findings import Inspection
-from rfqsim.proxy.spec import Operation
+from rfqsim.proxy.spec import SpecOperation
 
 ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
 BYTES32 = re.compile(r"^0x[0-9a-fA-F]{64}$")
@@ -209,7 +209,7 @@ def _positive_decimal(value: Any) -> None:
     assert number(value, "amount") > 0, f"amount {value!r} is not positive"
 
 
-def _v1(inspection: Inspection, operation: Operation, body: Any) -> None:
+def _v1(inspection: Inspection, operation: SpecOperation, body: Any) -> None:
     check = inspection.check
     ex = inspection.exchange
     template = operation.template
@@ -250,7 +250,7 @@ def _list_limit(value: str) -> None:
     assert 1 <= int(value) <= 200, f"limit {value}: 1 to 200"
 
 
-def check(inspection: Inspection, operation: Operation | None) -> None:
+def check(inspection: Inspection, operation: SpecOperation | None) -> None:
     """The client's side of one exchange on a spec surface."""
     ex = inspection.exchange
     _key(inspection)

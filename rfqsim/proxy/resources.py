@@ -54,7 +54,7 @@ from contracts.orders import RfqOrder
 from rfqsim.proxy.conventions import fields
 from rfqsim.proxy.expect import expect_all_in, expect_equal, expect_in, expect_true
 from rfqsim.proxy.findings import Inspection
-from rfqsim.proxy.spec import Operation
+from rfqsim.proxy.spec import SpecOperation
 
 # Spec 3: limit order and swap statuses.
 LIMIT_ORDER_STATUSES = frozenset({"ACTIVE", "FILLED", "CANCELLED", "EXPIRED", "SUPERSEDED"})
@@ -269,7 +269,7 @@ def _listed(data: Any) -> None:
         assert_listed_endpoint(endpoint)
 
 
-def _feed(inspection: Inspection, operation: Operation | None) -> None:
+def _feed(inspection: Inspection, operation: SpecOperation | None) -> None:
     ex = inspection.exchange
     resp = ex.response
     if ex.status >= 400:
@@ -287,7 +287,7 @@ def _feed(inspection: Inspection, operation: Operation | None) -> None:
     inspection.check(operation.rule, lambda: shape(body))
 
 
-def _ramp(inspection: Inspection, operation: Operation) -> None:
+def _ramp(inspection: Inspection, operation: SpecOperation) -> None:
     ex = inspection.exchange
     body = ex.json
     if not isinstance(body, Mapping) or not 200 <= ex.status < 300:
@@ -303,7 +303,7 @@ def _ramp(inspection: Inspection, operation: Operation) -> None:
         inspection.check(TRANSFER_CLAIM, lambda: _no_member(body, "claimToken"))
 
 
-def _v1(inspection: Inspection, operation: Operation) -> None:
+def _v1(inspection: Inspection, operation: SpecOperation) -> None:
     ex = inspection.exchange
     data = ex.data
     if not 200 <= ex.status < 300 or data is None:
@@ -350,7 +350,7 @@ def _description(inspection: Inspection) -> None:
 
 def check(
     inspection: Inspection,
-    operation: Operation,
+    operation: SpecOperation,
     decimals: Decimals,
     learn_ladder: Callable[[Mapping[str, Any]], None],
 ) -> None:

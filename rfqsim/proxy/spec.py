@@ -19,7 +19,7 @@ _ERROR_ROW = re.compile(r"^(rfq|ramp|v1)/errors/([0-9]{3})-([a-z_]+)$")
 
 
 @dataclass(frozen=True)
-class Operation:
+class SpecOperation:
     """One row of an endpoint table."""
 
     method: str
@@ -39,22 +39,22 @@ class Operation:
         return f"{self.method} {self.template}"
 
 
-def _rfq(method: str, template: str, slug: str, **flags: bool) -> Operation:
-    return Operation(method, template, "rfq", f"rfq/endpoints/{slug}", **flags)
+def _rfq(method: str, template: str, slug: str, **flags: bool) -> SpecOperation:
+    return SpecOperation(method, template, "rfq", f"rfq/endpoints/{slug}", **flags)
 
 
-def _ramp(method: str, template: str) -> Operation:
+def _ramp(method: str, template: str) -> SpecOperation:
     slug = (method + template).lower().replace("/", "-").replace("{id}", "id")
-    return Operation(method, template, "ramp", f"ramp/endpoints/{slug}")
+    return SpecOperation(method, template, "ramp", f"ramp/endpoints/{slug}")
 
 
-def _v1(method: str, template: str) -> Operation:
+def _v1(method: str, template: str) -> SpecOperation:
     slug = (method + template).lower().replace("/", "-").replace("{id}", "id")
-    return Operation(method, template, "v1", f"v1/endpoints/{slug}", limited=True, keyed=True)
+    return SpecOperation(method, template, "v1", f"v1/endpoints/{slug}", limited=True, keyed=True)
 
 
 # More specific templates first: /v2/rfq/levels before /v2/rfq/{id}.
-OPERATIONS: tuple[Operation, ...] = (
+OPERATIONS: tuple[SpecOperation, ...] = (
     _rfq("POST", "/v2/rfq/preview", "post-v2-rfq-preview"),
     _rfq("POST", "/v2/rfq/request", "post-v2-rfq-request", limited=True),
     _rfq("GET", "/v2/rfq/levels", "get-v2-rfq-levels"),
@@ -80,9 +80,9 @@ OPERATIONS: tuple[Operation, ...] = (
     _ramp("POST", "/v2/ramp/transfers/{id}/retry-payout/check"),
     _ramp("POST", "/v2/ramp/transfers/{id}/retry-payout"),
     _ramp("POST", "/v2/ramp/support/transfer"),
-    Operation("GET", "/v1/health", "v1", "v1/endpoints/get-v1-health"),
-    Operation("GET", "/v1/status", "v1", "v1/endpoints/get-v1-status"),
-    Operation("GET", "/v1/openapi.json", "v1", "v1/auth/item-1"),
+    SpecOperation("GET", "/v1/health", "v1", "v1/endpoints/get-v1-health"),
+    SpecOperation("GET", "/v1/status", "v1", "v1/endpoints/get-v1-status"),
+    SpecOperation("GET", "/v1/openapi.json", "v1", "v1/auth/item-1"),
     _v1("GET", "/v1/corridors"),
     _v1("GET", "/v1/quote"),
     _v1("GET", "/v1/order-book"),
@@ -95,11 +95,11 @@ OPERATIONS: tuple[Operation, ...] = (
     _v1("POST", "/v1/limit-orders"),
     _v1("GET", "/v1/limit-orders"),
     _v1("GET", "/v1/limit-orders/{id}"),
-    Operation(
+    SpecOperation(
         "GET", "/tickers", "feed", "v1/feed/get-tickers/response-array-ticker_id-base_currency"
     ),
-    Operation("GET", "/pairs", "feed", "v1/feed/get-pairs/array-ticker_id-base-target"),
-    Operation(
+    SpecOperation("GET", "/pairs", "feed", "v1/feed/get-pairs/array-ticker_id-base-target"),
+    SpecOperation(
         "GET",
         "/historical_trades",
         "feed",
@@ -108,7 +108,7 @@ OPERATIONS: tuple[Operation, ...] = (
 )
 
 
-def operation_of(method: str, path: str) -> Operation | None:
+def operation_of(method: str, path: str) -> SpecOperation | None:
     """The endpoint table's row for a request, if the spec names one."""
     for operation in OPERATIONS:
         if operation.method == method and operation.pattern.match(path):

@@ -23,7 +23,7 @@ from rfqsim.proxy.expect import expect_equal, expect_true
 from rfqsim.proxy.findings import Inspection
 from rfqsim.proxy.memory import ExpiringMap
 from rfqsim.proxy.resources import within_ttl
-from rfqsim.proxy.spec import Operation
+from rfqsim.proxy.spec import SpecOperation
 
 HOUR = 3600.0
 # An RFQ is remembered for its quote's life, the order deadline and the 24 h correction window
@@ -86,7 +86,7 @@ def digest(value: str | bytes) -> bytes:
 
 
 @dataclass(slots=True)
-class Rfq:
+class SeenRfq:
     status: str
     claim: bytes | None = None  # digest of its claim token
     expires_at: float | None = None  # the firm quote's expiresAt (Unix seconds)
@@ -113,7 +113,7 @@ class State:
     """The proxy's memory across exchanges and the checks that need it."""
 
     def __init__(self, capacity: int = CAPACITY) -> None:
-        self.rfqs: ExpiringMap[str, Rfq] = ExpiringMap(capacity)
+        self.rfqs: ExpiringMap[str, SeenRfq] = ExpiringMap(capacity)
         self.claims: ExpiringMap[bytes, bool] = ExpiringMap(capacity)
         self.transfers: ExpiringMap[str, str] = ExpiringMap(capacity)
         self.intents: ExpiringMap[tuple[str, str], tuple[bytes, str, bytes]] = ExpiringMap(capacity)
@@ -157,7 +157,7 @@ class State:
 
     # -- the checks ---------------------------------------------------------------------------
 
-    def observe(self, inspection: Inspection, operation: Operation | None) -> None:
+    def observe(self, inspection: Inspection, operation: SpecOperation | None) -> None:
         ex = inspection.exchange
         self._limiter(inspection)
         if operation is None or not ex.readable:
@@ -176,11 +176,11 @@ class State:
         elif operation.surface == "ramp":
             self._ramp(inspection, template)
 
-    def _known(self, ex: Exchange) -> tuple[str, Rfq | None]:
+    def _known(self, ex: Exchange) -> tuple[str, SeenRfq | None]:
         rfq_id = ex.path.split("/")[3]
         return rfq_id, self.rfqs.get(rfq_id)
 
-    def _remember(self, rfq_id: str, rfq: Rfq) -> None:
+    def _remember(self, rfq_id: str, rfq: SeenRfq) -> None:
         self.rfqs.set(rfq_id, rfq, RFQ_LIFETIME_S)
 
     def _claim_once(self, inspection: Inspection, token: Any, rule: str) -> None:
@@ -200,7 +200,7 @@ class State:
         status = str(data.get("status"))
         token = data.get("claimToken")
         self._claim_once(inspection, token, CLAIM_ONCE)
-        rfq = Rfq(status=status, claim=digest(token) if isinstance(token, str) else None)
+        rfq = SeenRfq(status=status, claim=digest(token) if isinstance(token, str) else None)
         quote = data.get("quote")
         if status == "quoted" and isinstance(quote, Mapping):
             try:
@@ -214,7 +214,7 @@ class State:
                 pass  # the answer's own checks report it
         self._remember(data["rfqId"], rfq)
 
-    def _owner_checks(self, inspection: Inspection, rfq: Rfq | None) -> bool:
+    def _owner_checks(self, inspection: Inspection, rfq: SeenRfq | None) -> bool:
         """A keyless caller's claim token against the one the RFQ was answered with. Returns
         whether the caller is known to hold the right token."""
         ex = inspection.exchange
@@ -232,11 +232,13 @@ class State:
             inspection.check(OWNERSHIP if not right else CLAIM_AUTHORIZES, lambda: None)
         return right
 
-    def _moved(self, inspection: Inspection, rfq_id: str, rfq: Rfq | None, status: Any) -> Rfq:
+    def _moved(
+        self, inspection: Inspection, rfq_id: str, rfq: SeenRfq | None, status: Any
+    ) -> SeenRfq:
         if not isinstance(status, str) or status not in ENTERED_BY:
-            return rfq or Rfq(status="")
+            return rfq or SeenRfq(status="")
         if rfq is None:
-            return Rfq(status=status)
+            return SeenRfq(status=status)
         before = rfq.status
         if before in REACHABLE and status != before:
             if status in REACHABLE[before]:
@@ -273,7 +275,7 @@ class State:
             self._remember(rfq_id, rfq)
 
     def _filled(
-        self, inspection: Inspection, rfq_id: str, rfq: Rfq, record: Mapping[str, Any]
+        self, inspection: Inspection, rfq_id: str, rfq: SeenRfq, record: Mapping[str, Any]
     ) -> None:
         amounts = (record.get("sellAmount"), record.get("buyAmount"), record.get("feeAmount"))
         if rfq.settled is not None:
@@ -316,7 +318,7 @@ class State:
             rfq = self._moved(inspection, rfq_id, rfq, data.get("status"))
         self._remember(rfq_id, rfq)
 
-    def _first_submit(self, inspection: Inspection, rfq: Rfq) -> None:
+    def _first_submit(self, inspection: Inspection, rfq: SeenRfq) -> None:
         # A filled RFQ accepts the fill's own hash (rule 4); a lapsed one accepts none.
         if rfq.status in ("no_quote", "expired"):
             inspection.fail(
@@ -441,7 +443,7 @@ class State:
             self.windows.set(key, now, float(int(str(reset)) + 2))
 
 
-def _before_expiry(inspection: Inspection, rfq: Rfq, rule: str, what: str) -> None:
+def _before_expiry(inspection: Inspection, rfq: SeenRfq, rule: str, what: str) -> None:
     """An answer that accepted a submit or cancel was served before the quote's expiresAt (by
     the answer's Date, whole seconds)."""
     served, expires = inspection.exchange.date, rfq.expires_at

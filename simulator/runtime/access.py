@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
-from rfqkit.chain import AnvilChain
-from simulator.adapters.access.signatures import ChainSignatureChecker
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
-from simulator.services.access.area import AccessArea
-from simulator.services.access.keys import KeyService
-from simulator.services.access.limits import FixedWindowLimiter
-from simulator.services.access.proofs import ProofService, ProofSettings
-from simulator.services.shared.faults import Faults
-from simulator.services.shared.state import AttributeState, StateParticipant
+from simulator.services.access.area import AccessArea, LimitsSaved
+from simulator.services.access.keys import KeyService, KeysSaved
+from simulator.services.access.limits import FixedWindowLimiter, LimiterSaved
+from simulator.services.access.ports import SignatureChecker
+from simulator.services.access.proofs import ProofService, ProofSettings, ProofsSaved
+from simulator.services.shared.faults import Faults, FaultsSaved
+from simulator.services.shared.state import SavedAttributes, StateParticipant
 from simulator.settings import Settings
 
 
 def build_access(
-    settings: Settings, clock: Clock, random: RandomSource, chains: dict[int, AnvilChain]
+    settings: Settings, clock: Clock, random: RandomSource, *, signatures: SignatureChecker
 ) -> AccessArea:
+    """`signatures` checks a smart account's signature on chain (ERC-1271/6492)."""
     return AccessArea(
         keys=KeyService(clock, random.fork("keys")),
         proofs=ProofService(
             clock,
-            ChainSignatureChecker(chains),
+            signatures,
             ProofSettings(
                 window_s=settings.proof.window_s,
                 grant_s=settings.proof.grant_s,
@@ -37,9 +37,9 @@ def build_access(
 
 def access_state(area: AccessArea) -> list[StateParticipant]:
     return [
-        AttributeState.of("access.keys", area.keys),
-        AttributeState.of("access.limiter", area.limiter),
-        AttributeState.of("access.proofs", area.proofs),
-        AttributeState.of("access.faults", area.faults),
-        AttributeState("access.limits", area, ("limits",)),
+        SavedAttributes("access.keys", area.keys, KeysSaved),
+        SavedAttributes("access.limiter", area.limiter, LimiterSaved),
+        SavedAttributes("access.proofs", area.proofs, ProofsSaved),
+        SavedAttributes("access.faults", area.faults, FaultsSaved),
+        SavedAttributes("access.limits", area, LimitsSaved),
     ]

@@ -6,8 +6,13 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from simulator.adapters.access.signatures import ChainSignatureChecker
+from simulator.adapters.chain.probes import ChainDependencyProbe
+from simulator.adapters.chain.snapshots import AnvilChainStates
 from simulator.adapters.chain.wallet_balances import ChainWalletBalances
+from simulator.adapters.limit_orders.chain_reads import BookChainReads
 from simulator.adapters.ramp.provider_wire import parse_transfer
+from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import IndexCatchUp
 from simulator.api.access import control as access_control
 from simulator.api.access.middleware import access_middleware, add_rate_limit_headers
@@ -81,7 +86,7 @@ from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.access import access_state, build_access
 from simulator.runtime.chains import chains_context
-from simulator.runtime.feed import build_feed, feed_state
+from simulator.runtime.feed import build_feed, corridor_prices, feed_state
 from simulator.runtime.housekeeping import housekeeping_context
 from simulator.runtime.lifecycle import SHUTDOWN, Shutdown
 from simulator.runtime.limit_orders import book_context, book_state, build_book
@@ -102,7 +107,7 @@ from simulator.runtime.rfq import (
     build_rfq,
     rfq_state,
 )
-from simulator.runtime.scenario import build_scenarios, scenario_context
+from simulator.runtime.scenario import AppScenarioTargets, build_scenarios, scenario_context
 from simulator.runtime.state import build_state_control, shared_state
 from simulator.runtime.swaps import build_swaps, swaps_state
 from simulator.runtime.timelines import timelines
@@ -110,11 +115,14 @@ from simulator.runtime.v1 import build_v1
 from simulator.runtime.webhooks import (
     WEBHOOK_ADAPTERS,
     build_webhooks,
+    webhook_adapters,
     webhooks_context,
     webhooks_state,
 )
 from simulator.services.ramp.history import TRANSFER_STEPS
+from simulator.services.rfq.store import InMemoryRfqStore
 from simulator.services.shared.changes import ChangeFeed
+from simulator.services.shared.events import EventLog
 from simulator.services.shared.fills import FillFanout, IndexProgress
 from simulator.services.shared.health import DependencyHealth
 from simulator.services.shared.idempotency import IdempotencyStore
@@ -214,7 +222,9 @@ def create_app(
     app[FILL_INDEXERS] = {}
     app[HEALTH] = DependencyHealth(app[CLOCK].time)  # reported by the chain supervisor & co.
     app[SHUTDOWN] = Shutdown()
-    app[ACCESS] = build_access(settings, app[CLOCK], app[RANDOM], app[CHAINS])
+    app[ACCESS] = build_access(
+        settings, app[CLOCK], app[RANDOM], signatures=ChainSignatureChecker(app[CHAINS])
+    )
     app[FLEET] = FleetHolder()  # filled once the API listens (cli.serve starts the fleet)
     app[FILLS] = FillFanout()  # the fill indexers hand every fill to each subscriber
     app[FILL_INDEX] = IndexProgress()
@@ -227,10 +237,12 @@ def create_app(
         app[RANDOM],
         app[ACCESS],
         app[VENUE],
-        app[CHAINS],
-        simulated_fleet(app[FLEET], settings.makers_process),
-        app[FILLS],
-        app[CHANGES],
+        reads=ChainReads(app[CHAINS]),
+        fleet=simulated_fleet(app[FLEET], settings.makers_process),
+        fills=app[FILLS],
+        store=InMemoryRfqStore(),
+        events=EventLog(keep=settings.retention.events_kept),
+        changes=app[CHANGES],
     )
     if settings.journal.enabled:
         app[JOURNAL] = RequestJournal(
@@ -248,25 +260,40 @@ def create_app(
         app[CLOCK],
         app[RANDOM],
         app[VENUE],
-        app[CHAINS],
-        app[RFQ].makers,
-        IndexCatchUp(app[FILL_INDEXERS]),
-        app[CHANGES],
+        reads=BookChainReads(app[CHAINS]),
+        funding=ChainReads(app[CHAINS]),
+        signatures=ChainSignatureChecker(app[CHAINS]),
+        bids=app[RFQ].deps.makers,
+        fills=IndexCatchUp(app[FILL_INDEXERS]),
+        changes=app[CHANGES],
     )
     app[FEED] = build_feed(
-        settings, app[CLOCK], app[VENUE], app[RFQ], app[BOOK], app[FILLS], app[FILL_INDEX]
+        settings,
+        app[CLOCK],
+        app[VENUE],
+        prices=corridor_prices(app[VENUE], app[RFQ], app[BOOK]),
+        fills=app[FILLS],
+        index=app[FILL_INDEX],
     )
     app[FEED_CACHE] = FeedCache(app[CLOCK], settings.feed.cache_s)
     app[SWAPS] = build_swaps(settings, app[CLOCK], app[RANDOM], app[BOOK], app[CHANGES])
     app[FILLS].subscribe(app[BOOK].service.on_fill)
     app[FILLS].subscribe(app[SWAPS].service.on_fill)
-    app[WEBHOOKS], app[WEBHOOK_ADAPTERS] = build_webhooks(
-        settings.webhooks, app[CLOCK], app[RANDOM].fork("webhooks")
+    app[WEBHOOK_ADAPTERS] = webhook_adapters(settings.webhooks)
+    app[WEBHOOKS] = build_webhooks(
+        settings.webhooks,
+        app[CLOCK],
+        app[RANDOM].fork("webhooks"),
+        transport=app[WEBHOOK_ADAPTERS].sender,
+        certificates=app[WEBHOOK_ADAPTERS].ca,
     )
     for events in (app[RFQ].events, app[BOOK].events, app[SWAPS].events):
         events.subscribers.append(app[WEBHOOKS].dispatcher)
     app[V1] = build_v1(
-        settings, app[CLOCK], app[VENUE], app[CHAINS], app[FILL_INDEXERS], app[ACCESS].faults
+        settings,
+        app[CLOCK],
+        app[VENUE],
+        probe=ChainDependencyProbe(app[CHAINS], app[FILL_INDEXERS], app[ACCESS].faults),
     )
     app[IDEMPOTENCY] = IdempotencyStore(
         app[CLOCK],
@@ -286,7 +313,7 @@ def create_app(
     app[TIMELINES] = {
         history.topic: history
         for history in (
-            app[RFQ].history.timelines,
+            app[RFQ].deps.history.timelines,
             app[SWAPS].history,
             app[BOOK].history,
             app[RAMP].history,
@@ -305,7 +332,7 @@ def create_app(
         *book_state(app[BOOK]),
         *swaps_state(app[SWAPS]),
     )
-    app[SCENARIOS] = build_scenarios(app, app[CLOCK])
+    app[SCENARIOS] = build_scenarios(app[CLOCK], AppScenarioTargets(app))
     # Not saved, but never outliving a reset: a test reads only its own requests, no answer
     # cached from the old state is served, a running scenario stops.
     registry.register(
@@ -319,8 +346,13 @@ def create_app(
     app[WEBHOOKS].outbox.changes = app[CHANGES].mark
     app[CLOCK].add_listener(_clock_moved(app[CHANGES]))
     app.on_shutdown.append(_end_streams)  # open console pages must not hold up a stop
+    chains = app[CHAINS]  # filled at start-up
     app[STATE] = build_state_control(
-        registry, app[CLOCK], app[CHAINS], FleetRestarter(app), drain_s=settings.state.drain_s
+        registry,
+        app[CLOCK],
+        chains=AnvilChainStates(chains),
+        fleet=FleetRestarter(app),
+        drain_s=settings.state.drain_s,
     )
     routes = build_routes(control_api=settings.api.control_api)
     app[ROUTES] = routes

@@ -13,7 +13,7 @@ from rfqkit.anvil import AnvilNode, start_anvil
 from rfqkit.chain import AnvilChain, ChainUnavailable
 from rfqkit.tasks import cancel_and_wait
 from simulator.adapters.chain.deployment import deploy_venue
-from simulator.adapters.v1.probes import ChainDependencyProbe
+from simulator.adapters.chain.probes import ChainDependencyProbe
 from simulator.api.http.appkeys import ACCESS, CHAINS, CLOCK, HEALTH, SETTINGS, VENUE
 from simulator.errors import UpstreamError
 from simulator.runtime.lifecycle import CHAIN_SUPERVISOR, SHUTDOWN
@@ -26,7 +26,6 @@ from simulator.settings import ChainSettings, Settings
 log = logging.getLogger("rfqsim.chains")
 
 PROBE_INTERVAL_S = 1.0  # how often every chain is checked (exit, reachability)
-PROBE_TIMEOUT_S = 2.0  # a probe slower than this counts as unreachable
 
 
 class ChainStartupError(RuntimeError):
@@ -123,10 +122,8 @@ class ChainSupervisor:
         # makers approve again).
         self.restart_listeners: list[Callable[[int], Awaitable[None]]] = []
         self._dead: set[int] = set()  # exited and not (yet) restarted
-        # The fill indexers' state, judged as /v1/status judges it (paused, stalled, running).
-        self._index_probe = ChainDependencyProbe(
-            app[CHAINS], app[FILL_INDEXERS], app[ACCESS].faults
-        )
+        # Heads and the fill indexers' state, judged as /v1/status judges them.
+        self._probe = ChainDependencyProbe(app[CHAINS], app[FILL_INDEXERS], app[ACCESS].faults)
 
     async def watch(self) -> None:
         while True:
@@ -140,7 +137,7 @@ class ChainSupervisor:
 
     async def _check(self, chain_id: int) -> None:
         if chain_id in self._app[FILL_INDEXERS]:
-            index = self._index_probe.fill_index(chain_id)
+            index = self._probe.fill_index(chain_id)
             self.health.report(f"fillIndex:{chain_id}", index.up, index.reason)
         node = self.nodes.get(chain_id)
         if node is not None and not node.is_running():
@@ -148,13 +145,10 @@ class ChainSupervisor:
                 self._dead.add(chain_id)
                 await self._node_exited(chain_id, node)
             return
-        chain = self._app[CHAINS][chain_id]
-        try:
-            await asyncio.wait_for(chain.rpc("eth_blockNumber"), PROBE_TIMEOUT_S)
-        except (ChainUnavailable, TimeoutError) as exc:
-            detail = str(exc) if isinstance(exc, ChainUnavailable) else "probe timed out"
-            if self.health.report(f"chain:{chain_id}", False, detail):
-                log.warning("chain %d unreachable: %s", chain_id, detail)
+        head = await self._probe.chain(chain_id)
+        if not head.up:
+            if self.health.report(f"chain:{chain_id}", False, head.detail):
+                log.warning("chain %d unreachable: %s", chain_id, head.detail)
             return
         if self.health.report(f"chain:{chain_id}", True):
             log.info("chain %d reachable again", chain_id)

@@ -1,6 +1,6 @@
-"""The rates feed's wiring: `build_feed` prices RFQ corridors from the RFQ area's levels and
-holds, BOOK corridors from the v1 book's resting offers (its matcher, `BookOfferPrices`), and
-subscribes the feed's tape to every fill the indexers hand over."""
+"""The rates feed's wiring: `build_feed` subscribes the feed's tape to every fill the indexers
+hand over and prices corridors through `corridor_prices`: RFQ corridors from the RFQ area's
+levels and holds, BOOK corridors from the v1 book's resting offers (`BookOfferPrices`)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from simulator.services.feed.book_prices import BookOfferPrices
 from simulator.services.feed.ports import CorridorPrices
 from simulator.services.feed.rfq_prices import RfqLevelPrices
 from simulator.services.feed.service import FeedService
-from simulator.services.feed.store import FeedStore
+from simulator.services.feed.store import FeedStore, FeedStoreSaved
 from simulator.services.limit_orders.area import BookArea
 from simulator.services.rfq.area import RfqArea
 from simulator.services.shared.fills import FillFanout, IndexProgress
-from simulator.services.shared.state import AttributeState, StateParticipant
+from simulator.services.shared.state import SavedAttributes, StateParticipant
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import CorridorMode, Settings
 
@@ -23,19 +23,28 @@ def build_feed(
     settings: Settings,
     clock: Clock,
     venue: VenueDirectory,
-    rfq: RfqArea,
-    book: BookArea,
+    *,
+    prices: dict[CorridorMode, CorridorPrices],
     fills: FillFanout,
     index: IndexProgress,
 ) -> FeedArea:
-    prices: dict[CorridorMode, CorridorPrices] = {
-        "RFQ": RfqLevelPrices(venue, rfq.pricing, rfq.inventory),
-        "BOOK": BookOfferPrices(book.service),
-    }
+    """The feed on its ports: each corridor mode's prices (`corridor_prices`), the fills the
+    indexers hand over and how far each chain's index has come."""
     service = FeedService(clock, settings.feed, venue, FeedStore(), prices, index)
     fills.subscribe(service.on_fill)
     return FeedArea(service=service)
 
 
+def corridor_prices(
+    venue: VenueDirectory, rfq: RfqArea, book: BookArea
+) -> dict[CorridorMode, CorridorPrices]:
+    """RFQ corridors priced from the makers' levels and holds, BOOK corridors from the book's
+    resting offers (its matcher)."""
+    return {
+        "RFQ": RfqLevelPrices(venue, rfq.deps.pricing, rfq.deps.inventory),
+        "BOOK": BookOfferPrices(book.service),
+    }
+
+
 def feed_state(area: FeedArea) -> list[StateParticipant]:
-    return [AttributeState.of("feed.store", area.service.store)]
+    return [SavedAttributes("feed.store", area.service.store, FeedStoreSaved)]

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from aiohttp import web
-
-if TYPE_CHECKING:
-    from simulator.runtime.chains import ChainSupervisor
 
 log = logging.getLogger("rfqsim")
 
@@ -31,6 +29,13 @@ class Shutdown:
             self.requested.set()
 
 
+class ChainRestarts(Protocol):
+    """What the other parts of the runtime need of the chain supervisor (runtime/chains.py):
+    to be told, with the chain id, once a restarted chain is deployed again."""
+
+    restart_listeners: list[Callable[[int], Awaitable[None]]]
+
+
 SHUTDOWN: web.AppKey[Shutdown] = web.AppKey("shutdown")  # made by the app factory
 # While the chains run: watches them, and tells restart listeners (indexers, the fleet).
-CHAIN_SUPERVISOR: web.AppKey[ChainSupervisor] = web.AppKey("chain_supervisor")
+CHAIN_SUPERVISOR: web.AppKey[ChainRestarts] = web.AppKey("chain_supervisor")

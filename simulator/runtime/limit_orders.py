@@ -10,27 +10,25 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from rfqkit.chain import AnvilChain
 from rfqkit.tasks import cancel_and_wait, step_forever
-from simulator.adapters.access.signatures import ChainSignatureChecker
-from simulator.adapters.limit_orders.chain_reads import BookChainReads
-from simulator.adapters.rfq.chain_reads import ChainReads
-from simulator.adapters.rfq.indexer import IndexCatchUp
 from simulator.api.http.appkeys import BOOK, CLOCK, SETTINGS
+from simulator.api.limit_orders.events import limit_order_events
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.timelines import timelines
+from simulator.services.access.ports import SignatureChecker
 from simulator.services.limit_orders.area import BookArea
 from simulator.services.limit_orders.history import LIMIT_ORDER_STEPS
 from simulator.services.limit_orders.jobs import BookSweep
 from simulator.services.limit_orders.live import LiveBook
 from simulator.services.limit_orders.placement import Placement
+from simulator.services.limit_orders.ports import BookChainReader, FillCatchUp, FillerBids
 from simulator.services.limit_orders.service import BookService
-from simulator.services.limit_orders.store import BookStore
-from simulator.services.rfq.makers import MakerRegistry
+from simulator.services.limit_orders.store import BookStore, BookStoreSaved
+from simulator.services.rfq.ports import MakerChainReader
 from simulator.services.shared.changes import ChangeFeed
-from simulator.services.shared.events import EventLog
-from simulator.services.shared.state import AttributeState, StateParticipant
+from simulator.services.shared.events import EventLog, EventLogSaved
+from simulator.services.shared.state import SavedAttributes, StateParticipant
 from simulator.services.shared.timelines import EventSteps, TimelineState
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
@@ -43,22 +41,27 @@ def build_book(
     clock: Clock,
     random: RandomSource,
     venue: VenueDirectory,
-    chains: dict[int, AnvilChain],
-    makers: MakerRegistry,
-    fills: IndexCatchUp,
+    *,
+    reads: BookChainReader,
+    funding: MakerChainReader,
+    signatures: SignatureChecker,
+    bids: FillerBids,
+    fills: FillCatchUp,
     changes: ChangeFeed | None = None,
 ) -> BookArea:
+    """The book on its ports: the chain reads of the book and of a maker's funding, the
+    signature check of contract wallets, the filling operators' bids (the RFQ area's registry)
+    and the fill index's catch-up."""
     store = BookStore()
     history = timelines("limit-orders", LIMIT_ORDER_STEPS, clock, settings, changes)
-    reads = BookChainReads(chains)
     events = EventLog()
     placement = Placement(
         clock,
         random.fork("limit-orders"),
         venue,
         store,
-        ChainReads(chains),
-        ChainSignatureChecker(chains),
+        funding,
+        signatures,
         settings.book,
         history,
     )
@@ -70,11 +73,11 @@ def build_book(
         placement,
         reads,
         fills,
-        makers,
-        events,
+        bids,
+        limit_order_events(events),
         history,
     )
-    sweep = BookSweep(clock, venue, service, events, settings.book)
+    sweep = BookSweep(clock, venue, service, limit_order_events(events), settings.book)
     events.subscribers.append(EventSteps(history))
     return BookArea(service=service, sweep=sweep, events=events, history=history)
 
@@ -83,8 +86,10 @@ def book_state(area: BookArea) -> list[StateParticipant]:
     """The book's state: every order, the swaps' holds, the sweep's progress, the event log.
     What the book cached from the chains is dropped when it is put back."""
     return [
-        AttributeState.of("book.store", area.service.store, after_load=area.service.state_restored),
-        AttributeState.of("book.events", area.events, exclude=("subscribers", "keep")),
+        SavedAttributes(
+            "book.store", area.service.store, BookStoreSaved, after_load=area.service.state_restored
+        ),
+        SavedAttributes("book.events", area.events, EventLogSaved),
         TimelineState("book.timelines", area.history),
     ]
 

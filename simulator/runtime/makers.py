@@ -3,7 +3,7 @@ WebSocket to this very simulator, with maker credentials created in-process. Sta
 API listens (it connects to the API URL) and stopped before the chains go away; /_sim/makers
 reaches it through `simulated_fleet` (the RFQ area's SimulatedFleet port). A start returns once
 every online maker's levels have been read by the server and the book roles' first resting
-orders are placed (docs/decisions.md T9); what the venue still lacks then is logged.
+orders are placed; what the venue still lacks then is logged.
 
 `makers_process` says where it runs: `in` this process (a MakerFleet on our event loop), or
 `own`: a child process (adapters/rfq/fleet_process.py) started with the first start and

@@ -13,18 +13,22 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 from aiohttp import web
 
 from provider_sandbox.config import SandboxChain, SandboxConfig
+from provider_sandbox.core import Sandbox
+from provider_sandbox.rates import WalkState
 from provider_sandbox.runtime import RunningSandbox, start_sandbox
+from provider_sandbox.state import SandboxState
 from rfqkit.tasks import cancel_and_wait
 from simulator.adapters.ramp.provider_client import HttpRampProvider
 from simulator.api.http.appkeys import CLOCK, HEALTH, RAMP, SETTINGS, STATE, VENUE
 from simulator.services.ramp.controls import SandboxLink, webhook_url
 from simulator.services.ramp.ports import ProviderError
 from simulator.services.shared.health import DependencyHealth
-from simulator.services.shared.state import AttributeState, StateParticipant
+from simulator.services.shared.state import StateParticipant, StateSchema, read_schema
 from simulator.services.shared.venue import VenueDirectory
 
 log = logging.getLogger("rfqsim.provider")
@@ -101,16 +105,41 @@ async def _probe(client: HttpRampProvider, health: DependencyHealth, name: str) 
 SANDBOX_STATE = "provider.sandbox"
 
 
-def sandbox_state(running: RunningSandbox) -> StateParticipant:
-    """The in-process sandbox's whole state (customers, transfers, switches, its id stream);
-    what it was about to send for the old state is dropped after a load."""
-    sandbox = running.sandbox
+class SandboxSaved(StateSchema):
+    """What reset and snapshots put back of the in-process sandbox: its whole state
+    (customers, transfers, switches, its id stream) and where its rate walk stands."""
 
-    def forget() -> None:
+    state: SandboxState
+    walk: WalkState
+
+
+class SandboxParticipant:
+    """The in-process sandbox's state; what it was about to send for the old state is dropped
+    after a load."""
+
+    name = SANDBOX_STATE
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self._sandbox = sandbox
+
+    def dump(self) -> dict[str, Any]:
+        saved = SandboxSaved(state=self._sandbox.state, walk=self._sandbox.walk.saved())
+        return saved.model_dump(mode="json")
+
+    def check(self, state: object) -> SandboxSaved:
+        return read_schema(self.name, SandboxSaved, state)
+
+    def load(self, state: dict[str, Any]) -> None:
+        saved = self.check(state)
+        sandbox = self._sandbox
+        sandbox.state = saved.state
+        sandbox.walk.restore(saved.walk)
         sandbox.webhooks.forget()
         sandbox.engine.forget()
 
-    return AttributeState(SANDBOX_STATE, sandbox, ("state", "walk"), after_load=forget)
+
+def sandbox_state(running: RunningSandbox) -> StateParticipant:
+    return SandboxParticipant(running.sandbox)
 
 
 async def provider_context(app: web.Application) -> AsyncIterator[None]:

@@ -14,17 +14,17 @@ from simulator.services.ramp.access import RampGate
 from simulator.services.ramp.area import RampArea
 from simulator.services.ramp.catalog import CatalogSettings, ProviderDirectory, RampCatalog
 from simulator.services.ramp.controls import RampControls
-from simulator.services.ramp.customers import CustomerSettings, RampCustomers
-from simulator.services.ramp.emails import Outbox, SmtpTarget
+from simulator.services.ramp.customers import CustomerSettings, CustomersSaved, RampCustomers
+from simulator.services.ramp.emails import EmailsSaved, Outbox, SmtpTarget
 from simulator.services.ramp.ports import ProviderTransfer
 from simulator.services.ramp.reads import RampReads
-from simulator.services.ramp.retry import RampRetries, RetrySettings
-from simulator.services.ramp.store import TransferStore
-from simulator.services.ramp.sweep import RampSweep
+from simulator.services.ramp.retry import RampRetries, RetriesSaved, RetrySettings
+from simulator.services.ramp.store import TransferStore, TransferStoreSaved
+from simulator.services.ramp.sweep import RampSweep, RampSweepSaved
 from simulator.services.ramp.tracking import TrackingSettings, TransferTracker
 from simulator.services.ramp.transfers import RampTransfers, TransferSettings
-from simulator.services.ramp.webhooks import ProviderWebhooks
-from simulator.services.shared.state import AttributeState, StateParticipant
+from simulator.services.ramp.webhooks import ProviderWebhooks, ProviderWebhooksSaved
+from simulator.services.shared.state import SavedAttributes, StateParticipant
 from simulator.services.shared.timelines import Timelines, TimelineState
 from simulator.settings import RampSettings
 
@@ -140,11 +140,11 @@ def ramp_state(area: RampArea) -> list[StateParticipant]:
     """Transfers, customers, emails and what the background work remembers. The catalog's bank
     list is a cache of the provider's answer, not state."""
     return [
-        AttributeState.of("ramp.transfers", area.transfers.store),
-        AttributeState.of("ramp.customers", area.customers),
-        AttributeState("ramp.emails", area.emails, ("emails",)),
-        AttributeState.of("ramp.retry", area.retry),
-        AttributeState.of("ramp.sweep", area.sweep),
-        AttributeState.of("ramp.webhooks", area.webhooks),
+        SavedAttributes("ramp.transfers", area.transfers.store, TransferStoreSaved),
+        SavedAttributes("ramp.customers", area.customers, CustomersSaved),
+        SavedAttributes("ramp.emails", area.emails, EmailsSaved),
+        SavedAttributes("ramp.retry", area.retry, RetriesSaved),
+        SavedAttributes("ramp.sweep", area.sweep, RampSweepSaved),
+        SavedAttributes("ramp.webhooks", area.webhooks, ProviderWebhooksSaved),
         TimelineState("ramp.timelines", area.history),
     ]

@@ -1,4 +1,4 @@
-"""The ramp's background work on the simulator clock (docs/ramp.md RA23): the five-minute sweep,
+"""The ramp's background work on the simulator clock: the five-minute sweep,
 the expiry tick and, with `--smtp`, the email worker. Runs after the provider is attached; every
 task is cancelled and awaited on shutdown."""
 

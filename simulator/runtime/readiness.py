@@ -1,4 +1,4 @@
-"""What "ready" promises once the simulated fleet has started (docs/decisions.md T9), read back
+"""What "ready" promises once the simulated fleet has started, read back
 from the venue itself: every maker configured online has a session on each environment it
 serves, every RFQ direction of a chain it serves has fresh levels, and every BOOK direction of a
 chain where a maker keeps resting orders has an executable offer.
@@ -19,7 +19,7 @@ from simulator.services.limit_orders.ports import ChainUnreadable
 
 async def venue_gaps(app: web.Application, fleet: FleetConfig) -> list[str]:
     """One line per promise the venue does not keep right now (empty: all kept)."""
-    registry = app[RFQ].makers
+    registry = app[RFQ].deps.makers
     book = app[BOOK].service
     online = [m for m in fleet.makers if m.online]
     gaps: list[str] = []

@@ -13,10 +13,8 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from rfqkit.chain import AnvilChain
 from rfqkit.tasks import cancel_and_wait, step_forever
-from simulator.adapters.rfq.chain_reads import ChainReads
-from simulator.adapters.rfq.indexer import FillIndexer
+from simulator.adapters.rfq.indexer import FillIndexer, IndexerSaved
 from simulator.adapters.rfq.maker_stream import MakerStreamSessions
 from simulator.api.http.appkeys import (
     ACCESS,
@@ -29,6 +27,7 @@ from simulator.api.http.appkeys import (
     STATE,
     VENUE,
 )
+from simulator.api.rfq.events import rfq_events
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.lifecycle import CHAIN_SUPERVISOR
@@ -39,21 +38,21 @@ from simulator.services.rfq.area import RfqArea
 from simulator.services.rfq.auction import Auction
 from simulator.services.rfq.deps import RfqDeps
 from simulator.services.rfq.fleet_control import MakerControl
-from simulator.services.rfq.funds import TakerFunds
-from simulator.services.rfq.history import RFQ_STEPS, RfqHistory
-from simulator.services.rfq.inventory import MakerInventory
+from simulator.services.rfq.funds import FundsSaved, TakerFunds
+from simulator.services.rfq.history import RFQ_STEPS, RepliesSaved, RfqHistory
+from simulator.services.rfq.inventory import InventorySaved, MakerInventory
 from simulator.services.rfq.makers import MakerRegistry
-from simulator.services.rfq.ports import FrameTap, SimulatedFleet
+from simulator.services.rfq.ports import FrameTap, RfqChainReads, RfqStore, SimulatedFleet
 from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import RfqService
-from simulator.services.rfq.settlement import Settlement, SettlementSettings
-from simulator.services.rfq.slots import OutstandingSlots
-from simulator.services.rfq.store import InMemoryRfqStore
+from simulator.services.rfq.settlement import Settlement, SettlementSaved, SettlementSettings
+from simulator.services.rfq.slots import OutstandingSlots, SlotsSaved
+from simulator.services.rfq.store import RfqStoreSaved
 from simulator.services.rfq.time_control import RfqTimeControl
 from simulator.services.shared.changes import ChangeFeed
-from simulator.services.shared.events import EventLog
+from simulator.services.shared.events import EventLog, EventLogSaved
 from simulator.services.shared.fills import FillFanout
-from simulator.services.shared.state import AttributeState, StateParticipant
+from simulator.services.shared.state import SavedAttributes, StateParticipant
 from simulator.services.shared.timelines import EventSteps, TimelineState
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import Settings
@@ -71,12 +70,16 @@ def build_rfq(
     random: RandomSource,
     access: AccessArea,
     venue: VenueDirectory,
-    chains: dict[int, AnvilChain],
+    *,
+    reads: RfqChainReads,
     fleet: SimulatedFleet,
     fills: FillFanout,
+    store: RfqStore,
+    events: EventLog,
     changes: ChangeFeed | None = None,
 ) -> RfqArea:
-    reads = ChainReads(chains)
+    """The RFQ area on its ports: the chain reads, the simulated fleet /_sim/makers controls,
+    the record store and the event log (the app passes the real ones, unit tests fakes)."""
     registry = MakerRegistry(clock)
     history = RfqHistory(timelines("rfqs", RFQ_STEPS, clock, settings, changes))
     registry.on_late = lambda maker, quote_id, rfq_id, waited_s, kind: history.answered_late(
@@ -97,15 +100,13 @@ def build_rfq(
         history=history,
     )
     auction = Auction(clock, random.fork("auction"), registry, pricing, inventory, reads, history)
-    store = InMemoryRfqStore()
     service = RfqService(clock, random.fork("rfq"), deps, auction, store)
-    events = EventLog(keep=settings.retention.events_kept)
     events.subscribers.append(EventSteps(history.timelines))
     settlement = Settlement(
         clock,
         store,
         deps,
-        events,
+        rfq_events(events),
         reads,
         SettlementSettings(
             expiry_grace_s=settings.expiry_grace_s,
@@ -116,16 +117,11 @@ def build_rfq(
     return RfqArea(
         service=service,
         settlement=settlement,
-        makers=registry,
         events=events,
         maker_control=MakerControl(registry, fleet),
         store=store,
-        pricing=pricing,
-        inventory=inventory,
-        funds=deps.funds,
-        slots=deps.slots,
-        history=history,
         time_control=RfqTimeControl(clock, store, settlement, deps.slots, deps.funds),
+        deps=deps,
     )
 
 
@@ -133,22 +129,22 @@ def rfq_state(area: RfqArea) -> list[StateParticipant]:
     """The RFQ area's state: records, holds, reservations, slots, the event log. Who is online
     is not state: makers reconnect after a reset."""
     return [
-        AttributeState.of("rfq.store", area.store),
-        AttributeState.of("rfq.inventory", area.inventory),
-        AttributeState.of("rfq.funds", area.funds),
-        AttributeState.of("rfq.slots", area.slots),
-        AttributeState.of("rfq.settlement", area.settlement),
-        AttributeState.of("rfq.events", area.events, exclude=("subscribers", "keep")),
-        TimelineState("rfq.timelines", area.history.timelines),
-        AttributeState.of("rfq.replies", area.history),
+        SavedAttributes("rfq.store", area.store, RfqStoreSaved),
+        SavedAttributes("rfq.inventory", area.deps.inventory, InventorySaved),
+        SavedAttributes("rfq.funds", area.deps.funds, FundsSaved),
+        SavedAttributes("rfq.slots", area.deps.slots, SlotsSaved),
+        SavedAttributes("rfq.settlement", area.settlement, SettlementSaved),
+        SavedAttributes("rfq.events", area.events, EventLogSaved),
+        TimelineState("rfq.timelines", area.deps.history.timelines),
+        SavedAttributes("rfq.replies", area.deps.history, RepliesSaved),
     ]
 
 
 def indexer_state(chain_id: int, indexer: FillIndexer) -> StateParticipant:
     """Where a chain's fill index stands: restored with the chain, so a fill mined but not yet
     indexed when a snapshot was taken is indexed again after its restore."""
-    return AttributeState(
-        f"rfq.indexer.{chain_id}", indexer, ("next_block",), after_load=indexer.state_restored
+    return SavedAttributes(
+        f"rfq.indexer.{chain_id}", indexer, IndexerSaved, after_load=indexer.state_restored
     )
 
 
@@ -160,7 +156,7 @@ def build_maker_sessions(
     frames: FrameTap | None = None,
 ) -> MakerStreamSessions:
     """The maker stream's sessions; a key suspended or revoked ends its open connections."""
-    sessions = MakerStreamSessions(area.makers, venue, clock, frames=frames)
+    sessions = MakerStreamSessions(area.deps.makers, venue, clock, frames=frames)
     keys.withdrawn_listeners.append(sessions.credential_withdrawn)
     return sessions
 

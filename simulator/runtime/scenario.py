@@ -17,7 +17,7 @@ from simulator.api.sim.scenario_files import plan_from_text
 from simulator.clock import Clock
 from simulator.runtime.makers import FLEET
 from simulator.services.access.admin import replace_limits
-from simulator.services.sim.ports import NATIVE, BalanceTarget
+from simulator.services.sim.ports import NATIVE, BalanceTarget, ScenarioTargets
 from simulator.services.sim.scenario import ScenarioPlan, ScenarioRunner
 
 
@@ -56,8 +56,9 @@ class AppScenarioTargets:
         await set_token_balance(chain, token.address, target.wallet, units)
 
 
-def build_scenarios(app: web.Application, clock: Clock) -> ScenarioRunner:
-    return ScenarioRunner(clock, AppScenarioTargets(app))
+def build_scenarios(clock: Clock, targets: ScenarioTargets) -> ScenarioRunner:
+    """The runner over what a scenario may change (`AppScenarioTargets` in the app)."""
+    return ScenarioRunner(clock, targets)
 
 
 async def scenario_context(app: web.Application) -> AsyncIterator[None]:

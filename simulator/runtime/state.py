@@ -13,17 +13,23 @@ from typing import Any
 from aiohttp import web
 
 from rfqkit.chain import AnvilChain
+from rfqkit.random_state import RandomStream
 from simulator.adapters.chain.snapshots import AnvilChainStates
 from simulator.adapters.sim.state_dir import SavedState, write_state_dir
 from simulator.api.http.appkeys import CHAINS, CLOCK, SETTINGS, STATE
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.makers import FLEET, fresh_stream
-from simulator.services.shared.idempotency import IdempotencyStore
-from simulator.services.shared.state import AttributeState, StateParticipant, StateRegistry
-from simulator.services.shared.state_codec import decode, encode
+from simulator.services.shared.idempotency import IdempotencySaved, IdempotencyStore
+from simulator.services.shared.state import (
+    SavedAttributes,
+    StateParticipant,
+    StateRegistry,
+    StateSchema,
+    read_schema,
+)
 from simulator.services.sim.gate import RequestGate
-from simulator.services.sim.ports import FleetRestart
+from simulator.services.sim.ports import ChainStates, FleetRestart
 from simulator.services.sim.state import StateControl
 
 log = logging.getLogger("rfqsim.state")
@@ -42,6 +48,12 @@ KEEPABLE: dict[str, tuple[str, ...]] = {
 }
 
 
+class RandomStreamsSaved(StateSchema):
+    """Every stream of the one random source, by its fork path."""
+
+    streams: dict[str, RandomStream]
+
+
 class RandomStreams:
     """Every stream of the one random source, so the numbers drawn after a reset are those
     drawn after start-up."""
@@ -52,14 +64,23 @@ class RandomStreams:
         self._source = source
 
     def dump(self) -> dict[str, Any]:
-        return {path: encode(r.getstate()) for path, r in self._source.streams().items()}
+        return RandomStreamsSaved(streams=self._source.streams()).model_dump(mode="json")
+
+    def check(self, state: object) -> RandomStreamsSaved:
+        return read_schema(self.name, RandomStreamsSaved, state)
 
     def load(self, state: dict[str, Any]) -> None:
         streams: dict[str, random.Random] = self._source.streams()
-        for path, saved in state.items():
+        for path, saved in self.check(state).streams.items():
             stream = streams.get(path)
             if stream is not None:  # a stream forked after the dump keeps going as it is
-                stream.setstate(decode(saved))
+                stream.setstate(saved.getstate())
+
+
+class ClockSaved(StateSchema):
+    """How far /_sim/clock/advance has moved the service clock."""
+
+    offset_seconds: float
 
 
 class ClockOffset:
@@ -69,10 +90,13 @@ class ClockOffset:
         self._clock = clock
 
     def dump(self) -> dict[str, Any]:
-        return {"offset_seconds": self._clock.offset_seconds}
+        return ClockSaved(offset_seconds=self._clock.offset_seconds).model_dump(mode="json")
+
+    def check(self, state: object) -> ClockSaved:
+        return read_schema(self.name, ClockSaved, state)
 
     def load(self, state: dict[str, Any]) -> None:
-        self._clock.restore_offset(float(state["offset_seconds"]))
+        self._clock.restore_offset(self.check(state).offset_seconds)
 
 
 def shared_state(
@@ -81,22 +105,24 @@ def shared_state(
     return [
         ClockOffset(clock),
         RandomStreams(source),
-        AttributeState.of("idempotency", idempotency),
+        SavedAttributes("idempotency", idempotency, IdempotencySaved),
     ]
 
 
 def build_state_control(
     registry: StateRegistry,
     clock: Clock,
-    chains: dict[int, AnvilChain],
-    fleet: FleetRestart,
     *,
+    chains: ChainStates,
+    fleet: FleetRestart,
     drain_s: float,
 ) -> StateControl:
+    """Reset, snapshots and restore over every participant of `registry`, on the chains'
+    own snapshots (`chains`) and the fleet's restart (`fleet`)."""
     return StateControl(
         registry,
         RequestGate(drain_s=drain_s),
-        AnvilChainStates(chains),
+        chains,
         fleet,
         time=clock.time,
         monotonic=clock.monotonic,

@@ -3,18 +3,19 @@ work of their own: their statuses follow reads and the fill index."""
 
 from __future__ import annotations
 
+from simulator.api.swaps.events import swap_events
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.timelines import timelines
 from simulator.services.limit_orders.area import BookArea
 from simulator.services.shared.changes import ChangeFeed
-from simulator.services.shared.events import EventLog
-from simulator.services.shared.state import AttributeState, StateParticipant
+from simulator.services.shared.events import EventLog, EventLogSaved
+from simulator.services.shared.state import SavedAttributes, StateParticipant
 from simulator.services.shared.timelines import EventSteps, TimelineState
 from simulator.services.swaps.area import SwapsArea
 from simulator.services.swaps.history import SWAP_STEPS
 from simulator.services.swaps.service import SwapService
-from simulator.services.swaps.store import SwapStore
+from simulator.services.swaps.store import SwapStore, SwapStoreSaved
 from simulator.settings import Settings
 
 
@@ -29,7 +30,13 @@ def build_swaps(
     history = timelines("swaps", SWAP_STEPS, clock, settings, changes)
     events.subscribers.append(EventSteps(history))
     service = SwapService(
-        clock, random.fork("swaps"), book.service, SwapStore(), events, settings.book, history
+        clock,
+        random.fork("swaps"),
+        book.service,
+        SwapStore(),
+        swap_events(events),
+        settings.book,
+        history,
     )
     return SwapsArea(service=service, events=events, history=history)
 
@@ -37,7 +44,7 @@ def build_swaps(
 def swaps_state(area: SwapsArea) -> list[StateParticipant]:
     """Every swap record and the swap.filled event log."""
     return [
-        AttributeState.of("swaps.store", area.service.store),
-        AttributeState.of("swaps.events", area.events, exclude=("subscribers", "keep")),
+        SavedAttributes("swaps.store", area.service.store, SwapStoreSaved),
+        SavedAttributes("swaps.events", area.events, EventLogSaved),
         TimelineState("swaps.timelines", area.history),
     ]

@@ -1,6 +1,6 @@
-"""Webhook delivery at run time: builds the webhook services with their HTTPS sender and local
-CA, and runs the delivery worker as one cleanup context that cancels and awaits it (and closes
-the sender's session) on shutdown."""
+"""Webhook delivery at run time: builds the webhook services on their ports (the HTTPS sender
+and the local CA in the app), and runs the delivery worker as one cleanup context that cancels
+and awaits it (and closes the sender's session) on shutdown."""
 
 from __future__ import annotations
 
@@ -16,7 +16,10 @@ from simulator.adapters.webhooks.sender import AiohttpWebhookSender
 from simulator.api.http.appkeys import WEBHOOKS
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
-from simulator.services.shared.state import AttributeState, StateParticipant
+from simulator.services.shared.state import SavedAttributes, StateParticipant
+from simulator.services.webhooks.outbox import DeliveryFaultsSaved, OutboxSaved
+from simulator.services.webhooks.ports import CertificateAuthority, WebhookTransport
+from simulator.services.webhooks.registry import RegistrySaved
 from simulator.services.webhooks.service import Webhooks
 from simulator.settings import WebhookSettings
 
@@ -30,25 +33,39 @@ class WebhookAdapters:
 WEBHOOK_ADAPTERS: web.AppKey[WebhookAdapters] = web.AppKey("webhook_adapters")
 
 
-def build_webhooks(
-    settings: WebhookSettings, clock: Clock, random: RandomSource
-) -> tuple[Webhooks, WebhookAdapters]:
+def webhook_adapters(settings: WebhookSettings) -> WebhookAdapters:
+    """The HTTPS sender and the local CA whose certificates it trusts."""
     ca = LocalCa(resolve_state_dir(settings.state_dir))
     sender = AiohttpWebhookSender(
         ca,
         max_connections=settings.max_concurrent,
         max_per_host=settings.max_concurrent_per_endpoint,
     )
-    return Webhooks(clock, random, settings, sender, ca), WebhookAdapters(ca=ca, sender=sender)
+    return WebhookAdapters(ca=ca, sender=sender)
+
+
+def build_webhooks(
+    settings: WebhookSettings,
+    clock: Clock,
+    random: RandomSource,
+    *,
+    transport: WebhookTransport,
+    certificates: CertificateAuthority,
+) -> Webhooks:
+    """The webhooks area on its ports: what posts a delivery and what issues receivers'
+    certificates (`webhook_adapters` in the app, fakes in unit tests)."""
+    return Webhooks(clock, random, settings, transport, certificates)
 
 
 def webhooks_state(webhooks: Webhooks) -> list[StateParticipant]:
     """Endpoints, deliveries, sending faults; the worker is woken after a load, since its
     next due time may have changed."""
     return [
-        AttributeState.of("webhooks.registry", webhooks.registry),
-        AttributeState.of("webhooks.outbox", webhooks.outbox, after_load=webhooks.outbox.wake),
-        AttributeState.of("webhooks.faults", webhooks.faults),
+        SavedAttributes("webhooks.registry", webhooks.registry, RegistrySaved),
+        SavedAttributes(
+            "webhooks.outbox", webhooks.outbox, OutboxSaved, after_load=webhooks.outbox.wake
+        ),
+        SavedAttributes("webhooks.faults", webhooks.faults, DeliveryFaultsSaved),
     ]
 
 

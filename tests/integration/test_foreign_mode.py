@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from conformance.client import Client
-from conformance.json_rpc import hex_to_int, rpc
 from conformance.mutants.catalogue import all_mutations
 from conformance.mutants.proxy import running_proxy
 from conformance.response_checks import assert_data, assert_error
+from rfqkit.json_rpc import hex_to_int, rpc
 from tests.integration.serve_process import serve
 
 pytestmark = pytest.mark.integration

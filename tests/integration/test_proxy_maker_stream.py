@@ -14,7 +14,7 @@ import pytest
 
 from contracts.orders import RfqOrder, sign_order
 from makers.client import MakerClient
-from makers.protocol import Quote, QuoteOrder, Released, Rfq
+from rfqkit.maker_protocol import MakerQuote, OrderTerms, Released, Rfq
 from rfqkit.wallets import demo_wallet, maker_wallet
 from tests.integration.proxy_process import proxy, summary
 from tests.integration.serve_process import Served, serve
@@ -41,28 +41,28 @@ async def test_a_maker_bot_quotes_and_is_released_through_the_proxy(
     asked: asyncio.Queue[Rfq] = asyncio.Queue()
     released: asyncio.Queue[Released] = asyncio.Queue()
 
-    async def on_rfq(rfq: Rfq) -> Quote:
+    async def on_rfq(rfq: Rfq) -> MakerQuote:
         asked.put_nowait(rfq)
-        assert rfq.makerReceives is not None
-        assert rfq.feeAmount is not None
-        expires_ms = rfq.minExpiresAtMs + 1000
+        assert rfq.maker_receives is not None
+        assert rfq.fee_amount is not None
+        expires_ms = rfq.min_expires_at_ms + 1000
         order = RfqOrder(
             reactor=rfq.reactor,
             maker=maker.address,
             taker=rfq.taker,
-            inputToken=rfq.buyToken,
+            inputToken=rfq.buy_token,
             inputAmount=1500 * 10**6,
-            outputToken=rfq.sellToken,
-            outputAmount=int(rfq.makerReceives),
-            feeAmount=int(rfq.feeAmount),
+            outputToken=rfq.sell_token,
+            outputAmount=int(rfq.maker_receives),
+            feeAmount=int(rfq.fee_amount),
             nonce=987654321,
             deadline=expires_ms // 1000 + 120,
         )
-        signature = sign_order(maker.private_key, order, 97, rfq.signatureTransfer)
-        return Quote(
-            quoteId=rfq.quoteId,
-            expiresAtMs=expires_ms,
-            order=QuoteOrder.from_order(order),
+        signature = sign_order(maker.private_key, order, 97, rfq.signature_transfer)
+        return MakerQuote(
+            quote_id=rfq.quote_id,
+            expires_at_ms=expires_ms,
+            order=OrderTerms.from_order(order),
             signature="0x" + signature.hex(),
         )
 
@@ -104,7 +104,7 @@ async def test_a_maker_bot_quotes_and_is_released_through_the_proxy(
                     data = (await resp.json())["data"]
                 assert data["status"] == "quoted", data
                 rfq = await asyncio.wait_for(asked.get(), WAIT_S)
-                assert rfq.rfqId == data["rfqId"]
+                assert rfq.rfq_id == data["rfqId"]
                 assert data["quote"]["orders"][0]["maker"] == maker.address
                 assert data["quote"]["buyAmount"] == str(1500 * 10**6)
                 async with session.post(
@@ -112,7 +112,7 @@ async def test_a_maker_bot_quotes_and_is_released_through_the_proxy(
                 ) as resp:
                     assert resp.status == 200, await resp.text()
                 let_go = await asyncio.wait_for(released.get(), WAIT_S)
-                assert let_go.rfqId == data["rfqId"]
+                assert let_go.rfq_id == data["rfqId"]
         assert running.stop() == 0
     report = running.report()
     assert report["violations"] == [], summary(report["violations"])

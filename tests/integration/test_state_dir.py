@@ -18,6 +18,7 @@ from conformance.ramp import Ramp, fresh_wallet
 from conformance.ramp_transfers import Transfers
 from conformance.sim_control import SimControl
 from simulator import __version__
+from simulator.adapters.sim.state_dir import FORMAT_VERSION
 from tests.integration.serve_process import RFQSIM, serve, stop
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("state-dir")]
@@ -156,7 +157,7 @@ def test_a_foreign_or_corrupt_state_dir_is_refused_with_one_line(
 def test_a_damaged_chain_file_is_refused_naming_it(tmp_path: Path) -> None:
     document = {
         "format": "rfqsim-state",
-        "format_version": 1,
+        "format_version": FORMAT_VERSION,
         "simulator_version": __version__,
         "seed": 0,
         "chains": [56, 97],

@@ -23,8 +23,8 @@ from conformance.ramp_transfers import Transfers
 from conformance.sim_control import SimControl
 from contracts.orders import RfqOrder, sign_order
 from makers.client import MakerClient
-from makers.protocol import Decline, Quote, Rfq
 from makers.quoting import quote_message
+from rfqkit.maker_protocol import Decline, MakerQuote, Rfq
 from rfqsim.pytest_plugin import RfqSim, RfqSimError
 from tests.integration.serve_process import serve
 
@@ -180,7 +180,7 @@ async def test_bad_signature_and_underfunded_quotes_are_rejected_with_their_reas
 
 
 async def integrator_bot(
-    sim: RfqSim, answer: Callable[[Rfq, str], Quote | Decline | None]
+    sim: RfqSim, answer: Callable[[Rfq, str], MakerQuote | Decline | None]
 ) -> tuple[MakerClient, str]:
     """An integrator's maker bot with its own wallet and credential, answering with `answer`."""
     account = Account.create()
@@ -195,7 +195,7 @@ async def integrator_bot(
         },
     )
 
-    async def on_rfq(rfq: Rfq) -> Quote | Decline | None:
+    async def on_rfq(rfq: Rfq) -> MakerQuote | Decline | None:
         return answer(rfq, account.key.hex())
 
     client = MakerClient(sim.base_url, created["key"], on_rfq=on_rfq, name="bot")
@@ -203,33 +203,33 @@ async def integrator_bot(
     return client, account.address
 
 
-def signed(rfq: Rfq, key: str, *, fee_extra: int = 0, expires_ms: int | None = None) -> Quote:
-    assert rfq.makerReceives is not None
-    assert rfq.feeAmount is not None
-    expires = rfq.maxExpiresAtMs if expires_ms is None else expires_ms
+def signed(rfq: Rfq, key: str, *, fee_extra: int = 0, expires_ms: int | None = None) -> MakerQuote:
+    assert rfq.maker_receives is not None
+    assert rfq.fee_amount is not None
+    expires = rfq.max_expires_at_ms if expires_ms is None else expires_ms
     order = RfqOrder(
         reactor=rfq.reactor,
         maker=Account.from_key(key).address,
         taker=rfq.taker,
-        inputToken=rfq.buyToken,
-        inputAmount=rfq.makerReceives,  # one for one: only the checks matter here
-        outputToken=rfq.sellToken,
-        outputAmount=rfq.makerReceives,
-        feeAmount=rfq.feeAmount + fee_extra,
+        inputToken=rfq.buy_token,
+        inputAmount=rfq.maker_receives,  # one for one: only the checks matter here
+        outputToken=rfq.sell_token,
+        outputAmount=rfq.maker_receives,
+        feeAmount=rfq.fee_amount + fee_extra,
         nonce=int(time.time_ns()),
         deadline=-(-expires // 1000) + 60,
     )
-    signature = sign_order(key, order, rfq.chainId, rfq.signatureTransfer)
-    return quote_message(rfq.quoteId, expires, order, signature)
+    signature = sign_order(key, order, rfq.chain_id, rfq.signature_transfer)
+    return quote_message(rfq.quote_id, expires, order, signature)
 
 
 async def test_an_integrators_bot_sees_terms_and_short_expiry_rejections(clean: RfqSim) -> None:
     mode: dict[str, str] = {"now": "terms"}
 
-    def answer(rfq: Rfq, key: str) -> Quote:
+    def answer(rfq: Rfq, key: str) -> MakerQuote:
         if mode["now"] == "terms":
             return signed(rfq, key, fee_extra=1)
-        return signed(rfq, key, expires_ms=rfq.minExpiresAtMs - 1_000)
+        return signed(rfq, key, expires_ms=rfq.min_expires_at_ms - 1_000)
 
     bot, wallet = await integrator_bot(clean, answer)
     try:

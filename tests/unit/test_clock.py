@@ -2,7 +2,8 @@ import asyncio
 
 import pytest
 
-from simulator.clock import Clock, isoformat
+from rfqkit.timestamps import isoformat
+from simulator.clock import Clock
 
 
 async def test_advance_moves_time_and_tells_listeners_in_order() -> None:

@@ -20,14 +20,17 @@ from aiohttp.test_utils import TestServer
 from eth_utils.address import to_checksum_address
 
 from contracts.orders import RfqOrder
-from makers.protocol import (
+from rfqkit.maker_protocol import (
     ErrorMessage,
     Ping,
     Pong,
     Released,
+    Rfq,
+    ServerMessage,
     Welcome,
     parse_server_message,
     serialize,
+    to_wire,
 )
 from simulator.adapters.rfq.maker_stream import MakerSession, MakerStreamSessions
 from simulator.clock import Clock
@@ -74,8 +77,8 @@ class FakeGateway:
         self.sent: list[dict[str, Any]] = []
         self.closed: tuple[int, str] | None = None
 
-    async def send(self, message: dict[str, Any]) -> None:
-        self.sent.append(message)
+    async def send(self, message: ServerMessage) -> None:
+        self.sent.append(to_wire(message))
 
     async def close(self, code: int, reason: str) -> None:
         self.closed = (code, reason)
@@ -92,6 +95,24 @@ ORDER = RfqOrder(
     feeAmount=0,
     nonce=2**200,
     deadline=1_795_500_090,
+)
+# The firm request the tests' answers reply to (only its quoteId matters to the registry).
+REQUEST = Rfq(
+    quote_id="mq_1",
+    rfq_id="rfq_1",
+    chain_id=97,
+    sell_token=USDT,
+    buy_token=NGNS,
+    kind="exact_input",
+    maker_receives=1000,
+    fee_amount=0,
+    fee_bps=0,
+    taker=ORDER.taker,
+    reactor=ORDER.reactor,
+    signature_transfer=ORDER.reactor,
+    reply_by_ms=1_795_500_000_750,
+    min_expires_at_ms=1_795_500_000_001,
+    max_expires_at_ms=1_795_500_060_000,
 )
 
 
@@ -136,10 +157,10 @@ def test_welcome_lists_the_rfq_pairs_of_the_makers_environment_both_ways(
     welcome = sessions.welcome(session.maker)
     # What the server sends is what the bundled client parses.
     assert parse_server_message(serialize(welcome)) == welcome
-    assert [c.chainId for c in welcome.chains] == [97]  # a test credential: test chains only
-    pairs = {(p.sellToken, p.buyToken) for p in welcome.chains[0].pairs}
+    assert [c.chain_id for c in welcome.chains] == [97]  # a test credential: test chains only
+    pairs = {(p.sell_token, p.buy_token) for p in welcome.chains[0].pairs}
     assert pairs == {(USDT, NGNS), (NGNS, USDT)}  # the BOOK corridor has no RFQ pair
-    assert (welcome.wallet, welcome.environment, welcome.pingIntervalMs) == (
+    assert (welcome.wallet, welcome.environment, welcome.ping_interval_ms) == (
         WALLET,
         "test",
         15_000,
@@ -247,7 +268,7 @@ def test_an_answer_nobody_waits_for_is_released_late_with_a_null_rfq_id(
     sessions: MakerStreamSessions, session: MakerSession, frame: dict[str, Any]
 ) -> None:
     reply = sessions.on_text(session, json.dumps(frame))
-    assert reply == Released(quoteId="mq_gone", rfqId=None, reason="late")
+    assert reply == Released(quote_id="mq_gone", rfq_id=None, reason="late")
     assert isinstance(reply, Released)
     wire = serialize(reply)
     assert json.loads(wire) == {
@@ -266,7 +287,7 @@ async def answer(
     frame: dict[str, Any],
 ) -> MakerReply | None:
     """Ask the maker (as the auction does) and feed it `frame` while the request waits."""
-    asked = asyncio.create_task(registry.ask(session.maker, {"quoteId": "mq_1"}, 5.0))
+    asked = asyncio.create_task(registry.ask(session.maker, REQUEST, 5.0))
     await asyncio.sleep(0)  # the request is sent and waits for its answer
     assert "mq_1" in session.maker.pending
     assert sessions.on_text(session, json.dumps(frame)) is None  # delivered: no reply

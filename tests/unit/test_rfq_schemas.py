@@ -71,11 +71,11 @@ def test_integral_json_numbers_are_accepted_for_integer_fields() -> None:
     proof = {"nonce": "0x" + "00" * 32, "issuedAt": 1_795_500_000_000.0, "signature": "0x"}
     body = _parse(RfqRequestBody, _body(chainId=97.0, takerProof=proof))
     assert isinstance(body, RfqRequestBody)
-    assert body.chainId == 97
-    assert type(body.chainId) is int
-    assert body.takerProof is not None
-    assert body.takerProof.issuedAt == 1_795_500_000_000
-    assert type(body.takerProof.issuedAt) is int
+    assert body.chain_id == 97
+    assert type(body.chain_id) is int
+    assert body.taker_proof is not None
+    assert body.taker_proof.issued_at == 1_795_500_000_000
+    assert type(body.taker_proof.issued_at) is int
 
 
 @pytest.mark.parametrize("value", [97.5, True, "97", 2.0**60, -1.0])
@@ -98,8 +98,8 @@ def test_addresses_without_checksum_or_with_a_valid_one_are_normalized(given_add
         RfqRequestBody,
         _body(sellToken=given_address, preferredLiquidityWallets=[given_address]),
     )
-    assert body.sellToken == CHECKSUMMED
-    assert body.preferredLiquidityWallets == [CHECKSUMMED]
+    assert body.sell_token == CHECKSUMMED
+    assert body.preferred_liquidity_wallets == [CHECKSUMMED]
 
 
 @pytest.mark.parametrize("field", ["sellToken", "buyToken", "taker"])
@@ -182,18 +182,18 @@ def _venue() -> VenueDirectory:
 
 
 def _service_refusal(body: PreviewBody) -> str | None:
-    """The service's own verdict (services/trades.validate_trade, as preview and request call
-    it) on a body that parsed: the refusal's details.reason, None when accepted."""
+    """The service's own verdict (`validate_trade` in services/rfq/trades.py, as preview and
+    request call it) on a body that parsed: the refusal's details.reason, None when accepted."""
     try:
         validate_trade(
             _venue(),
-            chain_id=body.chainId,
-            sell_token=body.sellToken,
-            buy_token=body.buyToken,
-            sell_amount=body.sellAmount,
-            buy_amount=body.buyAmount,
-            preferred=body.preferredLiquidityWallets,  # type: ignore[arg-type]
-            restricted=body.restrictedLiquidityWallets,  # type: ignore[arg-type]
+            chain_id=body.chain_id,
+            sell_token=body.sell_token,
+            buy_token=body.buy_token,
+            sell_amount=body.sell_amount,
+            buy_amount=body.buy_amount,
+            preferred=body.preferred_liquidity_wallets,  # type: ignore[arg-type]
+            restricted=body.restricted_liquidity_wallets,  # type: ignore[arg-type]
         )
     except InvalidRequest as exc:
         return str((exc.details or {}).get("reason"))
@@ -229,7 +229,7 @@ def test_document_declares_the_request_body_cross_field_rules(
     ).filter(lambda u: len(u) <= MAX_URL_LENGTH)
 )
 def test_every_url_the_document_allows_is_accepted_by_the_registry(url: str) -> None:
-    WebhookCreate(url=url, eventTypes=["rfq.filled"])
+    WebhookCreate(url=url, event_types=["rfq.filled"])
     scheme = url.split(":")[0].lower()
     if scheme == "https":
         check_endpoint_url(url, allow_http=False)
@@ -257,7 +257,7 @@ def test_every_url_the_document_allows_is_accepted_by_the_registry(url: str) -> 
 )
 def test_malformed_urls_are_refused_by_the_schema(url: str) -> None:
     with pytest.raises(ValidationError) as caught:
-        WebhookCreate(url=url, eventTypes=["rfq.filled"])
+        WebhookCreate(url=url, event_types=["rfq.filled"])
     assert [e["loc"] for e in caught.value.errors()] == [("url",)]
 
 
@@ -266,7 +266,7 @@ def test_webhook_url_pattern_is_declared_and_enforced(document: dict[str, Any]) 
     assert url_schema["pattern"] == WEBHOOK_URL_PATTERN
     assert re.fullmatch(WEBHOOK_URL_PATTERN, "https://127.0.0.1:8443/hooks/rfq?x=1")
     for port in (0, 1, 443, 8080, 65535):
-        WebhookCreate(url=f"https://h:{port}/", eventTypes=["rfq.filled"])
+        WebhookCreate(url=f"https://h:{port}/", event_types=["rfq.filled"])
 
 
 # -- routes and security -------------------------------------------------------------------
@@ -314,7 +314,7 @@ def test_document_keeps_the_plain_template_and_has_no_look_arounds(
     assert not any("(?" in path for path in document["paths"])
     patterns = re.findall(r'"pattern": "([^"]*)"', json.dumps(document))
     assert patterns
-    assert not [p for p in patterns if "(?" in p], "DESIGN: no look-arounds in schema patterns"
+    assert not [p for p in patterns if "(?" in p], "no look-arounds in schema patterns"
 
 
 def test_firm_request_may_be_called_without_a_key(document: dict[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""The v1 status's probe (adapters/v1/probes.py) against a fake chain client and fill indexer:
+"""The v1 status's probe (adapters/chain/probes.py) against a fake chain client and fill indexer:
 the chain's head, an unreachable or hanging node, a paused, stalled or missing index."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import time
 from typing import Any
 
 from rfqkit.chain import ChainUnavailable
-from simulator.adapters.v1.probes import ChainDependencyProbe
+from simulator.adapters.chain.probes import ChainDependencyProbe
 from simulator.services.shared.faults import Faults
-from simulator.services.v1.ports import ProbeResult
+from simulator.services.shared.health import ProbeResult
 
 
 class FakeChain:

@@ -13,6 +13,7 @@ import pytest
 
 from simulator.errors import Conflict, NotFound
 from simulator.randomness import RandomSource
+from simulator.runtime.webhooks import build_webhooks
 from simulator.services.webhooks.outbox import signature_header
 from simulator.services.webhooks.service import Webhooks
 from simulator.settings import RETRY_SCHEDULE_S, WebhookSettings
@@ -39,7 +40,13 @@ async def rig() -> AsyncIterator[Rig]:
     clock = FrozenClock()
     transport = ScriptedTransport(clock)
     settings = WebhookSettings(max_concurrent_per_endpoint=3, max_concurrent=5)
-    webhooks = Webhooks(clock, RandomSource(7), settings, transport, RecordingCertificates())
+    webhooks = build_webhooks(
+        settings,
+        clock,
+        RandomSource(7),
+        transport=transport,
+        certificates=RecordingCertificates(),
+    )
     worker = asyncio.create_task(webhooks.worker.run())
     yield Rig(clock, transport, webhooks)
     transport.release.set()
@@ -272,8 +279,12 @@ async def test_a_hanging_endpoint_does_not_hold_up_another(rig: Rig) -> None:
 async def test_stopping_the_worker_cancels_attempts_under_way() -> None:
     clock = FrozenClock()
     transport = ScriptedTransport(clock, default="hang")
-    webhooks = Webhooks(
-        clock, RandomSource(7), WebhookSettings(), transport, RecordingCertificates()
+    webhooks = build_webhooks(
+        WebhookSettings(),
+        clock,
+        RandomSource(7),
+        transport=transport,
+        certificates=RecordingCertificates(),
     )
     worker = asyncio.create_task(webhooks.worker.run())
     webhooks.registry.create("ptn_a", "https://a.example/", ["rfq.expired"])

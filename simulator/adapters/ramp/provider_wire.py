@@ -5,9 +5,9 @@ wrong type raises `KeyError`/`TypeError`/`ValueError`; the client turns those in
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
+from rfqkit.timestamps import unix_seconds
 from simulator.services.ramp.ports import (
     Capabilities,
     KycReview,
@@ -27,9 +27,7 @@ class MalformedAnswer(ProviderUnreachable):
 
 
 def _unix(value: Any) -> float:
-    if not isinstance(value, str):
-        raise TypeError(f"timestamp is not a string: {value!r}")
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    return unix_seconds(value)  # ValueError for anything but an ISO-8601 UTC time
 
 
 def json_str(value: Any) -> str:

@@ -19,6 +19,7 @@ from eth_utils.crypto import keccak
 from rfqkit.chain import AnvilChain, ChainUnavailable
 from simulator.services.shared.faults import Faults
 from simulator.services.shared.fills import Fill, FillSubscriber, IndexProgress
+from simulator.services.shared.state import StateSchema
 
 log = logging.getLogger("rfqsim.indexer")
 
@@ -159,3 +160,9 @@ class IndexCatchUp:
         indexer = self._indexers.get(chain_id)
         if indexer is not None:
             await indexer.catch_up()
+
+
+class IndexerSaved(StateSchema):
+    """Where a chain's fill index stands: the first block not yet scanned."""
+
+    next_block: int

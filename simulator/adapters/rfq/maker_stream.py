@@ -3,9 +3,9 @@ maker credential and upgrades the connection; from there one session per socket 
 turns the maker's frames into registry calls, pings the maker, and takes it offline the moment
 the socket closes.
 
-Every frame is read with the message models of `makers/protocol.py`, the ones the bundled maker
-client writes with, so both ends agree on one definition of each message. The server reads them
-strictly typed but ignores fields it does not know (`parse_maker_message(venue=True)`), and
+Every frame is read with the message models of `rfqkit/maker_protocol.py`, the ones the bundled
+maker client writes with, so both ends agree on one definition of each message. The server reads
+them strictly typed but ignores fields it does not know (`parse_maker_message(venue=True)`), and
 answers what it refuses with the `error` codes of the document."""
 
 from __future__ import annotations
@@ -20,24 +20,24 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from makers.protocol import (
+from rfqkit.maker_protocol import (
     CLOSE_CREDENTIAL_WITHDRAWN,
     CLOSE_GOING_AWAY,
     CLOSE_PING_TIMEOUT,
     CLOSE_REPLACED,
     MAKER_TYPES,
-    ChainInfo,
     Decline,
     ErrorMessage,
     Levels,
+    MakerQuote,
     Message,
-    PairInfo,
     Ping,
     Pong,
     ProtocolError,
-    Quote,
     Released,
     Welcome,
+    WelcomeChain,
+    WelcomePair,
     parse_maker_message,
     serialize,
 )
@@ -79,11 +79,7 @@ class WebSocketGateway:
             asyncio.get_running_loop().create_future()
         )
 
-    async def send(self, message: dict[str, Any]) -> None:
-        await self._send_text(json.dumps(message, separators=(",", ":")))
-
-    async def send_message(self, message: Message) -> None:
-        """A message the session itself builds, from the protocol's models."""
+    async def send(self, message: Message) -> None:
         await self._send_text(serialize(message))
 
     async def _send_text(self, text: str) -> None:
@@ -214,7 +210,7 @@ class MakerStreamSessions:
         frames = self._frames
         maker = session.maker
         with contextlib.suppress(ConnectionError):
-            await gateway.send_message(self.welcome(maker))
+            await gateway.send(self.welcome(maker))
             async for frame in ws:
                 if frame.type == WSMsgType.TEXT:
                     if frames is not None:
@@ -223,19 +219,19 @@ class MakerStreamSessions:
                 else:
                     reply = ErrorMessage(code="bad_message", message="text frames with JSON only")
                 if reply is not None:
-                    await gateway.send_message(reply)
+                    await gateway.send(reply)
 
     @staticmethod
-    def _pairs(chain: ChainVenue, mode: str) -> list[PairInfo]:
+    def _pairs(chain: ChainVenue, mode: str) -> list[WelcomePair]:
         return [
-            PairInfo(
-                sellToken=sell.address,
-                buyToken=buy.address,
-                sellDecimals=sell.decimals,
-                buyDecimals=buy.decimals,
-                feeBps=corridor.timing.fee_bps,
-                replyBudgetMs=corridor.timing.reply_budget_ms,
-                quoteTtlMs=corridor.timing.quote_ttl_s * 1000,
+            WelcomePair(
+                sell_token=sell.address,
+                buy_token=buy.address,
+                sell_decimals=sell.decimals,
+                buy_decimals=buy.decimals,
+                fee_bps=corridor.timing.fee_bps,
+                reply_budget_ms=corridor.timing.reply_budget_ms,
+                quote_ttl_ms=corridor.timing.quote_ttl_s * 1000,
             )
             for corridor in chain.corridors
             if corridor.timing.mode == mode
@@ -244,27 +240,27 @@ class MakerStreamSessions:
 
     def welcome(self, maker: OnlineMaker) -> Welcome:
         chains = [
-            ChainInfo(
-                chainId=chain.chain_id,
+            WelcomeChain(
+                chain_id=chain.chain_id,
                 reactor=chain.contracts.reactor,
-                signatureTransfer=chain.contracts.signature_transfer,
-                feeRecipient=chain.contracts.fee_recipient,
+                signature_transfer=chain.contracts.signature_transfer,
+                fee_recipient=chain.contracts.fee_recipient,
                 pairs=self._pairs(chain, "RFQ"),
                 # v1 BOOK corridors: no rfqs there, but a filling operator's levels are its
                 # standing bid for resting orders (docs/maker-protocol.md).
-                bookPairs=self._pairs(chain, "BOOK"),
+                book_pairs=self._pairs(chain, "BOOK"),
             )
             for chain in self._venue.chains.values()
             if chain.environment == maker.environment
         ]
         return Welcome(
-            makerId=maker.maker_id,
+            maker_id=maker.maker_id,
             wallet=maker.wallet,
             environment=maker.environment,
-            serverTimeMs=self._clock.millis(),
-            levelsMinIntervalMs=LEVELS_MIN_INTERVAL_MS,
-            levelsMaxAgeMs=int(self._registry.levels_max_age_s * 1000),
-            pingIntervalMs=int(self._ping_interval_s * 1000),
+            server_time_ms=self._clock.millis(),
+            levels_min_interval_ms=LEVELS_MIN_INTERVAL_MS,
+            levels_max_age_ms=int(self._registry.levels_max_age_s * 1000),
+            ping_interval_ms=int(self._ping_interval_s * 1000),
             chains=chains,
         )
 
@@ -291,16 +287,16 @@ class MakerStreamSessions:
         maker = session.maker
         if isinstance(message, Levels):
             return self._levels(maker, message)
-        if isinstance(message, Quote):
+        if isinstance(message, MakerQuote):
             quote = QuoteReply(
                 order=message.order.to_order(),
                 signature=bytes.fromhex(message.signature[2:]),
-                expires_at_ms=message.expiresAtMs,
+                expires_at_ms=message.expires_at_ms,
             )
-            return self._answer(maker, message.quoteId, quote)
+            return self._answer(maker, message.quote_id, quote)
         if isinstance(message, Decline):
-            decline = DeclineReply(reason=message.reason, max_sell_amount=message.maxSellAmount)
-            return self._answer(maker, message.quoteId, decline)
+            decline = DeclineReply(reason=message.reason, max_sell_amount=message.max_sell_amount)
+            return self._answer(maker, message.quote_id, decline)
         if isinstance(message, Ping):
             return Pong(id=message.id)
         if isinstance(message.id, int):  # a pong: only our own (integer) ping ids count
@@ -323,11 +319,11 @@ class MakerStreamSessions:
             return None
         # Unknown, already answered or past replyBy: the request that named it is gone, so
         # there is no rfq to name (docs/maker-protocol.md: `rfqId` is then null).
-        return Released(quoteId=quote_id, rfqId=None, reason="late")
+        return Released(quote_id=quote_id, rfq_id=None, reason="late")
 
     def _levels(self, maker: OnlineMaker, levels: Levels) -> ErrorMessage | None:
-        chain = self._venue.chain(levels.chainId)
-        sell, buy = levels.sellToken.lower(), levels.buyToken.lower()
+        chain = self._venue.chain(levels.chain_id)
+        sell, buy = levels.sell_token.lower(), levels.buy_token.lower()
         if (
             chain is None
             or chain.environment != maker.environment
@@ -337,13 +333,13 @@ class MakerStreamSessions:
             return ErrorMessage(
                 code="unknown_pair",
                 message=(
-                    f"no RFQ pair {levels.sellToken}/{levels.buyToken} on chain"
-                    f" {levels.chainId} for you"
+                    f"no RFQ pair {levels.sell_token}/{levels.buy_token} on chain"
+                    f" {levels.chain_id} for you"
                 ),
                 ref="levels",
             )
-        points = [(level.sellAmount, level.buyAmount) for level in levels.levels]
-        self._registry.set_levels(maker, (levels.chainId, sell, buy), points)
+        points = [(level.sell_amount, level.buy_amount) for level in levels.levels]
+        self._registry.set_levels(maker, (levels.chain_id, sell, buy), points)
         return None
 
     async def _pinger(
@@ -357,4 +353,4 @@ class MakerStreamSessions:
                 return
             sequence += 1
             with contextlib.suppress(ConnectionError):
-                await gateway.send_message(Ping(id=sequence))
+                await gateway.send(Ping(id=sequence))

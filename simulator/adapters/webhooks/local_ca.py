@@ -1,5 +1,5 @@
 """The local certificate authority that lets webhook receivers on this machine serve https the
-simulator trusts (DESIGN: endpoint URLs must be https; `rfqsim webhooks listen`).
+simulator trusts (endpoint URLs must be https; `rfqsim webhooks listen`).
 
 Generated with `trustme` on first use and kept in the state directory (`webhooks.state_dir`,
 else `$RFQSIM_STATE_DIR`, else `./.rfqsim`) as one PEM file holding the CA key and certificate,

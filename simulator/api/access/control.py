@@ -6,6 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
+from rfqkit.timestamps import isoformat
 from simulator.api.access.control_schemas import (
     FaultState,
     FaultUpdate,
@@ -20,7 +21,6 @@ from simulator.api.http.appkeys import ACCESS
 from simulator.api.http.parsing import parse_body
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
-from simulator.clock import isoformat
 from simulator.errors import InternalError, InvalidRequest, NotFound, PayloadTooLarge
 from simulator.services.access.admin import create_key, replace_limits
 from simulator.services.access.area import AccessArea

@@ -6,12 +6,12 @@ from typing import Literal
 
 from pydantic import Field
 
-from simulator.api.http.schemas import ApiModel
+from simulator.api.http.schemas import ApiModel, SnakeApiModel
 
 ADDRESS = r"^0x[0-9a-fA-F]{40}$"
 
 
-class KeyCreate(ApiModel):
+class KeyCreate(SnakeApiModel):
     partner: str = Field(
         default="demo", min_length=1, max_length=64, description="Partner name (made if new)"
     )
@@ -24,7 +24,7 @@ class KeyCreate(ApiModel):
     )
 
 
-class KeyRecord(ApiModel):
+class KeyRecord(SnakeApiModel):
     key_id: str = Field(description="Public prefix: safe to log")
     partner_id: str
     partner: str
@@ -45,7 +45,7 @@ class KeyList(ApiModel):
     keys: list[KeyRecord]
 
 
-class Limits(ApiModel):
+class Limits(SnakeApiModel):
     ip_backstop_per_minute: int = Field(gt=0)
     keyless_per_minute: int = Field(gt=0)
     tiers: dict[str, int]
@@ -53,7 +53,7 @@ class Limits(ApiModel):
     outstanding_aggregator: int = Field(gt=0)
 
 
-class LimitsUpdate(ApiModel):
+class LimitsUpdate(SnakeApiModel):
     ip_backstop_per_minute: int | None = Field(default=None, gt=0)
     keyless_per_minute: int | None = Field(default=None, gt=0)
     tiers: dict[str, int] | None = None
@@ -62,14 +62,14 @@ class LimitsUpdate(ApiModel):
     reset_windows: bool = Field(default=False, description="Forget every rate-limit window now")
 
 
-class FaultState(ApiModel):
+class FaultState(SnakeApiModel):
     chain_unreachable: list[int] = Field(description="Chains whose RPC calls fail at once")
     venue_paused: bool = Field(description="Firm quotes answer 503 venue_unavailable")
     internal_errors: int = Field(description="The next N API requests fail with a 500 internal")
     indexer_paused: list[int] = Field(description="Chains whose fills are not indexed for now")
 
 
-class FaultUpdate(ApiModel):
+class FaultUpdate(SnakeApiModel):
     chain_unreachable: list[int] | None = None
     venue_paused: bool | None = None
     internal_errors: int | None = Field(default=None, ge=0, le=1000)

@@ -14,7 +14,8 @@ from __future__ import annotations
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from simulator.api.http.appkeys import ACCESS, CALLER, OPERATIONS, RATE_DECISION, SETTINGS
+from simulator.api.http.appkeys import ACCESS, CALLER, RATE_DECISION, SETTINGS
+from simulator.api.http.policy import api_traffic, operation_of
 from simulator.errors import Unauthorized
 from simulator.services.access.callers import Caller
 from simulator.services.access.limits import rate_limited
@@ -60,21 +61,20 @@ def _key_or_none(request: web.Request) -> str | None:
 async def access_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     ip = client_ip(request)
     services = request.app[ACCESS]
-    # /_sim controls and the provider's inbound webhooks (/_provider) are not API traffic: no
-    # per-IP backstop, no injected faults.
-    outside_api = request.path.startswith(("/_sim", "/_provider"))
-    route_name = request.match_info.route.name
-    operation = request.app[OPERATIONS].get(route_name) if route_name else None
-    # The operation's declaration decides (the same one the OpenAPI document is written from);
-    # a path no operation matches (404, 405) is behind the backstop unless it is /_sim.
-    behind_backstop = operation.behind_backstop if operation is not None else not outside_api
+    # The operation's declaration decides (the same one the OpenAPI document is written from):
+    # the control API and the provider's inbound webhooks are not API traffic (no per-IP
+    # backstop, no injected faults); a request no operation matches (404, 405) counts as API
+    # traffic unless its path is the control API's.
+    operation = operation_of(request)
+    in_api = api_traffic(request)
+    behind_backstop = operation.behind_backstop if operation is not None else in_api
     limits = services.limits
     limiter = services.limiter
     if behind_backstop:
         backstop = limiter.hit(f"backstop:{ip}", limits.ip_backstop_per_minute)
         if not backstop.allowed:
             raise rate_limited(backstop, with_headers=False)
-    if not outside_api and services.faults.take_internal_error(_key_or_none(request)):
+    if in_api and services.faults.take_internal_error(_key_or_none(request)):
         # The /_sim fault switch for the spec's 500 row: a genuine unhandled exception, rendered
         # by the same error middleware as any real fault.
         raise RuntimeError("fault injected through /_sim/faults (internal_errors)")

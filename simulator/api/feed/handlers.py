@@ -18,7 +18,7 @@ from simulator.api.http.parsing import parse_query
 from simulator.api.http.responses import raw_json_response
 from simulator.api.http.routes import RouteTable
 from simulator.errors import InternalError, InvalidRequest, NotFound, RateLimited, UpstreamError
-from simulator.services.feed.model import Market, Ticker, Trade, TradePage, decimal_string
+from simulator.services.feed.model import Trade, TradePage
 
 CORS_HEADERS = (
     ("Access-Control-Allow-Origin", "`*`: any web page may read the feed"),
@@ -26,47 +26,8 @@ CORS_HEADERS = (
 )
 
 
-def render_pairs(markets: list[Market]) -> schemas.Pairs:
-    return schemas.Pairs(
-        [schemas.Pair(ticker_id=m.ticker_id, base=m.base, target=m.target) for m in markets]
-    )
-
-
-def render_tickers(tickers: list[Ticker]) -> schemas.Tickers:
-    return schemas.Tickers(
-        [
-            schemas.Ticker(
-                ticker_id=t.market.ticker_id,
-                base_currency=t.market.base,
-                target_currency=t.market.target,
-                last_price=decimal_string(t.last_price),
-                bid=decimal_string(t.bid),
-                ask=decimal_string(t.ask),
-                high=decimal_string(t.high),
-                low=decimal_string(t.low),
-                base_volume=decimal_string(t.base_volume),
-                target_volume=decimal_string(t.target_volume),
-            )
-            for t in tickers
-        ]
-    )
-
-
-def render_trade(trade: Trade) -> schemas.Trade:
-    return schemas.Trade(
-        trade_id=trade.trade_id,
-        price=decimal_string(trade.price),
-        base_volume=decimal_string(trade.base_volume),
-        target_volume=decimal_string(trade.target_volume),
-        trade_timestamp=trade.timestamp,
-        type=trade.side,
-    )
-
-
 def render_page(page: TradePage) -> schemas.HistoricalTrades:
-    return schemas.HistoricalTrades(
-        buy=[render_trade(t) for t in page.buy], sell=[render_trade(t) for t in page.sell]
-    )
+    return schemas.HistoricalTrades.model_validate(page)
 
 
 def page_json(page: TradePage, rendered: dict[tuple[str, tuple[int, ...]], bytes]) -> bytes:
@@ -78,7 +39,7 @@ def page_json(page: TradePage, rendered: dict[tuple[str, tuple[int, ...]], bytes
         key = (trade.trade_id, trade.order)
         body = rendered.get(key)
         if body is None:
-            body = rendered[key] = render_trade(trade).model_dump_json().encode()
+            body = rendered[key] = schemas.Trade.model_validate(trade).model_dump_json().encode()
         return body
 
     return (
@@ -108,7 +69,7 @@ async def pairs(request: web.Request) -> web.Response:
     service = request.app[FEED].service
 
     async def build() -> bytes:
-        return render_pairs(service.pairs()).model_dump_json().encode()
+        return schemas.Pairs.model_validate(service.pairs()).model_dump_json().encode()
 
     return await _cached(request, "pairs", schemas.FeedQuery(), build)
 
@@ -121,7 +82,7 @@ async def tickers(request: web.Request) -> web.Response:
         found = await service.tickers(
             ticker_id=query.ticker_id, base=query.base, target=query.target
         )
-        return render_tickers(found).model_dump_json().encode()
+        return schemas.Tickers.model_validate(found).model_dump_json().encode()
 
     return await _cached(request, "tickers", query, build)
 

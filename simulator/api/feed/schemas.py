@@ -4,22 +4,32 @@ decimal strings and trade timestamps as Unix seconds (decisions "Rates feed").""
 
 from __future__ import annotations
 
+import decimal
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import AliasPath, BaseModel, BeforeValidator, ConfigDict, Field, RootModel
+
+from simulator.services.feed.model import decimal_string
 
 SYMBOL_PATTERN = r"^[A-Z0-9]{1,24}$"
 TICKER_ID_PATTERN = r"^[A-Z0-9]{1,24}_[A-Z0-9]{1,24}$"
 # Exactly how the feed writes numbers: plain decimal notation, no exponent, no trailing zeros.
 DECIMAL_PATTERN = r"^(0|[1-9][0-9]*)(\.[0-9]*[1-9])?$"
 
-Decimal = Annotated[str, Field(pattern=DECIMAL_PATTERN)]
+
+def _feed_number(value: object) -> object:
+    return decimal_string(value) if isinstance(value, decimal.Decimal) else value
+
+
+# A service's Decimal, written as the feed writes numbers (services/feed/model.py).
+Decimal = Annotated[str, Field(pattern=DECIMAL_PATTERN), BeforeValidator(_feed_number)]
 Symbol = Annotated[str, Field(pattern=SYMBOL_PATTERN, description="Published symbol")]
 TickerId = Annotated[str, Field(pattern=TICKER_ID_PATTERN, description="BASE_TARGET")]
 
 
 class FeedModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    # Rendered from the feed service's markets, tickers and trades (from_attributes).
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, from_attributes=True)
 
 
 class FeedQuery(BaseModel):
@@ -69,9 +79,9 @@ class Pairs(RootModel[list[Pair]]):
 
 
 class Ticker(FeedModel):
-    ticker_id: str
-    base_currency: str
-    target_currency: str
+    ticker_id: str = Field(validation_alias=AliasPath("market", "ticker_id"))
+    base_currency: str = Field(validation_alias=AliasPath("market", "base"))
+    target_currency: str = Field(validation_alias=AliasPath("market", "target"))
     last_price: Decimal = Field(description="Target per base: the newest price of the last 24 h")
     bid: Decimal = Field(description="Selling about 100 stable units of it, net of fees; 0: none")
     ask: Decimal = Field(description="Buying about 100 stable units of it, net of fees; 0: none")
@@ -90,8 +100,12 @@ class Trade(FeedModel):
     price: Decimal = Field(description="Target per base this fill cleared at, fee included")
     base_volume: Decimal
     target_volume: Decimal
-    trade_timestamp: int = Field(description="Unix seconds (not milliseconds)")
-    type: Literal["buy", "sell"] = Field(description="buy: the base was bought")
+    trade_timestamp: int = Field(
+        validation_alias="timestamp", description="Unix seconds (not milliseconds)"
+    )
+    type: Literal["buy", "sell"] = Field(
+        validation_alias="side", description="buy: the base was bought"
+    )
 
 
 class HistoricalTrades(FeedModel):

@@ -9,6 +9,8 @@ from typing import Annotated, Any
 from eth_utils.address import is_checksum_address, to_checksum_address
 from pydantic import AfterValidator, BeforeValidator, Field
 
+from rfqkit.timestamps import isoformat_unix
+
 UINT256_MAX = 2**256 - 1
 AMOUNT_PATTERN = r"^(0|[1-9][0-9]{0,77})$"
 NONZERO_AMOUNT_PATTERN = r"^[1-9][0-9]{0,77}$"
@@ -48,15 +50,15 @@ def _valid_address(value: str) -> str:
 
 
 def _wallet_list(value: list[str] | str) -> list[str]:
-    # DESIGN: steering lists accept a JSON array or a comma-separated string.
+    # Steering lists accept a JSON array or a comma-separated string.
     items = [part.strip() for part in value.split(",")] if isinstance(value, str) else value
     if len(items) > 10:
         raise ValueError("at most 10 wallets")
     return [_valid_address(item) for item in items]
 
 
-# An integer that also takes integral JSON numbers (97.0), as the schema's "integer" does
-# (decisions F15); constraints (ge, le) go on the field as usual.
+# An integer that also takes integral JSON numbers (97.0), as the schema's "integer" does;
+# constraints (ge, le) go on the field as usual.
 Integer = Annotated[int, BeforeValidator(integral_number)]
 # With constraints in the same Annotated, put the Field before the validator: a Field nested
 # around `Integer` renders `ge`/`le` as unknown keywords instead of minimum/maximum.
@@ -91,3 +93,32 @@ WalletList = Annotated[
     Field(description="Up to 10 maker funding wallets: a JSON array or a comma-separated string"),
     AfterValidator(_wallet_list),
 ]
+
+
+# -- what a service's value becomes in a response ------------------------------------------------
+# Response models are validated from the services' records (`model_validate(record,
+# from_attributes=True)`): each type below turns the service's own value into the text the spec
+# writes, so no module maps a record to its wire shape field by field. Each is a plain string in
+# the OpenAPI documents.
+
+
+def _decimal_text(value: object) -> object:
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def _iso_text(value: object) -> object:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return isoformat_unix(value)
+    return value
+
+
+def _hex_text(value: object) -> object:
+    return "0x" + value.hex() if isinstance(value, bytes) else value
+
+
+AmountText = Annotated[str, BeforeValidator(_decimal_text)]
+"""An integer amount (atomic units, a ray, a nonce) as the base-10 string the wire carries."""
+Timestamp = Annotated[str, BeforeValidator(_iso_text)]
+"""A service time (Unix seconds) as ISO-8601 UTC with milliseconds (`...T12:00:00.000Z`)."""
+HexText = Annotated[str, BeforeValidator(_hex_text)]
+"""Bytes as 0x-prefixed hex."""

@@ -17,12 +17,11 @@ from aiohttp.typedefs import Handler
 from simulator.api.http.appkeys import JOURNAL
 from simulator.api.http.middleware import request_id_of
 from simulator.api.http.own_requests import from_the_fleet
+from simulator.api.http.policy import journaled
 from simulator.services.sim.journal import BODY_MAX_BYTES
 
 # `<env>_<live|test>_<public prefix>.<secret>`: the part before the dot is public.
 _KEY_PREFIX = re.compile(r"\b([a-z]{2,8}_(?:live|test)_[0-9A-Za-z]{4,64})\.")
-# Reading must not add rows: the journal's own reads, the console's page and live stream.
-UNJOURNALED_PREFIXES = ("/_sim/requests", "/_sim/maker-messages", "/_sim/stream", "/_sim/console")
 # The console marks its own reads with this header: a page open in a browser would otherwise
 # fill the journal with the reads it makes to draw itself (its actions, POSTs, are recorded).
 CONSOLE_READ_HEADER = "X-Rfqsim-Console"
@@ -54,7 +53,7 @@ async def journal_middleware(request: web.Request, handler: Handler) -> web.Stre
     journal = request.app.get(JOURNAL)
     if (
         journal is None
-        or request.path.startswith(UNJOURNALED_PREFIXES)
+        or not journaled(request)  # the route table says (Operation.journaled)
         or (request.method == "GET" and CONSOLE_READ_HEADER in request.headers)
         or from_the_fleet(request)
     ):

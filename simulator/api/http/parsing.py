@@ -10,6 +10,7 @@ from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
 from rfqkit.validation_issues import issues_from
+from rfqkit.wire import WIRE_ONLY
 from simulator.api.http.appkeys import SETTINGS
 from simulator.errors import InvalidRequest, PayloadTooLarge
 from simulator.services.access.proofs import TakerProof
@@ -36,7 +37,7 @@ async def parse_body(
             details={"reason": "unsupported_media_type", "contentType": request.content_type},
         )
     try:
-        return model.model_validate_json(raw or b"")
+        return model.model_validate_json(raw or b"", **WIRE_ONLY)
     except ValidationError as exc:
         raise InvalidRequest(
             "Request body failed validation", details={"issues": issues_from(exc)}
@@ -49,7 +50,7 @@ def parse_query(request: web.Request, model: type[ModelT]) -> ModelT:
         values = request.query.getall(key)
         params[key] = values[0] if len(values) == 1 else values
     try:
-        return model.model_validate(params)
+        return model.model_validate(params, **WIRE_ONLY)
     except ValidationError as exc:
         raise InvalidRequest(
             "Query failed validation", details={"issues": issues_from(exc)}
@@ -63,7 +64,7 @@ class ProofFields(Protocol):
     def nonce(self) -> str: ...  # 0x + 64 hex, checked by the schema
 
     @property
-    def issuedAt(self) -> int: ...  # noqa: N802 - the spec's field name
+    def issued_at(self) -> int: ...
 
     @property
     def signature(self) -> str: ...  # 0x + hex, checked by the schema
@@ -75,6 +76,6 @@ def taker_proof(proof: ProofFields | None) -> TakerProof | None:
         return None
     return TakerProof(
         nonce=bytes.fromhex(proof.nonce[2:]),
-        issued_at_ms=proof.issuedAt,
+        issued_at_ms=proof.issued_at,
         signature=bytes.fromhex(proof.signature[2:]),
     )

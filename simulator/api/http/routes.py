@@ -1,6 +1,9 @@
-"""Route table: every operation is declared once, with the models it parses and renders and the
-errors it can return. The same declaration registers the aiohttp route and writes the OpenAPI
-document, so the document cannot drift from what the handlers do."""
+"""Route table: every operation is declared once, with the models it parses and renders, the
+errors it can return and the policy the edge applies to it (who may call, rate limits and the
+per-IP backstop, the request journal, the state gate, Idempotency-Key, the error style). The
+same declaration registers the aiohttp route and writes the OpenAPI document, so the document
+cannot drift from what the handlers do, and no middleware keeps a list of paths of its own
+(api/http/policy.py reads the declaration for each request)."""
 
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ ErrorStyle = Literal["envelope", "feed"]
 
 @dataclass(frozen=True)
 class Access:
-    """Who may call an API operation (see api/access.py). Operations without one (health,
+    """Who may call an API operation (see api/access/middleware.py). Operations without one (health,
     OpenAPI, /_sim) are outside the per-key limiter."""
 
     scope: str | None  # scope a key caller needs (None: any key, or none)
@@ -54,18 +57,31 @@ class Operation:
     # creates (spec 3 "Endpoints"). The handler must answer with a `web.Response`.
     idempotent: bool = False
     also_in: tuple[Document, ...] = ()  # further documents that list it (the shared registry)
-    # Outside the per-IP backstop (docs/decisions.md C10): health checks and the OpenAPI
+    # Outside the per-IP backstop: health checks and the OpenAPI
     # documents, so a load balancer's probes and tooling are never throttled. /_sim and
     # /_provider (the "sim" document) are outside it anyway.
     backstop_exempt: bool = False
     # Every 429 of the operation carries Retry-After (False where the outstanding-RFQ cap's
     # 429, which never does, can also answer).
     retry_after_always: bool = True
+    # Recorded in the request journal (/_sim/requests). Off for what reads the journal or
+    # draws the console: reading must not add rows.
+    journaled: bool = True
+    # Runs inside the state gate (api/http/state_gate.py): a reset or restore waits for it or
+    # cancels it. Off for the state control's own operations, the journal's reads and the maker
+    # stream's long-lived sockets.
+    gated: bool = True
+
+    @property
+    def api_traffic(self) -> bool:
+        """A call of the API: the /_sim controls and the provider's inbound webhooks (the "sim"
+        document) are not, so neither the per-IP backstop nor injected faults apply to them."""
+        return self.document != "sim"
 
     @property
     def behind_backstop(self) -> bool:
         """The per-IP backstop counts this operation's requests (and may answer 429)."""
-        return not self.backstop_exempt and self.document != "sim"
+        return not self.backstop_exempt and self.api_traffic
 
     @property
     def router_path(self) -> str:
@@ -118,6 +134,23 @@ class RouteTable:
             for op in self.operations
             if op.documented and (op.document == document or document in op.also_in)
         ]
+
+    def declared_at(self, path: str) -> Operation | None:
+        """The first operation declared at a plain `path`, whatever its method: what a request
+        aiohttp answers 405 to (a known path, another method) takes its policy from."""
+        return next(
+            (op for op in self.operations if "{" not in op.router_path and op.router_path == path),
+            None,
+        )
+
+    def document_at(self, path: str) -> Document | None:
+        """The document of the operations under the same first path segment (`/_sim`, `/v2`,
+        `/tickers`, ...): what a path no operation declares (aiohttp's own 404) belongs to."""
+        segment = "/" + path.lstrip("/").split("/", 1)[0]
+        for op in self.operations:
+            if op.path == segment or op.path.startswith(segment + "/"):
+                return op.document
+        return None
 
     def error_styles(self) -> dict[str, ErrorStyle]:
         """Paths whose errors are not the envelope, by request path (so aiohttp's own 405 for a

@@ -5,13 +5,25 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from rfqkit.wire import WireModel
+from simulator.api.http.fields import Timestamp
 
 
-class ApiModel(BaseModel):
-    """Base of every request/response model: unknown request fields are refused (400)."""
+class ApiModel(WireModel):
+    """Base of every request/response model: camelCase on the wire from the one alias generator
+    (rfqkit/wire.py); unknown request fields are refused (400)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    # Responses are validated from the services' records and their parts (from_attributes).
+    model_config = ConfigDict(extra="forbid", from_attributes=True)
+
+
+class SnakeApiModel(ApiModel):
+    """A shape whose wire names are its Python names (snake_case): the control API's (/_sim is
+    ours, not the spec's), the error envelope's `request_id`, the provider's bank details."""
+
+    model_config = ConfigDict(alias_generator=None)
 
 
 class ErrorIssue(ApiModel):
@@ -21,7 +33,7 @@ class ErrorIssue(ApiModel):
     type: str = Field(description="Machine-readable kind of failure")
 
 
-class ErrorBody(ApiModel):
+class ErrorBody(SnakeApiModel):
     model_config = ConfigDict(extra="allow")  # a few codes carry extra members (ramp: kyc, drift)
 
     code: str = Field(description="Stable machine code")
@@ -44,7 +56,7 @@ class FeedError(ApiModel):
 
 class DependencyCheck(ApiModel):
     status: Literal["up", "down"]
-    since: str = Field(description="Service clock when this status began, ISO-8601 UTC")
+    since: Timestamp = Field(description="Service clock when this status began, ISO-8601 UTC")
     detail: str | None = Field(default=None, description="Why it is down, or a note")
 
 

@@ -2,10 +2,10 @@
 (services/sim/gate.py), so a reset or restore waits for it or cancels it, never runs beside it.
 
 A cancelled request is answered 503 `venue_unavailable` (details.reason `state_reset`,
-Retry-After 1): a transient error the caller retries into the new state. The state control's
-own operations, the journal and the maker stream's long-lived sockets are outside the gate; the
-simulated fleet's v1 requests (its own keys, sent as a bearer) pass it while a state change
-restarts the fleet."""
+Retry-After 1): a transient error the caller retries into the new state. The operations the
+route table declares `gated=False` (the state control's own, the journal's reads, the maker
+stream's long-lived sockets) are outside the gate; the simulated fleet's v1 requests (its own
+keys, sent as a bearer) pass it while a state change restarts the fleet."""
 
 from __future__ import annotations
 
@@ -16,11 +16,9 @@ from aiohttp.typedefs import Handler
 
 from simulator.api.http.appkeys import STATE
 from simulator.api.http.own_requests import from_the_fleet
+from simulator.api.http.policy import gated
 from simulator.errors import VenueUnavailable
 from simulator.services.sim.gate import StateChangeInterrupted
-
-UNGATED_PREFIXES = ("/_sim/reset", "/_sim/snapshots", "/_sim/requests", "/_sim/maker-messages")
-UNGATED_PATHS = frozenset({"/v2/maker/stream"})
 
 
 def interrupted() -> VenueUnavailable:
@@ -34,8 +32,7 @@ def interrupted() -> VenueUnavailable:
 @web.middleware
 async def state_gate_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     control = request.app.get(STATE)
-    path = request.path
-    if control is None or path in UNGATED_PATHS or path.startswith(UNGATED_PREFIXES):
+    if control is None or not gated(request):
         return await handler(request)
     gate = control.gate
     try:

@@ -6,15 +6,15 @@ from __future__ import annotations
 from aiohttp import web
 from pydantic import Field
 
+from rfqkit.timestamps import isoformat_unix
 from simulator.api.http.appkeys import BOOK, CLOCK, SETTINGS
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import Operation, RouteTable
-from simulator.api.http.schemas import ApiModel
-from simulator.clock import isoformat_unix
+from simulator.api.http.schemas import ApiModel, SnakeApiModel
 from simulator.errors import InternalError
 
 
-class SweepView(ApiModel):
+class SweepView(SnakeApiModel):
     runs: int = Field(description="Sweeps completed since start-up")
     last_run_at: str | None = Field(
         description="Simulator time the last completed sweep started: everything due then is done"

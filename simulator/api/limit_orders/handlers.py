@@ -8,48 +8,37 @@ from aiohttp import web
 
 from simulator.api.http.appkeys import BOOK, CALLER
 from simulator.api.http.parsing import parse_body, parse_query
-from simulator.api.http.responses import data_response
+from simulator.api.http.responses import Joined, data_response
 from simulator.api.http.routes import Access, RouteTable
 from simulator.api.limit_orders import schemas
 from simulator.api.v1.access import KEY_SECURITY, V1_KEY_ERRORS
-from simulator.clock import isoformat_unix
 from simulator.errors import (
     InvalidRequest,
     NotFound,
     PayloadTooLarge,
     UpstreamError,
 )
-from simulator.services.limit_orders.model import DerivedStatus, LimitOrder
 from simulator.services.limit_orders.placement import PrepareRequest, SignedPlacement
-from simulator.services.limit_orders.pricing import Depth
 from simulator.services.limit_orders.service import LimitOrderQuote
-
-
-def render_depth(depth: Depth) -> schemas.Depth:
-    return schemas.Depth(
-        makers=depth.makers,
-        totalCapacity=str(depth.total_capacity),
-        maxMakerCapacity=str(depth.max_maker_capacity),
-    )
 
 
 def render_quote(quote: LimitOrderQuote) -> schemas.LimitOrderQuote:
     fast = quote.fast
-    depth = render_depth(fast.depth)
+    depth = schemas.Depth.model_validate(fast.depth)
     return schemas.LimitOrderQuote(
-        sellAmount=str(quote.sell_amount),
-        minBuyAmount=str(quote.min_buy_amount),
-        fastFill=schemas.FastFill(
-            buyAmount=str(fast.price.buy_amount),
-            rateRay=str(fast.price.rate_ray),
-            marginBps=fast.price.margin_bps,
+        sell_amount=str(quote.sell_amount),
+        min_buy_amount=str(quote.min_buy_amount),
+        fast_fill=schemas.FastFill(
+            buy_amount=str(fast.price.buy_amount),
+            rate_ray=str(fast.price.rate_ray),
+            margin_bps=fast.price.margin_bps,
             depth=depth,
         )
         if fast.price is not None
         else None,
-        fastFillUnavailableReason=fast.reason,
+        fast_fill_unavailable_reason=fast.reason,
         queue=schemas.QueuePrice(
-            buyAmount=str(quote.queue.buy_amount), rateRay=str(quote.queue.rate_ray)
+            buy_amount=str(quote.queue.buy_amount), rate_ray=str(quote.queue.rate_ray)
         )
         if quote.queue is not None
         else None,
@@ -57,39 +46,17 @@ def render_quote(quote: LimitOrderQuote) -> schemas.LimitOrderQuote:
     )
 
 
-def render_record(order: LimitOrder, status: DerivedStatus) -> schemas.LimitOrderRecord:
-    fill = order.fill
-    return schemas.LimitOrderRecord(
-        id=order.order_id,
-        chainId=order.chain_id,
-        maker=order.maker,
-        sellToken=order.sell_token,
-        sellAmount=str(order.sell_amount),
-        buyToken=order.buy_token,
-        buyAmount=str(order.buy_amount),
-        rateRay=str(order.rate_ray),
-        executionRateRay=str(order.execution_rate_ray),
-        nonce=str(order.nonce),
-        deadline=isoformat_unix(order.deadline) or "",
-        status=status.status,
-        statusVerified=status.verified,
-        txHash=fill.tx_hash if fill is not None else None,
-        filledAt=isoformat_unix(fill.block_time) if fill is not None else None,
-        createdAt=isoformat_unix(order.created_at) or "",
-    )
-
-
 async def quote(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.LimitOrderQuoteQuery)
     result = await request.app[BOOK].service.quote(
         request[CALLER],
-        chain_id=query.chainId,
-        sell_token=query.sellToken,
-        buy_token=query.buyToken,
-        sell_amount=int(query.sellAmount),
-        margin_bps=query.marginBps,
-        preferred=query.preferredLiquidityWallets,  # type: ignore[arg-type]
-        restricted=query.restrictedLiquidityWallets,  # type: ignore[arg-type]
+        chain_id=query.chain_id,
+        sell_token=query.sell_token,
+        buy_token=query.buy_token,
+        sell_amount=int(query.sell_amount),
+        margin_bps=query.margin_bps,
+        preferred=query.preferred_liquidity_wallets,  # type: ignore[arg-type]
+        restricted=query.restricted_liquidity_wallets,  # type: ignore[arg-type]
     )
     return data_response(render_quote(result))
 
@@ -99,14 +66,14 @@ async def prepare(request: web.Request) -> web.Response:
     prepared = await request.app[BOOK].service.prepare(
         request[CALLER],
         PrepareRequest(
-            chain_id=body.chainId,
+            chain_id=body.chain_id,
             maker=body.maker,
-            sell_token=body.sellToken,
-            sell_amount=int(body.sellAmount),
-            buy_token=body.buyToken,
-            buy_amount=int(body.buyAmount) if body.buyAmount is not None else None,
+            sell_token=body.sell_token,
+            sell_amount=int(body.sell_amount),
+            buy_token=body.buy_token,
+            buy_amount=int(body.buy_amount) if body.buy_amount is not None else None,
             pricing_mode=body.pricing.mode if body.pricing is not None else None,
-            margin_bps=body.pricing.marginBps if body.pricing is not None else 10,
+            margin_bps=body.pricing.margin_bps if body.pricing is not None else 10,
             deadline=schemas.unix_seconds(body.deadline),
             preferred=None,
             restricted=None,
@@ -117,25 +84,25 @@ async def prepare(request: web.Request) -> web.Response:
     pricing = prepared.pricing
     return data_response(
         schemas.Prepared(
-            typedData=schemas.TypedData.model_validate(typed),
+            typed_data=schemas.TypedData.model_validate(typed),
             digest="0x" + prepared.digest.hex(),
-            encodedOrder="0x" + prepared.encoded.hex(),
+            encoded_order="0x" + prepared.encoded.hex(),
             order=schemas.PreparedOrder(
-                chainId=prepared.chain_id,
+                chain_id=prepared.chain_id,
                 reactor=order.reactor,
                 maker=order.maker,
-                inputToken=order.inputToken,
-                inputAmount=str(order.inputAmount),
-                outputToken=order.outputToken,
-                outputAmount=str(order.outputAmount),
+                input_token=order.inputToken,
+                input_amount=str(order.inputAmount),
+                output_token=order.outputToken,
+                output_amount=str(order.outputAmount),
                 nonce=str(order.nonce),
                 deadline=str(order.deadline),
             ),
             pricing=schemas.PricingBlock(
                 mode=pricing.mode,
-                marginBps=pricing.margin_bps,
-                assumedRateRay=str(pricing.assumed_rate_ray),
-                depth=render_depth(pricing.depth),
+                margin_bps=pricing.margin_bps,
+                assumed_rate_ray=str(pricing.assumed_rate_ray),
+                depth=schemas.Depth.model_validate(pricing.depth),
             )
             if pricing is not None
             else None,
@@ -149,13 +116,13 @@ async def place(request: web.Request) -> web.Response:
     order, status = await request.app[BOOK].service.place(
         request[CALLER],
         SignedPlacement(
-            chain_id=body.chainId,
+            chain_id=body.chain_id,
             reactor=body.reactor,
             maker=body.maker,
-            input_token=body.inputToken,
-            input_amount=int(body.inputAmount),
-            output_token=body.outputToken,
-            output_amount=int(body.outputAmount),
+            input_token=body.input_token,
+            input_amount=int(body.input_amount),
+            output_token=body.output_token,
+            output_amount=int(body.output_amount),
             nonce=int(body.nonce),
             deadline=schemas.unix_seconds(body.deadline),
             signature=bytes.fromhex(body.signature[2:]),
@@ -163,7 +130,7 @@ async def place(request: web.Request) -> web.Response:
     )
     placed = schemas.Placed(
         id=order.order_id,
-        rateRay=str(order.rate_ray),
+        rate_ray=str(order.rate_ray),
         status=status.lower(),  # type: ignore[arg-type]
     )
     return data_response(placed, status=201)
@@ -172,22 +139,28 @@ async def place(request: web.Request) -> web.Response:
 async def list_orders(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.LimitOrderListQuery)
     service = request.app[BOOK].service
-    orders = service.of_wallet(request[CALLER], query.chainId, query.wallet, query.limit)
-    statuses = await service.statuses(query.chainId, orders)
+    orders = service.of_wallet(request[CALLER], query.chain_id, query.wallet, query.limit)
+    statuses = await service.statuses(query.chain_id, orders)
     return data_response(
-        schemas.LimitOrderList([render_record(o, s) for o, s in zip(orders, statuses, strict=True)])
+        schemas.LimitOrderList(
+            [
+                schemas.LimitOrderRecord.model_validate(Joined(o, s))
+                for o, s in zip(orders, statuses, strict=True)
+            ]
+        )
     )
 
 
 async def get_order(request: web.Request) -> web.Response:
     service = request.app[BOOK].service
     order = service.owned(request[CALLER], request.match_info["order_id"])
-    return data_response(render_record(order, await service.status_of(order)))
+    status = await service.status_of(order)
+    return data_response(schemas.LimitOrderRecord.model_validate(Joined(order, status)))
 
 
 KEY_ERRORS = V1_KEY_ERRORS
 BODY_ERRORS = (InvalidRequest, PayloadTooLarge, *KEY_ERRORS)
-# GET /v1/limit-orders/{order_id} for the router: never the concrete siblings (decisions F17).
+# GET /v1/limit-orders/{order_id} for the router: never the concrete siblings.
 ORDER_ID_ROUTE = "/v1/limit-orders/{order_id:(?!(?:quote|prepare)$)[^/]+}"
 
 

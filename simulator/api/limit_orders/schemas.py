@@ -12,9 +12,11 @@ from pydantic import ConfigDict, Field, RootModel
 from simulator.api.http.fields import (
     Address,
     Amount,
+    AmountText,
     HexBytes,
     Integer,
     NonZeroAmount,
+    Timestamp,
     WalletList,
 )
 from simulator.api.http.schemas import ApiModel
@@ -40,36 +42,38 @@ def unix_seconds(value: int | str) -> int:
 class LimitOrderQuoteQuery(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
-    chainId: int = Field(ge=1, le=2**53)
-    sellToken: Address = Field(description="The asset the maker sells")
-    buyToken: Address = Field(description="The asset the maker wants")
-    sellAmount: NonZeroAmount
-    marginBps: int = Field(
+    chain_id: int = Field(ge=1, le=2**53)
+    sell_token: Address = Field(description="The asset the maker sells")
+    buy_token: Address = Field(description="The asset the maker wants")
+    sell_amount: NonZeroAmount
+    margin_bps: int = Field(
         default=10,
         ge=0,
         le=1000,
         description="Profit conceded to the filling operator on top of the reactor fee",
     )
-    preferredLiquidityWallets: WalletList | None = None
-    restrictedLiquidityWallets: WalletList | None = None
+    preferred_liquidity_wallets: WalletList | None = None
+    restricted_liquidity_wallets: WalletList | None = None
 
 
 class Depth(ApiModel):
     makers: int = Field(description="Filling market makers bidding in this direction")
-    totalCapacity: str = Field(description="Sum of their depths, in sellToken atomic units")
-    maxMakerCapacity: str = Field(description="The largest single depth: the whole-order ceiling")
+    total_capacity: AmountText = Field(description="Sum of their depths, in sellToken atomic units")
+    max_maker_capacity: AmountText = Field(
+        description="The largest single depth: the whole-order ceiling"
+    )
 
 
 class FastFill(ApiModel):
-    buyAmount: str
-    rateRay: str = Field(description="Maker frame: buyToken per sellToken, RAY")
-    marginBps: int
+    buy_amount: str
+    rate_ray: str = Field(description="Maker frame: buyToken per sellToken, RAY")
+    margin_bps: int
     depth: Depth
 
 
 class QueuePrice(ApiModel):
-    buyAmount: str
-    rateRay: str = Field(description="Maker frame: RAY^2 / queueRate")
+    buy_amount: str
+    rate_ray: str = Field(description="Maker frame: RAY^2 / queueRate")
 
 
 FastFillUnavailableReason = Literal[
@@ -78,10 +82,10 @@ FastFillUnavailableReason = Literal[
 
 
 class LimitOrderQuote(ApiModel):
-    sellAmount: str
-    minBuyAmount: str = Field(description="Smallest output able to carry the reactor fee")
-    fastFill: FastFill | None
-    fastFillUnavailableReason: FastFillUnavailableReason | None
+    sell_amount: str
+    min_buy_amount: str = Field(description="Smallest output able to carry the reactor fee")
+    fast_fill: FastFill | None
+    fast_fill_unavailable_reason: FastFillUnavailableReason | None
     queue: QueuePrice | None
     depth: Depth = Field(
         description="The fastFill depth block, also when fastFill is null (advisory)"
@@ -97,7 +101,7 @@ class PricingBody(ApiModel):
     mode: Literal["fastFill", "queue"] = Field(
         description="fastFill crosses the best filling bid; queue rests 2 bp above the best order"
     )
-    marginBps: Integer = Field(default=10, ge=0, le=1000)
+    margin_bps: Integer = Field(default=10, ge=0, le=1000)
 
 
 def _one_price(schema: dict[str, Any]) -> None:
@@ -117,12 +121,12 @@ def _one_price(schema: dict[str, Any]) -> None:
 class PrepareBody(ApiModel):
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=_one_price)
 
-    chainId: Integer = Field(ge=1, le=2**53)
+    chain_id: Integer = Field(ge=1, le=2**53)
     maker: Address = Field(description="Signs the order and receives its proceeds")
-    sellToken: Address
-    sellAmount: NonZeroAmount
-    buyToken: Address
-    buyAmount: Amount | None = None
+    sell_token: Address
+    sell_amount: NonZeroAmount
+    buy_token: Address
+    buy_amount: Amount | None = None
     pricing: PricingBody | None = None
     deadline: UnixSeconds = Field(description="Capped at about one year from now")
 
@@ -134,40 +138,40 @@ class TypedDataField(ApiModel):
 
 class TypedDataDomain(ApiModel):
     name: Literal["Permit2"]
-    chainId: int
-    verifyingContract: str = Field(description="The signature-transfer (Permit2) contract")
+    chain_id: int
+    verifying_contract: str = Field(description="The signature-transfer (Permit2) contract")
 
 
 class TypedData(ApiModel):
     domain: TypedDataDomain
     types: dict[str, list[TypedDataField]]
-    primaryType: Literal["PermitWitnessTransferFrom"]
+    primary_type: Literal["PermitWitnessTransferFrom"]
     message: dict[str, Any]
 
 
 class PreparedOrder(ApiModel):
-    chainId: int
+    chain_id: int
     reactor: str
     maker: str
-    inputToken: str
-    inputAmount: str
-    outputToken: str
-    outputAmount: str
+    input_token: str
+    input_amount: str
+    output_token: str
+    output_amount: str
     nonce: str
     deadline: str = Field(description="Unix seconds")
 
 
 class PricingBlock(ApiModel):
     mode: Literal["fastFill", "queue"]
-    marginBps: int
-    assumedRateRay: str = Field(description="Maker frame rate the buyAmount was priced at")
+    margin_bps: int
+    assumed_rate_ray: str = Field(description="Maker frame rate the buyAmount was priced at")
     depth: Depth = Field(description="Reference depth of the filling market makers")
 
 
 class Prepared(ApiModel):
-    typedData: TypedData = Field(description="Sign with eth_signTypedData_v4")
+    typed_data: TypedData = Field(description="Sign with eth_signTypedData_v4")
     digest: str = Field(description="EIP-712 digest of typedData")
-    encodedOrder: str = Field(description="abi.encode(RfqOrder) as signed")
+    encoded_order: str = Field(description="abi.encode(RfqOrder) as signed")
     order: PreparedOrder
     pricing: PricingBlock | None = Field(default=None, description="Only when pricing was used")
 
@@ -178,13 +182,13 @@ class Prepared(ApiModel):
 class SignedOrderBody(ApiModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    chainId: Integer = Field(ge=1, le=2**53)
+    chain_id: Integer = Field(ge=1, le=2**53)
     reactor: Address
     maker: Address
-    inputToken: Address
-    inputAmount: Amount
-    outputToken: Address
-    outputAmount: Amount
+    input_token: Address
+    input_amount: Amount
+    output_token: Address
+    output_amount: Amount
     nonce: Amount = Field(description="Permit2 nonce, as in the prepare response")
     deadline: UnixSeconds
     signature: HexBytes = Field(description="The maker's signature over the typed data")
@@ -192,7 +196,7 @@ class SignedOrderBody(ApiModel):
 
 class Placed(ApiModel):
     id: str
-    rateRay: str = Field(description="Book rate, sellToken per buyToken")
+    rate_ray: str = Field(description="Book rate, sellToken per buyToken")
     status: Literal["active", "filled", "cancelled", "expired", "superseded"]
 
 
@@ -200,22 +204,52 @@ class Placed(ApiModel):
 
 
 class LimitOrderRecord(ApiModel):
-    id: str
-    chainId: int
+    id: str = Field(validation_alias="order_id")
+    chain_id: int
     maker: str
-    sellToken: str
-    sellAmount: str
-    buyToken: str
-    buyAmount: str
-    rateRay: str = Field(description="Book rate, sellToken per buyToken, RAY")
-    executionRateRay: str = Field(description="Maker frame, buyToken per sellToken, RAY")
-    nonce: str
-    deadline: str
+    sell_token: str
+    sell_amount: AmountText
+    buy_token: str
+    buy_amount: AmountText
+    rate_ray: AmountText = Field(description="Book rate, sellToken per buyToken, RAY")
+    execution_rate_ray: AmountText = Field(description="Maker frame, buyToken per sellToken, RAY")
+    nonce: AmountText
+    deadline: Timestamp
     status: LimitOrderStatus
-    statusVerified: bool
-    txHash: str | None
-    filledAt: str | None
-    createdAt: str
+    status_verified: bool = Field(validation_alias="verified")  # of the read's DerivedStatus
+    tx_hash: str | None
+    filled_at: Timestamp | None
+    created_at: Timestamp
+
+
+# -- limit_order.* webhook events (spec 3 "Events"); not in the OpenAPI documents ----------------
+# Rendered from the order with the field types of LimitOrderRecord above (api/limit_orders/
+# events.py).
+
+
+class LimitOrderEventOrder(ApiModel):
+    id: str = Field(validation_alias="order_id")
+    chain_id: int
+    sell_token: str
+    sell_amount: AmountText
+    buy_token: str
+    buy_amount: AmountText
+    rate_ray: AmountText
+    execution_rate_ray: AmountText
+    deadline: Timestamp
+    tx_hash: str | None
+    filled_at: Timestamp | None
+
+
+class LimitOrderEventData(ApiModel):
+    limit_order: LimitOrderEventOrder
+
+
+class LimitOrderEvent(ApiModel):
+    id: str
+    type: Literal["limit_order.filled", "limit_order.expired", "limit_order.cancelled"]
+    created: Timestamp
+    data: LimitOrderEventData
 
 
 class LimitOrderList(RootModel[list[LimitOrderRecord]]):
@@ -225,6 +259,6 @@ class LimitOrderList(RootModel[list[LimitOrderRecord]]):
 class LimitOrderListQuery(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
-    chainId: int = Field(ge=1, le=2**53)
+    chain_id: int = Field(ge=1, le=2**53)
     wallet: Address = Field(description="The maker wallet")
     limit: int = Field(default=50, ge=1, le=200)

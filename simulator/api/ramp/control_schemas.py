@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, RootModel
 
-from simulator.api.http.schemas import ApiModel
+from simulator.api.http.schemas import ApiModel, SnakeApiModel
 from simulator.api.ramp.schemas import DECIMAL_PATTERN
 
 Decimal = Annotated[str, Field(pattern=DECIMAL_PATTERN, max_length=50)]
@@ -18,7 +18,7 @@ class _Control(ApiModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
-class RampInfo(ApiModel):
+class RampInfo(SnakeApiModel):
     provider: str = Field(description="The provider id the ramp serves")
     url: str | None = Field(description="The provider (sandbox) base URL; null before start-up")
     in_process: bool = Field(description="true: rfqsim started the sandbox in its own process")
@@ -54,13 +54,13 @@ class Switches(_Control):
     enabled: bool | None = None
     sides: Sides | None = None
     chains: ChainList | None = None
-    sandboxChains: ChainList | None = None
-    businessProfileSells: bool | None = None
+    sandbox_chains: ChainList | None = None
+    business_profile_sells: bool | None = None
 
 
 class WebhookMode(_Control):
     mode: Literal["deliver", "drop", "delay"]
-    delaySeconds: Annotated[float, Field(ge=0, le=86400)] | None = None
+    delay_seconds: Annotated[float, Field(ge=0, le=86400)] | None = None
 
 
 class Reachability(_Control):
@@ -72,10 +72,10 @@ class RateShift(_Control):
 
 
 class SandboxSettings(_Control):
-    reviewDelaySeconds: Annotated[float, Field(ge=0, le=86400)] | None = None
-    stepDelaySeconds: Annotated[float, Field(ge=0, le=86400)] | None = None
-    maxBuy: Decimal | None = None
-    apiLatencyMs: Annotated[int, Field(ge=0, le=600_000)] | None = None
+    review_delay_seconds: Annotated[float, Field(ge=0, le=86400)] | None = None
+    step_delay_seconds: Annotated[float, Field(ge=0, le=86400)] | None = None
+    max_buy: Decimal | None = None
+    api_latency_ms: Annotated[int, Field(ge=0, le=600_000)] | None = None
 
 
 class KycOutcome(_Control):

@@ -1,5 +1,5 @@
 """HTTP handlers of the v2 ramp's discovery, customer and KYC operations: parse, call one
-service, render. Bodies are not wrapped in `data` (docs/ramp.md RA1); no API key is looked at
+service, render. Bodies are not wrapped in `data`; no API key is looked at
 (RA4: only the per-IP backstop applies). `wallet_call` is shared with the transfer handlers."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from simulator.errors import (
     UpstreamError,
 )
 from simulator.services.ramp.access import WalletCall
-from simulator.services.ramp.customers import CustomerView, KycDocument, KycView
+from simulator.services.ramp.customers import KycDocument, KycView
 from simulator.services.ramp.ports import Capabilities, CustomerAddress, PersonDetails
 
 # RA11: the kyc route's transport cap. Three maximal images need about 17 MiB; the rest is room
@@ -43,7 +43,7 @@ class WalletFields(Protocol):
     def wallet(self) -> str: ...
 
     @property
-    def chainId(self) -> int: ...  # noqa: N802 - the spec's field name
+    def chain_id(self) -> int: ...
 
     @property
     def proof(self) -> ProofFields | None: ...
@@ -58,7 +58,7 @@ def wallet_call(request: web.Request, body: WalletFields, provider: str) -> Wall
     return WalletCall(
         provider=provider,
         wallet=body.wallet,
-        chain_id=body.chainId,
+        chain_id=body.chain_id,
         proof=taker_proof(body.proof),
         caller=f"ip:{client_ip(request)}",
         sandbox=body.sandbox,
@@ -68,16 +68,16 @@ def wallet_call(request: web.Request, body: WalletFields, provider: str) -> Wall
 def render_provider(caps: Capabilities) -> schemas.RampProviderItem:
     return schemas.RampProviderItem(
         provider=caps.provider,
-        displayName=caps.display_name,
+        display_name=caps.display_name,
         fiat=caps.fiat,
         token=caps.token,
-        chainIds=list(caps.chains),
-        sandboxChainIds=list(caps.sandbox_chains),
+        chain_ids=list(caps.chains),
+        sandbox_chain_ids=list(caps.sandbox_chains),
         sides=list(caps.sides),
         requires=schemas.ProviderRequires(
-            customerDetails=caps.requires_customer_details,
-            payoutBankAccount=caps.requires_payout_bank_account,
-            destinationWallet=caps.requires_destination_wallet,
+            customer_details=caps.requires_customer_details,
+            payout_bank_account=caps.requires_payout_bank_account,
+            destination_wallet=caps.requires_destination_wallet,
         ),
     )
 
@@ -86,21 +86,12 @@ def render_kyc(view: KycView) -> schemas.KycState:
     return schemas.KycState.model_validate(view.as_api())
 
 
-def render_customer(view: CustomerView) -> schemas.Customer:
-    return schemas.Customer(
-        id=view.id,
-        kycStatus=view.kyc_status,  # type: ignore[arg-type]
-        hasProviderCustomer=view.has_provider_customer,
-        rejectionReason=view.rejection_reason,
-    )
-
-
 async def list_providers(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.ProvidersQuery)
     listed = await request.app[RAMP].catalog.listings(
         fiat=query.fiat,
         token=query.token,
-        chain_id=query.chainId,
+        chain_id=query.chain_id,
         side=query.side,
         sandbox=query.sandbox,
     )
@@ -118,9 +109,9 @@ async def list_banks(request: web.Request) -> web.Response:
 async def resolve_account(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.ResolveBody)
     name = await request.app[RAMP].catalog.resolve(
-        body.provider, body.bankCode, body.accountNumber, sandbox=body.sandbox
+        body.provider, body.bank_code, body.account_number, sandbox=body.sandbox
     )
-    return body_response(schemas.ResolvedAccount(accountName=name))
+    return body_response(schemas.ResolvedAccount(account_name=name))
 
 
 async def register_customer(request: web.Request) -> web.Response:
@@ -129,23 +120,23 @@ async def register_customer(request: web.Request) -> web.Response:
     view = await request.app[RAMP].customers.register(
         wallet_call(request, body, body.provider),
         PersonDetails(
-            first_name=body.firstName,
-            last_name=body.lastName,
+            first_name=body.first_name,
+            last_name=body.last_name,
             email=body.email,
             phone=body.phone,
-            birth_date=body.birthDate,
+            birth_date=body.birth_date,
             address=CustomerAddress(
                 line1=address.line1,
                 line2=address.line2,
                 city=address.city,
                 state=address.state,
-                postal_code=address.postalCode,
+                postal_code=address.postal_code,
             )
             if address is not None
             else None,
         ),
     )
-    return body_response(schemas.CustomerResult(customer=render_customer(view)))
+    return body_response(schemas.CustomerResult(customer=schemas.Customer.model_validate(view)))
 
 
 async def customer_details(request: web.Request) -> web.Response:
@@ -153,8 +144,8 @@ async def customer_details(request: web.Request) -> web.Response:
     record = await request.app[RAMP].customers.details(wallet_call(request, body, body.provider))
     details = (
         schemas.CustomerDetails(
-            firstName=record.first_name,
-            lastName=record.last_name,
+            first_name=record.first_name,
+            last_name=record.last_name,
             email=record.email,
             phone=record.phone,
             registered=record.provider_customer_id is not None,
@@ -173,10 +164,10 @@ async def submit_kyc(request: web.Request) -> web.Response:
         KycDocument(
             type=document.type,
             number=document.number,
-            expiry_date=document.expiryDate,
-            image_front=document.imageFront,
-            image_back=document.imageBack,
-            selfie_image=body.selfieImage,
+            expiry_date=document.expiry_date,
+            image_front=document.image_front,
+            image_back=document.image_back,
+            selfie_image=body.selfie_image,
         ),
     )
     return body_response(schemas.KycSubmitted(kyc=render_kyc(view)))

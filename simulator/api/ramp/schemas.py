@@ -1,8 +1,8 @@
 """Wire shapes of the v2 fiat ramp: discovery (providers, banks), customers and KYC
 (spec 2-ramp-v2). The field types at the top are shared by every ramp schema (transfers too).
 
-Ramp bodies are not wrapped in `data` (docs/ramp.md RA1). Patterns use [0-9], never \\d, and no
-look-arounds (DESIGN "Rules that tools will check")."""
+Ramp bodies are not wrapped in `data`. Patterns use [0-9], never \\d, and no
+look-arounds, which the regex engines of many validators (RE2, Rust's regex) cannot run."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ PROVIDER_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,39}$"
 CURRENCY_PATTERN = r"^[A-Z][A-Z0-9]{1,9}$"
 DECIMAL_PATTERN = r"^(0|[1-9][0-9]{0,29})(\.[0-9]{1,18})?$"  # RA12: human decimal strings
 # RA12 for request amounts: greater than zero, at most 6 fraction digits (the most any ramp
-# currency has: NGNS); a fraction of zeros only is not positive. No look-arounds (DESIGN).
+# currency has: NGNS); a fraction of zeros only is not positive. No look-arounds (see above).
 POSITIVE_DECIMAL_PATTERN = (
     r"^([1-9][0-9]{0,29}(\.[0-9]{1,6})?"
     r"|0\.([1-9][0-9]{0,5}|0[1-9][0-9]{0,4}|00[1-9][0-9]{0,3}|000[1-9][0-9]{0,2}"
@@ -78,7 +78,7 @@ class RampProof(ApiModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     nonce: Bytes32 = Field(description="32 random bytes")
-    issuedAt: UnixMillis
+    issued_at: UnixMillis
     signature: HexBytes = Field(description="EIP-712 TakerControl signature by the wallet")
 
 
@@ -89,7 +89,7 @@ class WalletBody(ApiModel):
 
     provider: ProviderId
     wallet: Wallet
-    chainId: ChainId
+    chain_id: ChainId
     proof: RampProof | None = Field(
         default=None, description="Required: a missing proof is 401 proof_of_control_required"
     )
@@ -104,24 +104,24 @@ class ProvidersQuery(ApiModel):
 
     fiat: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9]{1,9}$")] | None = None
     token: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9]{1,9}$")] | None = None
-    chainId: ChainId | None = None
+    chain_id: ChainId | None = None
     side: Side | None = None
     sandbox: SandboxFlag = False
 
 
 class ProviderRequires(ApiModel):
-    customerDetails: bool = Field(description="User must be registered before a transfer")
-    payoutBankAccount: bool = Field(description="A sell needs a bank account")
-    destinationWallet: bool = Field(description="A buy needs a destination wallet")
+    customer_details: bool = Field(description="User must be registered before a transfer")
+    payout_bank_account: bool = Field(description="A sell needs a bank account")
+    destination_wallet: bool = Field(description="A buy needs a destination wallet")
 
 
 class RampProviderItem(ApiModel):
     provider: str = Field(description="Provider id, passed as `provider` on every other call")
-    displayName: str
+    display_name: str
     fiat: str
     token: str
-    chainIds: list[int] = Field(description="Chains it can settle on now (live switches)")
-    sandboxChainIds: list[int] = Field(
+    chain_ids: list[int] = Field(description="Chains it can settle on now (live switches)")
+    sandbox_chain_ids: list[int] = Field(
         description="Chains of its test account; empty in production"
     )
     sides: list[Side] = Field(description="Sides switched on")
@@ -154,13 +154,13 @@ class ResolveBody(ApiModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     provider: ProviderId
-    bankCode: Annotated[str, Field(pattern=r"^[0-9A-Za-z]{2,10}$", description="From /banks")]
-    accountNumber: Annotated[str, Field(pattern=r"^[0-9]{6,12}$", description="6 to 12 digits")]
+    bank_code: Annotated[str, Field(pattern=r"^[0-9A-Za-z]{2,10}$", description="From /banks")]
+    account_number: Annotated[str, Field(pattern=r"^[0-9]{6,12}$", description="6 to 12 digits")]
     sandbox: SandboxFlag = False
 
 
 class ResolvedAccount(ApiModel):
-    accountName: str
+    account_name: str
 
 
 # -- customers --------------------------------------------------------------------------------
@@ -219,7 +219,7 @@ class AddressBody(ApiModel):
     line2: Text | None = None
     city: Text
     state: Text
-    postalCode: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9 -]{1,11}$")]
+    postal_code: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9 -]{1,11}$")]
 
 
 def _json_boolean(value: object) -> object:
@@ -229,29 +229,29 @@ def _json_boolean(value: object) -> object:
     return value
 
 
-# The JSON boolean true and nothing else (RA6, RA51).
+# The JSON boolean true and nothing else.
 TermsAccepted = Annotated[Literal[True], BeforeValidator(_json_boolean)]
 
 
 class CustomerBody(WalletBody):
-    acceptedTerms: TermsAccepted = Field(
+    accepted_terms: TermsAccepted = Field(
         description="Must be true; otherwise 400 and the provider is never asked"
     )
-    firstName: Text | None = None
-    lastName: Text | None = None
+    first_name: Text | None = None
+    last_name: Text | None = None
     email: Email | None = None
     phone: Phone | None = None
-    birthDate: BirthDate | None = Field(default=None, description="dd-mm-yyyy; never stored")
+    birth_date: BirthDate | None = Field(default=None, description="dd-mm-yyyy; never stored")
     address: AddressBody | None = Field(default=None, description="Never stored or returned")
 
 
 class Customer(ApiModel):
     id: str
-    kycStatus: KycStateName | None = Field(description="null before any review")
-    hasProviderCustomer: bool = Field(
+    kyc_status: KycStateName | None = Field(description="null before any review")
+    has_provider_customer: bool = Field(
         description="true: a buy may proceed to verification; false: sells only"
     )
-    rejectionReason: str | None = Field(
+    rejection_reason: str | None = Field(
         default=None,
         exclude_if=lambda v: v is None,
         description="Present when the provider profile was not created",
@@ -263,8 +263,8 @@ class CustomerResult(ApiModel):
 
 
 class CustomerDetails(ApiModel):
-    firstName: str | None
-    lastName: str | None
+    first_name: str | None
+    last_name: str | None
     email: str | None
     phone: str | None
     registered: bool = Field(description="Whether the wallet has a provider profile")
@@ -313,14 +313,14 @@ class DocumentBody(ApiModel):
 
     type: Literal["passport", "national-id", "drivers-license"]
     number: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9 /-]{0,39}$")]
-    expiryDate: IsoDate | None = None
-    imageFront: Image
-    imageBack: Image | None = None
+    expiry_date: IsoDate | None = None
+    image_front: Image
+    image_back: Image | None = None
 
 
 class KycBody(WalletBody):
     document: DocumentBody
-    selfieImage: Image
+    selfie_image: Image
 
 
 class KycStatusBody(WalletBody):
@@ -334,12 +334,12 @@ class MaxBuy(ApiModel):
 
 class KycState(ApiModel):
     state: KycStateName
-    providerStatus: str = Field(description="The provider's own word, e.g. awaiting_review")
-    rejectionReasons: list[str] = Field(description="Show verbatim when rejected")
-    requirementsDue: list[str]
+    provider_status: str = Field(description="The provider's own word, e.g. awaiting_review")
+    rejection_reasons: list[str] = Field(description="Show verbatim when rejected")
+    requirements_due: list[str]
     level: str | None = Field(description="The provider's tier label when given")
-    canDeposit: bool = Field(description="Whether the provider accepts a deposit from this person")
-    maxBuy: MaxBuy = Field(description="The corridor's single-deposit cap (deposits up to)")
+    can_deposit: bool = Field(description="Whether the provider accepts a deposit from this person")
+    max_buy: MaxBuy = Field(description="The corridor's single-deposit cap (deposits up to)")
 
 
 class KycSubmitted(ApiModel):

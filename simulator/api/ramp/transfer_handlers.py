@@ -1,18 +1,18 @@
 """HTTP handlers of the v2 ramp's transfers, the inbound provider webhooks and /_sim/outbox:
-parse, call one service, render. Ramp bodies are not wrapped in `data` (RA1); no API key is
-looked at (RA4)."""
+parse, call one service, render. Ramp bodies are not wrapped in `data`; no API key is
+looked at."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
+from rfqkit.timestamps import isoformat_unix
 from simulator.api.http.appkeys import RAMP
 from simulator.api.http.parsing import parse_body, parse_query
 from simulator.api.http.responses import body_response, data_response
 from simulator.api.http.routes import RouteTable
 from simulator.api.ramp import transfer_schemas as schemas
 from simulator.api.ramp.handlers import COMMON_ERRORS, WALLET_ERRORS, wallet_call
-from simulator.clock import isoformat_unix
 from simulator.errors import (
     InternalError,
     InvalidRequest,
@@ -25,8 +25,6 @@ from simulator.errors import (
     Unauthorized,
 )
 from simulator.services.ramp.access import WalletCall
-from simulator.services.ramp.emails import OutboxEmail
-from simulator.services.ramp.masking import TransferView
 from simulator.services.ramp.retry import Eligibility
 from simulator.services.ramp.transfers import Created, CreateRequest, PayoutRequest
 from simulator.services.ramp.webhooks import SIGNATURE_HEADER
@@ -34,46 +32,13 @@ from simulator.services.ramp.webhooks import SIGNATURE_HEADER
 WEBHOOK_MAX_BYTES = 1 << 20
 
 
-def _iso(seconds: float) -> str:
-    rendered = isoformat_unix(seconds)
-    assert rendered is not None
-    return rendered
-
-
-def render_transfer(view: TransferView) -> schemas.Transfer:
-    return schemas.Transfer(
-        id=view.id,
-        providerTransferId=view.provider_transfer_id,
-        provider=view.provider,
-        sandbox=view.sandbox,
-        side=view.side,
-        fiat=view.fiat,
-        token=view.token,
-        chainId=view.chain_id,
-        sourceAmount=view.source_amount,
-        targetAmount=view.target_amount,
-        rateLabel=view.rate_label,
-        feeLabel=view.fee_label,
-        status=view.status,
-        providerStatus=view.provider_status,
-        retryOfId=view.retry_of_id,
-        payIn=view.pay_in,  # type: ignore[arg-type]  # validated into the discriminated union
-        payOut=view.pay_out,  # type: ignore[arg-type]
-        hasEmail=view.has_email,
-        timeline=[
-            schemas.TimelineItem(status=e.status, providerStatus=e.provider_status, at=_iso(e.at))
-            for e in view.timeline
-        ],
-        expiresAt=_iso(view.expires_at),
-        createdAt=_iso(view.created_at),
-    )
-
-
 def render_created(request: web.Request, created: Created) -> web.Response:
     ramp = request.app[RAMP]
     view = ramp.reads.view(created.record)
     return body_response(
-        schemas.TransferCreated(transfer=render_transfer(view), claimToken=created.claim_token),
+        schemas.TransferCreated(
+            transfer=schemas.Transfer.model_validate(view), claim_token=created.claim_token
+        ),
         status=201,
     )
 
@@ -88,15 +53,15 @@ async def create_transfer(request: web.Request) -> web.Response:
             fiat=body.fiat,
             token=body.token,
             amount=body.amount,
-            intent_key=body.intentKey,
+            intent_key=body.intent_key,
             email=body.email,
-            accepted_terms=body.acceptedTerms,
-            expected_target_amount=body.expectedTargetAmount,
+            accepted_terms=body.accepted_terms,
+            expected_target_amount=body.expected_target_amount,
             payout=PayoutRequest(
-                bank_code=payout.bankCode,
-                account_number=payout.accountNumber,
-                account_name=payout.accountName,
-                provider_recipient_id=payout.providerRecipientId,
+                bank_code=payout.bank_code,
+                account_number=payout.account_number,
+                account_name=payout.account_name,
+                provider_recipient_id=payout.provider_recipient_id,
             )
             if payout is not None
             else None,
@@ -112,7 +77,7 @@ async def get_transfer(request: web.Request) -> web.Response:
         claim=request.headers.get("X-Ramp-Claim"),
         wallet=query.wallet,
     )
-    return body_response(schemas.TransferResult(transfer=render_transfer(view)))
+    return body_response(schemas.TransferResult(transfer=schemas.Transfer.model_validate(view)))
 
 
 async def list_transfers(request: web.Request) -> web.Response:
@@ -120,7 +85,8 @@ async def list_transfers(request: web.Request) -> web.Response:
     page = request.app[RAMP].reads.list(body.wallet, body.first, body.after)
     return body_response(
         schemas.TransferList(
-            transfers=[render_transfer(v) for v in page.transfers], nextCursor=page.next_cursor
+            transfers=[schemas.Transfer.model_validate(v) for v in page.transfers],
+            next_cursor=page.next_cursor,
         )
     )
 
@@ -128,11 +94,11 @@ async def list_transfers(request: web.Request) -> web.Response:
 async def support_transfer(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.SupportBody)
     view = request.app[RAMP].reads.support(body.reference)
-    return body_response(schemas.TransferResult(transfer=render_transfer(view)))
+    return body_response(schemas.TransferResult(transfer=schemas.Transfer.model_validate(view)))
 
 
 def _retry_call(request: web.Request, body: schemas.RetryBody) -> WalletCall:
-    """`wallet_call`, with the provider defaulting to the transfer's own (RA55)."""
+    """`wallet_call`, with the provider defaulting to the transfer's own."""
     transfer_id = request.match_info["transfer_id"]
     provider = body.provider or request.app[RAMP].reads.provider_of(transfer_id)
     return wallet_call(request, body, provider)
@@ -142,9 +108,9 @@ def render_eligibility(found: Eligibility) -> schemas.RetryEligibility:
     return schemas.RetryEligibility(
         eligible=found.eligible,
         reason=found.reason,
-        stuckSince=isoformat_unix(found.stuck_since),
-        stuckForMs=found.stuck_for_ms,
-        waitMs=found.wait_ms,
+        stuck_since=isoformat_unix(found.stuck_since),
+        stuck_for_ms=found.stuck_for_ms,
+        wait_ms=found.wait_ms,
         balance=schemas.Balance(available=found.balance_available, currency=found.balance_currency),
         required=schemas.Money(amount=found.required_amount, currency=found.required_currency),
         covers=found.covers,
@@ -176,29 +142,16 @@ async def provider_webhook(request: web.Request) -> web.Response:
         request.match_info["provider"], raw, request.headers.get(SIGNATURE_HEADER)
     )
     return body_response(
-        schemas.WebhookAck(received=True, eventId=receipt.event_id, outcome=receipt.outcome)
-    )
-
-
-def render_email(email: OutboxEmail) -> schemas.OutboxEmail:
-    return schemas.OutboxEmail(
-        id=email.id,
-        to=email.to,
-        kind=email.kind,
-        transferId=email.transfer_id,
-        status=email.status,  # type: ignore[arg-type]
-        subject=email.subject,
-        body=email.body,
-        at=_iso(email.at),
-        smtp=email.smtp,
-        smtpError=email.smtp_error,
+        schemas.WebhookAck(received=True, event_id=receipt.event_id, outcome=receipt.outcome)
     )
 
 
 async def list_outbox(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.OutboxQuery)
-    found = request.app[RAMP].emails.find(to=query.to, transfer_id=query.transferId)
-    return data_response(schemas.OutboxList(emails=[render_email(e) for e in found]))
+    found = request.app[RAMP].emails.find(to=query.to, transfer_id=query.transfer_id)
+    return data_response(
+        schemas.OutboxList(emails=[schemas.OutboxEmail.model_validate(e) for e in found])
+    )
 
 
 async def clear_outbox(request: web.Request) -> web.Response:

@@ -1,7 +1,7 @@
 """Wire shapes of the v2 ramp's transfers (spec 2-ramp-v2 "Transfer", "POST /v2/ramp/transfers",
-"Reading"; docs/ramp.md RA1, RA19-RA21, RA25, RA50-RA61). Bodies are not wrapped in `data`.
+"Reading"; docs/ramp.md). Bodies are not wrapped in `data`.
 
-The field types shared by every ramp schema come from schemas/ramp.py."""
+The field types shared by every ramp schema come from api/ramp/schemas.py."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field
 
-from simulator.api.http.fields import integral_number
-from simulator.api.http.schemas import ApiModel
+from simulator.api.http.fields import Timestamp, integral_number
+from simulator.api.http.schemas import ApiModel, SnakeApiModel
 from simulator.api.ramp.schemas import (
     ChainId,
     Currency,
@@ -46,10 +46,10 @@ class PayoutBody(ApiModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    bankCode: Annotated[str, Field(pattern=r"^[0-9A-Za-z]{2,10}$", description="From /banks")]
-    accountNumber: Annotated[str, Field(pattern=r"^[0-9]{6,12}$", description="6 to 12 digits")]
-    accountName: Text = Field(description="As /banks/resolve returned it")
-    providerRecipientId: TransferId | None = Field(
+    bank_code: Annotated[str, Field(pattern=r"^[0-9A-Za-z]{2,10}$", description="From /banks")]
+    account_number: Annotated[str, Field(pattern=r"^[0-9]{6,12}$", description="6 to 12 digits")]
+    account_name: Text = Field(description="As /banks/resolve returned it")
+    provider_recipient_id: TransferId | None = Field(
         default=None,
         description="Reuse the recipient registered before a quote_drift (copy it from the error)",
     )
@@ -57,7 +57,7 @@ class PayoutBody(ApiModel):
 
 # Cross-field rule of spec 2-ramp-v2 "POST /v2/ramp/transfers" declared in the document, so a
 # body the document calls valid is one the service accepts: `payout` is for sells only and a
-# sell needs one ("sell without payout" is 400); on a buy it is absent or null (RA51).
+# sell needs one ("sell without payout" is 400); on a buy it is absent or null.
 PAYOUT_BY_SIDE: dict[str, Any] = {
     "oneOf": [
         {"properties": {"side": {"const": "buy"}, "payout": {"type": "null"}}},
@@ -80,14 +80,14 @@ class TransferBody(WalletBody):
     fiat: Currency
     token: Currency
     amount: PositiveAmount = Field(description="Positive; fiat on a buy, token on a sell")
-    intentKey: IntentKey
+    intent_key: IntentKey
     email: Email | None = Field(
         default=None, description="Status emails go here; else the customer record's email"
     )
-    acceptedTerms: TermsAccepted | None = Field(
+    accepted_terms: TermsAccepted | None = Field(
         default=None, description="true once the user accepted the provider's terms; false is 400"
     )
-    expectedTargetAmount: PositiveAmount | None = Field(
+    expected_target_amount: PositiveAmount | None = Field(
         default=None,
         description="What the user was shown; more than 1% away stops the call (409 quote_drift)",
     )
@@ -122,7 +122,7 @@ class RetryBody(ApiModel):
         default=None, description="Optional; the transfer's provider when left out"
     )
     wallet: Wallet
-    chainId: ChainId
+    chain_id: ChainId
     proof: RampProof | None = Field(
         default=None, description="Required: a missing proof is 401 proof_of_control_required"
     )
@@ -143,13 +143,18 @@ class _ProviderShape(ApiModel):
     model_config = ConfigDict(extra="ignore")
 
 
-class BankAccountDetails(_ProviderShape):
+class _ProviderSnakeShape(SnakeApiModel):
+    # As _ProviderShape, for the provider's objects whose wire names are snake_case.
+    model_config = ConfigDict(extra="ignore")
+
+
+class BankAccountDetails(_ProviderSnakeShape):
     bank_name: str
     account_number: str
     account_name: str
 
 
-class BankPayIn(_ProviderShape):
+class BankPayIn(_ProviderSnakeShape):
     type: Literal["temporary_bank_account"]
     recipient_details: BankAccountDetails
     expires_at: str
@@ -167,7 +172,7 @@ class BalancePayIn(_ProviderShape):
     type: Literal["balance"]
 
 
-class AddressPayOut(_ProviderShape):
+class AddressPayOut(_ProviderSnakeShape):
     type: Literal["address"]
     network: str
     address: str
@@ -182,10 +187,10 @@ class BankPayOut(_ProviderShape):
     """RA20: a sell's payout account; the wallet view shows the last four digits only."""
 
     type: Literal["bank_account"]
-    bankCode: str
-    bankName: str
-    accountNumber: str
-    accountName: str
+    bank_code: str
+    bank_name: str
+    account_number: str
+    account_name: str
 
 
 PayIn = Annotated[BankPayIn | AddressPayIn | BalancePayIn, Field(discriminator="type")]
@@ -194,37 +199,37 @@ PayOut = Annotated[AddressPayOut | BankPayOut, Field(discriminator="type")]
 
 class TimelineItem(ApiModel):
     status: TransferStatus
-    providerStatus: str
-    at: str
+    provider_status: str
+    at: Timestamp
 
 
 class Transfer(ApiModel):
     id: str
-    providerTransferId: str = Field(description="The provider's reference (receipts, support)")
+    provider_transfer_id: str = Field(description="The provider's reference (receipts, support)")
     provider: str
     sandbox: bool
     side: Side
     fiat: str
     token: str
-    chainId: int
-    sourceAmount: str = Field(description="Fiat on a buy, token on a sell")
-    targetAmount: str = Field(description="What the user receives, after the provider's fee")
-    rateLabel: str
-    feeLabel: str
+    chain_id: int
+    source_amount: str = Field(description="Fiat on a buy, token on a sell")
+    target_amount: str = Field(description="What the user receives, after the provider's fee")
+    rate_label: str
+    fee_label: str
     status: TransferStatus
-    providerStatus: str = Field(description="The provider's own word")
-    retryOfId: str | None = Field(description="The original transfer, on a payout retry")
-    payIn: PayIn = Field(description="What the user must do")
-    payOut: PayOut = Field(description="Where the result goes")
-    hasEmail: bool = Field(description="Whether status emails will be sent")
+    provider_status: str = Field(description="The provider's own word")
+    retry_of_id: str | None = Field(description="The original transfer, on a payout retry")
+    pay_in: PayIn = Field(description="What the user must do")
+    pay_out: PayOut = Field(description="Where the result goes")
+    has_email: bool = Field(description="Whether status emails will be sent")
     timeline: list[TimelineItem] = Field(description="Every change, oldest first")
-    expiresAt: str = Field(description="End of the payment window")
-    createdAt: str
+    expires_at: Timestamp = Field(description="End of the payment window")
+    created_at: Timestamp
 
 
 class TransferCreated(ApiModel):
     transfer: Transfer
-    claimToken: str = Field(
+    claim_token: str = Field(
         description="X-Ramp-Claim for the full view; returned only here (fresh on each replay)"
     )
 
@@ -235,7 +240,7 @@ class TransferResult(ApiModel):
 
 class TransferList(ApiModel):
     transfers: list[Transfer] = Field(description="Masked views, newest first")
-    nextCursor: str | None = Field(description="`after` for the next page; null on the last")
+    next_cursor: str | None = Field(description="`after` for the next page; null on the last")
 
 
 class Money(ApiModel):
@@ -253,9 +258,9 @@ class RetryEligibility(ApiModel):
     reason: Literal["not_stuck", "too_soon", "retry_in_flight", "no_profile", "no_destination"] | (
         None
     ) = Field(description="Why not eligible; null when eligible")
-    stuckSince: str | None = Field(description="When providerStatus became funds_converted")
-    stuckForMs: int
-    waitMs: int = Field(description="Until eligible on time alone")
+    stuck_since: str | None = Field(description="When providerStatus became funds_converted")
+    stuck_for_ms: int
+    wait_ms: int = Field(description="Until eligible on time alone")
     balance: Balance = Field(description="The customer's parked provider balance")
     required: Money = Field(description="The original targetAmount")
     covers: bool = Field(description="balance.available >= required.amount")
@@ -263,7 +268,7 @@ class RetryEligibility(ApiModel):
 
 class WebhookAck(ApiModel):
     received: bool
-    eventId: str
+    event_id: str
     outcome: str
 
 
@@ -274,20 +279,20 @@ class OutboxQuery(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     to: Annotated[str, Field(min_length=1, max_length=254)] | None = None
-    transferId: TransferId | None = None
+    transfer_id: TransferId | None = None
 
 
 class OutboxEmail(ApiModel):
     id: str
     to: str
     kind: Literal["instructions", "funds_received", "result"]
-    transferId: str
+    transfer_id: str
     status: TransferStatus = Field(description="The transfer status the email reports")
     subject: str
     body: str
-    at: str
+    at: Timestamp
     smtp: Literal["not_configured", "queued", "sent", "failed"]
-    smtpError: str | None
+    smtp_error: str | None
 
 
 class OutboxList(ApiModel):

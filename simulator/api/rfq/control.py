@@ -10,12 +10,12 @@ from aiohttp import web
 from pydantic import Field
 
 from makers.config import Behaviour, LatencyConfig
+from rfqkit.timestamps import from_unix, isoformat
 from simulator.api.http.appkeys import CHANGES, MAKER_NAMES, RFQ, VENUE
 from simulator.api.http.parsing import parse_body
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import Operation, RouteTable
-from simulator.api.http.schemas import ApiModel
-from simulator.clock import from_unix, isoformat
+from simulator.api.http.schemas import SnakeApiModel
 from simulator.errors import (
     InternalError,
     InvalidRequest,
@@ -27,7 +27,7 @@ from simulator.services.rfq.fleet_control import MakersStatus
 from simulator.services.rfq.history import HISTOGRAM_BIN_MS, RfqHistory, summarize
 
 
-class RepliesView(ApiModel):
+class RepliesView(SnakeApiModel):
     counts: dict[str, int] = Field(
         description="Answers by outcome since the last reset: quoted, declined, silent, late, "
         "rejected, disconnected, unverified (as in RFQ timelines)"
@@ -39,7 +39,7 @@ class RepliesView(ApiModel):
     histogram_bin_ms: int
 
 
-class OnlineMakerView(ApiModel):
+class OnlineMakerView(SnakeApiModel):
     maker_id: str
     wallet: str
     name: str | None = Field(description="The simulated maker's name (alpha, ...), if one")
@@ -49,7 +49,7 @@ class OnlineMakerView(ApiModel):
     pairs_with_levels: int = Field(description="Pair directions whose levels are fresh")
 
 
-class FleetMakerView(ApiModel):
+class FleetMakerView(SnakeApiModel):
     name: str
     wallet: str
     behaviour: Behaviour
@@ -62,13 +62,13 @@ class FleetMakerView(ApiModel):
     replies: RepliesView
 
 
-class MakersView(ApiModel):
+class MakersView(SnakeApiModel):
     online: list[OnlineMakerView]
     fleet: list[FleetMakerView]
     reply_budget_ms: int = Field(description="The shortest reply budget of the RFQ corridors")
 
 
-class MakerChange(ApiModel):
+class MakerChange(SnakeApiModel):
     behaviour: Behaviour | None = Field(
         default=None,
         description="normal; silent (never answers); late (answers after the reply budget); "
@@ -100,7 +100,7 @@ def _replies(history: RfqHistory, wallet: str) -> RepliesView:
 
 def makers_view(app: web.Application, status: MakersStatus) -> MakersView:
     """/_sim/makers as JSON (also what the console's live stream sends)."""
-    history = app[RFQ].history
+    history = app[RFQ].deps.history
     names = app[MAKER_NAMES]
     budgets = [
         corridor.timing.reply_budget_ms

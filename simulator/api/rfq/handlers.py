@@ -6,13 +6,13 @@ from typing import Any
 
 from aiohttp import web
 
+from rfqkit.timestamps import from_unix, isoformat, isoformat_unix
 from simulator.api.http.appkeys import CALLER, CLOCK, LADDER_BYTES, RFQ
 from simulator.api.http.parsing import parse_body, parse_query, taker_proof
 from simulator.api.http.responses import data_response, raw_json_response
 from simulator.api.http.routes import Access, RouteTable
 from simulator.api.http.server_timing import record_maker_wait
 from simulator.api.rfq import schemas
-from simulator.clock import from_unix, isoformat, isoformat_unix
 from simulator.errors import (
     Conflict,
     Forbidden,
@@ -25,59 +25,18 @@ from simulator.errors import (
     UpstreamError,
     VenueUnavailable,
 )
-from simulator.services.rfq.events import record_amounts
-from simulator.services.rfq.model import RfqRecord, Routing
-from simulator.services.rfq.pricing import LadderView, PreviewOutcome
+from simulator.services.rfq.model import RfqRecord
+from simulator.services.rfq.pricing import PreviewOutcome
 from simulator.services.rfq.service import FirmRequest, RequestOutcome
 from simulator.services.rfq.trades import TradeSpec
-from simulator.services.rfq.transactions import UnsignedTx, approval, swap
+from simulator.services.rfq.transactions import approval, swap
 from simulator.services.shared.amounts import rate_ray
-
-
-def render_routing(routing: Routing) -> schemas.Routing:
-    return schemas.Routing(
-        preferenceApplied=routing.preference_applied,
-        restrictionApplied=routing.restriction_applied,
-        fallbackUsed=routing.fallback_used,
-        targetMakerWallets=routing.target_maker_wallets,
-        preferredQuotesReceived=routing.preferred_quotes_received,
-        openMarketQuotesReceived=routing.open_market_quotes_received,
-    )
-
-
-def render_tx(tx: UnsignedTx) -> schemas.UnsignedTransaction:
-    return schemas.UnsignedTransaction(to=tx.to, data="0x" + tx.data.hex(), chainId=tx.chain_id)
 
 
 def _reserved(now: float, until: float | None) -> dict[str, Any]:
     if until is None or until <= now:
         return {}
-    return {"reservedUntil": isoformat_unix(until), "retryAfterMs": int((until - now) * 1000)}
-
-
-def render_record(record: RfqRecord) -> schemas.RfqRecord:
-    sell, buy, fee = record_amounts(record)
-    return schemas.RfqRecord(
-        rfqId=record.rfq_id,
-        status=record.status,
-        chainId=record.chain_id,
-        sellToken=record.sell_token,
-        buyToken=record.buy_token,
-        sellAmount=sell,
-        buyAmount=buy,
-        feeAmount=fee,
-        taker=record.taker,
-        quoteTtlMs=record.quote_ttl_ms,
-        replyBy=isoformat(from_unix(record.reply_by)),
-        expiresAt=isoformat_unix(record.quote.expires_at) if record.quote else None,
-        noQuoteReason=record.no_quote_reason,
-        txHash=record.tx_hash,
-        submittedAt=isoformat_unix(record.submitted_at),
-        filledAt=isoformat_unix(record.filled_at),
-        failReason=record.fail_reason,
-        routing=render_routing(record.routing),
-        createdAt=isoformat(from_unix(record.created_at)),
-    )
+    return {"reserved_until": isoformat_unix(until), "retry_after_ms": int((until - now) * 1000)}
 
 
 def render_outcome(request: web.Request, outcome: RequestOutcome) -> schemas.RfqRequestResult:
@@ -86,13 +45,13 @@ def render_outcome(request: web.Request, outcome: RequestOutcome) -> schemas.Rfq
     if record.quote is None:
         now = request.app[CLOCK].time()
         no_quote = schemas.NoQuote(
-            rfqId=record.rfq_id,
-            claimToken=outcome.claim_token,
+            rfq_id=record.rfq_id,
+            claim_token=outcome.claim_token,
             status="no_quote",
             reason=record.no_quote_reason or "no_valid_quote",
-            availableSellAmount=str(record.available_sell) if record.available_sell else None,
-            availableBuyAmount=str(record.available_buy) if record.available_buy else None,
-            routing=render_routing(record.routing),
+            available_sell_amount=str(record.available_sell) if record.available_sell else None,
+            available_buy_amount=str(record.available_buy) if record.available_buy else None,
+            routing=schemas.Routing.model_validate(record.routing),
             **_reserved(now, record.reserved_until),
         )
         return schemas.RfqRequestResult(no_quote)
@@ -105,46 +64,46 @@ def render_outcome(request: web.Request, outcome: RequestOutcome) -> schemas.Rfq
     reactor = chain.contracts.reactor
     sell_amount = record.requested_sell if record.requested_sell is not None else quote.taker_pays
     firm = schemas.FirmQuote(
-        rfqId=record.rfq_id,
-        claimToken=outcome.claim_token,
+        rfq_id=record.rfq_id,
+        claim_token=outcome.claim_token,
         status="quoted",
         quote=schemas.Quote(
-            sellAmount=str(sell_amount),
-            buyAmount=str(quote.buy_amount),
-            feeAmount=str(quote.fee_amount),
-            takerPays=str(quote.taker_pays),
-            rateRay=str(
+            sell_amount=str(sell_amount),
+            buy_amount=str(quote.buy_amount),
+            fee_amount=str(quote.fee_amount),
+            taker_pays=str(quote.taker_pays),
+            rate_ray=str(
                 rate_ray(
                     quote.taker_pays, sell_token.decimals, quote.buy_amount, buy_token.decimals
                 )
             ),
-            expiresAt=isoformat(from_unix(quote.expires_at)),
-            orderDeadline=isoformat(from_unix(quote.order_deadline)),
-            latestOrderDeadline=isoformat(from_unix(quote.latest_order_deadline)),
+            expires_at=isoformat(from_unix(quote.expires_at)),
+            order_deadline=isoformat(from_unix(quote.order_deadline)),
+            latest_order_deadline=isoformat(from_unix(quote.latest_order_deadline)),
             reactor=reactor,
             spender=reactor,
             taker=record.taker,
-            encodedOrder="0x" + first.encoded_order.hex(),
+            encoded_order="0x" + first.encoded_order.hex(),
             signature="0x" + first.signature.hex(),
             orders=[
                 schemas.QuoteOrder(
-                    encodedOrder="0x" + o.encoded_order.hex(),
+                    encoded_order="0x" + o.encoded_order.hex(),
                     signature="0x" + o.signature.hex(),
-                    sellAmount=str(o.taker_pays),
-                    buyAmount=str(o.maker_gives),
-                    feeAmount=str(o.fee_amount),
+                    sell_amount=str(o.taker_pays),
+                    buy_amount=str(o.maker_gives),
+                    fee_amount=str(o.fee_amount),
                     maker=o.maker,
                 )
                 for o in quote.orders
             ],
         ),
         transactions=schemas.Transactions(
-            approval=render_tx(
+            approval=schemas.UnsignedTransaction.model_validate(
                 approval(record.chain_id, record.sell_token, reactor, quote.taker_pays)
             ),
-            swap=render_tx(swap(record.chain_id, reactor, quote)),
+            swap=schemas.UnsignedTransaction.model_validate(swap(record.chain_id, reactor, quote)),
         ),
-        routing=render_routing(record.routing),
+        routing=schemas.Routing.model_validate(record.routing),
     )
     return schemas.RfqRequestResult(firm)
 
@@ -158,9 +117,9 @@ def render_preview(
             schemas.PreviewNoQuote(
                 status="no_quote",
                 reason=outcome.reason or "no_valid_quote",
-                availableSellAmount=available_sell,
-                availableBuyAmount=str(outcome.depth.buy) if outcome.depth.buy else None,
-                routing=render_routing(outcome.routing),
+                available_sell_amount=available_sell,
+                available_buy_amount=str(outcome.depth.buy) if outcome.depth.buy else None,
+                routing=schemas.Routing.model_validate(outcome.routing),
                 **reserved,
             )
         )
@@ -169,15 +128,15 @@ def render_preview(
     return schemas.PreviewResult(
         schemas.Preview(
             status="preview",
-            sellAmount=str(sell_amount),
-            buyAmount=str(price.buy_amount),
-            feeAmount=str(price.fee),
-            takerPays=str(price.taker_pays),
-            rateRay=str(
+            sell_amount=str(sell_amount),
+            buy_amount=str(price.buy_amount),
+            fee_amount=str(price.fee),
+            taker_pays=str(price.taker_pays),
+            rate_ray=str(
                 rate_ray(price.taker_pays, spec.sell.decimals, price.buy_amount, spec.buy.decimals)
             ),
-            availableSellAmount=available_sell,
-            routing=render_routing(outcome.routing),
+            available_sell_amount=available_sell,
+            routing=schemas.Routing.model_validate(outcome.routing),
         )
     )
 
@@ -186,13 +145,13 @@ async def preview(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.PreviewBody)
     service = request.app[RFQ].service
     spec, outcome, reserved_until = service.preview(
-        chain_id=body.chainId,
-        sell_token=body.sellToken,
-        buy_token=body.buyToken,
-        sell_amount=body.sellAmount,
-        buy_amount=body.buyAmount,
-        preferred=body.preferredLiquidityWallets,  # type: ignore[arg-type]
-        restricted=body.restrictedLiquidityWallets,  # type: ignore[arg-type]
+        chain_id=body.chain_id,
+        sell_token=body.sell_token,
+        buy_token=body.buy_token,
+        sell_amount=body.sell_amount,
+        buy_amount=body.buy_amount,
+        preferred=body.preferred_liquidity_wallets,  # type: ignore[arg-type]
+        restricted=body.restricted_liquidity_wallets,  # type: ignore[arg-type]
     )
     reserved = _reserved(request.app[CLOCK].time(), reserved_until)
     return data_response(render_preview(spec, outcome, reserved), exclude_none=True)
@@ -203,15 +162,15 @@ async def request_quote(request: web.Request) -> web.Response:
     outcome = await request.app[RFQ].service.request(
         request[CALLER],
         FirmRequest(
-            chain_id=body.chainId,
-            sell_token=body.sellToken,
-            buy_token=body.buyToken,
-            sell_amount=body.sellAmount,
-            buy_amount=body.buyAmount,
+            chain_id=body.chain_id,
+            sell_token=body.sell_token,
+            buy_token=body.buy_token,
+            sell_amount=body.sell_amount,
+            buy_amount=body.buy_amount,
             taker=body.taker,
-            proof=taker_proof(body.takerProof),
-            preferred=body.preferredLiquidityWallets,  # type: ignore[arg-type]
-            restricted=body.restrictedLiquidityWallets,  # type: ignore[arg-type]
+            proof=taker_proof(body.taker_proof),
+            preferred=body.preferred_liquidity_wallets,  # type: ignore[arg-type]
+            restricted=body.restricted_liquidity_wallets,  # type: ignore[arg-type]
         ),
     )
     record_maker_wait(request, outcome.maker_wait_s)
@@ -225,52 +184,31 @@ def _owned(request: web.Request) -> RfqRecord:
 
 
 async def get_rfq(request: web.Request) -> web.Response:
-    return data_response(render_record(_owned(request)))
+    return data_response(schemas.RfqRecord.model_validate(_owned(request)))
 
 
 async def cancel(request: web.Request) -> web.Response:
     record = _owned(request)
     await request.app[RFQ].service.cancel(record)
-    return data_response(schemas.CancelResult(rfqId=record.rfq_id, status="released"))
+    return data_response(schemas.CancelResult(rfq_id=record.rfq_id, status="released"))
 
 
 async def submit(request: web.Request) -> web.Response:
     record = _owned(request)
     body = await parse_body(request, schemas.SubmitBody)
-    request.app[RFQ].service.submit(record, body.txHash)
-    return data_response(render_record(record))
+    request.app[RFQ].service.submit(record, body.tx_hash)
+    return data_response(schemas.RfqRecord.model_validate(record))
 
 
 async def levels(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.LevelsQuery)
-    view = request.app[RFQ].service.ladder(query.chainId)
+    view = request.app[RFQ].service.ladder(query.chain_id)
     # The ladder is cached ~2 s; so is its rendering (same view object, same bytes).
     rendered = request.app[LADDER_BYTES].get(view.chain_id)
     if rendered is None or rendered[0] is not view:
-        rendered = (view, render_ladder(view).model_dump_json().encode())
+        rendered = (view, schemas.Ladder.model_validate(view).model_dump_json().encode())
         request.app[LADDER_BYTES][view.chain_id] = rendered
     return raw_json_response(b'{"data":' + rendered[1] + b"}")
-
-
-def render_ladder(view: LadderView) -> schemas.Ladder:
-    return schemas.Ladder(
-        chainId=view.chain_id,
-        asOf=isoformat(from_unix(view.as_of)),
-        pairs=[
-            schemas.LadderPair(
-                sellToken=p.sell_token,
-                buyToken=p.buy_token,
-                sellDecimals=p.sell_decimals,
-                buyDecimals=p.buy_decimals,
-                minSellAmount=str(p.min_sell_amount),
-                maxSellAmount=str(p.max_sell_amount),
-                levels=[
-                    schemas.LevelPoint(sellAmount=str(s), buyAmount=str(b)) for s, b in p.levels
-                ],
-            )
-            for p in view.pairs
-        ],
-    )
 
 
 BODY_ERRORS = (InvalidRequest, PayloadTooLarge, RateLimited, InternalError)

@@ -51,5 +51,6 @@ def add_routes(table: RouteTable) -> None:
             security=("bearerKey", "apiKeyHeader"),
             access=Access(scope="maker:stream", keyless=False),
             envelope=False,
+            gated=False,  # a socket lives for hours: a reset must not wait for it
         )
     )

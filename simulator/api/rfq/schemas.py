@@ -10,9 +10,12 @@ from pydantic import ConfigDict, Field, RootModel
 from simulator.api.http.fields import (
     Address,
     Amount,
+    AmountText,
     Bytes32,
     HexBytes,
+    HexText,
     Integer,
+    Timestamp,
     TxHash,
     WalletList,
 )
@@ -21,7 +24,7 @@ from simulator.api.http.schemas import ApiModel
 
 class TakerProofBody(ApiModel):
     nonce: Bytes32 = Field(description="32 random bytes")
-    issuedAt: Integer = Field(ge=0, le=2**63 - 1, description="Unix milliseconds")
+    issued_at: Integer = Field(ge=0, le=2**63 - 1, description="Unix milliseconds")
     signature: HexBytes = Field(description="EIP-712 TakerControl signature by the taker")
 
 
@@ -58,38 +61,38 @@ def _body_rules(schema: dict[str, Any]) -> None:
 class PreviewBody(ApiModel):
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=_body_rules)
 
-    chainId: Integer = Field(ge=1, le=2**53)
-    sellToken: Address
-    buyToken: Address
-    sellAmount: Amount | None = Field(
+    chain_id: Integer = Field(ge=1, le=2**53)
+    sell_token: Address
+    buy_token: Address
+    sell_amount: Amount | None = Field(
         default=None, description="Exact input (gross, fee-inclusive)"
     )
-    buyAmount: Amount | None = Field(default=None, description="Exact output")
-    preferredLiquidityWallets: WalletList | None = None
-    restrictedLiquidityWallets: WalletList | None = None
+    buy_amount: Amount | None = Field(default=None, description="Exact output")
+    preferred_liquidity_wallets: WalletList | None = None
+    restricted_liquidity_wallets: WalletList | None = None
 
 
 class RfqRequestBody(PreviewBody):
     taker: Address = Field(description="Wallet that signs and broadcasts; the quote is bound to it")
-    takerProof: TakerProofBody | None = Field(
+    taker_proof: TakerProofBody | None = Field(
         default=None, description="Keyless callers, first firm request; ignored with a key"
     )
 
 
 class Routing(ApiModel):
-    preferenceApplied: bool
-    restrictionApplied: bool
-    fallbackUsed: bool
-    targetMakerWallets: list[str]
-    preferredQuotesReceived: int
-    openMarketQuotesReceived: int
+    preference_applied: bool
+    restriction_applied: bool
+    fallback_used: bool
+    target_maker_wallets: list[str]
+    preferred_quotes_received: int
+    open_market_quotes_received: int
 
 
 class UnsignedTransaction(ApiModel):
     to: str
-    data: str
+    data: HexText
     value: Literal["0"] = "0"
-    chainId: int
+    chain_id: int
 
 
 class Transactions(ApiModel):
@@ -98,34 +101,34 @@ class Transactions(ApiModel):
 
 
 class QuoteOrder(ApiModel):
-    encodedOrder: str
+    encoded_order: str
     signature: str
-    sellAmount: str
-    buyAmount: str
-    feeAmount: str
+    sell_amount: str
+    buy_amount: str
+    fee_amount: str
     maker: str
 
 
 class Quote(ApiModel):
-    sellAmount: str
-    buyAmount: str
-    feeAmount: str
-    takerPays: str
-    rateRay: str
-    expiresAt: str
-    orderDeadline: str
-    latestOrderDeadline: str
+    sell_amount: str
+    buy_amount: str
+    fee_amount: str
+    taker_pays: str
+    rate_ray: str
+    expires_at: str
+    order_deadline: str
+    latest_order_deadline: str
     reactor: str
     spender: str
     taker: str
-    encodedOrder: str
+    encoded_order: str
     signature: str
     orders: list[QuoteOrder]
 
 
 class FirmQuote(ApiModel):
-    rfqId: str
-    claimToken: str
+    rfq_id: str
+    claim_token: str
     status: Literal["quoted"]
     quote: Quote
     transactions: Transactions
@@ -136,15 +139,15 @@ NoQuoteReason = Literal["no_makers_online", "no_restricted_liquidity", "no_valid
 
 
 class NoQuote(ApiModel):
-    rfqId: str
-    claimToken: str
+    rfq_id: str
+    claim_token: str
     status: Literal["no_quote"]
     reason: NoQuoteReason
-    availableSellAmount: str | None = None
-    availableBuyAmount: str | None = None
+    available_sell_amount: str | None = None
+    available_buy_amount: str | None = None
     routing: Routing
-    reservedUntil: str | None = None
-    retryAfterMs: int | None = None
+    reserved_until: str | None = None
+    retry_after_ms: int | None = None
 
 
 class RfqRequestResult(RootModel[Annotated[FirmQuote | NoQuote, Field(discriminator="status")]]):
@@ -152,84 +155,120 @@ class RfqRequestResult(RootModel[Annotated[FirmQuote | NoQuote, Field(discrimina
 
 
 class RfqRecord(ApiModel):
-    rfqId: str
+    rfq_id: str
     status: Literal["soliciting", "quoted", "no_quote", "submitted", "filled", "failed", "expired"]
-    chainId: int
-    sellToken: str
-    buyToken: str
-    sellAmount: str | None
-    buyAmount: str | None
-    feeAmount: str | None
+    chain_id: int
+    sell_token: str
+    buy_token: str
+    sell_amount: AmountText | None
+    buy_amount: AmountText | None
+    fee_amount: AmountText | None
     taker: str
-    quoteTtlMs: int
-    replyBy: str
-    expiresAt: str | None
-    noQuoteReason: str | None
-    txHash: str | None
-    submittedAt: str | None
-    filledAt: str | None
-    failReason: str | None
+    quote_ttl_ms: int
+    reply_by: Timestamp
+    expires_at: Timestamp | None
+    no_quote_reason: str | None
+    tx_hash: str | None
+    submitted_at: Timestamp | None
+    filled_at: Timestamp | None
+    fail_reason: str | None
     routing: Routing
-    createdAt: str
+    created_at: Timestamp
+
+
+# -- webhook events (spec 1-rfq-v2 "Events"); not in the OpenAPI documents ------------------------
+# Rendered from the record with the field types of RfqRecord above (api/rfq/events.py).
+
+
+class RfqEventRfq(ApiModel):
+    id: str = Field(validation_alias="rfq_id")
+    chain_id: int
+    sell_token: str
+    buy_token: str
+    sell_amount: AmountText | None
+    buy_amount: AmountText | None
+    fee_amount: AmountText | None
+    taker: str
+    tx_hash: str | None
+    filled_at: Timestamp | None
+    fail_reason: str | None
+
+
+class RfqFilledEventRfq(RfqEventRfq):
+    late: bool
+    supersedes: str | None
+    previous_fail_reason: str | None
+
+
+class RfqEventData(ApiModel):
+    api_version: Literal[2] = 2
+    rfq: RfqFilledEventRfq | RfqEventRfq  # the filled shape first: serialized as what it is
+
+
+class RfqEvent(ApiModel):
+    id: str
+    type: Literal["rfq.filled", "rfq.failed", "rfq.expired"]
+    created: Timestamp
+    data: RfqEventData
 
 
 class CancelResult(ApiModel):
-    rfqId: str
+    rfq_id: str
     status: Literal["released"]
 
 
 class SubmitBody(ApiModel):
-    txHash: TxHash
+    tx_hash: TxHash
 
 
 class LevelPoint(ApiModel):
-    sellAmount: str
-    buyAmount: str
+    sell_amount: AmountText
+    buy_amount: AmountText
 
 
 class LadderPair(ApiModel):
-    sellToken: str
-    buyToken: str
-    sellDecimals: int
-    buyDecimals: int
-    minSellAmount: str
-    maxSellAmount: str
+    sell_token: str
+    buy_token: str
+    sell_decimals: int
+    buy_decimals: int
+    min_sell_amount: AmountText
+    max_sell_amount: AmountText
     levels: list[LevelPoint]
 
 
 class Ladder(ApiModel):
-    chainId: int
-    asOf: str
+    chain_id: int
+    as_of: Timestamp
     pairs: list[LadderPair]
 
 
 class LevelsQuery(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
-    chainId: int = Field(ge=1, le=2**53)
+    chain_id: int = Field(ge=1, le=2**53)
 
 
 class Preview(ApiModel):
     status: Literal["preview"]
-    sellAmount: str
-    buyAmount: str
-    feeAmount: str
-    takerPays: str
-    rateRay: str
-    availableSellAmount: str | None = None
+    sell_amount: str
+    buy_amount: str
+    fee_amount: str
+    taker_pays: str
+    rate_ray: str
+    available_sell_amount: str | None = None
     routing: Routing
-    reservedUntil: str | None = None
-    retryAfterMs: int | None = None
+    reserved_until: str | None = None
+    retry_after_ms: int | None = None
 
 
 class PreviewNoQuote(ApiModel):
     status: Literal["no_quote"]
     reason: NoQuoteReason
-    availableSellAmount: str | None = None
-    availableBuyAmount: str | None = None
+    available_sell_amount: str | None = None
+    available_buy_amount: str | None = None
     routing: Routing
-    reservedUntil: str | None = None
-    retryAfterMs: int | None = None
+    reserved_until: str | None = None
+    retry_after_ms: int | None = None
 
 
 class PreviewResult(RootModel[Annotated[Preview | PreviewNoQuote, Field(discriminator="status")]]):

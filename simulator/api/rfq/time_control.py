@@ -9,23 +9,22 @@ from simulator.api.http.appkeys import RFQ
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
 from simulator.api.rfq import schemas
-from simulator.api.rfq.handlers import render_record
 from simulator.errors import Conflict, InternalError, NotFound, UpstreamError
 
 
 async def expire(request: web.Request) -> web.Response:
     record = await request.app[RFQ].time_control.expire(request.match_info["rfq_id"])
-    return data_response(render_record(record))
+    return data_response(schemas.RfqRecord.model_validate(record))
 
 
 async def give_up(request: web.Request) -> web.Response:
     record = await request.app[RFQ].time_control.give_up(request.match_info["rfq_id"])
-    return data_response(render_record(record))
+    return data_response(schemas.RfqRecord.model_validate(record))
 
 
 async def release(request: web.Request) -> web.Response:
     record = request.app[RFQ].time_control.release(request.match_info["rfq_id"])
-    return data_response(render_record(record))
+    return data_response(schemas.RfqRecord.model_validate(record))
 
 
 def add_routes(table: RouteTable) -> None:

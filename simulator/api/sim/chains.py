@@ -10,12 +10,12 @@ from rfqkit.wallets import demo_wallet, maker_wallet
 from simulator.api.http.appkeys import MAKER_NAMES, SETTINGS, VENUE, WALLET_BALANCES
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
-from simulator.api.http.schemas import ApiModel
+from simulator.api.http.schemas import ApiModel, SnakeApiModel
 from simulator.errors import InternalError
 from simulator.services.sim.wallets import WatchedWallet, holdings
 
 
-class WalletView(ApiModel):
+class WalletView(SnakeApiModel):
     label: str
     address: str
     name: str | None = Field(description="The simulated maker using it (alpha, ...)")
@@ -23,7 +23,7 @@ class WalletView(ApiModel):
     tokens: dict[str, str] = Field(description="Token symbol -> balance in base units")
 
 
-class ChainView(ApiModel):
+class ChainView(SnakeApiModel):
     chain_id: int
     block: int | None = Field(description="The head; null when the chain could not be read")
     error: str | None

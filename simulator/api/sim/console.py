@@ -57,6 +57,7 @@ def add_routes(table: RouteTable) -> None:
             document="sim",
             tags=("sim-console",),
             responses={200: None},
+            journaled=False,  # drawing the console adds no rows to the journal
             errors=(InternalError,),
         )
     )
@@ -71,6 +72,7 @@ def add_routes(table: RouteTable) -> None:
             document="sim",
             tags=("sim-console",),
             responses={200: None},
+            journaled=False,  # drawing the console adds no rows to the journal
             errors=(NotFound, InternalError),
             documented=False,
         )

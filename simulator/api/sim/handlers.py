@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from rfqkit.timestamps import isoformat
 from simulator.api.http.appkeys import CLOCK, SETTINGS, VENUE
 from simulator.api.http.parsing import parse_body
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import Operation, RouteTable
 from simulator.api.sim.schemas import ClockAdvance, ClockState, SimInfo
-from simulator.clock import isoformat
 from simulator.errors import InternalError, InvalidRequest, PayloadTooLarge, UpstreamError
 from simulator.services.sim.info import simulator_info
 

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from simulator.api.access.control_schemas import FaultUpdate, LimitsUpdate
-from simulator.api.http.schemas import ApiModel
+from simulator.api.http.schemas import ApiModel, SnakeApiModel
 from simulator.api.rfq.control import MakerChange
 
 SCHEMA_ID = "https://rfqsim.local/schemas/scenario.schema.json"
@@ -110,7 +110,7 @@ class Scenario(Changes):
     )
 
 
-class ScenarioStatus(ApiModel):
+class ScenarioStatus(SnakeApiModel):
     name: str | None = Field(description="The running scenario; null when none runs")
     started_at: str | None = Field(description="Simulator time it started")
     steps_done: int

@@ -7,12 +7,12 @@ import json
 
 from aiohttp import web
 
+from rfqkit.timestamps import isoformat_unix
 from simulator.api.http.appkeys import SCENARIOS
 from simulator.api.http.responses import data_response, raw_json_response
 from simulator.api.http.routes import RouteTable
 from simulator.api.sim.scenario_files import plan_from_text
 from simulator.api.sim.scenario_schemas import ScenarioStatus, published_schema
-from simulator.clock import isoformat_unix
 from simulator.errors import (
     InternalError,
     InvalidRequest,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
-from simulator.api.http.schemas import ApiModel
+from simulator.api.http.schemas import ApiModel, SnakeApiModel
 
 
-class ClockState(ApiModel):
+class ClockState(SnakeApiModel):
     now: str = Field(description="Simulated time, ISO-8601 UTC")
     offset_seconds: float = Field(description="How far simulated time runs ahead of real time")
 
@@ -20,7 +20,7 @@ class ClockAdvance(ApiModel):
     seconds: int = Field(gt=0, le=10 * 365 * 86400, description="Whole seconds to move forward")
 
 
-class ContractsInfo(ApiModel):
+class ContractsInfo(SnakeApiModel):
     signature_transfer: str
     reactor: str
     router: str
@@ -28,7 +28,7 @@ class ContractsInfo(ApiModel):
     fee_recipient: str
 
 
-class TokenInfo(ApiModel):
+class TokenInfo(SnakeApiModel):
     symbol: str
     name: str
     address: str
@@ -36,7 +36,7 @@ class TokenInfo(ApiModel):
     usdt_like: bool
 
 
-class CorridorInfo(ApiModel):
+class CorridorInfo(SnakeApiModel):
     pair: str
     base: str
     quote: str
@@ -47,7 +47,7 @@ class CorridorInfo(ApiModel):
     fee_bps: int
 
 
-class ChainInfo(ApiModel):
+class ChainInfo(SnakeApiModel):
     chain_id: int
     environment: str
     name: str
@@ -59,7 +59,7 @@ class ChainInfo(ApiModel):
     corridors: list[CorridorInfo]
 
 
-class ChainWithoutContractsInfo(ApiModel):
+class ChainWithoutContractsInfo(SnakeApiModel):
     """A chain the venue knows without a settlement contract: v1 answers a key of its
     environment 400 "no settlement contract deployed"; no node runs for it."""
 
@@ -68,7 +68,7 @@ class ChainWithoutContractsInfo(ApiModel):
     name: str
 
 
-class WalletInfo(ApiModel):
+class WalletInfo(SnakeApiModel):
     label: str = Field(description="The wallet's fixed label (demo-taker-0, maker-0, ...)")
     address: str
     private_key: str | None = None
@@ -79,13 +79,13 @@ class WalletInfo(ApiModel):
     )
 
 
-class FundingInfo(ApiModel):
+class FundingInfo(SnakeApiModel):
     native_wei: str = Field(description="Native coin minted to every funded wallet, in wei")
     native: int = Field(description="The same in whole coins")
     token_whole_units: int = Field(description="Whole units of every token per funded wallet")
 
 
-class SimInfo(ApiModel):
+class SimInfo(SnakeApiModel):
     simulator: str
     version: str
     api_url: str

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, ConfigDict, Field
 
-from simulator.api.http.schemas import ApiModel
+from simulator.api.http.schemas import ApiModel, SnakeApiModel
 
 Keepable = Literal["webhooks", "keys", "limits", "faults", "clock"]
 SNAPSHOT_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
@@ -22,7 +22,7 @@ class ResetRequest(ApiModel):
     )
 
 
-class StateChangeResult(ApiModel):
+class StateChangeResult(SnakeApiModel):
     took_ms: float = Field(description="How long the reset or restore took")
     interrupted_requests: int = Field(
         description="Requests still running after the drain time, answered 503 state_reset"
@@ -36,7 +36,7 @@ class SnapshotCreate(ApiModel):
     name: str = Field(pattern=SNAPSHOT_NAME, description="Letters, digits, . _ -; 64 at most")
 
 
-class SnapshotView(ApiModel):
+class SnapshotView(SnakeApiModel):
     name: str
     created_at: str = Field(description="Simulator time when it was taken")
     took_ms: float = Field(description="How long taking it took")
@@ -53,7 +53,7 @@ class SnapshotDeleted(ApiModel):
     deleted: bool
 
 
-class JournalQuery(ApiModel):
+class JournalQuery(SnakeApiModel):
     path: str | None = Field(default=None, max_length=512, description="Exact, or prefix*")
     method: str | None = Field(default=None, pattern=r"^[A-Za-z]{1,10}$")
     status: int | None = Field(default=None, ge=100, le=599)
@@ -69,7 +69,7 @@ class JournalQuery(ApiModel):
     )
 
 
-class JournalBody(ApiModel):
+class JournalBody(SnakeApiModel):
     content_type: str | None = None
     size: int = Field(description="Bytes")
     headers: list[tuple[str, str]] = Field(
@@ -82,7 +82,7 @@ class JournalBody(ApiModel):
     )
 
 
-class JournalEntryView(ApiModel):
+class JournalEntryView(SnakeApiModel):
     seq: int = Field(description="Increasing; never reused")
     request_id: str
     at: str = Field(description="Simulator time the request arrived")
@@ -105,7 +105,7 @@ class JournalCleared(ApiModel):
     cleared: int
 
 
-class MakerMessagesQuery(ApiModel):
+class MakerMessagesQuery(SnakeApiModel):
     maker: str | None = Field(
         default=None,
         max_length=64,
@@ -121,7 +121,7 @@ class MakerMessagesQuery(ApiModel):
     limit: int = Field(default=100, ge=1, le=100_000)
 
 
-class MakerMessageView(ApiModel):
+class MakerMessageView(SnakeApiModel):
     seq: int
     at: str
     maker_id: str

@@ -26,6 +26,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, Field
 
+from rfqkit.timestamps import isoformat
 from simulator.api.http.appkeys import (
     CHANGES,
     CLOCK,
@@ -43,7 +44,6 @@ from simulator.api.sim.journal import summary_json
 from simulator.api.sim.schemas import ClockState
 from simulator.api.sim.timelines import item_json
 from simulator.api.webhooks.control import render_delivery
-from simulator.clock import isoformat
 from simulator.errors import InternalError, InvalidRequest
 
 COALESCE_S = 0.25  # changes are gathered this long before they are sent
@@ -188,5 +188,6 @@ def add_routes(table: RouteTable) -> None:
             query=StreamQuery,
             responses={200: None},
             errors=(InvalidRequest, InternalError),
+            journaled=False,  # the console's live stream: reading adds no rows
         )
     )

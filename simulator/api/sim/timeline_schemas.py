@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import AwareDatetime, ConfigDict, Field
 
-from simulator.api.http.schemas import ApiModel
+from simulator.api.http.schemas import ApiModel, SnakeApiModel
 from simulator.api.webhooks.schemas import DeliveryView
 
 
@@ -37,7 +37,7 @@ class MakerRef(ApiModel):
     name: str | None = Field(description="The simulated maker's name (alpha, ...), if one")
 
 
-class StepView(ApiModel):
+class StepView(SnakeApiModel):
     """One thing that happened. Besides these fields, each kind carries its own (the list is
     in docs/admin-api.md "Timelines"); a `maker` wallet comes with its `maker_name`."""
 
@@ -48,7 +48,7 @@ class StepView(ApiModel):
     kind: str
 
 
-class TimelineItem(ApiModel):
+class TimelineItem(SnakeApiModel):
     id: str
     created_at: str = Field(description="Simulator time the object came to be")
     status: str = Field(description="Its status now, as its own API names it")

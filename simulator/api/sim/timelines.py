@@ -11,13 +11,13 @@ from typing import Any
 
 from aiohttp import web
 
+from rfqkit.timestamps import isoformat_unix
 from simulator.api.http.appkeys import MAKER_NAMES, TIMELINES, WEBHOOKS
 from simulator.api.http.parsing import parse_query
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
 from simulator.api.sim import timeline_schemas as schemas
 from simulator.api.webhooks.control import render_delivery
-from simulator.clock import isoformat_unix
 from simulator.errors import InternalError, InvalidRequest, NotFound
 from simulator.services.shared.maker_names import MakerNames
 from simulator.services.shared.timelines import Timeline, Timelines, render_steps

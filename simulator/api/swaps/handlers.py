@@ -8,14 +8,13 @@ from collections.abc import Sequence
 from aiohttp import web
 from pydantic import TypeAdapter
 
+from rfqkit.timestamps import isoformat_unix
 from simulator.api.http.appkeys import BOOK, CALLER, SWAPS, V1_BOOK_BYTES
 from simulator.api.http.parsing import parse_body, parse_query
 from simulator.api.http.responses import body_response, data_response, raw_json_response
 from simulator.api.http.routes import Access, RouteTable
-from simulator.api.rfq.schemas import Transactions, UnsignedTransaction
 from simulator.api.swaps import schemas
 from simulator.api.v1.access import KEY_SECURITY, V1_KEY_ERRORS
-from simulator.clock import isoformat_unix
 from simulator.errors import (
     Conflict,
     InvalidRequest,
@@ -25,61 +24,11 @@ from simulator.errors import (
 )
 from simulator.services.limit_orders.book import capacity
 from simulator.services.limit_orders.model import LimitOrder
-from simulator.services.rfq.transactions import UnsignedTx
 from simulator.services.shared.amounts import rate_ray
 from simulator.services.swaps.model import SwapRecord
 from simulator.services.swaps.service import SwapRequest
 
 OFFERS = TypeAdapter(list[schemas.Offer])
-
-
-def render_offer(order: LimitOrder) -> schemas.Offer:
-    return schemas.Offer(
-        maker=order.maker,
-        sellAmount=str(order.taker_pays),
-        buyAmount=str(order.sell_amount),
-        feeAmount=str(order.fee_amount),
-        rateRay=str(order.rate_ray),
-        deadline=isoformat_unix(order.deadline) or "",
-    )
-
-
-def render_tx(tx: UnsignedTx) -> UnsignedTransaction:
-    return UnsignedTransaction(to=tx.to, data="0x" + tx.data.hex(), chainId=tx.chain_id)
-
-
-def render_swap(record: SwapRecord) -> schemas.Swap:
-    proceeds = record.settled_proceeds
-    effective = record.effective_rate_ray
-    return schemas.Swap(
-        id=record.swap_id,
-        status=record.status,
-        chainId=record.chain_id,
-        sellToken=record.sell_token,
-        buyToken=record.buy_token,
-        taker=record.taker,
-        sellAmount=str(record.sell_amount),
-        soldAmount=str(record.sold),
-        buyAmount=str(record.proceeds),
-        feeAmount=str(record.fee),
-        rateRay=str(record.rate_ray),
-        minRate=str(record.min_rate) if record.min_rate is not None else None,
-        requireFullFill=record.require_full_fill,
-        partialFill=record.sold < record.sell_amount,
-        orders=[render_offer(o) for o in record.orders],
-        allowanceTarget=record.reactor,
-        transactions=Transactions(
-            approval=render_tx(record.approval_tx()), swap=render_tx(record.batch_tx())
-        ),
-        expiresAt=isoformat_unix(record.expires_at) or "",
-        cancelReason=record.cancel_reason,
-        txHash=record.tx_hash,
-        submittedAt=isoformat_unix(record.submitted_at),
-        filledAt=isoformat_unix(record.filled_at),
-        proceeds=str(proceeds) if proceeds is not None else None,
-        effectiveRateRay=str(effective) if effective is not None else None,
-        createdAt=isoformat_unix(record.created_at) or "",
-    )
 
 
 def _wallets(value: object) -> list[str] | None:
@@ -91,11 +40,11 @@ async def order_book(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.OrderBookQuery)
     found = await request.app[BOOK].service.order_book(
         request[CALLER],
-        chain_id=query.chainId,
-        sell_token=query.sellToken,
-        buy_token=query.buyToken,
-        preferred=_wallets(query.preferredLiquidityWallets),
-        restricted=_wallets(query.restrictedLiquidityWallets),
+        chain_id=query.chain_id,
+        sell_token=query.sell_token,
+        buy_token=query.buy_token,
+        preferred=_wallets(query.preferred_liquidity_wallets),
+        restricted=_wallets(query.restricted_liquidity_wallets),
     )
     # The offers (up to hundreds) are rendered once per ranking the book service hands out
     # (it caches them per block); the few fields around them are rendered per request.
@@ -104,20 +53,20 @@ async def order_book(request: web.Request) -> web.Response:
     rendered = cache.get(key)
     if rendered is None or rendered[0] is not found.offers:
         sell_capacity, buy_capacity = capacity(found.offers)
-        offers = OFFERS.dump_json([render_offer(o) for o in found.offers])
+        offers = OFFERS.dump_json([schemas.Offer.model_validate(o) for o in found.offers])
         rendered = (found.offers, offers, str(sell_capacity), str(buy_capacity))
         if len(cache) > 256:
             cache.clear()
         cache[key] = rendered
     _, offers, sell_capacity_text, buy_capacity_text = rendered
     head = schemas.OrderBookHead(
-        chainId=found.chain_id,
-        sellToken=found.sell.address,
-        buyToken=found.buy.address,
-        blockNumber=found.block,
-        asOf=isoformat_unix(found.as_of) or "",
-        sellCapacity=sell_capacity_text,
-        buyCapacity=buy_capacity_text,
+        chain_id=found.chain_id,
+        sell_token=found.sell.address,
+        buy_token=found.buy.address,
+        block_number=found.block,
+        as_of=isoformat_unix(found.as_of) or "",
+        sell_capacity=sell_capacity_text,
+        buy_capacity=buy_capacity_text,
     ).model_dump_json()
     return raw_json_response(b'{"data":' + head[:-1].encode() + b',"offers":' + offers + b"}}")
 
@@ -128,15 +77,15 @@ def _request(
     require_full_fill: bool,
 ) -> SwapRequest:
     return SwapRequest(
-        chain_id=query.chainId,
-        sell_token=query.sellToken,
-        buy_token=query.buyToken,
-        sell_amount=int(query.sellAmount),
+        chain_id=query.chain_id,
+        sell_token=query.sell_token,
+        buy_token=query.buy_token,
+        sell_amount=int(query.sell_amount),
         taker=taker,
-        min_rate=int(query.minRate) if query.minRate is not None else None,
+        min_rate=int(query.min_rate) if query.min_rate is not None else None,
         require_full_fill=require_full_fill,
-        preferred=_wallets(query.preferredLiquidityWallets),
-        restricted=_wallets(query.restrictedLiquidityWallets),
+        preferred=_wallets(query.preferred_liquidity_wallets),
+        restricted=_wallets(query.restricted_liquidity_wallets),
     )
 
 
@@ -150,16 +99,16 @@ async def quote(request: web.Request) -> web.Response:
     found = result.found
     return data_response(
         schemas.SwapQuote(
-            chainId=found.chain.chain_id,
-            sellToken=found.sell.address,
-            buyToken=found.buy.address,
-            sellAmount=str(result.sell_amount),
+            chain_id=found.chain.chain_id,
+            sell_token=found.sell.address,
+            buy_token=found.buy.address,
+            sell_amount=str(result.sell_amount),
             fillable=result.fillable,
             reason=None if result.fillable else "no_liquidity",
-            soldAmount=str(composition.sold),
-            buyAmount=str(composition.proceeds),
-            feeAmount=str(composition.fee),
-            rateRay=str(
+            sold_amount=str(composition.sold),
+            buy_amount=str(composition.proceeds),
+            fee_amount=str(composition.fee),
+            rate_ray=str(
                 rate_ray(
                     composition.sold,
                     found.sell.decimals,
@@ -167,10 +116,10 @@ async def quote(request: web.Request) -> web.Response:
                     found.buy.decimals,
                 )
             ),
-            partialFill=result.fillable and composition.sold < result.sell_amount,
-            allowanceTarget=found.chain.contracts.reactor,
-            orders=[render_offer(o) for o in orders],
-            blockNumber=found.view.block,
+            partial_fill=result.fillable and composition.sold < result.sell_amount,
+            allowance_target=found.chain.contracts.reactor,
+            orders=[schemas.Offer.model_validate(o) for o in orders],
+            block_number=found.view.block,
         )
     )
 
@@ -178,17 +127,17 @@ async def quote(request: web.Request) -> web.Response:
 async def create_swap(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.SwapCreateBody)
     outcome = await request.app[SWAPS].service.create(
-        request[CALLER], _request(body, body.taker, require_full_fill=body.requireFullFill)
+        request[CALLER], _request(body, body.taker, require_full_fill=body.require_full_fill)
     )
     if isinstance(outcome, SwapRecord):
-        return data_response(render_swap(outcome), status=201)
+        return data_response(schemas.Swap.model_validate(outcome), status=201)
     return data_response(
         schemas.SwapNotFillable(
             fillable=False,
             reason=outcome.reason,
-            sellAmount=str(outcome.sell_amount),
-            availableSellAmount=str(outcome.available_sell),
-            availableBuyAmount=str(outcome.available_buy),
+            sell_amount=str(outcome.sell_amount),
+            available_sell_amount=str(outcome.available_sell),
+            available_buy_amount=str(outcome.available_buy),
         )
     )
 
@@ -199,21 +148,23 @@ async def list_swaps(request: web.Request) -> web.Response:
         request[CALLER], status=query.status, cursor=query.cursor, limit=query.limit
     )
     return body_response(
-        schemas.SwapPage(data=[render_swap(r) for r in page.swaps], nextCursor=page.next_cursor)
+        schemas.SwapPage(
+            data=[schemas.Swap.model_validate(r) for r in page.swaps], next_cursor=page.next_cursor
+        )
     )
 
 
 async def get_swap(request: web.Request) -> web.Response:
     record = await request.app[SWAPS].service.get(request[CALLER], request.match_info["swap_id"])
-    return data_response(render_swap(record))
+    return data_response(schemas.Swap.model_validate(record))
 
 
 async def submit(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.SwapSubmitBody)
     record = await request.app[SWAPS].service.submit(
-        request[CALLER], request.match_info["swap_id"], body.txHash
+        request[CALLER], request.match_info["swap_id"], body.tx_hash
     )
-    return data_response(render_swap(record))
+    return data_response(schemas.Swap.model_validate(record))
 
 
 KEY_ERRORS = V1_KEY_ERRORS

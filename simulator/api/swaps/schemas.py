@@ -12,8 +12,10 @@ from pydantic import ConfigDict, Field
 from simulator.api.http.fields import (
     Address,
     Amount,
+    AmountText,
     Integer,
     NonZeroAmount,
+    Timestamp,
     TxHash,
     WalletList,
 )
@@ -42,10 +44,10 @@ def _no_steering_conflict(schema: dict[str, Any]) -> None:
 
 
 class Steered(ApiModel):
-    preferredLiquidityWallets: WalletList | None = Field(
+    preferred_liquidity_wallets: WalletList | None = Field(
         default=None, description="Maker wallets whose orders come first, max 10"
     )
-    restrictedLiquidityWallets: WalletList | None = Field(
+    restricted_liquidity_wallets: WalletList | None = Field(
         default=None, description="Only these makers' orders, no fallback, max 10"
     )
 
@@ -56,33 +58,40 @@ class Steered(ApiModel):
 class OrderBookQuery(Steered):
     model_config = ConfigDict(extra="forbid", json_schema_extra=_no_steering_conflict)
 
-    chainId: int = Field(ge=1, le=2**53)
-    sellToken: Address = Field(description="The asset the taker sells")
-    buyToken: Address = Field(description="The asset the taker receives")
+    chain_id: int = Field(ge=1, le=2**53)
+    sell_token: Address = Field(description="The asset the taker sells")
+    buy_token: Address = Field(description="The asset the taker receives")
 
 
 class Offer(ApiModel):
     """One whole resting order as a taker sees it (its signed payload is not shown)."""
 
+    # Rendered from the book's order, whose sides are the maker's: the taker pays what the
+    # maker receives (plus the fee) and receives what the maker sells.
     maker: str
-    sellAmount: str = Field(description="What the taker pays: the order's output plus the fee")
-    buyAmount: str = Field(description="What the taker receives")
-    feeAmount: str = Field(description="Reactor fee inside sellAmount")
-    rateRay: str = Field(
+    sell_amount: AmountText = Field(
+        validation_alias="taker_pays",
+        description="What the taker pays: the order's output plus the fee",
+    )
+    buy_amount: AmountText = Field(
+        validation_alias="sell_amount", description="What the taker receives"
+    )
+    fee_amount: AmountText = Field(description="Reactor fee inside sellAmount")
+    rate_ray: AmountText = Field(
         description="The order's book rate: buyToken per sellToken of this direction, before the "
         "fee, RAY"
     )
-    deadline: str
+    deadline: Timestamp
 
 
 class OrderBookHead(ApiModel):
-    chainId: int
-    sellToken: str
-    buyToken: str
-    blockNumber: int = Field(description="Chain block the offers were checked at")
-    asOf: str
-    sellCapacity: str = Field(description="What a taker could sell into every offer, fee included")
-    buyCapacity: str = Field(description="What it would receive")
+    chain_id: int
+    sell_token: str
+    buy_token: str
+    block_number: int = Field(description="Chain block the offers were checked at")
+    as_of: str
+    sell_capacity: str = Field(description="What a taker could sell into every offer, fee included")
+    buy_capacity: str = Field(description="What it would receive")
 
 
 class OrderBook(OrderBookHead):
@@ -95,27 +104,27 @@ class OrderBook(OrderBookHead):
 class QuoteQuery(OrderBookQuery):
     model_config = ConfigDict(extra="forbid", json_schema_extra=_no_steering_conflict)
 
-    sellAmount: NonZeroAmount
-    minRate: Amount | None = Field(
+    sell_amount: NonZeroAmount
+    min_rate: Amount | None = Field(
         default=None, description="RAY: minimum debt-per-collateral (book) rate of every order"
     )
 
 
 class SwapQuote(ApiModel):
-    chainId: int
-    sellToken: str
-    buyToken: str
-    sellAmount: str = Field(description="As requested")
+    chain_id: int
+    sell_token: str
+    buy_token: str
+    sell_amount: str = Field(description="As requested")
     fillable: bool
     reason: Literal["no_liquidity"] | None
-    soldAmount: str = Field(description="What the composed orders take, fee included")
-    buyAmount: str
-    feeAmount: str
-    rateRay: str = Field(description="buyAmount per soldAmount (fee included), RAY")
-    partialFill: bool = Field(description="soldAmount is below sellAmount")
-    allowanceTarget: str = Field(description="Approve the reactor for soldAmount")
+    sold_amount: str = Field(description="What the composed orders take, fee included")
+    buy_amount: str
+    fee_amount: str
+    rate_ray: str = Field(description="buyAmount per soldAmount (fee included), RAY")
+    partial_fill: bool = Field(description="soldAmount is below sellAmount")
+    allowance_target: str = Field(description="Approve the reactor for soldAmount")
     orders: list[Offer]
-    blockNumber: int
+    block_number: int
 
 
 # -- POST /v1/swaps and the swap record ----------------------------------------------------
@@ -124,45 +133,77 @@ class SwapQuote(ApiModel):
 class SwapCreateBody(Steered):
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=_no_steering_conflict)
 
-    chainId: Integer = Field(ge=1, le=2**53)
-    sellToken: Address = Field(description="Collateral asset")
-    buyToken: Address = Field(description="Debt asset")
-    sellAmount: NonZeroAmount
-    minRate: Amount | None = Field(
+    chain_id: Integer = Field(ge=1, le=2**53)
+    sell_token: Address = Field(description="Collateral asset")
+    buy_token: Address = Field(description="Debt asset")
+    sell_amount: NonZeroAmount
+    min_rate: Amount | None = Field(
         default=None, description="RAY: minimum debt-per-collateral (book) rate of every order"
     )
     taker: Address = Field(description="Wallet that signs and receives proceeds")
-    requireFullFill: bool = Field(
+    require_full_fill: bool = Field(
         default=False, description="Fill-or-kill: fillable false (partial_fill) unless exact"
     )
 
 
 class Swap(ApiModel):
-    id: str
+    id: str = Field(validation_alias="swap_id")
     status: SwapStatus
-    chainId: int
-    sellToken: str
-    buyToken: str
+    chain_id: int
+    sell_token: str
+    buy_token: str
     taker: str
-    sellAmount: str = Field(description="As requested")
-    soldAmount: str = Field(description="What the composed orders take, fee included")
-    buyAmount: str = Field(description="What the orders pay the taker")
-    feeAmount: str
-    rateRay: str = Field(description="buyAmount per soldAmount, RAY")
-    minRate: str | None
-    requireFullFill: bool
-    partialFill: bool
+    sell_amount: AmountText = Field(description="As requested")
+    sold_amount: AmountText = Field(
+        validation_alias="sold", description="What the composed orders take, fee included"
+    )
+    buy_amount: AmountText = Field(
+        validation_alias="proceeds", description="What the orders pay the taker"
+    )
+    fee_amount: AmountText = Field(validation_alias="fee")
+    rate_ray: AmountText = Field(description="buyAmount per soldAmount, RAY")
+    min_rate: AmountText | None
+    require_full_fill: bool
+    partial_fill: bool
     orders: list[Offer]
-    allowanceTarget: str
+    allowance_target: str = Field(validation_alias="reactor")
     transactions: Transactions = Field(description="approval, then swap: one executeBatch")
-    expiresAt: str = Field(description="Execute before this; the orders are held until then")
-    cancelReason: Literal["order_filled_elsewhere", "order_cancelled", "maker_unfunded"] | None
-    txHash: str | None
-    submittedAt: str | None
-    filledAt: str | None
-    proceeds: str | None = Field(description="Settled buy amount, once FILLED")
-    effectiveRateRay: str | None = Field(description="Settled rate, once FILLED")
-    createdAt: str
+    expires_at: Timestamp = Field(description="Execute before this; the orders are held until then")
+    cancel_reason: Literal["order_filled_elsewhere", "order_cancelled", "maker_unfunded"] | None
+    tx_hash: str | None
+    submitted_at: Timestamp | None
+    filled_at: Timestamp | None
+    proceeds: AmountText | None = Field(
+        validation_alias="settled_proceeds", description="Settled buy amount, once FILLED"
+    )
+    effective_rate_ray: AmountText | None = Field(description="Settled rate, once FILLED")
+    created_at: Timestamp
+
+
+# -- swap.filled (spec 3 "Events"); not in the OpenAPI documents ---------------------------------
+# Rendered from the record with the field types of Swap above (api/swaps/events.py).
+
+
+class SwapEventSwap(ApiModel):
+    id: str = Field(validation_alias="swap_id")
+    chain_id: int
+    tx_hash: str | None
+    sold_amount: AmountText = Field(validation_alias="settled_sold")
+    proceeds: AmountText = Field(validation_alias="settled_proceeds")
+    effective_rate_ray: AmountText
+    orders_filled: int
+    filled_at: Timestamp | None
+
+
+class SwapEventData(ApiModel):
+    swap: SwapEventSwap
+
+
+class SwapFilledEvent(ApiModel):
+    id: str
+    type: Literal["swap.filled"]
+    created: Timestamp
+    data: SwapEventData
 
 
 class SwapNotFillable(ApiModel):
@@ -170,9 +211,9 @@ class SwapNotFillable(ApiModel):
 
     fillable: Literal[False]
     reason: Literal["no_liquidity", "partial_fill"]
-    sellAmount: str
-    availableSellAmount: str = Field(description="What whole orders could compose now")
-    availableBuyAmount: str
+    sell_amount: str
+    available_sell_amount: str = Field(description="What whole orders could compose now")
+    available_buy_amount: str
 
 
 class SwapListQuery(ApiModel):
@@ -185,10 +226,10 @@ class SwapListQuery(ApiModel):
 
 class SwapPage(ApiModel):
     data: list[Swap] = Field(description="Newest first")
-    nextCursor: str | None = Field(description="Pass as cursor for the next page; null at the end")
+    next_cursor: str | None = Field(description="Pass as cursor for the next page; null at the end")
 
 
 class SwapSubmitBody(ApiModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    txHash: TxHash
+    tx_hash: TxHash

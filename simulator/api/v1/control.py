@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from rfqkit.timestamps import from_unix, isoformat
 from simulator.api.http.appkeys import IDEMPOTENCY
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
 from simulator.api.v1 import schemas
-from simulator.clock import from_unix, isoformat
 from simulator.errors import InternalError
 
 
@@ -23,8 +23,8 @@ async def list_idempotency(request: web.Request) -> web.Response:
             key=record.scope.key,
             state="in_flight" if record.response is None else "finished",
             status=record.response.status if record.response is not None else None,
-            createdAt=isoformat(from_unix(record.created_at)),
-            expiresAt=isoformat(from_unix(store.expires_at(record))),
+            created_at=isoformat(from_unix(record.created_at)),
+            expires_at=isoformat(from_unix(store.expires_at(record))),
         )
         for record in store.records()
     ]

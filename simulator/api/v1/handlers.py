@@ -11,38 +11,19 @@ from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
 from simulator.api.v1 import schemas
 from simulator.api.v1.access import V1_KEY_ERRORS, v1_keyed
-from simulator.clock import from_unix, isoformat
 from simulator.errors import InternalError, InvalidRequest, RateLimited
 from simulator.services.v1.corridors import ListedCorridor, list_corridors
-from simulator.services.v1.status import ServiceStatus
-
-
-def render_status(status: ServiceStatus) -> schemas.ServiceStatus:
-    return schemas.ServiceStatus(
-        status=status.status,
-        checkedAt=isoformat(from_unix(status.checked_at)),
-        checks={
-            check.name: schemas.DependencyCheck(
-                status="up" if check.result.up else "down",
-                critical=check.critical,
-                chainId=check.chain_id,
-                reason=check.result.reason,
-                blockNumber=check.result.block,
-            )
-            for check in status.checks
-        },
-    )
 
 
 async def get_status(request: web.Request) -> web.Response:
     status = await request.app[V1].status.status()
-    return data_response(render_status(status), status=status.http_status)
+    return data_response(schemas.ServiceStatus.model_validate(status), status=status.http_status)
 
 
 def render_corridor(listed: ListedCorridor) -> schemas.Corridor:
     chain, corridor = listed.chain, listed.corridor
     return schemas.Corridor(
-        chainId=chain.chain_id,
+        chain_id=chain.chain_id,
         pair=corridor.pair_id,
         mode=corridor.timing.mode,
         base=schemas.CorridorToken(
@@ -55,15 +36,15 @@ def render_corridor(listed: ListedCorridor) -> schemas.Corridor:
             address=corridor.quote.address,
             decimals=corridor.quote.decimals,
         ),
-        feeBps=corridor.timing.fee_bps,
+        fee_bps=corridor.timing.fee_bps,
         reactor=chain.contracts.reactor,
-        signatureTransfer=chain.contracts.signature_transfer,
+        signature_transfer=chain.contracts.signature_transfer,
     )
 
 
 async def get_corridors(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.CorridorsQuery)
-    listed = list_corridors(request.app[V1].venue, request[CALLER], query.chainId)
+    listed = list_corridors(request.app[V1].venue, request[CALLER], query.chain_id)
     return data_response(schemas.CorridorList([render_corridor(c) for c in listed]))
 
 

@@ -1,5 +1,5 @@
 """Wire shapes of /v1/status and /v1/corridors (spec 3: "body not shown", "Fields of corridor
-list items: not shown"; ours, docs/decisions.md V5 and V7) and of /_sim/idempotency."""
+list items: not shown"; ours, docs/decisions.md) and of /_sim/idempotency."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field, RootModel
 
-from simulator.api.http.fields import integral_number
+from simulator.api.http.fields import Timestamp, integral_number
 from simulator.api.http.schemas import ApiModel
 
 # -- /v1/status -----------------------------------------------------------------------------
@@ -16,12 +16,12 @@ from simulator.api.http.schemas import ApiModel
 class DependencyCheck(ApiModel):
     status: Literal["up", "down"]
     critical: bool = Field(description="A critical dependency that is down makes the service down")
-    chainId: int
+    chain_id: int
     reason: str | None = Field(
         description="Why it is down (null when up): chain `unreachable` or `not_started`; fill "
         "index `paused`, `stalled`, `not_running` or `not_started`"
     )
-    blockNumber: int | None = Field(
+    block_number: int | None = Field(
         description="chain: its head block; fillIndex: the last block scanned (null before the "
         "first scan or when unknown)"
     )
@@ -32,9 +32,10 @@ class ServiceStatus(ApiModel):
         description="`down` (HTTP 503) when a critical check is down; `degraded` when only "
         "non-critical ones are; else `operational`"
     )
-    checkedAt: str = Field(description="Service clock, ISO-8601 UTC")
+    checked_at: Timestamp = Field(description="Service clock, ISO-8601 UTC")
     checks: dict[str, DependencyCheck] = Field(
-        description="By dependency: `chain:<chainId>` (critical), `fillIndex:<chainId>`"
+        validation_alias="checks_by_name",
+        description="By dependency: `chain:<chainId>` (critical), `fillIndex:<chainId>`",
     )
 
 
@@ -44,8 +45,8 @@ class ServiceStatus(ApiModel):
 class CorridorsQuery(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
-    chainId: Annotated[int, Field(ge=1, le=2**53), BeforeValidator(integral_number)] | None = Field(
-        default=None, description="One chain; omitted, every chain of the key's environment"
+    chain_id: Annotated[int, Field(ge=1, le=2**53), BeforeValidator(integral_number)] | None = (
+        Field(default=None, description="One chain; omitted, every chain of the key's environment")
     )
 
 
@@ -56,7 +57,7 @@ class CorridorToken(ApiModel):
 
 
 class Corridor(ApiModel):
-    chainId: int
+    chain_id: int
     pair: str = Field(description="`<base symbol>_<quote symbol>`, e.g. USDC_NGNS")
     mode: Literal["RFQ", "BOOK"] = Field(
         description="BOOK: served only by resting limit orders; RFQ: by the makers' quotes "
@@ -64,9 +65,9 @@ class Corridor(ApiModel):
     )
     base: CorridorToken
     quote: CorridorToken
-    feeBps: int = Field(description="Reactor fee, basis points of each order's output")
+    fee_bps: int = Field(description="Reactor fee, basis points of each order's output")
     reactor: str = Field(description="Settlement reactor: swaps' approval target")
-    signatureTransfer: str = Field(
+    signature_transfer: str = Field(
         description="Signature-allowance (Permit2-compatible) contract that limit-order makers "
         "approve"
     )
@@ -86,8 +87,8 @@ class IdempotencyRecordView(ApiModel):
     key: str = Field(description="The Idempotency-Key value")
     state: Literal["in_flight", "finished"]
     status: int | None = Field(description="The stored response's status (null in flight)")
-    createdAt: str
-    expiresAt: str
+    created_at: str
+    expires_at: str
 
 
 class IdempotencyRecords(ApiModel):

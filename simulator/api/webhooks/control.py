@@ -7,12 +7,12 @@ import json
 
 from aiohttp import web
 
+from rfqkit.timestamps import from_unix, isoformat, isoformat_unix
 from simulator.api.http.appkeys import WEBHOOKS
 from simulator.api.http.parsing import parse_body, parse_query
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
 from simulator.api.webhooks import schemas
-from simulator.clock import from_unix, isoformat, isoformat_unix
 from simulator.errors import Conflict, InternalError, InvalidRequest, NotFound, PayloadTooLarge
 from simulator.services.webhooks.outbox import Delivery, DeliveryFaults
 

@@ -20,7 +20,6 @@ from simulator.errors import (
     RateLimited,
     Unauthorized,
 )
-from simulator.services.webhooks.registry import WebhookEndpoint
 
 MANAGE = Access(scope="webhooks:manage", keyless=False)
 
@@ -32,29 +31,20 @@ def _partner_id(request: web.Request) -> str:
     return partner_id
 
 
-def render_endpoint(endpoint: WebhookEndpoint) -> schemas.WebhookEndpoint:
-    return schemas.WebhookEndpoint(
-        id=endpoint.endpoint_id,
-        url=endpoint.url,
-        eventTypes=list(endpoint.event_types),
-        status=endpoint.status,
-    )
-
-
 async def create_endpoint(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.WebhookCreate)
     endpoint = request.app[WEBHOOKS].registry.create(
-        _partner_id(request), body.url, list(body.eventTypes)
+        _partner_id(request), body.url, list(body.event_types)
     )
-    created = schemas.WebhookEndpointCreated(
-        **render_endpoint(endpoint).model_dump(), signingSecret=endpoint.signing_secret
-    )
+    created = schemas.WebhookEndpointCreated.model_validate(endpoint)
     return data_response(created, status=201)
 
 
 async def list_endpoints(request: web.Request) -> web.Response:
     endpoints = request.app[WEBHOOKS].registry.owned_by(_partner_id(request))
-    return data_response(schemas.WebhookEndpointList([render_endpoint(e) for e in endpoints]))
+    return data_response(
+        schemas.WebhookEndpointList([schemas.WebhookEndpoint.model_validate(e) for e in endpoints])
+    )
 
 
 async def delete_endpoint(request: web.Request) -> web.Response:

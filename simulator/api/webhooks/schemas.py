@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from pydantic import ConfigDict, Field, RootModel, field_validator
 
-from simulator.api.http.schemas import ApiModel
+from simulator.api.http.schemas import ApiModel, SnakeApiModel
 
 WebhookEventType = Literal[
     "rfq.filled",
@@ -23,8 +23,8 @@ WebhookEventType = Literal[
 ]
 MAX_URL_LENGTH = 2048
 _PORT = r"(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})"
-# The URL shapes the registry accepts, declared in the document and enforced by the same field
-# (decisions W7, W14): a scheme, `://`, a host of letters, digits, dots and hyphens, an optional
+# The URL shapes the registry accepts, declared in the document and enforced by the same field:
+# a scheme, `://`, a host of letters, digits, dots and hyphens, an optional
 # port 0..65535, then an optional path, query or fragment of printable ASCII (no spaces, no
 # control characters). Any scheme matches, so a plain http:// URL is still answered with its own
 # reason (https_required). No userinfo, no IP-literal hosts: a receiver is named by a DNS name
@@ -47,7 +47,7 @@ class WebhookCreate(ApiModel):
         pattern=WEBHOOK_URL_PATTERN,
         description="Absolute https URL the events are POSTed to",
     )
-    eventTypes: list[WebhookEventType] = Field(
+    event_types: list[WebhookEventType] = Field(
         min_length=1, max_length=32, description="Event types to receive; duplicates are dropped"
     )
 
@@ -67,21 +67,21 @@ class WebhookCreate(ApiModel):
             raise ValueError("must be an absolute URL with a scheme and a host")
         return value
 
-    @field_validator("eventTypes")
+    @field_validator("event_types")
     @classmethod
     def _dedupe(cls, value: list[WebhookEventType]) -> list[WebhookEventType]:
         return list(dict.fromkeys(value))
 
 
 class WebhookEndpoint(ApiModel):
-    id: str = Field(description="whe_…")
+    id: str = Field(validation_alias="endpoint_id", description="whe_…")
     url: str
-    eventTypes: list[str]
+    event_types: list[str]
     status: Literal["active"]
 
 
 class WebhookEndpointCreated(WebhookEndpoint):
-    signingSecret: str = Field(
+    signing_secret: str = Field(
         description="whsec_…: the HMAC-SHA256 key (UTF-8 bytes of the whole string); "
         "returned only here"
     )
@@ -101,14 +101,14 @@ class WebhookDeleted(ApiModel):
 DeliveryStatusName = Literal["pending", "delivered", "failed", "cancelled"]
 
 
-class DeliveryQuery(ApiModel):
+class DeliveryQuery(SnakeApiModel):
     endpoint_id: str | None = Field(default=None, max_length=64)
     event_id: str | None = Field(default=None, max_length=128)
     status: DeliveryStatusName | None = None
     limit: int = Field(default=1000, ge=1, le=10_000, description="The most recent N matches")
 
 
-class DeliveryAttemptView(ApiModel):
+class DeliveryAttemptView(SnakeApiModel):
     attempt: int = Field(description="1, 2, … in the order attempts started")
     started_at: str = Field(description="Simulator time the request was sent (or dropped)")
     latency_ms: float | None = Field(description="Until the response; null when nothing was sent")
@@ -119,7 +119,7 @@ class DeliveryAttemptView(ApiModel):
     duplicate: bool = Field(description="Second copy sent by the duplicate fault")
 
 
-class DeliveryView(ApiModel):
+class DeliveryView(SnakeApiModel):
     id: str = Field(description="whd_…")
     endpoint_id: str
     partner_id: str
@@ -136,7 +136,7 @@ class DeliveryList(ApiModel):
     deliveries: list[DeliveryView]
 
 
-class EndpointView(ApiModel):
+class EndpointView(SnakeApiModel):
     id: str = Field(description="whe_…")
     partner_id: str
     url: str
@@ -151,19 +151,19 @@ class EndpointList(ApiModel):
     )
 
 
-class WebhookFaultState(ApiModel):
+class WebhookFaultState(SnakeApiModel):
     duplicate: bool = Field(description="Every attempt is sent twice")
     delay_ms: int = Field(description="Each attempt is held this long before it is sent")
     drop_first: int = Field(description="The first N attempts of each delivery fail unsent")
 
 
-class WebhookFaultUpdate(ApiModel):
+class WebhookFaultUpdate(SnakeApiModel):
     duplicate: bool | None = None
     delay_ms: int | None = Field(default=None, ge=0, le=60_000)
     drop_first: int | None = Field(default=None, ge=0, le=100)
 
 
-class CaCertificate(ApiModel):
+class CaCertificate(SnakeApiModel):
     ca_pem: str = Field(description="The simulator's local CA certificate (PEM)")
 
 
@@ -189,7 +189,7 @@ class CertificateRequest(ApiModel):
         return values
 
 
-class IssuedCertificate(ApiModel):
+class IssuedCertificate(SnakeApiModel):
     cert_pem: str = Field(description="Server certificate chain (PEM), signed by the local CA")
     key_pem: str = Field(description="Its private key (PEM)")
     ca_pem: str = Field(description="The local CA certificate (PEM)")

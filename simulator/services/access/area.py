@@ -10,6 +10,7 @@ from simulator.services.access.keys import KeyService
 from simulator.services.access.limits import FixedWindowLimiter
 from simulator.services.access.proofs import ProofService
 from simulator.services.shared.faults import Faults
+from simulator.services.shared.state import StateSchema
 from simulator.settings import LimitSettings
 
 
@@ -20,3 +21,9 @@ class AccessArea:
     limiter: FixedWindowLimiter
     faults: Faults
     limits: LimitSettings  # replaced whole by /_sim/limits (load tests raise them)
+
+
+class LimitsSaved(StateSchema):
+    """The limits in force (/_sim/limits replaces them whole)."""
+
+    limits: LimitSettings

@@ -18,6 +18,7 @@ from typing import Literal
 from simulator.clock import Clock
 from simulator.errors import InvalidRequest, NotFound, Unauthorized
 from simulator.randomness import RandomSource, secret_token
+from simulator.services.shared.state import StateSchema
 
 KeyEnvironment = Literal["live", "test"]
 KeyStatus = Literal["active", "suspended", "revoked"]
@@ -71,9 +72,6 @@ class InvalidApiKey(Unauthorized):
 
 
 class KeyService:
-    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
-    STATE_ATTRIBUTES = ("partners", "keys")
-
     def __init__(self, clock: Clock, random: RandomSource) -> None:
         self._clock = clock
         self._random = random  # ids and prefixes only; secrets come from the OS CSPRNG
@@ -184,8 +182,8 @@ DEMO_TAKER_SCOPES = frozenset({"trades:write", "trades:read", "webhooks:manage",
 
 def demo_key_material(seed: int, label: str) -> tuple[str, str]:
     """(public prefix, secret) of demo key `label` under `seed`: the same every run with the same
-    seed, so an integrator pastes the demo keys into their config once (DESIGN "Demo keys are
-    derived from the seed"; docs/decisions.md). Demo keys only: anyone who knows the seed knows
+    seed, so an integrator pastes the demo keys into their config once.
+    Demo keys only: anyone who knows the seed knows
     them, which is the point of a demo key and wrong for any other."""
     digest = hashlib.sha256(f"rfqsim demo key v1:{seed}:{label}".encode()).digest()
     secret = hashlib.sha256(b"secret:" + digest).digest()
@@ -217,3 +215,10 @@ def create_demo_keys(keys: KeyService, seed: int) -> list[tuple[str, ApiKey, str
         )
         created.append((label, key, full))
     return created
+
+
+class KeysSaved(StateSchema):
+    """What reset and snapshots put back of the KeyService: partners and keys by id."""
+
+    partners: dict[str, Partner]
+    keys: dict[str, ApiKey]

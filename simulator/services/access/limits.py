@@ -6,8 +6,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from pydantic import Field
+
 from simulator.clock import Clock
 from simulator.errors import RateLimited
+from simulator.services.shared.state import StateSchema
 
 
 @dataclass(frozen=True)
@@ -32,9 +35,6 @@ class _Window:
 
 
 class FixedWindowLimiter:
-    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
-    STATE_ATTRIBUTES = ("_windows",)
-
     def __init__(self, clock: Clock, window_s: float = 60.0) -> None:
         self._clock = clock
         self.window_s = window_s
@@ -76,3 +76,9 @@ def rate_limited(decision: Decision, *, with_headers: bool) -> RateLimited:
         details={"reason": "rate_limit", "retryAfterS": decision.reset_s},
         headers=headers,
     )
+
+
+class LimiterSaved(StateSchema):
+    """What reset and snapshots put back of a FixedWindowLimiter: every window by bucket."""
+
+    windows: dict[str, _Window] = Field(validation_alias="_windows")

@@ -3,7 +3,7 @@ grant a verified proof earns.
 
 Rules (spec 1-rfq-v2 "Proof of control"): issuedAt within 60 s of the service clock either side
 (and, while /_sim/clock/advance has moved that clock, of the wall clock too: a deviation,
-docs/decisions.md TT4, `proof.wall_clock_when_moved`);
+docs/decisions.md, `proof.wall_clock_when_moved`);
 the nonce binds to the signed contents and to the caller that first sent it (the identical proof
 from the same caller is accepted again while fresh); the signature verifies as the taker (EOA by
 recovery, smart accounts by ERC-1271 / ERC-6492 on chain); a verified proof grants the caller ~12 h
@@ -12,10 +12,11 @@ of unsigned firm requests for that taker and chain."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 from eth_account import Account
 from eth_account.messages import SignableMessage, _hash_eip191_message, encode_typed_data
+from pydantic import Field
 
 from simulator.clock import Clock
 from simulator.errors import (
@@ -26,6 +27,7 @@ from simulator.errors import (
     TakerControlUnverifiable,
 )
 from simulator.services.access.ports import ChainUnreadable, SignatureChecker
+from simulator.services.shared.state import AsPairs, StateSchema
 
 DOMAIN_NAME = "Service Taker Control"
 DOMAIN_VERSION = "1"
@@ -85,9 +87,6 @@ class ProofSettings:
 
 
 class ProofService:
-    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
-    STATE_ATTRIBUTES = ("_nonces", "_grants")
-
     def __init__(self, clock: Clock, checker: SignatureChecker, settings: ProofSettings) -> None:
         self._clock = clock
         self._checker = checker
@@ -198,3 +197,13 @@ class ProofService:
             del self._nonces[nonce]
         for key in [k for k, expiry in self._grants.items() if expiry <= now]:
             del self._grants[key]
+
+
+class ProofsSaved(StateSchema):
+    """What reset and snapshots put back of the ProofService: the nonces still fresh and the
+    grants (by taker, chain and caller)."""
+
+    nonces: dict[bytes, _NonceUse] = Field(validation_alias="_nonces")
+    grants: Annotated[dict[tuple[str, int, str], float], AsPairs()] = Field(
+        validation_alias="_grants"
+    )

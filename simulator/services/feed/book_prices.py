@@ -3,7 +3,7 @@ matcher"): the book's executable resting offers for the side's taker, exactly th
 GET /v1/order-book shows (checked live at a block no older than the request, in matching order,
 held ones left out), taken whole in that order until they reach the reference size
 (`book.reaching`). The price is that prefix's, fee included: what a swap of exactly its cost
-clears at now (decisions RF21). Nothing rests on a side: nothing is fillable. A firm RFQ quote
+clears at now. Nothing rests on a side: nothing is fillable. A firm RFQ quote
 never reserves a BOOK side, so no side falls back to the last price."""
 
 from __future__ import annotations

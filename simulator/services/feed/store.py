@@ -1,14 +1,17 @@
 """The feed's state: the tape (every fill the indexers handed over, once per fill, and the
 published trades of each market in time order) and the reserved-side fallback clocks. Plain
-in-memory state owned by the feed service (one store per area, DESIGN)."""
+in-memory state owned by the feed service (one store per area, so reset and snapshots work
+store by store)."""
 
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+from typing import Annotated
 
 from simulator.services.feed.model import Quote, Trade
 from simulator.services.shared.fills import Fill
+from simulator.services.shared.state import AsPairs, StateSchema
 
 FillKey = tuple[int, str, int]  # (chain id, tx hash, log index)
 
@@ -65,3 +68,12 @@ class FeedStore:
 
     def tape(self, ticker_id: str) -> MarketTape:
         return self.markets.get(ticker_id) or MarketTape()
+
+
+class FeedStoreSaved(StateSchema):
+    """What reset and snapshots put back of the feed's store: all of it."""
+
+    fills: Annotated[dict[FillKey, Fill], AsPairs()]
+    markets: dict[str, MarketTape]
+    unlisted: int
+    fallback_since: Annotated[dict[tuple[str, Quote], float], AsPairs()]

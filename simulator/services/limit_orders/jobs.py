@@ -10,11 +10,10 @@ from __future__ import annotations
 import logging
 
 from simulator.clock import Clock
-from simulator.services.limit_orders.events import limit_order_event
+from simulator.services.limit_orders.events import LimitOrderEvents
 from simulator.services.limit_orders.model import LimitOrder, NoticeType
 from simulator.services.limit_orders.ports import ChainUnreadable
 from simulator.services.limit_orders.service import BookService
-from simulator.services.shared.events import EventSink
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import BookSettings
 
@@ -36,7 +35,7 @@ class BookSweep:
         clock: Clock,
         venue: VenueDirectory,
         book: BookService,
-        events: EventSink,
+        events: LimitOrderEvents,
         settings: BookSettings,
     ) -> None:
         self._clock = clock
@@ -79,7 +78,7 @@ class BookSweep:
             order.notified.add(event_type)
             if status.status == "EXPIRED":
                 self._book.history.status(order.order_id, "EXPIRED", "its deadline passed")
-            self._events.publish(limit_order_event(event_type, order, self._clock.time()))
+            self._events.publish(event_type, order, self._clock.time())
 
     def next_due(self) -> float:
         due = self._book.store.sweep.next_run_at

@@ -33,7 +33,7 @@ MAX_REFRESH_ROUNDS = 3  # orders keep joining under load: answer from the newest
 
 
 @dataclass(frozen=True)
-class ChainView:
+class BookChainView:
     """What the chain showed for the book at one block (implements book.LiveState)."""
 
     chain_id: int
@@ -100,19 +100,19 @@ class LiveBook:
         self._reads = reads
         self._index = index
         self._heads = FreshHeads(reads)
-        self._views: dict[int, ChainView] = {}  # newest view per chain
-        self._refreshing: dict[int, asyncio.Future[ChainView]] = {}  # refresh in flight
+        self._views: dict[int, BookChainView] = {}  # newest view per chain
+        self._refreshing: dict[int, asyncio.Future[BookChainView]] = {}  # refresh in flight
 
     def forget(self) -> None:
         """Drop every view: the store or the chains were put back (reset, restore), so a view's
         block and version no longer say whether it is current."""
         self._views.clear()
 
-    def latest(self, chain_id: int) -> ChainView | None:
+    def latest(self, chain_id: int) -> BookChainView | None:
         """The newest view without reading the chain (may be stale)."""
         return self._views.get(chain_id)
 
-    async def view(self, chain_id: int) -> ChainView:
+    async def view(self, chain_id: int) -> BookChainView:
         """A view at least as new as the head when called. Raises ChainUnreadable."""
         head = await self._heads.fresh(chain_id)
         view = self._views.get(chain_id)
@@ -129,14 +129,14 @@ class LiveBook:
         assert view is not None
         return view
 
-    def _current(self, view: ChainView, head: int) -> bool:
+    def _current(self, view: BookChainView, head: int) -> bool:
         return view.block >= head and view.version == self._store.version(view.chain_id)
 
-    def _forget(self, chain_id: int, done: asyncio.Future[ChainView]) -> None:
+    def _forget(self, chain_id: int, done: asyncio.Future[BookChainView]) -> None:
         if self._refreshing.get(chain_id) is done:
             del self._refreshing[chain_id]
 
-    async def _refresh(self, chain_id: int) -> ChainView:
+    async def _refresh(self, chain_id: int) -> BookChainView:
         chain = self._venue.chain(chain_id)
         if chain is None:
             raise ChainUnreadable(f"chain {chain_id} is not served")
@@ -161,7 +161,7 @@ class LiveBook:
                     order.cancelled_at = seen
                     self._store.touch()
                     self._history.status(order.order_id, "CANCELLED", CANCELLED_CAUSE)
-        view = ChainView(chain_id, state.block, version, state)
+        view = BookChainView(chain_id, state.block, version, state)
         newest = self._views.get(chain_id)
         if newest is None or (view.block, view.version) >= (newest.block, newest.version):
             self._views[chain_id] = view

@@ -91,6 +91,16 @@ class LimitOrder:
         return self.order.deadline
 
     @property
+    def tx_hash(self) -> str | None:
+        """The settling transaction, once a fill is reconciled."""
+        return self.fill.tx_hash if self.fill is not None else None
+
+    @property
+    def filled_at(self) -> float | None:
+        """The settling block's time, once a fill is reconciled."""
+        return self.fill.block_time if self.fill is not None else None
+
+    @property
     def taker_pays(self) -> int:
         """What leaves whoever fills it: the maker's output plus the fee (buyToken)."""
         return self.order.outputAmount + self.order.feeAmount

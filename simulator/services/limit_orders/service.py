@@ -15,9 +15,9 @@ from simulator.services.access.environments import require_v1_chain
 from simulator.services.limit_orders import book
 from simulator.services.limit_orders.book import Steering
 from simulator.services.limit_orders.chain_check import require_pair
-from simulator.services.limit_orders.events import limit_order_event
+from simulator.services.limit_orders.events import LimitOrderEvents
 from simulator.services.limit_orders.history import CANCELLED_CAUSE
-from simulator.services.limit_orders.live import ChainView, LiveBook
+from simulator.services.limit_orders.live import BookChainView, LiveBook
 from simulator.services.limit_orders.model import DerivedStatus, LimitOrder, derive_status
 from simulator.services.limit_orders.placement import (
     Placement,
@@ -39,8 +39,7 @@ from simulator.services.limit_orders.pricing import (
     min_buy_amount,
     queue_price,
 )
-from simulator.services.limit_orders.store import BookStore, Hold
-from simulator.services.shared.events import EventSink
+from simulator.services.limit_orders.store import BookStore, SwapHold
 from simulator.services.shared.fills import Fill
 from simulator.services.shared.timelines import TimelineSink
 from simulator.services.shared.venue import ChainVenue, Token, VenueDirectory
@@ -50,7 +49,7 @@ OFFERS_CACHE_SIZE = 256  # cached rankings (direction x steering x minRate) befo
 
 @dataclass(frozen=True)
 class _CachedOffers:
-    view: ChainView  # the chain state it was ranked against
+    view: BookChainView  # the chain state it was ranked against
     epoch: int  # the store's epoch then
     until: float  # simulator time it stops holding (a deadline passes or a hold ends)
     offers: list[LimitOrder]
@@ -99,7 +98,7 @@ class Executable:
     sell: Token
     buy: Token
     fee_bps: int
-    view: ChainView
+    view: BookChainView
     offers: list[LimitOrder]
 
 
@@ -114,7 +113,7 @@ class BookService:
         reads: BookChainReader,
         index: FillCatchUp,
         bids: FillerBids,
-        events: EventSink,
+        events: LimitOrderEvents,
         history: TimelineSink,
     ) -> None:
         self._clock = clock
@@ -347,7 +346,7 @@ class BookService:
 
     def ranked(
         self,
-        view: ChainView,
+        view: BookChainView,
         sell_token: str,
         buy_token: str,
         steering: Steering = book.NO_STEERING,
@@ -387,7 +386,7 @@ class BookService:
         self._offers[key] = _CachedOffers(view, self.store.epoch, until, ranked)
         return ranked
 
-    async def _view(self, chain_id: int) -> ChainView:
+    async def _view(self, chain_id: int) -> BookChainView:
         try:
             return await self.live.view(chain_id)
         except ChainUnreadable as exc:
@@ -401,7 +400,7 @@ class BookService:
 
     def hold(self, chain_id: int, orders: Sequence[LimitOrder], swap_id: str, until: float) -> None:
         for order in orders:
-            self.store.holds[(chain_id, order.order_hash)] = Hold(swap_id, until)
+            self.store.holds[(chain_id, order.order_hash)] = SwapHold(swap_id, until)
         self.store.touch()
 
     def release(self, chain_id: int, orders: Sequence[LimitOrder], swap_id: str) -> None:
@@ -433,7 +432,7 @@ class BookService:
         self.history.status(order.order_id, "FILLED", "its fill seen on chain")
         order.notified.add("limit_order.filled")
         # FILLED supersedes a provisional CANCELLED (and any cancelled/expired notice sent).
-        self._events.publish(limit_order_event("limit_order.filled", order, self._clock.time()))
+        self._events.publish("limit_order.filled", order, self._clock.time())
 
 
 def _key(order: LimitOrder) -> tuple[str, int]:

@@ -1,21 +1,23 @@
 """The book's state: every accepted limit order with its indexes, the swaps' holds on resting
 orders, and the sweep's progress. Plain in-memory data owned by the limit-orders services (one
-store per area, DESIGN); every mutation happens without an await in between its check and its
-write, so concurrent requests never see half an update."""
+store per area, so reset and snapshots work store by store); every mutation happens without an
+await in between its check and its write, so concurrent requests never see half an update."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Annotated
 
 from simulator.services.limit_orders.model import LimitOrder
+from simulator.services.shared.state import AsPairs, StateSchema
 
 DirectionKey = tuple[int, str, str]  # (chain id, sellToken lowercase, buyToken lowercase)
 NonceKey = tuple[int, str, int]  # (chain id, maker lowercase, Permit2 nonce)
 
 
 @dataclass(frozen=True)
-class Hold:
+class SwapHold:
     """A built swap reserves its resting orders so no other swap (or the book) offers them."""
 
     swap_id: str  # the swap that reserved the order
@@ -42,7 +44,7 @@ class BookStore:
     resting: dict[DirectionKey, list[str]] = field(
         default_factory=dict
     )  # direction -> ids that may still rest (dead ones pruned by the sweep)
-    holds: dict[tuple[int, bytes], Hold] = field(
+    holds: dict[tuple[int, bytes], SwapHold] = field(
         default_factory=dict
     )  # (chain, order hash) -> the swap reserving it
     versions: dict[int, int] = field(default_factory=dict)  # per chain: +1 when an order joins
@@ -113,3 +115,18 @@ class BookStore:
         """The swap reserving the order now, if any."""
         hold = self.holds.get((chain_id, order_hash))
         return hold.swap_id if hold is not None and hold.until > now else None
+
+
+class BookStoreSaved(StateSchema):
+    """What reset and snapshots put back of the book's store: all of it."""
+
+    orders: dict[str, LimitOrder]
+    by_hash: Annotated[dict[tuple[int, bytes], str], AsPairs()]
+    by_nonce: Annotated[dict[NonceKey, str], AsPairs()]
+    by_wallet: Annotated[dict[tuple[int, str], list[str]], AsPairs()]
+    resting: Annotated[dict[DirectionKey, list[str]], AsPairs()]
+    holds: Annotated[dict[tuple[int, bytes], SwapHold], AsPairs()]
+    versions: dict[int, int]
+    epoch: int
+    sequence: int
+    sweep: SweepState

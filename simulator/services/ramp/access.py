@@ -26,7 +26,7 @@ class WalletCall:
     chain_id: int  # the proof's domain chain
     proof: TakerProof | None  # None: 401 proof_of_control_required
     caller: str  # client identity the proof nonce binds to (`ip:<address>`)
-    sandbox: bool = False  # the sandbox flag (RA3)
+    sandbox: bool = False  # the sandbox flag
 
     @property
     def key(self) -> tuple[str, str]:

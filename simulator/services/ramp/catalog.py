@@ -1,7 +1,7 @@
 """What the ramp offers: the providers (read live from their capability switches), their payout
 banks (cached), account resolution, and the capability checks every transfer passes (403).
 
-Spec 2-ramp-v2 "Provider", "Bank", Errors 403/404; docs/ramp.md RA3, RA26, RA30, RA31.
+Spec 2-ramp-v2 "Provider", "Bank", Errors 403/404; docs/ramp.md.
 """
 
 from __future__ import annotations
@@ -173,7 +173,7 @@ class RampCatalog:
         return caps
 
     async def require_sandbox_chain(self, provider_id: str, chain_id: int) -> Capabilities:
-        """A sandbox request on a chain outside sandboxChainIds is 403 (RA3)."""
+        """A sandbox request on a chain outside sandboxChainIds is 403."""
         caps = await self.open_provider(provider_id, sandbox=True)
         if chain_id not in caps.sandbox_chains:
             raise _forbidden(

@@ -3,7 +3,7 @@ details, KYC submission, the KYC review state (kyc/status, throttled) and the pr
 verification link. Also the `CustomerDirectory` the transfer services read.
 
 Spec 2-ramp-v2 "Customer", "KYC review state", "POST /v2/ramp/customers",
-"POST /v2/ramp/customers/kyc", Limits (KYC re-read throttle); docs/ramp.md RA5-RA11, RA32-RA37.
+"POST /v2/ramp/customers/kyc", Limits (KYC re-read throttle); docs/ramp.md.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ import asyncio
 import dataclasses
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from simulator.clock import Clock
 from simulator.errors import InvalidRequest, ServiceError
@@ -29,6 +31,7 @@ from simulator.services.ramp.ports import (
     ProviderRefused,
     ProviderUnreachable,
 )
+from simulator.services.shared.state import AsPairs, StateSchema
 
 log = logging.getLogger("rfqsim.ramp.customers")
 
@@ -47,7 +50,7 @@ KYC_STATES = {
 }
 VERIFIED = "approved"
 PENDING = "awaiting_review"
-NO_PROFILE = "no_profile"  # providerStatus of a record without a provider profile (RA9)
+NO_PROFILE = "no_profile"  # providerStatus of a record without a provider profile
 
 
 def kyc_state(provider_status: str) -> str:
@@ -161,9 +164,6 @@ def _anything_sent(details: PersonDetails) -> bool:
 
 
 class RampCustomers:
-    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
-    STATE_ATTRIBUTES = ("_records",)
-
     def __init__(
         self,
         clock: Clock,
@@ -342,7 +342,7 @@ class RampCustomers:
 
     async def kyc_status(self, call: WalletCall, fiat: str) -> KycView | None:
         """POST /customers/kyc/status: None without a record; the provider is re-read at most
-        once per `kyc_reread_s` per person and never once verified (RA33)."""
+        once per `kyc_reread_s` per person and never once verified."""
         await self._gate.admit(call)
         record = self._records.get(call.key)
         if record is None:
@@ -382,3 +382,12 @@ class RampCustomers:
             return await provider.kyc_link(record.provider_customer_id)
         except ProviderError as exc:
             raise provider_failure(call.provider, exc) from exc
+
+
+class CustomersSaved(StateSchema):
+    """What reset and snapshots put back of the ramp's customers: every record, by provider
+    and wallet."""
+
+    records: Annotated[dict[tuple[str, str], CustomerRecord], AsPairs()] = Field(
+        validation_alias="_records"
+    )

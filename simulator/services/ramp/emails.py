@@ -1,8 +1,8 @@
 """The ramp's three user emails (spec 2-ramp-v2 "Behaviour" 4; RA24), the outbox that keeps
 every one of them (`/_sim/outbox`), and optional delivery to an SMTP server (`--smtp HOST:PORT`).
 
-- `instructions` at creation, with the link reopening the transfer (RA18);
-- `funds_received` the first time the provider says the money arrived (RA57);
+- `instructions` at creation, with the link reopening the transfer;
+- `funds_received` the first time the provider says the money arrived;
 - `result` once per outcome: COMPLETED, FAILED, REFUNDED, CANCELLED, EXPIRED.
 
 A transfer without an email address gets none. SMTP runs in a worker thread through `smtplib`
@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from typing import Literal
 
-from simulator.clock import Clock, isoformat_unix
+from rfqkit.timestamps import isoformat_unix
+from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.services.ramp.model import RESULT_STATUSES, TransferRecord
+from simulator.services.shared.state import StateSchema
 
 log = logging.getLogger("rfqsim.ramp.emails")
 
@@ -131,7 +133,7 @@ class Outbox:
     random: RandomSource
     reopen_url_base: str
     smtp: SmtpTarget | None = None
-    emails: list[OutboxEmail] = field(default_factory=list)  # everything sent (RA24)
+    emails: list[OutboxEmail] = field(default_factory=list)  # everything sent
     _queue: asyncio.Queue[OutboxEmail] = field(
         default_factory=asyncio.Queue
     )  # waiting for the SMTP worker
@@ -213,3 +215,9 @@ class Outbox:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout_s):
                 await self._queue.join()
+
+
+class EmailsSaved(StateSchema):
+    """What reset and snapshots put back of the outbox: every email sent."""
+
+    emails: list[OutboxEmail]

@@ -1,5 +1,5 @@
 """The ramp transfer record, its statuses and the forward-only rules that move it (spec 2-ramp-v2
-"States and transitions"; docs/ramp.md RA15-RA17).
+"States and transitions"; docs/ramp.md).
 
 Everything here is plain data and pure functions: the services that read the provider (webhooks,
 re-checks, the sweep) all funnel what they saw through `observe()`, which is the only place a
@@ -38,7 +38,7 @@ STATUSES: tuple[TransferStatus, ...] = (
     "EXPIRED",
 )
 SETTLED: frozenset[TransferStatus] = frozenset({"COMPLETED", "REFUNDED", "CANCELLED"})
-# The statuses whose arrival sends the `result` email (RA24): every end of the happy and unhappy
+# The statuses whose arrival sends the `result` email: every end of the happy and unhappy
 # paths, settled or not.
 RESULT_STATUSES: frozenset[TransferStatus] = frozenset(
     {"COMPLETED", "FAILED", "REFUNDED", "CANCELLED", "EXPIRED"}
@@ -114,7 +114,7 @@ def can_move(current: TransferStatus, new: TransferStatus) -> bool:
 class TimelineEntry:
     status: TransferStatus
     provider_status: str
-    at: float  # unix seconds: when the simulator observed it (RA17)
+    at: float  # unix seconds: when the simulator observed it
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ class PayoutAccount:
 
 @dataclass(frozen=True)
 class Fingerprint:
-    """What makes two creates with one intentKey 'the same request' (RA13)."""
+    """What makes two creates with one intentKey 'the same request'."""
 
     provider: str
     side: Side
@@ -171,10 +171,10 @@ class TransferRecord:
     state_at: float  # when the stored state was last confirmed by the provider (RA22 8 s)
     retry_of_id: str | None = None  # our id of the original transfer, on a payout retry
     checked_at: float = 0.0  # when we last asked the provider (throttle, even if it failed)
-    timeline: list[TimelineEntry] = field(default_factory=list)  # every change (RA17)
+    timeline: list[TimelineEntry] = field(default_factory=list)  # every change
     claim_hashes: set[str] = field(default_factory=set)  # sha256 of every claim token issued
     emails_sent: set[str] = field(default_factory=set)  # kinds already sent (once each)
-    fingerprint: Fingerprint | None = None  # the create request's identity (RA13)
+    fingerprint: Fingerprint | None = None  # the create request's identity
 
     @property
     def settled(self) -> bool:
@@ -248,13 +248,13 @@ class Observation:
 
 
 def observe(record: TransferRecord, seen: ProviderTransfer, at: float) -> Observation:
-    """Apply the provider's view of a transfer, forward only (RA15-RA17).
+    """Apply the provider's view of a transfer, forward only.
 
     - a settled transfer never changes again;
     - an unknown provider word is ignored;
     - the provider's word moves forward only (a stale webhook changes nothing);
     - the status moves only along the allowed graph; while EXPIRED, intermediate words update
-      providerStatus and the timeline but the status waits for a terminal word (RA16).
+      providerStatus and the timeline but the status waits for a terminal word.
     """
     previous = record.status
     if record.settled:
@@ -292,7 +292,7 @@ _IN_PROGRESS: frozenset[TransferStatus] = frozenset({"AWAITING_FUNDS", "PROCESSI
 
 
 def expire(record: TransferRecord, at: float) -> bool:
-    """The background expiry (RA23): AWAITING_FUNDS with nothing received -> EXPIRED."""
+    """The background expiry: AWAITING_FUNDS with nothing received -> EXPIRED."""
     if record.status != "AWAITING_FUNDS" or record.provider_status != "awaiting_funds":
         return False
     record.status = "EXPIRED"
@@ -310,7 +310,7 @@ class AmountError(ValueError):
 
 
 def parse_amount(value: str, decimals: int) -> Decimal:
-    """A positive decimal with at most `decimals` fraction digits (RA12)."""
+    """A positive decimal with at most `decimals` fraction digits."""
     if not _DECIMAL.fullmatch(value):
         raise AmountError("must be a decimal string like 1500 or 1500.50")
     try:

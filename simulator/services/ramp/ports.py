@@ -241,7 +241,7 @@ class RampProvider(Protocol):
 
 @dataclass
 class CustomerRecord:
-    """One wallet's record with one provider (services/ramp_customers.py owns these)."""
+    """One wallet's record with one provider (services/ramp/customers.py owns these)."""
 
     provider: str
     wallet: str  # lowercase

@@ -1,8 +1,8 @@
 """Ramp transfer reads: one transfer (full or wallet view), the wallet's list and the support
-lookup (spec 2-ramp-v2 "Reading"; docs/ramp.md RA19, RA21, RA22, RA52, RA53, RA55).
+lookup (spec 2-ramp-v2 "Reading"; docs/ramp.md).
 
-Only a single read re-checks the provider, through the tracker (RA22); the list and the support
-lookup serve stored state (RA53).
+Only a single read re-checks the provider, through the tracker; the list and the support
+lookup serve stored state.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ class RampReads:
         self, transfer_id: str, *, claim: str | None = None, wallet: str | None = None
     ) -> TransferView:
         """GET /transfers/{id}: the full view with the claim token, the wallet view with the
-        wallet that made it; anything else is 404 (RA52). Re-checks the provider first when the
-        stored state is older than 8 s and not settled (RA22)."""
+        wallet that made it; anything else is 404. Re-checks the provider first when the
+        stored state is older than 8 s and not settled."""
         record = self.store.get(transfer_id)
         kind: ViewKind
         if claim is not None:
@@ -53,7 +53,7 @@ class RampReads:
         return view_of(record, kind)
 
     def list(self, wallet: str, first: int, after: str | None) -> TransferPage:
-        """POST /transfers/list (RA19): wallet views, newest first, from storage (RA53)."""
+        """POST /transfers/list: wallet views, newest first, from storage."""
         records = self.store.of_wallet(wallet)
         start = 0
         if after is not None:
@@ -69,7 +69,7 @@ class RampReads:
         )
 
     def support(self, reference: str) -> TransferView:
-        """POST /support/transfer: our id or the provider's as the credential (RA21)."""
+        """POST /support/transfer: our id or the provider's as the credential."""
         record = self.store.by_reference(reference)
         if record is None:
             raise NotFound("No transfer with this reference")

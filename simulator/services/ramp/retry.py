@@ -1,4 +1,4 @@
-"""Stalled payouts (spec 2-ramp-v2 "Reading", stalled payouts; docs/ramp.md RA25, RA54, RA55).
+"""Stalled payouts (spec 2-ramp-v2 "Reading", stalled payouts; docs/ramp.md).
 
 Eligible when the transfer has sat at providerStatus funds_converted for 20 minutes, no earlier
 retry is in flight, and the person has a provider profile with a known destination. The retry
@@ -13,6 +13,8 @@ import logging
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Literal
+
+from pydantic import Field
 
 from simulator.clock import Clock
 from simulator.errors import InvalidRequest, NotFound
@@ -32,6 +34,7 @@ from simulator.services.ramp.ports import (
 from simulator.services.ramp.store import TransferStore, claim_hash
 from simulator.services.ramp.tracking import TransferTracker
 from simulator.services.ramp.transfers import Created
+from simulator.services.shared.state import StateSchema
 
 log = logging.getLogger("rfqsim.ramp.retry")
 
@@ -69,9 +72,6 @@ def _covers(available: str, required: str) -> bool:
 
 
 class RampRetries:
-    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
-    STATE_ATTRIBUTES = ("_unanswered",)
-
     def __init__(
         self,
         clock: Clock,
@@ -92,7 +92,7 @@ class RampRetries:
         # One lock per original transfer, guarding its retry from the eligibility check through
         # the provider call to the stored new transfer: two parallel retries cannot both book.
         self._locks: dict[str, asyncio.Lock] = {}
-        # Original id -> our id of a retry whose provider call was never answered (RA54): the
+        # Original id -> our id of a retry whose provider call was never answered: the
         # next retry asks the provider for it by reference before booking another.
         self._unanswered: dict[str, str] = {}
 
@@ -230,3 +230,10 @@ class RampRetries:
         if found is None:
             self._unanswered.pop(record.id, None)
         return found
+
+
+class RetriesSaved(StateSchema):
+    """What reset and snapshots put back of the payout retries: retries whose booking was
+    never answered."""
+
+    unanswered: dict[str, str] = Field(validation_alias="_unanswered")

@@ -1,20 +1,22 @@
 """The ramp's transfer store: records, their indexes, intentKeys and registered payout recipients.
-Plain in-memory state owned by the transfer services (one store per area, DESIGN)."""
+Plain in-memory state owned by the transfer services (one store per area, so reset and snapshots
+work store by store)."""
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
 from simulator.services.ramp.model import Fingerprint, PayoutAccount, TransferRecord
+from simulator.services.shared.state import AsPairs, StateSchema
 
 IntentState = Literal["in_flight", "booked", "idle"]
 
 
 @dataclass
 class Intent:
-    """One intentKey's claim on a transfer id (RA13, RA44)."""
+    """One intentKey's claim on a transfer id."""
 
     fingerprint: Fingerprint  # the request that holds the key
     transfer_id: str  # the id (and provider reference) this key books under
@@ -85,3 +87,15 @@ class TransferStore:
 
     def unsettled(self) -> list[TransferRecord]:
         return [r for r in self.records.values() if not r.settled]
+
+
+class TransferStoreSaved(StateSchema):
+    """What reset and snapshots put back of the ramp's transfer store: all of it."""
+
+    records: dict[str, TransferRecord]
+    by_provider_id: Annotated[dict[tuple[str, str], str], AsPairs()]
+    by_provider_ref: dict[str, str]
+    by_wallet: dict[str, list[str]]
+    intents: dict[str, Intent]
+    recipients: Annotated[dict[tuple[str, str], RegisteredRecipient], AsPairs()]
+    retries: dict[str, list[str]]

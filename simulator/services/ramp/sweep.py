@@ -1,4 +1,4 @@
-"""The ramp's background work (spec 2-ramp-v2 "Events" 1, Limits; docs/ramp.md RA23).
+"""The ramp's background work (spec 2-ramp-v2 "Events" 1, Limits; docs/ramp.md).
 
 - every five minutes of simulator time: re-check every transfer nobody polls (unsettled, stored
   state older than 8 s; EXPIRED ones for three days after expiresAt), then the pending KYC
@@ -6,7 +6,7 @@
 - on a short tick: AWAITING_FUNDS transfers 10 minutes past expiresAt get one last provider read
   and become EXPIRED when it still shows nothing received.
 
-`adapters/ramp_background.py` runs both loops on the simulator clock.
+`runtime/ramp_background.py` runs both loops on the simulator clock.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from simulator.services.ramp.model import TransferRecord
 from simulator.services.ramp.ports import CustomerDirectory
 from simulator.services.ramp.store import TransferStore
 from simulator.services.ramp.tracking import TransferTracker
+from simulator.services.shared.state import StateSchema
 
 log = logging.getLogger("rfqsim.ramp.sweep")
 
@@ -31,9 +32,6 @@ class SweepReport:
 
 
 class RampSweep:
-    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
-    STATE_ATTRIBUTES = ("last", "runs")
-
     def __init__(
         self,
         clock: Clock,
@@ -73,3 +71,10 @@ class RampSweep:
 
     def next_expiry(self) -> float | None:
         return self._tracker.next_expiry(self._store.unsettled())
+
+
+class RampSweepSaved(StateSchema):
+    """What reset and snapshots put back of the ramp sweep: the last report and the count."""
+
+    last: SweepReport | None
+    runs: int

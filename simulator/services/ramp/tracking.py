@@ -1,7 +1,7 @@
 """Keeping stored transfers in step with the provider: every provider view (webhook, re-check on
 read, background sweep) goes through `TransferTracker.apply`, forward only; the re-check is
-throttled to one provider call per 8 s per transfer and shared by concurrent readers (RA22); the
-background expiry sets EXPIRED after one last provider read (RA23).
+throttled to one provider call per 8 s per transfer and shared by concurrent readers; the
+background expiry sets EXPIRED after one last provider read.
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ class TransferTracker:
 
     def tracked(self, record: TransferRecord, now: float) -> bool:
         """Still worth asking the provider about: not settled, and an EXPIRED transfer only
-        for three days after its expiresAt (RA23)."""
+        for three days after its expiresAt."""
         if record.settled:
             return False
         if record.status == "EXPIRED":
@@ -133,7 +133,7 @@ class TransferTracker:
         return True
 
     def due(self, record: TransferRecord, now: float) -> bool:
-        """Stored state older than 8 s and no provider call in the last 8 s (RA22)."""
+        """Stored state older than 8 s and no provider call in the last 8 s."""
         last = max(record.state_at, record.checked_at)
         return self.tracked(record, now) and now - last > self.settings.recheck_s
 
@@ -144,7 +144,7 @@ class TransferTracker:
 
         `confirmed_after` (the expiry's last read) asks for a read unless the stored state was
         confirmed at or after that instant; a failed read is then retried at most every 8 s.
-        A provider that cannot be reached leaves the stored state as it is (RA22)."""
+        A provider that cannot be reached leaves the stored state as it is."""
         lock = self._locks.setdefault(record.id, asyncio.Lock())
         async with lock:
             now = self._clock.time()
@@ -171,7 +171,7 @@ class TransferTracker:
                 self._locks.pop(record.id, None)
             return result.applied
 
-    # -- the background expiry (RA23) ---------------------------------------------------------
+    # -- the background expiry ---------------------------------------------------------
 
     def expiry_deadline(self, record: TransferRecord) -> float:
         return record.expires_at + self.settings.expire_after_s

@@ -1,7 +1,7 @@
-"""Ramp transfers: creation in one call (spec 2-ramp-v2 "POST /v2/ramp/transfers"; docs/ramp.md
-RA5, RA8-RA14, RA18, RA20, RA24, RA50, RA51, RA54, RA61). Reading them is services/ramp_reads.py.
+"""Ramp transfers: creation in one call (spec 2-ramp-v2 "POST /v2/ramp/transfers"; the decisions
+in docs/ramp.md). Reading them is services/ramp/reads.py.
 
-Creation order (RA5, RA50): request shape (400) -> sandbox flag (400) -> proof (401) ->
+Creation order: request shape (400) -> sandbox flag (400) -> proof (401) ->
 intentKey (replay, 502 in flight, 400 reused) -> provider known (404) -> capability (403) ->
 customer record (400) -> profile (409) -> KYC on a buy (422) -> payout recipient on a sell (422) ->
 quote -> drift (409, nothing booked) -> the provider transfer, with our id as its reference
@@ -179,7 +179,7 @@ class RampTransfers:
         return token
 
     def _take_intent(self, key: str, fingerprint: Fingerprint) -> Intent | Created:
-        """RA13. No await between the look-up and the write, so parallel creates with one key
+        """No await between the look-up and the write, so parallel creates with one key
         cannot both pass: the first marks the key in flight, the others see the mark."""
         intent = self.store.intents.get(key)
         if intent is None:
@@ -301,7 +301,7 @@ class RampTransfers:
             raise provider_failure(call.provider, exc) from exc
         except ProviderUnreachable as exc:
             # The booking may or may not exist now: keep the key's id so the next attempt asks
-            # the provider for it by reference instead of booking a second transfer (RA54).
+            # the provider for it by reference instead of booking a second transfer.
             intent.maybe_booked = True
             raise provider_failure(call.provider, exc) from exc
         except ProviderError as exc:

@@ -1,4 +1,4 @@
-"""Inbound status webhooks from the provider (docs/ramp.md RA28, RA58).
+"""Inbound status webhooks from the provider.
 
 `POST /_provider/{provider}/webhooks` carries `{id: evt_..., type: "transfer.updated", created,
 data: {transfer}}`, signed `X-Provider-Signature: t=<unix>,v1=<hex>` with HMAC-SHA256 of
@@ -18,10 +18,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import Field
+
 from simulator.errors import InvalidRequest, NotFound, Unauthorized
 from simulator.services.ramp.ports import ProviderTransfer
 from simulator.services.ramp.store import TransferStore
 from simulator.services.ramp.tracking import TransferTracker
+from simulator.services.shared.state import StateSchema
 
 log = logging.getLogger("rfqsim.ramp.webhooks")
 
@@ -74,9 +77,6 @@ def _invalid(message: str) -> InvalidRequest:
 
 
 class ProviderWebhooks:
-    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
-    STATE_ATTRIBUTES = ("_seen",)
-
     def __init__(
         self,
         store: TransferStore,
@@ -135,3 +135,10 @@ class ProviderWebhooks:
         seen[event_id] = None
         while len(seen) > REMEMBERED_EVENTS:
             seen.popitem(last=False)
+
+
+class ProviderWebhooksSaved(StateSchema):
+    """What reset and snapshots put back of the inbound provider webhooks: the event ids seen,
+    per provider, oldest first."""
+
+    seen: dict[str, OrderedDict[str, None]] = Field(validation_alias="_seen")

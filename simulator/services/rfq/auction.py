@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
 
+from rfqkit.maker_protocol import Released, Rfq
 from simulator.clock import Clock
 from simulator.errors import UpstreamError
 from simulator.randomness import RandomSource
@@ -24,7 +24,13 @@ from simulator.services.rfq.makers import (
 )
 from simulator.services.rfq.model import FilledOrder, NoQuoteReason, Routing
 from simulator.services.rfq.ports import ChainUnreadable, MakerChainReader
-from simulator.services.rfq.pricing import Depth, IndicativePricing, Leg, eligible_makers, split
+from simulator.services.rfq.pricing import (
+    IndicativePricing,
+    Leg,
+    LevelDepth,
+    eligible_makers,
+    split,
+)
 from simulator.services.rfq.quote_checks import (
     Ask,
     QuoteRejected,
@@ -43,7 +49,7 @@ MIN_QUOTE_LIFE_S = 5.0  # a maker's cutoff must leave the taker at least this lo
 @dataclass
 class AuctionOutcome:
     routing: Routing
-    depth: Depth
+    depth: LevelDepth
     orders: list[FilledOrder] = field(default_factory=list)  # empty: no quote
     reason: NoQuoteReason | None = None
     # Seconds spent waiting for makers' answers (each round: from its first `rfq` sent to its
@@ -94,8 +100,10 @@ class Auction:
             target_maker_wallets=list(spec.preferred or spec.restricted),
         )
         curves = self._pricing.curves(makers, spec)
-        depth = Depth(sell=sum(c[-1][0] for _, c in curves), buy=sum(c[-1][1] for _, c in curves))
-        depth = Depth(sell=depth.sell + fee_on(depth.sell, spec.fee_bps), buy=depth.buy)
+        depth = LevelDepth(
+            sell=sum(c[-1][0] for _, c in curves), buy=sum(c[-1][1] for _, c in curves)
+        )
+        depth = LevelDepth(sell=depth.sell + fee_on(depth.sell, spec.fee_bps), buy=depth.buy)
         if not makers:
             reason: NoQuoteReason = (
                 "no_restricted_liquidity" if spec.restricted else "no_makers_online"
@@ -204,12 +212,7 @@ class Auction:
             await self._registry.notify(
                 loser.maker.wallet,
                 loser.maker.environment,
-                {
-                    "type": "released",
-                    "quoteId": loser.ask.quote_id,
-                    "rfqId": rfq_id,
-                    "reason": "not_selected",
-                },
+                Released(quote_id=loser.ask.quote_id, rfq_id=rfq_id, reason="not_selected"),
             )
 
     async def _bundle(
@@ -316,25 +319,24 @@ class Auction:
             max_expires_at=expiry_window[1],
         )
         remaining = budget_end - self._clock.monotonic()
-        message: dict[str, Any] = {
-            "type": "rfq",
-            "quoteId": quote_id,
-            "rfqId": rfq_id,
-            "chainId": spec.chain.chain_id,
-            "sellToken": spec.sell.address,
-            "buyToken": spec.buy.address,
-            "kind": "exact_input" if exact_input else "exact_output",
-            "makerReceives": str(receives) if receives is not None else None,
-            "feeAmount": str(fee_on(receives, spec.fee_bps)) if receives is not None else None,
-            "makerGives": str(gives) if gives is not None else None,
-            "feeBps": spec.fee_bps,
-            "taker": taker,
-            "reactor": spec.chain.contracts.reactor,
-            "signatureTransfer": spec.chain.contracts.signature_transfer,
-            "replyByMs": int((self._clock.time() + remaining) * 1000),
-            "minExpiresAtMs": int(expiry_window[0] * 1000) + 1,
-            "maxExpiresAtMs": int(expiry_window[1] * 1000),
-        }
+        message = Rfq(
+            quote_id=quote_id,
+            rfq_id=rfq_id,
+            chain_id=spec.chain.chain_id,
+            sell_token=spec.sell.address,
+            buy_token=spec.buy.address,
+            kind="exact_input" if exact_input else "exact_output",
+            maker_receives=receives,
+            fee_amount=fee_on(receives, spec.fee_bps) if receives is not None else None,
+            maker_gives=gives,
+            fee_bps=spec.fee_bps,
+            taker=taker,
+            reactor=spec.chain.contracts.reactor,
+            signature_transfer=spec.chain.contracts.signature_transfer,
+            reply_by_ms=int((self._clock.time() + remaining) * 1000),
+            min_expires_at_ms=int(expiry_window[0] * 1000) + 1,
+            max_expires_at_ms=int(expiry_window[1] * 1000),
+        )
         history = self._history
         history.asked(
             rfq_id, maker.wallet, maker.maker_id, quote_id, round_, preferred and round_ != "open"
@@ -395,13 +397,9 @@ class Auction:
             await self._registry.notify(
                 maker.wallet,
                 maker.environment,
-                {
-                    "type": "released",
-                    "quoteId": quote_id,
-                    "rfqId": rfq_id,
-                    "reason": "invalid",
-                    "detail": rejected.detail,
-                },
+                Released(
+                    quote_id=quote_id, rfq_id=rfq_id, reason="invalid", detail=rejected.detail
+                ),
             )
             return _Reply(
                 maker,

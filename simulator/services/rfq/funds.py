@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import Field
 
 from simulator.clock import Clock
 from simulator.errors import InvalidRequest, UpstreamError
 from simulator.services.rfq.ports import BalanceReader, ChainUnreadable
+from simulator.services.shared.state import AsPairs, StateSchema
 
 RESERVATION_SKEW_S = 5.0  # slack after latestOrderDeadline for a fill mined at the deadline
 
@@ -26,9 +30,6 @@ class Reservation:
 
 
 class TakerFunds:
-    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
-    STATE_ATTRIBUTES = ("_reservations", "_totals", "_ends")
-
     def __init__(self, clock: Clock, balances: BalanceReader) -> None:
         self._clock = clock
         self._balances = balances
@@ -132,3 +133,16 @@ class TakerFunds:
                 self._totals[key] = remaining
             else:
                 self._totals.pop(key, None)
+
+
+class FundsSaved(StateSchema):
+    """What reset and snapshots put back of TakerFunds: every reservation, the running totals
+    and the heaps of their ends, per (chain, taker, token)."""
+
+    reservations: dict[str, Reservation] = Field(validation_alias="_reservations")
+    totals: Annotated[dict[tuple[int, str, str], int], AsPairs()] = Field(
+        validation_alias="_totals"
+    )
+    ends: Annotated[dict[tuple[int, str, str], list[tuple[float, str]]], AsPairs()] = Field(
+        validation_alias="_ends"
+    )

@@ -13,6 +13,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from simulator.services.shared.state import StateSchema
 from simulator.services.shared.timelines import StepKinds, Timelines
 
 Outcome = Literal[
@@ -65,11 +66,12 @@ class MakerReplies:
     counts: dict[str, int] = field(default_factory=dict)  # outcome -> how many
     latencies_ms: deque[float] = field(default_factory=lambda: deque(maxlen=LATENCIES_KEPT))
 
+    def __post_init__(self) -> None:
+        if self.latencies_ms.maxlen != LATENCIES_KEPT:  # read back from a saved state
+            self.latencies_ms = deque(self.latencies_ms, maxlen=LATENCIES_KEPT)
+
 
 class RfqHistory:
-    # What reset and snapshots put back besides the timelines (services/shared/state.py).
-    STATE_ATTRIBUTES = ("replies",)
-
     def __init__(self, timelines: Timelines) -> None:
         self.timelines = timelines
         self.replies: dict[str, MakerReplies] = {}  # by wallet, lowercase
@@ -252,3 +254,10 @@ def summarize(replies: MakerReplies | None) -> ReplySummary:
         percentile(ordered, 0.99),
         histogram,
     )
+
+
+class RepliesSaved(StateSchema):
+    """What reset and snapshots put back of RfqHistory besides the timelines: the makers'
+    answers."""
+
+    replies: dict[str, MakerReplies]

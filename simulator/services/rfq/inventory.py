@@ -10,12 +10,16 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import Field
 
 from simulator.clock import Clock
+from simulator.services.shared.state import AsPairs, StateSchema
 
 
 @dataclass
-class Hold:
+class MakerHold:
     rfq_id: str
     quote_id: str  # maker-side id of the order
     chain_id: int
@@ -32,12 +36,9 @@ BookKey = tuple[int, str, str]  # (chain id, maker, token)
 
 
 class MakerInventory:
-    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
-    STATE_ATTRIBUTES = ("_holds", "_by_book", "_committed", "_by_nonce", "_by_rfq", "_expiries")
-
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
-        self._holds: dict[str, Hold] = {}  # by quote id: the source of truth
+        self._holds: dict[str, MakerHold] = {}  # by quote id: the source of truth
         self._by_book: dict[BookKey, set[str]] = defaultdict(set)  # quote ids per maker+token
         self._committed: dict[BookKey, int] = defaultdict(int)  # sum of those holds' amounts
         self._by_nonce: dict[tuple[int, str, int], str] = {}  # (chain, maker, nonce) -> quote id
@@ -54,7 +55,7 @@ class MakerInventory:
             elif hold is not None:
                 heapq.heappush(self._expiries, (hold.until, quote_id))  # extended since
 
-    def _drop(self, quote_id: str) -> Hold | None:
+    def _drop(self, quote_id: str) -> MakerHold | None:
         hold = self._holds.pop(quote_id, None)
         if hold is None:
             return None
@@ -82,7 +83,7 @@ class MakerInventory:
         self._prune()
         return (chain_id, maker.lower(), nonce) in self._by_nonce
 
-    def hold(self, hold: Hold) -> None:
+    def hold(self, hold: MakerHold) -> None:
         self._drop(hold.quote_id)
         hold.held_at = self._clock.time()
         self._holds[hold.quote_id] = hold
@@ -96,7 +97,7 @@ class MakerInventory:
     def release_quote(self, quote_id: str) -> None:
         self._drop(quote_id)
 
-    def release_rfq(self, rfq_id: str) -> list[Hold]:
+    def release_rfq(self, rfq_id: str) -> list[MakerHold]:
         released = [self._drop(q) for q in list(self._by_rfq.get(rfq_id, ()))]
         return [h for h in released if h is not None]
 
@@ -105,7 +106,7 @@ class MakerInventory:
             self._holds[quote_id].until = until
             heapq.heappush(self._expiries, (until, quote_id))
 
-    def holds_for(self, chain_id: int, sell_token: str, buy_token: str) -> list[Hold]:
+    def holds_for(self, chain_id: int, sell_token: str, buy_token: str) -> list[MakerHold]:
         """Live holds of quotes in the same direction (taker sells `sell_token`)."""
         self._prune()
         sell, buy = sell_token.lower(), buy_token.lower()
@@ -116,3 +117,20 @@ class MakerInventory:
             for q in quote_ids
             if self._holds[q].sell_token == sell
         ]
+
+
+class InventorySaved(StateSchema):
+    """What reset and snapshots put back of the MakerInventory: every hold and its indexes."""
+
+    holds: dict[str, MakerHold] = Field(validation_alias="_holds")
+    by_book: Annotated[defaultdict[BookKey, set[str]], AsPairs()] = Field(
+        validation_alias="_by_book"
+    )
+    committed: Annotated[defaultdict[BookKey, int], AsPairs()] = Field(
+        validation_alias="_committed"
+    )
+    by_nonce: Annotated[dict[tuple[int, str, int], str], AsPairs()] = Field(
+        validation_alias="_by_nonce"
+    )
+    by_rfq: defaultdict[str, set[str]] = Field(validation_alias="_by_rfq")
+    expiries: list[tuple[float, str]] = Field(validation_alias="_expiries")

@@ -9,9 +9,9 @@ import contextlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from contracts.orders import RfqOrder
+from rfqkit.maker_protocol import Rfq, ServerMessage
 from simulator.clock import Clock
 from simulator.services.rfq.ports import MakerGateway
 from simulator.services.shared.amounts import Curve
@@ -135,12 +135,10 @@ class MakerRegistry:
                 out.append((maker.wallet, curve))
         return out
 
-    async def ask(
-        self, maker: OnlineMaker, message: dict[str, Any], timeout_s: float
-    ) -> MakerReply | None:
+    async def ask(self, maker: OnlineMaker, message: Rfq, timeout_s: float) -> MakerReply | None:
         """Send a firm request and wait for its answer (quote or decline) up to `timeout_s`;
         None when the maker stays silent, answers late or disconnects."""
-        quote_id = str(message["quoteId"])
+        quote_id = message.quote_id
         future: asyncio.Future[MakerReply] = asyncio.get_running_loop().create_future()
         maker.pending[quote_id] = future
         sent_at = self._clock.monotonic()
@@ -153,7 +151,7 @@ class MakerRegistry:
             if future in done and not future.cancelled():
                 return future.result()
             if not future.done():  # timed out (a cancelled future: disconnected)
-                self.unanswered[quote_id] = (str(message.get("rfqId", "")), sent_at)
+                self.unanswered[quote_id] = (message.rfq_id, sent_at)
                 if len(self.unanswered) > UNANSWERED_KEPT:
                     self.unanswered.popitem(last=False)
             return None  # silent, late, or disconnected (its future was cancelled)
@@ -175,7 +173,7 @@ class MakerRegistry:
         future.set_result(reply)
         return True
 
-    async def notify(self, wallet: str, environment: str, message: dict[str, Any]) -> None:
+    async def notify(self, wallet: str, environment: str, message: ServerMessage) -> None:
         """Best effort: a maker that is offline simply misses the notification."""
         maker = self.online.get(f"{wallet.lower()}:{environment}")
         if maker is not None:

@@ -95,6 +95,37 @@ class RfqRecord:
     available_buy: int | None = None  # no_quote: published depth on the buy leg
     reserved_until: float | None = None  # no_quote: when another caller's live quote lapses
 
+    # What the record shows (GET /v2/rfq/{rfq_id} and the rfq.* events read these): amounts
+    # settled once filled, the winner's quote once quoted, else the request echoed (spec:
+    # "before a winner exists they echo the request"); a side the request did not name is None.
+    @property
+    def sell_amount(self) -> int | None:
+        if self.settled_sell is not None:
+            return self.settled_sell
+        return self.quote.taker_pays if self.quote is not None else self.requested_sell
+
+    @property
+    def buy_amount(self) -> int | None:
+        if self.settled_sell is not None:
+            return self.settled_buy
+        return self.quote.buy_amount if self.quote is not None else self.requested_buy
+
+    @property
+    def fee_amount(self) -> int | None:
+        if self.settled_sell is not None:
+            return self.settled_fee
+        return self.quote.fee_amount if self.quote is not None else None
+
+    @property
+    def expires_at(self) -> float | None:
+        """The quote's accept cutoff (None without a quote)."""
+        return self.quote.expires_at if self.quote is not None else None
+
+    @property
+    def supersedes(self) -> str | None:
+        """The event a late fill corrects (rfq.expired or rfq.failed), else None."""
+        return f"rfq.{self.superseded}" if self.superseded else None
+
     def at_rest_since(self) -> float | None:
         """Service time from which only the 24 h correction can still change this record (a
         late fill of an expired or failed quote); None while it is live."""

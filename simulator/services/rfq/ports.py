@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from rfqkit.chain_errors import ChainUnreadable
+from rfqkit.maker_protocol import ServerMessage
 from simulator.services.rfq.model import RfqRecord
 from simulator.services.shared.fills import Fill
 
@@ -20,6 +21,7 @@ __all__ = [
     "FrameTap",
     "MakerChainReader",
     "MakerGateway",
+    "RfqChainReads",
     "RfqStore",
     "SimulatedFleet",
     "TxStatusReader",
@@ -35,8 +37,8 @@ class FrameTap(Protocol):
 
 
 class RfqStore(Protocol):
-    """The only holder of RFQ record state (DESIGN: one store per area; reset and snapshot work
-    store by store): the records, the index fills find them by, the Fill logs seen per RFQ;
+    """The only holder of RFQ record state (one store per area: reset and snapshot work store by
+    store): the records, the index fills find them by, the Fill logs seen per RFQ;
     every fill seen on the reactors. No method awaits, so each call is atomic on the event loop;
     a caller that reads, awaits and then writes must re-check after the await or hold a lock."""
 
@@ -95,12 +97,16 @@ class TxStatusReader(Protocol):
         ...
 
 
+class RfqChainReads(BalanceReader, MakerChainReader, TxStatusReader, Protocol):
+    """Every chain read the RFQ area makes (adapters/rfq/chain_reads.py `ChainReads`)."""
+
+
 class MakerGateway(Protocol):
     """The channel to one connected maker: the registry, the auction and settlement send it
     the server's messages of docs/maker-protocol.md (`rfq`, `released`, `filled`, ...)."""
 
-    async def send(self, message: dict[str, Any]) -> None:
-        """One message, as its JSON object. Raises ConnectionError (or RuntimeError) when the
+    async def send(self, message: ServerMessage) -> None:
+        """One message of the protocol. Raises ConnectionError (or RuntimeError) when the
         connection is already gone; callers treat that as a maker that did not hear it."""
         ...
 

@@ -4,6 +4,7 @@ is asked and nothing is locked; the numbers can be a few seconds stale."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from simulator.clock import Clock
 from simulator.services.rfq.makers import MakerRegistry, OnlineMaker
@@ -55,7 +56,7 @@ class Indicative:
 
 
 @dataclass(frozen=True)
-class Depth:
+class LevelDepth:
     sell: int  # taker side, fee-inclusive (gross)
     buy: int
 
@@ -63,9 +64,14 @@ class Depth:
 @dataclass
 class PreviewOutcome:
     routing: Routing
-    depth: Depth
+    depth: LevelDepth
     price: Indicative | None = None
     reason: NoQuoteReason | None = None
+
+
+class LadderPoint(NamedTuple):
+    sell_amount: int  # what the taker sells, fee included
+    buy_amount: int  # what the taker receives
 
 
 @dataclass(frozen=True)
@@ -76,7 +82,7 @@ class LadderPair:
     buy_decimals: int
     min_sell_amount: int
     max_sell_amount: int
-    levels: list[tuple[int, int]]
+    levels: list[LadderPoint]
 
 
 @dataclass(frozen=True)
@@ -186,7 +192,7 @@ class IndicativePricing:
         if spec.restricted:
             routing.preferred_quotes_received = len(curves)
             routing.open_market_quotes_received = 0
-        depth = Depth(
+        depth = LevelDepth(
             sell=gross(sum(c[-1][0] for _, c in curves), spec.fee_bps),
             buy=sum(c[-1][1] for _, c in curves),
         )
@@ -220,7 +226,7 @@ class IndicativePricing:
                 key = (chain.chain_id, sell.address.lower(), buy.address.lower())
                 curves = [c for m in makers if (c := self._registry.fresh_curve(m, key))]
                 combined = sample(combine(curves)) if curves else []
-                levels = [(gross(s, fee_bps), b) for s, b in combined]
+                levels = [LadderPoint(gross(s, fee_bps), b) for s, b in combined]
                 pairs.append(
                     LadderPair(
                         sell_token=sell.address,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from contracts.orders import RfqOrder, encode_order, order_hash, recover_order_signer
-from simulator.services.rfq.inventory import Hold, MakerInventory
+from simulator.services.rfq.inventory import MakerHold, MakerInventory
 from simulator.services.rfq.model import FilledOrder
 from simulator.services.shared.amounts import fee_on
 from simulator.services.shared.venue import ChainVenue
@@ -102,7 +102,7 @@ def hold_if_funded(
     inventory: MakerInventory,
     funding: tuple[int, int, bool],
     expires_at: float,
-) -> Hold:
+) -> MakerHold:
     """Synchronous (no await): the inventory check and the hold happen as one step, so two
     auctions cannot both spend the same maker balance."""
     balance, allowance, nonce_used = funding
@@ -116,7 +116,7 @@ def hold_if_funded(
         raise QuoteRejected(
             f"allowance to the signature-transfer contract is {allowance}", "allowance"
         )
-    hold = Hold(
+    hold = MakerHold(
         rfq_id=ask.rfq_id,
         quote_id=ask.quote_id,
         chain_id=chain_id,

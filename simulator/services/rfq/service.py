@@ -7,6 +7,7 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 
+from rfqkit.maker_protocol import Released, ReleaseReason
 from simulator.clock import Clock
 from simulator.errors import Conflict, InvalidRequest, NotFound, ServiceError, VenueUnavailable
 from simulator.randomness import RandomSource, secret_token
@@ -240,12 +241,12 @@ class RfqService:
         self._deps.funds.release(rfq_id)
         self._deps.inventory.release_rfq(rfq_id)
 
-    async def _release_makers(self, rfq_id: str, reason: str) -> None:
+    async def _release_makers(self, rfq_id: str, reason: ReleaseReason) -> None:
         for hold in self._deps.inventory.release_rfq(rfq_id):
             await self._deps.makers.notify(
                 hold.maker,
                 self.chain(hold.chain_id).environment,
-                {"type": "released", "quoteId": hold.quote_id, "rfqId": rfq_id, "reason": reason},
+                Released(quote_id=hold.quote_id, rfq_id=rfq_id, reason=reason),
             )
 
     def _reserved_until(self, spec: TradeSpec, exclude_owner: str | None) -> float | None:

@@ -14,13 +14,16 @@ import logging
 import math
 from dataclasses import dataclass
 
+from pydantic import Field
+
+from rfqkit.maker_protocol import Expired, Filled
 from simulator.clock import Clock
 from simulator.services.rfq.deps import RfqDeps
-from simulator.services.rfq.events import rfq_event
+from simulator.services.rfq.events import RfqEvents
 from simulator.services.rfq.model import RfqRecord
 from simulator.services.rfq.ports import ChainUnreadable, RfqStore, TxStatusReader
-from simulator.services.shared.events import EventSink
 from simulator.services.shared.fills import Fill
+from simulator.services.shared.state import StateSchema
 
 log = logging.getLogger("rfqsim.settlement")
 
@@ -29,22 +32,19 @@ CORRECTION_WINDOW_S = 24 * 3600.0
 
 @dataclass
 class SettlementSettings:
-    expiry_grace_s: float = 0.0  # DESIGN: stored status becomes expired at expiresAt (+ grace)
+    expiry_grace_s: float = 0.0  # expired is stored at expiresAt (+ grace)
     correction_window_s: float = CORRECTION_WINDOW_S
     # A record at rest is kept this long past the correction window, then forgotten (404).
     retention_s: float = 3600.0
 
 
 class Settlement:
-    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
-    STATE_ATTRIBUTES = ("_swept_at",)
-
     def __init__(
         self,
         clock: Clock,
         store: RfqStore,
         deps: RfqDeps,
-        events: EventSink,
+        events: RfqEvents,
         receipts: TxStatusReader,
         settings: SettlementSettings,
     ) -> None:
@@ -67,25 +67,21 @@ class Settlement:
             return  # not one of our RFQ quotes (a v1 order, or someone else's)
         rfq_id = record.rfq_id
         environment = self._environment(fill.chain_id)
+        assert record.quote is not None, "only quoted RFQs are found by their orders' hashes"
+        filled_order = next(o for o in record.quote.orders if o.order_hash == fill.order_hash)
         await self._deps.makers.notify(
             fill.maker,
             environment,
-            {
-                "type": "filled",
-                "quoteId": next(
-                    (o.quote_id for o in record.quote.orders if o.order_hash == fill.order_hash),
-                    None,
-                )
-                if record.quote
-                else None,
-                "rfqId": rfq_id,
-                "chainId": fill.chain_id,
-                "orderHash": "0x" + fill.order_hash.hex(),
-                "txHash": fill.tx_hash,
-                "makerGave": str(fill.input_amount),
-                "makerReceived": str(fill.output_amount),
-                "feeAmount": str(fill.fee_amount),
-            },
+            Filled(
+                quote_id=filled_order.quote_id,
+                rfq_id=rfq_id,
+                chain_id=fill.chain_id,
+                order_hash="0x" + fill.order_hash.hex(),
+                tx_hash=fill.tx_hash,
+                maker_gave=fill.input_amount,
+                maker_received=fill.output_amount,
+                fee_amount=fill.fee_amount,
+            ),
         )
         self._deps.history.step(
             rfq_id,
@@ -131,7 +127,7 @@ class Settlement:
         self._deps.slots.release(record.rfq_id)
         self._deps.funds.release(record.rfq_id)
         self._deps.inventory.release_rfq(record.rfq_id)
-        self._events.publish(rfq_event("rfq.filled", record, now))
+        self._events.publish("rfq.filled", record, now)
 
     async def sweep(self) -> None:
         """Apply every time-driven transition that is due now."""
@@ -161,13 +157,13 @@ class Settlement:
         self._deps.inventory.release_rfq(record.rfq_id)
         # Published before the makers are told (awaits): a fill reconciled meanwhile
         # then follows as the late rfq.filled, after the rfq.expired it corrects.
-        self._events.publish(rfq_event("rfq.expired", record, now))
+        self._events.publish("rfq.expired", record, now)
         if not record.cancelled:
             for order in record.quote.orders:
                 await self._deps.makers.notify(
                     order.maker,
                     self._environment(record.chain_id),
-                    {"type": "expired", "quoteId": order.quote_id, "rfqId": record.rfq_id},
+                    Expired(quote_id=order.quote_id, rfq_id=record.rfq_id),
                 )
 
     async def give_up(self, record: RfqRecord, now: float) -> None:
@@ -188,7 +184,7 @@ class Settlement:
         self._deps.history.status(record.rfq_id, "failed", f"gave up on the transaction: {reason}")
         record.provisional_since = now
         self._deps.inventory.release_rfq(record.rfq_id)
-        self._events.publish(rfq_event("rfq.failed", record, now))
+        self._events.publish("rfq.failed", record, now)
 
     def evict(self) -> int:
         """Forget the records nothing can change any more: at rest for longer than the
@@ -225,3 +221,9 @@ class Settlement:
                 if due_at > self._swept_at:
                     due.append(due_at)
         return min(due, default=None)
+
+
+class SettlementSaved(StateSchema):
+    """What reset and snapshots put back of Settlement: when it last swept."""
+
+    swept_at: float = Field(validation_alias="_swept_at")

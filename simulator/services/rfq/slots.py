@@ -17,8 +17,12 @@ import asyncio
 import heapq
 from dataclasses import dataclass
 
-from simulator.clock import Clock, from_unix, isoformat
+from pydantic import Field
+
+from rfqkit.timestamps import from_unix, isoformat
+from simulator.clock import Clock
 from simulator.errors import RateLimited
+from simulator.services.shared.state import StateSchema
 
 
 @dataclass
@@ -30,9 +34,6 @@ class Slot:
 
 
 class OutstandingSlots:
-    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
-    STATE_ATTRIBUTES = ("_slots", "_by_owner", "_ends")
-
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
         self._slots: dict[str, Slot] = {}  # by rfq id
@@ -144,3 +145,12 @@ class OutstandingSlots:
                     del self._by_owner[slot.owner]
                     self._ends.pop(slot.owner, None)
             self._notify(slot.owner)
+
+
+class SlotsSaved(StateSchema):
+    """What reset and snapshots put back of OutstandingSlots: every slot, by owner, and the
+    heaps of their ends."""
+
+    slots: dict[str, Slot] = Field(validation_alias="_slots")
+    by_owner: dict[str, set[str]] = Field(validation_alias="_by_owner")
+    ends: dict[str, list[tuple[float, str]]] = Field(validation_alias="_ends")

@@ -1,7 +1,7 @@
 """The RFQ store: every RFQ record, the order-hash index fills find them by and the Fill logs seen
 per RFQ (the reactors' trade history is the rates feed's tape, services/feed/store.py). Plain
 in-memory state behind the `RfqStore` port (ports.py), shared by RfqService and Settlement (one
-store per area, DESIGN).
+store per area, so reset and snapshots work store by store).
 
 Nothing here awaits, so every method is atomic on the event loop. The read-modify-writes that span
 an await are the callers': settlement re-checks a record's status after its receipt read, and the
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from simulator.services.rfq.model import RfqRecord
 from simulator.services.shared.fills import Fill
+from simulator.services.shared.state import StateSchema
 
 
 @dataclass
@@ -65,3 +66,11 @@ class InMemoryRfqStore:
         seen = self.fills.setdefault(rfq_id, {})
         seen[fill.order_hash] = fill
         return list(seen.values())
+
+
+class RfqStoreSaved(StateSchema):
+    """What reset and snapshots put back of the RFQ store: all of it."""
+
+    records: dict[str, RfqRecord]
+    by_order: dict[bytes, str]
+    fills: dict[str, dict[bytes, Fill]]

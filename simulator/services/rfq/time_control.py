@@ -1,4 +1,4 @@
-"""Per-object time controls (`/_sim/rfqs/{id}/...`, docs/decisions.md TT1-TT3): one RFQ's
+"""Per-object time controls (`/_sim/rfqs/{id}/...`, docs/decisions.md): one RFQ's
 quote lapses now, one submitted RFQ's settlement stops waiting now, one ended RFQ gives back
 its outstanding slot and taker reservation. Each runs the settlement's own transition for that
 record alone; the service clock, the chains and every other RFQ stay as they are, so a caller

@@ -4,6 +4,7 @@ reactor, and the one swap that executes every order of the quote."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from eth_abi.abi import encode
 from eth_utils.abi import function_signature_to_4byte_selector
@@ -20,6 +21,13 @@ class UnsignedTx:
     to: str
     data: bytes
     chain_id: int  # value is always 0: the fee is taken in the sell token
+
+
+class TransactionPair(NamedTuple):
+    """What the taker sends, in order: the approval, then the one swap."""
+
+    approval: UnsignedTx
+    swap: UnsignedTx
 
 
 def approval(chain_id: int, sell_token: str, spender: str, amount: int) -> UnsignedTx:

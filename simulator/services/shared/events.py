@@ -4,8 +4,14 @@ partner's endpoints."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
+
+from simulator.services.shared.state import StateSchema
+
+TypeT = TypeVar("TypeT", bound=str)
+SubjectT = TypeVar("SubjectT")
 
 
 @dataclass(frozen=True)
@@ -37,3 +43,34 @@ class EventLog:
             del self.events[: len(self.events) - self.keep]  # in chunks: amortised O(1)
         for subscriber in self.subscribers:
             subscriber.publish(event)
+
+
+@dataclass(frozen=True)
+class EventPublisher(Generic[TypeT, SubjectT]):
+    """Publishes one area's events about its records (an RFQ, a limit order, a swap) on the
+    area's log. The body is rendered by the API's code (`render`, api/<area>/events.py) from
+    the record as it is now, with the models and field types the area's GET renders it with,
+    so an event and a read of the same record cannot disagree."""
+
+    log: EventSink
+    render: Callable[[TypeT, SubjectT, float], dict[str, Any]]  # (type, record, created)
+    subject: Callable[[SubjectT], tuple[str, str | None]]  # the record's id and partner
+
+    def publish(self, event_type: TypeT, record: SubjectT, created: float) -> None:
+        subject_id, partner_id = self.subject(record)
+        self.log.publish(
+            Event(
+                id=f"{event_type}:{subject_id}",
+                type=event_type,
+                created=created,
+                partner_id=partner_id,
+                body=self.render(event_type, record, created),
+            )
+        )
+
+
+class EventLogSaved(StateSchema):
+    """What reset and snapshots put back of an event log: the events it keeps (not its
+    subscribers)."""
+
+    events: list[Event]

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from simulator.services.shared.state import StateSchema
+
 
 @dataclass
 class Faults:
@@ -50,3 +52,13 @@ class Faults:
             return False
         self.internal_errors -= 1
         return True
+
+
+class FaultsSaved(StateSchema):
+    """What reset and snapshots put back of the fault switches: all of them."""
+
+    chain_unreachable: set[int]
+    venue_paused: bool
+    internal_errors: int
+    indexer_paused: set[int]
+    own_keys: set[str]

@@ -1,6 +1,6 @@
 """Idempotency-Key (spec 3 "Endpoints": "Every POST that creates may send header Idempotency-Key
 … a retry with the same key replays the first response"), after Stripe's rules and the IETF
-idempotency-key draft, as DESIGN.md "v1: the book" settles them:
+idempotency-key draft:
 
 - a key is scoped to the caller (the API key) and the operation (method and path);
 - the request that brings a key first claims it the moment its handler is reached; until it
@@ -21,8 +21,12 @@ import hashlib
 import json
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import Field
 
 from simulator.clock import Clock
+from simulator.services.shared.state import AsPairs, StateSchema
 
 # Printable ASCII without leading or trailing blanks, 1 to 255 characters (Stripe's length).
 MAX_KEY_LENGTH = 255
@@ -85,9 +89,6 @@ def is_stored(status: int) -> bool:
 
 
 class IdempotencyStore:
-    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
-    STATE_ATTRIBUTES = ("_records",)
-
     def __init__(self, clock: Clock, *, ttl_s: float = 86_400, max_records: int = 100_000) -> None:
         self._clock = clock
         self.ttl_s = ttl_s
@@ -148,3 +149,12 @@ class IdempotencyStore:
             if oldest.in_flight:
                 break
             self._records.popitem(last=False)
+
+
+class IdempotencySaved(StateSchema):
+    """What reset and snapshots put back of the Idempotency-Key store: the live records, in
+    the order they were claimed."""
+
+    records: Annotated[OrderedDict[IdempotencyScope, IdempotencyRecord], AsPairs()] = Field(
+        validation_alias="_records"
+    )

@@ -6,17 +6,27 @@ loads every participant in one go, with no await in between, so no request or ba
 ever sees half of the simulator restored. A new area adds its participants in its
 `runtime/<area>.py`; nothing here lists the areas.
 
-`AttributeState` covers nearly every case: it names the attributes of one object that hold its
-state (the stores' fields, a service's dicts and heaps) and writes them through the codec;
-`load` replaces them in place, so every service holding that object sees the restored state."""
+Every participant declares what it saves in a schema of its own (a `StateSchema`, next to the
+class whose state it is): the attributes, by name and type. `SavedAttributes` writes them
+through that schema and puts them back in place, so every service holding the object sees the
+restored state. Renaming an attribute or changing its type changes the schema, which a
+participant's round-trip test and the state directory's format version then follow; a saved
+state that does not fit the schema is refused with a `StateFormatError` naming the participant
+and the field, before anything is replaced."""
 
 from __future__ import annotations
 
-import dataclasses
+from collections import defaultdict
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar, get_args, get_origin
 
-from simulator.services.shared.state_codec import StateCodecError, decode, encode
+from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, ValidationError
+from pydantic_core import core_schema
+
+
+class StateFormatError(ValueError):
+    """A saved state this version cannot read (an older or a foreign one): says which
+    participant and which field."""
 
 
 class StateParticipant(Protocol):
@@ -31,54 +41,102 @@ class StateParticipant(Protocol):
         ...
 
 
-class AttributeState:
-    """The named attributes of `owner` (its state; locks, sessions and callbacks stay out)."""
+class StateSchema(BaseModel):
+    """Base of each participant's schema. Fields name the owner's attributes (a private one
+    through `Field(validation_alias="_name")`); bytes are written as hex; JSON cannot hold
+    tuple keys, so such mappings are annotated `AsPairs()`."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        from_attributes=True,  # dumped from the owner's attributes
+        validate_by_name=True,  # read back by field name
+        validate_by_alias=True,
+        ser_json_bytes="hex",
+        val_json_bytes="hex",
+        ser_json_inf_nan="constants",  # "never" is -inf (Settlement's last sweep)
+    )
+
+
+class AsPairs:
+    """A mapping whose keys JSON cannot hold (tuples) written as a list of [key, value]
+    pairs, in order, and read back into the same kind of mapping (dict, OrderedDict, or a
+    defaultdict of the value's type)."""
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        container = get_origin(source) or source
+        key, value = get_args(source)
+        pairs = handler.generate_schema(list[tuple[key, value]])  # type: ignore[valid-type]
+        if container is defaultdict:
+            factory = get_origin(value) or value
+
+            def build(items: list[tuple[Any, Any]]) -> Any:
+                return defaultdict(factory, items)
+        else:
+            build = container
+        return core_schema.union_schema(
+            [
+                handler(source),  # the owner's own mapping, when dumping
+                core_schema.chain_schema(
+                    [pairs, core_schema.no_info_plain_validator_function(build)]
+                ),
+            ],
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                lambda mapping: list(mapping.items()), return_schema=pairs
+            ),
+        )
+
+
+SchemaT = TypeVar("SchemaT", bound=StateSchema)
+
+
+def read_schema(name: str, schema: type[SchemaT], state: object) -> SchemaT:
+    """`state` read with `schema`, or a StateFormatError naming the participant and fields."""
+    try:
+        return schema.model_validate(state)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in error['loc']) or '(whole)'}: {error['msg']}"
+            for error in exc.errors(include_url=False)[:3]
+        )
+        raise StateFormatError(
+            f"the saved state of {name} does not fit this version's {schema.__name__} "
+            f"({problems}): it was written by another version of rfqsim"
+        ) from None
+
+
+class SavedAttributes(Generic[SchemaT]):
+    """The attributes of `owner` that `schema` declares, as one participant."""
 
     def __init__(
         self,
         name: str,
         owner: object,
-        attributes: Iterable[str],
+        schema: type[SchemaT],
         *,
         after_load: Callable[[], None] | None = None,
     ) -> None:
         self.name = name
+        self.schema = schema
         self._owner = owner
-        self._attributes = tuple(attributes)
         self._after_load = after_load  # e.g. wake a worker whose queue was replaced
-
-    @classmethod
-    def of(
-        cls,
-        name: str,
-        owner: object,
-        *,
-        exclude: Iterable[str] = (),
-        after_load: Callable[[], None] | None = None,
-    ) -> AttributeState:
-        """The attributes the owner's class lists in `STATE_ATTRIBUTES`, else (a dataclass
-        store) all its fields but `exclude`."""
-        listed: tuple[str, ...] | None = getattr(type(owner), "STATE_ATTRIBUTES", None)
-        if listed is None:
-            if not dataclasses.is_dataclass(owner):
-                raise TypeError(f"{type(owner).__name__} lists no STATE_ATTRIBUTES")
-            skip = set(exclude)
-            listed = tuple(f.name for f in dataclasses.fields(owner) if f.name not in skip)
-        return cls(name, owner, listed, after_load=after_load)
-
-    def dump(self) -> dict[str, Any]:
-        return {
-            attr: encode(getattr(self._owner, attr), f"{self.name}.{attr}")
-            for attr in self._attributes
+        # schema field -> the owner's attribute it is read from and written back to
+        self._attributes = {
+            field: info.validation_alias if isinstance(info.validation_alias, str) else field
+            for field, info in schema.model_fields.items()
         }
 
+    def dump(self) -> dict[str, Any]:
+        return self.schema.model_validate(self._owner).model_dump(mode="json")
+
+    def check(self, state: object) -> SchemaT:
+        return read_schema(self.name, self.schema, state)
+
     def load(self, state: dict[str, Any]) -> None:
-        missing = [attr for attr in self._attributes if attr not in state]
-        if missing:
-            raise StateCodecError(f"{self.name}: the state has no {', '.join(missing)}")
-        decoded = {attr: decode(state[attr]) for attr in self._attributes}  # all or nothing
-        for attr, value in decoded.items():
-            setattr(self._owner, attr, value)
+        saved = self.check(state)  # all or nothing: read whole before anything changes
+        for field, attribute in self._attributes.items():
+            setattr(self._owner, attribute, getattr(saved, field))
         if self._after_load is not None:
             self._after_load()
 
@@ -121,14 +179,26 @@ class StateRegistry:
     def dump(self) -> dict[str, dict[str, Any]]:
         return {name: p.dump() for name, p in self._participants.items()}
 
+    def check(self, state: dict[str, dict[str, Any]]) -> None:
+        """Raise StateFormatError if a registered participant cannot read its part of `state`
+        (a state directory is checked whole before anything starts)."""
+        for name, participant in self._participants.items():
+            if name in state and isinstance(participant, SavedAttributes):
+                participant.check(state[name])
+
     def load(self, state: dict[str, dict[str, Any]], *, keep: Iterable[str] = ()) -> None:
         """Put back every participant's state, except those whose name starts with a prefix in
-        `keep` (a reset that keeps the webhook registry). Decoding happens before anything is
-        replaced where a participant allows it; a participant missing from `state` is left as
-        it is (a snapshot older than an area added later)."""
+        `keep` (a reset that keeps the webhook registry). Every part is read with its schema
+        before anything is replaced; a participant missing from `state` is left as it is (a
+        snapshot older than an area added later)."""
         kept = tuple(keep)
-        for name, participant in self._participants.items():
-            if name.startswith(kept) and kept:
-                continue
-            if name in state:
-                participant.load(state[name])
+        chosen = [
+            (participant, state[name])
+            for name, participant in self._participants.items()
+            if name in state and not (kept and name.startswith(kept))
+        ]
+        for participant, part in chosen:
+            if isinstance(participant, SavedAttributes):
+                participant.check(part)
+        for participant, part in chosen:
+            participant.load(part)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from simulator.services.shared.events import Event
-from simulator.services.shared.state_codec import decode, encode
+from simulator.services.shared.state import StateSchema, read_schema
 
 Step = tuple[Any, ...]  # (at, kind, *values): values in the order the kind's field names say
 StepKinds = Mapping[str, tuple[str, ...]]  # step kind -> the names of its values
@@ -104,22 +104,21 @@ class Timelines:
 
     # --- state (reset, snapshots, the state directory) -------------------------------------
 
-    def dump(self) -> dict[str, Any]:
-        rows = [
-            [t.object_id, t.created_at, t.status, t.summary, [list(s) for s in t.steps]]
-            for t in self.items.values()
-        ]
-        return {"timelines": encode(rows, self.topic)}
+    def saved(self) -> TimelinesSaved:
+        return TimelinesSaved(timelines=list(self.items.values()))
 
-    def load(self, state: dict[str, Any]) -> None:
-        items: OrderedDict[str, Timeline] = OrderedDict()
-        for object_id, created_at, status, summary, steps in decode(state["timelines"]):
-            items[object_id] = Timeline(
-                object_id, created_at, status, summary, [tuple(s) for s in steps]
-            )
+    def restore(self, saved: TimelinesSaved) -> None:
+        items = OrderedDict((t.object_id, t) for t in saved.timelines)
         while len(items) > self.capacity:
             items.popitem(last=False)
         self.items = items
+
+
+class TimelinesSaved(StateSchema):
+    """What reset and snapshots put back of an area's timelines: every one, oldest first
+    (steps hold JSON values only: times, kinds, ids, amounts as text)."""
+
+    timelines: list[Timeline]
 
 
 class TimelineState:
@@ -130,10 +129,13 @@ class TimelineState:
         self._timelines = timelines
 
     def dump(self) -> dict[str, Any]:
-        return self._timelines.dump()
+        return self._timelines.saved().model_dump(mode="json")
+
+    def check(self, state: object) -> TimelinesSaved:
+        return read_schema(self.name, TimelinesSaved, state)
 
     def load(self, state: dict[str, Any]) -> None:
-        self._timelines.load(state)
+        self._timelines.restore(self.check(state))
 
 
 def render_step(step: Step, kinds: StepKinds, since: float) -> dict[str, Any]:

@@ -17,7 +17,12 @@ from eth_abi.abi import encode
 
 from contracts.orders import encode_order
 from simulator.services.limit_orders.model import LimitOrder
-from simulator.services.rfq.transactions import EXECUTE_BATCH, UnsignedTx, approval
+from simulator.services.rfq.transactions import (
+    EXECUTE_BATCH,
+    TransactionPair,
+    UnsignedTx,
+    approval,
+)
 from simulator.services.shared.amounts import rate_ray
 from simulator.services.shared.fills import Fill
 
@@ -69,6 +74,19 @@ class SwapRecord:
     def rate_ray(self) -> int:
         """buyToken per sellToken of the whole swap, fee included (debt per collateral)."""
         return rate_ray(self.sold, self.sell_decimals, self.proceeds, self.buy_decimals)
+
+    @property
+    def partial_fill(self) -> bool:
+        """The composed orders take less than the request's sellAmount."""
+        return self.sold < self.sell_amount
+
+    @property
+    def orders_filled(self) -> int:
+        return len(self.fills)
+
+    @property
+    def transactions(self) -> TransactionPair:
+        return TransactionPair(self.approval_tx(), self.batch_tx())
 
     @property
     def settled_sold(self) -> int | None:

@@ -14,13 +14,12 @@ from simulator.errors import Conflict, InvalidRequest, NotFound
 from simulator.randomness import RandomSource
 from simulator.services.access.callers import Caller
 from simulator.services.limit_orders.book import Composition, capacity, compose
-from simulator.services.limit_orders.live import ChainView
+from simulator.services.limit_orders.live import BookChainView
 from simulator.services.limit_orders.ports import ChainUnreadable
 from simulator.services.limit_orders.service import BookService, Executable, steering_of
-from simulator.services.shared.events import EventSink
 from simulator.services.shared.fills import Fill
 from simulator.services.shared.timelines import TimelineSink
-from simulator.services.swaps.events import swap_filled_event
+from simulator.services.swaps.events import SwapEvents
 from simulator.services.swaps.model import CancelReason, NotFillable, SwapRecord, SwapStatus
 from simulator.services.swaps.store import SwapStore
 from simulator.settings import BookSettings
@@ -82,7 +81,7 @@ class SwapService:
         random: RandomSource,
         book: BookService,
         store: SwapStore,
-        events: EventSink,
+        events: SwapEvents,
         settings: BookSettings,
         history: TimelineSink,
     ) -> None:
@@ -207,7 +206,7 @@ class SwapService:
     async def _refresh(self, records: Sequence[SwapRecord]) -> None:
         """Apply the time- and chain-driven transitions due now (module docstring of model)."""
         now = self._clock.time()
-        views: dict[int, ChainView | None] = {}
+        views: dict[int, BookChainView | None] = {}
         for record in records:
             if record.open and now >= record.expires_at:
                 self._close(record, "EXPIRED", "expiresAt passed unfilled")
@@ -287,7 +286,7 @@ class SwapService:
         chosen.filled_at = max(f.block_time for f in chosen.fills.values())
         chosen.cancel_reason = None
         self._close(chosen, "FILLED", "every order's fill seen on chain")
-        self._events.publish(swap_filled_event(chosen, self._clock.time()))
+        self._events.publish("swap.filled", chosen, self._clock.time())
 
 
 def _settling(candidates: Sequence[SwapRecord], tx_hash: str) -> SwapRecord | None:
@@ -301,7 +300,7 @@ def _settling(candidates: Sequence[SwapRecord], tx_hash: str) -> SwapRecord | No
     return max(pool, key=lambda r: r.sequence) if pool else None
 
 
-def _unfillable(record: SwapRecord, view: ChainView | None) -> CancelReason | None:
+def _unfillable(record: SwapRecord, view: BookChainView | None) -> CancelReason | None:
     used: dict[tuple[str, str], int] = {}
     for order in record.orders:
         if order.fill is not None:

@@ -1,10 +1,12 @@
 """The swaps' state: every swap built, by partner and by included order. Plain in-memory data
-owned by the swap service (one store per area, DESIGN)."""
+owned by the swap service (one store per area, so reset and snapshots work store by store)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Annotated
 
+from simulator.services.shared.state import AsPairs, StateSchema
 from simulator.services.swaps.model import SwapRecord
 
 
@@ -35,3 +37,12 @@ class SwapStore:
 
     def including(self, chain_id: int, order_hash: bytes) -> list[SwapRecord]:
         return [self.records[i] for i in self.by_order.get((chain_id, order_hash), [])]
+
+
+class SwapStoreSaved(StateSchema):
+    """What reset and snapshots put back of the swaps' store: all of it."""
+
+    records: dict[str, SwapRecord]
+    by_partner: dict[str, list[str]]
+    by_order: Annotated[dict[tuple[int, bytes], list[str]], AsPairs()]
+    sequence: int

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simulator.services.shared.health import StatusService
 from simulator.services.shared.venue import VenueDirectory
-from simulator.services.v1.status import StatusService
 
 
 @dataclass

@@ -129,7 +129,7 @@ class DeliveryWorker:
                 # Signed per attempt over the stored bytes, with the wall-clock time it is sent:
                 # a receiver checks `t` against its own clock (Stripe-style tolerance), so `t`
                 # must not follow /_sim/clock/advance; the body keeps simulator time
-                # (docs/decisions.md W3).
+                # .
                 headers = delivery_headers(
                     delivery.event_id,
                     endpoint.signing_secret,

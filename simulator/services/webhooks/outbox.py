@@ -1,5 +1,5 @@
 """Webhook deliveries: the outbox, the dispatcher that fills it from the event log, signing,
-and the retry schedule (spec 1-rfq-v2 "Events"; schedule and timeout: DESIGN decisions).
+and the retry schedule (spec 1-rfq-v2 "Events"; schedule and timeout: docs/decisions.md).
 
 One delivery is made per (event, endpoint). The event body is serialized once to compact JSON;
 every attempt signs and sends exactly those bytes. A 2xx acknowledges; anything else (non-2xx,
@@ -20,9 +20,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pydantic import Field
+
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.services.shared.events import Event
+from simulator.services.shared.state import StateSchema
 from simulator.services.webhooks.registry import WebhookRegistry
 
 log = logging.getLogger("rfqsim.webhooks")
@@ -123,9 +126,6 @@ WorkListener = Callable[[], None]
 class DeliveryOutbox:
     """In-memory store of deliveries and their attempts, with the due-time index the worker
     drains. Finished deliveries are kept for /_sim up to `keep_finished`, oldest dropped first."""
-
-    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
-    STATE_ATTRIBUTES = ("_deliveries", "_due", "_finished", "_seq")
 
     def __init__(self, schedule: Sequence[float], keep_finished: int = 10_000) -> None:
         if not schedule:
@@ -325,3 +325,21 @@ class WebhookDispatcher:
                     created_at=now,
                 )
             )
+
+
+class OutboxSaved(StateSchema):
+    """What reset and snapshots put back of the outbox: every delivery, the due-time heap,
+    the finished ones in order and the heap's tie-breaker."""
+
+    deliveries: dict[str, Delivery] = Field(validation_alias="_deliveries")
+    due: list[tuple[float, int, str]] = Field(validation_alias="_due")
+    finished: deque[str] = Field(validation_alias="_finished")
+    seq: int = Field(validation_alias="_seq")
+
+
+class DeliveryFaultsSaved(StateSchema):
+    """What reset and snapshots put back of the sending faults: all of them."""
+
+    duplicate: bool
+    delay_ms: int
+    drop_first: int

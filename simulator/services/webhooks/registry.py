@@ -8,9 +8,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit
 
+from pydantic import Field
+
 from simulator.clock import Clock
 from simulator.errors import InvalidRequest, NotFound
 from simulator.randomness import RandomSource, secret_token
+from simulator.services.shared.state import StateSchema
 
 # Every event type an endpoint may subscribe to: the RFQ events (spec 1) and the v1 events
 # (spec 3). v1 producers do not exist yet; endpoints may still name their types.
@@ -84,9 +87,6 @@ def clean_event_types(event_types: tuple[str, ...] | list[str]) -> tuple[str, ..
 
 
 class WebhookRegistry:
-    # What reset and snapshots put back (services/shared/state.py); the rest is wiring.
-    STATE_ATTRIBUTES = ("_endpoints", "_by_partner")
-
     def __init__(
         self,
         clock: Clock,
@@ -151,3 +151,10 @@ class WebhookRegistry:
             return []
         endpoints = (self._endpoints[i] for i in self._by_partner.get(partner_id, []))
         return [e for e in endpoints if e.wants(event_type)]
+
+
+class RegistrySaved(StateSchema):
+    """What reset and snapshots put back of the webhook registry: every endpoint, by partner."""
+
+    endpoints: dict[str, WebhookEndpoint] = Field(validation_alias="_endpoints")
+    by_partner: dict[str, list[str]] = Field(validation_alias="_by_partner")

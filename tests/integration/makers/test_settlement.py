@@ -17,7 +17,7 @@ from makers.chain import MAX_UINT256
 from makers.client import Backoff
 from makers.config import FixedLatencyConfig, MakerConfig
 from makers.fleet import SimulatedMaker
-from makers.protocol import Filled, Quote
+from rfqkit.maker_protocol import Filled, MakerQuote
 from rfqkit.wallets import FEE_RECIPIENT, demo_wallet, maker_wallet
 from tests.integration.makers.venue import CHAIN_ID, Venue
 from tests.unit.makers.fake_stream import FakeConnection, FakeStreamServer, rfq
@@ -69,7 +69,7 @@ async def maker(venue: Venue, stream: FakeStreamServer) -> AsyncIterator[Simulat
         await simulated.close()
 
 
-async def settle(venue: Venue, quote: Quote) -> None:
+async def settle(venue: Venue, quote: MakerQuote) -> None:
     order = quote.order.to_order()
     signed = (encode_order(order), bytes.fromhex(quote.signature[2:]))
     data = EXECUTE + encode(["(bytes,bytes)"], [signed])
@@ -98,8 +98,8 @@ def assert_settled(
     }
 
 
-async def next_quote(conn: FakeConnection) -> Quote:
-    return await conn.expect(Quote)
+async def next_quote(conn: FakeConnection) -> MakerQuote:
+    return await conn.expect(MakerQuote)
 
 
 async def test_maker_approves_the_signature_transfer_on_start(
@@ -133,14 +133,14 @@ async def test_exact_input_order_settles_through_the_reactor(
     # The maker learns of the fill and re-reads its real balance.
     await conn.send(
         Filled(
-            quoteId=request.quoteId,
-            rfqId=request.rfqId,
-            chainId=CHAIN_ID,
-            orderHash="0x" + "00" * 32,
-            txHash="0x" + "00" * 32,
-            makerGave=order.inputAmount,
-            makerReceived=order.outputAmount,
-            feeAmount=order.feeAmount,
+            quote_id=request.quote_id,
+            rfq_id=request.rfq_id,
+            chain_id=CHAIN_ID,
+            order_hash="0x" + "00" * 32,
+            tx_hash="0x" + "00" * 32,
+            maker_gave=order.inputAmount,
+            maker_received=order.outputAmount,
+            fee_amount=order.feeAmount,
         )
     )
     while maker.commitments:

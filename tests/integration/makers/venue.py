@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from eth_abi.abi import decode, encode
 from eth_utils.abi import function_signature_to_4byte_selector
 
-from makers.protocol import Welcome
 from rfqkit.chain import AnvilChain
+from rfqkit.maker_protocol import Welcome
 from rfqkit.wallets import Wallet
 from simulator.adapters.chain.deployment import Deployment
 from tests.unit.makers.fake_stream import welcome

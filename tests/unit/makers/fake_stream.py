@@ -1,8 +1,8 @@
 """A small in-test server that plays the venue's side of the maker stream protocol: the
 handshake (401/403 refusals in the error envelope), `welcome`, and whatever a test sends; every
-maker frame it receives is parsed with `makers.protocol.parse_maker_message` and queued, except a
-maker's `ping`, which it answers with a `pong` as the venue does (in order: after every frame
-read before it)."""
+maker frame it receives is parsed with `rfqkit.maker_protocol.parse_maker_message` and queued,
+except a maker's `ping`, which it answers with a `pong` as the venue does (in order: after every
+frame read before it)."""
 
 from __future__ import annotations
 
@@ -16,15 +16,15 @@ from typing import Any, TypeVar
 from aiohttp import WSMsgType, web
 from aiohttp.test_utils import TestServer
 
-from makers.protocol import (
-    ChainInfo,
+from rfqkit.maker_protocol import (
     MakerMessage,
     Message,
-    PairInfo,
     Ping,
     Pong,
     Rfq,
     Welcome,
+    WelcomeChain,
+    WelcomePair,
     parse_maker_message,
     serialize,
 )
@@ -180,31 +180,31 @@ def welcome(
     a = {**ADDR, **(addresses or {})}
     d = {"USDT": 18, "NGNS": 6, **(decimals or {})}
 
-    def pair(sell: str, buy: str) -> PairInfo:
-        return PairInfo(
-            sellToken=a[sell],
-            buyToken=a[buy],
-            sellDecimals=d[sell],
-            buyDecimals=d[buy],
-            feeBps=5,
-            replyBudgetMs=reply_budget_ms,
-            quoteTtlMs=60_000,
+    def pair(sell: str, buy: str) -> WelcomePair:
+        return WelcomePair(
+            sell_token=a[sell],
+            buy_token=a[buy],
+            sell_decimals=d[sell],
+            buy_decimals=d[buy],
+            fee_bps=5,
+            reply_budget_ms=reply_budget_ms,
+            quote_ttl_ms=60_000,
         )
 
     return Welcome(
-        makerId=f"tx_{environment}_fake",
+        maker_id=f"tx_{environment}_fake",
         wallet=wallet,
         environment=environment,  # type: ignore[arg-type]
-        serverTimeMs=now_ms(),
-        levelsMinIntervalMs=levels_min_interval_ms,
-        levelsMaxAgeMs=10_000,
-        pingIntervalMs=ping_interval_ms,
+        server_time_ms=now_ms(),
+        levels_min_interval_ms=levels_min_interval_ms,
+        levels_max_age_ms=10_000,
+        ping_interval_ms=ping_interval_ms,
         chains=[
-            ChainInfo(
-                chainId=chain_id,
+            WelcomeChain(
+                chain_id=chain_id,
                 reactor=a["reactor"],
-                signatureTransfer=a["signature_transfer"],
-                feeRecipient=a["fee_recipient"],
+                signature_transfer=a["signature_transfer"],
+                fee_recipient=a["fee_recipient"],
                 pairs=[pair("USDT", "NGNS"), pair("NGNS", "USDT")],
             )
         ],
@@ -231,7 +231,7 @@ def rfq(
         "type": "rfq",
         "quoteId": quote_id,
         "rfqId": "rfq_" + quote_id,
-        "chainId": chain.chainId,
+        "chainId": chain.chain_id,
         "sellToken": sell,
         "buyToken": buy,
         "kind": kind,
@@ -241,7 +241,7 @@ def rfq(
         "feeBps": 5,
         "taker": taker,
         "reactor": chain.reactor,
-        "signatureTransfer": chain.signatureTransfer,
+        "signatureTransfer": chain.signature_transfer,
         "replyByMs": start + reply_budget_ms,
         "minExpiresAtMs": start + reply_budget_ms + 5_000,
         "maxExpiresAtMs": start + 60_000,

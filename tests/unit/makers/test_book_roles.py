@@ -18,7 +18,7 @@ from makers.book import BookFiller, BookPoster
 from makers.chainbook import ChainState
 from makers.config import BookOrdersConfig, MakerConfig
 from makers.pricing import PricingModel, PricingParams, TokenSpec
-from makers.protocol import ChainInfo, PairInfo
+from rfqkit.maker_protocol import WelcomeChain, WelcomePair
 from rfqkit.wallets import Wallet, maker_wallet
 
 CHAIN = 97
@@ -27,14 +27,14 @@ NGNS = "0x" + "b2" * 20
 REACTOR = "0x" + "aa" * 20
 PERMIT2 = "0x" + "bb" * 20
 SPECS = {USDC: TokenSpec("USDC", 6), NGNS: TokenSpec("NGNS", 6)}
-PAIR = PairInfo(  # a taker selling NGNS receives USDC from the operator
-    sellToken=NGNS,
-    buyToken=USDC,
-    sellDecimals=6,
-    buyDecimals=6,
-    feeBps=5,
-    replyBudgetMs=750,
-    quoteTtlMs=60_000,
+PAIR = WelcomePair(  # a taker selling NGNS receives USDC from the operator
+    sell_token=NGNS,
+    buy_token=USDC,
+    sell_decimals=6,
+    buy_decimals=6,
+    fee_bps=5,
+    reply_budget_ms=750,
+    quote_ttl_ms=60_000,
 )
 
 
@@ -177,13 +177,13 @@ class Seat:
 
 
 def state() -> ChainState:
-    info = ChainInfo(
-        chainId=CHAIN,
+    info = WelcomeChain(
+        chain_id=CHAIN,
         reactor=REACTOR,
-        signatureTransfer=PERMIT2,
-        feeRecipient="0x" + "fe" * 20,
+        signature_transfer=PERMIT2,
+        fee_recipient="0x" + "fe" * 20,
         pairs=[],
-        bookPairs=[PAIR],
+        book_pairs=[PAIR],
     )
     return ChainState(info=info, client=FakeClient(), tokens=dict(SPECS))  # type: ignore[arg-type]
 

@@ -17,16 +17,16 @@ from makers.client import (
     MakerReplaced,
     stream_url,
 )
-from makers.protocol import (
+from rfqkit.maker_protocol import (
     Decline,
     ErrorMessage,
     Expired,
     Filled,
     Levels,
+    MakerQuote,
+    OrderTerms,
     Ping,
     Pong,
-    Quote,
-    QuoteOrder,
     Released,
     Rfq,
     Welcome,
@@ -95,12 +95,12 @@ async def test_welcome_exposes_chains_and_pairs(
     assert client.welcome.wallet == WALLET.address
     assert client.chains == [56]
     pairs = client.pairs(56)
-    assert {(p.sellToken, p.buyToken) for p in pairs} == {
+    assert {(p.sell_token, p.buy_token) for p in pairs} == {
         (ADDR["USDT"], ADDR["NGNS"]),
         (ADDR["NGNS"], ADDR["USDT"]),
     }
     assert client.pairs(97) == []
-    assert abs(client.server_time_ms() - client.welcome.serverTimeMs) < 5_000
+    assert abs(client.server_time_ms() - client.welcome.server_time_ms) < 5_000
 
 
 async def test_x_api_key_header_is_supported(
@@ -115,29 +115,29 @@ async def test_rfq_handler_quote_is_sent_and_recovers_to_the_maker(
 ) -> None:
     seen: list[Rfq] = []
 
-    async def on_rfq(request: Rfq) -> Quote:
+    async def on_rfq(request: Rfq) -> MakerQuote:
         seen.append(request)
-        assert request.makerReceives is not None
-        assert request.feeAmount is not None
+        assert request.maker_receives is not None
+        assert request.fee_amount is not None
         order = RfqOrder(
             reactor=request.reactor,
             maker=WALLET.address,
             taker=request.taker,
-            inputToken=request.buyToken,
+            inputToken=request.buy_token,
             inputAmount=1_599_000_000,
-            outputToken=request.sellToken,
-            outputAmount=request.makerReceives,
-            feeAmount=request.feeAmount,
+            outputToken=request.sell_token,
+            outputAmount=request.maker_receives,
+            feeAmount=request.fee_amount,
             nonce=12345,
-            deadline=request.maxExpiresAtMs // 1000 + 60,
+            deadline=request.max_expires_at_ms // 1000 + 60,
         )
         signature = sign_order(
-            WALLET.private_key, order, request.chainId, request.signatureTransfer
+            WALLET.private_key, order, request.chain_id, request.signature_transfer
         )
-        return Quote(
-            quoteId=request.quoteId,
-            expiresAtMs=request.maxExpiresAtMs,
-            order=QuoteOrder.from_order(order),
+        return MakerQuote(
+            quote_id=request.quote_id,
+            expires_at_ms=request.max_expires_at_ms,
+            order=OrderTerms.from_order(order),
             signature="0x" + signature.hex(),
         )
 
@@ -145,9 +145,9 @@ async def test_rfq_handler_quote_is_sent_and_recovers_to_the_maker(
     conn = await server.next_connection()
     request = rfq(conn.welcome, sell=ADDR["USDT"], buy=ADDR["NGNS"], amount=10**18)
     await conn.send(request)
-    quote = await conn.expect(Quote)
+    quote = await conn.expect(MakerQuote)
     assert seen == [request]
-    assert quote.quoteId == request.quoteId
+    assert quote.quote_id == request.quote_id
     order = quote.order.to_order()
     assert order.outputAmount == 10**18
     assert order.inputToken.lower() == ADDR["NGNS"]
@@ -161,9 +161,9 @@ async def test_decline_is_sent_and_none_stays_silent(
     server: FakeStreamServer, make_client: MakeClient
 ) -> None:
     async def on_rfq(request: Rfq) -> Decline | None:
-        if request.quoteId == "mq_quiet":
+        if request.quote_id == "mq_quiet":
             return None
-        return Decline(quoteId=request.quoteId, reason="liquidity", maxSellAmount=5 * 10**17)
+        return Decline(quote_id=request.quote_id, reason="liquidity", max_sell_amount=5 * 10**17)
 
     await make_client(on_rfq=on_rfq)
     conn = await server.next_connection()
@@ -172,7 +172,7 @@ async def test_decline_is_sent_and_none_stays_silent(
     )
     await conn.send(rfq(conn.welcome, sell=ADDR["USDT"], buy=ADDR["NGNS"], amount=10**18))
     decline = await conn.expect(Decline)
-    assert decline == Decline(quoteId="mq_1", reason="liquidity", maxSellAmount=5 * 10**17)
+    assert decline == Decline(quote_id="mq_1", reason="liquidity", max_sell_amount=5 * 10**17)
     assert await conn.barrier() == []  # nothing for mq_quiet
 
 
@@ -199,17 +199,17 @@ async def test_notifications_reach_their_callbacks(
     conn = await server.next_connection()
     messages: list[Filled | Expired | Released | ErrorMessage] = [
         Filled(
-            quoteId="mq_1",
-            rfqId="rfq_1",
-            chainId=56,
-            orderHash="0x" + "ab" * 32,
-            txHash="0x" + "cd" * 32,
-            makerGave=1,
-            makerReceived=2,
-            feeAmount=0,
+            quote_id="mq_1",
+            rfq_id="rfq_1",
+            chain_id=56,
+            order_hash="0x" + "ab" * 32,
+            tx_hash="0x" + "cd" * 32,
+            maker_gave=1,
+            maker_received=2,
+            fee_amount=0,
         ),
-        Expired(quoteId="mq_2", rfqId="rfq_2"),
-        Released(quoteId="mq_3", rfqId="rfq_3", reason="invalid", detail="nonce used"),
+        Expired(quote_id="mq_2", rfq_id="rfq_2"),
+        Released(quote_id="mq_3", rfq_id="rfq_3", reason="invalid", detail="nonce used"),
         ErrorMessage(code="too_frequent", message="levels coalesced", ref="levels"),
     ]
     for message in messages:
@@ -231,7 +231,7 @@ async def test_a_late_release_with_a_null_rfq_id_reaches_its_callback(
     conn = await server.next_connection()
     await conn.ws.send_str('{"type":"released","quoteId":"mq_9","rfqId":null,"reason":"late"}')
     released = await asyncio.wait_for(got.get(), 10)
-    assert (released.quoteId, released.rfqId, released.reason) == ("mq_9", None, "late")
+    assert (released.quote_id, released.rfq_id, released.reason) == ("mq_9", None, "late")
 
 
 async def test_levels_are_coalesced_to_the_min_interval(
@@ -249,7 +249,7 @@ async def test_levels_are_coalesced_to_the_min_interval(
     other = await conn.expect(Levels)
     newest = await conn.expect(Levels)
     arrivals = [first, other, newest]
-    assert [lv.levels[0].buyAmount for lv in arrivals] == [
+    assert [lv.levels[0].buy_amount for lv in arrivals] == [
         1_599_000_000,
         999 * 10**15,
         1_597_000_000,
@@ -283,7 +283,7 @@ async def test_sync_returns_once_the_server_has_read_every_frame_sent_before_it(
     await client.sync()
     # Both levels were read before the server answered the sync's ping: queued already.
     read = [conn.inbox.get_nowait()[1] for _ in range(conn.inbox.qsize())]
-    assert [(lv.sellToken, lv.buyToken) for lv in read if isinstance(lv, Levels)] == [
+    assert [(lv.sell_token, lv.buy_token) for lv in read if isinstance(lv, Levels)] == [
         (usdt, ngns),
         (ngns, usdt),
     ]
@@ -334,7 +334,7 @@ async def test_reconnects_after_the_server_drops_the_socket(
     assert second is not first
     await client.wait_connected(10)
     assert client.connections == 2
-    assert (await welcomes.get()).makerId == (await welcomes.get()).makerId
+    assert (await welcomes.get()).maker_id == (await welcomes.get()).maker_id
     assert disconnects == [True]
     await second.send(Ping(id=1))
     assert await second.expect(Pong) == Pong(id=1)

@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from makers.levels import LevelsCoalescer, LevelsRounds, LevelsUpdate, check_levels
-from makers.protocol import Level, Levels, serialize
+from rfqkit.maker_protocol import Level, Levels, serialize
 
 SELL, BUY = "0x" + "a1" * 20, "0xB2" + "b2" * 19
 INTERVAL_S = 0.05
@@ -26,23 +26,23 @@ INTERVAL_S = 0.05
         [(10**18, 1_599_000_000), (2 * 10**18, 3_190_000_000)],
         [(i, 10 * i) for i in range(1, 10)],
         [(2**256 - 2, 2**256 - 2), (2**256 - 1, 2**256 - 1)],
-        [Level(sellAmount=5, buyAmount=6), Level(sellAmount=7, buyAmount=8)],
-        [(5, 6), Level(sellAmount=7, buyAmount=8)],
+        [Level(sell_amount=5, buy_amount=6), Level(sell_amount=7, buy_amount=8)],
+        [(5, 6), Level(sell_amount=7, buy_amount=8)],
         [["5", "6"], ("7", 8)],  # strings and lists: the model converts them
     ],
 )
 def test_frames_are_the_models_bytes(points: list[Any]) -> None:
     update = check_levels(56, SELL, BUY, points)
     model = Levels(
-        chainId=56,
-        sellToken=SELL,
-        buyToken=BUY,
+        chain_id=56,
+        sell_token=SELL,
+        buy_token=BUY,
         levels=[
-            p if isinstance(p, Level) else Level(sellAmount=p[0], buyAmount=p[1]) for p in points
+            p if isinstance(p, Level) else Level(sell_amount=p[0], buy_amount=p[1]) for p in points
         ],
     )
     assert update.frame() == serialize(model)
-    assert update.points == tuple((lv.sellAmount, lv.buyAmount) for lv in model.levels)
+    assert update.points == tuple((lv.sell_amount, lv.buy_amount) for lv in model.levels)
 
 
 @pytest.mark.parametrize(
@@ -66,10 +66,10 @@ def test_invalid_ladders_fail_as_the_model_does(
         check_levels(chain_id, sell, BUY, points)
     with pytest.raises(ValidationError) as model:
         Levels(
-            chainId=chain_id,
-            sellToken=sell,
-            buyToken=BUY,
-            levels=[Level(sellAmount=s, buyAmount=b) for s, b in points],
+            chain_id=chain_id,
+            sell_token=sell,
+            buy_token=BUY,
+            levels=[Level(sell_amount=s, buy_amount=b) for s, b in points],
         )
     assert str(direct.value) == str(model.value)
 

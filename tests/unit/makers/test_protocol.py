@@ -9,18 +9,18 @@ from typing import Any
 import pytest
 
 from contracts.orders import RfqOrder
-from makers.protocol import (
+from rfqkit.maker_protocol import (
     Decline,
     ErrorMessage,
     Expired,
     Filled,
     Level,
     Levels,
+    MakerQuote,
+    OrderTerms,
     Ping,
     Pong,
     ProtocolError,
-    Quote,
-    QuoteOrder,
     Released,
     Rfq,
     Welcome,
@@ -99,15 +99,15 @@ def test_welcome_example_parses() -> None:
     }
     parsed = parse_server_message(json.dumps(older))
     assert isinstance(parsed, Welcome)
-    assert parsed.chains[0].bookPairs == []
+    assert parsed.chains[0].book_pairs == []
 
 
 def test_rfq_example_parses_with_int_amounts_and_round_trips() -> None:
     message = parse_server_message(json.dumps(RFQ).encode())
     assert isinstance(message, Rfq)
-    assert message.makerReceives == 10**18
-    assert message.feeAmount == 5 * 10**14
-    assert message.makerGives is None
+    assert message.maker_receives == 10**18
+    assert message.fee_amount == 5 * 10**14
+    assert message.maker_gives is None
     assert json.loads(serialize(message)) == RFQ
 
 
@@ -118,25 +118,25 @@ def test_exact_output_rfq_needs_maker_gives() -> None:
     assert any("makerGives" in issue for issue in caught.value.issues)
     ok = parse_server_message({**body, "makerGives": "1600000000"})
     assert isinstance(ok, Rfq)
-    assert ok.makerGives == 1_600_000_000
+    assert ok.maker_gives == 1_600_000_000
 
 
 @pytest.mark.parametrize(
     "message",
     [
         Filled(
-            quoteId="mq_1",
-            rfqId="rfq_1",
-            chainId=56,
-            orderHash="0x" + "ab" * 32,
-            txHash="0x" + "cd" * 32,
-            makerGave=1,
-            makerReceived=2,
-            feeAmount=3,
+            quote_id="mq_1",
+            rfq_id="rfq_1",
+            chain_id=56,
+            order_hash="0x" + "ab" * 32,
+            tx_hash="0x" + "cd" * 32,
+            maker_gave=1,
+            maker_received=2,
+            fee_amount=3,
         ),
-        Expired(quoteId="mq_1", rfqId="rfq_1"),
-        Released(quoteId="mq_1", rfqId="rfq_1", reason="not_selected"),
-        Released(quoteId="mq_1", rfqId="rfq_1", reason="invalid", detail="nonce"),
+        Expired(quote_id="mq_1", rfq_id="rfq_1"),
+        Released(quote_id="mq_1", rfq_id="rfq_1", reason="not_selected"),
+        Released(quote_id="mq_1", rfq_id="rfq_1", reason="invalid", detail="nonce"),
         ErrorMessage(code="unknown_quote", message="no such quote", ref="mq_9"),
         Ping(id=7),
         Pong(id="x"),
@@ -147,28 +147,28 @@ def test_server_messages_round_trip(message: Any) -> None:
 
 
 def test_wire_names_and_optional_fields() -> None:
-    assert to_wire(Released(quoteId="q", rfqId="r", reason="late")) == {
+    assert to_wire(Released(quote_id="q", rfq_id="r", reason="late")) == {
         "type": "released",
         "quoteId": "q",
         "rfqId": "r",
         "reason": "late",
     }
-    assert to_wire(Decline(quoteId="q", reason="unavailable")) == {
+    assert to_wire(Decline(quote_id="q", reason="unavailable")) == {
         "type": "decline",
         "quoteId": "q",
         "reason": "unavailable",
     }
-    assert to_wire(Decline(quoteId="q", reason="liquidity", maxSellAmount=10**18)) == {
+    assert to_wire(Decline(quote_id="q", reason="liquidity", max_sell_amount=10**18)) == {
         "type": "decline",
         "quoteId": "q",
         "reason": "liquidity",
         "maxSellAmount": "1000000000000000000",
     }
     levels = Levels(
-        chainId=56,
-        sellToken=A["a"],
-        buyToken=A["b"],
-        levels=[Level(sellAmount=10**18, buyAmount=1_590_000)],
+        chain_id=56,
+        sell_token=A["a"],
+        buy_token=A["b"],
+        levels=[Level(sell_amount=10**18, buy_amount=1_590_000)],
     )
     assert to_wire(levels) == {
         "type": "levels",
@@ -193,10 +193,10 @@ def test_quote_carries_the_order_and_converts_back() -> None:
         nonce=2**247 + 1,
         deadline=1795500090,
     )
-    quote = Quote(
-        quoteId="mq_1",
-        expiresAtMs=1795500030000,
-        order=QuoteOrder.from_order(order),
+    quote = MakerQuote(
+        quote_id="mq_1",
+        expires_at_ms=1795500030000,
+        order=OrderTerms.from_order(order),
         signature="0x" + "ee" * 65,
     )
     wire = to_wire(quote)
@@ -216,7 +216,7 @@ def test_quote_carries_the_order_and_converts_back() -> None:
     assert wire["order"]["nonce"] == str(2**247 + 1)
     assert wire["order"]["deadline"] == "1795500090"
     parsed = parse_maker_message(serialize(quote))
-    assert isinstance(parsed, Quote)
+    assert isinstance(parsed, MakerQuote)
     assert parsed.order.to_order() == order
 
 
@@ -225,7 +225,7 @@ def test_released_for_a_late_answer_carries_a_null_rfq_id() -> None:
     # frame (docs/maker-protocol.md: "`rfqId` is then null"); the client must accept it.
     frame = '{"type":"released","quoteId":"mq_gone","rfqId":null,"reason":"late"}'
     message = parse_server_message(frame)
-    assert message == Released(quoteId="mq_gone", rfqId=None, reason="late")
+    assert message == Released(quote_id="mq_gone", rfq_id=None, reason="late")
     assert serialize(message) == frame
 
 
@@ -261,7 +261,7 @@ def test_unknown_server_fields_are_tolerated_but_maker_fields_are_not() -> None:
 def test_the_venue_reads_maker_frames_strictly_typed_and_ignores_unknown_fields() -> None:
     body = {"type": "decline", "quoteId": "q", "reason": "liquidity", "maxSellAmount": "5"}
     assert parse_maker_message({**body, "x": 1}, venue=True) == Decline(
-        quoteId="q", reason="liquidity", maxSellAmount=5
+        quote_id="q", reason="liquidity", max_sell_amount=5
     )
     levels = {"type": "levels", "chainId": "56", "sellToken": A["a"], "buyToken": A["b"]}
     assert isinstance(parse_maker_message({**levels, "levels": []}), Levels)  # coerced
@@ -291,5 +291,5 @@ def test_bad_levels_are_refused(points: list[tuple[int, int]]) -> None:
 
 
 def test_empty_levels_withdraw() -> None:
-    levels = Levels(chainId=56, sellToken=A["a"], buyToken=A["b"], levels=[])
+    levels = Levels(chain_id=56, sell_token=A["a"], buy_token=A["b"], levels=[])
     assert to_wire(levels)["levels"] == []

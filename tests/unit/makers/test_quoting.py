@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 
 from contracts.orders import RfqOrder, recover_order_signer, sign_order
-from makers.protocol import Quote, QuoteOrder, parse_maker_message, serialize
 from makers.quoting import OrderSigner, quote_message
+from rfqkit.maker_protocol import MakerQuote, OrderTerms, parse_maker_message, serialize
 from rfqkit.wallets import maker_wallet
 
 WALLET = maker_wallet(0)
@@ -53,10 +53,10 @@ def test_unvalidated_quote_is_the_validated_quote() -> None:
         order = random_order(rng)
         signature = bytes(rng.getrandbits(8) for _ in range(65))
         fast = quote_message("mq_1", 1_795_500_030_000, order, signature)
-        slow = Quote(
-            quoteId="mq_1",
-            expiresAtMs=1_795_500_030_000,
-            order=QuoteOrder.from_order(order),
+        slow = MakerQuote(
+            quote_id="mq_1",
+            expires_at_ms=1_795_500_030_000,
+            order=OrderTerms.from_order(order),
             signature="0x" + signature.hex(),
         )
         assert fast == slow

@@ -18,6 +18,7 @@ from conformance.assertions import rate_ray
 from conformance.chain import calldata, erc20_approve
 from conformance.client import Headers
 from contracts.orders import RfqOrder, encode_order, sign_order
+from rfqkit.timestamps import isoformat
 from rfqsim.proxy.documents import Documents
 from rfqsim.proxy.exchange import Exchange
 from rfqsim.proxy.findings import Findings
@@ -33,10 +34,6 @@ PERMIT2 = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512"
 KEY = "tx_test_6ae2edaf29e7.X7j-oebgi6fxuM9RKuWBNDA-zhbeRA0s_35baqF6d1s"
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 MAKER = Account.create()
-
-
-def iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def request_id() -> str:
@@ -154,9 +151,9 @@ def firm_answer(sell_amount: int = 10_000_000) -> dict[str, Any]:
         "feeAmount": str(fee),
         "takerPays": str(taker_pays),
         "rateRay": str(rate_ray(taker_pays, 6, bought, 18)),
-        "expiresAt": iso(NOW + timedelta(seconds=60)),
-        "orderDeadline": iso(deadline),
-        "latestOrderDeadline": iso(deadline),
+        "expiresAt": isoformat(NOW + timedelta(seconds=60)),
+        "orderDeadline": isoformat(deadline),
+        "latestOrderDeadline": isoformat(deadline),
         "reactor": REACTOR,
         "spender": REACTOR,
         "taker": TAKER,
@@ -216,7 +213,7 @@ def record(firm: dict[str, Any], status: str = "quoted", **changes: Any) -> dict
         "feeAmount": quote["feeAmount"],
         "taker": TAKER,
         "quoteTtlMs": 60000,
-        "replyBy": iso(NOW + timedelta(milliseconds=750)),
+        "replyBy": isoformat(NOW + timedelta(milliseconds=750)),
         "expiresAt": quote["expiresAt"],
         "noQuoteReason": None,
         "txHash": None,
@@ -224,7 +221,7 @@ def record(firm: dict[str, Any], status: str = "quoted", **changes: Any) -> dict
         "filledAt": None,
         "failReason": None,
         "routing": routing(),
-        "createdAt": iso(NOW),
+        "createdAt": isoformat(NOW),
     }
     body.update(changes)
     return body
@@ -249,7 +246,7 @@ def ladder() -> dict[str, Any]:
 
     return {
         "chainId": CHAIN,
-        "asOf": iso(NOW),
+        "asOf": isoformat(NOW),
         "pairs": [pair(USDC, USDT, 6, 18), pair(USDT, USDC, 18, 6)],
     }
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from conformance.signing import sign_taker_proof
+from rfqkit.timestamps import isoformat
 from tests.unit.proxy.exchanges import (
     NOW,
     answer_headers,
@@ -19,7 +20,6 @@ from tests.unit.proxy.exchanges import (
     firm_answer,
     firm_request,
     found,
-    iso,
     keyed,
     ladder,
     limited,
@@ -311,7 +311,7 @@ def test_the_record_never_carries_the_claim_token_and_keeps_the_ttl() -> None:
     )
     assert found(watch, ex) == {"rfq/resources/rfq-record/signed-order-signature-claim": "service"}
     late = firm_answer()
-    late["quote"]["expiresAt"] = iso(NOW + timedelta(seconds=61))
+    late["quote"]["expiresAt"] = isoformat(NOW + timedelta(seconds=61))
     found(watch, _firm(late))
     ex = exchange(
         "GET",
@@ -332,7 +332,7 @@ def test_status_transitions_claims_submits_and_cancels_across_exchanges() -> Non
     tx = "0x" + "cd" * 32
 
     def read(status: str, claim_headers: list[tuple[str, str]], code: int = 200) -> dict[str, str]:
-        filled = {"filledAt": iso(NOW), "txHash": tx} if status == "filled" else {}
+        filled = {"filledAt": isoformat(NOW), "txHash": tx} if status == "filled" else {}
         body = (
             {"data": record(firm, status=status, **filled)}
             if code == 200
@@ -386,7 +386,7 @@ def test_status_transitions_claims_submits_and_cancels_across_exchanges() -> Non
     }
     # Filled: the settled amounts are the quote's, and they stay.
     assert read("filled", claim) == {}
-    wrong = record(firm, status="filled", sellAmount="1", filledAt=iso(NOW), txHash=tx)
+    wrong = record(firm, status="filled", sellAmount="1", filledAt=isoformat(NOW), txHash=tx)
     ex = exchange(
         "GET",
         rfq,
@@ -547,9 +547,11 @@ def test_a_ramp_transfer_never_moves_backwards() -> None:
             "payIn": {},
             "payOut": {},
             "hasEmail": False,
-            "timeline": [{"status": status, "providerStatus": status.lower(), "at": iso(NOW)}],
-            "expiresAt": iso(NOW + timedelta(minutes=30)),
-            "createdAt": iso(NOW),
+            "timeline": [
+                {"status": status, "providerStatus": status.lower(), "at": isoformat(NOW)}
+            ],
+            "expiresAt": isoformat(NOW + timedelta(minutes=30)),
+            "createdAt": isoformat(NOW),
         }
         ex = exchange(
             "GET",
@@ -642,7 +644,7 @@ def test_an_unknown_path_answered_400_and_simulator_paths_are_not_checked() -> N
 
 def test_a_ladder_served_stale_or_one_way_is_found() -> None:
     watch, _, _ = watcher()
-    stale = ladder() | {"asOf": iso(NOW - timedelta(seconds=10))}
+    stale = ladder() | {"asOf": isoformat(NOW - timedelta(seconds=10))}
     assert found(watch, exchange("GET", "/v2/rfq/levels?chainId=97", body={"data": stale})) == {
         "rfq/resources/price-ladder/ladder-cached-about-2": "service"
     }
@@ -660,7 +662,7 @@ def test_a_ladder_served_stale_or_one_way_is_found() -> None:
 
 def test_the_answer_is_read_once_from_its_bytes() -> None:
     watch, _, _ = watcher()
-    raw = json.dumps({"data": {"status": "ok", "time": iso(NOW)}}).encode()
+    raw = json.dumps({"data": {"status": "ok", "time": isoformat(NOW)}}).encode()
     ex = exchange("GET", "/v2/health", raw=raw)
     assert found(watch, ex) == {}
     local = json.dumps({"data": {"status": "ok", "time": "2026-01-01T12:00:00+02:00"}}).encode()

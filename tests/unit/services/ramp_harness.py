@@ -18,35 +18,26 @@ from simulator.api.http.appkeys import CLOCK, RAMP
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.app import create_app
+from simulator.runtime.ramp import build_ramp
 from simulator.services.access.proofs import (
     ProofService,
     ProofSettings,
     TakerProof,
     taker_control_message,
 )
-from simulator.services.ramp.access import RampGate, WalletCall
+from simulator.services.ramp.access import WalletCall
 from simulator.services.ramp.area import RampArea
-from simulator.services.ramp.catalog import CatalogSettings, ProviderDirectory, RampCatalog
-from simulator.services.ramp.customers import CustomerSettings, KycDocument, RampCustomers
-from simulator.services.ramp.emails import Outbox
+from simulator.services.ramp.customers import KycDocument
 from simulator.services.ramp.history import TRANSFER_STEPS
 from simulator.services.ramp.model import TransferRecord
 from simulator.services.ramp.ports import PersonDetails
-from simulator.services.ramp.reads import RampReads
-from simulator.services.ramp.retry import RampRetries, RetrySettings
-from simulator.services.ramp.store import TransferStore
-from simulator.services.ramp.sweep import RampSweep
-from simulator.services.ramp.tracking import TrackingSettings, TransferTracker
 from simulator.services.ramp.transfers import (
     Created,
     CreateRequest,
     PayoutRequest,
-    RampTransfers,
-    TransferSettings,
 )
-from simulator.services.ramp.webhooks import ProviderWebhooks
 from simulator.services.shared.timelines import Timelines
-from simulator.settings import load_settings
+from simulator.settings import RampSettings, load_settings
 from tests.unit.services.fake_provider import REVIEW_DELAY_S, FakeProvider
 
 Client = TestClient[web.Request, web.Application]
@@ -96,7 +87,7 @@ async def serve_ramp(overrides: dict[str, Any] | None = None) -> AsyncIterator[C
     """The app without chains (seed 3, then `overrides` on the settings) behind a loopback test
     server. No provider is attached (see `attach_fake`). A proof signature that does not recover
     to the wallet is invalid (401): the chain-less app runs no chain to check a contract wallet
-    on, and a chain it does not run answers "not valid" (adapters/signatures.py)."""
+    on, and a chain it does not run answers "not valid" (adapters/access/signatures.py)."""
     app = create_app(load_settings(overrides={"seed": 3, **(overrides or {})}), start_chains=False)
     async with TestClient(TestServer(app, host="127.0.0.1")) as client:
         yield client
@@ -120,49 +111,35 @@ def attach_fake(client: Client, fake: FakeProvider | None = None) -> FakeProvide
 
 
 class Ramp:
+    """The ramp area as the app builds it (runtime/ramp.py `build_ramp`), with the fake provider
+    attached behind its port and no contract wallets on any chain."""
+
     def __init__(self) -> None:
         self.clock = Clock()
         self.fake = FakeProvider(self.clock)
-        directory = ProviderDirectory(["ngnramp"])
-        directory.attach(self.fake)
-        self.catalog = RampCatalog(self.clock, directory, CatalogSettings(production=False))
+        self.parsed: dict[str, Any] = {}  # what the provider's webhook bodies parse to, by id
         proofs = ProofService(self.clock, NoChain(), ProofSettings())
-        gate = RampGate(proofs, self.catalog)
-        self.customers = RampCustomers(
-            self.clock, RandomSource(1), gate, self.catalog, CustomerSettings(kyc_reread_s=15)
-        )
-        self.outbox = Outbox(self.clock, RandomSource(2), "http://front.test")
-        self.store = TransferStore()
-        self.history = Timelines("transfers", self.clock.time, TRANSFER_STEPS, capacity=1000)
-        self.tracker = TransferTracker(
-            self.clock, directory.attached, self.outbox, TrackingSettings(), self.history
-        )
-        self.transfers = RampTransfers(
+        self.area = build_ramp(
+            RampSettings(reopen_url_base="http://front.test", webhook_secret=SECRET),
             self.clock,
-            RandomSource(3),
-            gate,
-            self.catalog,
-            self.customers,
-            self.store,
-            self.tracker,
-            self.outbox,
-            TransferSettings(),
+            RandomSource(1),
+            proofs,
+            production=False,
+            parse_transfer=lambda data: self.parsed[data["id"]],
+            history=Timelines("transfers", self.clock.time, TRANSFER_STEPS, capacity=1000),
         )
-        self.reads = RampReads(self.store, self.tracker, self.catalog)
-        self.retries = RampRetries(
-            self.clock,
-            RandomSource(4),
-            gate,
-            self.customers,
-            self.store,
-            self.tracker,
-            RetrySettings(),
-        )
-        self.parsed: dict[str, Any] = {}
-        self.webhooks = ProviderWebhooks(
-            self.store, self.tracker, {"ngnramp": SECRET}, lambda data: self.parsed[data["id"]]
-        )
-        self.sweep = RampSweep(self.clock, self.store, self.tracker, self.customers)
+        self.area.providers.attach(self.fake)
+        self.catalog = self.area.catalog
+        self.customers = self.area.customers
+        self.outbox = self.area.emails
+        self.store = self.area.transfers.store
+        self.history = self.area.history
+        self.tracker = self.area.tracker
+        self.transfers = self.area.transfers
+        self.reads = self.area.reads
+        self.retries = self.area.retry
+        self.webhooks = self.area.webhooks
+        self.sweep = self.area.sweep
         self.account = Account.create()
 
     def proof(self, *, account: Any = None, chain_id: int = 97) -> TakerProof:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from simulator.clock import Clock
-from simulator.services.rfq.inventory import Hold, MakerInventory
+from simulator.services.rfq.inventory import MakerHold, MakerInventory
 
 MAKERS = ("0xaa", "0xbb")
 TOKENS = ("0x01", "0x02")
@@ -21,7 +21,7 @@ class StoppedClock(Clock):
         return self.at
 
 
-def brute_force(live: dict[str, Hold], now: float, maker: str, token: str) -> int:
+def brute_force(live: dict[str, MakerHold], now: float, maker: str, token: str) -> int:
     return sum(
         h.amount
         for h in live.values()
@@ -33,12 +33,12 @@ def test_committed_is_the_sum_of_live_holds_through_every_change() -> None:
     clock = StoppedClock()
     inventory = MakerInventory(clock)
     rng = random.Random(7)
-    live: dict[str, Hold] = {}
+    live: dict[str, MakerHold] = {}
     for step in range(3000):
         action = rng.random()
         if action < 0.5 or not live:
             quote_id = f"q{rng.randrange(400)}"  # sometimes an id already held: a replacement
-            hold = Hold(
+            hold = MakerHold(
                 rfq_id=f"rfq{rng.randrange(100)}",
                 quote_id=quote_id,
                 chain_id=97,

@@ -4,7 +4,8 @@ import asyncio
 
 import pytest
 
-from simulator.clock import Clock, from_unix, isoformat
+from rfqkit.timestamps import from_unix, isoformat
+from simulator.clock import Clock
 from simulator.errors import InvalidRequest, RateLimited, UpstreamError
 from simulator.services.access.limits import FixedWindowLimiter
 from simulator.services.rfq.funds import TakerFunds

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from rfqkit.maker_protocol import ServerMessage
 from simulator.clock import Clock
 from simulator.errors import InvalidRequest, NotFound, ServiceError, UpstreamError
 from simulator.services.rfq.fleet_control import MakerControl, OnlineMakerStatus
@@ -18,7 +19,7 @@ WALLET = "0x" + "77" * 20
 
 
 class NullGateway:
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: ServerMessage) -> None:
         pass
 
     async def close(self, code: int, reason: str) -> None:

@@ -1,11 +1,10 @@
-"""GET /v1/status's rules (services/v1/status.py) with a fake probe: chains are critical, fill
+"""GET /v1/status's rules (services/shared/health.py) with a fake probe: chains are critical, fill
 indexes are not; a configured chain the venue does not serve is down."""
 
 from __future__ import annotations
 
 from simulator.clock import Clock
-from simulator.services.v1.ports import ProbeResult
-from simulator.services.v1.status import StatusService
+from simulator.services.shared.health import ProbeResult, StatusService
 from tests.unit.services.v1_fakes import venue
 
 

@@ -43,7 +43,7 @@ def test_a_written_state_reads_back(tmp_path: Path) -> None:
     [
         (5, [97], {}, "saved with --seed 4, started with --seed 5"),
         (4, [56, 97], {}, "saved for chains [97], configured chains are [56, 97]"),
-        (4, [97], {"x": {"a": {"__object__": "os:system", "v": {}}}}, "corrupt state of x"),
+        (4, [97], {"x": ["not", "an", "object"]}, "corrupt state of x"),
     ],
 )
 def test_a_state_for_another_start_is_refused(

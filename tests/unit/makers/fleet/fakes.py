@@ -20,7 +20,7 @@ from makers.client import Backoff
 from makers.config import FixedLatencyConfig, MakerConfig
 from makers.fleet import SimulatedMaker
 from makers.pricing import TokenSpec
-from makers.protocol import Levels, Quote, Welcome
+from rfqkit.maker_protocol import Levels, MakerQuote, Welcome
 from rfqkit.wallets import maker_wallet
 from tests.unit.makers.fake_stream import ADDR, FakeConnection
 
@@ -98,11 +98,11 @@ async def until(conn: FakeConnection, predicate: Callable[[], bool]) -> None:
     raise AssertionError("condition never held")
 
 
-def signer(quote: Quote, welcome: Welcome) -> str:
+def signer(quote: MakerQuote, welcome: Welcome) -> str:
     return recover_order_signer(
         quote.order.to_order(),
-        welcome.chains[0].chainId,
-        welcome.chains[0].signatureTransfer,
+        welcome.chains[0].chain_id,
+        welcome.chains[0].signature_transfer,
         bytes.fromhex(quote.signature[2:]),
     )
 
@@ -112,5 +112,5 @@ async def levels_by_direction(conn: FakeConnection) -> dict[tuple[str, str], Lev
     while len(seen) < 2:
         message = await conn.receive()
         if isinstance(message, Levels):
-            seen[(message.sellToken.lower(), message.buyToken.lower())] = message
+            seen[(message.sell_token.lower(), message.buy_token.lower())] = message
     return seen

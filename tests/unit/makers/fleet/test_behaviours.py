@@ -5,7 +5,7 @@ fixed latency delays the answer."""
 
 from __future__ import annotations
 
-from makers.protocol import Decline, Levels, Quote
+from rfqkit.maker_protocol import Decline, Levels, MakerQuote
 from tests.unit.makers.fake_stream import now_ms, rfq
 from tests.unit.makers.fleet.fakes import (
     E6,
@@ -33,13 +33,13 @@ async def test_decline_behaviour_names_a_smaller_size(start_maker: StartMaker) -
     await conn.send(rfq(conn.welcome, sell=USDT, buy=NGNS, amount=10 * E18))
     decline = await conn.expect(Decline)
     assert decline.reason == "liquidity"
-    assert decline.maxSellAmount == 5 * E18
+    assert decline.max_sell_amount == 5 * E18
 
 
 async def test_bad_signature_does_not_recover_to_the_wallet(start_maker: StartMaker) -> None:
     _, conn = await start_maker(maker_config(behaviour="bad_signature"))
     await conn.send(rfq(conn.welcome, sell=USDT, buy=NGNS, amount=E18))
-    quote = await conn.expect(Quote)
+    quote = await conn.expect(MakerQuote)
     assert quote.order.maker == WALLETS[0].address
     assert signer(quote, conn.welcome) != WALLETS[0].address
 
@@ -50,8 +50,8 @@ async def test_underfunded_quotes_more_than_it_holds(
     chain.fund(WALLETS[0].address, usdt=1_000 * E18, ngns=1_000 * E6)
     _, conn = await start_maker(maker_config(behaviour="underfunded"))
     await conn.send(rfq(conn.welcome, sell=USDT, buy=NGNS, amount=2 * E18))
-    quote = await conn.expect(Quote)
-    assert quote.order.inputAmount > 1_000 * E6  # about 3198 NGNS from a 1000 NGNS balance
+    quote = await conn.expect(MakerQuote)
+    assert quote.order.input_amount > 1_000 * E6  # about 3198 NGNS from a 1000 NGNS balance
 
 
 async def test_flaky_declines_its_fraction(start_maker: StartMaker) -> None:
@@ -66,9 +66,9 @@ async def test_late_answers_after_reply_by(start_maker: StartMaker) -> None:
     await conn.send(request)
     while True:
         arrived, message = await conn.receive_timed()
-        if isinstance(message, Quote):
+        if isinstance(message, MakerQuote):
             break
-    assert arrived > request.replyByMs
+    assert arrived > request.reply_by_ms
 
 
 async def test_latency_delays_the_answer(start_maker: StartMaker) -> None:
@@ -77,6 +77,6 @@ async def test_latency_delays_the_answer(start_maker: StartMaker) -> None:
     await conn.send(rfq(conn.welcome, sell=USDT, buy=NGNS, amount=E18))
     while True:
         arrived, message = await conn.receive_timed()
-        if isinstance(message, Quote):
+        if isinstance(message, MakerQuote):
             break
     assert arrived - sent >= 75

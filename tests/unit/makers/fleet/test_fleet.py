@@ -12,7 +12,7 @@ import pytest
 from makers.client import MakerAuthError
 from makers.config import FleetConfig
 from makers.fleet import MakerFleet
-from makers.protocol import Decline, Quote
+from rfqkit.maker_protocol import Decline, MakerQuote
 from tests.unit.makers.fake_stream import FakeStreamServer, rfq
 from tests.unit.makers.fleet.fakes import E18, FAST, NGNS, USDT, FakeChain, StartMaker, maker_config
 
@@ -32,7 +32,7 @@ async def test_reconfigure_live_behaviour_and_online(
     again = await server.next_connection()
     assert maker.connected
     await again.send(rfq(again.welcome, sell=USDT, buy=NGNS, amount=E18, quote_id="mq_2"))
-    assert (await again.expect(Quote)).quoteId == "mq_2"
+    assert (await again.expect(MakerQuote)).quote_id == "mq_2"
     with pytest.raises(ValueError, match="cannot change"):
         await maker.reconfigure(wallet_index=2)
     assert maker.status()["behaviour"] == "normal"

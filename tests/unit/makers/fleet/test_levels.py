@@ -9,7 +9,7 @@ import asyncio
 
 from makers.config import MakerConfig
 from makers.fleet import SimulatedMaker
-from makers.protocol import Expired, Levels, Quote
+from rfqkit.maker_protocol import Expired, Levels, MakerQuote
 from tests.unit.makers.fake_stream import FakeConnection, FakeStreamServer, rfq
 from tests.unit.makers.fleet.fakes import (
     E6,
@@ -64,7 +64,7 @@ async def test_the_start_returns_once_the_server_has_read_every_directions_level
         # No waiting: what the server had read when the start returned is queued already.
         read = [conn.inbox.get_nowait()[1] for _ in range(conn.inbox.qsize())]
         directions = {
-            (m.sellToken.lower(), m.buyToken.lower())
+            (m.sell_token.lower(), m.buy_token.lower())
             for m in read
             if isinstance(m, Levels) and m.levels
         }
@@ -82,21 +82,21 @@ async def test_a_quote_republishes_only_the_direction_it_changed(
         request = rfq(conn.welcome, sell=USDT, buy=NGNS, amount=10 * E18)
         await conn.send(request)
         seen: list[Levels] = []
-        while not isinstance(message := await conn.receive(), Quote):
+        while not isinstance(message := await conn.receive(), MakerQuote):
             assert isinstance(message, Levels)
             seen.append(message)
         seen += [m for m in await conn.barrier() if isinstance(m, Levels)]
-        gives = message.order.inputAmount
-        assert maker.commitments[request.quoteId].amount == gives
-        assert [(m.sellToken.lower(), m.buyToken.lower()) for m in seen] == [(USDT, NGNS)]
-        assert [(lv.sellAmount, lv.buyAmount) for lv in seen[0].levels] == maker.pricing.levels(
+        gives = message.order.input_amount
+        assert maker.commitments[request.quote_id].amount == gives
+        assert [(m.sell_token.lower(), m.buy_token.lower()) for m in seen] == [(USDT, NGNS)]
+        assert [(lv.sell_amount, lv.buy_amount) for lv in seen[0].levels] == maker.pricing.levels(
             SPEC[USDT], SPEC[NGNS], inventory - gives
         )
-        await conn.send(Expired(quoteId=request.quoteId, rfqId=request.rfqId))
+        await conn.send(Expired(quote_id=request.quote_id, rfq_id=request.rfq_id))
         await until(conn, lambda: not maker.commitments)
         back = [m for m in await conn.barrier() if isinstance(m, Levels)]
-        assert [(m.sellToken.lower(), m.buyToken.lower()) for m in back] == [(USDT, NGNS)]
-        assert [(lv.sellAmount, lv.buyAmount) for lv in back[-1].levels] == maker.pricing.levels(
+        assert [(m.sell_token.lower(), m.buy_token.lower()) for m in back] == [(USDT, NGNS)]
+        assert [(lv.sell_amount, lv.buy_amount) for lv in back[-1].levels] == maker.pricing.levels(
             SPEC[USDT], SPEC[NGNS], inventory
         )
     finally:
@@ -110,7 +110,7 @@ async def test_levels_a_quote_does_not_change_are_not_republished(
     maker, conn = await quiet_maker(server, chain, maker_config(behaviour="underfunded"))
     try:
         await conn.send(rfq(conn.welcome, sell=USDT, buy=NGNS, amount=E18))
-        await conn.expect(Quote)
+        await conn.expect(MakerQuote)
         assert len(maker.commitments) == 1
         assert [m for m in await conn.barrier() if isinstance(m, Levels)] == []
     finally:

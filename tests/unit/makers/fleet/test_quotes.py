@@ -7,7 +7,7 @@ reactor, never reuses a nonce, and a fill refreshes its balances and releases th
 from __future__ import annotations
 
 from makers.chain import MAX_UINT256
-from makers.protocol import Decline, Expired, Filled, Quote, Rfq
+from rfqkit.maker_protocol import Decline, Expired, Filled, MakerQuote, Rfq
 from tests.unit.makers.fake_stream import ADDR, rfq, welcome
 from tests.unit.makers.fleet.fakes import (
     E6,
@@ -40,7 +40,7 @@ async def test_start_approves_the_signature_transfer_and_publishes_levels(
     levels = await levels_by_direction(conn)
     for (sell, buy), message in levels.items():
         expected = maker.pricing.levels(SPEC[sell], SPEC[buy], await chain.balance_of(buy, owner))
-        assert [(lv.sellAmount, lv.buyAmount) for lv in message.levels] == expected
+        assert [(lv.sell_amount, lv.buy_amount) for lv in message.levels] == expected
         assert 1 <= len(expected) <= 9
 
 
@@ -60,7 +60,7 @@ async def test_exact_input_quote_is_priced_signed_and_held(
     maker, conn = await start_maker()
     request = rfq(conn.welcome, sell=USDT, buy=NGNS, amount=10 * E18)
     await conn.send(request)
-    quote = await conn.expect(Quote)
+    quote = await conn.expect(MakerQuote)
     order = quote.order.to_order()
     inventory = 1_000_000 * E6
     assert order.inputAmount == maker.pricing.price_exact_input(
@@ -69,16 +69,16 @@ async def test_exact_input_quote_is_priced_signed_and_held(
     assert 15_980 * E6 < order.inputAmount < 16_000 * E6
     assert (order.inputToken.lower(), order.outputToken.lower()) == (NGNS, USDT)
     assert order.outputAmount == 10 * E18
-    assert order.feeAmount == request.feeAmount
+    assert order.feeAmount == request.fee_amount
     assert order.maker == WALLETS[0].address
     assert order.taker.lower() == ADDR["taker"]
     assert order.reactor.lower() == ADDR["reactor"]
-    assert request.minExpiresAtMs <= quote.expiresAtMs <= request.maxExpiresAtMs
-    assert order.deadline * 1000 >= quote.expiresAtMs
+    assert request.min_expires_at_ms <= quote.expires_at_ms <= request.max_expires_at_ms
+    assert order.deadline * 1000 >= quote.expires_at_ms
     assert signer(quote, conn.welcome) == WALLETS[0].address
     # The quote holds its inventory until the server lets go of it.
     assert maker.inventory(56, NGNS) == inventory - order.inputAmount
-    await conn.send(Expired(quoteId=request.quoteId, rfqId=request.rfqId))
+    await conn.send(Expired(quote_id=request.quote_id, rfq_id=request.rfq_id))
     await until(conn, lambda: not maker.commitments)
     assert maker.inventory(56, NGNS) == inventory
 
@@ -87,7 +87,7 @@ async def test_exact_output_quote_signs_the_fee_rule(start_maker: StartMaker) ->
     maker, conn = await start_maker()
     request = rfq(conn.welcome, sell=NGNS, buy=USDT, kind="exact_output", amount=E18)
     await conn.send(request)
-    quote = await conn.expect(Quote)
+    quote = await conn.expect(MakerQuote)
     order = quote.order.to_order()
     assert order.inputAmount == E18
     receives = maker.pricing.price_exact_output(SPEC[NGNS], SPEC[USDT], E18, 1_000 * E18)
@@ -102,7 +102,7 @@ async def test_too_large_is_declined_with_the_depth(start_maker: StartMaker) -> 
     decline = await conn.expect(Decline)
     depth = maker.pricing.depth(SPEC[NGNS], SPEC[USDT], 1_000 * E18)
     assert decline.reason == "liquidity"
-    assert decline.maxSellAmount == depth
+    assert decline.max_sell_amount == depth
     assert 1_600_000 * E6 < depth < 1_602_000 * E6  # 1000 USDT at 1600 less spread
 
 
@@ -116,7 +116,7 @@ async def test_nonces_are_unique(start_maker: StartMaker) -> None:
     maker, conn = await start_maker()
     for i in range(20):
         await conn.send(rfq(conn.welcome, sell=USDT, buy=NGNS, amount=E18, quote_id=f"mq_{i}"))
-    quotes = [await conn.expect(Quote) for _ in range(20)]
+    quotes = [await conn.expect(MakerQuote) for _ in range(20)]
     nonces = {q.order.nonce for q in quotes}
     assert len(nonces) == 20
     assert all(0 < n < 2**248 for n in nonces)
@@ -129,19 +129,19 @@ async def test_a_fill_refreshes_balances_and_releases_the_commitment(
     maker, conn = await start_maker()
     request = rfq(conn.welcome, sell=USDT, buy=NGNS, amount=E18)
     await conn.send(request)
-    order = (await conn.expect(Quote)).order.to_order()
+    order = (await conn.expect(MakerQuote)).order.to_order()
     owner = WALLETS[0].address
     chain.fund(owner, usdt=1_001 * E18, ngns=1_000_000 * E6 - order.inputAmount)
     await conn.send(
         Filled(
-            quoteId=request.quoteId,
-            rfqId=request.rfqId,
-            chainId=56,
-            orderHash="0x" + "ab" * 32,
-            txHash="0x" + "cd" * 32,
-            makerGave=order.inputAmount,
-            makerReceived=order.outputAmount,
-            feeAmount=order.feeAmount,
+            quote_id=request.quote_id,
+            rfq_id=request.rfq_id,
+            chain_id=56,
+            order_hash="0x" + "ab" * 32,
+            tx_hash="0x" + "cd" * 32,
+            maker_gave=order.inputAmount,
+            maker_received=order.outputAmount,
+            fee_amount=order.feeAmount,
         )
     )
     await until(conn, lambda: maker.stats.filled == 1 and not maker.commitments)

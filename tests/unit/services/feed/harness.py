@@ -10,11 +10,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from simulator.clock import Clock
+from simulator.runtime.feed import build_feed
 from simulator.services.feed.model import Side, TradePage
 from simulator.services.feed.ports import Clearing, SideTrade
-from simulator.services.feed.service import FeedService
-from simulator.services.feed.store import FeedStore
-from simulator.services.shared.fills import Fill, IndexProgress
+from simulator.services.shared.fills import Fill, FillFanout, IndexProgress
 from simulator.services.shared.venue import (
     ChainVenue,
     Contracts,
@@ -22,7 +21,7 @@ from simulator.services.shared.venue import (
     Token,
     VenueDirectory,
 )
-from simulator.settings import CorridorTiming, FeedSettings
+from simulator.settings import CorridorTiming, FeedSettings, load_settings
 
 T0 = 1_800_000_000.0  # simulator time at the start of every test
 
@@ -105,16 +104,19 @@ class Harness:
         self.index = IndexProgress()
         for chain_id in chains:
             self.index.mark(chain_id, "current", self.clock.mono)
-        self.store = FeedStore()
         self.settings = FeedSettings.model_validate(feed)
-        self.feed = FeedService(
+        self.fills = FillFanout()
+        area = build_feed(
+            load_settings(environ={}).model_copy(update={"feed": self.settings}),
             self.clock,
-            self.settings,
             self.venue,
-            self.store,
-            {"RFQ": self.prices, "BOOK": self.book},
-            self.index,
+            prices={"RFQ": self.prices, "BOOK": self.book},
+            fills=self.fills,
+            index=self.index,
         )
+        self.area = area
+        self.feed = area.service
+        self.store = self.feed.store
         self._log_index = itertools.count()
         self._block = itertools.count(1)
 

@@ -16,24 +16,22 @@ from contracts.orders import RfqOrder, order_hash
 from rfqkit.chain_errors import ChainUnreadable
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
+from simulator.runtime.limit_orders import build_book
+from simulator.runtime.swaps import build_swaps
 from simulator.services.access.callers import Caller
 from simulator.services.access.keys import ApiKey
-from simulator.services.limit_orders.history import LIMIT_ORDER_STEPS
+from simulator.services.limit_orders.area import BookArea
 from simulator.services.limit_orders.jobs import BookSweep
-from simulator.services.limit_orders.live import LiveBook
-from simulator.services.limit_orders.placement import Placement, PrepareRequest, SignedPlacement
+from simulator.services.limit_orders.placement import PrepareRequest, SignedPlacement
 from simulator.services.limit_orders.ports import FundingKey, NonceRef, ResourceState
 from simulator.services.limit_orders.service import BookService
-from simulator.services.limit_orders.store import BookStore
 from simulator.services.shared.amounts import Curve
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.fills import Fill
-from simulator.services.shared.timelines import Timelines
 from simulator.services.shared.venue import ChainVenue, Contracts, Corridor, Token, VenueDirectory
-from simulator.services.swaps.history import SWAP_STEPS
+from simulator.services.swaps.area import SwapsArea
 from simulator.services.swaps.service import SwapService
-from simulator.services.swaps.store import SwapStore
-from simulator.settings import BookSettings, CorridorTiming
+from simulator.settings import BookSettings, CorridorTiming, load_settings
 from tests.unit.services.limit_orders.factory import CHAIN_ID, NGNS, PERMIT2, REACTOR, USDC, USDT
 
 NGNS_T = Token("NGNS", "Naira", to_checksum_address(NGNS), 6, False)
@@ -190,6 +188,8 @@ class Harness:
     book_events: EventLog
     swap_events: EventLog
     settings: BookSettings
+    book_area: BookArea
+    swaps_area: SwapsArea
 
     async def deliver(self, fill: Fill) -> None:
         await self.book.on_fill(fill)
@@ -197,37 +197,39 @@ class Harness:
 
 
 def build(settings: BookSettings | None = None) -> Harness:
-    settings = settings or BookSettings()
+    """The book and swaps as the app builds them (runtime/limit_orders.py `build_book`,
+    runtime/swaps.py `build_swaps`), on the fake chain and the fake filling bids."""
+    book_settings = settings or BookSettings()
+    app_settings = load_settings(environ={}).model_copy(update={"book": book_settings})
     clock = Clock()
     chain = FakeChain()
     bids = FakeBids()
-    directory = venue()
-    store = BookStore()
-    book_events = EventLog()
-    swap_events = EventLog()
     random = RandomSource(7)
-    orders = Timelines("limit-orders", clock.time, LIMIT_ORDER_STEPS, capacity=1000)
-    placement = Placement(
-        clock, random.fork("lo"), directory, store, chain, chain, settings, orders
-    )
-    book = BookService(
+    book = build_book(
+        app_settings,
         clock,
-        directory,
-        store,
-        LiveBook(clock, store, directory, chain, chain, orders),
-        placement,
-        chain,
+        random,
+        venue(),
+        reads=chain,
+        funding=chain,
+        signatures=chain,
+        bids=bids,
+        fills=chain,
+    )
+    swaps = build_swaps(app_settings, clock, random, book)
+    harness = Harness(
+        clock,
         chain,
         bids,
-        book_events,
-        orders,
+        book.service,
+        swaps.service,
+        book.sweep,
+        book.events,
+        swaps.events,
+        book_settings,
+        book,
+        swaps,
     )
-    swap_history = Timelines("swaps", clock.time, SWAP_STEPS, capacity=1000)
-    swaps = SwapService(
-        clock, random.fork("sw"), book, SwapStore(), swap_events, settings, swap_history
-    )
-    sweep = BookSweep(clock, directory, book, book_events, settings)
-    harness = Harness(clock, chain, bids, book, swaps, sweep, book_events, swap_events, settings)
     chain.deliver = harness.deliver
     return harness
 

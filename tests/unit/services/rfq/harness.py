@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Literal
@@ -17,17 +17,15 @@ from typing import Any, Literal
 from eth_utils.address import to_checksum_address
 
 from contracts.orders import RfqOrder, sign_order
+from rfqkit.maker_protocol import ServerMessage, to_wire
 from rfqkit.wallets import Wallet, demo_wallet, maker_wallet
 from simulator.clock import Clock
+from simulator.errors import NotFound
 from simulator.randomness import RandomSource
+from simulator.runtime.access import build_access
+from simulator.runtime.rfq import build_rfq
 from simulator.services.access.callers import Caller
-from simulator.services.access.keys import KeyService
-from simulator.services.access.proofs import ProofService, ProofSettings
-from simulator.services.rfq.auction import Auction
-from simulator.services.rfq.deps import RfqDeps
-from simulator.services.rfq.funds import TakerFunds
-from simulator.services.rfq.history import RFQ_STEPS, RfqHistory
-from simulator.services.rfq.inventory import MakerInventory
+from simulator.services.rfq.area import RfqArea
 from simulator.services.rfq.makers import (
     DeclineReply,
     MakerRegistry,
@@ -36,19 +34,14 @@ from simulator.services.rfq.makers import (
     QuoteReply,
 )
 from simulator.services.rfq.model import FilledOrder, RfqRecord
-from simulator.services.rfq.ports import ChainUnreadable
-from simulator.services.rfq.pricing import IndicativePricing
-from simulator.services.rfq.service import FirmRequest, RequestOutcome, RfqService
-from simulator.services.rfq.settlement import Settlement, SettlementSettings
-from simulator.services.rfq.slots import OutstandingSlots
+from simulator.services.rfq.ports import ChainUnreadable, FleetMemberStatus, RfqStore
+from simulator.services.rfq.service import FirmRequest, RequestOutcome
 from simulator.services.rfq.store import InMemoryRfqStore
 from simulator.services.shared.amounts import fee_on
 from simulator.services.shared.events import EventLog
-from simulator.services.shared.faults import Faults
-from simulator.services.shared.fills import Fill
-from simulator.services.shared.timelines import EventSteps, Timelines
+from simulator.services.shared.fills import Fill, FillFanout
 from simulator.services.shared.venue import ChainVenue, Contracts, Corridor, Token, VenueDirectory
-from simulator.settings import CorridorTiming, LimitSettings
+from simulator.settings import CorridorTiming, LimitSettings, load_settings
 from tests.unit.services.ramp_harness import NoChain
 
 CHAIN_ID = 97
@@ -159,7 +152,8 @@ class FakeMaker:
 
     # --- the link --------------------------------------------------------------------------
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, frame: ServerMessage) -> None:
+        message = to_wire(frame)  # what the maker reads: the frame's JSON object
         self.received.append((self.clock.monotonic(), message))
         if message.get("type") == "rfq":
             task = asyncio.create_task(self._answer(message))
@@ -234,59 +228,72 @@ class FakeMaker:
         return QuoteReply(order=order, signature=signature, expires_at_ms=expires_ms)
 
 
+class NoFleet:
+    """No simulated fleet: the harness's makers are FakeMakers on the registry."""
+
+    async def members(self) -> list[FleetMemberStatus]:
+        return []
+
+    async def reconfigure(self, name: str, changes: Mapping[str, Any]) -> None:
+        raise NotFound(f"no simulated maker {name!r}")
+
+
 class RfqHarness:
+    """The RFQ area as the app builds it (runtime/rfq.py `build_rfq`, runtime/access.py
+    `build_access`), on fake ports: FakeChain for every chain read, no signature contract, no
+    simulated fleet; the makers are FakeMakers on the area's registry."""
+
     def __init__(self, *, timing: CorridorTiming = TIMING) -> None:
         self.clock = Clock()
         self.venue = make_venue(timing)
         self.chain = FakeChain()
         self.chain.fund_taker(1_000_000 * ONE)
-        self.registry = MakerRegistry(self.clock)
-        self.inventory = MakerInventory(self.clock)
-        self.slots = OutstandingSlots(self.clock)
-        self.funds = TakerFunds(self.clock, self.chain)
-        self.limits = LimitSettings()
-        self.faults = Faults()
-        pricing = IndicativePricing(self.clock, self.registry)
-        self.history = RfqHistory(Timelines("rfqs", self.clock.time, RFQ_STEPS, capacity=100))
-        self.registry.on_late = lambda maker, quote_id, rfq_id, waited_s, kind: (
-            self.history.answered_late(
-                rfq_id, maker.wallet, maker.maker_id, quote_id, waited_s * 1000, kind
-            )
-        )
-        self.deps = RfqDeps(
-            venue=self.venue,
-            proofs=ProofService(self.clock, NoChain(), ProofSettings()),
-            slots=self.slots,
-            funds=self.funds,
-            inventory=self.inventory,
-            makers=self.registry,
-            pricing=pricing,
-            faults=self.faults,
-            limits=lambda: self.limits,
-            history=self.history,
-        )
-        self.store = InMemoryRfqStore()
-        auction = Auction(
-            self.clock,
-            RandomSource(5),
-            self.registry,
-            pricing,
-            self.inventory,
-            self.chain,
-            self.history,
-        )
-        self.service = RfqService(self.clock, RandomSource(6), self.deps, auction, self.store)
+        self._settings = load_settings(environ={})
+        self._random = RandomSource(5)
+        self.access = build_access(self._settings, self.clock, self._random, signatures=NoChain())
+        self.access.limits = LimitSettings()
         self.events = EventLog()
-        self.events.subscribers.append(EventSteps(self.history.timelines))
-        self.settings = SettlementSettings()
-        self.settlement = Settlement(
-            self.clock, self.store, self.deps, self.events, self.chain, self.settings
-        )
-        keys = KeyService(self.clock, RandomSource(7))
-        self.partner = keys.create_partner("unit")
-        self.keys = keys
+        self.store = InMemoryRfqStore()
+        self.area = self.build(self.store)
+        deps = self.area.deps
+        self.deps = deps
+        self.registry = deps.makers
+        self.inventory = deps.inventory
+        self.slots = deps.slots
+        self.funds = deps.funds
+        self.history = deps.history
+        self.service = self.area.service
+        self.settlement = self.area.settlement
+        self.settings = self.settlement.settings
+        self.faults = self.access.faults
+        self.keys = self.access.keys
+        self.partner = self.keys.create_partner("unit")
         self.caller = self.key_caller()
         self.makers: list[FakeMaker] = []
+
+    def build(self, store: RfqStore) -> RfqArea:
+        """The area on `store`, publishing on the harness's event log (a second one built on
+        the same store carries on where the first left off)."""
+        return build_rfq(
+            self._settings,
+            self.clock,
+            self._random,
+            self.access,
+            self.venue,
+            reads=self.chain,
+            fleet=NoFleet(),
+            fills=FillFanout(),
+            store=store,
+            events=self.events,
+        )
+
+    @property
+    def limits(self) -> LimitSettings:
+        return self.access.limits
+
+    @limits.setter
+    def limits(self, limits: LimitSettings) -> None:
+        self.access.limits = limits  # what /_sim/limits does
 
     def key_caller(self, scopes: frozenset[str] = frozenset({"trades:write"})) -> Caller:
         key, _ = self.keys.create_key(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.clock import from_unix, isoformat
+from rfqkit.timestamps import from_unix, isoformat
 from simulator.errors import InvalidRequest, RateLimited
 from simulator.services.rfq.funds import RESERVATION_SKEW_S
 from simulator.services.rfq.model import RfqRecord

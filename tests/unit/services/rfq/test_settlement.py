@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from simulator.api.rfq import schemas
 from simulator.services.rfq.model import RfqRecord
 from tests.unit.services.rfq.harness import NGNS, ONE, TAKER, TX, RfqHarness, status
 
@@ -267,3 +268,24 @@ async def test_a_failure_is_not_corrected_after_the_window_either(rfq: RfqHarnes
     await rfq.fill_all(record)
     assert (record.status, record.fail_reason) == ("failed", "not_landed")
     assert rfq.event_types() == [("rfq.failed", record.rfq_id)]
+
+
+async def test_every_event_and_a_read_of_the_same_rfq_show_the_same_values(
+    rfq: RfqHarness,
+) -> None:
+    """rfq.failed, then the late rfq.filled that corrects it: each event's rfq object agrees
+    with GET /v2/rfq/{rfq_id} on every field they share, read at the moment it was published."""
+    rfq.maker(1)
+    record = await failed(rfq)
+    reads = [schemas.RfqRecord.model_validate(record).model_dump(mode="json")]
+    assert record.quote is not None
+    for order in record.quote.orders:
+        await rfq.settlement.on_fill(rfq.fill(order, tx_hash=TX))
+    reads.append(schemas.RfqRecord.model_validate(record).model_dump(mode="json"))
+    assert rfq.event_types() == [("rfq.failed", record.rfq_id), ("rfq.filled", record.rfq_id)]
+    for index, read in enumerate(reads):
+        body = rfq_body(rfq, index)
+        assert body["id"] == read["rfqId"]
+        shared = set(body) & set(read)
+        assert shared >= {"sellAmount", "buyAmount", "feeAmount", "txHash", "filledAt"}
+        assert {k: body[k] for k in shared} == {k: read[k] for k in shared}

@@ -4,14 +4,8 @@ carry on exactly where the others left off."""
 
 from __future__ import annotations
 
-import dataclasses
-
-from simulator.randomness import RandomSource
-from simulator.services.rfq.auction import Auction
 from simulator.services.rfq.model import RfqRecord
 from simulator.services.rfq.ports import RfqStore
-from simulator.services.rfq.service import RfqService
-from simulator.services.rfq.settlement import Settlement
 from simulator.services.rfq.store import InMemoryRfqStore
 from simulator.services.shared.fills import Fill
 from tests.unit.services.rfq.harness import ONE, TX, RfqHarness
@@ -83,25 +77,14 @@ async def test_service_and_settlement_keep_no_record_state_of_their_own(rfq: Rfq
     first, second = bundle.quote.orders
     await rfq.settlement.on_fill(rfq.fill(first, log_index=0))
     # A new service and a new settlement on the same store: everything is still there.
-    auction = Auction(
-        rfq.clock,
-        RandomSource(8),
-        rfq.registry,
-        rfq.deps.pricing,
-        rfq.inventory,
-        rfq.chain,
-        rfq.history,
-    )
-    service = RfqService(rfq.clock, RandomSource(9), rfq.deps, auction, rfq.store)
-    settlement = Settlement(
-        rfq.clock, rfq.store, rfq.deps, rfq.events, rfq.chain, dataclasses.replace(rfq.settings)
-    )
+    again = rfq.build(rfq.store)
+    service, settlement = again.service, again.settlement
     assert service.owned(bundle.rfq_id, rfq.caller, outcome.claim_token) is bundle
     await settlement.on_fill(rfq.fill(second, log_index=1))  # the first Fill was remembered
     assert bundle.status == "filled"
     # ... and a store of their own knows nothing about it.
     empty = InMemoryRfqStore()
-    other = Settlement(rfq.clock, empty, rfq.deps, rfq.events, rfq.chain, rfq.settings)
+    other = rfq.build(empty).settlement
     assert other.next_due() is None
     await other.on_fill(rfq.fill(first))
     assert empty.all() == []

@@ -1,15 +1,14 @@
 """Typed messages of the maker stream (`/v2/maker/stream`), both directions, as in
 docs/maker-protocol.md.
 
-Field names are the wire names, word for word (camelCase), so `rfq.makerReceives` reads like the
-document. Amounts travel as base-10 strings and are `int` in Python (a JSON number is accepted
-too when parsing); addresses are 0x-hex strings; times are Unix milliseconds (`…Ms`).
+Attributes are the wire names in snake_case (`rfq.maker_receives` is `makerReceives` in the
+document); the camelCase comes from the one alias generator (rfqkit/wire.py). Amounts travel as
+base-10 strings and are `int` in Python (a JSON number is accepted too when parsing); addresses
+are 0x-hex strings; times are Unix milliseconds (`…_ms`).
 
 Server messages tolerate unknown extra fields (the server may add some); maker messages forbid
 them, so a typo in what we send is caught before it leaves.
 """
-
-# ruff: noqa: N815 - field names are the protocol's camelCase wire names
 
 from __future__ import annotations
 
@@ -18,7 +17,6 @@ import re
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import (
-    BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
@@ -29,6 +27,7 @@ from pydantic import (
 )
 
 from contracts.orders import RfqOrder
+from rfqkit.wire import WIRE_ONLY, WireModel
 
 UINT256_MAX = 2**256 - 1
 MAX_LEVELS = 9
@@ -103,61 +102,61 @@ CLOSE_CREDENTIAL_WITHDRAWN = 4003  # `credential_suspended` / `credential_revoke
 ERROR_CODES = ("bad_message", "unknown_type", "unknown_quote", "too_frequent", "unknown_pair")
 
 
-class _ServerModel(BaseModel):
+class _ServerModel(WireModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
-class _MakerModel(BaseModel):
+class _MakerModel(WireModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 # ---- server -> maker ----------------------------------------------------------------------
 
 
-class PairInfo(_ServerModel):
+class WelcomePair(_ServerModel):
     """One RFQ corridor direction: the taker sells `sellToken`, the maker gives `buyToken`."""
 
-    sellToken: Address
-    buyToken: Address
-    sellDecimals: int = Field(ge=0, le=77)
-    buyDecimals: int = Field(ge=0, le=77)
-    feeBps: int = Field(ge=0, le=10_000)
-    replyBudgetMs: TimeMs
-    quoteTtlMs: TimeMs
+    sell_token: Address
+    buy_token: Address
+    sell_decimals: int = Field(ge=0, le=77)
+    buy_decimals: int = Field(ge=0, le=77)
+    fee_bps: int = Field(ge=0, le=10_000)
+    reply_budget_ms: TimeMs
+    quote_ttl_ms: TimeMs
 
 
-class ChainInfo(_ServerModel):
-    chainId: int = Field(gt=0)
+class WelcomeChain(_ServerModel):
+    chain_id: int = Field(gt=0)
     reactor: Address
-    signatureTransfer: Address
-    feeRecipient: Address
-    pairs: list[PairInfo]
+    signature_transfer: Address
+    fee_recipient: Address
+    pairs: list[WelcomePair]
     # v1 BOOK corridors (both directions): never asked for quotes; a filling operator publishes
     # its standing bid for resting orders there. Absent from older servers.
-    bookPairs: list[PairInfo] = Field(default_factory=list)
+    book_pairs: list[WelcomePair] = Field(default_factory=list)
 
-    def pair(self, sell_token: str, buy_token: str) -> PairInfo | None:
+    def pair(self, sell_token: str, buy_token: str) -> WelcomePair | None:
         """The corridor direction selling `sell_token` for `buy_token` (any address case)."""
         sell, buy = sell_token.lower(), buy_token.lower()
         for pair in self.pairs:
-            if pair.sellToken.lower() == sell and pair.buyToken.lower() == buy:
+            if pair.sell_token.lower() == sell and pair.buy_token.lower() == buy:
                 return pair
         return None
 
 
 class Welcome(_ServerModel):
     type: Literal["welcome"] = "welcome"
-    makerId: str
+    maker_id: str
     wallet: Address
     environment: Environment
-    serverTimeMs: TimeMs
-    levelsMinIntervalMs: TimeMs
-    levelsMaxAgeMs: TimeMs
-    pingIntervalMs: int = Field(gt=0)
-    chains: list[ChainInfo]
+    server_time_ms: TimeMs
+    levels_min_interval_ms: TimeMs
+    levels_max_age_ms: TimeMs
+    ping_interval_ms: int = Field(gt=0)
+    chains: list[WelcomeChain]
 
-    def chain(self, chain_id: int) -> ChainInfo | None:
-        return next((c for c in self.chains if c.chainId == chain_id), None)
+    def chain(self, chain_id: int) -> WelcomeChain | None:
+        return next((c for c in self.chains if c.chain_id == chain_id), None)
 
 
 class Rfq(_ServerModel):
@@ -166,58 +165,58 @@ class Rfq(_ServerModel):
     `makerReceives * feeBps // 10000`."""
 
     type: Literal["rfq"] = "rfq"
-    quoteId: str
-    rfqId: str
-    chainId: int = Field(gt=0)
-    sellToken: Address
-    buyToken: Address
+    quote_id: str
+    rfq_id: str
+    chain_id: int = Field(gt=0)
+    sell_token: Address
+    buy_token: Address
     kind: Kind
-    makerReceives: Amount | None = None
-    feeAmount: Amount | None = None
-    makerGives: Amount | None = None
-    feeBps: int = Field(ge=0, le=10_000)
+    maker_receives: Amount | None = None
+    fee_amount: Amount | None = None
+    maker_gives: Amount | None = None
+    fee_bps: int = Field(ge=0, le=10_000)
     taker: Address
     reactor: Address
-    signatureTransfer: Address
-    replyByMs: TimeMs
-    minExpiresAtMs: TimeMs
-    maxExpiresAtMs: TimeMs
+    signature_transfer: Address
+    reply_by_ms: TimeMs
+    min_expires_at_ms: TimeMs
+    max_expires_at_ms: TimeMs
 
     @model_validator(mode="after")
     def _fixed_side_present(self) -> Rfq:
-        if self.kind == "exact_input" and (self.makerReceives is None or self.feeAmount is None):
+        if self.kind == "exact_input" and (self.maker_receives is None or self.fee_amount is None):
             raise ValueError("an exact_input rfq carries makerReceives and feeAmount")
-        if self.kind == "exact_output" and self.makerGives is None:
+        if self.kind == "exact_output" and self.maker_gives is None:
             raise ValueError("an exact_output rfq carries makerGives")
-        if self.minExpiresAtMs > self.maxExpiresAtMs:
+        if self.min_expires_at_ms > self.max_expires_at_ms:
             raise ValueError("minExpiresAtMs is after maxExpiresAtMs")
         return self
 
 
 class Filled(_ServerModel):
     type: Literal["filled"] = "filled"
-    quoteId: str
-    rfqId: str
-    chainId: int
-    orderHash: HexBytes
-    txHash: HexBytes
-    makerGave: Amount
-    makerReceived: Amount
-    feeAmount: Amount
+    quote_id: str
+    rfq_id: str
+    chain_id: int
+    order_hash: HexBytes
+    tx_hash: HexBytes
+    maker_gave: Amount
+    maker_received: Amount
+    fee_amount: Amount
 
 
 class Expired(_ServerModel):
     type: Literal["expired"] = "expired"
-    quoteId: str
-    rfqId: str
+    quote_id: str
+    rfq_id: str
 
 
 class Released(_ServerModel):
     type: Literal["released"] = "released"
-    quoteId: str
+    quote_id: str
     # null when reason is `late`: the answer named a quoteId the server no longer (or never)
     # waited for, so it cannot say which rfq it belonged to (docs/maker-protocol.md).
-    rfqId: str | None
+    rfq_id: str | None
     reason: ReleaseReason
     detail: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
@@ -251,15 +250,15 @@ class Pong(_ServerModel):
 class Level(_MakerModel):
     """A taker selling `sellAmount` (before the fee) receives `buyAmount` from the maker."""
 
-    sellAmount: Amount
-    buyAmount: Amount
+    sell_amount: Amount
+    buy_amount: Amount
 
 
 class Levels(_MakerModel):
     type: Literal["levels"] = "levels"
-    chainId: int = Field(gt=0)
-    sellToken: Address
-    buyToken: Address
+    chain_id: int = Field(gt=0)
+    sell_token: Address
+    buy_token: Address
     levels: list[Level] = Field(max_length=MAX_LEVELS)
 
     @model_validator(mode="after")
@@ -268,52 +267,53 @@ class Levels(_MakerModel):
         # and buyAmount increasing with it"; equal buy amounts would be a flat (free) segment.
         previous: Level | None = None
         for level in self.levels:
-            if level.sellAmount <= 0 or level.buyAmount <= 0:
+            if level.sell_amount <= 0 or level.buy_amount <= 0:
                 raise ValueError("level amounts must be positive")
             if previous is not None and (
-                level.sellAmount <= previous.sellAmount or level.buyAmount <= previous.buyAmount
+                level.sell_amount <= previous.sell_amount or level.buy_amount <= previous.buy_amount
             ):
                 raise ValueError("levels must increase strictly in sellAmount and buyAmount")
             previous = level
         return self
 
 
-class QuoteOrder(_MakerModel):
+class OrderTerms(_MakerModel):
     """The reactor's RfqOrder as JSON: `inputToken` is what the maker gives (the rfq's
     `buyToken`), `outputToken` what it receives (the rfq's `sellToken`); `deadline` in seconds."""
 
     reactor: Address
     maker: Address
     taker: Address
-    inputToken: Address
-    inputAmount: Amount
-    outputToken: Address
-    outputAmount: Amount
-    feeAmount: Amount
+    input_token: Address
+    input_amount: Amount
+    output_token: Address
+    output_amount: Amount
+    fee_amount: Amount
     nonce: Amount
     deadline: Amount
 
     @classmethod
-    def from_order(cls, order: RfqOrder) -> QuoteOrder:
+    def from_order(cls, order: RfqOrder) -> OrderTerms:
         return cls.model_validate(order.to_message())
 
     def to_order(self) -> RfqOrder:
-        return RfqOrder(**{name: getattr(self, name) for name in type(self).model_fields})
+        fields = type(self).model_fields.items()
+        return RfqOrder(**{info.alias or name: getattr(self, name) for name, info in fields})
 
 
-class Quote(_MakerModel):
+class MakerQuote(_MakerModel):
     type: Literal["quote"] = "quote"
-    quoteId: str
-    expiresAtMs: TimeMs
-    order: QuoteOrder
+    quote_id: str
+    expires_at_ms: TimeMs
+    order: OrderTerms
     signature: HexBytes
 
 
 class Decline(_MakerModel):
     type: Literal["decline"] = "decline"
-    quoteId: str
+    quote_id: str
     reason: DeclineReason
-    maxSellAmount: Amount | None = Field(default=None, exclude_if=lambda v: v is None)
+    max_sell_amount: Amount | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 ServerMessage: TypeAlias = Annotated[
@@ -321,7 +321,7 @@ ServerMessage: TypeAlias = Annotated[
     Field(discriminator="type"),
 ]
 MakerMessage: TypeAlias = Annotated[
-    Levels | Quote | Decline | Ping | Pong, Field(discriminator="type")
+    Levels | MakerQuote | Decline | Ping | Pong, Field(discriminator="type")
 ]
 Message: TypeAlias = (
     Welcome
@@ -333,7 +333,7 @@ Message: TypeAlias = (
     | Ping
     | Pong
     | Levels
-    | Quote
+    | MakerQuote
     | Decline
 )
 
@@ -371,7 +371,7 @@ def parse_server_message(data: str | bytes | dict[str, Any]) -> ServerMessage:
     """Parse one server -> maker frame; ProtocolError if it is not a valid message."""
     obj = _load(data, SERVER_TYPES)
     try:
-        return _SERVER_ADAPTER.validate_python(obj)
+        return _SERVER_ADAPTER.validate_python(obj, **WIRE_ONLY)
     except ValidationError as exc:
         raise ProtocolError(f"invalid {obj['type']} message", _issues(exc)) from exc
 
@@ -386,8 +386,8 @@ def parse_maker_message(data: str | bytes | dict[str, Any], *, venue: bool = Fal
     obj = _load(data, MAKER_TYPES)
     try:
         if venue:
-            return _MAKER_ADAPTER.validate_python(obj, strict=True, extra="ignore")
-        return _MAKER_ADAPTER.validate_python(obj)
+            return _MAKER_ADAPTER.validate_python(obj, strict=True, extra="ignore", **WIRE_ONLY)
+        return _MAKER_ADAPTER.validate_python(obj, **WIRE_ONLY)
     except ValidationError as exc:
         raise ProtocolError(f"invalid {obj['type']} message", _issues(exc)) from exc
 

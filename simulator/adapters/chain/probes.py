@@ -1,5 +1,6 @@
-"""The v1 status's DependencyProbe: reads each chain's head over JSON-RPC (so the
-`chain_unreachable` fault switch and a dead node look alike) and the fill indexers' progress."""
+"""The DependencyProbe of the health model (services/shared/health.py), used by the chain
+supervisor and /v1/status: reads each chain's head over JSON-RPC (so the `chain_unreachable`
+fault switch and a dead node look alike) and the fill indexers' progress."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 from rfqkit.chain import AnvilChain, ChainUnavailable
 from simulator.adapters.rfq.indexer import FillIndexer
 from simulator.services.shared.faults import Faults
-from simulator.services.v1.ports import ProbeResult
+from simulator.services.shared.health import ProbeResult
 
 CHAIN_TIMEOUT_S = 2.0  # a status read must answer even when a node hangs
 # The indexer polls every 50 ms: a scan older than this means it is not following the chain.
@@ -39,8 +40,12 @@ class ChainDependencyProbe:
         try:
             head = await asyncio.wait_for(chain.rpc("eth_blockNumber"), self._chain_timeout_s)
             return ProbeResult(up=True, block=int(head, 16))
-        except (ChainUnavailable, TimeoutError, TypeError, ValueError):
-            return ProbeResult(up=False, reason="unreachable")
+        except ChainUnavailable as exc:
+            return ProbeResult(up=False, reason="unreachable", detail=str(exc))
+        except TimeoutError:
+            return ProbeResult(up=False, reason="unreachable", detail="probe timed out")
+        except (TypeError, ValueError) as exc:
+            return ProbeResult(up=False, reason="unreachable", detail=f"bad head: {exc}")
 
     def fill_index(self, chain_id: int) -> ProbeResult:
         indexer = self._indexers.get(chain_id)
