@@ -42,6 +42,19 @@ class ReceivedRequest:
         return json.loads(self.raw_body)
 
 
+def _is_about(received: ReceivedRequest, event_type: str, object_id: str) -> bool:
+    """Whether a delivery is the ``event_type`` event about the object ``object_id``."""
+    try:
+        body = received.json()
+    except ValueError:
+        return False
+    if not isinstance(body, dict) or body.get("type") != event_type:
+        return False
+    data = body.get("data")
+    objects = data.values() if isinstance(data, dict) else ()
+    return any(isinstance(o, dict) and o.get("id") == object_id for o in objects)
+
+
 Responder = Callable[[ReceivedRequest], Awaitable[int]]
 
 
@@ -284,6 +297,26 @@ class WebhookReceiver:
                 raise AssertionError(
                     f"webhook receiver got {len(first)} event(s), expected {count}, "
                     f"within {timeout:.1f}s"
+                )
+            time.sleep(0.05)
+
+    def wait_for_event(
+        self, event_type: str, object_id: str, count: int = 1, timeout: float = 10.0
+    ) -> list[ReceivedRequest]:
+        """The first ``count`` deliveries of the ``event_type`` event about one object: the body's
+        ``type`` and the ``id`` of its ``data`` object (data.rfq, data.swap, data.limitOrder).
+        Deliveries about other objects (another test's, on a receiver several senders share)
+        are left alone; a retry of the same event counts again."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self.requests
+            mine = [r for r in got if _is_about(r, event_type, object_id)]
+            if len(mine) >= count:
+                return mine[:count]
+            if time.monotonic() >= deadline:
+                raise AssertionError(
+                    f"{len(mine)} of {count} deliveries of {event_type} about {object_id} "
+                    f"within {timeout:.1f}s ({len(got) - len(mine)} other request(s) received)"
                 )
             time.sleep(0.05)
 

@@ -25,8 +25,8 @@ def test_reactor_constants_match_python(env: Env) -> None:
     reactor = env.reactor.functions
     assert reactor.ORDER_TYPEHASH().call() == ORDER_TYPEHASH
     assert reactor.WITNESS_TYPE_STRING().call() == WITNESS_TYPE_STRING
-    assert reactor.signature_transfer().call() == env.signature_transfer.address
-    assert reactor.fee_recipient().call() == env.fee_recipient.address
+    assert reactor.signatureTransfer().call() == env.signature_transfer.address
+    assert reactor.feeRecipient().call() == env.fee_recipient.address
     assert ORDER_TYPE_STRING in WITNESS_TYPE_STRING
     order = env.order(env.makers[0].address, env.weth, 3 * WETH, env.usdc, 7_000 * USDC, fee=9)
     assert reactor.hashOrder(order.values()).call() == order_hash(order)
