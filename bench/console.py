@@ -163,7 +163,7 @@ def _recording_cost(rfqs: int = 20_000) -> tuple[float, float]:
 def bench_console(rate: float, seconds: float, rounds: int) -> Section:
     load_before = os.getloadavg()[0]
     with (
-        processes.simulator("--config", str(FAST_MAKERS), "--makers-process", "in") as started,
+        processes.simulator("--config", str(FAST_MAKERS)) as started,
         tempfile.TemporaryDirectory() as tmp,
     ):
         none, page, reader, cpu = asyncio.run(
@@ -181,7 +181,8 @@ def bench_console(rate: float, seconds: float, rounds: int) -> Section:
     section = Section(
         title="Console cost: firm quotes with no page open and with one page open",
         intro=(
-            f"One simulator (fleet in its process, four makers answering after 1 ms); firm "
+            f"One simulator as `rfqsim serve` runs it (the maker fleet in a process of its own; "
+            f"four makers answering after 1 ms); firm "
             f"quotes offered at {rate:.0f}/s, open loop, in {rounds * 2} interleaved rounds of "
             f"{seconds:.0f} s: no page open, then one page open (a reader of GET /_sim/stream "
             "subscribed to every topic, as an open console page is), and so on. Target: the p99 "

@@ -45,7 +45,7 @@ from simulator.services.rfq.makers import MakerRegistry
 from simulator.services.rfq.ports import FrameTap, RfqChainReads, RfqStore, SimulatedFleet
 from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import RfqService
-from simulator.services.rfq.settlement import Settlement, SettlementSaved, SettlementSettings
+from simulator.services.rfq.settlement import Settlement, SettlementSettings
 from simulator.services.rfq.slots import OutstandingSlots, SlotsSaved
 from simulator.services.rfq.store import RfqStoreSaved
 from simulator.services.rfq.time_control import RfqTimeControl
@@ -129,11 +129,10 @@ def rfq_state(area: RfqArea) -> list[StateParticipant]:
     """The RFQ area's state: records, holds, reservations, slots, the event log. Who is online
     is not state: makers reconnect after a reset."""
     return [
-        SavedAttributes("rfq.store", area.store, RfqStoreSaved),
+        SavedAttributes("rfq.store", area.store, RfqStoreSaved, after_load=area.store.reindex_open),
         SavedAttributes("rfq.inventory", area.deps.inventory, InventorySaved),
         SavedAttributes("rfq.funds", area.deps.funds, FundsSaved),
         SavedAttributes("rfq.slots", area.deps.slots, SlotsSaved),
-        SavedAttributes("rfq.settlement", area.settlement, SettlementSaved),
         SavedAttributes("rfq.events", area.events, EventLogSaved),
         TimelineState("rfq.timelines", area.deps.history.timelines),
         SavedAttributes("rfq.replies", area.deps.history, RepliesSaved),

@@ -57,7 +57,34 @@ class RfqStore(Protocol):
         ...
 
     def index_orders(self, record: RfqRecord) -> None:
-        """A quote was issued: its maker orders now lead fills to this RFQ."""
+        """A quote was issued: its maker orders now lead fills to this RFQ, and its expiresAt
+        is watched."""
+        ...
+
+    def track_submitted(self, record: RfqRecord) -> None:
+        """A quoted RFQ's transaction was reported: its order deadline now matters."""
+        ...
+
+    def expiring(self, until: float) -> list[RfqRecord]:
+        """The quoted RFQs whose expiresAt is at or before `until`, earliest first; each is
+        returned once (the caller expires it)."""
+        ...
+
+    def overdue(self, now: float) -> list[RfqRecord]:
+        """The submitted RFQs whose order deadline is before `now`, until they leave submitted
+        (a sweep that cannot decide one sees it again next time)."""
+        ...
+
+    def next_expiry(self) -> float | None:
+        """The earliest expiresAt of a quoted RFQ not yet returned by `expiring`."""
+        ...
+
+    def next_deadline(self) -> float | None:
+        """The earliest order deadline of a submitted RFQ not yet overdue."""
+        ...
+
+    def reindex_open(self) -> None:
+        """The records were put back whole (reset, restore): rebuild what `open` reads."""
         ...
 
     def by_order_hash(self, order_hash: bytes) -> RfqRecord | None:

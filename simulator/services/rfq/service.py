@@ -319,6 +319,7 @@ class RfqService:
         record.tx_hash = tx_hash
         record.submitted_at = self._clock.time()
         record.status = "submitted"
+        self._store.track_submitted(record)
         self._history.step(record.rfq_id, "submitted", tx_hash)
         self._history.status(record.rfq_id, "submitted", "the taker reported its transaction")
 

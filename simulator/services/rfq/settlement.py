@@ -11,10 +11,7 @@ the 24-hour correction window (spec 1-rfq-v2 "States and transitions").
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass
-
-from pydantic import Field
 
 from rfqkit.maker_protocol import Expired, Filled
 from simulator.clock import Clock
@@ -23,7 +20,6 @@ from simulator.services.rfq.events import RfqEvents
 from simulator.services.rfq.model import RfqRecord
 from simulator.services.rfq.ports import ChainUnreadable, RfqStore, TxStatusReader
 from simulator.services.shared.fills import Fill
-from simulator.services.shared.state import StateSchema
 
 log = logging.getLogger("rfqsim.settlement")
 
@@ -54,7 +50,6 @@ class Settlement:
         self._events = events
         self._receipts = receipts
         self.settings = settings
-        self._swept_at = -math.inf  # simulator time of the last sweep (see next_due)
 
     def _environment(self, chain_id: int) -> str:
         chain = self._deps.venue.chain(chain_id)
@@ -132,18 +127,14 @@ class Settlement:
     async def sweep(self) -> None:
         """Apply every time-driven transition that is due now."""
         now = self._clock.time()
-        self._swept_at = now
-        for record in self._store.all():
-            quote = record.quote
-            if quote is None:
-                continue
-            if record.status == "quoted" and now >= quote.expires_at + self.settings.expiry_grace_s:
+        for record in self._store.expiring(now - self.settings.expiry_grace_s):
+            if record.status == "quoted":  # not filled while an earlier expiry awaited
                 await self.expire(record, now)
-            elif record.status == "submitted" and now > quote.order_deadline:
-                try:
-                    await self.give_up(record, now)
-                except ChainUnreadable:
-                    continue  # decide on a later sweep, when the chain answers
+        for record in self._store.overdue(now):
+            try:
+                await self.give_up(record, now)
+            except ChainUnreadable:
+                continue  # decide on a later sweep, when the chain answers
 
     async def expire(
         self, record: RfqRecord, now: float, cause: str = "expiresAt passed unfilled"
@@ -204,26 +195,16 @@ class Settlement:
         return "reverted" if status is False else None
 
     def next_due(self) -> float | None:
-        """The earliest simulator time at which sweep() has something to do."""
+        """The earliest simulator time at which sweep() has something to do: the next expiresAt
+        of a quoted RFQ (+ grace), or the next order deadline of a submitted one. A submitted
+        RFQ already past its deadline when the last sweep looked is not due at a time: that
+        sweep could not decide (chain unreadable, or mined with its Fill logs not indexed yet),
+        and the sweeper's regular wake looks again. A due time in the past would make it loop
+        without sleeping, and without ever yielding when the read fails at once (the chain
+        fault switch)."""
         due: list[float] = []
-        for record in self._store.all():
-            if record.quote is None:
-                continue
-            if record.status == "quoted":
-                due.append(record.quote.expires_at + self.settings.expiry_grace_s)
-            elif record.status == "submitted":
-                due_at = record.quote.order_deadline + 0.001
-                # Past its deadline when the last sweep looked, and still submitted: that sweep
-                # could not decide (chain unreadable, or mined with its Fill logs not indexed
-                # yet). Nothing is due at a time; the sweeper's regular wake looks again. A due
-                # time in the past would make it loop without sleeping, and without ever
-                # yielding when the read fails at once (the chain fault switch).
-                if due_at > self._swept_at:
-                    due.append(due_at)
+        if (expiry := self._store.next_expiry()) is not None:
+            due.append(expiry + self.settings.expiry_grace_s)
+        if (deadline := self._store.next_deadline()) is not None:
+            due.append(deadline + 0.001)
         return min(due, default=None)
-
-
-class SettlementSaved(StateSchema):
-    """What reset and snapshots put back of Settlement: when it last swept."""
-
-    swept_at: float = Field(validation_alias="_swept_at")

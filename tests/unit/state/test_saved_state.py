@@ -241,7 +241,6 @@ PARTICIPANTS = [
     "rfq.inventory",
     "rfq.funds",
     "rfq.slots",
-    "rfq.settlement",
     "rfq.events",
     "rfq.timelines",
     "rfq.replies",

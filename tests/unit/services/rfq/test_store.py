@@ -89,3 +89,52 @@ async def test_service_and_settlement_keep_no_record_state_of_their_own(rfq: Rfq
     await other.on_fill(rfq.fill(first))
     assert empty.all() == []
     assert [e.type for e in rfq.events.events] == ["rfq.filled"]
+
+
+async def test_the_sweep_index_holds_quoted_rfqs_by_expiry_and_submitted_by_deadline(
+    rfq: RfqHarness,
+) -> None:
+    """What settlement's sweep reads: quoted RFQs by expiresAt, submitted ones by order
+    deadline; a record without a quote never enters, a settled or forgotten one leaves."""
+    rfq.maker(1, depth=60 * ONE)
+    rfq.maker(2, depth=60 * ONE)
+    first, second, third = [await rfq.quoted() for _ in range(3)]
+    no_quote = (await rfq.request(restricted=["0x" + "99" * 20])).record
+    assert no_quote.quote is None
+    assert first.quote is not None
+    assert second.quote is not None
+    assert third.quote is not None
+    assert rfq.store.next_expiry() == first.quote.expires_at
+    assert rfq.store.next_deadline() is None
+    assert rfq.store.expiring(first.quote.expires_at - 0.001) == []
+    rfq.service.submit(first, TX)
+    assert rfq.store.next_expiry() == second.quote.expires_at  # submitted: no longer expiring
+    assert rfq.store.next_deadline() == first.quote.order_deadline
+    for index, order in enumerate(second.quote.orders):
+        await rfq.settlement.on_fill(rfq.fill(order, log_index=index))
+    assert second.status == "filled"
+    assert rfq.store.expiring(third.quote.expires_at) == [third]
+    assert rfq.store.expiring(third.quote.expires_at) == []  # returned once
+    assert rfq.store.next_expiry() is None
+    assert rfq.store.overdue(first.quote.order_deadline) == []  # not before the deadline
+    late = first.quote.order_deadline + 1
+    assert rfq.store.overdue(late) == [first]
+    assert rfq.store.overdue(late) == [first]  # until it leaves submitted
+    assert rfq.store.next_deadline() is None
+    rfq.store.discard(first.rfq_id)
+    assert rfq.store.overdue(late) == []
+
+
+async def test_the_sweep_index_is_rebuilt_from_records_put_back_whole(rfq: RfqHarness) -> None:
+    rfq.maker(1, depth=60 * ONE)
+    rfq.maker(2, depth=60 * ONE)
+    quoted, submitted = await rfq.quoted(), await rfq.quoted()
+    rfq.service.submit(submitted, TX)
+    assert quoted.quote is not None
+    assert submitted.quote is not None
+    store = InMemoryRfqStore()
+    store.records = dict(rfq.store.records)  # as a restore sets the attribute
+    assert (store.next_expiry(), store.next_deadline()) == (None, None)
+    store.reindex_open()
+    assert store.next_expiry() == quoted.quote.expires_at
+    assert store.next_deadline() == submitted.quote.order_deadline
