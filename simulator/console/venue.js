@@ -22,7 +22,7 @@ export class VenueView {
     this.tape = h("div");
     this.ramp = h("div");
     const seconds = h("input", { type: "number", min: 1, value: 60, size: 8 });
-    const snapshot = h("input", { type: "text", size: 16, value: "snap-1", pattern: "[A-Za-z0-9._-]{1,64}" });
+    const snapshot = h("input", { type: "text", size: 16, value: "snap-1", pattern: "[A-Za-z0-9._\\-]{1,64}" });
     this.root = h("section", { class: "view", "aria-label": "Venue" }, h("h2", {}, "Venue"), this.message,
       section("Clock", this.clock, field("seconds", seconds),
         h("button", { type: "button", onclick: () => this.act(() => send("POST", "/_sim/clock/advance", { seconds: Number(seconds.value) }), "clock advanced") }, "Advance clock")),
