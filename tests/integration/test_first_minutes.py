@@ -5,7 +5,6 @@ keys come with their scopes and are the same under the same seed."""
 
 from __future__ import annotations
 
-import json
 import re
 import socket
 import subprocess
@@ -17,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from rfqkit.json_rpc import rpc
 from tests.integration.serve_process import RFQSIM, wait_ready
 
 pytestmark = pytest.mark.integration
@@ -110,10 +110,7 @@ def served(tmp_path: Path, *args: str) -> Iterator[tuple[dict[str, Any], str]]:
 
 def answers(url: str, rpc_urls: set[str]) -> bool:
     if url in rpc_urls:  # a chain answers JSON-RPC
-        payload = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_chainId"}).encode()
-        request = urllib.request.Request(url, payload, {"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return "result" in json.loads(response.read())
+        return rpc(url, "eth_chainId", timeout=10) is not None
     with urllib.request.urlopen(url, timeout=10) as response:
         return bool(response.status == 200)
 

@@ -8,22 +8,15 @@ import signal
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any
 
 import psutil
 import pytest
 
 from rfqkit.anvil import start_anvil
+from rfqkit.json_rpc import rpc
 from tests.integration.serve_process import RFQSIM, serve, stop
 
 pytestmark = pytest.mark.integration
-
-
-def rpc(url: str, method: str, params: list[Any]) -> Any:
-    payload = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
-    request = urllib.request.Request(url, payload, {"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read())["result"]
 
 
 def anvil_children(pid: int) -> list[psutil.Process]:

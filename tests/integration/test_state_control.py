@@ -13,6 +13,7 @@ import aiohttp
 import pytest
 from eth_account import Account
 
+from rfqkit import json_rpc
 from rfqsim.pytest_plugin import RfqSim, RfqSimError
 from tests.integration.serve_process import serve
 
@@ -218,16 +219,7 @@ SINK = "0x00000000000000000000000000000000000c0ffe"
 
 
 async def rpc(sim: RfqSim, method: str, params: list[Any]) -> Any:
-    async with (
-        aiohttp.ClientSession() as session,
-        session.post(
-            sim.rpc_urls[CHAIN],
-            json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
-        ) as response,
-    ):
-        answer = await response.json()
-    assert "error" not in answer, answer
-    return answer["result"]
+    return await asyncio.to_thread(json_rpc.rpc, sim.rpc_urls[CHAIN], method, params)
 
 
 async def usdt_of(sim: RfqSim, owner: str) -> int:

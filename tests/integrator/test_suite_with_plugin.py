@@ -23,6 +23,7 @@ from eth_abi.abi import decode, encode
 from eth_account import Account
 from eth_utils.abi import function_signature_to_4byte_selector
 
+from rfqkit import json_rpc
 from rfqsim.pytest_plugin import RfqSim
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("rfqsim-plugin")]
@@ -52,16 +53,7 @@ def quote_body(rfqsim: RfqSim, *, sell_amount: str = USDC_10) -> dict[str, Any]:
 
 
 async def rpc(rfqsim: RfqSim, method: str, params: list[Any]) -> Any:
-    async with (
-        aiohttp.ClientSession() as session,
-        session.post(
-            rfqsim.rpc_urls[CHAIN],
-            json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
-        ) as response,
-    ):
-        answer = await response.json()
-    assert "error" not in answer, answer
-    return answer["result"]
+    return await asyncio.to_thread(json_rpc.rpc, rfqsim.rpc_urls[CHAIN], method, params)
 
 
 async def balance_of(rfqsim: RfqSim, token: str, owner: str) -> int:
