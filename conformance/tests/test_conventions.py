@@ -25,7 +25,11 @@ MAX_BODY = 1024 * 1024
 # Endpoints that take a JSON body: a public one of the real API and the simulator's clock.
 BODY_ENDPOINTS = [
     pytest.param("/v2/rfq/preview", id="v2-rfq-preview"),
-    pytest.param("/_sim/clock/advance", id="sim-clock-advance", marks=pytest.mark.sim_only),
+    pytest.param(
+        "/_sim/clock/advance",
+        id="sim-clock-advance",
+        marks=pytest.mark.sim_only(because="simulator"),
+    ),
 ]
 
 
@@ -109,7 +113,7 @@ def test_oversize_body_is_413_payload_too_large(http: Client, path: str) -> None
     assert_error(resp, 413, "payload_too_large")
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="simulator")  # the control API's own validation
 @pytest.mark.spec(*ENVELOPE, ISSUES)
 @pytest.mark.parametrize(
     "body",
