@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-from rfqkit.webhook_signatures import EVENT_ID_HEADER
+from rfqkit.webhook_signatures import EVENT_ID_HEADER, SIGNATURE_HEADER, signature_problem
 
 LOOPBACK_HOSTNAMES = ("127.0.0.1", "localhost")
 
@@ -53,6 +53,13 @@ def _is_about(received: ReceivedRequest, event_type: str, object_id: str) -> boo
     data = body.get("data")
     objects = data.values() if isinstance(data, dict) else ()
     return any(isinstance(o, dict) and o.get("id") == object_id for o in objects)
+
+
+def _signed_with(received: ReceivedRequest, secret: str) -> bool:
+    """Whether the delivery's Service-Signature is the HMAC of its body under ``secret``
+    (whenever it was signed: freshness is the caller's check)."""
+    header = received.header(SIGNATURE_HEADER)
+    return signature_problem(secret, header, received.raw_body, tolerance=0) is None
 
 
 Responder = Callable[[ReceivedRequest], Awaitable[int]]
@@ -301,22 +308,33 @@ class WebhookReceiver:
             time.sleep(0.05)
 
     def wait_for_event(
-        self, event_type: str, object_id: str, count: int = 1, timeout: float = 10.0
+        self,
+        event_type: str,
+        object_id: str,
+        count: int = 1,
+        timeout: float = 10.0,
+        *,
+        secret: str | None = None,
     ) -> list[ReceivedRequest]:
         """The first ``count`` deliveries of the ``event_type`` event about one object: the body's
         ``type`` and the ``id`` of its ``data`` object (data.rfq, data.swap, data.limitOrder).
         Deliveries about other objects (another test's, on a receiver several senders share)
-        are left alone; a retry of the same event counts again."""
+        are left alone; a retry of the same event counts again. With ``secret``, only the
+        deliveries signed with it: several endpoints of one partner on one receiver each get
+        the event, each signed with its own endpoint's secret."""
         deadline = time.monotonic() + timeout
         while True:
             got = self.requests
-            mine = [r for r in got if _is_about(r, event_type, object_id)]
+            about = [r for r in got if _is_about(r, event_type, object_id)]
+            mine = [r for r in about if secret is None or _signed_with(r, secret)]
             if len(mine) >= count:
                 return mine[:count]
             if time.monotonic() >= deadline:
                 raise AssertionError(
                     f"{len(mine)} of {count} deliveries of {event_type} about {object_id} "
-                    f"within {timeout:.1f}s ({len(got) - len(mine)} other request(s) received)"
+                    + ("signed with this endpoint's secret " if secret is not None else "")
+                    + f"within {timeout:.1f}s ({len(about) - len(mine)} signed with another "
+                    f"secret, {len(got) - len(about)} other request(s) received)"
                 )
             time.sleep(0.05)
 

@@ -129,7 +129,9 @@ def test_a_fast_fill_order_is_filled_by_the_operator_within_seconds(
     _, record = fast_filled(integrator, clock, chain, source)
     tx_hash = str(record["txHash"])
     filled_at = parse_iso_utc(record["filledAt"]).timestamp()
-    (got,) = receiver.wait_for_event("limit_order.filled", record["id"], timeout=WAIT_S)
+    (got,) = receiver.wait_for_event(
+        "limit_order.filled", record["id"], timeout=WAIT_S, secret=endpoint["signingSecret"]
+    )
     event = check_limit_order_event(got, endpoint["signingSecret"], "limit_order.filled", record)
     body = event["data"]["limitOrder"]
     assert str(body["txHash"]).lower() == tx_hash.lower()

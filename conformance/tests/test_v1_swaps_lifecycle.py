@@ -177,7 +177,9 @@ def test_swap_filled_reaches_the_receiver_signed(
     endpoint = register_endpoint(integrator, receiver.url, ["swap.filled"])
     try:
         settled = _settle_four_orders(integrator, clock, chain, source, target)
-        (got,) = receiver.wait_for_event("swap.filled", settled.swap["id"], timeout=WAIT_S)
+        (got,) = receiver.wait_for_event(
+            "swap.filled", settled.swap["id"], timeout=WAIT_S, secret=endpoint["signingSecret"]
+        )
     finally:  # a given key's partner is shared: leave no endpoint behind for later tests
         integrator.client.delete(f"/v1/webhooks/{endpoint['id']}")
     swap, sold, proceeds = settled.swap, settled.sold, settled.proceeds

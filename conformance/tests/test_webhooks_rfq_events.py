@@ -68,7 +68,9 @@ def test_a_lapsed_quote_is_delivered_signed_and_a_500_is_retried_with_the_same_b
     rfq_id = str(quote["rfqId"])
     event_id = f"rfq.expired:{rfq_id}"
     lapses_in = parse_iso_utc(quote["quote"]["expiresAt"]).timestamp() - time.time()
-    (first,) = receiver.wait_for_event("rfq.expired", rfq_id, 1, max(lapses_in, 0) + SLACK_S)
+    (first,) = receiver.wait_for_event(
+        "rfq.expired", rfq_id, 1, max(lapses_in, 0) + SLACK_S, secret=endpoint["signingSecret"]
+    )
     receiver.default_status = 200
     check_signature(endpoint["signingSecret"], first)
     event = check_event(first, "rfq.expired", rfq_id)
@@ -82,7 +84,9 @@ def test_a_lapsed_quote_is_delivered_signed_and_a_500_is_retried_with_the_same_b
     assert partner.rfq(rfq_id)["status"] == "expired"
 
     try:
-        _, again = receiver.wait_for_event("rfq.expired", rfq_id, 2, RETRY_WAIT_S)
+        _, again = receiver.wait_for_event(
+            "rfq.expired", rfq_id, 2, RETRY_WAIT_S, secret=endpoint["signingSecret"]
+        )
     except AssertionError:
         pytest.skip(
             f"no retry of {event_id} within {RETRY_WAIT_S:.0f} s of its failed first delivery: "
@@ -110,7 +114,9 @@ def test_a_takers_swap_is_delivered_as_filled_with_the_settled_amounts(
     rfq_id = str(quote["rfqId"])
     swap_hash = partner.execute(taker, quote)  # never reported: the venue sees it on chain
 
-    (got,) = receiver.wait_for_event("rfq.filled", rfq_id, 1, SLACK_S)
+    (got,) = receiver.wait_for_event(
+        "rfq.filled", rfq_id, 1, SLACK_S, secret=endpoint["signingSecret"]
+    )
     check_signature(endpoint["signingSecret"], got)
     rfq = check_event(got, "rfq.filled", rfq_id)["data"]["rfq"]
     assert rfq["late"] is False

@@ -143,3 +143,34 @@ def test_a_hanging_request_ends_when_the_receiver_stops(
         assert outcome, "the client never returned"
     finally:
         receiver.close()
+
+
+def test_wait_for_event_picks_the_object_and_the_endpoints_secret(
+    certificate: tuple[bytes, bytes, trustme.CA],
+) -> None:
+    """On a receiver several endpoints share, one event reaches each endpoint signed with that
+    endpoint's secret; another object's event and the other endpoint's copy are left alone."""
+    cert, key, ca = certificate
+    context = ssl.create_default_context()
+    ca.configure_trust(context)
+
+    def deliver(receiver: WebhookReceiver, event: dict[str, Any], secret: str) -> None:
+        raw = json.dumps(event).encode()
+        signature = f"t=1795800000,v1={expected_signature(secret, 1795800000, raw)}"
+        headers = {"Content-Type": "application/json", "Service-Signature": signature}
+        sent = request("POST", receiver.url, data=raw, headers=headers, ssl_context=context)
+        assert sent.status == 200
+
+    with WebhookReceiver(cert, key) as receiver:
+        deliver(receiver, _event("rfq.filled", "rfq_other"), "whsec_mine")
+        deliver(receiver, _event("rfq.filled", "rfq_1"), "whsec_theirs")
+        deliver(receiver, _event("rfq.expired", "rfq_1"), "whsec_mine")
+        deliver(receiver, _event("rfq.filled", "rfq_1"), "whsec_mine")
+        (any_copy,) = receiver.wait_for_event("rfq.filled", "rfq_1", timeout=1)
+        assert any_copy.header("Service-Signature") == receiver.requests[1].header(
+            "Service-Signature"
+        )
+        (mine,) = receiver.wait_for_event("rfq.filled", "rfq_1", timeout=1, secret="whsec_mine")
+        assert mine is receiver.requests[3]
+        with pytest.raises(AssertionError, match="1 signed with another secret"):
+            receiver.wait_for_event("rfq.filled", "rfq_1", 2, timeout=0.2, secret="whsec_mine")
