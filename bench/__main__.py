@@ -262,7 +262,7 @@ def main() -> None:
     if "console" in selected:
         sections.append(
             console.bench_console(
-                rate=100, seconds=4 if args.quick else 8, rounds=2 if args.quick else 4
+                rate=100, seconds=4 if args.quick else 8, rounds=2 if args.quick else 8
             )
         )
     if "proxy" in selected:
