@@ -63,9 +63,14 @@ class Watched:
     errors: list[str] = field(default_factory=list)
 
     def check(self) -> None:
-        assert self.errors == [], self.errors
-        foreign = [url for url in self.requests if not url.startswith((self.origin + "/", "data:"))]
-        assert foreign == [], foreign
+        assert_clean(self.errors, self.requests, self.origin)
+
+
+def assert_clean(errors: list[str], requests: list[str], origin: str) -> None:
+    """No script or console error; nothing requested outside the simulator (any browser)."""
+    assert errors == [], errors
+    foreign = [url for url in requests if not url.startswith((origin + "/", "data:"))]
+    assert foreign == [], foreign
 
 
 def watch(context: BrowserContext, origin: str) -> Watched:

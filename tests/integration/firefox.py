@@ -22,6 +22,8 @@ from typing import Any
 import aiohttp
 import pytest
 
+from tests.integration.browser import assert_clean
+
 WAIT_S = 30.0  # page state the simulator reaches by itself (a live update)
 LISTENING = re.compile(r"WebDriver BiDi listening on (ws://\S+)")
 # A fresh profile that asks nothing of the network by itself.
@@ -112,9 +114,7 @@ class Page:
 
     def check(self, origin: str) -> None:
         """No script or console error; nothing requested outside the simulator."""
-        assert self.errors == [], self.errors
-        foreign = [url for url in self.requests if not url.startswith((origin + "/", "data:"))]
-        assert foreign == [], foreign
+        assert_clean(self.errors, self.requests, origin)
 
 
 def _value(remote: dict[str, Any]) -> Any:
