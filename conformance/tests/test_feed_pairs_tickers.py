@@ -183,7 +183,7 @@ def expected_side(client: Client, venue: Venue, base: str, target: str, quote: s
     return max(prices) if quote == "bid" else min(prices)
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="makers")  # every maker offline: both sides read 0
 @pytest.mark.spec(
     "v1/feed/get-tickers/bid-and-ask",
     "v1/feed/each-pair-quoted-natural",
@@ -244,7 +244,7 @@ def reserving_fraction(venue: Venue, maker: str) -> float:
     return round(fraction, 6)
 
 
-@pytest.mark.sim_only
+@pytest.mark.sim_only(because="makers")  # one maker, a depth a firm quote exhausts
 @pytest.mark.spec("v1/feed/get-tickers/while-firm-rfq-quote", "v1/feed/get-tickers/bid-and-ask")
 def test_a_side_a_firm_quote_reserves_shows_the_newest_cleared_price(
     target: Target, sim: SimControl, http: Client, reader: Client, fleet: Fleet

@@ -6,7 +6,8 @@ corridor — each published once as `<txHash>-<logIndex>`, `buy` when the taker 
 base, with the volumes that left and reached the taker's wallet (the fee included) and the
 price target per base normalized by each token's decimals; then read as an aggregator reads
 it: paged back by end_time across a second holding more trades than the limit, deduplicated by
-trade_id, filtered by type; and the 24 h window of the tickers aged by advancing the clock.
+trade_id, filtered by type; the newest trade as the tickers' last price, within their high and
+low; and the 24 h window of the tickers aged by advancing the clock.
 """
 
 from __future__ import annotations
@@ -170,6 +171,53 @@ def test_rfq_fills_are_trades_in_natural_direction_with_exact_amounts(
     )
     assert by_symbols.status == 200, by_symbols.describe()
     assert by_symbols.json() == by_id
+
+
+@pytest.mark.needs("key:trades", "taker_wallet")
+@pytest.mark.spec(
+    "v1/feed/get-tickers/last_price-high-and-low",
+    "v1/feed/get-tickers/base_volume-and-target_volume",
+)
+def test_last_price_is_the_newest_trade_and_the_day_lies_within_high_and_low(
+    trader: Client,
+    reader: Client,
+    chain: ChainInfo,
+    source: Wallet,
+    liquidity: Liquidity,
+) -> None:
+    usdt, ngns = chain.token("USDT"), chain.token("NGNS")
+    taker = fund_wallet(chain, source, {usdt.address: usdt.units(10)})
+    body = rfq_body(chain, "USDT", "NGNS", sell_amount=usdt.units(3), taker=taker.address)
+    receipt = chain.rpc().wait_receipt(
+        execute_quote(chain, taker, expect_quoted(request_quote(trader, body)))
+    )
+    (mine,) = check_published(reader, chain, receipt, "USDT_NGN", usdt, ngns)
+    since = {"start_time": mine["trade_timestamp"], "limit": 1000}
+
+    def steady() -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        # A ticker read between two equal pages of the trades since mine: no trade landed
+        # meanwhile, so the newest of them is the most recent cleared price (other clients
+        # may trade this pair too; responses may be cached for a few seconds).
+        before = get_trades(reader, "USDT_NGN", **since)
+        ticker = get_ticker(reader, "USDT_NGN")
+        if get_trades(reader, "USDT_NGN", **since) != before:
+            return None
+        trades = before["buy"] + before["sell"]
+        newest = max(t["trade_timestamp"] for t in trades)
+        latest = {t["price"] for t in trades if t["trade_timestamp"] == newest}
+        return (ticker, trades) if ticker["last_price"] in latest else None
+
+    ticker, trades = wait_for(steady, interval=0.5, what="the newest trade as the last price")
+    assert mine["trade_id"] in {t["trade_id"] for t in trades}, trades
+    # Every trade since mine is inside the last 24 h: high and low bound its price, and the
+    # day's volumes hold at least theirs.
+    for trade in trades:
+        assert number(ticker["low"]) <= number(trade["price"]) <= number(ticker["high"]), (
+            ticker,
+            trade,
+        )
+    for field in ("base_volume", "target_volume"):
+        assert number(ticker[field]) >= sum(number(t[field]) for t in trades), (ticker, field)
 
 
 @pytest.mark.sim_only(because="makers")
