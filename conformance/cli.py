@@ -91,6 +91,7 @@ def given_inputs(args: argparse.Namespace) -> tuple[Inputs, set[str], set[str]]:
     inputs = merge(
         config,
         keys=args.api_key,
+        spendable_keys=args.spendable_key,
         wallets=args.taker_key,
         webhook=args.webhook_public_url,
         rpc_urls=parse_rpc_urls(args.rpc_url),
@@ -219,6 +220,8 @@ def pytest_args(args: argparse.Namespace, extra: list[str]) -> list[str]:
         command += ["--rpc-url", value]
     for value in args.api_key:
         command += ["--api-key", value]
+    for value in args.spendable_key:
+        command += ["--spendable-key", value]
     for value in args.taker_key:
         command += ["--taker-key", value]
     if args.webhook_public_url:
@@ -261,6 +264,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=_env_list("RFQSIM_API_KEY"),
         metavar="KEY[=SCOPE,...]",
         help="an API key of the target, with its scopes (probed when left out); repeatable",
+    )
+    parser.add_argument(
+        "--spendable-key",
+        action="append",
+        default=_env_list("RFQSIM_SPENDABLE_KEY"),
+        metavar="KEY[=SCOPE,...]",
+        help="a tx_test_ key whose rate-limit window the suite may run out (only the "
+        "limiter's tests use it); repeatable",
     )
     parser.add_argument(
         "--taker-key",

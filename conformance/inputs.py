@@ -3,14 +3,16 @@
 * chains: ``chain_id``, ``rpc_url`` and (optionally) ``environment`` (``live``/``test``);
 * API keys with their scopes (:class:`GivenKey`): a trades key, a read-only key, a webhooks key,
   an aggregator key, ... Scopes not declared are found out by harmless probes
-  (:func:`probe_scopes`);
+  (:func:`probe_scopes`). A key marked ``spendable`` is one whose rate-limit window the suite
+  may run out (a minute at a time): only the limiter's tests use it;
 * taker wallet private keys (EOAs holding gas and the sell tokens on the test chain);
 * a public https URL that reaches the suite's own webhook receiver, and where that receiver
   listens on this machine (``webhook_listen``, default ``127.0.0.1:8765``; the QA team's tunnel
   or reverse proxy forwards the public URL there, path unchanged) with, for a tunnel that passes
   TLS through, the certificate and key it serves (``webhook_tls_cert``/``webhook_tls_key``).
 
-They come from flags (``--api-key KEY[=SCOPE,SCOPE]``, ``--taker-key HEX``,
+They come from flags (``--api-key KEY[=SCOPE,SCOPE]``, ``--spendable-key KEY[=SCOPE,SCOPE]``,
+``--taker-key HEX``,
 ``--webhook-public-url URL``, ``--webhook-listen HOST:PORT``, ``--webhook-tls-cert FILE``,
 ``--webhook-tls-key FILE``, ``--rpc-url CHAIN=URL``) and from a YAML or JSON file
 (``--conformance-config FILE``, ``rfqsim conformance --config FILE``) shaped like::
@@ -21,6 +23,7 @@ They come from flags (``--api-key KEY[=SCOPE,SCOPE]``, ``--taker-key HEX``,
     api_keys:
       - {key: tx_test_..., scopes: [trades:write, trades:read]}
       - tx_test_...            # scopes probed
+      - {key: tx_test_..., scopes: [quotes:read], spendable: true}
     taker_wallets: [0x<64 hex>]
     webhook_public_url: https://hooks.example/qa
     webhook_listen: 127.0.0.1:8765
@@ -65,6 +68,9 @@ KEY_FORMAT = re.compile(r"^[a-z]+_(live|test)_[^.\s]+\.\S+$")
 class GivenKey:
     key: str
     scopes: frozenset[str] | None  # None: not declared (probe_scopes finds them)
+    # The QA team lets the suite run this key's rate-limit window out (for a minute at a
+    # time): only the limiter's own tests use it, so no other test is throttled by them.
+    spendable: bool = False
 
     @property
     def environment(self) -> str | None:
@@ -115,11 +121,20 @@ class Inputs:
         """The first given key holding every scope (in that environment when named)."""
         wanted = frozenset(scopes)
         for key in self.keys:
-            if environment is not None and key.environment != environment:
+            if key.spendable or (environment is not None and key.environment != environment):
                 continue
             if key.scopes is not None and wanted <= key.scopes:
                 return key
         return None
+
+    @property
+    def shared_keys(self) -> tuple[GivenKey, ...]:
+        """The keys every test may use: all but the spendable ones."""
+        return tuple(k for k in self.keys if not k.spendable)
+
+    def spendable_key(self, environment: str = "test") -> GivenKey | None:
+        """A key whose rate-limit window the suite may run out, in ``environment``."""
+        return next((k for k in self.keys if k.spendable and k.environment == environment), None)
 
     def with_probed_scopes(self, client: Client) -> Inputs:
         keys = tuple(
@@ -168,13 +183,14 @@ def probe_scopes(client: Client, key: GivenKey) -> frozenset[str]:
     return frozenset(scopes)
 
 
-def parse_key(value: str) -> GivenKey:
+def parse_key(value: str, *, spendable: bool = False) -> GivenKey:
     """``KEY`` or ``KEY=scope,scope``."""
     key, sep, scopes = value.partition("=")
     if not key.strip():
-        raise InputError(f"--api-key expects KEY or KEY=SCOPE,SCOPE, got {value!r}")
+        flag = "--spendable-key" if spendable else "--api-key"
+        raise InputError(f"{flag} expects KEY or KEY=SCOPE,SCOPE, got {value!r}")
     declared = frozenset(s.strip() for s in scopes.split(",") if s.strip()) if sep else None
-    return GivenKey(key.strip(), declared)
+    return GivenKey(key.strip(), declared, spendable)
 
 
 def parse_wallet(private_key: str) -> Wallet:
@@ -185,6 +201,14 @@ def parse_wallet(private_key: str) -> Wallet:
     return Wallet(account.address, private_key.strip())
 
 
+def _public(entry: Any) -> str:
+    """An api_keys entry named without its secret: the key's public part, else its type."""
+    key = entry.get("key") if isinstance(entry, Mapping) else entry
+    if isinstance(key, str):
+        return f"{key.split('.', 1)[0]}…"
+    return f"of type {type(entry).__name__}"
+
+
 def _config_keys(entries: Sequence[Any]) -> list[GivenKey]:
     keys = []
     for entry in entries:
@@ -193,9 +217,14 @@ def _config_keys(entries: Sequence[Any]) -> list[GivenKey]:
         elif isinstance(entry, Mapping) and isinstance(entry.get("key"), str):
             scopes = entry.get("scopes")
             declared = frozenset(str(s) for s in scopes) if scopes is not None else None
-            keys.append(GivenKey(str(entry["key"]), declared))
+            spendable = entry.get("spendable", False)
+            if not isinstance(spendable, bool):
+                raise InputError(f"api_keys entry {_public(entry)}: spendable is true or false")
+            keys.append(GivenKey(str(entry["key"]), declared, spendable))
         else:
-            raise InputError(f"api_keys entry {entry!r}: give a key string or {{key, scopes}}")
+            raise InputError(
+                f"api_keys entry {_public(entry)}: give a key string or {{key, scopes, spendable}}"
+            )
     return keys
 
 
@@ -261,6 +290,7 @@ def merge(
     rpc_urls: Mapping[int, str],
     webhook_listen: str | None = None,
     webhook_tls: tuple[str | None, str | None] = (None, None),
+    spendable_keys: Sequence[str] = (),
 ) -> Inputs:
     """Flags added to (and, for a chain's RPC URL or the webhook URL, overriding) the file."""
     chains = dict(config.chains)
@@ -269,7 +299,9 @@ def merge(
         chains[chain_id] = replace(known, rpc_url=url) if known else GivenChain(chain_id, url, None)
     return Inputs(
         chains=chains,
-        keys=config.keys + tuple(parse_key(k) for k in keys),
+        keys=config.keys
+        + tuple(parse_key(k) for k in keys)
+        + tuple(parse_key(k, spendable=True) for k in spendable_keys),
         taker_wallets=config.taker_wallets + tuple(parse_wallet(w) for w in wallets),
         webhook_public_url=webhook or config.webhook_public_url,
         base_url=config.base_url,

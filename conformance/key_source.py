@@ -54,7 +54,7 @@ class KeySource:
                         "sim_control", f"a key with its own {name} is made through /_sim/keys"
                     )
                 )
-        for key in resolved_inputs(self.target).keys:
+        for key in resolved_inputs(self.target).shared_keys:
             if key.environment != environment or key.scopes is None:
                 continue
             if not wanted <= key.scopes:

@@ -122,8 +122,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="FILE",
         help="YAML or JSON file with the inputs a QA team is given: chains (chain_id, "
-        "rpc_url, environment), api_keys (key, scopes), taker_wallets, webhook_public_url, "
-        "webhook_listen, webhook_tls_cert, webhook_tls_key",
+        "rpc_url, environment), api_keys (key, scopes, spendable), taker_wallets, "
+        "webhook_public_url, webhook_listen, webhook_tls_cert, webhook_tls_key",
     )
     group.addoption(
         "--api-key",
@@ -132,6 +132,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="KEY[=SCOPE,...]",
         help="an API key of the target (repeatable; scopes probed when not given; "
         "default $RFQSIM_API_KEY)",
+    )
+    group.addoption(
+        "--spendable-key",
+        action="append",
+        default=[],
+        metavar="KEY[=SCOPE,...]",
+        help="a tx_test_ key whose rate-limit window the suite may run out (the limiter's "
+        "tests use it alone; default $RFQSIM_SPENDABLE_KEY)",
     )
     group.addoption(
         "--taker-key",

@@ -23,9 +23,11 @@ def given_inputs(config: pytest.Config, rpc_urls: Mapping[int, str]) -> Inputs:
     webhook = config.getoption("--webhook-public-url") or os.environ.get(
         "RFQSIM_WEBHOOK_PUBLIC_URL"
     )
+    spendable = list(config.getoption("--spendable-key")) or _env_list("RFQSIM_SPENDABLE_KEY")
     return merge(
         base,
         keys=keys,
+        spendable_keys=spendable,
         wallets=wallets,
         webhook=webhook,
         rpc_urls=rpc_urls,
@@ -60,6 +62,7 @@ def unmet_need(config: pytest.Config, target: Target, need: str) -> str | None:
         taker_wallet=bool(inputs.taker_wallets),
         webhook_url=bool(inputs.webhook_public_url),
         rpc=bool(test_chains),
+        spendable_key=inputs.spendable_key() is not None,
         max_wait=config.getoption("--max-wait"),
         loopback=is_loopback_url(target.base_url),
     )

@@ -67,7 +67,7 @@ class V1Keys:
         return record
 
     def _given(self, wanted: frozenset[str], environment: str, exact: bool) -> dict[str, Any]:
-        for given in resolved_inputs(self.target).keys:
+        for given in resolved_inputs(self.target).shared_keys:
             if given.environment != environment or given.scopes is None:
                 continue
             if not wanted <= given.scopes:
@@ -86,7 +86,7 @@ class V1Keys:
         if self.sim is not None:
             others = [s for s in ALL_V1_SCOPES if s not in missing]
             return self.key(*others, environment=environment)
-        for given in resolved_inputs(self.target).keys:
+        for given in resolved_inputs(self.target).shared_keys:
             scopes = given.scopes
             if given.environment == environment and scopes and not scopes & frozenset(missing):
                 return {"key": given.key, "scopes": sorted(scopes), "environment": environment}

@@ -94,6 +94,45 @@ def test_bad_inputs_are_one_clear_error(tmp_path: Path) -> None:
         read_config(bad)
 
 
+def test_a_spendable_key_is_kept_out_of_every_other_tests_reach(tmp_path: Path) -> None:
+    config = tmp_path / "limits.yaml"
+    config.write_text(
+        "api_keys:\n"
+        "  - {key: tx_test_aaaaaaaaaaaa.s1, scopes: [quotes:read], spendable: true}\n"
+        "  - {key: tx_test_bbbbbbbbbbbb.s2, scopes: [quotes:read, trades:read]}\n"
+    )
+    inputs = merge(
+        read_config(config),
+        keys=[],
+        wallets=[],
+        webhook=None,
+        rpc_urls={},
+        spendable_keys=["tx_test_cccccccccccc.s3=quotes:read"],
+    )
+    assert [k.public for k in inputs.shared_keys] == ["tx_test_bbbbbbbbbbbb"]
+    chosen = inputs.key({"quotes:read"}, "test")
+    assert chosen is not None
+    assert chosen.public == "tx_test_bbbbbbbbbbbb", "a shared test never gets the spendable key"
+    spendable = inputs.spendable_key()
+    assert spendable is not None
+    assert spendable.public == "tx_test_aaaaaaaaaaaa"
+    assert [k.public for k in inputs.keys if k.spendable] == [
+        "tx_test_aaaaaaaaaaaa",
+        "tx_test_cccccccccccc",
+    ]
+    assert inputs.spendable_key("live") is None
+    common = {"controllable": False, "keys": {}, "taker_wallet": False, "webhook_url": False}
+    assert unmet("spendable_key", **common, rpc=True, max_wait=None, spendable_key=True) is None  # type: ignore[arg-type]
+    missing = unmet("spendable_key", **common, rpc=True, max_wait=None)  # type: ignore[arg-type]
+    assert missing is not None
+    assert missing.startswith("needs spendable_key: --spendable-key KEY")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("api_keys:\n  - {key: tx_test_dddddddddddd.secret9, spendable: maybe}\n")
+    with pytest.raises(InputError, match="spendable") as refused:
+        read_config(bad)
+    assert "secret9" not in str(refused.value), "the secret is never echoed"
+
+
 def test_needs_name_the_missing_input_and_the_report_groups_by_it() -> None:
     met = {"keys": {"key:trades": True}, "taker_wallet": False, "webhook_url": False}
     common = {"controllable": False, "rpc": True, "max_wait": 30.0}
