@@ -122,8 +122,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="FILE",
         help="YAML or JSON file with the inputs a QA team is given: chains (chain_id, "
-        "rpc_url, environment), api_keys (key, scopes), taker_wallets, webhook_public_url, "
-        "webhook_listen, webhook_tls_cert, webhook_tls_key",
+        "rpc_url, environment), api_keys (key, scopes), maker_keys, taker_wallets, "
+        "webhook_public_url, webhook_listen, webhook_tls_cert, webhook_tls_key",
     )
     group.addoption(
         "--api-key",
@@ -139,6 +139,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         metavar="HEX",
         help="private key of a funded taker wallet (repeatable; default $RFQSIM_TAKER_KEY)",
+    )
+    group.addoption(
+        "--maker-key",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="a maker credential of the target's test environment (maker:* scopes only; "
+        "repeatable; default $RFQSIM_MAKER_KEY)",
     )
     group.addoption(
         "--webhook-public-url",
