@@ -138,7 +138,13 @@ class Chain:
         return hex_to_int(block["timestamp"])
 
     def send(
-        self, wallet: Wallet, to: str, data: bytes = b"", *, value: int = 0, gas: int | None = None
+        self,
+        wallet: Wallet,
+        to: str | None,
+        data: bytes = b"",
+        *,
+        value: int = 0,
+        gas: int | None = None,
     ) -> str:
         """Sign and broadcast one transaction; returns its hash (does not wait). One sender at a
         time per wallet across processes: a given wallet (the QA team's, funding fresh takers)
@@ -153,33 +159,38 @@ class Chain:
         return signed.tx_hash
 
     def sign(
-        self, wallet: Wallet, to: str, data: bytes = b"", *, value: int = 0, gas: int | None = None
+        self,
+        wallet: Wallet,
+        to: str | None,
+        data: bytes = b"",
+        *,
+        value: int = 0,
+        gas: int | None = None,
     ) -> SignedTx:
         """Sign (not send) one legacy transaction with the next nonce; its hash is known before
-        it is broadcast, so it can be reported to /submit first."""
+        it is broadcast, so it can be reported to /submit first. ``to`` None creates a contract
+        (``data``: its creation code)."""
         sender = wallet.address
         nonce = hex_to_int(self.rpc("eth_getTransactionCount", [sender, "pending"]))
         gas_price = hex_to_int(self.rpc("eth_gasPrice"))
         if gas is None:
-            estimate_tx = {
-                "from": sender,
-                "to": to,
-                "data": "0x" + data.hex(),
-                "value": hex(value),
-            }
+            estimate_tx = {"from": sender, "data": "0x" + data.hex(), "value": hex(value)}
+            if to is not None:
+                estimate_tx["to"] = to
             try:
                 gas = hex_to_int(self.rpc("eth_estimateGas", [estimate_tx])) * 13 // 10 + 20_000
             except RpcError as exc:
                 raise TxFailed(f"transaction to {to} would revert: {exc.error!r}") from exc
-        tx = {
+        tx: dict[str, Any] = {
             "chainId": self.chain_id,
             "nonce": nonce,
-            "to": to_checksum_address(to),
             "value": value,
             "data": data,
             "gas": gas,
             "gasPrice": gas_price,
         }
+        if to is not None:
+            tx["to"] = to_checksum_address(to)
         signed = Account.sign_transaction(tx, wallet.private_key)
         return SignedTx(bytes(signed.raw_transaction), "0x" + bytes(signed.hash).hex())
 
@@ -193,7 +204,7 @@ class Chain:
     def transact(
         self,
         wallet: Wallet,
-        to: str,
+        to: str | None,
         data: bytes = b"",
         *,
         value: int = 0,
@@ -205,6 +216,11 @@ class Chain:
         if hex_to_int(receipt.get("status")) != 1:
             raise TxFailed(f"transaction {tx_hash} to {to} reverted: {receipt!r}")
         return receipt
+
+    def deploy(self, wallet: Wallet, creation_code: bytes) -> str:
+        """Deploy a contract from ``wallet`` (which pays the gas); returns its address."""
+        receipt = self.transact(wallet, None, creation_code)
+        return to_checksum_address(str(receipt["contractAddress"]))
 
     # ERC-20 writes
     def transfer(self, wallet: Wallet, token: str, to: str, amount: int) -> dict[str, Any]:

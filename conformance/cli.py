@@ -1,18 +1,19 @@
 """`rfqsim conformance`: the conformance suite as a product for QA teams.
 
     rfqsim conformance [--config FILE] [--base-url URL] [--rpc-url CHAIN=URL ...]
-                       [--api-key KEY[=SCOPES] ...] [--taker-key HEX ...]
+                       [--api-key KEY[=SCOPES] ...] [--maker-key KEY ...] [--taker-key HEX ...]
                        [--webhook-public-url URL] [--only AREA ...]
                        [--list-uncovered [--run]] [--report DIR] [-- PYTEST ARGS]
 
 Without --base-url the suite starts its own `rfqsim serve`. Against another deployment it first
 checks every input of the flags and of --config, in one line each: the target answers, every RPC
-URL is the chain it claims, every key authenticates with its scopes, every taker wallet holds
-gas; a broken input stops the run (exit status 2) before any test. Then it runs the black-box
-tests (those needing the simulator's /_sim control API are skipped with a reason and its kind)
-and writes the report directory: matrix.html (one self-contained page), matrix.md (the headline
-over the selected rules, a summary per area, the failures first, the skipped rules by kind,
-every rule with its full statement), matrix.json and junit.xml (for CI systems).
+URL is the chain it claims, every key authenticates with its scopes, every maker credential
+authenticates as one, every taker wallet holds gas; a broken input stops the run (exit status
+2) before any test. Then it runs the black-box tests (those needing the simulator's /_sim
+control API are skipped with a reason and its kind) and writes the report directory:
+matrix.html (one self-contained page), matrix.md (the headline over the selected rules, a
+summary per area, the failures first, the skipped rules by kind, every rule with its full
+statement), matrix.json and junit.xml (for CI systems).
 --list-uncovered alone collects statically and lists the rules no test marks, without a target.
 """
 
@@ -38,6 +39,7 @@ from conformance.inputs import (
     Inputs,
     KeyRefused,
     merge,
+    probe_maker_key,
     probe_scopes,
     read_config,
 )
@@ -95,10 +97,11 @@ def given_inputs(args: argparse.Namespace) -> tuple[Inputs, set[str], set[str]]:
         wallets=args.taker_key,
         webhook=args.webhook_public_url,
         rpc_urls=parse_rpc_urls(args.rpc_url),
+        maker_keys=args.maker_key,
     )
     return (
         inputs,
-        {k.key for k in config.keys},
+        {k.key for k in config.keys + config.maker_keys},
         {w.private_key for w in config.taker_wallets},
     )
 
@@ -137,9 +140,24 @@ def check_key(client: Client, key: GivenKey, origin: str) -> PreflightCheck:
     )
 
 
+def check_maker_key(client: Client, key: GivenKey, origin: str) -> PreflightCheck:
+    """The maker credential authenticates, and as a maker credential (403 on a taker path)."""
+    what = f"maker credential {key.public}… ({origin})"
+    if not KEY_FORMAT.match(key.key):
+        return PreflightCheck(what, "is not shaped tx_<live|test>_<public prefix>.<secret>")
+    try:
+        probe_maker_key(client, key)
+    except InputError as exc:
+        return PreflightCheck(what, str(exc))
+    except OSError as exc:
+        return PreflightCheck(what, f"the target did not answer the probe ({exc})")
+    return PreflightCheck(what, detail="authenticates; a taker path answers it 403")
+
+
 def checks(args: argparse.Namespace) -> list[PreflightCheck]:
     """The pre-run checks, in order: the target answers, every RPC URL is the chain it claims,
-    every key (flags and config) authenticates with its scopes, every taker wallet is a key
+    every key (flags and config) authenticates with its scopes, every maker credential as one,
+    every taker wallet is a key
     and holds gas on the test chains. Stops after the target when it does not answer."""
     base = args.base_url.rstrip("/")
     try:
@@ -169,6 +187,8 @@ def checks(args: argparse.Namespace) -> list[PreflightCheck]:
     client = Client(base)
     for key in inputs.keys:
         done.append(check_key(client, key, _origin(key.key, config_keys, args)))
+    for key in inputs.maker_keys:
+        done.append(check_maker_key(client, key, _origin(key.key, config_keys, args)))
     test_chains = {c: url for c, url in rpc_urls.items() if inputs.environment(c) in ("test", None)}
     for wallet in inputs.taker_wallets:
         what = (
@@ -224,6 +244,8 @@ def pytest_args(args: argparse.Namespace, extra: list[str]) -> list[str]:
         command += ["--spendable-key", value]
     for value in args.taker_key:
         command += ["--taker-key", value]
+    for value in args.maker_key:
+        command += ["--maker-key", value]
     if args.webhook_public_url:
         command += ["--webhook-public-url", args.webhook_public_url]
     if args.list_uncovered:
@@ -247,7 +269,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config",
         help="YAML file with the inputs a QA team is given (base_url, chains, api_keys with "
-        "scopes, taker_wallets, webhook_public_url; docs/conformance.md)",
+        "scopes, maker_keys, taker_wallets, webhook_public_url; docs/conformance.md)",
     )
     parser.add_argument("--base-url", help="service root to test (default: start rfqsim serve)")
     parser.add_argument(
@@ -279,6 +301,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=_env_list("RFQSIM_TAKER_KEY"),
         metavar="HEX",
         help="private key of a funded taker wallet; repeatable",
+    )
+    parser.add_argument(
+        "--maker-key",
+        action="append",
+        default=_env_list("RFQSIM_MAKER_KEY"),
+        metavar="KEY",
+        help="a maker credential of the target's test environment (maker:* scopes only); "
+        "repeatable",
     )
     parser.add_argument(
         "--webhook-public-url", help="https URL where this machine receives webhooks"

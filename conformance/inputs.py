@@ -6,13 +6,17 @@
   (:func:`probe_scopes`). A key marked ``spendable`` is one whose rate-limit window the suite
   may run out (a minute at a time): only the limiter's tests use it;
 * taker wallet private keys (EOAs holding gas and the sell tokens on the test chain);
+* maker credentials (``maker_keys``): keys with only ``maker:*`` scopes, which open
+  ``WSS /v2/maker/stream`` (spec 1 "API keys"). An operator gives one of the test environment so
+  the suite can check who may open the stream and that taker paths answer it 403; the suite
+  never publishes levels or signs orders with it;
 * a public https URL that reaches the suite's own webhook receiver, and where that receiver
   listens on this machine (``webhook_listen``, default ``127.0.0.1:8765``; the QA team's tunnel
   or reverse proxy forwards the public URL there, path unchanged) with, for a tunnel that passes
   TLS through, the certificate and key it serves (``webhook_tls_cert``/``webhook_tls_key``).
 
 They come from flags (``--api-key KEY[=SCOPE,SCOPE]``, ``--spendable-key KEY[=SCOPE,SCOPE]``,
-``--taker-key HEX``,
+``--maker-key KEY``, ``--taker-key HEX``,
 ``--webhook-public-url URL``, ``--webhook-listen HOST:PORT``, ``--webhook-tls-cert FILE``,
 ``--webhook-tls-key FILE``, ``--rpc-url CHAIN=URL``) and from a YAML or JSON file
 (``--conformance-config FILE``, ``rfqsim conformance --config FILE``) shaped like::
@@ -24,6 +28,8 @@ They come from flags (``--api-key KEY[=SCOPE,SCOPE]``, ``--spendable-key KEY[=SC
       - {key: tx_test_..., scopes: [trades:write, trades:read]}
       - tx_test_...            # scopes probed
       - {key: tx_test_..., scopes: [quotes:read], spendable: true}
+    maker_keys:
+      - {key: tx_test_..., scopes: [maker:stream]}
     taker_wallets: [0x<64 hex>]
     webhook_public_url: https://hooks.example/qa
     webhook_listen: 127.0.0.1:8765
@@ -110,6 +116,11 @@ class Inputs:
     webhook_listen: str | None = None  # HOST:PORT the receiver binds (public URL forwarded here)
     webhook_tls_cert: str | None = None  # PEM files: serve https there (TLS passed through)
     webhook_tls_key: str | None = None
+    maker_keys: tuple[GivenKey, ...] = ()  # maker credentials (maker:* scopes only)
+
+    def maker_key(self, environment: str) -> GivenKey | None:
+        """The first given maker credential of ``environment`` (by its ``tx_<env>_`` prefix)."""
+        return next((k for k in self.maker_keys if k.environment == environment), None)
 
     def environment(self, chain_id: int) -> str | None:
         given = self.chains.get(chain_id)
@@ -183,11 +194,27 @@ def probe_scopes(client: Client, key: GivenKey) -> frozenset[str]:
     return frozenset(scopes)
 
 
-def parse_key(value: str, *, spendable: bool = False) -> GivenKey:
+def probe_maker_key(client: Client, key: GivenKey) -> None:
+    """Checks a given maker credential by a request that changes nothing: a taker path answers
+    a maker credential 403 (spec 1 "API keys"), an unknown or withdrawn key 401
+    (:class:`KeyRefused`); any other answer (a taker key reads the RFQ) is :class:`InputError`."""
+    resp = client.with_headers(key.headers).paced().get(_PROBE_RFQ)
+    if resp.status == 401:
+        raise KeyRefused(
+            f"the maker credential {key.public}… is refused (401): unknown, revoked, suspended "
+            "or malformed"
+        )
+    if resp.status != 403:
+        raise InputError(
+            f"the maker credential {key.public}…: GET {_PROBE_RFQ} answered {resp.status}; a "
+            "maker credential gets 403 on taker paths (is it a taker key? give it as --api-key)"
+        )
+
+
+def parse_key(value: str, flag: str = "--api-key", *, spendable: bool = False) -> GivenKey:
     """``KEY`` or ``KEY=scope,scope``."""
     key, sep, scopes = value.partition("=")
     if not key.strip():
-        flag = "--spendable-key" if spendable else "--api-key"
         raise InputError(f"{flag} expects KEY or KEY=SCOPE,SCOPE, got {value!r}")
     declared = frozenset(s.strip() for s in scopes.split(",") if s.strip()) if sep else None
     return GivenKey(key.strip(), declared, spendable)
@@ -209,21 +236,21 @@ def _public(entry: Any) -> str:
     return f"of type {type(entry).__name__}"
 
 
-def _config_keys(entries: Sequence[Any]) -> list[GivenKey]:
+def _config_keys(entries: Sequence[Any], name: str = "api_keys") -> list[GivenKey]:
     keys = []
     for entry in entries:
         if isinstance(entry, str):
-            keys.append(parse_key(entry))
+            keys.append(parse_key(entry, name))
         elif isinstance(entry, Mapping) and isinstance(entry.get("key"), str):
             scopes = entry.get("scopes")
             declared = frozenset(str(s) for s in scopes) if scopes is not None else None
             spendable = entry.get("spendable", False)
             if not isinstance(spendable, bool):
-                raise InputError(f"api_keys entry {_public(entry)}: spendable is true or false")
+                raise InputError(f"{name} entry {_public(entry)}: spendable is true or false")
             keys.append(GivenKey(str(entry["key"]), declared, spendable))
         else:
             raise InputError(
-                f"api_keys entry {_public(entry)}: give a key string or {{key, scopes, spendable}}"
+                f"{name} entry {_public(entry)}: give a key string or {{key, scopes, spendable}}"
             )
     return keys
 
@@ -278,6 +305,7 @@ def inputs_of(raw: Mapping[str, Any]) -> Inputs:
         webhook_listen=raw.get("webhook_listen"),
         webhook_tls_cert=raw.get("webhook_tls_cert"),
         webhook_tls_key=raw.get("webhook_tls_key"),
+        maker_keys=tuple(_config_keys(raw.get("maker_keys") or [], "maker_keys")),
     )
 
 
@@ -291,6 +319,7 @@ def merge(
     webhook_listen: str | None = None,
     webhook_tls: tuple[str | None, str | None] = (None, None),
     spendable_keys: Sequence[str] = (),
+    maker_keys: Sequence[str] = (),
 ) -> Inputs:
     """Flags added to (and, for a chain's RPC URL or the webhook URL, overriding) the file."""
     chains = dict(config.chains)
@@ -301,13 +330,14 @@ def merge(
         chains=chains,
         keys=config.keys
         + tuple(parse_key(k) for k in keys)
-        + tuple(parse_key(k, spendable=True) for k in spendable_keys),
+        + tuple(parse_key(k, "--spendable-key", spendable=True) for k in spendable_keys),
         taker_wallets=config.taker_wallets + tuple(parse_wallet(w) for w in wallets),
         webhook_public_url=webhook or config.webhook_public_url,
         base_url=config.base_url,
         webhook_listen=webhook_listen or config.webhook_listen,
         webhook_tls_cert=webhook_tls[0] or config.webhook_tls_cert,
         webhook_tls_key=webhook_tls[1] or config.webhook_tls_key,
+        maker_keys=config.maker_keys + tuple(parse_key(k, "--maker-key") for k in maker_keys),
     )
 
 
@@ -322,4 +352,5 @@ def combine(first: Inputs, second: Inputs) -> Inputs:
         webhook_listen=second.webhook_listen or first.webhook_listen,
         webhook_tls_cert=second.webhook_tls_cert or first.webhook_tls_cert,
         webhook_tls_key=second.webhook_tls_key or first.webhook_tls_key,
+        maker_keys=first.maker_keys + second.maker_keys,
     )

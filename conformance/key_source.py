@@ -4,7 +4,9 @@ test ends), else chosen among the keys the QA team gave (:class:`KeySource`).
 A request names an environment and scopes. A given key matches when it is of that environment
 and holds every scope; with ``exact=True`` (a test about a missing scope) it must also lack the
 other taker scopes. What only the control API can make (a key of a second partner, of another
-rate tier, a maker credential, a key to suspend or revoke) skips the test, naming the input.
+rate tier, a key to suspend or revoke) skips the test, naming the input. A maker credential
+(:meth:`KeySource.maker`) is made through ``/_sim/keys`` for a fresh wallet, else is the one the
+QA team gave (``--maker-key``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import pytest
+from eth_account import Account
 
 from conformance.needs import skip_message
 from conformance.target import Target
@@ -65,6 +68,20 @@ class KeySource:
         need = "key:live" if environment == "live" else "key:trades"
         scopes_text = ",".join(sorted(wanted)) + (" (and no other taker scope)" if exact else "")
         pytest.skip(skip_message(need, f"--api-key KEY={scopes_text} (a tx_{environment}_ key)"))
+
+    def maker(self, environment: str = "test") -> dict[str, Any]:
+        """A maker credential (only the scope ``maker:stream``) of ``environment``: made for a
+        fresh funding wallet of its own on a simulator, else the given one (``--maker-key``)."""
+        if self.target.controllable:
+            record: dict[str, Any] = self.target.sim().create_key(
+                self.partner, environment, ["maker:stream"], maker_wallet=Account.create().address
+            )
+            self.issued.append(str(record["key_id"]))
+            return record
+        given = self.target.inputs.maker_key(environment)
+        if given is None:
+            pytest.skip(skip_message("key:maker"))
+        return {"key": given.key, "environment": environment}
 
     def close(self) -> None:
         for key_id in self.issued:

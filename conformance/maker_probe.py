@@ -157,6 +157,26 @@ class MakerProbe:
             return self._rfqs[after]
 
 
+def opens_the_stream(stream_url: str, maker_key: str) -> None:
+    """Opens the maker stream with ``maker_key`` and closes it at once, reading nothing the
+    service sends (its protocol is not shown): the WebSocket upgrade must succeed, else an
+    AssertionError names the handshake's status. A credential that never stays connected is
+    never asked to price anything."""
+
+    async def handshake() -> None:
+        headers = {"Authorization": f"Bearer {maker_key}"}
+        async with aiohttp.ClientSession() as session:
+            try:
+                async with session.ws_connect(stream_url, headers=headers, heartbeat=None):
+                    pass
+            except aiohttp.WSServerHandshakeError as exc:
+                raise AssertionError(
+                    f"the maker stream refused a maker credential: {exc.status} {exc.message}"
+                ) from exc
+
+    asyncio.run(asyncio.wait_for(handshake(), CONNECT_TIMEOUT_S))
+
+
 def stream_url(base_url: str) -> str:
     """``http://host:port`` -> ``ws://host:port/v2/maker/stream`` (https -> wss)."""
     if base_url.startswith("https://"):

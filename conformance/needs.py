@@ -8,6 +8,8 @@
   a given API key with those scopes (``key:v1``: every scope of the closed v1 API; ``key:live``:
   any key of the live environment); a simulator with its control API makes its own;
 * ``spendable_key``: a given test key whose rate-limit window the suite may run out;
+* ``key:maker``: a given maker credential of the test environment (``--maker-key``); a simulator
+  with its control API makes its own;
 * ``taker_wallet``: a given taker wallet key (an EOA with gas and sell tokens on the test chain);
 * ``webhook_url``: ``--webhook-public-url``, a public https URL reaching the suite's receiver;
 * ``rpc``: a JSON-RPC URL of every chain the suite trades on;
@@ -61,6 +63,8 @@ HOW: dict[str, str] = {
     "key:live": "--api-key with a tx_live_ key",
     "spendable_key": "--spendable-key KEY=quotes:read (a tx_test_ key no other client uses: "
     "the suite runs its rate-limit window out)",
+    "key:maker": "--maker-key KEY (a maker credential of the test environment: maker:* scopes "
+    "only, as its operator issues one to a maker)",
     "taker_wallet": "--taker-key HEX (an EOA with gas and sell tokens on the test chain)",
     "webhook_url": "--webhook-public-url URL (public https, reaching this machine)",
     "rpc": "--rpc-url CHAIN=URL for the test chain",
@@ -155,6 +159,7 @@ def unmet(
     max_wait: float | None,
     loopback: bool = True,
     spendable_key: bool = False,
+    maker_key: bool = False,
 ) -> str | None:
     """The skip message when ``need`` is not met, else None. ``keys`` tells, per ``key:*``
     need, whether a given key satisfies it."""
@@ -162,6 +167,8 @@ def unmet(
         return None if controllable else skip_message(need)
     if need in KEY_SCOPES:
         return None if controllable or keys.get(need) else skip_message(need)
+    if need == "key:maker":
+        return None if controllable or maker_key else skip_message(need)
     if need == "taker_wallet":
         return None if controllable or taker_wallet else skip_message(need)
     if need == "spendable_key":

@@ -122,7 +122,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="FILE",
         help="YAML or JSON file with the inputs a QA team is given: chains (chain_id, "
-        "rpc_url, environment), api_keys (key, scopes, spendable), taker_wallets, "
+        "rpc_url, environment), api_keys (key, scopes, spendable), maker_keys, taker_wallets, "
         "webhook_public_url, webhook_listen, webhook_tls_cert, webhook_tls_key",
     )
     group.addoption(
@@ -147,6 +147,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         metavar="HEX",
         help="private key of a funded taker wallet (repeatable; default $RFQSIM_TAKER_KEY)",
+    )
+    group.addoption(
+        "--maker-key",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="a maker credential of the target's test environment (maker:* scopes only; "
+        "repeatable; default $RFQSIM_MAKER_KEY)",
     )
     group.addoption(
         "--webhook-public-url",

@@ -3,7 +3,8 @@ fresh partners (through ``/_sim`` where a test needs one), bearer and claim head
 keyless clients, taker proofs for an EOA or a smart account signed against the service clock;
 then request bodies and the calls themselves (request, preview, record, submit, cancel, a
 bounded wait for a status), the integrator's execution of a firm quote (approve takerPays,
-broadcast ``transactions.swap``, or swap through the sample router), and the public level ladder.
+broadcast ``transactions.swap``, or swap through a sample router the test deploys), and the public
+level ladder.
 Helpers that expect a 200 fail the test with the response when they do not get one.
 """
 
@@ -24,6 +25,7 @@ from conformance.signing import proof_json, sign_digest_raw, sign_taker_proof, t
 from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.venue import ChainInfo
+from contracts.artifacts import load_artifact
 
 # -- keys, callers, proofs ----------------------------------------------------------------
 
@@ -217,6 +219,13 @@ def execute_quote(chain: ChainInfo, wallet: Wallet, firm: Mapping[str, Any]) -> 
     """The integrator flow: approve, wait, broadcast the swap; returns the swap's tx hash."""
     approve_for_quote(chain, wallet, firm)
     return broadcast_swap(chain, wallet, firm)
+
+
+def deploy_sample_router(chain: ChainInfo, wallet: Wallet) -> str:
+    """An aggregator's router of the test's own (``SampleRouter``: swaps through any reactor it
+    is given, keeps nothing), deployed by ``wallet``: a router is the aggregator's contract, not
+    the venue's, so any deployment can be tested with one."""
+    return chain.rpc().deploy(wallet, load_artifact("SampleRouter").bytecode)
 
 
 def router_swap_calldata(firm: Mapping[str, Any], sell_token: str, buy_token: str) -> bytes:

@@ -20,6 +20,7 @@ def given_inputs(config: pytest.Config, rpc_urls: Mapping[int, str]) -> Inputs:
     base = read_config(path) if path else Inputs()
     keys = list(config.getoption("--api-key")) or _env_list("RFQSIM_API_KEY")
     wallets = list(config.getoption("--taker-key")) or _env_list("RFQSIM_TAKER_KEY")
+    maker_keys = list(config.getoption("--maker-key")) or _env_list("RFQSIM_MAKER_KEY")
     webhook = config.getoption("--webhook-public-url") or os.environ.get(
         "RFQSIM_WEBHOOK_PUBLIC_URL"
     )
@@ -33,6 +34,7 @@ def given_inputs(config: pytest.Config, rpc_urls: Mapping[int, str]) -> Inputs:
         rpc_urls=rpc_urls,
         webhook_listen=config.getoption("--webhook-listen"),
         webhook_tls=(config.getoption("--webhook-tls-cert"), config.getoption("--webhook-tls-key")),
+        maker_keys=maker_keys,
     )
 
 
@@ -65,4 +67,5 @@ def unmet_need(config: pytest.Config, target: Target, need: str) -> str | None:
         spendable_key=inputs.spendable_key() is not None,
         max_wait=config.getoption("--max-wait"),
         loopback=is_loopback_url(target.base_url),
+        maker_key=inputs.maker_key("test") is not None,
     )

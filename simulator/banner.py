@@ -62,6 +62,11 @@ def banner(info: dict[str, Any], *, control_api: bool = True) -> str:
     for key in info.get("demo_keys", []):
         lines.append(f"      {key['label']:<18}{key['key']}")
         lines.append(f"      {'':<18}scopes {' '.join(key['scopes'])}")
+    if info.get("maker_keys"):
+        lines.append("  QA maker credential (for a conformance suite; no simulated maker uses it)")
+        for key in info["maker_keys"]:
+            lines.append(f"      {key['label']:<18}{key['key']}")
+            lines.append(f"      {'':<18}scopes {' '.join(key['scopes'])}  wallet {key['wallet']}")
     funding = info.get("funding", {})
     balance = (
         f"each holds {_whole(funding['native'])} native coin and "
@@ -79,8 +84,9 @@ def banner(info: dict[str, Any], *, control_api: bool = True) -> str:
 def operator_inputs(info: dict[str, Any]) -> dict[str, Any]:
     """What the ready file holds without the control API: only what the operator of a real
     deployment hands a QA team (the API URL, each chain's RPC URL and environment, API keys
-    with their scopes, funded taker wallets); the venue's facts (tokens, contracts, corridors)
-    must be discovered from the public API, as against any other deployment."""
+    with their scopes, funded taker wallets, a maker credential of the test environment); the
+    venue's facts (tokens, contracts, corridors) must be discovered from the public API, as
+    against any other deployment."""
     return {
         "api_url": info["api_url"],
         "control_api": False,
@@ -93,6 +99,10 @@ def operator_inputs(info: dict[str, Any]) -> dict[str, Any]:
             for k in info.get("demo_keys", [])
         ],
         "taker_wallets": [w["private_key"] for w in info["demo_wallets"]],
+        "maker_keys": [
+            {"key": k["key"], "environment": k["environment"], "scopes": k["scopes"]}
+            for k in info.get("maker_keys", [])
+        ],
     }
 
 

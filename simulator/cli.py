@@ -33,7 +33,7 @@ from simulator.runtime.ports import taken_port_messages
 from simulator.runtime.provider import connect_provider_webhooks
 from simulator.runtime.scenario import read_scenario_file
 from simulator.runtime.state import SAVED_STATE, resume_saved_state, save_state
-from simulator.services.access.keys import create_demo_keys
+from simulator.services.access.keys import create_demo_keys, create_qa_maker_key
 from simulator.services.shared.state import StateFormatError
 from simulator.services.sim.info import simulator_info
 from simulator.services.sim.scenario import ScenarioPlan
@@ -212,6 +212,18 @@ async def serve(
         ]
         info = simulator_info(app[SETTINGS], app[VENUE], f"http://{host}:{port}")
         info["demo_keys"] = demo_keys  # full keys exist only here: the simulator keeps hashes
+        if not settings.api.control_api:  # with /_sim a QA team makes its own maker credentials
+            label, key, full = create_qa_maker_key(app[ACCESS].keys, settings.seed)
+            info["maker_keys"] = [
+                {
+                    "label": label,
+                    "key": full,
+                    "key_id": key.key_id,
+                    "environment": key.environment,
+                    "scopes": sorted(key.scopes),
+                    "wallet": key.maker_wallet,
+                }
+            ]
         info["provider_url"] = app[RAMP].controls.sandbox_url  # the ramp provider (sandbox)
         await app[STATE].take_baseline()  # what POST /_sim/reset returns to
         if scenario is not None:  # after the baseline: a reset returns to the plain start-up

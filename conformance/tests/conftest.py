@@ -13,6 +13,7 @@ from conformance.chain import Wallet
 from conformance.client import Client, fresh_loopback_address, is_loopback_url
 from conformance.control import Fleet, Janitor, Liquidity, controlled_fleet, janitor
 from conformance.inputs import TAKER_SCOPES
+from conformance.key_source import KeySource
 from conformance.needs import skip_message
 from conformance.public_receiver import public_receiver
 from conformance.ramp import Ramp
@@ -93,6 +94,15 @@ def trades_key(target: Target) -> dict[str, str]:
     if key is None:
         pytest.skip(skip_message("key:trades"))
     return key.headers
+
+
+@pytest.fixture
+def maker_credential(target: Target) -> Iterator[str]:
+    """A maker credential of the test environment (scope maker:stream): made for a fresh wallet
+    on a simulator (revoked after the test), else the one the QA team gave (``--maker-key``)."""
+    source = KeySource(target, "maker")
+    yield str(source.maker("test")["key"])
+    source.close()
 
 
 # Requests a keyed test may make in one window without waiting for the next (a shared key's

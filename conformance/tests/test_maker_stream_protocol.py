@@ -1,8 +1,11 @@
 """The maker stream (spec 1-rfq-v2: "The message protocol of WSS /v2/maker/stream (used by maker
 credentials): not shown"; decisions R16, designed in docs/maker-protocol.md).
 
-Checked from a maker bot's side (conformance/maker_probe.py): who may open the stream, the
-``welcome`` it gets, and the ``rfq`` message a firm request sends it.
+Who may open the stream is the spec's (maker credentials; a taker key is 403, no credential 401):
+checked on any deployment with a given maker credential (``--maker-key``). The ``welcome`` a
+maker gets and the ``rfq`` message a firm request sends it are rfqsim's own protocol, checked
+from a maker bot's side (conformance/maker_probe.py) on the simulator only
+(``sim_only(because="decision")``): another deployment may speak another protocol.
 """
 
 from __future__ import annotations
@@ -15,14 +18,13 @@ from eth_account import Account
 from eth_utils.address import to_checksum_address
 
 from conformance.client import Client
-from conformance.maker_probe import MakerProbe, new_maker_key, stream_url
+from conformance.key_source import KeySource
+from conformance.maker_probe import MakerProbe, new_maker_key, opens_the_stream, stream_url
 from conformance.response_checks import assert_error, parse_iso_utc
 from conformance.rfq_calls import expect_no_quote, get_record, request_quote, rfq_body
 from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.venue import ChainInfo
-
-pytestmark = pytest.mark.sim_only  # maker credentials come from /_sim/keys
 
 STREAM = "/v2/maker/stream"
 WELCOME_FIELDS = {
@@ -66,24 +68,32 @@ RFQ_FIELDS = {
 }
 
 
+@pytest.mark.needs("key:maker")
 @pytest.mark.spec(
     "rfq/endpoints/message-protocol-wss-v2",
     "rfq/auth/api-keys/maker-credentials-look-like",
     "rfq/errors/401-unauthorized",
     "rfq/errors/403-forbidden",
 )
-def test_only_maker_credentials_open_the_stream(sim: SimControl, http: Client) -> None:
+def test_only_maker_credentials_open_the_stream(
+    target: Target, http: Client, maker_credential: str
+) -> None:
+    # A given taker key is shared by the tests: its window is paced, not spent.
+    client = http if target.controllable else http.paced()
     # Handshake failures are plain HTTP answers in the error envelope, before any upgrade.
-    assert_error(http.get(STREAM), 401, "unauthorized")
-    taker = sim.create_key(
-        f"conformance-stream-{secrets.token_hex(6)}", "test", ["trades:write", "trades:read"]
-    )
-    assert_error(
-        http.get(STREAM, headers={"Authorization": f"Bearer {taker['key']}"}), 403, "forbidden"
-    )
-    sim.call("POST", f"keys/{taker['key_id']}/revoke")
+    assert_error(client.get(STREAM), 401, "unauthorized")
+    keys = KeySource(target, "stream")
+    try:
+        taker = keys.make("test", ("trades:write", "trades:read"))
+        headers = {"Authorization": f"Bearer {taker['key']}"}
+        assert_error(client.get(STREAM, headers=headers), 403, "forbidden")
+    finally:
+        keys.close()
+    # A maker credential opens it.
+    opens_the_stream(stream_url(target.base_url), maker_credential)
 
 
+@pytest.mark.sim_only(because="decision")
 @pytest.mark.spec("rfq/endpoints/message-protocol-wss-v2")
 def test_welcome_describes_the_makers_chains_and_pairs(
     target: Target, sim: SimControl, chain: ChainInfo
@@ -115,6 +125,7 @@ def test_welcome_describes_the_makers_chains_and_pairs(
         assert (pair["feeBps"], pair["replyBudgetMs"], pair["quoteTtlMs"]) == (5, 750, 60_000)
 
 
+@pytest.mark.sim_only(because="decision")
 @pytest.mark.spec(
     "rfq/endpoints/message-protocol-wss-v2",
     "rfq/overview/timing-defaults/reply-budget",

@@ -28,17 +28,23 @@ from conformance.resource_checks import (
 )
 from conformance.response_checks import assert_data, parse_iso_utc
 from conformance.rfq_calls import (
+    eoa_proof,
     expect_no_quote,
     expect_quoted,
     get_record,
     keyed_client,
+    keyless_client,
     new_key,
     preview,
     request_quote,
     rfq_body,
 )
+from conformance.service_clock import ServiceClock
 from conformance.sim_control import SimControl
+from conformance.target import Target
 from conformance.venue import ChainInfo
+
+OUTSTANDING_CAP = 4  # spec 1-rfq-v2 "Limits": outstanding RFQs per client IP without a key
 
 
 def _no_quote_shape(data: dict[str, Any]) -> None:
@@ -140,6 +146,42 @@ def test_no_restricted_liquidity_from_a_wallet_that_is_no_maker(
     taker = fund_wallet(chain, source, {usdt.address: usdt.units(5)}, native=0)
     # Nothing can be held by a wallet that is not a maker: the book is empty.
     _empty_book(_restricted_to(trader, chain, taker, Account.create().address))
+
+
+@pytest.mark.needs("loopback")
+@pytest.mark.spec(
+    "rfq/states/soliciting-maker-replies-within-reply-budget-to-no_quote",
+    "rfq/limits/slot-lifetime",
+    "rfq/resources/rfq-record/noquotereason",
+)
+def test_a_no_quote_is_terminal_and_gives_its_slot_back_at_once(
+    target: Target, http: Client, clock: ServiceClock, chain: ChainInfo
+) -> None:
+    # Keyless from a client IP of its own: the outstanding-RFQ cap (per client IP) is this
+    # test's alone. Nobody prices a trade restricted to a wallet that is no maker; exact output
+    # checks the taker's funds only after pricing, so a fresh wallet with nothing will do.
+    caller = keyless_client(target, http)
+    taker = Wallet.create()
+    answered = []
+    # One more than the cap, back to back: each no-quote released its slot before the next.
+    for _ in range(OUTSTANDING_CAP + 1):
+        body = rfq_body(
+            chain,
+            "USDT",
+            "NGNS",
+            buy_amount=chain.token("NGNS").units(2),
+            taker=taker.address,
+            proof=eoa_proof(clock, taker, chain.chain_id),
+            restrictedLiquidityWallets=[Account.create().address],
+        )
+        data = expect_no_quote(request_quote(caller, body), "no_restricted_liquidity")
+        _no_quote_shape(data)
+        answered.append(data)
+    # Terminal: every record still says no_quote once the later requests were answered.
+    for data in answered:
+        record = get_record(caller, data["rfqId"], data["claimToken"])
+        assert record["status"] == "no_quote", record
+        assert record["noQuoteReason"] == "no_restricted_liquidity", record
 
 
 @pytest.mark.sim_only(because="makers")

@@ -2,8 +2,9 @@
 control with ERC-1271, the swap from its owner's EOA reverts, and the owner settles through the
 account in one batch (approval and swap); an aggregator's router, quoted as the taker with the
 ``rfq:aggregator`` scope (proof of funds skipped, refused without it), fills inside the user's
-own transaction and keeps nothing. Each checks the exact on-chain movements; the fill is indexed
-from chain with no report.
+own transaction and keeps nothing (the router is the test's own, deployed on the test chain: an
+aggregator brings its own, so any deployment can be tested with a given key:aggregator). Each
+checks the exact on-chain movements; the fill is indexed from chain with no report.
 """
 
 from __future__ import annotations
@@ -19,20 +20,21 @@ from conformance.assertions import (
 )
 from conformance.chain import TxFailed, Wallet, hex_bytes
 from conformance.client import Client
-from conformance.control import Fleet
+from conformance.control import Fleet, Liquidity
 from conformance.funding import Balances, create_smart_account, fund_wallet, smart_account_batch
+from conformance.key_source import KeySource
 from conformance.response_checks import assert_error
 from conformance.rfq_calls import (
+    deploy_sample_router,
     expect_quoted,
-    keyed_client,
     keyless_client,
-    new_key,
     request_quote,
     rfq_body,
     router_swap_calldata,
     smart_account_proof,
     wait_status,
 )
+from conformance.service_clock import ServiceClock
 from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.venue import ChainInfo
@@ -98,7 +100,7 @@ def test_smart_account_taker_settles_through_its_wallet(
     assert_settled(before, before.again(), chain, checked, taker=account, sell="USDT", buy="NGNS")
 
 
-@pytest.mark.sim_only
+@pytest.mark.needs("key:aggregator", "taker_wallet", "rpc")
 @pytest.mark.spec(
     "rfq/overview/item-4",
     "rfq/auth/api-keys/scopes",
@@ -110,39 +112,46 @@ def test_smart_account_taker_settles_through_its_wallet(
     "rfq/errors/400-invalid_request",
 )
 def test_aggregator_router_fills_inside_the_users_transaction(
-    sim: SimControl, http: Client, chain: ChainInfo, source: Wallet, fleet: Fleet
+    target: Target,
+    clock: ServiceClock,
+    trader: Client,
+    chain: ChainInfo,
+    source: Wallet,
+    liquidity: Liquidity,
 ) -> None:
     usdt, ngns = chain.token("USDT"), chain.token("NGNS")
     node = chain.rpc()
-    router = chain.router
+    router = deploy_sample_router(chain, source)  # the aggregator's own contract
     size = usdt.units(10)
     body = rfq_body(chain, "USDT", "NGNS", sell_amount=size, taker=router)
 
     # Without rfq:aggregator the router is an ordinary taker: it holds nothing.
-    plain = keyed_client(http, new_key(sim, "test"))
     error = assert_error(
-        plain.post("/v2/rfq/request", json=body), 400, "invalid_request", "insufficient_funds"
+        trader.post("/v2/rfq/request", json=body), 400, "invalid_request", "insufficient_funds"
     )
     assert error["details"]["available"] == "0", error
 
-    aggregator = keyed_client(
-        http, new_key(sim, "test", ("trades:write", "trades:read", "rfq:aggregator"))
-    )
-    data = expect_quoted(request_quote(aggregator, body))  # proof of funds skipped
-    checked = assert_firm_quote(
-        chain, data, sell="USDT", buy="NGNS", taker=router, sell_amount=size
-    )
-    quote = data["quote"]
+    keys = KeySource(target, "aggregator")
+    try:
+        key = keys.make("test", ("trades:write", "trades:read", "rfq:aggregator"))
+        aggregator = trader.with_headers({"Authorization": f"Bearer {key['key']}"})
+        data = expect_quoted(request_quote(aggregator, body))  # proof of funds skipped
+        checked = assert_firm_quote(
+            chain, data, sell="USDT", buy="NGNS", taker=router, sell_amount=size
+        )
+        quote = data["quote"]
 
-    user = fund_wallet(chain, source, {usdt.address: usdt.units(20)})
-    before = Balances.read(
-        node, [usdt.address, ngns.address], [*settlement_holders(chain, user.address, data), router]
-    )
-    node.approve(user, usdt.address, router, checked.taker_pays)
-    assert sim.now_ms() / 1000 < iso_seconds(quote["expiresAt"])
-    receipt = node.transact(user, router, router_swap_calldata(data, usdt.address, ngns.address))
-    # No /submit: the fill is indexed from chain.
-    record = wait_status(aggregator, data["rfqId"], None, "filled")
+        user = fund_wallet(chain, source, {usdt.address: usdt.units(20)})
+        holders = [*settlement_holders(chain, user.address, data), router]
+        before = Balances.read(node, [usdt.address, ngns.address], holders)
+        node.approve(user, usdt.address, router, checked.taker_pays)
+        assert clock.now_ms() / 1000 < iso_seconds(quote["expiresAt"]), "quote lapsed"
+        calls = router_swap_calldata(data, usdt.address, ngns.address)
+        receipt = node.transact(user, router, calls)
+        # No /submit: the fill is indexed from chain.
+        record = wait_status(aggregator, data["rfqId"], None, "filled")
+    finally:
+        keys.close()
     assert_filled_record(record, checked, tx_hash=str(receipt["transactionHash"]))
     assert record["submittedAt"] is None, record
     after = before.again()

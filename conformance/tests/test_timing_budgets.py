@@ -1,6 +1,7 @@
 """Timing budgets (spec 1-rfq-v2 "Timing defaults" and "Limits"), measured by the client with the
 tolerances given as options (``--budget-tolerance-ms`` and friends, docs/conformance.md):
 
+* the record's replyBy is the reply budget after createdAt (any deployment);
 * the reply budget holds when a maker is slower than it, and the slow maker is left out;
 * preferred makers get their head start before the rest are asked, unless they cover the size;
 * a served price ladder is never older than its 2 s cache;
@@ -87,6 +88,34 @@ def _wallet(probe: MakerProbe) -> str:
 
 
 # -- reply budget ---------------------------------------------------------------------------
+
+
+@pytest.mark.spec(
+    "rfq/overview/timing-defaults/reply-budget",
+    "rfq/limits/reply-budget",
+    "rfq/resources/rfq-record/replyby",
+)
+def test_the_record_ends_the_reply_budget_750_ms_after_it_was_created(
+    trader: Client, chain: ChainInfo
+) -> None:
+    # What any client sees of the reply budget: the record's replyBy ("end of the maker reply
+    # budget") is the corridor's budget after createdAt, the spec's default 750 ms on the test
+    # corridor. Restricted to a wallet that is no maker and exact output (funds are checked
+    # after pricing), so it holds nothing and needs no funded taker.
+    body = rfq_body(
+        chain,
+        "USDT",
+        "NGNS",
+        buy_amount=chain.token("NGNS").units(2),
+        taker=Account.create().address,
+        restrictedLiquidityWallets=[Account.create().address],
+    )
+    data = expect_no_quote(request_quote(trader, body), "no_restricted_liquidity")
+    record = assert_data(
+        trader.get(f"/v2/rfq/{data['rfqId']}", headers={"X-Rfq-Claim": data["claimToken"]})
+    )
+    budget_ms = (iso_seconds(record["replyBy"]) - iso_seconds(record["createdAt"])) * 1000
+    assert abs(budget_ms - REPLY_BUDGET_MS) <= 1, record  # millisecond timestamps
 
 
 @pytest.mark.sim_only(because="makers")

@@ -9,7 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from eth_account import Account
 
+from conformance.client import Client
+from conformance.response_checks import assert_data
 from tests.integration.serve_process import RFQSIM, Served, serve
 
 pytestmark = pytest.mark.integration
@@ -63,6 +66,35 @@ def test_wrong_rpc_and_bad_key(served: Served, tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     one_line_failure(unfunded, "has no gas on chain 97")
+
+
+def test_a_maker_credential_is_checked_as_one(served: Served, tmp_path: Path) -> None:
+    base = ("--base-url", served.api_url)
+    taker = str(served.info["demo_keys"][1]["key"])
+    as_maker = conformance(*base, "--maker-key", taker, cwd=tmp_path)
+    one_line_failure(as_maker, f"maker credential {taker.split('.')[0]}… (flag)")
+    assert "a maker credential gets 403 on taker paths" in as_maker.stderr
+    made = assert_data(
+        Client(served.api_url).post(
+            "/_sim/keys",
+            json={
+                "partner": "qa-cli",
+                "environment": "test",
+                "scopes": ["maker:stream"],
+                "maker_wallet": Account.create().address,
+            },
+        ),
+        201,
+    )
+    maker = str(made["key"])
+    # A good maker credential gets its ok line; a refused key beside it stops the run.
+    result = conformance(
+        *base, "--maker-key", maker, "--api-key", "tx_test_000000000000." + "a" * 43, cwd=tmp_path
+    )
+    one_line_failure(result, "is refused (401)")
+    ok = f"  ok    maker credential {maker.split('.')[0]}… (flag): authenticates; a taker path"
+    assert any(line.startswith(ok) for line in result.stdout.splitlines()), result.stdout
+    assert maker.split(".", 1)[1] not in result.stdout + result.stderr, "the secret was printed"
 
 
 def test_an_area_runs_against_a_deployment_and_writes_the_matrix(

@@ -23,7 +23,14 @@ def test_without_the_control_api_sim_is_404_and_the_ready_file_holds_only_operat
 ) -> None:
     with serve(tmp_path, "--no-control-api", "--no-makers") as served:
         info = served.info
-        assert set(info) == {"api_url", "control_api", "chains", "api_keys", "taker_wallets"}
+        assert set(info) == {
+            "api_url",
+            "control_api",
+            "chains",
+            "api_keys",
+            "taker_wallets",
+            "maker_keys",
+        }
         assert info["control_api"] is False
         client = Client(served.api_url)
         for path in (
@@ -53,6 +60,11 @@ def test_without_the_control_api_sim_is_404_and_the_ready_file_holds_only_operat
         key = next(k for k in info["api_keys"] if k["environment"] == "test")
         keyed = client.with_headers({"Authorization": f"Bearer {key['key']}"})
         assert_error(keyed.get("/v2/rfq/rfq_doesnotexist"), 404, "not_found")
+        # The maker credential it hands over is one: taker paths answer it 403 (not 401).
+        [maker] = info["maker_keys"]
+        assert (maker["environment"], maker["scopes"]) == ("test", ["maker:stream"])
+        as_maker = client.with_headers({"Authorization": f"Bearer {maker['key']}"})
+        assert_error(as_maker.get("/v2/rfq/rfq_doesnotexist"), 403, "forbidden")
 
 
 def test_the_proxy_relays_unchanged_and_each_mutation_breaks_only_what_it_names(

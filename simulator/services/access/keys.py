@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from rfqkit.wallets import derive_wallet
 from simulator.clock import Clock
 from simulator.errors import InvalidRequest, NotFound, Unauthorized
 from simulator.randomness import RandomSource, secret_token
@@ -215,6 +216,33 @@ def create_demo_keys(keys: KeyService, seed: int) -> list[tuple[str, ApiKey, str
         )
         created.append((label, key, full))
     return created
+
+
+# The funding wallet of the QA maker credential: no simulated maker's (rfqkit.wallets.maker_wallet),
+# funded by nobody. A maker that never publishes levels is never part of a quote.
+QA_MAKER_WALLET = derive_wallet("qa-maker").address
+
+
+def create_qa_maker_key(keys: KeyService, seed: int) -> tuple[str, ApiKey, str]:
+    """The maker credential `rfqsim serve --no-control-api` hands a QA team (its ready file's
+    `maker_keys`), as the operator of a real deployment issues one: test environment, scope
+    maker:stream, partner `qa`, for `QA_MAKER_WALLET`. The simulated fleet never uses it, so
+    while nobody connects with it nothing changes for the fleet. Derived from `seed` like the
+    demo keys (label `maker-test`)."""
+    label = "maker-test"
+    prefix, secret = demo_key_material(seed, label)
+    existing = keys.keys.get(f"tx_test_{prefix}")
+    if existing is not None:  # resumed from a state directory: kept as it was left
+        return label, existing, f"{existing.key_id}.{secret}"
+    key, full = keys.create_key(
+        partner_id=keys.partner_by_name("qa").partner_id,
+        environment="test",
+        scopes=frozenset({"maker:stream"}),
+        name=label,
+        maker_wallet=QA_MAKER_WALLET,
+        material=(prefix, secret),
+    )
+    return label, key, full
 
 
 class KeysSaved(StateSchema):

@@ -15,7 +15,7 @@ from conformance.client import Headers, Pacing, Response, checksummed
 from conformance.inputs import GivenKey, InputError, combine, merge, parse_key, read_config
 from conformance.mutants.catalogue import all_mutations
 from conformance.mutants.mutations import Exchange
-from conformance.needs import needs_in, unmet
+from conformance.needs import MISSING_INPUT, needs_in, skip_kind, unmet
 from conformance.report import render_skipped
 
 WALLET = "0x" + "11" * 32
@@ -83,6 +83,44 @@ def test_where_the_webhook_receiver_listens_comes_from_the_file_and_the_flags_wi
     assert flagged.webhook_listen == "0.0.0.0:9200"
     assert (flagged.webhook_tls_cert, flagged.webhook_tls_key) == ("/tmp/c.pem", "/etc/qa/key.pem")
     assert combine(flagged, read_config(config)).webhook_listen == "127.0.0.1:9100"
+
+
+def test_maker_credentials_come_from_the_file_and_the_flag(tmp_path: Path) -> None:
+    config = tmp_path / "makers.yaml"
+    config.write_text(
+        "maker_keys:\n  - {key: tx_test_dddddddddddd.m1, scopes: [maker:stream]}\n"
+        "  - tx_live_eeeeeeeeeeee.m2\n"
+    )
+    inputs = merge(
+        read_config(config),
+        keys=[],
+        wallets=[],
+        webhook=None,
+        rpc_urls={},
+        maker_keys=["tx_test_ffffffffffff.m3"],
+    )
+    assert [k.public for k in inputs.maker_keys] == [
+        "tx_test_dddddddddddd",
+        "tx_live_eeeeeeeeeeee",
+        "tx_test_ffffffffffff",
+    ]
+    maker = inputs.maker_key("test")
+    assert maker is not None
+    assert maker.key == "tx_test_dddddddddddd.m1"
+    assert inputs.key(set(), "test") is None  # a maker credential is no taker key
+    assert len(combine(inputs, inputs).maker_keys) == 6
+    with pytest.raises(InputError, match="--maker-key"):
+        merge(read_config(config), keys=[], wallets=[], webhook=None, rpc_urls={}, maker_keys=["="])
+
+
+def test_without_a_maker_credential_the_skip_names_the_flag() -> None:
+    met = {"keys": {}, "taker_wallet": True, "webhook_url": False, "rpc": True, "max_wait": None}
+    missing = unmet("key:maker", controllable=False, **met)  # type: ignore[arg-type]
+    assert missing is not None
+    assert missing.startswith("needs key:maker: --maker-key KEY")
+    assert skip_kind(missing, None) == MISSING_INPUT
+    assert unmet("key:maker", controllable=False, maker_key=True, **met) is None  # type: ignore[arg-type]
+    assert unmet("key:maker", controllable=True, **met) is None  # type: ignore[arg-type]
 
 
 def test_bad_inputs_are_one_clear_error(tmp_path: Path) -> None:

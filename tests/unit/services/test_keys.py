@@ -1,9 +1,16 @@
 import pytest
 
+from rfqkit.wallets import maker_wallet
 from simulator.clock import Clock
 from simulator.errors import InvalidRequest
 from simulator.randomness import RandomSource
-from simulator.services.access.keys import InvalidApiKey, KeyService, create_demo_keys
+from simulator.services.access.keys import (
+    QA_MAKER_WALLET,
+    InvalidApiKey,
+    KeyService,
+    create_demo_keys,
+    create_qa_maker_key,
+)
 
 
 def keys() -> KeyService:
@@ -114,3 +121,20 @@ def test_demo_keys_are_the_same_under_the_same_seed_and_other_keys_are_not() -> 
             )[1]
         )
     assert made[0].split(".")[1] != made[1].split(".")[1]
+
+
+def test_the_qa_maker_credential_is_seeded_and_no_fleet_makers() -> None:
+    service = keys()
+    label, record, full = create_qa_maker_key(service, seed=7)
+    assert label == "maker-test"
+    assert record.is_maker_credential
+    assert record.scopes == frozenset({"maker:stream"})
+    assert record.environment == "test"
+    assert service.authenticate(full) is record
+    assert full == create_qa_maker_key(keys(), seed=7)[2]
+    assert full != create_qa_maker_key(keys(), seed=8)[2]
+    # Its wallet is none of the simulated makers' (nor a demo key's partner).
+    assert QA_MAKER_WALLET not in {maker_wallet(i).address for i in range(32)}
+    assert service.partners[record.partner_id].name == "qa"
+    # Resumed from a state directory: the same record, not a duplicate.
+    assert create_qa_maker_key(service, seed=7)[1] is record
