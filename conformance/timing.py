@@ -23,6 +23,9 @@ class TimingTolerances:
     ttl_ms: float  # a quote's expiresAt may exceed createdAt + TTL by this much
     clock_window_ms: float  # proofs are judged at 60 s +- this (stale beyond, fresh within)
     grant_s: float  # a grant is checked live at 12 h - this and lapsed at 12 h + this
+    # Not a tolerance: the test corridor's reply budget, a per-corridor setting whose default
+    # the spec gives (750 ms); a deployment that sets it otherwise is told so here.
+    reply_budget_ms: float
 
 
 # option name -> (field, default, help)
@@ -52,6 +55,11 @@ OPTIONS: dict[str, tuple[str, float, str]] = {
         1000.0,
         "margin around the 60 s proof clock window: proofs this far outside are stale, "
         "this far inside fresh",
+    ),
+    "--reply-budget-ms": (
+        "reply_budget_ms",
+        750.0,
+        "the test corridor's reply budget (a per-corridor setting; the spec's default 750 ms)",
     ),
     "--grant-tolerance-s": (
         "grant_s",
