@@ -3,7 +3,10 @@
 * chains: ``chain_id``, ``rpc_url`` and (optionally) ``environment`` (``live``/``test``);
 * API keys with their scopes (:class:`GivenKey`): a trades key, a read-only key, a webhooks key,
   an aggregator key, ... Scopes not declared are found out by harmless probes
-  (:func:`probe_scopes`);
+  (:func:`probe_scopes`). A key may carry a ``partner`` label, the QA team's own name for the
+  partner account it belongs to (not a secret): keys with the same label are of one partner,
+  keys with different labels of different partners; the tests of partner-scoped ownership need
+  two keys of one partner and a key of another (config file only; no label, no such test);
 * taker wallet private keys (EOAs holding gas and the sell tokens on the test chain);
 * a public https URL that reaches the suite's own webhook receiver, and where that receiver
   listens on this machine (``webhook_listen``, default ``127.0.0.1:8765``; the QA team's tunnel
@@ -19,7 +22,9 @@ They come from flags (``--api-key KEY[=SCOPE,SCOPE]``, ``--taker-key HEX``,
     chains:
       - {chain_id: 97, rpc_url: https://rpc.example/97, environment: test}
     api_keys:
-      - {key: tx_test_..., scopes: [trades:write, trades:read]}
+      - {key: tx_test_..., scopes: [trades:write, trades:read], partner: acme}
+      - {key: tx_test_..., scopes: [trades:read], partner: acme}
+      - {key: tx_test_..., scopes: [trades:read], partner: globex}
       - tx_test_...            # scopes probed
     taker_wallets: [0x<64 hex>]
     webhook_public_url: https://hooks.example/qa
@@ -65,6 +70,7 @@ KEY_FORMAT = re.compile(r"^[a-z]+_(live|test)_[^.\s]+\.\S+$")
 class GivenKey:
     key: str
     scopes: frozenset[str] | None  # None: not declared (probe_scopes finds them)
+    partner: str | None = None  # the QA team's label of the key's partner account; None: unknown
 
     @property
     def environment(self) -> str | None:
@@ -191,11 +197,13 @@ def _config_keys(entries: Sequence[Any]) -> list[GivenKey]:
         if isinstance(entry, str):
             keys.append(parse_key(entry))
         elif isinstance(entry, Mapping) and isinstance(entry.get("key"), str):
-            scopes = entry.get("scopes")
+            scopes, partner = entry.get("scopes"), entry.get("partner")
             declared = frozenset(str(s) for s in scopes) if scopes is not None else None
-            keys.append(GivenKey(str(entry["key"]), declared))
+            keys.append(GivenKey(str(entry["key"]), declared, str(partner) if partner else None))
         else:
-            raise InputError(f"api_keys entry {entry!r}: give a key string or {{key, scopes}}")
+            raise InputError(
+                f"api_keys entry {entry!r}: give a key string or {{key, scopes, partner}}"
+            )
     return keys
 
 
