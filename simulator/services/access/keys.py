@@ -204,13 +204,15 @@ def create_demo_keys(keys: KeyService, seed: int) -> list[tuple[str, ApiKey, str
 
 # What an operator hands a QA team beside the demo keys (`rfqsim serve --no-control-api`'s ready
 # file): keys with exactly one or two scopes, so the suite sees 403 for a missing scope without
-# the control API, and a second partner, so it sees one partner's RFQs closed to another.
+# the control API, and a second partner, so it sees one partner's RFQs and webhook endpoints
+# closed to another.
 QA_KEYS: tuple[tuple[str, str, frozenset[str]], ...] = (
     ("qa-trades-write", "demo", frozenset({"trades:write"})),
     ("qa-trades-read", "demo", frozenset({"trades:read"})),
     ("qa-webhooks-manage", "demo", frozenset({"webhooks:manage"})),
     ("qa-trader", "demo", frozenset({"trades:write", "trades:read"})),
     ("qa-other-trader", "demo-other", frozenset({"trades:write", "trades:read"})),
+    ("qa-other-webhooks", "demo-other", frozenset({"webhooks:manage"})),
 )
 
 

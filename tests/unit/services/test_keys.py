@@ -134,12 +134,13 @@ def test_qa_keys_have_exact_scopes_a_second_partner_and_repeat_under_the_seed() 
         "qa-webhooks-manage": "demo",
         "qa-trader": "demo",
         "qa-other-trader": "demo-other",
+        "qa-other-webhooks": "demo-other",
     }
     assert service.partners[demo[0][1].partner_id].name == "demo"  # one partner, not two
     scopes = {label: key.scopes for label, key, _ in qa}
     assert scopes["qa-trades-write"] == {"trades:write"}
     assert scopes["qa-trades-read"] == {"trades:read"}
-    assert scopes["qa-webhooks-manage"] == {"webhooks:manage"}
+    assert scopes["qa-webhooks-manage"] == scopes["qa-other-webhooks"] == {"webhooks:manage"}
     assert scopes["qa-trader"] == scopes["qa-other-trader"] == {"trades:write", "trades:read"}
     for _, key, full in qa:
         assert key.environment == "test"
