@@ -269,7 +269,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config",
         help="YAML file with the inputs a QA team is given (base_url, chains, api_keys with "
-        "scopes, maker_keys, taker_wallets, webhook_public_url; docs/conformance.md)",
+        "scopes, spendable and partner labels, maker_keys, taker_wallets, webhook_public_url; "
+        "docs/conformance.md)",
     )
     parser.add_argument("--base-url", help="service root to test (default: start rfqsim serve)")
     parser.add_argument(

@@ -4,7 +4,11 @@
 * API keys with their scopes (:class:`GivenKey`): a trades key, a read-only key, a webhooks key,
   an aggregator key, ... Scopes not declared are found out by harmless probes
   (:func:`probe_scopes`). A key marked ``spendable`` is one whose rate-limit window the suite
-  may run out (a minute at a time): only the limiter's tests use it;
+  may run out (a minute at a time): only the limiter's tests use it. A key may carry a
+  ``partner`` label, the QA team's own name for the partner account it belongs to (not a
+  secret): keys with the same label are of one partner,
+  keys with different labels of different partners; the tests of partner-scoped ownership need
+  two keys of one partner and a key of another (config file only; no label, no such test);
 * taker wallet private keys (EOAs holding gas and the sell tokens on the test chain);
 * maker credentials (``maker_keys``): keys with only ``maker:*`` scopes, which open
   ``WSS /v2/maker/stream`` (spec 1 "API keys"). An operator gives one of the test environment so
@@ -25,7 +29,9 @@ They come from flags (``--api-key KEY[=SCOPE,SCOPE]``, ``--spendable-key KEY[=SC
     chains:
       - {chain_id: 97, rpc_url: https://rpc.example/97, environment: test}
     api_keys:
-      - {key: tx_test_..., scopes: [trades:write, trades:read]}
+      - {key: tx_test_..., scopes: [trades:write, trades:read], partner: acme}
+      - {key: tx_test_..., scopes: [trades:read], partner: acme}
+      - {key: tx_test_..., scopes: [trades:read], partner: globex}
       - tx_test_...            # scopes probed
       - {key: tx_test_..., scopes: [quotes:read], spendable: true}
     maker_keys:
@@ -74,6 +80,7 @@ KEY_FORMAT = re.compile(r"^[a-z]+_(live|test)_[^.\s]+\.\S+$")
 class GivenKey:
     key: str
     scopes: frozenset[str] | None  # None: not declared (probe_scopes finds them)
+    partner: str | None = None  # the QA team's label of the key's partner account; None: unknown
     # The QA team lets the suite run this key's rate-limit window out (for a minute at a
     # time): only the limiter's own tests use it, so no other test is throttled by them.
     spendable: bool = False
@@ -217,7 +224,7 @@ def parse_key(value: str, flag: str = "--api-key", *, spendable: bool = False) -
     if not key.strip():
         raise InputError(f"{flag} expects KEY or KEY=SCOPE,SCOPE, got {value!r}")
     declared = frozenset(s.strip() for s in scopes.split(",") if s.strip()) if sep else None
-    return GivenKey(key.strip(), declared, spendable)
+    return GivenKey(key.strip(), declared, spendable=spendable)
 
 
 def parse_wallet(private_key: str) -> Wallet:
@@ -242,15 +249,18 @@ def _config_keys(entries: Sequence[Any], name: str = "api_keys") -> list[GivenKe
         if isinstance(entry, str):
             keys.append(parse_key(entry, name))
         elif isinstance(entry, Mapping) and isinstance(entry.get("key"), str):
-            scopes = entry.get("scopes")
+            scopes, partner = entry.get("scopes"), entry.get("partner")
             declared = frozenset(str(s) for s in scopes) if scopes is not None else None
             spendable = entry.get("spendable", False)
             if not isinstance(spendable, bool):
                 raise InputError(f"{name} entry {_public(entry)}: spendable is true or false")
-            keys.append(GivenKey(str(entry["key"]), declared, spendable))
+            keys.append(
+                GivenKey(str(entry["key"]), declared, str(partner) if partner else None, spendable)
+            )
         else:
             raise InputError(
-                f"{name} entry {_public(entry)}: give a key string or {{key, scopes, spendable}}"
+                f"{name} entry {_public(entry)}: give a key string or "
+                "{key, scopes, partner, spendable}"
             )
     return keys
 

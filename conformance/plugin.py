@@ -122,7 +122,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="FILE",
         help="YAML or JSON file with the inputs a QA team is given: chains (chain_id, "
-        "rpc_url, environment), api_keys (key, scopes, spendable), maker_keys, taker_wallets, "
+        "rpc_url, environment), api_keys (key, scopes, partner, spendable), maker_keys, "
+        "taker_wallets, "
         "webhook_public_url, webhook_listen, webhook_tls_cert, webhook_tls_key",
     )
     group.addoption(

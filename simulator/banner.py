@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from simulator.services.access.keys import SPENDABLE_QA_KEYS, ApiKey, KeyService
 
 
 def _whole(units: int) -> str:
@@ -81,12 +84,34 @@ def banner(info: dict[str, Any], *, control_api: bool = True) -> str:
     return "\n".join(lines)
 
 
+def key_records(
+    service: KeyService, created: Iterable[tuple[str, ApiKey, str]]
+) -> list[dict[str, Any]]:
+    """The banner's and the ready file's record of each key made at start-up, with the full
+    key, the name of its partner and, for a maker credential, its wallet."""
+    return [
+        {
+            "label": label,
+            "key": full,
+            "key_id": key.key_id,
+            "environment": key.environment,
+            "scopes": sorted(key.scopes),
+            "partner": service.partners[key.partner_id].name,
+            **({"wallet": key.maker_wallet} if key.maker_wallet else {}),
+        }
+        for label, key, full in created
+    ]
+
+
 def operator_inputs(info: dict[str, Any]) -> dict[str, Any]:
     """What the ready file holds without the control API: only what the operator of a real
     deployment hands a QA team (the API URL, each chain's RPC URL and environment, API keys
-    with their scopes, funded taker wallets, a maker credential of the test environment); the
-    venue's facts (tokens, contracts, corridors) must be discovered from the public API, as
-    against any other deployment."""
+    with their scopes and partner, funded taker wallets, a maker credential of the test
+    environment); the venue's facts (tokens, contracts, corridors) must be discovered from the
+    public API, as against any other deployment. The keys are the demo keys, then the QA keys
+    (``qa_keys``: exact scopes, a second partner, an aggregator, a key whose rate-limit window
+    the suite may spend) that the banner leaves out: an integrator starts from the demo keys, a
+    QA team needs them all."""
     return {
         "api_url": info["api_url"],
         "control_api": False,
@@ -95,8 +120,14 @@ def operator_inputs(info: dict[str, Any]) -> dict[str, Any]:
             for c in info["chains"]
         ],
         "api_keys": [
-            {"key": k["key"], "environment": k["environment"], "scopes": k["scopes"]}
-            for k in info.get("demo_keys", [])
+            {
+                "key": k["key"],
+                "environment": k["environment"],
+                "scopes": k["scopes"],
+                "partner": k["partner"],
+                **({"spendable": True} if k["label"] in SPENDABLE_QA_KEYS else {}),
+            }
+            for k in [*info.get("demo_keys", []), *info.get("qa_keys", [])]
         ],
         "taker_wallets": [w["private_key"] for w in info["demo_wallets"]],
         "maker_keys": [

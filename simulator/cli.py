@@ -23,7 +23,7 @@ from rfqkit.anvil import AnvilStartError
 from simulator.adapters.sim.state_dir import SavedState, StateDirError, read_state_dir
 from simulator.api.http.appkeys import ACCESS, RAMP, SCENARIOS, SETTINGS, STATE, VENUE
 from simulator.api.http.server import ApiRunner
-from simulator.banner import banner, operator_inputs, write_ready_file
+from simulator.banner import banner, key_records, operator_inputs, write_ready_file
 from simulator.errors import InvalidRequest
 from simulator.runtime.app import create_app
 from simulator.runtime.chains import ChainStartupError
@@ -33,7 +33,7 @@ from simulator.runtime.ports import taken_port_messages
 from simulator.runtime.provider import connect_provider_webhooks
 from simulator.runtime.scenario import read_scenario_file
 from simulator.runtime.state import SAVED_STATE, resume_saved_state, save_state
-from simulator.services.access.keys import create_demo_keys, create_qa_maker_key
+from simulator.services.access.keys import create_demo_keys, create_qa_keys, create_qa_maker_key
 from simulator.services.shared.state import StateFormatError
 from simulator.services.sim.info import simulator_info
 from simulator.services.sim.scenario import ScenarioPlan
@@ -200,30 +200,13 @@ async def serve(
             await resume_saved_state(app, saved)  # before the makers: their keys are added
         await start_fleet(app, f"http://{host}:{port}")  # makers connect over the real socket
         connect_provider_webhooks(app, f"http://{host}:{port}")  # the sandbox calls us back
-        demo_keys = [
-            {
-                "label": label,
-                "key": full,
-                "key_id": key.key_id,
-                "environment": key.environment,
-                "scopes": sorted(key.scopes),
-            }
-            for label, key, full in create_demo_keys(app[ACCESS].keys, settings.seed)
-        ]
+        keys = app[ACCESS].keys
         info = simulator_info(app[SETTINGS], app[VENUE], f"http://{host}:{port}")
-        info["demo_keys"] = demo_keys  # full keys exist only here: the simulator keeps hashes
-        if not settings.api.control_api:  # with /_sim a QA team makes its own maker credentials
-            label, key, full = create_qa_maker_key(app[ACCESS].keys, settings.seed)
-            info["maker_keys"] = [
-                {
-                    "label": label,
-                    "key": full,
-                    "key_id": key.key_id,
-                    "environment": key.environment,
-                    "scopes": sorted(key.scopes),
-                    "wallet": key.maker_wallet,
-                }
-            ]
+        # Full keys exist only here: the simulator keeps hashes.
+        info["demo_keys"] = key_records(keys, create_demo_keys(keys, settings.seed))
+        if not settings.api.control_api:  # the QA team cannot make keys: the operator hands them
+            info["qa_keys"] = key_records(keys, create_qa_keys(keys, settings.seed))
+            info["maker_keys"] = key_records(keys, [create_qa_maker_key(keys, settings.seed)])
         info["provider_url"] = app[RAMP].controls.sandbox_url  # the ramp provider (sandbox)
         await app[STATE].take_baseline()  # what POST /_sim/reset returns to
         if scenario is not None:  # after the baseline: a reset returns to the plain start-up

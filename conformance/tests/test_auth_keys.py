@@ -21,6 +21,7 @@ from eth_account import Account
 from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
 from conformance.inputs import KEY_FORMAT as GIVEN_KEY_FORMAT
 from conformance.key_source import KeySource
+from conformance.needs import skip_message
 from conformance.response_checks import (
     assert_data,
     assert_error,
@@ -37,6 +38,8 @@ LIVE_CHAIN, TEST_CHAIN = 56, 97
 CHAIN_OF = {"live": LIVE_CHAIN, "test": TEST_CHAIN}
 TRADER_SCOPES = ("trades:write", "trades:read")
 KEY_FORMAT = re.compile(r"^tx_(live|test)_([0-9a-f]{12})\.(\S+)$")
+# The spec's ("API keys"): tx_live_ or tx_test_, a public prefix, a dot, the secret.
+SPEC_KEY_FORMAT = re.compile(r"^tx_(live|test)_([^.\s]+)\.(\S+)$")
 
 KeyFactory = Callable[..., dict[str, Any]]
 
@@ -166,19 +169,33 @@ def test_authorization_without_bearer_scheme_is_401(
 # -- format and environment --------------------------------------------------------------
 
 
-@pytest.mark.sim_only
+@pytest.mark.spec("rfq/auth/api-keys/format-env-_live_-public_prefix")
+@pytest.mark.parametrize("environment", ["live", "test"])
+def test_key_format(target: Target, new_key: KeyFactory, environment: str) -> None:
+    """Every key of the environment the QA team gave (and every given key of no environment),
+    and on a simulator one made here."""
+    keys = [k.key for k in target.inputs.keys if k.environment in (environment, None)]
+    if target.controllable:
+        keys.append(str(new_key(environment)["key"]))
+    if not keys:
+        need = "key:live" if environment == "live" else "key:trades"
+        pytest.skip(skip_message(need, f"--api-key KEY (any tx_{environment}_ key)"))
+    for full in keys:
+        match = SPEC_KEY_FORMAT.match(full)
+        assert match, f"key {full.split('.', 1)[0]}… is not tx_<env>_<public_prefix>.<secret>"
+        assert match.group(1) == environment
+
+
+@pytest.mark.sim_only(because="deployment")  # keys are issued by the operator, not a client
 @pytest.mark.spec(
     "rfq/auth/api-keys/format-env-_live_-public_prefix",
     "rfq/auth/api-keys/environment-prefix-tx_live_-mainnet",
 )
 @pytest.mark.parametrize("environment", ["live", "test"])
-def test_key_format_and_shown_once(sim: SimControl, new_key: KeyFactory, environment: str) -> None:
+def test_key_is_shown_once(sim: SimControl, new_key: KeyFactory, environment: str) -> None:
     record = new_key(environment)
-    full = str(record["key"])
-    match = KEY_FORMAT.match(full)
-    assert match, f"key {full!r} is not tx_<env>_<12 hex>.<secret>"
-    assert match.group(1) == environment
-    prefix, secret = full.split(".", 1)
+    prefix, secret = str(record["key"]).split(".", 1)
+    assert prefix.startswith(f"tx_{environment}_"), f"a {environment} key is {prefix}…"
     assert record["key_id"] == prefix, "the public prefix is the key id"
     assert record["environment"] == environment
     resp = sim.client.get("/_sim/keys")

@@ -17,7 +17,6 @@ from eth_account import Account
 
 from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
 from conformance.key_source import KeySource
-from conformance.needs import skip_message
 from conformance.resource_checks import assert_record_fields, assert_record_secrets
 from conformance.response_checks import (
     assert_data,
@@ -55,17 +54,14 @@ def new_caller(target: Target, http: Client) -> Callable[[], Client]:
 
 @pytest.fixture
 def new_key(target: Target) -> Iterator[KeyFactory]:
-    """Test-environment keys of a named partner (unique per test, revoked after) through /_sim;
-    without control the given trades key stands for partner "a" (conformance.key_source)."""
-    suffix = secrets.token_hex(6)
+    """Test-environment trades keys of the test's own partner through /_sim (revoked after),
+    another key of a key's partner or a key of another partner when asked
+    (``same_partner_as=``, ``other_partner_than=``); the given keys without control
+    (conformance.key_source)."""
     source = KeySource(target, "claims")
 
-    def make(partner: str, scopes: tuple[str, ...] = ("trades:write", "trades:read")) -> Any:
-        if not target.controllable and partner != "a":
-            pytest.skip(skip_message("sim_control", "keys of a second partner"))
-        if target.controllable:
-            return source.make("test", scopes, partner=f"conformance-claims-{partner}-{suffix}")
-        return source.make("test", scopes)
+    def make(**wanted: Any) -> Any:
+        return source.make("test", ("trades:write", "trades:read"), **wanted)
 
     yield make
     source.close()
@@ -213,9 +209,9 @@ def test_ownership_is_partner_scoped_with_keys(
     target: Target, new_key: KeyFactory, new_caller: Callable[[], Client]
 ) -> None:
     caller = new_caller()
-    creator = new_key("a")
-    colleague = new_key("a", ("trades:read", "trades:write"))
-    outsider = new_key("b")
+    creator = new_key()
+    colleague = new_key(same_partner_as=creator)
+    outsider = new_key(other_partner_than=creator)
     created = _created(caller.post("/v2/rfq/request", json=_body(target), headers=_bearer(creator)))
     rfq_id, token = created["rfqId"], created["claimToken"]
     path = f"/v2/rfq/{rfq_id}"
@@ -251,7 +247,7 @@ def test_cancel_and_submit_on_a_no_quote_are_409(
 ) -> None:
     caller = new_caller()
     if owner == "key":
-        key = new_key("a")
+        key = new_key()
         created = _created(caller.post("/v2/rfq/request", json=_body(target), headers=_bearer(key)))
         headers = _bearer(key)
     else:

@@ -56,10 +56,19 @@ def test_without_the_control_api_sim_is_404_and_the_ready_file_holds_only_operat
         assert {"trades:write", "trades:read", "webhooks:manage", "rfq:aggregator"} <= scopes
         assert info["taker_wallets"]
         assert all(len(k) == 66 for k in info["taker_wallets"])
-        # A key from the ready file authenticates (404 for an RFQ it does not own, not 401).
-        key = next(k for k in info["api_keys"] if k["environment"] == "test")
-        keyed = client.with_headers({"Authorization": f"Bearer {key['key']}"})
-        assert_error(keyed.get("/v2/rfq/rfq_doesnotexist"), 404, "not_found")
+        # Every key of the ready file authenticates (404 for an RFQ it does not own, not 401);
+        # exact-scope keys of the demo partner and a key of a second partner are among them.
+        for key in info["api_keys"]:
+            keyed = client.with_headers({"Authorization": f"Bearer {key['key']}"})
+            expected = 404 if "trades:read" in key["scopes"] else 403
+            assert keyed.get("/v2/rfq/rfq_doesnotexist").status == expected, key["scopes"]
+        assert {k["partner"] for k in info["api_keys"]} == {"demo", "demo-other"}
+        demo_scopes = [k["scopes"] for k in info["api_keys"] if k["partner"] == "demo"]
+        for scope in ("trades:write", "trades:read", "webhooks:manage"):
+            assert [scope] in demo_scopes
+        # One key the limiter's test alone may run out, marked so.
+        [spendable] = [k for k in info["api_keys"] if k.get("spendable")]
+        assert (spendable["environment"], spendable["scopes"]) == ("test", ["quotes:read"])
         # The maker credential it hands over is one: taker paths answer it 403 (not 401).
         [maker] = info["maker_keys"]
         assert (maker["environment"], maker["scopes"]) == ("test", ["maker:stream"])

@@ -200,22 +200,57 @@ def create_demo_keys(keys: KeyService, seed: int) -> list[tuple[str, ApiKey, str
         ("taker-test", "test", DEMO_TAKER_SCOPES),
         ("aggregator-live", "live", DEMO_TAKER_SCOPES | {"rfq:aggregator"}),
     ]
-    created = []
-    for label, environment, scopes in wanted:
-        prefix, secret = demo_key_material(seed, label)
-        existing = keys.keys.get(f"tx_{environment}_{prefix}")
-        if existing is not None:  # resumed from a state directory: kept as it was left
-            created.append((label, existing, f"{existing.key_id}.{secret}"))
-            continue
-        key, full = keys.create_key(
-            partner_id=partner.partner_id,
-            environment=environment,
-            scopes=scopes,
-            name=label,
-            material=(prefix, secret),
-        )
-        created.append((label, key, full))
-    return created
+    return [(label, *_seeded_key(keys, seed, partner, label, env, s)) for label, env, s in wanted]
+
+
+# What an operator hands a QA team beside the demo keys (`rfqsim serve --no-control-api`'s ready
+# file): keys with exactly one or two scopes, so the suite sees 403 for a missing scope without
+# the control API, and a second partner, so it sees one partner's RFQs and webhook endpoints
+# closed to another; an aggregator key of the test environment (the router path); and a key
+# whose rate-limit window the suite may run out (:data:`SPENDABLE_QA_KEYS`: no other test uses
+# it). The aggregator key comes last: a test asking for a trades key takes the first that fits.
+QA_KEYS: tuple[tuple[str, str, frozenset[str]], ...] = (
+    ("qa-trades-write", "demo", frozenset({"trades:write"})),
+    ("qa-trades-read", "demo", frozenset({"trades:read"})),
+    ("qa-webhooks-manage", "demo", frozenset({"webhooks:manage"})),
+    ("qa-trader", "demo", frozenset({"trades:write", "trades:read"})),
+    ("qa-other-trader", "demo-other", frozenset({"trades:write", "trades:read"})),
+    ("qa-other-webhooks", "demo-other", frozenset({"webhooks:manage"})),
+    ("qa-spendable", "demo", frozenset({"quotes:read"})),
+    ("qa-aggregator", "demo", frozenset({"rfq:aggregator", "trades:write", "trades:read"})),
+)
+SPENDABLE_QA_KEYS = frozenset({"qa-spendable"})
+
+
+def create_qa_keys(keys: KeyService, seed: int) -> list[tuple[str, ApiKey, str]]:
+    """The test-environment keys of :data:`QA_KEYS`, derived from `seed` like the demo keys."""
+    return [
+        (label, *_seeded_key(keys, seed, keys.partner_by_name(partner), label, "test", scopes))
+        for label, partner, scopes in QA_KEYS
+    ]
+
+
+def _seeded_key(
+    keys: KeyService,
+    seed: int,
+    partner: Partner,
+    label: str,
+    environment: KeyEnvironment,
+    scopes: frozenset[str],
+    maker_wallet: str | None = None,
+) -> tuple[ApiKey, str]:
+    prefix, secret = demo_key_material(seed, label)
+    existing = keys.keys.get(f"tx_{environment}_{prefix}")
+    if existing is not None:  # resumed from a state directory: kept as it was left
+        return existing, f"{existing.key_id}.{secret}"
+    return keys.create_key(
+        partner_id=partner.partner_id,
+        environment=environment,
+        scopes=scopes,
+        name=label,
+        maker_wallet=maker_wallet,
+        material=(prefix, secret),
+    )
 
 
 # The funding wallet of the QA maker credential: no simulated maker's (rfqkit.wallets.maker_wallet),
@@ -230,19 +265,9 @@ def create_qa_maker_key(keys: KeyService, seed: int) -> tuple[str, ApiKey, str]:
     while nobody connects with it nothing changes for the fleet. Derived from `seed` like the
     demo keys (label `maker-test`)."""
     label = "maker-test"
-    prefix, secret = demo_key_material(seed, label)
-    existing = keys.keys.get(f"tx_test_{prefix}")
-    if existing is not None:  # resumed from a state directory: kept as it was left
-        return label, existing, f"{existing.key_id}.{secret}"
-    key, full = keys.create_key(
-        partner_id=keys.partner_by_name("qa").partner_id,
-        environment="test",
-        scopes=frozenset({"maker:stream"}),
-        name=label,
-        maker_wallet=QA_MAKER_WALLET,
-        material=(prefix, secret),
-    )
-    return label, key, full
+    partner = keys.partner_by_name("qa")
+    scopes = frozenset({"maker:stream"})
+    return (label, *_seeded_key(keys, seed, partner, label, "test", scopes, QA_MAKER_WALLET))
 
 
 class KeysSaved(StateSchema):

@@ -54,6 +54,21 @@ def test_config_file_and_flags_combine(tmp_path: Path) -> None:
     assert len(both.keys) == 2 * len(inputs.keys)
 
 
+def test_a_key_of_the_config_file_may_name_its_partner(tmp_path: Path) -> None:
+    config = tmp_path / "partners.yaml"
+    config.write_text(
+        "api_keys:\n"
+        "  - {key: tx_test_aaaaaaaaaaaa.s1, scopes: [trades:read], partner: acme}\n"
+        "  - {key: tx_test_bbbbbbbbbbbb.s2, partner: globex}\n"
+        "  - {key: tx_test_cccccccccccc.s3, scopes: [trades:read]}\n"
+    )
+    inputs = read_config(config)
+    assert [k.partner for k in inputs.keys] == ["acme", "globex", None]
+    assert inputs.keys[1].scopes is None  # still probed
+    merged = merge(inputs, keys=["tx_test_dddddddddddd.s4"], wallets=[], webhook=None, rpc_urls={})
+    assert merged.keys[:3] == inputs.keys  # the file's labels survive the flags
+
+
 def test_where_the_webhook_receiver_listens_comes_from_the_file_and_the_flags_win(
     tmp_path: Path,
 ) -> None:

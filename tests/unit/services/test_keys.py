@@ -9,6 +9,7 @@ from simulator.services.access.keys import (
     InvalidApiKey,
     KeyService,
     create_demo_keys,
+    create_qa_keys,
     create_qa_maker_key,
 )
 
@@ -138,3 +139,35 @@ def test_the_qa_maker_credential_is_seeded_and_no_fleet_makers() -> None:
     assert service.partners[record.partner_id].name == "qa"
     # Resumed from a state directory: the same record, not a duplicate.
     assert create_qa_maker_key(service, seed=7)[1] is record
+
+
+def test_qa_keys_have_exact_scopes_a_second_partner_and_repeat_under_the_seed() -> None:
+    service = keys()
+    demo = create_demo_keys(service, seed=7)
+    qa = create_qa_keys(service, seed=7)
+    assert [full for _, _, full in create_qa_keys(keys(), seed=7)] == [f for _, _, f in qa]
+    assert {f for _, _, f in qa}.isdisjoint(f for _, _, f in demo)
+    partner = {label: service.partners[key.partner_id].name for label, key, _ in qa}
+    assert partner == {
+        "qa-trades-write": "demo",
+        "qa-trades-read": "demo",
+        "qa-webhooks-manage": "demo",
+        "qa-trader": "demo",
+        "qa-other-trader": "demo-other",
+        "qa-other-webhooks": "demo-other",
+        "qa-spendable": "demo",
+        "qa-aggregator": "demo",
+    }
+    assert service.partners[demo[0][1].partner_id].name == "demo"  # one partner, not two
+    scopes = {label: key.scopes for label, key, _ in qa}
+    assert scopes["qa-trades-write"] == {"trades:write"}
+    assert scopes["qa-trades-read"] == {"trades:read"}
+    assert scopes["qa-webhooks-manage"] == scopes["qa-other-webhooks"] == {"webhooks:manage"}
+    assert scopes["qa-trader"] == scopes["qa-other-trader"] == {"trades:write", "trades:read"}
+    assert scopes["qa-spendable"] == {"quotes:read"}
+    assert scopes["qa-aggregator"] == {"rfq:aggregator", "trades:write", "trades:read"}
+    for _, key, full in qa:
+        assert key.environment == "test"
+        assert service.authenticate(full) is key
+    # Made again on a resumed state: the same keys, nothing duplicated.
+    assert [k for _, k, _ in create_qa_keys(service, seed=7)] == [k for _, k, _ in qa]
