@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Context, Decimal
 from typing import Literal
 
-from simulator.services.shared.venue import Corridor, Token
+from simulator.services.shared.venue import VenueCorridor, VenueToken
 from simulator.settings import CorridorMode
 
 Side = Literal["buy", "sell"]  # buy: the taker bought the base; sell: the taker sold it
@@ -48,10 +48,10 @@ class MarketLeg:
     market's base symbol is on that chain."""
 
     chain_id: int
-    corridor: Corridor
-    base: Token
-    target: Token
-    size_token: Token  # the side whose reference_size units the bid/ask trade is sized in
+    corridor: VenueCorridor
+    base: VenueToken
+    target: VenueToken
+    size_token: VenueToken  # the side whose reference_size units the bid/ask trade is sized in
 
     @property
     def mode(self) -> CorridorMode:

@@ -42,7 +42,7 @@ from simulator.services.limit_orders.pricing import (
 from simulator.services.limit_orders.store import BookStore, SwapHold
 from simulator.services.shared.fills import Fill
 from simulator.services.shared.timelines import TimelineSink
-from simulator.services.shared.venue import ChainVenue, Token, VenueDirectory
+from simulator.services.shared.venue import ChainVenue, VenueDirectory, VenueToken
 
 OFFERS_CACHE_SIZE = 256  # cached rankings (direction x steering x minRate) before a reset
 
@@ -83,8 +83,8 @@ class OrderBook:
     """Executable resting offers for a taker selling `sell` for `buy`, in matching order."""
 
     chain_id: int
-    sell: Token  # what the taker sells (the orders' buyToken)
-    buy: Token  # what the taker receives (the orders' sellToken)
+    sell: VenueToken  # what the taker sells (the orders' buyToken)
+    buy: VenueToken  # what the taker receives (the orders' sellToken)
     block: int  # the chain block the offers were checked at
     as_of: float  # simulator time of the answer
     offers: list[LimitOrder]
@@ -95,8 +95,8 @@ class Executable:
     """The offers a swap may compose, with what it needs to build and check them."""
 
     chain: ChainVenue
-    sell: Token
-    buy: Token
+    sell: VenueToken
+    buy: VenueToken
     fee_bps: int
     view: BookChainView
     offers: list[LimitOrder]
@@ -165,8 +165,8 @@ class BookService:
     def _fast_fill(
         self,
         chain: ChainVenue,
-        sell: Token,
-        buy: Token,
+        sell: VenueToken,
+        buy: VenueToken,
         sell_amount: int,
         fee_bps: int,
         margin_bps: int,
