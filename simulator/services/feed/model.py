@@ -59,7 +59,7 @@ class MarketLeg:
 
 
 @dataclass(frozen=True)
-class Market:
+class PublishedMarket:
     """One published pair: `BASE_TARGET` in its natural direction, across every chain that
     deploys a corridor for it (decisions: one ticker per pair across chains)."""
 
@@ -73,7 +73,7 @@ class Market:
 
 
 @dataclass(frozen=True)
-class Trade:
+class TradeRecord:
     """One filled order as the feed publishes it, from the taker's side, fee included (the
     amounts that left and reached the taker's wallet, as bid and ask are net of fees)."""
 
@@ -88,8 +88,8 @@ class Trade:
 
 
 @dataclass(frozen=True)
-class Ticker:
-    market: Market
+class TickerFigures:
+    market: PublishedMarket
     last_price: Decimal
     bid: Decimal
     ask: Decimal
@@ -111,5 +111,5 @@ class TradeQuery:
 class TradePage:
     """Newest first on each side; every trade of each second at or after the page's cutoff."""
 
-    buy: list[Trade]
-    sell: list[Trade]
+    buy: list[TradeRecord]
+    sell: list[TradeRecord]
