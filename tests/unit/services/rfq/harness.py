@@ -33,7 +33,7 @@ from simulator.services.rfq.makers import (
     OnlineMaker,
     QuoteReply,
 )
-from simulator.services.rfq.model import FilledOrder, RfqRecord
+from simulator.services.rfq.model import FilledOrder, StoredRfq
 from simulator.services.rfq.ports import ChainUnreadable, FleetMemberStatus, RfqStore
 from simulator.services.rfq.service import FirmRequest, RequestOutcome
 from simulator.services.rfq.store import InMemoryRfqStore
@@ -340,7 +340,7 @@ class RfqHarness:
         )
         return await self.service.request(caller or self.caller, body)
 
-    async def quoted(self, **request: Any) -> RfqRecord:
+    async def quoted(self, **request: Any) -> StoredRfq:
         outcome = await self.request(**request)
         assert outcome.record.status == "quoted", outcome.record.no_quote_reason
         return outcome.record
@@ -372,7 +372,7 @@ class RfqHarness:
             fee_amount=order.fee_amount,
         )
 
-    async def fill_all(self, record: RfqRecord, tx_hash: str = TX) -> None:
+    async def fill_all(self, record: StoredRfq, tx_hash: str = TX) -> None:
         assert record.quote is not None
         for i, order in enumerate(record.quote.orders):
             await self.settlement.on_fill(self.fill(order, tx_hash=tx_hash, log_index=i))
@@ -381,7 +381,7 @@ class RfqHarness:
         return [(e.type, e.body["data"]["rfq"]["id"]) for e in self.events.events]
 
 
-def status(record: RfqRecord) -> str:
+def status(record: StoredRfq) -> str:
     """The record's status, read through a call: mypy would otherwise keep an earlier assert's
     narrowing of the attribute across the awaits that change it."""
     return record.status
