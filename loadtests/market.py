@@ -38,7 +38,7 @@ USD_ANCHORS = ("USDT", "USDC")
 
 
 @dataclass(frozen=True)
-class Token:
+class MarketToken:
     symbol: str
     address: str
     decimals: int
@@ -49,7 +49,7 @@ class Market:
     """The chain's tradeable directions and prices; JSON round-trips to workers."""
 
     chain_id: int
-    tokens: dict[str, Token]
+    tokens: dict[str, MarketToken]
     directions: tuple[tuple[str, str, int], ...]  # (sell, buy, weight)
     usd: dict[str, float]  # USD per whole token
     min_size: Decimal  # whole tokens of the named side
@@ -67,17 +67,17 @@ class Market:
     def from_json(cls, data: dict[str, Any]) -> Market:
         return cls(
             chain_id=int(data["chain_id"]),
-            tokens={s: Token(s, str(a), int(d)) for s, (a, d) in data["tokens"].items()},
+            tokens={s: MarketToken(s, str(a), int(d)) for s, (a, d) in data["tokens"].items()},
             directions=tuple((str(s), str(b), int(w)) for s, b, w in data["directions"]),
             usd={s: float(p) for s, p in data["usd"].items()},
             min_size=Decimal(str(data["min_size"])),
         )
 
-    def direction(self, rng: random.Random) -> tuple[Token, Token]:
+    def direction(self, rng: random.Random) -> tuple[MarketToken, MarketToken]:
         sell, buy, _ = rng.choices(self.directions, weights=[w for *_, w in self.directions])[0]
         return self.tokens[sell], self.tokens[buy]
 
-    def atomic(self, token: Token, usd: float) -> int:
+    def atomic(self, token: MarketToken, usd: float) -> int:
         whole = max(Decimal(repr(usd / self.usd[token.symbol])), self.min_size)
         return int(whole.scaleb(token.decimals))
 
@@ -109,7 +109,7 @@ def _chain(info: dict[str, Any], chain_id: int) -> dict[str, Any]:
     raise ValueError(f"the simulator serves no chain {chain_id}")
 
 
-def usd_prices(tokens: dict[str, Token], levels: dict[str, Any]) -> dict[str, float]:
+def usd_prices(tokens: dict[str, MarketToken], levels: dict[str, Any]) -> dict[str, float]:
     """USD per whole token from each pair's first ladder level, starting at the USD tokens."""
     by_address = {t.address.lower(): t for t in tokens.values()}
     rates: list[tuple[str, str, float]] = []  # (sell, buy, buy per sell in whole units)
@@ -143,7 +143,7 @@ def build_market(info: dict[str, Any], levels: dict[str, Any], chain_id: int) ->
     """The market of ``chain_id`` from ``/_sim/info`` and ``GET /v2/rfq/levels``."""
     chain = _chain(info, chain_id)
     tokens = {
-        str(t["symbol"]): Token(str(t["symbol"]), str(t["address"]), int(t["decimals"]))
+        str(t["symbol"]): MarketToken(str(t["symbol"]), str(t["address"]), int(t["decimals"]))
         for t in chain["tokens"]
     }
     by_address = {t.address.lower(): t.symbol for t in tokens.values()}

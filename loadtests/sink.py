@@ -67,7 +67,7 @@ class _TlsServer(ThreadingHTTPServer):
         return conn, address
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _SinkHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: the sender reuses connections
     server: _TlsServer
 
@@ -103,7 +103,7 @@ class WebhookSink:
         self.on_delivery = on_delivery
         self.counts = SinkCounts()
         self._lock = threading.Lock()  # guards counts across connection greenlets
-        self._server = _TlsServer(("127.0.0.1", 0), _Handler)
+        self._server = _TlsServer(("127.0.0.1", 0), _SinkHandler)
         self._server.tls = server_ssl_context(cert_pem, key_pem)
         self._server.sink = self
         self._thread: threading.Thread | None = None

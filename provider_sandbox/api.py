@@ -11,7 +11,7 @@ from aiohttp import web
 from provider_sandbox import banks, booking, kyc
 from provider_sandbox.appkeys import SANDBOX
 from provider_sandbox.core import Sandbox
-from provider_sandbox.errors import Conflict, Invalid, NotFound, Refused
+from provider_sandbox.errors import SandboxConflict, SandboxInvalid, SandboxNotFound, SandboxRefused
 from provider_sandbox.schemas import (
     CustomerIn,
     CustomerPatch,
@@ -41,7 +41,7 @@ async def read_json(request: web.Request) -> Any:
     try:
         return json.loads(raw)
     except ValueError:
-        raise Invalid("body: not valid JSON") from None
+        raise SandboxInvalid("body: not valid JSON") from None
 
 
 def _sandbox(request: web.Request) -> Sandbox:
@@ -78,9 +78,9 @@ async def resolve_account(request: web.Request) -> web.Response:
     try:
         name = banks.resolve_account(body.bank_code, body.account_number)
     except banks.UnknownBank as exc:
-        raise NotFound(str(exc)) from None
+        raise SandboxNotFound(str(exc)) from None
     except banks.AccountNotVerified as exc:
-        raise Refused(str(exc)) from None
+        raise SandboxRefused(str(exc)) from None
     return web.json_response({"accountName": name})
 
 
@@ -109,7 +109,7 @@ async def submit_kyc(request: web.Request) -> web.Response:
     body = parse(KycIn, await read_json(request))
     status = kyc.status_at(found.review, sandbox.clock.time())
     if status in ("awaiting_review", "approved"):
-        raise Conflict(f"The customer's review is {status}; no new documents are needed")
+        raise SandboxConflict(f"The customer's review is {status}; no new documents are needed")
     booking.submit_review(sandbox, found, body.document.number)
     return web.json_response({"review": _review(sandbox, found.id)})
 
@@ -118,7 +118,7 @@ async def get_kyc(request: web.Request) -> web.Response:
     sandbox = _sandbox(request)
     fiat = request.query.get("fiat", sandbox.config.fiat)
     if fiat.upper() != sandbox.config.fiat:
-        raise Invalid(f"fiat: only {sandbox.config.fiat} is offered")
+        raise SandboxInvalid(f"fiat: only {sandbox.config.fiat} is offered")
     return web.json_response({"review": _review(sandbox, request.match_info["id"])})
 
 
@@ -169,7 +169,7 @@ async def list_transfers(request: web.Request) -> web.Response:
     sandbox = _sandbox(request)
     reference = request.query.get("reference")
     if not reference:
-        raise Invalid("reference: required")
+        raise SandboxInvalid("reference: required")
     found = sandbox.state.transfer_by_reference(reference)
     if found is None:
         return web.json_response({"transfers": []})

@@ -11,7 +11,7 @@ from aiohttp import web
 from provider_sandbox import api, controls
 from provider_sandbox.appkeys import SANDBOX
 from provider_sandbox.core import Sandbox
-from provider_sandbox.errors import ProviderError, Unauthorized
+from provider_sandbox.errors import SandboxError, SandboxUnauthorized
 from rfqkit.tasks import cancel_and_wait
 
 log = logging.getLogger("provider_sandbox")
@@ -34,7 +34,7 @@ def _error(status: int, type_: str, message: str) -> web.Response:
 async def errors_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         return await handler(request)
-    except ProviderError as exc:
+    except SandboxError as exc:
         return web.json_response(exc.body(), status=exc.status)
     except web.HTTPRedirection:
         raise
@@ -64,9 +64,9 @@ async def api_middleware(request: web.Request, handler: Handler) -> web.StreamRe
     latency_s = settings.api_latency_ms / 1000
     try:
         if request.headers.get("Authorization") != f"Bearer {sandbox.config.api_key}":
-            raise Unauthorized("A valid API key is required")
+            raise SandboxUnauthorized("A valid API key is required")
         response = await handler(request)
-    except ProviderError as exc:
+    except SandboxError as exc:
         response = web.json_response(exc.body(), status=exc.status)
     # The work is done at once and only the answer is held, as with a slow provider: a create
     # is booked while its caller still waits (a retry then finds it, 409 with the transfer).

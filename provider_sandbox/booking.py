@@ -11,10 +11,22 @@ from eth_utils.address import is_address, to_checksum_address
 from provider_sandbox import banks, kyc
 from provider_sandbox.chain import ChainUnavailable
 from provider_sandbox.core import Sandbox
-from provider_sandbox.errors import Conflict, Invalid, NotFound, Refused, Unavailable
+from provider_sandbox.errors import (
+    SandboxConflict,
+    SandboxInvalid,
+    SandboxNotFound,
+    SandboxRefused,
+    SandboxUnavailable,
+)
 from provider_sandbox.rates import price, source_places
 from provider_sandbox.schemas import CustomerIn, CustomerPatch, QuoteIn, RecipientIn, TransferIn
-from provider_sandbox.state import Customer, Quote, Recipient, StatusEntry, Transfer
+from provider_sandbox.state import (
+    SandboxCustomer,
+    SandboxQuote,
+    SandboxRecipient,
+    SandboxTransfer,
+    StatusEntry,
+)
 from provider_sandbox.views import transfer_view
 
 REFUSED_PERSON = "We cannot onboard this person"
@@ -23,17 +35,17 @@ OVER_CAP = "Deposit exceeds the single-deposit limit"
 SECP256K1_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
 
 
-def customer(sandbox: Sandbox, customer_id: str) -> Customer:
+def customer(sandbox: Sandbox, customer_id: str) -> SandboxCustomer:
     found = sandbox.state.customers.get(customer_id)
     if found is None:
-        raise NotFound(f"No customer {customer_id}")
+        raise SandboxNotFound(f"No customer {customer_id}")
     return found
 
 
-def transfer(sandbox: Sandbox, transfer_id: str) -> Transfer:
+def transfer(sandbox: Sandbox, transfer_id: str) -> SandboxTransfer:
     found = sandbox.state.transfers.get(transfer_id)
     if found is None:
-        raise NotFound(f"No transfer {transfer_id}")
+        raise SandboxNotFound(f"No transfer {transfer_id}")
     return found
 
 
@@ -41,22 +53,22 @@ def checked_address(field: str, value: str) -> str:
     """Lower case or a valid EIP-55 checksum (a mistyped mixed-case address is refused here,
     not when the payout is signed)."""
     if not is_address(value):
-        raise Invalid(f"{field}: not a valid address (checksum mismatch)")
+        raise SandboxInvalid(f"{field}: not a valid address (checksum mismatch)")
     return str(to_checksum_address(value))
 
 
-def create_customer(sandbox: Sandbox, body: CustomerIn) -> Customer:
+def create_customer(sandbox: Sandbox, body: CustomerIn) -> SandboxCustomer:
     state = sandbox.state
     reference = body.reference.lower()
     existing = state.customer_by_reference(reference)
     if existing is not None:
-        raise Conflict(
+        raise SandboxConflict(
             f"A customer with reference {reference} exists",
             customer={"id": existing.id, "reference": existing.reference},
         )
     if body.last_name == "Refused":
-        raise Refused(REFUSED_PERSON)
-    created = Customer(
+        raise SandboxRefused(REFUSED_PERSON)
+    created = SandboxCustomer(
         id=state.new_id("cus"),
         type=body.type,
         reference=reference,
@@ -72,10 +84,10 @@ def create_customer(sandbox: Sandbox, body: CustomerIn) -> Customer:
     return created
 
 
-def update_customer(sandbox: Sandbox, customer_id: str, body: CustomerPatch) -> Customer:
+def update_customer(sandbox: Sandbox, customer_id: str, body: CustomerPatch) -> SandboxCustomer:
     found = customer(sandbox, customer_id)
     if body.last_name == "Refused":
-        raise Refused(REFUSED_PERSON)
+        raise SandboxRefused(REFUSED_PERSON)
     for name in ("first_name", "last_name", "email", "phone", "birth_date", "address"):
         value = getattr(body, name)
         if value is not None:
@@ -83,36 +95,36 @@ def update_customer(sandbox: Sandbox, customer_id: str, body: CustomerPatch) -> 
     return found
 
 
-def submit_review(sandbox: Sandbox, found: Customer, document_number: str) -> None:
+def submit_review(sandbox: Sandbox, found: SandboxCustomer, document_number: str) -> None:
     kyc.submit(found, document_number, sandbox.clock.time(), sandbox.state.settings.review_delay_s)
 
 
 def check_corridor(sandbox: Sandbox, side: str, chain_id: int, is_sandbox: bool) -> None:
     settings = sandbox.state.settings
     if not settings.enabled:
-        raise Unavailable("The provider is not taking transfers right now")
+        raise SandboxUnavailable("The provider is not taking transfers right now")
     if not settings.sides.get(side, False):
-        raise Refused(f"{side.capitalize()}s are not available right now")
+        raise SandboxRefused(f"{side.capitalize()}s are not available right now")
     chains = settings.sandbox_chains if is_sandbox else settings.chains
     if chain_id not in chains or sandbox.config.chain(chain_id) is None:
         account = "sandbox" if is_sandbox else "live"
-        raise Refused(f"Chain {chain_id} is not available on the {account} account")
+        raise SandboxRefused(f"Chain {chain_id} is not available on the {account} account")
 
 
-def create_quote(sandbox: Sandbox, body: QuoteIn) -> Quote:
+def create_quote(sandbox: Sandbox, body: QuoteIn) -> SandboxQuote:
     config = sandbox.config
     if body.fiat.upper() != config.fiat or body.token.upper() != config.token:
-        raise Refused(f"Only {config.fiat}/{config.token} is offered")
+        raise SandboxRefused(f"Only {config.fiat}/{config.token} is offered")
     check_corridor(sandbox, body.side, body.chain_id, body.sandbox)
     source_amount = Decimal(body.amount)
     if source_amount <= 0 or source_amount != source_amount.quantize(source_places(body.side)):
         decimals = 2 if body.side == "buy" else 6
-        raise Invalid(f"amount: a positive amount with at most {decimals} decimals")
+        raise SandboxInvalid(f"amount: a positive amount with at most {decimals} decimals")
     priced = price(body.side, source_amount, sandbox.mid(), config)
     if priced.target_amount <= 0:
-        raise Refused("The amount does not cover the provider's fee")
+        raise SandboxRefused("The amount does not cover the provider's fee")
     state = sandbox.state
-    quote = Quote(
+    quote = SandboxQuote(
         id=state.new_id("quo"),
         side=body.side,
         chain_id=body.chain_id,
@@ -129,19 +141,19 @@ def create_quote(sandbox: Sandbox, body: QuoteIn) -> Quote:
     return quote
 
 
-def create_recipient(sandbox: Sandbox, body: RecipientIn) -> Recipient:
+def create_recipient(sandbox: Sandbox, body: RecipientIn) -> SandboxRecipient:
     if body.customer_id is not None:
         customer(sandbox, body.customer_id)
     try:
         resolved = banks.resolve_account(body.bank_code, body.account_number)
     except banks.UnknownBank as exc:
-        raise NotFound(str(exc)) from None
+        raise SandboxNotFound(str(exc)) from None
     except banks.AccountNotVerified as exc:
-        raise Refused(str(exc)) from None
+        raise SandboxRefused(str(exc)) from None
     if not banks.same_name(resolved, body.account_name):
-        raise Refused("The account name does not match the bank's records")
+        raise SandboxRefused("The account name does not match the bank's records")
     state = sandbox.state
-    recipient = Recipient(
+    recipient = SandboxRecipient(
         id=state.new_id("rcp"),
         customer_id=body.customer_id,
         bank_code=body.bank_code,
@@ -153,7 +165,7 @@ def create_recipient(sandbox: Sandbox, body: RecipientIn) -> Recipient:
     return recipient
 
 
-def _temporary_account(sandbox: Sandbox, owner: Customer) -> dict[str, str]:
+def _temporary_account(sandbox: Sandbox, owner: SandboxCustomer) -> dict[str, str]:
     rng = sandbox.state.rng
     number = f"{rng.randrange(10**9, 10**10)}"
     if number.endswith(banks.UNVERIFIABLE_SUFFIX):  # keep it resolvable by the same rules
@@ -165,29 +177,29 @@ def _temporary_account(sandbox: Sandbox, owner: Customer) -> dict[str, str]:
     }
 
 
-async def create_transfer(sandbox: Sandbox, body: TransferIn) -> Transfer:
+async def create_transfer(sandbox: Sandbox, body: TransferIn) -> SandboxTransfer:
     state = sandbox.state
     existing = state.transfer_by_reference(body.reference)
     if existing is not None:
-        raise Conflict(
+        raise SandboxConflict(
             f"A transfer with reference {body.reference} exists",
             transfer=transfer_view(existing, state, sandbox.config),
         )
     quote = state.quotes.get(body.quote_id)
     if quote is None:
-        raise NotFound(f"No quote {body.quote_id}")
+        raise SandboxNotFound(f"No quote {body.quote_id}")
     if quote.sandbox != body.sandbox:
-        raise Invalid("sandbox: the transfer must use the quote's account")
+        raise SandboxInvalid("sandbox: the transfer must use the quote's account")
     check_corridor(sandbox, quote.side, quote.chain_id, quote.sandbox)
     now = sandbox.clock.time()
     if quote.used:
-        raise Refused("This quote has already been used")
+        raise SandboxRefused("This quote has already been used")
     if now >= quote.expires_at:
-        raise Refused("The quote has expired")
+        raise SandboxRefused("The quote has expired")
     owner = customer(sandbox, body.customer_id) if body.customer_id is not None else None
     if owner is not None and owner.last_name == "Blocked":
-        raise Refused(BLOCKED_PERSON)
-    created = Transfer(
+        raise SandboxRefused(BLOCKED_PERSON)
+    created = SandboxTransfer(
         id=state.new_id("trf"),
         reference=body.reference,
         side=quote.side,
@@ -215,44 +227,48 @@ async def create_transfer(sandbox: Sandbox, body: TransferIn) -> Transfer:
 
 
 def _prepare_buy(
-    sandbox: Sandbox, body: TransferIn, quote: Quote, owner: Customer | None, created: Transfer
+    sandbox: Sandbox,
+    body: TransferIn,
+    quote: SandboxQuote,
+    owner: SandboxCustomer | None,
+    created: SandboxTransfer,
 ) -> None:
     if owner is None:
-        raise Invalid("customerId: a buy needs a customer")
+        raise SandboxInvalid("customerId: a buy needs a customer")
     if owner.type == "business":
-        raise Refused("Business profiles cannot buy")
+        raise SandboxRefused("Business profiles cannot buy")
     if body.destination is None:
-        raise Invalid("destination: a buy needs a destination wallet")
+        raise SandboxInvalid("destination: a buy needs a destination wallet")
     if body.destination.chain_id != quote.chain_id:
-        raise Invalid("destination.chainId: must be the quote's chain")
+        raise SandboxInvalid("destination.chainId: must be the quote's chain")
     if not kyc.can_deposit(owner, sandbox.clock.time()):
-        raise Refused("This customer cannot make deposits until verification is complete")
+        raise SandboxRefused("This customer cannot make deposits until verification is complete")
     if quote.source_amount > sandbox.state.settings.max_buy:
-        raise Refused(OVER_CAP)
+        raise SandboxRefused(OVER_CAP)
     created.destination = checked_address("destination.address", body.destination.address)
     created.bank_account = _temporary_account(sandbox, owner)
 
 
 async def _prepare_sell(
-    sandbox: Sandbox, body: TransferIn, owner: Customer | None, created: Transfer
+    sandbox: Sandbox, body: TransferIn, owner: SandboxCustomer | None, created: SandboxTransfer
 ) -> None:
     state = sandbox.state
     if owner is None and not state.settings.business_profile_sells:
-        raise Refused("Sells need a personal customer profile")
+        raise SandboxRefused("Sells need a personal customer profile")
     if body.recipient_id is None:
-        raise Invalid("recipientId: a sell needs a payout recipient")
+        raise SandboxInvalid("recipientId: a sell needs a payout recipient")
     recipient = state.recipients.get(body.recipient_id)
     if recipient is None:
-        raise NotFound(f"No recipient {body.recipient_id}")
+        raise SandboxNotFound(f"No recipient {body.recipient_id}")
     if body.refund_address is None:
-        raise Invalid("refundAddress: a sell needs a refund address")
+        raise SandboxInvalid("refundAddress: a sell needs a refund address")
     access = sandbox.engine.chain(created.chain_id)
     key = state.rng.randrange(1, SECP256K1_ORDER)
     account = Account.from_key(key.to_bytes(32, "big"))
     try:
         (baseline,) = await access.balances([account.address])
     except ChainUnavailable as exc:
-        raise Unavailable(f"The provider cannot reach chain {created.chain_id}") from exc
+        raise SandboxUnavailable(f"The provider cannot reach chain {created.chain_id}") from exc
     created.recipient_id = recipient.id
     created.refund_address = checked_address("refundAddress", body.refund_address)
     created.deposit_address = str(account.address)
@@ -260,22 +276,22 @@ async def _prepare_sell(
     created.deposit_baseline = baseline
 
 
-def retry_payout(sandbox: Sandbox, original: Transfer, reference: str) -> Transfer:
+def retry_payout(sandbox: Sandbox, original: SandboxTransfer, reference: str) -> SandboxTransfer:
     state = sandbox.state
     existing = state.transfer_by_reference(reference)
     if existing is not None:
-        raise Conflict(
+        raise SandboxConflict(
             f"A transfer with reference {reference} exists",
             transfer=transfer_view(existing, state, sandbox.config),
         )
     if original.side != "buy" or original.status != "funds_converted":
-        raise Refused("Only a buy waiting at funds_converted can have its payout retried")
+        raise SandboxRefused("Only a buy waiting at funds_converted can have its payout retried")
     owner = state.customers.get(original.customer_id or "")
     if owner is None or owner.balance <= 0:
-        raise Refused("There is no balance to pay out")
+        raise SandboxRefused("There is no balance to pay out")
     amount = owner.balance
     now = sandbox.clock.time()
-    retry = Transfer(
+    retry = SandboxTransfer(
         id=state.new_id("trf"),
         reference=reference,
         side="buy",

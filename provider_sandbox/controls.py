@@ -12,7 +12,7 @@ from provider_sandbox import booking, interventions, kyc
 from provider_sandbox.api import capabilities, read_json
 from provider_sandbox.appkeys import SANDBOX
 from provider_sandbox.core import Sandbox
-from provider_sandbox.errors import Conflict, NotFound
+from provider_sandbox.errors import SandboxConflict, SandboxNotFound
 from provider_sandbox.rates import shift_factor
 from provider_sandbox.schemas import (
     AdvanceIn,
@@ -27,7 +27,7 @@ from provider_sandbox.schemas import (
     WebhooksIn,
     parse,
 )
-from provider_sandbox.state import SETTLED, Transfer
+from provider_sandbox.state import SETTLED, SandboxTransfer
 from provider_sandbox.views import balance_view, customer_view, recipient_view, transfer_view
 from rfqkit.timestamps import isoformat_unix
 
@@ -36,7 +36,7 @@ def _sandbox(request: web.Request) -> Sandbox:
     return request.app[SANDBOX]
 
 
-def _transfer_response(sandbox: Sandbox, transfer: Transfer) -> web.Response:
+def _transfer_response(sandbox: Sandbox, transfer: SandboxTransfer) -> web.Response:
     return web.json_response({"transfer": transfer_view(transfer, sandbox.state, sandbox.config)})
 
 
@@ -210,7 +210,7 @@ async def kyc_outcome(request: web.Request) -> web.Response:
     try:
         kyc.decide(customer, body.outcome, now)
     except kyc.ReviewConflict as exc:
-        raise Conflict(str(exc)) from None
+        raise SandboxConflict(str(exc)) from None
     settings = sandbox.state.settings
     review = kyc.review_view(customer, now, settings.max_buy, sandbox.config.fiat)
     return web.json_response({"review": review})
@@ -220,7 +220,7 @@ async def advance_clock(request: web.Request) -> web.Response:
     sandbox = _sandbox(request)
     body = parse(ClockIn, await read_json(request))
     if sandbox.clock.shared:
-        raise Conflict("The sandbox shares the simulator's clock; advance it there")
+        raise SandboxConflict("The sandbox shares the simulator's clock; advance it there")
     now = sandbox.clock.advance(body.seconds)
     await refresh_all(sandbox)
     return web.json_response(
@@ -236,7 +236,7 @@ async def reset(request: web.Request) -> web.Response:
 def _by_token(sandbox: Sandbox, token: str) -> Any:
     found = next((c for c in sandbox.state.customers.values() if c.verify_token == token), None)
     if found is None:
-        raise NotFound("This verification link is not valid")
+        raise SandboxNotFound("This verification link is not valid")
     return found
 
 
@@ -263,7 +263,7 @@ async def verify_submit(request: web.Request) -> web.Response:
     number = str(form.get("number") or "PAGE-UPLOAD")
     status = kyc.status_at(customer.review, sandbox.clock.time())
     if status in ("awaiting_review", "approved"):
-        raise Conflict(f"The review is {status}; no new documents are needed")
+        raise SandboxConflict(f"The review is {status}; no new documents are needed")
     booking.submit_review(sandbox, customer, number)
     raise web.HTTPSeeOther(location=str(request.url))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 
-class ProviderError(Exception):
+class SandboxError(Exception):
     status = 500
     type = "internal"
 
@@ -18,31 +18,31 @@ class ProviderError(Exception):
         return {"error": {"type": self.type, "message": self.message, **self.extra}}
 
 
-class Invalid(ProviderError):
+class SandboxInvalid(SandboxError):
     status = 400
     type = "invalid"
 
 
-class Unauthorized(ProviderError):
+class SandboxUnauthorized(SandboxError):
     status = 401
     type = "unauthorized"
 
 
-class NotFound(ProviderError):
+class SandboxNotFound(SandboxError):
     status = 404
     type = "not_found"
 
 
-class Conflict(ProviderError):
+class SandboxConflict(SandboxError):
     status = 409
     type = "conflict"
 
 
-class Refused(ProviderError):
+class SandboxRefused(SandboxError):
     status = 422
     type = "refused"
 
 
-class Unavailable(ProviderError):
+class SandboxUnavailable(SandboxError):
     status = 503
     type = "unavailable"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Literal
 
-from provider_sandbox.state import Customer, Review
+from provider_sandbox.state import Review, SandboxCustomer
 
 DECLINE_REASON = "Document image is not legible"
 TEST_PREFIXES: tuple[tuple[str, Literal["reject", "nodeposit"]], ...] = (
@@ -21,7 +21,7 @@ class ReviewConflict(Exception):
     """The control cannot decide this review (none submitted, or already decided)."""
 
 
-def submit(customer: Customer, document_number: str, now: float, delay_s: float) -> Review:
+def submit(customer: SandboxCustomer, document_number: str, now: float, delay_s: float) -> Review:
     outcome: Literal["approve", "reject", "nodeposit"] = "approve"
     for prefix, planned in TEST_PREFIXES:
         if document_number.upper().startswith(prefix):
@@ -50,14 +50,16 @@ def status_at(review: Review | None, now: float) -> str:
     return "approved"
 
 
-def can_deposit(customer: Customer, now: float) -> bool:
+def can_deposit(customer: SandboxCustomer, now: float) -> bool:
     review = customer.review
     return (
         status_at(review, now) == "approved" and review is not None and review.outcome == "approve"
     )
 
 
-def review_view(customer: Customer, now: float, max_buy: Decimal, fiat: str) -> dict[str, Any]:
+def review_view(
+    customer: SandboxCustomer, now: float, max_buy: Decimal, fiat: str
+) -> dict[str, Any]:
     status = status_at(customer.review, now)
     requirements = {
         "not_started": ["document", "selfie"],
@@ -74,7 +76,7 @@ def review_view(customer: Customer, now: float, max_buy: Decimal, fiat: str) -> 
     }
 
 
-def decide(customer: Customer, outcome: str, now: float) -> None:
+def decide(customer: SandboxCustomer, outcome: str, now: float) -> None:
     """The /sandbox control: approve or reject a pending review now, or expire a pending or
     approved one now."""
     review = customer.review

@@ -16,7 +16,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from provider_sandbox.errors import Invalid
+from provider_sandbox.errors import SandboxInvalid
 from rfqkit.wire import WireModel
 
 Amount = Annotated[str, StringConstraints(pattern=r"^(0|[1-9][0-9]{0,17})(\.[0-9]{1,18})?$")]
@@ -181,4 +181,4 @@ def parse(model: type[B], raw: Any) -> B:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "body"
-        raise Invalid(f"{where}: {first['msg']}") from None
+        raise SandboxInvalid(f"{where}: {first['msg']}") from None

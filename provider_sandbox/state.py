@@ -76,7 +76,7 @@ class Review:
 
 
 @dataclass
-class Customer:
+class SandboxCustomer:
     id: str  # cus_...
     type: Literal["individual", "business"]  # business profiles may only sell
     reference: str  # the wallet, lowercase (one customer per reference)
@@ -93,7 +93,7 @@ class Customer:
 
 
 @dataclass
-class Quote:
+class SandboxQuote:
     id: str  # quo_...
     side: Side  # buy: NGN -> NGNS, sell: NGNS -> NGN
     chain_id: int  # chain the token side settles on
@@ -109,7 +109,7 @@ class Quote:
 
 
 @dataclass
-class Recipient:
+class SandboxRecipient:
     id: str  # rcp_...
     customer_id: str | None  # None for the business profile
     bank_code: str  # CBN code
@@ -125,7 +125,7 @@ class StatusEntry:
 
 
 @dataclass
-class Transfer:
+class SandboxTransfer:
     id: str  # trf_...
     reference: str  # the simulator's id; unique
     side: Side  # buy or sell
@@ -183,18 +183,18 @@ class SandboxState:
     settings: RuntimeSettings  # live switches and runtime config
     rng: RandomStream  # ids, account numbers, deposit keys (rates have their own walk)
     rate_epoch: float  # clock time the rate walk starts from
-    customers: dict[str, Customer] = field(default_factory=dict)  # by id
-    quotes: dict[str, Quote] = field(default_factory=dict)  # by id
-    recipients: dict[str, Recipient] = field(default_factory=dict)  # by id
-    transfers: dict[str, Transfer] = field(default_factory=dict)  # by id
+    customers: dict[str, SandboxCustomer] = field(default_factory=dict)  # by id
+    quotes: dict[str, SandboxQuote] = field(default_factory=dict)  # by id
+    recipients: dict[str, SandboxRecipient] = field(default_factory=dict)  # by id
+    transfers: dict[str, SandboxTransfer] = field(default_factory=dict)  # by id
     webhooks: list[WebhookRecord] = field(default_factory=list)  # every event, in order
     calls: Counter[str] = field(default_factory=Counter)  # "METHOD /api/v1/route" -> count
 
     def new_id(self, prefix: str) -> str:
         return f"{prefix}_{self.rng.getrandbits(96):024x}"
 
-    def customer_by_reference(self, reference: str) -> Customer | None:
+    def customer_by_reference(self, reference: str) -> SandboxCustomer | None:
         return next((c for c in self.customers.values() if c.reference == reference), None)
 
-    def transfer_by_reference(self, reference: str) -> Transfer | None:
+    def transfer_by_reference(self, reference: str) -> SandboxTransfer | None:
         return next((t for t in self.transfers.values() if t.reference == reference), None)

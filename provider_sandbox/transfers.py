@@ -16,8 +16,8 @@ from decimal import Decimal
 from provider_sandbox.chain import ChainUnavailable, SandboxChainAccess, to_units
 from provider_sandbox.clock import SandboxClock
 from provider_sandbox.config import SandboxConfig
-from provider_sandbox.errors import Conflict, Unavailable
-from provider_sandbox.state import PROGRESSION, SETTLED, SandboxState, StatusEntry, Transfer
+from provider_sandbox.errors import SandboxConflict, SandboxUnavailable
+from provider_sandbox.state import PROGRESSION, SETTLED, SandboxState, SandboxTransfer, StatusEntry
 from provider_sandbox.views import transfer_view
 from provider_sandbox.webhooks import WebhookSender
 
@@ -64,7 +64,7 @@ class TransferEngine:
         # broadcast must happen once even when a read and the tick refresh together).
         self._locks: dict[str, asyncio.Lock] = {}
 
-    def lock(self, transfer: Transfer) -> asyncio.Lock:
+    def lock(self, transfer: SandboxTransfer) -> asyncio.Lock:
         return self._locks.setdefault(transfer.id, asyncio.Lock())
 
     def forget(self) -> None:
@@ -73,14 +73,14 @@ class TransferEngine:
     def chain(self, chain_id: int) -> SandboxChainAccess:
         access = self._chains.get(chain_id)
         if access is None:
-            raise Unavailable(f"The provider has no connection to chain {chain_id}")
+            raise SandboxUnavailable(f"The provider has no connection to chain {chain_id}")
         return access
 
     # -- status changes --------------------------------------------------------------------
 
-    def move(self, transfer: Transfer, status: str, at: float | None = None) -> None:
+    def move(self, transfer: SandboxTransfer, status: str, at: float | None = None) -> None:
         if not can_move(transfer.status, status):
-            raise Conflict(f"A transfer that is {transfer.status} cannot become {status}")
+            raise SandboxConflict(f"A transfer that is {transfer.status} cannot become {status}")
         now = self._clock.time()
         moment = min(at, now) if at is not None else now
         transfer.status = status
@@ -89,12 +89,12 @@ class TransferEngine:
         state = self._state()
         self._webhooks.emit(transfer.id, status, transfer_view(transfer, state, self._config))
 
-    def funds_received(self, transfer: Transfer, at: float) -> None:
+    def funds_received(self, transfer: SandboxTransfer, at: float) -> None:
         transfer.late = at > transfer.expires_at
         self.move(transfer, "funds_received", at)
         transfer.next_step_at = at + self._state().settings.step_delay_s
 
-    def park(self, transfer: Transfer) -> None:
+    def park(self, transfer: SandboxTransfer) -> None:
         """A stalled buy's converted NGNS waits in the customer's balance for a retry."""
         customer = self._state().customers.get(transfer.customer_id or "")
         if transfer.side != "buy" or customer is None or transfer.parked or transfer.retry_of:
@@ -102,7 +102,7 @@ class TransferEngine:
         transfer.parked = transfer.target_amount
         customer.balance += transfer.parked
 
-    def unpark(self, transfer: Transfer) -> None:
+    def unpark(self, transfer: SandboxTransfer) -> None:
         customer = self._state().customers.get(transfer.customer_id or "")
         if customer is not None and transfer.parked:
             customer.balance = max(Decimal(0), customer.balance - transfer.parked)
@@ -110,11 +110,11 @@ class TransferEngine:
 
     # -- catching up with the clock ----------------------------------------------------------
 
-    async def refresh(self, transfer: Transfer) -> None:
+    async def refresh(self, transfer: SandboxTransfer) -> None:
         async with self.lock(transfer):
             await self.refresh_locked(transfer)
 
-    async def refresh_locked(self, transfer: Transfer) -> None:
+    async def refresh_locked(self, transfer: SandboxTransfer) -> None:
         now = self._clock.time()
         if transfer.status == "failed" and transfer.refund_due_at is not None:
             if now >= transfer.refund_due_at:
@@ -130,7 +130,7 @@ class TransferEngine:
             if not await self.step(transfer, transfer.next_step_at, forced=False):
                 break
 
-    async def step(self, transfer: Transfer, at: float, *, forced: bool) -> bool:
+    async def step(self, transfer: SandboxTransfer, at: float, *, forced: bool) -> bool:
         """Take the next step after funds arrived; False when it cannot happen yet (stalled,
         payout not mined, chain unreachable)."""
         new = next_status(transfer.status)
@@ -156,7 +156,7 @@ class TransferEngine:
                     return False
         except ChainUnavailable as exc:
             if forced:
-                raise Unavailable(f"The chain did not answer: {exc}") from exc
+                raise SandboxUnavailable(f"The chain did not answer: {exc}") from exc
             log.warning("transfer %s waits for chain %s: %s", transfer.id, transfer.chain_id, exc)
             return False
         self.move(transfer, new, at)
@@ -166,7 +166,7 @@ class TransferEngine:
             self.park(transfer)
         return True
 
-    async def _send_payout(self, transfer: Transfer) -> None:
+    async def _send_payout(self, transfer: SandboxTransfer) -> None:
         if transfer.payout_hash is not None or transfer.destination is None:
             return
         access = self.chain(transfer.chain_id)
@@ -174,7 +174,7 @@ class TransferEngine:
         transfer.payout_hash = await access.send_token(transfer.destination, units)
         transfer.payout_units = units
 
-    async def _payout_mined(self, transfer: Transfer, *, wait: bool) -> bool | None:
+    async def _payout_mined(self, transfer: SandboxTransfer, *, wait: bool) -> bool | None:
         if transfer.payout_hash is None:
             return True  # nothing was to be paid on chain
         access = self.chain(transfer.chain_id)
@@ -182,7 +182,7 @@ class TransferEngine:
             return await access.wait_receipt(transfer.payout_hash)
         return await access.receipt_status(transfer.payout_hash)
 
-    async def detect_deposit(self, transfer: Transfer) -> bool:
+    async def detect_deposit(self, transfer: SandboxTransfer) -> bool:
         """A sell is paid when the deposit address holds sourceAmount more NGNS than at
         creation (the baseline keeps leftovers of an earlier run from counting)."""
         if transfer.deposit_address is None:
@@ -190,7 +190,7 @@ class TransferEngine:
         try:
             access = self.chain(transfer.chain_id)
             (balance,) = await access.balances([transfer.deposit_address])
-        except (ChainUnavailable, Unavailable) as exc:
+        except (ChainUnavailable, SandboxUnavailable) as exc:
             log.debug("deposit check of %s failed: %s", transfer.id, exc)  # tick retries
             return False
         decimals = access.chain.token_decimals
@@ -201,7 +201,7 @@ class TransferEngine:
         self.funds_received(transfer, self._clock.time())
         return True
 
-    async def _refund(self, transfer: Transfer) -> None:
+    async def _refund(self, transfer: SandboxTransfer) -> None:
         """A sell whose tokens arrived gets them back on chain from the treasury; a buy's
         refund is a (simulated) bank transfer."""
         if transfer.side == "sell" and transfer.received > 0 and transfer.refund_address:

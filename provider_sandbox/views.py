@@ -8,7 +8,13 @@ from typing import Any
 
 from provider_sandbox.config import SandboxConfig
 from provider_sandbox.rates import TOKEN_PLACES, source_places, target_places
-from provider_sandbox.state import Customer, Quote, Recipient, SandboxState, Transfer
+from provider_sandbox.state import (
+    SandboxCustomer,
+    SandboxQuote,
+    SandboxRecipient,
+    SandboxState,
+    SandboxTransfer,
+)
 from rfqkit.timestamps import isoformat_unix
 
 
@@ -21,7 +27,7 @@ def network(config: SandboxConfig, chain_id: int) -> str:
     return chain.network if chain is not None else str(chain_id)
 
 
-def customer_view(customer: Customer) -> dict[str, Any]:
+def customer_view(customer: SandboxCustomer) -> dict[str, Any]:
     return {
         "id": customer.id,
         "type": customer.type,
@@ -34,7 +40,7 @@ def customer_view(customer: Customer) -> dict[str, Any]:
     }
 
 
-def quote_view(quote: Quote, config: SandboxConfig) -> dict[str, Any]:
+def quote_view(quote: SandboxQuote, config: SandboxConfig) -> dict[str, Any]:
     return {
         "quoteId": quote.id,
         "side": quote.side,
@@ -52,7 +58,7 @@ def quote_view(quote: Quote, config: SandboxConfig) -> dict[str, Any]:
     }
 
 
-def recipient_view(recipient: Recipient) -> dict[str, Any]:
+def recipient_view(recipient: SandboxRecipient) -> dict[str, Any]:
     return {
         "recipientId": recipient.id,
         "customerId": recipient.customer_id,
@@ -63,7 +69,7 @@ def recipient_view(recipient: Recipient) -> dict[str, Any]:
     }
 
 
-def _pay_in(transfer: Transfer, config: SandboxConfig) -> dict[str, Any]:
+def _pay_in(transfer: SandboxTransfer, config: SandboxConfig) -> dict[str, Any]:
     if transfer.side == "buy":
         if transfer.bank_account is None:  # a payout retry: nothing to pay in
             return {"type": "balance"}
@@ -79,7 +85,9 @@ def _pay_in(transfer: Transfer, config: SandboxConfig) -> dict[str, Any]:
     }
 
 
-def _pay_out(transfer: Transfer, state: SandboxState, config: SandboxConfig) -> dict[str, Any]:
+def _pay_out(
+    transfer: SandboxTransfer, state: SandboxState, config: SandboxConfig
+) -> dict[str, Any]:
     if transfer.side == "buy":
         out: dict[str, Any] = {
             "type": "address",
@@ -99,7 +107,9 @@ def _pay_out(transfer: Transfer, state: SandboxState, config: SandboxConfig) -> 
     }
 
 
-def transfer_view(transfer: Transfer, state: SandboxState, config: SandboxConfig) -> dict[str, Any]:
+def transfer_view(
+    transfer: SandboxTransfer, state: SandboxState, config: SandboxConfig
+) -> dict[str, Any]:
     src, tgt = source_places(transfer.side), target_places(transfer.side)
     short_by = transfer.source_amount - transfer.received
     refund: dict[str, Any] | None = None
@@ -146,7 +156,7 @@ def transfer_view(transfer: Transfer, state: SandboxState, config: SandboxConfig
     }
 
 
-def balance_view(customer: Customer, config: SandboxConfig) -> dict[str, Any]:
+def balance_view(customer: SandboxCustomer, config: SandboxConfig) -> dict[str, Any]:
     return {"available": amount(customer.balance, TOKEN_PLACES), "currency": config.token}
 
 

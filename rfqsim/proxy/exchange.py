@@ -1,7 +1,7 @@
-"""One request and its answer as the proxy saw them (:class:`Exchange`), in the forms the checks
-read: the answer as the conformance suite's own :class:`conformance.client.Response` (so its
-assertions run on it unchanged), each body parsed once, and what identifies the caller (an API
-key, a claim token, the client's IP).
+"""One request and its answer as the proxy saw them (:class:`ProxiedExchange`), in the forms the
+checks read: the answer as the conformance suite's own :class:`conformance.client.Response` (so
+its assertions run on it unchanged), each body parsed once, and what identifies the caller (an
+API key, a claim token, the client's IP).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def surface_of(path: str) -> str:
 
 
 @dataclass
-class Exchange:
+class ProxiedExchange:
     """One HTTP exchange: the request as the client sent it, the answer as the upstream sent
     it (bodies kept only up to the proxy's check limit: ``*_complete`` says whether whole)."""
 

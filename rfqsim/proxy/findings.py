@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 
 from rfqkit.redaction import REDACTED, redact
-from rfqsim.proxy.exchange import Exchange
+from rfqsim.proxy.exchange import ProxiedExchange
 
 Side = Literal["service", "client"]
 log = logging.getLogger("rfqsim.proxy")
@@ -87,7 +87,7 @@ def _message(exc: BaseException) -> str:
     return redact(text if len(text) <= MESSAGE_CHARS else text[: MESSAGE_CHARS - 1] + "…")
 
 
-def finding_of(exchange: Exchange, rule: str, side: Side, message: str) -> Finding:
+def finding_of(exchange: ProxiedExchange, rule: str, side: Side, message: str) -> Finding:
     return Finding(
         rule=rule,
         side=side,
@@ -115,7 +115,7 @@ class Inspection:
     """The checks of one exchange. :meth:`check` runs one (a function that asserts, such as the
     suite's ``assert_*``) under its rule id and side; every rule checked is exercised."""
 
-    exchange: Exchange
+    exchange: ProxiedExchange
     found: list[Finding] = field(default_factory=list)
     exercised: set[str] = field(default_factory=set)
 
@@ -186,7 +186,7 @@ class Findings:
             redact(f"UPSTREAM {method} {path}: {error} (answered 502)"), file=self.out, flush=True
         )
 
-    def check_crashed(self, exchange: Exchange) -> None:
+    def check_crashed(self, exchange: ProxiedExchange) -> None:
         with self._lock:
             self.proxy_errors += 1
         log.exception("a check crashed on %s %s", exchange.method, exchange.path)

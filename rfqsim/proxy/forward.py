@@ -30,7 +30,7 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from conformance.client import Headers
-from rfqsim.proxy.exchange import Exchange, surface_of
+from rfqsim.proxy.exchange import ProxiedExchange, surface_of
 from rfqsim.proxy.findings import Findings
 from rfqsim.proxy.watcher import CHECKED_SURFACES, Watcher
 
@@ -214,8 +214,8 @@ class Forwarder:
         headers["X-Forwarded-For"] = f"{earlier}, {peer}" if earlier else peer
         return headers
 
-    def _exchange(self, request: web.Request) -> Exchange:
-        return Exchange(
+    def _exchange(self, request: web.Request) -> ProxiedExchange:
+        return ProxiedExchange(
             method=request.method,
             path=request.path,
             query_string=request.rel_url.raw_query_string,
@@ -248,14 +248,14 @@ class Forwarder:
             return await self._streamed(request, exchange, answer)
 
     @staticmethod
-    def _request_seen(exchange: Exchange, tee: _BodyTee, request: web.Request) -> None:
+    def _request_seen(exchange: ProxiedExchange, tee: _BodyTee, request: web.Request) -> None:
         exchange.request_body = bytes(tee.kept)
         # A body the upstream answered before it was read to its end is only partly known:
         # it is not judged.
         exchange.request_complete = tee.complete or not request.body_exists
 
     @staticmethod
-    def _checked_json(exchange: Exchange, answer: aiohttp.ClientResponse) -> bool:
+    def _checked_json(exchange: ProxiedExchange, answer: aiohttp.ClientResponse) -> bool:
         length = answer.content_length
         return (
             exchange.surface in CHECKED_SURFACES
@@ -275,7 +275,7 @@ class Forwarder:
         return headers, absent
 
     async def _buffered(
-        self, request: web.Request, exchange: Exchange, answer: aiohttp.ClientResponse
+        self, request: web.Request, exchange: ProxiedExchange, answer: aiohttp.ClientResponse
     ) -> web.StreamResponse:
         body = bytearray()
         complete = True
@@ -306,7 +306,7 @@ class Forwarder:
         )
 
     async def _streamed(
-        self, request: web.Request, exchange: Exchange, answer: aiohttp.ClientResponse
+        self, request: web.Request, exchange: ProxiedExchange, answer: aiohttp.ClientResponse
     ) -> web.StreamResponse:
         headers, absent = self._answer_headers(answer, request.method)
         return await self._stream_from(request, exchange, answer, headers, absent, b"")
@@ -314,7 +314,7 @@ class Forwarder:
     async def _stream_from(
         self,
         request: web.Request,
-        exchange: Exchange,
+        exchange: ProxiedExchange,
         answer: aiohttp.ClientResponse,
         headers: CIMultiDict[str],
         absent: list[str],
@@ -351,7 +351,7 @@ class Forwarder:
         self.watcher.inspect(exchange)
         return response
 
-    def _unreachable(self, exchange: Exchange, exc: BaseException) -> web.Response:
+    def _unreachable(self, exchange: ProxiedExchange, exc: BaseException) -> web.Response:
         """502 in the spec's envelope (the feed's own on its paths), with a request id."""
         self.findings.upstream_failed(
             exchange.method, exchange.path, f"{type(exc).__name__}: {exc}"
@@ -418,7 +418,7 @@ class Forwarder:
         return downstream
 
     def _refused(
-        self, request: web.Request, exchange: Exchange, holder: _Handshake
+        self, request: web.Request, exchange: ProxiedExchange, holder: _Handshake
     ) -> web.StreamResponse:
         exchange.answer(holder.status, holder.reason, holder.headers, holder.body)
         inspection = self.watcher.inspect(exchange)

@@ -18,7 +18,7 @@ from typing import Any
 
 from conformance.assertions import CheckedQuote, assert_filled_record, iso_seconds
 from conformance.ramp_transfers import assert_moved_forward
-from rfqsim.proxy.exchange import Exchange
+from rfqsim.proxy.exchange import ProxiedExchange
 from rfqsim.proxy.expect import expect_equal, expect_true
 from rfqsim.proxy.findings import Inspection
 from rfqsim.proxy.memory import ExpiringMap
@@ -86,7 +86,7 @@ def digest(value: str | bytes) -> bytes:
 
 
 @dataclass(slots=True)
-class SeenRfq:
+class WatchedRfq:
     status: str
     claim: bytes | None = None  # digest of its claim token
     expires_at: float | None = None  # the firm quote's expiresAt (Unix seconds)
@@ -113,7 +113,7 @@ class State:
     """The proxy's memory across exchanges and the checks that need it."""
 
     def __init__(self, capacity: int = CAPACITY) -> None:
-        self.rfqs: ExpiringMap[str, SeenRfq] = ExpiringMap(capacity)
+        self.rfqs: ExpiringMap[str, WatchedRfq] = ExpiringMap(capacity)
         self.claims: ExpiringMap[bytes, bool] = ExpiringMap(capacity)
         self.transfers: ExpiringMap[str, str] = ExpiringMap(capacity)
         self.intents: ExpiringMap[tuple[str, str], tuple[bytes, str, bytes]] = ExpiringMap(capacity)
@@ -176,11 +176,11 @@ class State:
         elif operation.surface == "ramp":
             self._ramp(inspection, template)
 
-    def _known(self, ex: Exchange) -> tuple[str, SeenRfq | None]:
+    def _known(self, ex: ProxiedExchange) -> tuple[str, WatchedRfq | None]:
         rfq_id = ex.path.split("/")[3]
         return rfq_id, self.rfqs.get(rfq_id)
 
-    def _remember(self, rfq_id: str, rfq: SeenRfq) -> None:
+    def _remember(self, rfq_id: str, rfq: WatchedRfq) -> None:
         self.rfqs.set(rfq_id, rfq, RFQ_LIFETIME_S)
 
     def _claim_once(self, inspection: Inspection, token: Any, rule: str) -> None:
@@ -200,7 +200,7 @@ class State:
         status = str(data.get("status"))
         token = data.get("claimToken")
         self._claim_once(inspection, token, CLAIM_ONCE)
-        rfq = SeenRfq(status=status, claim=digest(token) if isinstance(token, str) else None)
+        rfq = WatchedRfq(status=status, claim=digest(token) if isinstance(token, str) else None)
         quote = data.get("quote")
         if status == "quoted" and isinstance(quote, Mapping):
             try:
@@ -214,7 +214,7 @@ class State:
                 pass  # the answer's own checks report it
         self._remember(data["rfqId"], rfq)
 
-    def _owner_checks(self, inspection: Inspection, rfq: SeenRfq | None) -> bool:
+    def _owner_checks(self, inspection: Inspection, rfq: WatchedRfq | None) -> bool:
         """A keyless caller's claim token against the one the RFQ was answered with. Returns
         whether the caller is known to hold the right token."""
         ex = inspection.exchange
@@ -233,12 +233,12 @@ class State:
         return right
 
     def _moved(
-        self, inspection: Inspection, rfq_id: str, rfq: SeenRfq | None, status: Any
-    ) -> SeenRfq:
+        self, inspection: Inspection, rfq_id: str, rfq: WatchedRfq | None, status: Any
+    ) -> WatchedRfq:
         if not isinstance(status, str) or status not in ENTERED_BY:
-            return rfq or SeenRfq(status="")
+            return rfq or WatchedRfq(status="")
         if rfq is None:
-            return SeenRfq(status=status)
+            return WatchedRfq(status=status)
         before = rfq.status
         if before in REACHABLE and status != before:
             if status in REACHABLE[before]:
@@ -275,7 +275,7 @@ class State:
             self._remember(rfq_id, rfq)
 
     def _filled(
-        self, inspection: Inspection, rfq_id: str, rfq: SeenRfq, record: Mapping[str, Any]
+        self, inspection: Inspection, rfq_id: str, rfq: WatchedRfq, record: Mapping[str, Any]
     ) -> None:
         amounts = (record.get("sellAmount"), record.get("buyAmount"), record.get("feeAmount"))
         if rfq.settled is not None:
@@ -318,7 +318,7 @@ class State:
             rfq = self._moved(inspection, rfq_id, rfq, data.get("status"))
         self._remember(rfq_id, rfq)
 
-    def _first_submit(self, inspection: Inspection, rfq: SeenRfq) -> None:
+    def _first_submit(self, inspection: Inspection, rfq: WatchedRfq) -> None:
         # A filled RFQ accepts the fill's own hash (rule 4); a lapsed one accepts none.
         if rfq.status in ("no_quote", "expired"):
             inspection.fail(
@@ -443,7 +443,7 @@ class State:
             self.windows.set(key, now, float(int(str(reset)) + 2))
 
 
-def _before_expiry(inspection: Inspection, rfq: SeenRfq, rule: str, what: str) -> None:
+def _before_expiry(inspection: Inspection, rfq: WatchedRfq, rule: str, what: str) -> None:
     """An answer that accepted a submit or cancel was served before the quote's expiresAt (by
     the answer's Date, whole seconds)."""
     served, expires = inspection.exchange.date, rfq.expires_at

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rfqsim.proxy import conventions, proofs, requests, resources
 from rfqsim.proxy.documents import Documents
-from rfqsim.proxy.exchange import Exchange
+from rfqsim.proxy.exchange import ProxiedExchange
 from rfqsim.proxy.findings import Findings, Inspection
 from rfqsim.proxy.spec import operation_of, path_known
 from rfqsim.proxy.state import State
@@ -22,7 +22,7 @@ class Watcher:
         self.documents = documents
         self.state = state
 
-    def inspect(self, exchange: Exchange) -> Inspection:
+    def inspect(self, exchange: ProxiedExchange) -> Inspection:
         """Run the checks of ``exchange`` and record what they found."""
         inspection = Inspection(exchange)
         operation = None

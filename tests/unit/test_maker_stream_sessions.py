@@ -42,7 +42,13 @@ from simulator.services.rfq.makers import (
     OnlineMaker,
     QuoteReply,
 )
-from simulator.services.shared.venue import ChainVenue, Contracts, Corridor, Token, VenueDirectory
+from simulator.services.shared.venue import (
+    ChainVenue,
+    VenueContracts,
+    VenueCorridor,
+    VenueDirectory,
+    VenueToken,
+)
 from simulator.settings import ChainEnvironment, CorridorTiming
 
 WALLET = to_checksum_address("0x" + "77" * 20)
@@ -52,10 +58,10 @@ USDC = to_checksum_address("0x" + "cc" * 20)
 
 
 def chain(chain_id: int, environment: ChainEnvironment) -> ChainVenue:
-    usdt = Token("USDT", "Tether", USDT, 18, True)
-    ngns = Token("NGNS", "Naira", NGNS, 6, False)
-    usdc = Token("USDC", "USD Coin", USDC, 6, False)
-    contracts = Contracts(*(to_checksum_address(f"0x{i:040x}") for i in range(1, 6)))
+    usdt = VenueToken("USDT", "Tether", USDT, 18, True)
+    ngns = VenueToken("NGNS", "Naira", NGNS, 6, False)
+    usdc = VenueToken("USDC", "USD Coin", USDC, 6, False)
+    contracts = VenueContracts(*(to_checksum_address(f"0x{i:040x}") for i in range(1, 6)))
     return ChainVenue(
         chain_id=chain_id,
         environment=environment,
@@ -66,8 +72,8 @@ def chain(chain_id: int, environment: ChainEnvironment) -> ChainVenue:
         contracts=contracts,
         tokens=(usdt, ngns, usdc),
         corridors=(
-            Corridor(usdt, ngns, CorridorTiming()),
-            Corridor(usdc, ngns, CorridorTiming(mode="BOOK")),
+            VenueCorridor(usdt, ngns, CorridorTiming()),
+            VenueCorridor(usdc, ngns, CorridorTiming(mode="BOOK")),
         ),
     )
 

@@ -30,7 +30,13 @@ from simulator.api.webhooks.schemas import MAX_URL_LENGTH, WEBHOOK_URL_PATTERN, 
 from simulator.errors import InvalidRequest
 from simulator.runtime.app import create_app
 from simulator.services.rfq.trades import validate_trade
-from simulator.services.shared.venue import ChainVenue, Contracts, Corridor, Token, VenueDirectory
+from simulator.services.shared.venue import (
+    ChainVenue,
+    VenueContracts,
+    VenueCorridor,
+    VenueDirectory,
+    VenueToken,
+)
 from simulator.services.webhooks.registry import check_endpoint_url
 from simulator.settings import CorridorTiming, load_settings
 
@@ -162,11 +168,11 @@ BODY_CASES = [
 
 
 def _venue() -> VenueDirectory:
-    def token(symbol: str, address: str) -> Token:
-        return Token(symbol, symbol, to_checksum_address(address), 18, False)
+    def token(symbol: str, address: str) -> VenueToken:
+        return VenueToken(symbol, symbol, to_checksum_address(address), 18, False)
 
     sell, buy = token("SELL", SELL), token("BUY", BUY)
-    contracts = Contracts(*(to_checksum_address("0x" + f"{i:040x}") for i in range(1, 6)))
+    contracts = VenueContracts(*(to_checksum_address("0x" + f"{i:040x}") for i in range(1, 6)))
     chain = ChainVenue(
         chain_id=97,
         environment="test",
@@ -176,7 +182,7 @@ def _venue() -> VenueDirectory:
         min_size=Decimal("0"),
         contracts=contracts,
         tokens=(sell, buy),
-        corridors=(Corridor(sell, buy, CorridorTiming()),),
+        corridors=(VenueCorridor(sell, buy, CorridorTiming()),),
     )
     return VenueDirectory(chains={97: chain})
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from simulator.clock import Clock
 from simulator.services.shared.events import Event
-from simulator.services.webhooks.ports import IssuedCertificate, SendResult
+from simulator.services.webhooks.ports import CertificateBundle, SendResult
 
 START = 1_800_000_000.0
 WALL = 1_800_000_000.75  # the fake's real clock: signatures' t
@@ -109,7 +109,7 @@ class RecordingCertificates:
     async def ca_pem(self) -> bytes:
         return b"-----BEGIN CERTIFICATE-----\nfake-ca\n-----END CERTIFICATE-----\n"
 
-    async def issue(self, hostnames: Sequence[str]) -> IssuedCertificate:
+    async def issue(self, hostnames: Sequence[str]) -> CertificateBundle:
         self.issued_for.append(tuple(hostnames))
         ca = await self.ca_pem()
-        return IssuedCertificate(cert_pem=b"leaf\n" + ca, key_pem=b"key\n", ca_pem=ca)
+        return CertificateBundle(cert_pem=b"leaf\n" + ca, key_pem=b"key\n", ca_pem=ca)

@@ -19,7 +19,7 @@ from eth_utils.crypto import keccak
 from contracts.artifacts import load_artifact
 from rfqkit.chain import AnvilChain
 from rfqkit.wallets import DEPLOYER, FEE_RECIPIENT, PROVIDER_TREASURY, demo_wallet, maker_wallet
-from simulator.services.shared.venue import Contracts, Corridor, Token
+from simulator.services.shared.venue import VenueContracts, VenueCorridor, VenueToken
 from simulator.settings import ChainSettings, CorridorTiming, FundingSettings
 
 DEPLOY_GAS = 6_000_000
@@ -82,9 +82,9 @@ def funded_wallets(funding: FundingSettings) -> list[str]:
 
 @dataclass(frozen=True)
 class Deployment:
-    contracts: Contracts
-    tokens: tuple[Token, ...]
-    corridors: tuple[Corridor, ...]
+    contracts: VenueContracts
+    tokens: tuple[VenueToken, ...]
+    corridors: tuple[VenueCorridor, ...]
 
 
 async def _ensure_success(chain: AnvilChain, tx_hashes: list[str]) -> None:
@@ -127,7 +127,7 @@ async def deploy_venue(
                     f"code at {address}; attach to a fresh node or one rfqsim deployed"
                 )
     tokens = tuple(
-        Token(
+        VenueToken(
             symbol=t.symbol,
             name=t.name,
             address=addresses[t.symbol],
@@ -138,10 +138,10 @@ async def deploy_venue(
     )
     by_symbol = {t.symbol: t for t in tokens}
     corridors = tuple(
-        Corridor(by_symbol[c.base], by_symbol[c.quote], c.timing(corridor_defaults))
+        VenueCorridor(by_symbol[c.base], by_symbol[c.quote], c.timing(corridor_defaults))
         for c in settings.corridors
     )
-    contracts = Contracts(
+    contracts = VenueContracts(
         signature_transfer=addresses["signature_transfer"],
         reactor=addresses["reactor"],
         router=addresses["router"],

@@ -36,21 +36,21 @@ from simulator.adapters.ramp.provider_wire import (
     person_body,
 )
 from simulator.services.ramp.ports import (
-    Balance,
     Bank,
     Capabilities,
     KycReview,
     PersonDetails,
+    ProviderBalance,
     ProviderConflict,
     ProviderCustomer,
     ProviderError,
     ProviderInvalid,
     ProviderNotFound,
+    ProviderQuote,
+    ProviderRecipient,
     ProviderRefused,
     ProviderTransfer,
     ProviderUnreachable,
-    Quote,
-    Recipient,
     Side,
 )
 
@@ -250,15 +250,15 @@ class HttpRampProvider:
         )
         return result
 
-    async def balance(self, customer_id: str | None) -> Balance:
+    async def balance(self, customer_id: str | None) -> ProviderBalance:
         if customer_id is None:
             # The provider API keeps parked balances per personal profile only; the business
             # profile has none to ask about (a stalled payout retry needs a personal profile).
             raise ProviderInvalid("balances exist only for personal profiles")
-        result: Balance = await self._read(
+        result: ProviderBalance = await self._read(
             "GET",
             f"/customers/{customer_id}/balance",
-            lambda data: Balance(
+            lambda data: ProviderBalance(
                 available=json_str(data["available"]), currency=json_str(data["currency"])
             ),
         )
@@ -266,8 +266,8 @@ class HttpRampProvider:
 
     async def quote(
         self, *, side: Side, fiat: str, token: str, chain_id: int, amount: str, sandbox: bool
-    ) -> Quote:
-        result: Quote = await self._read(
+    ) -> ProviderQuote:
+        result: ProviderQuote = await self._read(
             "POST",
             "/quotes",
             parse_quote,
@@ -284,8 +284,8 @@ class HttpRampProvider:
 
     async def create_recipient(
         self, *, customer_id: str | None, bank_code: str, account_number: str, account_name: str
-    ) -> Recipient:
-        result: Recipient = await self._read(
+    ) -> ProviderRecipient:
+        result: ProviderRecipient = await self._read(
             "POST",
             "/recipients",
             parse_recipient,

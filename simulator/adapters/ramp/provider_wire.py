@@ -13,10 +13,10 @@ from simulator.services.ramp.ports import (
     KycReview,
     PersonDetails,
     ProviderCustomer,
+    ProviderQuote,
+    ProviderRecipient,
     ProviderTransfer,
     ProviderUnreachable,
-    Quote,
-    Recipient,
     Side,
     StatusChange,
 )
@@ -141,8 +141,8 @@ def parse_transfer(data: dict[str, Any]) -> ProviderTransfer:
     )
 
 
-def parse_quote(data: dict[str, Any]) -> Quote:
-    return Quote(
+def parse_quote(data: dict[str, Any]) -> ProviderQuote:
+    return ProviderQuote(
         quote_id=json_str(data["quoteId"]),
         side=_side(data["side"]),
         source_amount=json_str(data["sourceAmount"]),
@@ -155,8 +155,8 @@ def parse_quote(data: dict[str, Any]) -> Quote:
     )
 
 
-def parse_recipient(data: dict[str, Any]) -> Recipient:
-    return Recipient(
+def parse_recipient(data: dict[str, Any]) -> ProviderRecipient:
+    return ProviderRecipient(
         recipient_id=json_str(data["recipientId"]),
         bank_code=json_str(data["bankCode"]),
         bank_name=json_str(data["bankName"]),

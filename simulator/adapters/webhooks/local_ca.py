@@ -20,7 +20,7 @@ from pathlib import Path
 
 import trustme
 
-from simulator.services.webhooks.ports import IssuedCertificate
+from simulator.services.webhooks.ports import CertificateBundle
 
 CA_FILE = "webhook-ca.pem"
 STATE_DIR_ENV = "RFQSIM_STATE_DIR"
@@ -81,11 +81,11 @@ class LocalCa:
     async def ca_pem(self) -> bytes:
         return (await self.ca()).cert_pem.bytes()
 
-    async def issue(self, hostnames: Sequence[str]) -> IssuedCertificate:
+    async def issue(self, hostnames: Sequence[str]) -> CertificateBundle:
         """A server certificate for these hostnames / IP addresses, signed by the local CA."""
         ca = await self.ca()
         leaf = await asyncio.to_thread(ca.issue_cert, *hostnames)
-        return IssuedCertificate(
+        return CertificateBundle(
             cert_pem=b"".join(pem.bytes() for pem in leaf.cert_chain_pems),
             key_pem=leaf.private_key_pem.bytes(),
             ca_pem=ca.cert_pem.bytes(),

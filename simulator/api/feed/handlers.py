@@ -18,7 +18,7 @@ from simulator.api.http.parsing import parse_query
 from simulator.api.http.responses import raw_json_response
 from simulator.api.http.routes import RouteTable
 from simulator.errors import InternalError, InvalidRequest, NotFound, RateLimited, UpstreamError
-from simulator.services.feed.model import Trade, TradePage
+from simulator.services.feed.model import TradePage, TradeRecord
 
 CORS_HEADERS = (
     ("Access-Control-Allow-Origin", "`*`: any web page may read the feed"),
@@ -35,7 +35,7 @@ def page_json(page: TradePage, rendered: dict[tuple[str, tuple[int, ...]], bytes
     JSON rendered once: trades never change, and a page of limit 1000 holds up to 2000 of
     them, which would otherwise be validated and formatted again on every build."""
 
-    def one(trade: Trade) -> bytes:
+    def one(trade: TradeRecord) -> bytes:
         key = (trade.trade_id, trade.order)
         body = rendered.get(key)
         if body is None:

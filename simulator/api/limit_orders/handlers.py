@@ -19,10 +19,10 @@ from simulator.errors import (
     UpstreamError,
 )
 from simulator.services.limit_orders.placement import PrepareRequest, SignedPlacement
-from simulator.services.limit_orders.service import LimitOrderQuote
+from simulator.services.limit_orders.service import LimitOrderQuoteResult
 
 
-def render_quote(quote: LimitOrderQuote) -> schemas.LimitOrderQuote:
+def render_quote(quote: LimitOrderQuoteResult) -> schemas.LimitOrderQuote:
     fast = quote.fast
     depth = schemas.Depth.model_validate(fast.depth)
     return schemas.LimitOrderQuote(

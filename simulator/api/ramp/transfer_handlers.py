@@ -26,13 +26,13 @@ from simulator.errors import (
 )
 from simulator.services.ramp.access import WalletCall
 from simulator.services.ramp.retry import Eligibility
-from simulator.services.ramp.transfers import Created, CreateRequest, PayoutRequest
+from simulator.services.ramp.transfers import CreateRequest, PayoutRequest, TransferCreation
 from simulator.services.ramp.webhooks import SIGNATURE_HEADER
 
 WEBHOOK_MAX_BYTES = 1 << 20
 
 
-def render_created(request: web.Request, created: Created) -> web.Response:
+def render_created(request: web.Request, created: TransferCreation) -> web.Response:
     ramp = request.app[RAMP]
     view = ramp.reads.view(created.record)
     return body_response(

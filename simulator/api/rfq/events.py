@@ -9,11 +9,11 @@ from typing import Any
 from simulator.api.http.responses import event_body
 from simulator.api.rfq import schemas
 from simulator.services.rfq.events import EventType, RfqEvents
-from simulator.services.rfq.model import RfqRecord
+from simulator.services.rfq.model import StoredRfq
 from simulator.services.shared.events import EventSink
 
 
-def rfq_event_body(event_type: EventType, record: RfqRecord, created: float) -> dict[str, Any]:
+def rfq_event_body(event_type: EventType, record: StoredRfq, created: float) -> dict[str, Any]:
     shape = schemas.RfqFilledEventRfq if event_type == "rfq.filled" else schemas.RfqEventRfq
     data = schemas.RfqEventData(rfq=shape.model_validate(record))
     return event_body(schemas.RfqEvent, event_type, record.rfq_id, created, data)

@@ -25,7 +25,7 @@ from simulator.errors import (
     UpstreamError,
     VenueUnavailable,
 )
-from simulator.services.rfq.model import RfqRecord
+from simulator.services.rfq.model import StoredRfq
 from simulator.services.rfq.pricing import PreviewOutcome
 from simulator.services.rfq.service import FirmRequest, RequestOutcome
 from simulator.services.rfq.trades import TradeSpec
@@ -177,7 +177,7 @@ async def request_quote(request: web.Request) -> web.Response:
     return data_response(render_outcome(request, outcome), exclude_none=True)
 
 
-def _owned(request: web.Request) -> RfqRecord:
+def _owned(request: web.Request) -> StoredRfq:
     return request.app[RFQ].service.owned(
         request.match_info["rfq_id"], request[CALLER], request.headers.get("X-Rfq-Claim")
     )

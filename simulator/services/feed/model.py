@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Context, Decimal
 from typing import Literal
 
-from simulator.services.shared.venue import Corridor, Token
+from simulator.services.shared.venue import VenueCorridor, VenueToken
 from simulator.settings import CorridorMode
 
 Side = Literal["buy", "sell"]  # buy: the taker bought the base; sell: the taker sold it
@@ -48,10 +48,10 @@ class MarketLeg:
     market's base symbol is on that chain."""
 
     chain_id: int
-    corridor: Corridor
-    base: Token
-    target: Token
-    size_token: Token  # the side whose reference_size units the bid/ask trade is sized in
+    corridor: VenueCorridor
+    base: VenueToken
+    target: VenueToken
+    size_token: VenueToken  # the side whose reference_size units the bid/ask trade is sized in
 
     @property
     def mode(self) -> CorridorMode:
@@ -59,7 +59,7 @@ class MarketLeg:
 
 
 @dataclass(frozen=True)
-class Market:
+class PublishedMarket:
     """One published pair: `BASE_TARGET` in its natural direction, across every chain that
     deploys a corridor for it (decisions: one ticker per pair across chains)."""
 
@@ -73,7 +73,7 @@ class Market:
 
 
 @dataclass(frozen=True)
-class Trade:
+class TradeRecord:
     """One filled order as the feed publishes it, from the taker's side, fee included (the
     amounts that left and reached the taker's wallet, as bid and ask are net of fees)."""
 
@@ -88,8 +88,8 @@ class Trade:
 
 
 @dataclass(frozen=True)
-class Ticker:
-    market: Market
+class TickerFigures:
+    market: PublishedMarket
     last_price: Decimal
     bid: Decimal
     ask: Decimal
@@ -111,5 +111,5 @@ class TradeQuery:
 class TradePage:
     """Newest first on each side; every trade of each second at or after the page's cutoff."""
 
-    buy: list[Trade]
-    sell: list[Trade]
+    buy: list[TradeRecord]
+    sell: list[TradeRecord]

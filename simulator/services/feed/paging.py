@@ -10,7 +10,7 @@ exactly once: nothing at or after the cutoff is left out, nothing before it is i
 
 from __future__ import annotations
 
-from simulator.services.feed.model import Trade, TradePage, TradeQuery
+from simulator.services.feed.model import TradePage, TradeQuery, TradeRecord
 from simulator.services.feed.store import MarketTape
 
 DEFAULT_LIMIT = 200
@@ -28,11 +28,11 @@ def page(tape: MarketTape, query: TradeQuery) -> TradePage:
     low = 0 if query.start_time is None else tape.index_at_or_after(query.start_time)
     high = len(tape.trades) if query.end_time is None else tape.index_after(query.end_time)
     trades = tape.trades
-    taken: dict[str, list[Trade]] = {"buy": [], "sell": []}
+    taken: dict[str, list[TradeRecord]] = {"buy": [], "sell": []}
     at = high - 1
     while at >= low:
         second = trades[at].timestamp
-        block: dict[str, list[Trade]] = {"buy": [], "sell": []}
+        block: dict[str, list[TradeRecord]] = {"buy": [], "sell": []}
         while at >= low and trades[at].timestamp == second:
             trade = trades[at]
             if query.side is None or trade.side == query.side:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from simulator.services.feed.model import MarketLeg
-from simulator.services.shared.venue import Token
+from simulator.services.shared.venue import VenueToken
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,8 @@ class SideTrade:
     fee-inclusive) and `buy_amount` (exact output) is set."""
 
     leg: MarketLeg
-    sell: Token  # what the taker sells
-    buy: Token  # what the taker buys
+    sell: VenueToken  # what the taker sells
+    buy: VenueToken  # what the taker buys
     sell_amount: int | None
     buy_amount: int | None
 

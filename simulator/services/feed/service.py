@@ -25,14 +25,14 @@ from simulator.errors import InvalidRequest, NotFound, UpstreamError
 from simulator.services.feed.model import (
     EXACT,
     ZERO,
-    Market,
     MarketLeg,
+    PublishedMarket,
     Quote,
     Side,
-    Ticker,
-    Trade,
+    TickerFigures,
     TradePage,
     TradeQuery,
+    TradeRecord,
     price_of,
     units,
 )
@@ -64,13 +64,13 @@ class FeedService:
         self._prices = prices  # by corridor mode: RFQ levels, the v1 book's resting offers
         self._index = index  # what the fill indexers report: is the tape complete up to now?
         self._built_for: tuple[int, ...] | None = None  # venue chains the markets were built for
-        self._markets: dict[str, Market] = {}  # by ticker id, in publishing order
+        self._markets: dict[str, PublishedMarket] = {}  # by ticker id, in publishing order
         # (chain id, frozenset of both token addresses, lowercase) -> the market and its leg
-        self._by_tokens: dict[tuple[int, frozenset[str]], tuple[Market, MarketLeg]] = {}
+        self._by_tokens: dict[tuple[int, frozenset[str]], tuple[PublishedMarket, MarketLeg]] = {}
 
     # --- markets -----------------------------------------------------------------------------
 
-    def markets(self) -> list[Market]:
+    def markets(self) -> list[PublishedMarket]:
         chains = tuple(self._venue.chains)
         if chains != self._built_for:
             self._build_markets()
@@ -110,7 +110,7 @@ class FeedService:
         self._markets = {}
         self._by_tokens = {}
         for pair, (base, target) in names.items():
-            market = Market(f"{base}_{target}", base, target, tuple(legs[pair]))
+            market = PublishedMarket(f"{base}_{target}", base, target, tuple(legs[pair]))
             self._markets[market.ticker_id] = market
             for leg in market.legs:
                 tokens = frozenset((leg.base.address.lower(), leg.target.address.lower()))
@@ -128,7 +128,7 @@ class FeedService:
             return
         self.store.add(fill, self._trade(fill))
 
-    def _trade(self, fill: Fill) -> Trade | None:
+    def _trade(self, fill: Fill) -> TradeRecord | None:
         self.markets()
         tokens = frozenset((fill.input_token.lower(), fill.output_token.lower()))
         found = self._by_tokens.get((fill.chain_id, tokens))
@@ -144,7 +144,7 @@ class FeedService:
         base_volume = units(base_amount, leg.base.decimals)
         target_volume = units(target_amount, leg.target.decimals)
         timestamp = int(fill.block_time)
-        return Trade(
+        return TradeRecord(
             trade_id=fill.trade_id,
             ticker_id=market.ticker_id,
             side=side,
@@ -157,12 +157,12 @@ class FeedService:
 
     # --- reads -------------------------------------------------------------------------------
 
-    def pairs(self) -> list[Market]:
+    def pairs(self) -> list[PublishedMarket]:
         return self.markets()
 
     async def tickers(
         self, *, ticker_id: str | None, base: str | None, target: str | None
-    ) -> list[Ticker]:
+    ) -> list[TickerFigures]:
         markets = self._select(ticker_id, base, target)
         self._require_index()
         now = self._clock.time()
@@ -188,7 +188,9 @@ class FeedService:
         query = TradeQuery(side, clamp_limit(limit), start_time, end_time)
         return page(self.store.tape(market.ticker_id), query)
 
-    def _select(self, ticker_id: str | None, base: str | None, target: str | None) -> list[Market]:
+    def _select(
+        self, ticker_id: str | None, base: str | None, target: str | None
+    ) -> list[PublishedMarket]:
         markets = self.markets()
         if ticker_id is not None:
             market = self._markets.get(ticker_id)
@@ -230,7 +232,7 @@ class FeedService:
 
     # --- tickers -----------------------------------------------------------------------------
 
-    async def _ticker(self, market: Market, now: float) -> Ticker:
+    async def _ticker(self, market: PublishedMarket, now: float) -> TickerFigures:
         bid = await self._side(market, "bid", now)
         ask = await self._side(market, "ask", now)
         tape = self.store.tape(market.ticker_id)  # after the awaits: the tape as it is now
@@ -246,9 +248,9 @@ class FeedService:
             low = min(trade.price for trade in window)
         else:
             last = high = low = self._reference(bid, ask, tape.newest)
-        return Ticker(market, last, bid, ask, high, low, base_volume, target_volume)
+        return TickerFigures(market, last, bid, ask, high, low, base_volume, target_volume)
 
-    def _reference(self, bid: Decimal, ask: Decimal, newest: Trade | None) -> Decimal:
+    def _reference(self, bid: Decimal, ask: Decimal, newest: TradeRecord | None) -> Decimal:
         """No trade in the window: the better of bid/ask (the side that quotes; with both,
         their midpoint), else the market's last price at any age, else 0 (decisions)."""
         if bid and ask:
@@ -266,7 +268,7 @@ class FeedService:
         sell_amount, buy_amount = (None, size) if sized_on_base else (size, None)
         return SideTrade(leg, leg.target, leg.base, sell_amount, buy_amount)
 
-    async def _side(self, market: Market, quote: Quote, now: float) -> Decimal:
+    async def _side(self, market: PublishedMarket, quote: Quote, now: float) -> Decimal:
         best = ZERO
         reserved: list[float] = []
         for leg in market.legs:

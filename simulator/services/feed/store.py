@@ -9,7 +9,7 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Annotated
 
-from simulator.services.feed.model import Quote, Trade
+from simulator.services.feed.model import Quote, TradeRecord
 from simulator.services.shared.fills import Fill
 from simulator.services.shared.state import AsPairs, StateSchema
 
@@ -21,9 +21,9 @@ class MarketTape:
     """One market's trades, oldest first, ordered by (timestamp, chain, block, log index)."""
 
     orders: list[tuple[int, int, int, int]] = field(default_factory=list)  # sort keys
-    trades: list[Trade] = field(default_factory=list)  # parallel to `orders`
+    trades: list[TradeRecord] = field(default_factory=list)  # parallel to `orders`
 
-    def insert(self, trade: Trade) -> None:
+    def insert(self, trade: TradeRecord) -> None:
         # Fills arrive in chain order, so this is an append almost always; a late-indexed chain
         # (its index was paused) still lands in time order.
         at = bisect.bisect_right(self.orders, trade.order)
@@ -39,7 +39,7 @@ class MarketTape:
         return bisect.bisect_left(self.orders, (timestamp + 1,))
 
     @property
-    def newest(self) -> Trade | None:
+    def newest(self) -> TradeRecord | None:
         return self.trades[-1] if self.trades else None
 
 
@@ -55,7 +55,7 @@ class FeedStore:
     def has(self, key: FillKey) -> bool:
         return key in self.fills
 
-    def add(self, fill: Fill, trade: Trade | None) -> bool:
+    def add(self, fill: Fill, trade: TradeRecord | None) -> bool:
         """Record a fill once; False when it was already on the tape (re-indexing)."""
         if fill.key in self.fills:
             return False

@@ -4,12 +4,12 @@ chain itself is checked first by the one v1 chain check, services/access/environ
 from __future__ import annotations
 
 from simulator.errors import InvalidRequest
-from simulator.services.shared.venue import ChainVenue, Corridor, Token
+from simulator.services.shared.venue import ChainVenue, VenueCorridor, VenueToken
 
 
 def require_pair(
     chain: ChainVenue, sell_token: str, buy_token: str
-) -> tuple[Token, Token, Corridor]:
+) -> tuple[VenueToken, VenueToken, VenueCorridor]:
     """(sell, buy, corridor) for two different tokens forming a corridor of the chain in either
     direction and in any mode (BOOK corridors are served only by the book; RFQ corridors may hold
     resting orders too), else 400 corridor_unavailable."""

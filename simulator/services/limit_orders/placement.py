@@ -33,7 +33,7 @@ from simulator.services.limit_orders.ports import (
     MakerChainReader,
     SignatureChecker,
 )
-from simulator.services.limit_orders.pricing import Depth, min_buy_amount, order_fee
+from simulator.services.limit_orders.pricing import MakerDepth, min_buy_amount, order_fee
 from simulator.services.limit_orders.store import BookStore
 from simulator.services.shared.timelines import TimelineSink
 from simulator.services.shared.venue import ChainVenue, VenueDirectory
@@ -64,11 +64,11 @@ class PreparedPricing:
     mode: PricingMode
     margin_bps: int
     assumed_rate_ray: int  # maker frame: what the service assumed the order would trade at
-    depth: Depth  # the filling market makers' depth it was read from
+    depth: MakerDepth  # the filling market makers' depth it was read from
 
 
 @dataclass(frozen=True)
-class Prepared:
+class PreparedPlacement:
     chain_id: int
     order: RfqOrder
     typed_data: dict[str, Any]
@@ -137,7 +137,7 @@ class Placement:
         request: PrepareRequest,
         buy_amount: int,
         pricing: PreparedPricing | None,
-    ) -> Prepared:
+    ) -> PreparedPlacement:
         """The order and its typed data, once the output (given or priced) is known."""
         chain = require_v1_chain(self._venue, caller, request.chain_id)
         sell, buy, corridor = require_pair(chain, request.sell_token, request.buy_token)
@@ -163,7 +163,7 @@ class Placement:
             deadline=min(request.deadline, now + self._settings.max_deadline_s),
         )
         signature_transfer = chain.contracts.signature_transfer
-        return Prepared(
+        return PreparedPlacement(
             chain_id=chain.chain_id,
             order=order,
             typed_data=permit_witness_typed_data(order, chain.chain_id, signature_transfer),

@@ -64,14 +64,14 @@ def queue_price(
 
 
 @dataclass(frozen=True)
-class Depth:
+class MakerDepth:
     makers: int  # filling market makers bidding in the direction
     total_capacity: int  # sum of their depths, in sellToken (atomic)
     max_maker_capacity: int  # the largest single depth: the whole-order ceiling
 
 
 @dataclass(frozen=True)
-class FastFill:
+class FastFillPrice:
     buy_amount: int
     rate_ray: int  # maker frame
     margin_bps: int
@@ -80,8 +80,8 @@ class FastFill:
 
 @dataclass(frozen=True)
 class FastFillOutcome:
-    depth: Depth
-    price: FastFill | None
+    depth: MakerDepth
+    price: FastFillPrice | None
     reason: FastFillUnavailable | None
 
 
@@ -101,7 +101,7 @@ def fast_fill(
     output plus the reactor fee and keeps at least marginBps, so the order is priced at or
     better than the bid and the filler takes it."""
     depths = [curve[-1][0] for _, curve in bids if curve]
-    depth = Depth(
+    depth = MakerDepth(
         makers=len(depths),
         total_capacity=sum(depths),
         max_maker_capacity=max(depths, default=0),
@@ -119,4 +119,4 @@ def fast_fill(
     if buy < minimum:
         return FastFillOutcome(depth, None, "below_min_buy_amount")
     rate = sell_amount and buy * RAY * 10**sell_decimals // (sell_amount * 10**buy_decimals)
-    return FastFillOutcome(depth, FastFill(buy, rate, margin_bps, best[1]), None)
+    return FastFillOutcome(depth, FastFillPrice(buy, rate, margin_bps, best[1]), None)

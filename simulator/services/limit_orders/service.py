@@ -21,7 +21,7 @@ from simulator.services.limit_orders.live import BookChainView, LiveBook
 from simulator.services.limit_orders.model import DerivedStatus, LimitOrder, derive_status
 from simulator.services.limit_orders.placement import (
     Placement,
-    Prepared,
+    PreparedPlacement,
     PreparedPricing,
     PrepareRequest,
     SignedPlacement,
@@ -42,7 +42,7 @@ from simulator.services.limit_orders.pricing import (
 from simulator.services.limit_orders.store import BookStore, SwapHold
 from simulator.services.shared.fills import Fill
 from simulator.services.shared.timelines import TimelineSink
-from simulator.services.shared.venue import ChainVenue, Token, VenueDirectory
+from simulator.services.shared.venue import ChainVenue, VenueDirectory, VenueToken
 
 OFFERS_CACHE_SIZE = 256  # cached rankings (direction x steering x minRate) before a reset
 
@@ -71,7 +71,7 @@ def steering_of(preferred: list[str] | None, restricted: list[str] | None) -> St
 
 
 @dataclass(frozen=True)
-class LimitOrderQuote:
+class LimitOrderQuoteResult:
     sell_amount: int
     min_buy_amount: int
     fast: FastFillOutcome
@@ -79,12 +79,12 @@ class LimitOrderQuote:
 
 
 @dataclass(frozen=True)
-class OrderBook:
+class ExecutableOffers:
     """Executable resting offers for a taker selling `sell` for `buy`, in matching order."""
 
     chain_id: int
-    sell: Token  # what the taker sells (the orders' buyToken)
-    buy: Token  # what the taker receives (the orders' sellToken)
+    sell: VenueToken  # what the taker sells (the orders' buyToken)
+    buy: VenueToken  # what the taker receives (the orders' sellToken)
     block: int  # the chain block the offers were checked at
     as_of: float  # simulator time of the answer
     offers: list[LimitOrder]
@@ -95,8 +95,8 @@ class Executable:
     """The offers a swap may compose, with what it needs to build and check them."""
 
     chain: ChainVenue
-    sell: Token
-    buy: Token
+    sell: VenueToken
+    buy: VenueToken
     fee_bps: int
     view: BookChainView
     offers: list[LimitOrder]
@@ -147,7 +147,7 @@ class BookService:
         margin_bps: int,
         preferred: list[str] | None = None,
         restricted: list[str] | None = None,
-    ) -> LimitOrderQuote:
+    ) -> LimitOrderQuoteResult:
         chain = require_v1_chain(self._venue, caller, chain_id)
         sell, buy, corridor = require_pair(chain, sell_token, buy_token)
         steering = steering_of(preferred, restricted)
@@ -160,13 +160,13 @@ class BookService:
         competing = self.ranked(view, sell.address, buy.address)
         best = max((o.rate_ray for o in competing), default=None)
         queue = queue_price(best, sell_amount, sell.decimals, buy.decimals, minimum)
-        return LimitOrderQuote(sell_amount, minimum, fast, queue)
+        return LimitOrderQuoteResult(sell_amount, minimum, fast, queue)
 
     def _fast_fill(
         self,
         chain: ChainVenue,
-        sell: Token,
-        buy: Token,
+        sell: VenueToken,
+        buy: VenueToken,
         sell_amount: int,
         fee_bps: int,
         margin_bps: int,
@@ -196,7 +196,7 @@ class BookService:
                 return FastFillOutcome(outcome.depth, first.price, None)
         return outcome
 
-    async def prepare(self, caller: Caller, request: PrepareRequest) -> Prepared:
+    async def prepare(self, caller: Caller, request: PrepareRequest) -> PreparedPlacement:
         if (request.buy_amount is None) == (request.pricing_mode is None):
             raise InvalidRequest(
                 "Send exactly one of buyAmount or pricing",
@@ -308,7 +308,7 @@ class BookService:
         buy_token: str,
         preferred: list[str] | None = None,
         restricted: list[str] | None = None,
-    ) -> OrderBook:
+    ) -> ExecutableOffers:
         found = await self.executable(
             caller,
             chain_id=chain_id,
@@ -316,7 +316,7 @@ class BookService:
             buy_token=buy_token,
             steering=steering_of(preferred, restricted),
         )
-        return OrderBook(
+        return ExecutableOffers(
             chain_id=chain_id,
             sell=found.sell,
             buy=found.buy,

@@ -34,7 +34,7 @@ SENDER = "ramp@rfqsim.local"
 
 
 @dataclass
-class OutboxEmail:
+class EmailRecord:
     id: str  # eml_...
     to: str
     kind: EmailKind
@@ -114,7 +114,7 @@ class SmtpTarget:
         return cls(host=host, port=int(port))
 
 
-def _smtp_send(target: SmtpTarget, email: OutboxEmail) -> None:
+def _smtp_send(target: SmtpTarget, email: EmailRecord) -> None:
     message = EmailMessage()
     message["From"] = SENDER
     message["To"] = email.to
@@ -133,8 +133,8 @@ class Outbox:
     random: RandomSource
     reopen_url_base: str
     smtp: SmtpTarget | None = None
-    emails: list[OutboxEmail] = field(default_factory=list)  # everything sent
-    _queue: asyncio.Queue[OutboxEmail] = field(
+    emails: list[EmailRecord] = field(default_factory=list)  # everything sent
+    _queue: asyncio.Queue[EmailRecord] = field(
         default_factory=asyncio.Queue
     )  # waiting for the SMTP worker
 
@@ -146,7 +146,7 @@ class Outbox:
 
     def _send(self, record: TransferRecord, kind: EmailKind, subject: str, body: str) -> None:
         assert record.email is not None
-        email = OutboxEmail(
+        email = EmailRecord(
             id=self.random.new_id("eml"),
             to=record.email,
             kind=kind,
@@ -180,7 +180,7 @@ class Outbox:
             record.emails_sent.add(key)
             self._send(record, "result", *compose_result(record))
 
-    def find(self, *, to: str | None = None, transfer_id: str | None = None) -> list[OutboxEmail]:
+    def find(self, *, to: str | None = None, transfer_id: str | None = None) -> list[EmailRecord]:
         return [
             e
             for e in self.emails
@@ -220,4 +220,4 @@ class Outbox:
 class EmailsSaved(StateSchema):
     """What reset and snapshots put back of the outbox: every email sent."""
 
-    emails: list[OutboxEmail]
+    emails: list[EmailRecord]

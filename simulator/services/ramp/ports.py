@@ -99,7 +99,7 @@ class KycReview:
 
 
 @dataclass(frozen=True)
-class Quote:
+class ProviderQuote:
     quote_id: str
     side: Side
     source_amount: str  # decimal, source currency
@@ -112,7 +112,7 @@ class Quote:
 
 
 @dataclass(frozen=True)
-class Recipient:
+class ProviderRecipient:
     recipient_id: str
     bank_code: str
     bank_name: str
@@ -153,7 +153,7 @@ class ProviderTransfer:
 
 
 @dataclass(frozen=True)
-class Balance:
+class ProviderBalance:
     available: str  # decimal string
     currency: str
 
@@ -209,15 +209,15 @@ class RampProvider(Protocol):
 
     async def kyc_link(self, customer_id: str) -> str: ...
 
-    async def balance(self, customer_id: str | None) -> Balance: ...
+    async def balance(self, customer_id: str | None) -> ProviderBalance: ...
 
     async def quote(
         self, *, side: Side, fiat: str, token: str, chain_id: int, amount: str, sandbox: bool
-    ) -> Quote: ...
+    ) -> ProviderQuote: ...
 
     async def create_recipient(
         self, *, customer_id: str | None, bank_code: str, account_number: str, account_name: str
-    ) -> Recipient: ...
+    ) -> ProviderRecipient: ...
 
     async def create_transfer(
         self,

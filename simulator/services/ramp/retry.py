@@ -23,8 +23,8 @@ from simulator.services.ramp.access import RampGate, WalletCall
 from simulator.services.ramp.failures import provider_failure
 from simulator.services.ramp.model import TransferRecord, TransferStatus, new_record
 from simulator.services.ramp.ports import (
-    Balance,
     CustomerDirectory,
+    ProviderBalance,
     ProviderConflict,
     ProviderError,
     ProviderTransfer,
@@ -33,7 +33,7 @@ from simulator.services.ramp.ports import (
 )
 from simulator.services.ramp.store import TransferStore, claim_hash
 from simulator.services.ramp.tracking import TransferTracker
-from simulator.services.ramp.transfers import Created
+from simulator.services.ramp.transfers import TransferCreation
 from simulator.services.shared.state import StateSchema
 
 log = logging.getLogger("rfqsim.ramp.retry")
@@ -125,7 +125,7 @@ class RampRetries:
         required_currency = record.token if record.side == "buy" else record.fiat
         if record.customer_id is None:
             # Our business profile: nothing is parked for this person (and no_profile below).
-            balance = Balance(available="0", currency=required_currency)
+            balance = ProviderBalance(available="0", currency=required_currency)
         else:
             try:
                 balance = await provider.balance(record.customer_id)
@@ -172,7 +172,7 @@ class RampRetries:
             return "too_soon"
         return None
 
-    async def retry(self, transfer_id: str, call: WalletCall) -> Created:
+    async def retry(self, transfer_id: str, call: WalletCall) -> TransferCreation:
         record, provider = await self._admitted(transfer_id, call)
         lock = self._locks.setdefault(record.id, asyncio.Lock())
         async with lock:
@@ -201,7 +201,7 @@ class RampRetries:
             token = secret_token("rcl_", 32)
             retry.claim_hashes.add(claim_hash(token))
             log.info("payout retry %s of %s", retry.id, record.id)
-            return Created(retry, token, replay=False)
+            return TransferCreation(retry, token, replay=False)
 
     async def _book(self, record: TransferRecord, provider: RampProvider) -> ProviderTransfer:
         new_id = self._random.new_id("rtr")

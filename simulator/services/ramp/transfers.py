@@ -48,10 +48,10 @@ from simulator.services.ramp.ports import (
     ProviderConflict,
     ProviderError,
     ProviderNotFound,
+    ProviderRecipient,
     ProviderTransfer,
     ProviderUnreachable,
     RampProvider,
-    Recipient,
     Side,
 )
 from simulator.services.ramp.store import Intent, RegisteredRecipient, TransferStore, claim_hash
@@ -92,7 +92,7 @@ class CreateRequest:
 
 
 @dataclass(frozen=True)
-class Created:
+class TransferCreation:
     record: TransferRecord
     claim_token: str  # fresh on every answer, never stored in clear
     replay: bool  # an idempotent replay of an earlier create
@@ -178,7 +178,7 @@ class RampTransfers:
         record.claim_hashes.add(claim_hash(token))
         return token
 
-    def _take_intent(self, key: str, fingerprint: Fingerprint) -> Intent | Created:
+    def _take_intent(self, key: str, fingerprint: Fingerprint) -> Intent | TransferCreation:
         """No await between the look-up and the write, so parallel creates with one key
         cannot both pass: the first marks the key in flight, the others see the mark."""
         intent = self.store.intents.get(key)
@@ -198,15 +198,15 @@ class RampTransfers:
             )
         if intent.state == "booked":
             record = self.store.records[intent.transfer_id]
-            return Created(record, self._claim(record), replay=True)
+            return TransferCreation(record, self._claim(record), replay=True)
         intent.state = "in_flight"  # idle: an earlier booking call was never answered
         return intent
 
-    async def create(self, request: CreateRequest) -> Created:
+    async def create(self, request: CreateRequest) -> TransferCreation:
         fingerprint = self._check_shape(request)
         provider = await self._gate.admit(request.call)
         taken = self._take_intent(request.intent_key, fingerprint)
-        if isinstance(taken, Created):
+        if isinstance(taken, TransferCreation):
             log.debug("replay of %s for intentKey %s", taken.record.id, request.intent_key)
             return taken
         intent = taken
@@ -227,7 +227,7 @@ class RampTransfers:
         intent.state = "booked"
         token = self._claim(record)
         self.outbox.instructions(record, token)
-        return Created(record, token, replay=False)
+        return TransferCreation(record, token, replay=False)
 
     async def _lookup(
         self, provider: RampProvider, provider_id: str, intent: Intent
@@ -243,7 +243,7 @@ class RampTransfers:
 
     async def _book(
         self, provider: RampProvider, request: CreateRequest, intent: Intent
-    ) -> tuple[ProviderTransfer, Recipient | None]:
+    ) -> tuple[ProviderTransfer, ProviderRecipient | None]:
         call = request.call
         caps = await self._catalog.require_capability(
             call.provider,
@@ -355,7 +355,7 @@ class RampTransfers:
         call: WalletCall,
         customer_id: str | None,
         payout: PayoutRequest,
-    ) -> Recipient:
+    ) -> ProviderRecipient:
         """Reuse a recipient we registered for this wallet and account (after quote_drift), or
         register the payout account with the provider (422 when it declines)."""
         wallet = call.wallet.lower()
@@ -366,7 +366,7 @@ class RampTransfers:
                     "payout.providerRecipientId",
                     "not a recipient registered for this wallet and bank account",
                 )
-            return Recipient(
+            return ProviderRecipient(
                 recipient_id=payout.provider_recipient_id,
                 bank_code=known.account.bank_code,
                 bank_name=known.bank_name,
@@ -399,7 +399,7 @@ class RampTransfers:
         booked: ProviderTransfer,
         request: CreateRequest,
         intent: Intent,
-        recipient: Recipient | None,
+        recipient: ProviderRecipient | None,
     ) -> TransferRecord:
         call = request.call
         customer = self._customers.record(call.provider, call.wallet)
@@ -433,9 +433,9 @@ class RampTransfers:
 
 __all__ = [
     "CreateRequest",
-    "Created",
     "PayoutRequest",
     "RampTransfers",
     "ServiceError",
+    "TransferCreation",
     "TransferSettings",
 ]

@@ -22,12 +22,12 @@ from simulator.services.rfq.makers import (
     MalformedReply,
     OnlineMaker,
 )
-from simulator.services.rfq.model import FilledOrder, NoQuoteReason, Routing
+from simulator.services.rfq.model import FilledOrder, NoQuoteReason, RoutingState
 from simulator.services.rfq.ports import ChainUnreadable, MakerChainReader
 from simulator.services.rfq.pricing import (
     IndicativePricing,
-    Leg,
     LevelDepth,
+    MakerLeg,
     eligible_makers,
     split,
 )
@@ -48,7 +48,7 @@ MIN_QUOTE_LIFE_S = 5.0  # a maker's cutoff must leave the taker at least this lo
 
 @dataclass
 class AuctionOutcome:
-    routing: Routing
+    routing: RoutingState
     depth: LevelDepth
     orders: list[FilledOrder] = field(default_factory=list)  # empty: no quote
     reason: NoQuoteReason | None = None
@@ -94,7 +94,7 @@ class Auction:
         """`reply_by` is simulator time; the wait itself is measured on the monotonic clock."""
         makers = eligible_makers(self._registry, spec)
         preferred_set = {w.lower() for w in spec.preferred}
-        routing = Routing(
+        routing = RoutingState(
             preference_applied=bool(spec.preferred),
             restriction_applied=bool(spec.restricted),
             target_maker_wallets=list(spec.preferred or spec.restricted),
@@ -193,11 +193,11 @@ class Auction:
         return AuctionOutcome(routing, depth, reason=reason, maker_wait_s=maker_wait)
 
     @staticmethod
-    def _full_size_leg(spec: TradeSpec) -> Leg:
+    def _full_size_leg(spec: TradeSpec) -> MakerLeg:
         if spec.sell_amount is not None:
-            return Leg("", net_of_fee(spec.sell_amount, spec.fee_bps), 0)
+            return MakerLeg("", net_of_fee(spec.sell_amount, spec.fee_bps), 0)
         assert spec.buy_amount is not None
-        return Leg("", 0, spec.buy_amount)
+        return MakerLeg("", 0, spec.buy_amount)
 
     @staticmethod
     def _best(usable: list[_Reply], spec: TradeSpec) -> _Reply:
@@ -293,7 +293,7 @@ class Auction:
         spec: TradeSpec,
         rfq_id: str,
         taker: str,
-        leg: Leg,
+        leg: MakerLeg,
         budget_end: float,
         expiry_window: tuple[float, float],
         preferred: bool,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from simulator.services.rfq.model import RfqRecord
+from simulator.services.rfq.model import StoredRfq
 from simulator.services.shared.events import EventPublisher
 
 EventType = Literal["rfq.filled", "rfq.failed", "rfq.expired"]
 RFQ_EVENT_TYPES: tuple[EventType, ...] = ("rfq.filled", "rfq.failed", "rfq.expired")
-RfqEvents = EventPublisher[EventType, RfqRecord]
+RfqEvents = EventPublisher[EventType, StoredRfq]

@@ -12,7 +12,7 @@ NoQuoteReason = Literal["no_makers_online", "no_restricted_liquidity", "no_valid
 
 
 @dataclass
-class Routing:
+class RoutingState:
     preference_applied: bool = False  # preferred wallets were asked first
     restriction_applied: bool = False  # only restricted wallets were asked
     fallback_used: bool = False  # the open market was asked after the preferred head start
@@ -60,7 +60,7 @@ class QuoteState:
 
 
 @dataclass
-class RfqRecord:
+class StoredRfq:
     rfq_id: str
     chain_id: int
     sell_token: str
@@ -75,7 +75,7 @@ class RfqRecord:
     reply_by: float
     quote_ttl_ms: int
     status: RfqStatus = "soliciting"
-    routing: Routing = field(default_factory=Routing)
+    routing: RoutingState = field(default_factory=RoutingState)
     no_quote_reason: NoQuoteReason | None = None
     quote: QuoteState | None = None
     cancelled: bool = False  # the taker gave the quote back (status stays quoted)

@@ -11,7 +11,7 @@ from typing import Any, Literal, Protocol
 
 from rfqkit.chain_errors import ChainUnreadable
 from rfqkit.maker_protocol import ServerMessage
-from simulator.services.rfq.model import RfqRecord
+from simulator.services.rfq.model import StoredRfq
 from simulator.services.shared.fills import Fill
 
 __all__ = [
@@ -42,35 +42,35 @@ class RfqStore(Protocol):
     every fill seen on the reactors. No method awaits, so each call is atomic on the event loop;
     a caller that reads, awaits and then writes must re-check after the await or hold a lock."""
 
-    def add(self, record: RfqRecord) -> None:
+    def add(self, record: StoredRfq) -> None:
         """A new RFQ, from the moment makers are asked (status soliciting)."""
         ...
 
-    def get(self, rfq_id: str) -> RfqRecord | None: ...
+    def get(self, rfq_id: str) -> StoredRfq | None: ...
 
     def discard(self, rfq_id: str) -> None:
         """Forget an RFQ whose request failed while it was still soliciting."""
         ...
 
-    def all(self) -> list[RfqRecord]:
+    def all(self) -> list[StoredRfq]:
         """Every RFQ, oldest first; a copy, so the store may change while the caller iterates."""
         ...
 
-    def index_orders(self, record: RfqRecord) -> None:
+    def index_orders(self, record: StoredRfq) -> None:
         """A quote was issued: its maker orders now lead fills to this RFQ, and its expiresAt
         is watched."""
         ...
 
-    def track_submitted(self, record: RfqRecord) -> None:
+    def track_submitted(self, record: StoredRfq) -> None:
         """A quoted RFQ's transaction was reported: its order deadline now matters."""
         ...
 
-    def expiring(self, until: float) -> list[RfqRecord]:
+    def expiring(self, until: float) -> list[StoredRfq]:
         """The quoted RFQs whose expiresAt is at or before `until`, earliest first; each is
         returned once (the caller expires it)."""
         ...
 
-    def overdue(self, now: float) -> list[RfqRecord]:
+    def overdue(self, now: float) -> list[StoredRfq]:
         """The submitted RFQs whose order deadline is before `now`, until they leave submitted
         (a sweep that cannot decide one sees it again next time)."""
         ...
@@ -87,12 +87,12 @@ class RfqStore(Protocol):
         """The records were put back whole (reset, restore): rebuild what `open` reads."""
         ...
 
-    def by_order_hash(self, order_hash: bytes) -> RfqRecord | None:
+    def by_order_hash(self, order_hash: bytes) -> StoredRfq | None:
         """The RFQ whose quote holds the order (None: a v1 order, or none of ours)."""
         ...
 
     def evict_at_rest(self, before: float) -> int:
-        """Forget every record that has been at rest (`RfqRecord.at_rest_since`) since before
+        """Forget every record that has been at rest (`StoredRfq.at_rest_since`) since before
         `before`, with its order index and fills; returns how many went."""
         ...
 

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from simulator.clock import Clock
 from simulator.services.rfq.makers import MakerRegistry, OnlineMaker
-from simulator.services.rfq.model import NoQuoteReason, Routing
+from simulator.services.rfq.model import NoQuoteReason, RoutingState
 from simulator.services.rfq.trades import TradeSpec
 from simulator.services.shared.amounts import (
     Curve,
@@ -27,7 +27,7 @@ LADDER_CACHE_S = 2.0
 
 
 @dataclass(frozen=True)
-class Leg:
+class MakerLeg:
     wallet: str
     maker_receives: int
     maker_gives: int
@@ -35,7 +35,7 @@ class Leg:
 
 @dataclass(frozen=True)
 class Indicative:
-    legs: tuple[Leg, ...]
+    legs: tuple[MakerLeg, ...]
     fee_bps: int
 
     @property
@@ -63,7 +63,7 @@ class LevelDepth:
 
 @dataclass
 class PreviewOutcome:
-    routing: Routing
+    routing: RoutingState
     depth: LevelDepth
     price: Indicative | None = None
     reason: NoQuoteReason | None = None
@@ -75,7 +75,7 @@ class LadderPoint(NamedTuple):
 
 
 @dataclass(frozen=True)
-class LadderPair:
+class PairLadder:
     sell_token: str
     buy_token: str
     sell_decimals: int
@@ -89,7 +89,7 @@ class LadderPair:
 class LadderView:
     chain_id: int
     as_of: float
-    pairs: list[LadderPair]
+    pairs: list[PairLadder]
 
 
 @dataclass
@@ -107,24 +107,24 @@ def eligible_makers(registry: MakerRegistry, spec: TradeSpec) -> list[OnlineMake
     return makers
 
 
-def best_single(curves: list[tuple[str, Curve]], spec: TradeSpec) -> Leg | None:
-    best: Leg | None = None
+def best_single(curves: list[tuple[str, Curve]], spec: TradeSpec) -> MakerLeg | None:
+    best: MakerLeg | None = None
     if spec.sell_amount is not None:
         receives = net_of_fee(spec.sell_amount, spec.fee_bps)
         for wallet, curve in curves:
             gives = buy_for_sell(curve, receives)
             if gives and (best is None or gives > best.maker_gives):
-                best = Leg(wallet, receives, gives)
+                best = MakerLeg(wallet, receives, gives)
     else:
         assert spec.buy_amount is not None
         for wallet, curve in curves:
             needed = sell_for_buy(curve, spec.buy_amount)
             if needed and (best is None or needed < best.maker_receives):
-                best = Leg(wallet, needed, spec.buy_amount)
+                best = MakerLeg(wallet, needed, spec.buy_amount)
     return best
 
 
-def split(curves: list[tuple[str, Curve]], spec: TradeSpec) -> tuple[Leg, ...] | None:
+def split(curves: list[tuple[str, Curve]], spec: TradeSpec) -> tuple[MakerLeg, ...] | None:
     """A bundle: fill the size from the best marginal segments of every maker's curve."""
     segments: list[tuple[float, str, int, int]] = []
     for wallet, curve in curves:
@@ -145,7 +145,7 @@ def split(curves: list[tuple[str, Curve]], spec: TradeSpec) -> tuple[Leg, ...] |
             remaining -= take
         if remaining > 0:
             return None
-        legs = [Leg(w, r, buy_for_sell(by_wallet[w], r) or 0) for w, r in taken.items()]
+        legs = [MakerLeg(w, r, buy_for_sell(by_wallet[w], r) or 0) for w, r in taken.items()]
     else:
         assert spec.buy_amount is not None
         remaining = spec.buy_amount
@@ -158,7 +158,7 @@ def split(curves: list[tuple[str, Curve]], spec: TradeSpec) -> tuple[Leg, ...] |
             remaining -= take
         if remaining > 0:
             return None
-        legs = [Leg(w, sell_for_buy(by_wallet[w], g) or 0, g) for w, g in gives.items()]
+        legs = [MakerLeg(w, sell_for_buy(by_wallet[w], g) or 0, g) for w, g in gives.items()]
     if any(leg.maker_receives <= 0 or leg.maker_gives <= 0 for leg in legs):
         return None
     return tuple(legs)
@@ -182,7 +182,7 @@ class IndicativePricing:
         makers = eligible_makers(self._registry, spec)
         curves = self.curves(makers, spec)
         preferred = {w.lower() for w in spec.preferred}
-        routing = Routing(
+        routing = RoutingState(
             preference_applied=bool(spec.preferred),
             restriction_applied=bool(spec.restricted),
             target_maker_wallets=list(spec.preferred or spec.restricted),
@@ -228,7 +228,7 @@ class IndicativePricing:
                 combined = sample(combine(curves)) if curves else []
                 levels = [LadderPoint(gross(s, fee_bps), b) for s, b in combined]
                 pairs.append(
-                    LadderPair(
+                    PairLadder(
                         sell_token=sell.address,
                         buy_token=buy.address,
                         sell_decimals=sell.decimals,

@@ -15,7 +15,7 @@ from simulator.services.access.callers import Caller
 from simulator.services.access.proofs import TakerProof
 from simulator.services.rfq.auction import Auction
 from simulator.services.rfq.deps import RfqDeps
-from simulator.services.rfq.model import QuoteState, RfqRecord
+from simulator.services.rfq.model import QuoteState, StoredRfq
 from simulator.services.rfq.ports import RfqStore
 from simulator.services.rfq.pricing import LadderView, PreviewOutcome, eligible_makers
 from simulator.services.rfq.trades import TradeSpec, validate_trade
@@ -37,7 +37,7 @@ class FirmRequest:
 
 @dataclass(frozen=True)
 class RequestOutcome:
-    record: RfqRecord
+    record: StoredRfq
     claim_token: str  # returned exactly once
     maker_wait_s: float = 0.0  # time the auction waited for makers (Server-Timing `makers`)
 
@@ -138,7 +138,7 @@ class RfqService:
         now = self._clock.time()
         reply_by = now + timing.reply_budget_ms / 1000
         claim_token = secret_token("rfqc_")
-        record = RfqRecord(
+        record = StoredRfq(
             rfq_id=rfq_id,
             chain_id=spec.chain.chain_id,
             sell_token=spec.sell.address,
@@ -276,7 +276,7 @@ class RfqService:
 
     # --- lifecycle ---------------------------------------------------------------------
 
-    def owned(self, rfq_id: str, caller: Caller, claim_token: str | None) -> RfqRecord:
+    def owned(self, rfq_id: str, caller: Caller, claim_token: str | None) -> StoredRfq:
         """Ownership-scoped lookup: the claim token, or any key of the creating partner.
         Anything else — unknown id, wrong token, foreign partner — is the same 404."""
         record = self._store.get(rfq_id)
@@ -289,7 +289,7 @@ class RfqService:
                 return record
         raise NotFound("No such RFQ for this caller")
 
-    async def cancel(self, record: RfqRecord) -> None:
+    async def cancel(self, record: StoredRfq) -> None:
         if record.status != "quoted" or record.cancelled or self._lapsed(record):
             raise Conflict(
                 f"Only a quoted RFQ can be cancelled; this one is {self._visible_status(record)}",
@@ -301,7 +301,7 @@ class RfqService:
         # the signed orders are not revoked.
         await self._release_makers(record.rfq_id, "cancelled")
 
-    def submit(self, record: RfqRecord, tx_hash: str) -> None:
+    def submit(self, record: StoredRfq, tx_hash: str) -> None:
         tx_hash = tx_hash.lower()
         if record.tx_hash is not None:
             if record.tx_hash == tx_hash:
@@ -323,8 +323,8 @@ class RfqService:
         self._history.step(record.rfq_id, "submitted", tx_hash)
         self._history.status(record.rfq_id, "submitted", "the taker reported its transaction")
 
-    def _lapsed(self, record: RfqRecord) -> bool:
+    def _lapsed(self, record: StoredRfq) -> bool:
         return record.quote is not None and self._clock.time() >= record.quote.expires_at
 
-    def _visible_status(self, record: RfqRecord) -> str:
+    def _visible_status(self, record: StoredRfq) -> str:
         return record.status

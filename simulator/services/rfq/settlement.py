@@ -17,7 +17,7 @@ from rfqkit.maker_protocol import Expired, Filled
 from simulator.clock import Clock
 from simulator.services.rfq.deps import RfqDeps
 from simulator.services.rfq.events import RfqEvents
-from simulator.services.rfq.model import RfqRecord
+from simulator.services.rfq.model import StoredRfq
 from simulator.services.rfq.ports import ChainUnreadable, RfqStore, TxStatusReader
 from simulator.services.shared.fills import Fill
 
@@ -94,7 +94,7 @@ class Settlement:
             return  # a bundle settles in one transaction: wait for its other Fill logs
         self._settle(record, fills)
 
-    def _settle(self, record: RfqRecord, fills: list[Fill]) -> None:
+    def _settle(self, record: StoredRfq, fills: list[Fill]) -> None:
         if record.status == "filled":
             return
         now = self._clock.time()
@@ -137,7 +137,7 @@ class Settlement:
                 continue  # decide on a later sweep, when the chain answers
 
     async def expire(
-        self, record: RfqRecord, now: float, cause: str = "expiresAt passed unfilled"
+        self, record: StoredRfq, now: float, cause: str = "expiresAt passed unfilled"
     ) -> None:
         """quoted -> expired: the sweep's transition once expiresAt has passed, and the
         per-object control's (services/rfq/time_control.py)."""
@@ -157,7 +157,7 @@ class Settlement:
                     Expired(quote_id=order.quote_id, rfq_id=record.rfq_id),
                 )
 
-    async def give_up(self, record: RfqRecord, now: float) -> None:
+    async def give_up(self, record: StoredRfq, now: float) -> None:
         """submitted -> failed once settlement stops waiting for the reported transaction (the
         order deadline passed, or the per-object control says so): `not_landed`, or `reverted`
         when it was mined and reverted. A transaction mined and successful leaves the record
@@ -187,7 +187,7 @@ class Settlement:
         keep_s = self.settings.correction_window_s + self.settings.retention_s
         return self._store.evict_at_rest(now - keep_s)
 
-    async def _fail_reason(self, record: RfqRecord) -> str | None:
+    async def _fail_reason(self, record: StoredRfq) -> str | None:
         assert record.tx_hash is not None
         status = await self._receipts.receipt_status(record.chain_id, record.tx_hash)
         if status is None:

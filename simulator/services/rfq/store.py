@@ -12,14 +12,14 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from simulator.services.rfq.model import RfqRecord
+from simulator.services.rfq.model import StoredRfq
 from simulator.services.shared.fills import Fill
 from simulator.services.shared.state import StateSchema
 
 
 @dataclass
 class InMemoryRfqStore:
-    records: dict[str, RfqRecord] = field(default_factory=dict)  # every RFQ by id, oldest first
+    records: dict[str, StoredRfq] = field(default_factory=dict)  # every RFQ by id, oldest first
     by_order: dict[bytes, str] = field(default_factory=dict)  # quoted order hash -> rfq id
     fills: dict[str, dict[bytes, Fill]] = field(
         default_factory=dict
@@ -33,25 +33,25 @@ class InMemoryRfqStore:
     _deadlines: list[tuple[float, str]] = field(default_factory=list, repr=False)
     _overdue: dict[str, None] = field(default_factory=dict, repr=False)
 
-    def add(self, record: RfqRecord) -> None:
+    def add(self, record: StoredRfq) -> None:
         self.records[record.rfq_id] = record
 
-    def get(self, rfq_id: str) -> RfqRecord | None:
+    def get(self, rfq_id: str) -> StoredRfq | None:
         return self.records.get(rfq_id)
 
     def discard(self, rfq_id: str) -> None:
         self.records.pop(rfq_id, None)
 
-    def all(self) -> list[RfqRecord]:
+    def all(self) -> list[StoredRfq]:
         return list(self.records.values())
 
-    def index_orders(self, record: RfqRecord) -> None:
+    def index_orders(self, record: StoredRfq) -> None:
         assert record.quote is not None, "only a quoted RFQ has orders"
         for order in record.quote.orders:
             self.by_order[order.order_hash] = record.rfq_id
         heapq.heappush(self._expiring, (record.quote.expires_at, record.rfq_id))
 
-    def track_submitted(self, record: RfqRecord) -> None:
+    def track_submitted(self, record: StoredRfq) -> None:
         assert record.quote is not None, "only a quoted RFQ is submitted"
         heapq.heappush(self._deadlines, (record.quote.order_deadline, record.rfq_id))
 
@@ -65,13 +65,13 @@ class InMemoryRfqStore:
             heapq.heappop(heap)
         return heap[0][0] if heap else None
 
-    def expiring(self, until: float) -> list[RfqRecord]:
-        due: list[RfqRecord] = []
+    def expiring(self, until: float) -> list[StoredRfq]:
+        due: list[StoredRfq] = []
         while (moment := self._head(self._expiring, "quoted")) is not None and moment <= until:
             due.append(self.records[heapq.heappop(self._expiring)[1]])
         return due
 
-    def overdue(self, now: float) -> list[RfqRecord]:
+    def overdue(self, now: float) -> list[StoredRfq]:
         while (moment := self._head(self._deadlines, "submitted")) is not None and moment < now:
             self._overdue[heapq.heappop(self._deadlines)[1]] = None
         for rfq_id in [i for i in self._overdue if self._status(i) != "submitted"]:
@@ -97,7 +97,7 @@ class InMemoryRfqStore:
         heapq.heapify(self._expiring)
         heapq.heapify(self._deadlines)
 
-    def by_order_hash(self, order_hash: bytes) -> RfqRecord | None:
+    def by_order_hash(self, order_hash: bytes) -> StoredRfq | None:
         rfq_id = self.by_order.get(order_hash)
         return self.records.get(rfq_id) if rfq_id is not None else None
 
@@ -127,6 +127,6 @@ class InMemoryRfqStore:
 class RfqStoreSaved(StateSchema):
     """What reset and snapshots put back of the RFQ store: all of it."""
 
-    records: dict[str, RfqRecord]
+    records: dict[str, StoredRfq]
     by_order: dict[bytes, str]
     fills: dict[str, dict[bytes, Fill]]

@@ -12,7 +12,7 @@ import math
 from simulator.clock import Clock
 from simulator.errors import Conflict, NotFound, UpstreamError
 from simulator.services.rfq.funds import TakerFunds
-from simulator.services.rfq.model import RfqRecord
+from simulator.services.rfq.model import StoredRfq
 from simulator.services.rfq.ports import ChainUnreadable, RfqStore
 from simulator.services.rfq.settlement import Settlement
 from simulator.services.rfq.slots import OutstandingSlots
@@ -38,13 +38,13 @@ class RfqTimeControl:
         self._slots = slots
         self._funds = funds
 
-    def _record(self, rfq_id: str) -> RfqRecord:
+    def _record(self, rfq_id: str) -> StoredRfq:
         record = self._store.get(rfq_id)
         if record is None:
             raise NotFound(f"No RFQ {rfq_id}", details={"reason": "unknown_rfq"})
         return record
 
-    async def expire(self, rfq_id: str) -> RfqRecord:
+    async def expire(self, rfq_id: str) -> StoredRfq:
         """A quoted RFQ (cancelled or not) lapses now: its expiresAt becomes now (the whole
         second) and the settlement's expiry runs (status expired, rfq.expired, holds released,
         makers told). Its signed orders are untouched: a swap mined before their on-chain
@@ -66,7 +66,7 @@ class RfqTimeControl:
         )
         return record
 
-    async def give_up(self, rfq_id: str) -> RfqRecord:
+    async def give_up(self, rfq_id: str) -> StoredRfq:
         """A submitted RFQ's settlement stops waiting for the reported transaction now, as
         when the order deadline passes: its receipt decides (not mined: failed `not_landed`,
         mined and reverted: failed `reverted`). A transaction mined and successful is 409
@@ -97,7 +97,7 @@ class RfqTimeControl:
             )
         return record
 
-    def release(self, rfq_id: str) -> RfqRecord:
+    def release(self, rfq_id: str) -> StoredRfq:
         """An ended RFQ stops holding its caller's outstanding slot and its taker's reservation
         now, instead of at latestOrderDeadline. A live one (soliciting, quoted, submitted) is
         409: its slot is what the cap counts."""

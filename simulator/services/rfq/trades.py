@@ -7,15 +7,15 @@ from dataclasses import dataclass
 
 from simulator.errors import InvalidRequest
 from simulator.services.shared.amounts import min_sell_amount, whole_tokens
-from simulator.services.shared.venue import ChainVenue, Corridor, Token, VenueDirectory
+from simulator.services.shared.venue import ChainVenue, VenueCorridor, VenueDirectory, VenueToken
 
 
 @dataclass(frozen=True)
 class TradeSpec:
     chain: ChainVenue
-    corridor: Corridor
-    sell: Token  # what the taker sells
-    buy: Token  # what the taker buys
+    corridor: VenueCorridor
+    sell: VenueToken  # what the taker sells
+    buy: VenueToken  # what the taker buys
     sell_amount: int | None  # exact input: gross, fee-inclusive cap
     buy_amount: int | None  # exact output
     preferred: tuple[str, ...]  # deduped, checksummed

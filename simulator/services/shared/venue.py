@@ -11,7 +11,7 @@ from simulator.settings import ChainEnvironment, CorridorTiming
 
 
 @dataclass(frozen=True)
-class Token:
+class VenueToken:
     symbol: str
     name: str
     address: str  # checksummed
@@ -20,9 +20,9 @@ class Token:
 
 
 @dataclass(frozen=True)
-class Corridor:
-    base: Token
-    quote: Token
+class VenueCorridor:
+    base: VenueToken
+    quote: VenueToken
     timing: CorridorTiming  # mode, reply budget, TTL, preferred wait, fee
 
     @property
@@ -31,7 +31,7 @@ class Corridor:
 
 
 @dataclass(frozen=True)
-class Contracts:
+class VenueContracts:
     signature_transfer: str  # Permit2-compatible signature transfer
     reactor: str  # settlement reactor
     router: str  # sample aggregator router
@@ -47,15 +47,15 @@ class ChainVenue:
     rpc_url: str
     managed: bool  # True when rfqsim started this Anvil (and will stop it)
     min_size: Decimal  # whole tokens
-    contracts: Contracts
-    tokens: tuple[Token, ...]
-    corridors: tuple[Corridor, ...]
+    contracts: VenueContracts
+    tokens: tuple[VenueToken, ...]
+    corridors: tuple[VenueCorridor, ...]
 
-    def token(self, address: str) -> Token | None:
+    def token(self, address: str) -> VenueToken | None:
         lowered = address.lower()
         return next((t for t in self.tokens if t.address.lower() == lowered), None)
 
-    def corridor_for(self, sell: str, buy: str) -> Corridor | None:
+    def corridor_for(self, sell: str, buy: str) -> VenueCorridor | None:
         """The corridor serving a pair in either direction."""
         pair = {sell.lower(), buy.lower()}
         for corridor in self.corridors:

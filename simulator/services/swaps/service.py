@@ -39,7 +39,7 @@ class SwapRequest:
 
 
 @dataclass(frozen=True)
-class SwapQuote:
+class SwapQuoteResult:
     """GET /v1/quote: what a swap would compose now (nothing is reserved)."""
 
     found: Executable
@@ -108,9 +108,9 @@ class SwapService:
         )
         return found, Composition(tuple(compose(found.offers, request.sell_amount)))
 
-    async def quote(self, caller: Caller, request: SwapRequest) -> SwapQuote:
+    async def quote(self, caller: Caller, request: SwapRequest) -> SwapQuoteResult:
         found, composition = await self._compose(caller, request)
-        return SwapQuote(found, request.sell_amount, composition)
+        return SwapQuoteResult(found, request.sell_amount, composition)
 
     async def create(self, caller: Caller, request: SwapRequest) -> SwapRecord | NotFillable:
         assert request.taker is not None

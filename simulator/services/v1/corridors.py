@@ -8,13 +8,13 @@ from dataclasses import dataclass
 
 from simulator.services.access.callers import Caller
 from simulator.services.access.environments import require_v1_chain, v1_chains
-from simulator.services.shared.venue import ChainVenue, Corridor, VenueDirectory
+from simulator.services.shared.venue import ChainVenue, VenueCorridor, VenueDirectory
 
 
 @dataclass(frozen=True)
 class ListedCorridor:
     chain: ChainVenue
-    corridor: Corridor
+    corridor: VenueCorridor
 
 
 def list_corridors(

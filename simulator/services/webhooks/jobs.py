@@ -22,7 +22,7 @@ from simulator.services.webhooks.outbox import (
     is_acknowledged,
 )
 from simulator.services.webhooks.ports import SendResult, WebhookTransport
-from simulator.services.webhooks.registry import WebhookEndpoint, WebhookRegistry
+from simulator.services.webhooks.registry import WebhookEndpointRecord, WebhookRegistry
 from simulator.settings import WebhookSettings
 
 log = logging.getLogger("rfqsim.webhooks")
@@ -148,7 +148,7 @@ class DeliveryWorker:
 
     async def _send(
         self,
-        endpoint: WebhookEndpoint,
+        endpoint: WebhookEndpointRecord,
         delivery: Delivery,
         headers: Mapping[str, str],
         number: int,

@@ -24,7 +24,7 @@ class WebhookTransport(Protocol):
 
 
 @dataclass(frozen=True)
-class IssuedCertificate:
+class CertificateBundle:
     cert_pem: bytes  # the server certificate (leaf first, then the chain up to the CA)
     key_pem: bytes  # its private key
     ca_pem: bytes  # the local CA certificate
@@ -36,4 +36,4 @@ class CertificateAuthority(Protocol):
 
     async def ca_pem(self) -> bytes: ...
 
-    async def issue(self, hostnames: Sequence[str]) -> IssuedCertificate: ...
+    async def issue(self, hostnames: Sequence[str]) -> CertificateBundle: ...

@@ -31,7 +31,7 @@ EndpointStatus = Literal["active"]
 
 
 @dataclass
-class WebhookEndpoint:
+class WebhookEndpointRecord:
     endpoint_id: str  # whe_…
     partner_id: str  # owner: only events of this partner's RFQs reach it
     url: str  # exactly as registered
@@ -99,12 +99,12 @@ class WebhookRegistry:
         self._random = random  # endpoint ids only; signing secrets come from the OS CSPRNG
         self.allow_http = allow_http  # developer flag: accept http:// URLs
         self.max_per_partner = max_per_partner
-        self._endpoints: dict[str, WebhookEndpoint] = {}  # by endpoint id, in creation order
+        self._endpoints: dict[str, WebhookEndpointRecord] = {}  # by endpoint id, in creation order
         self._by_partner: dict[str, list[str]] = {}  # partner id -> its endpoint ids
 
     def create(
         self, partner_id: str, url: str, event_types: tuple[str, ...] | list[str]
-    ) -> WebhookEndpoint:
+    ) -> WebhookEndpointRecord:
         check_endpoint_url(url, allow_http=self.allow_http)
         types = clean_event_types(event_types)
         owned = self._by_partner.setdefault(partner_id, [])
@@ -113,7 +113,7 @@ class WebhookRegistry:
                 f"A partner may register at most {self.max_per_partner} webhook endpoints",
                 details={"reason": "endpoint_limit", "limit": self.max_per_partner},
             )
-        endpoint = WebhookEndpoint(
+        endpoint = WebhookEndpointRecord(
             endpoint_id=self._random.new_id("whe", 12),
             partner_id=partner_id,
             url=url,
@@ -125,17 +125,17 @@ class WebhookRegistry:
         owned.append(endpoint.endpoint_id)
         return endpoint
 
-    def all(self) -> list[WebhookEndpoint]:
+    def all(self) -> list[WebhookEndpointRecord]:
         """Every endpoint of every partner, oldest first."""
         return list(self._endpoints.values())
 
-    def owned_by(self, partner_id: str) -> list[WebhookEndpoint]:
+    def owned_by(self, partner_id: str) -> list[WebhookEndpointRecord]:
         return [self._endpoints[i] for i in self._by_partner.get(partner_id, [])]
 
-    def get(self, endpoint_id: str) -> WebhookEndpoint | None:
+    def get(self, endpoint_id: str) -> WebhookEndpointRecord | None:
         return self._endpoints.get(endpoint_id)
 
-    def delete(self, partner_id: str, endpoint_id: str) -> WebhookEndpoint:
+    def delete(self, partner_id: str, endpoint_id: str) -> WebhookEndpointRecord:
         """404 for an unknown id and for another partner's endpoint alike: ids of other
         partners are not confirmed."""
         endpoint = self._endpoints.get(endpoint_id)
@@ -145,7 +145,7 @@ class WebhookRegistry:
         self._by_partner[partner_id].remove(endpoint_id)
         return endpoint
 
-    def subscribed(self, partner_id: str | None, event_type: str) -> list[WebhookEndpoint]:
+    def subscribed(self, partner_id: str | None, event_type: str) -> list[WebhookEndpointRecord]:
         """The endpoints an event of this partner and type goes to."""
         if partner_id is None:
             return []
@@ -156,5 +156,5 @@ class WebhookRegistry:
 class RegistrySaved(StateSchema):
     """What reset and snapshots put back of the webhook registry: every endpoint, by partner."""
 
-    endpoints: dict[str, WebhookEndpoint] = Field(validation_alias="_endpoints")
+    endpoints: dict[str, WebhookEndpointRecord] = Field(validation_alias="_endpoints")
     by_partner: dict[str, list[str]] = Field(validation_alias="_by_partner")

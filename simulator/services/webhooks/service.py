@@ -10,7 +10,7 @@ from simulator.randomness import RandomSource
 from simulator.services.webhooks.jobs import DeliveryWorker
 from simulator.services.webhooks.outbox import DeliveryFaults, DeliveryOutbox, WebhookDispatcher
 from simulator.services.webhooks.ports import CertificateAuthority, WebhookTransport
-from simulator.services.webhooks.registry import WebhookEndpoint, WebhookRegistry
+from simulator.services.webhooks.registry import WebhookEndpointRecord, WebhookRegistry
 from simulator.settings import WebhookSettings
 
 
@@ -42,7 +42,7 @@ class Webhooks:
             clock, self.registry, self.outbox, self.faults, transport, settings
         )
 
-    def delete_endpoint(self, partner_id: str, endpoint_id: str) -> WebhookEndpoint:
+    def delete_endpoint(self, partner_id: str, endpoint_id: str) -> WebhookEndpointRecord:
         """The endpoint goes, and so do its pending deliveries (they would have nowhere to go)."""
         endpoint = self.registry.delete(partner_id, endpoint_id)
         self.outbox.cancel_endpoint(endpoint_id)

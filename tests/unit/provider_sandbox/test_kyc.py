@@ -5,13 +5,13 @@ from decimal import Decimal
 import pytest
 
 from provider_sandbox import kyc
-from provider_sandbox.state import Customer
+from provider_sandbox.state import SandboxCustomer
 
 DELAY = 30.0
 
 
-def customer() -> Customer:
-    return Customer(
+def customer() -> SandboxCustomer:
+    return SandboxCustomer(
         id="cus_1",
         type="individual",
         reference="0xabc",
@@ -25,7 +25,7 @@ def customer() -> Customer:
     )
 
 
-def view(person: Customer, now: float) -> dict[str, object]:
+def view(person: SandboxCustomer, now: float) -> dict[str, object]:
     return kyc.review_view(person, now, Decimal("5000000"), "NGN")
 
 

@@ -20,7 +20,7 @@ from conformance.client import Headers
 from contracts.orders import RfqOrder, encode_order, sign_order
 from rfqkit.timestamps import isoformat
 from rfqsim.proxy.documents import Documents
-from rfqsim.proxy.exchange import Exchange
+from rfqsim.proxy.exchange import ProxiedExchange
 from rfqsim.proxy.findings import Findings
 from rfqsim.proxy.state import State
 from rfqsim.proxy.watcher import Watcher
@@ -72,13 +72,13 @@ def exchange(
     request_headers: list[tuple[str, str]] | None = None,
     headers: list[tuple[str, str]] | None = None,
     raw: bytes | None = None,
-) -> Exchange:
+) -> ProxiedExchange:
     """One exchange; ``body`` is the answer's JSON (``raw`` its bytes as they are)."""
     path, _, query = target.partition("?")
     sent = list(request_headers or [])
     if request is not None and not any(k.lower() == "content-type" for k, _ in sent):
         sent.append(("Content-Type", "application/json"))
-    ex = Exchange(
+    ex = ProxiedExchange(
         method=method,
         path=path,
         query_string=query,
@@ -257,6 +257,6 @@ def watcher() -> tuple[Watcher, Findings, io.StringIO]:
     return Watcher(findings, Documents(), State()), findings, out
 
 
-def found(watch: Watcher, ex: Exchange) -> dict[str, str]:
+def found(watch: Watcher, ex: ProxiedExchange) -> dict[str, str]:
     """The rules found on ``ex`` and the side of each."""
     return {f.rule: f.side for f in watch.inspect(ex).found}

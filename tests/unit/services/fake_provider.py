@@ -15,20 +15,20 @@ from typing import Any, Literal
 
 from simulator.clock import Clock
 from simulator.services.ramp.ports import (
-    Balance,
     Bank,
     Capabilities,
     KycReview,
     PersonDetails,
+    ProviderBalance,
     ProviderConflict,
     ProviderCustomer,
     ProviderInvalid,
     ProviderNotFound,
+    ProviderQuote,
+    ProviderRecipient,
     ProviderRefused,
     ProviderTransfer,
     ProviderUnreachable,
-    Quote,
-    Recipient,
     Side,
     StatusChange,
 )
@@ -76,8 +76,8 @@ class FakeProvider:
     calls: Counter[str] = field(default_factory=Counter)  # method name -> calls
     customers: dict[str, FakeCustomer] = field(default_factory=dict)
     transfers: dict[str, ProviderTransfer] = field(default_factory=dict)
-    recipients: dict[str, Recipient] = field(default_factory=dict)
-    quotes: dict[str, Quote] = field(default_factory=dict)
+    recipients: dict[str, ProviderRecipient] = field(default_factory=dict)
+    quotes: dict[str, ProviderQuote] = field(default_factory=dict)
     # While set, calls named here wait for `release` (holds a call in flight).
     hold: set[str] = field(default_factory=set)
     release: asyncio.Event = field(default_factory=asyncio.Event)
@@ -180,17 +180,17 @@ class FakeProvider:
         await self._enter("kyc_link")
         return f"http://provider.invalid/verify/{self._customer(customer_id).id}"
 
-    async def balance(self, customer_id: str | None) -> Balance:
+    async def balance(self, customer_id: str | None) -> ProviderBalance:
         await self._enter("balance")
         if customer_id is None:
             raise ProviderInvalid("balances exist only for personal profiles")
-        return Balance(self._customer(customer_id).balance, self.caps.token)
+        return ProviderBalance(self._customer(customer_id).balance, self.caps.token)
 
     # -- quotes, recipients, transfers --------------------------------------------------------
 
     async def quote(
         self, *, side: Side, fiat: str, token: str, chain_id: int, amount: str, sandbox: bool
-    ) -> Quote:
+    ) -> ProviderQuote:
         await self._enter("quote")
         rate = Decimal("0.995") + self.rate_shift
         source = Decimal(amount)
@@ -198,7 +198,7 @@ class FakeProvider:
         converted = source * rate
         fee = (converted * Decimal("0.01")).quantize(places, rounding=ROUND_DOWN)
         target = (converted - fee).quantize(places, rounding=ROUND_DOWN)
-        quote = Quote(
+        quote = ProviderQuote(
             quote_id=self._next("quo"),
             side=side,
             source_amount=amount,
@@ -214,14 +214,16 @@ class FakeProvider:
 
     async def create_recipient(
         self, *, customer_id: str | None, bank_code: str, account_number: str, account_name: str
-    ) -> Recipient:
+    ) -> ProviderRecipient:
         await self._enter("create_recipient")
         if account_number.endswith("0000"):
             raise ProviderRefused("We could not verify this bank account")
         bank = next((b for b in BANKS if b.code == bank_code), None)
         if bank is None:
             raise ProviderNotFound("Unknown bank")
-        recipient = Recipient(self._next("rcp"), bank_code, bank.name, account_number, account_name)
+        recipient = ProviderRecipient(
+            self._next("rcp"), bank_code, bank.name, account_number, account_name
+        )
         self.recipients[recipient.recipient_id] = recipient
         return recipient
 

@@ -32,9 +32,9 @@ from simulator.services.ramp.history import TRANSFER_STEPS
 from simulator.services.ramp.model import TransferRecord
 from simulator.services.ramp.ports import PersonDetails
 from simulator.services.ramp.transfers import (
-    Created,
     CreateRequest,
     PayoutRequest,
+    TransferCreation,
 )
 from simulator.services.shared.timelines import Timelines
 from simulator.settings import RampSettings, load_settings
@@ -184,7 +184,7 @@ class Ramp:
         )
         await self.clock.advance(REVIEW_DELAY_S + 1)
 
-    async def create(self, side: str = "buy", **changes: Any) -> Created:
+    async def create(self, side: str = "buy", **changes: Any) -> TransferCreation:
         return await self.transfers.create(self.request(side, **changes))
 
     def move(self, record: TransferRecord, status: str, **changes: Any) -> None:

@@ -10,16 +10,16 @@ from simulator.services.access.keys import ApiKey, KeyEnvironment
 from simulator.services.shared.venue import (
     ChainVenue,
     ChainWithoutContracts,
-    Contracts,
-    Corridor,
-    Token,
+    VenueContracts,
+    VenueCorridor,
     VenueDirectory,
+    VenueToken,
 )
 from simulator.settings import ChainEnvironment, CorridorTiming
 
-USDC = Token("USDC", "USD Coin", "0x" + "11" * 20, 6, False)
-NGNS = Token("NGNS", "Naira Stable", "0x" + "22" * 20, 6, False)
-USDT = Token("USDT", "Tether USD", "0x" + "33" * 20, 18, True)
+USDC = VenueToken("USDC", "USD Coin", "0x" + "11" * 20, 6, False)
+NGNS = VenueToken("NGNS", "Naira Stable", "0x" + "22" * 20, 6, False)
+USDT = VenueToken("USDT", "Tether USD", "0x" + "33" * 20, 18, True)
 
 
 def chain(chain_id: int, environment: ChainEnvironment) -> ChainVenue:
@@ -30,7 +30,7 @@ def chain(chain_id: int, environment: ChainEnvironment) -> ChainVenue:
         rpc_url="http://127.0.0.1:1",
         managed=True,
         min_size=Decimal("0.01"),
-        contracts=Contracts(
+        contracts=VenueContracts(
             signature_transfer="0x" + "aa" * 20,
             reactor="0x" + "bb" * 20,
             router="0x" + "cc" * 20,
@@ -39,8 +39,8 @@ def chain(chain_id: int, environment: ChainEnvironment) -> ChainVenue:
         ),
         tokens=(USDC, NGNS, USDT),
         corridors=(
-            Corridor(USDT, NGNS, CorridorTiming()),
-            Corridor(USDC, NGNS, CorridorTiming(mode="BOOK", fee_bps=7)),
+            VenueCorridor(USDT, NGNS, CorridorTiming()),
+            VenueCorridor(USDC, NGNS, CorridorTiming(mode="BOOK", fee_bps=7)),
         ),
     )
 

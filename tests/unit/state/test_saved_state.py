@@ -22,7 +22,7 @@ from provider_sandbox.clock import SandboxClock
 from provider_sandbox.config import SandboxConfig
 from provider_sandbox.core import Sandbox
 from provider_sandbox.kyc import submit
-from provider_sandbox.state import Customer
+from provider_sandbox.state import SandboxCustomer
 from simulator.adapters.rfq.indexer import FillIndexer
 from simulator.api.http.appkeys import STATE
 from simulator.clock import Clock
@@ -197,7 +197,7 @@ async def sandbox(busy: bool) -> World:
     core = Sandbox(SandboxConfig(chains=(), seed=3), SandboxClock())
     if busy:
         state = core.state
-        customer = Customer(
+        customer = SandboxCustomer(
             id=state.new_id("cus"),
             type="individual",
             reference="0x" + "ab" * 20,

@@ -16,10 +16,10 @@ from simulator.services.feed.ports import Clearing, SideTrade
 from simulator.services.shared.fills import Fill, FillFanout, IndexProgress
 from simulator.services.shared.venue import (
     ChainVenue,
-    Contracts,
-    Corridor,
-    Token,
+    VenueContracts,
+    VenueCorridor,
     VenueDirectory,
+    VenueToken,
 )
 from simulator.settings import CorridorTiming, FeedSettings, load_settings
 
@@ -30,11 +30,11 @@ def address(n: int) -> str:
     return "0x" + f"{n:040x}"
 
 
-USDT = Token("USDT", "Tether USD", address(0xA1), 18, True)
-USDC = Token("USDC", "USD Coin", address(0xA2), 6, False)
-NGNS = Token("NGNS", "Naira Stable", address(0xA3), 6, False)
-WBNB = Token("WBNB", "Wrapped BNB", address(0xA4), 18, False)
-OTHER = Token("ZZZ", "Not in a corridor", address(0xA5), 18, False)
+USDT = VenueToken("USDT", "Tether USD", address(0xA1), 18, True)
+USDC = VenueToken("USDC", "USD Coin", address(0xA2), 6, False)
+NGNS = VenueToken("NGNS", "Naira Stable", address(0xA3), 6, False)
+WBNB = VenueToken("WBNB", "Wrapped BNB", address(0xA4), 18, False)
+OTHER = VenueToken("ZZZ", "Not in a corridor", address(0xA5), 18, False)
 RFQ = CorridorTiming()
 BOOK = CorridorTiming(mode="BOOK")
 
@@ -47,13 +47,13 @@ def chain_venue(chain_id: int) -> ChainVenue:
         rpc_url="http://127.0.0.1:1",
         managed=True,
         min_size=Decimal(1),
-        contracts=Contracts(address(1), address(2), address(3), address(4), address(5)),
+        contracts=VenueContracts(address(1), address(2), address(3), address(4), address(5)),
         tokens=(USDT, USDC, NGNS, WBNB, OTHER),
         corridors=(
-            Corridor(USDT, NGNS, RFQ),
-            Corridor(USDC, USDT, RFQ),
-            Corridor(WBNB, USDT, RFQ),
-            Corridor(USDC, NGNS, BOOK),
+            VenueCorridor(USDT, NGNS, RFQ),
+            VenueCorridor(USDC, USDT, RFQ),
+            VenueCorridor(WBNB, USDT, RFQ),
+            VenueCorridor(USDC, NGNS, BOOK),
         ),
     )
 
@@ -123,9 +123,9 @@ class Harness:
     def fill(
         self,
         *,
-        gave: Token,
+        gave: VenueToken,
         gave_amount: int,
-        got: Token,
+        got: VenueToken,
         got_amount: int,
         fee: int = 0,
         at: float | None = None,

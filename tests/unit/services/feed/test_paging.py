@@ -10,7 +10,7 @@ import random
 import pytest
 
 from simulator.errors import InvalidRequest
-from simulator.services.feed.model import Side, Trade, TradePage
+from simulator.services.feed.model import Side, TradePage, TradeRecord
 from tests.unit.services.feed.harness import NGNS, T0, USDT, Harness
 
 BASE = int(T0)
@@ -25,7 +25,7 @@ async def trade_at(h: Harness, second: int, side: Side) -> None:
         await h.add(h.fill(gave=NGNS, gave_amount=16 * 10**8, got=USDT, got_amount=10**18, at=at))
 
 
-def seconds(trades: list[Trade]) -> list[int]:
+def seconds(trades: list[TradeRecord]) -> list[int]:
     return [t.timestamp - BASE for t in trades]
 
 

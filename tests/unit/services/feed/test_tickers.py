@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from simulator.errors import InvalidRequest, NotFound, UpstreamError
-from simulator.services.feed.model import Ticker, decimal_string
+from simulator.services.feed.model import TickerFigures, decimal_string
 from simulator.services.feed.ports import Clearing
 from tests.unit.services.feed.harness import NGNS, T0, USDT, Harness
 
@@ -21,7 +21,7 @@ async def ticker(h: Harness, ticker_id: str = "USDT_NGN") -> dict[str, str]:
     return render(found)
 
 
-def render(t: Ticker) -> dict[str, str]:
+def render(t: TickerFigures) -> dict[str, str]:
     fields = ("last_price", "bid", "ask", "high", "low", "base_volume", "target_volume")
     return {name: decimal_string(getattr(t, name)) for name in fields}
 

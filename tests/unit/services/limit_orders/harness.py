@@ -28,19 +28,25 @@ from simulator.services.limit_orders.service import BookService
 from simulator.services.shared.amounts import Curve
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.fills import Fill
-from simulator.services.shared.venue import ChainVenue, Contracts, Corridor, Token, VenueDirectory
+from simulator.services.shared.venue import (
+    ChainVenue,
+    VenueContracts,
+    VenueCorridor,
+    VenueDirectory,
+    VenueToken,
+)
 from simulator.services.swaps.area import SwapsArea
 from simulator.services.swaps.service import SwapService
 from simulator.settings import BookSettings, CorridorTiming, load_settings
 from tests.unit.services.limit_orders.factory import CHAIN_ID, NGNS, PERMIT2, REACTOR, USDC, USDT
 
-NGNS_T = Token("NGNS", "Naira", to_checksum_address(NGNS), 6, False)
-USDC_T = Token("USDC", "USD Coin", to_checksum_address(USDC), 6, False)
-USDT_T = Token("USDT", "Tether", to_checksum_address(USDT), 18, True)
+NGNS_T = VenueToken("NGNS", "Naira", to_checksum_address(NGNS), 6, False)
+USDC_T = VenueToken("USDC", "USD Coin", to_checksum_address(USDC), 6, False)
+USDT_T = VenueToken("USDT", "Tether", to_checksum_address(USDT), 18, True)
 
 
 def venue() -> VenueDirectory:
-    contracts = Contracts(
+    contracts = VenueContracts(
         signature_transfer=to_checksum_address(PERMIT2),
         reactor=to_checksum_address(REACTOR),
         router=to_checksum_address("0x" + "66" * 20),
@@ -57,8 +63,8 @@ def venue() -> VenueDirectory:
         contracts=contracts,
         tokens=(USDT_T, NGNS_T, USDC_T),
         corridors=(
-            Corridor(USDT_T, NGNS_T, CorridorTiming()),
-            Corridor(USDC_T, NGNS_T, CorridorTiming(mode="BOOK")),
+            VenueCorridor(USDT_T, NGNS_T, CorridorTiming()),
+            VenueCorridor(USDC_T, NGNS_T, CorridorTiming(mode="BOOK")),
         ),
     )
     return VenueDirectory({CHAIN_ID: chain})
@@ -249,8 +255,8 @@ async def place(
     sell_amount: int,
     buy_amount: int,
     maker: int = 0,
-    sell: Token = NGNS_T,
-    buy: Token = USDC_T,
+    sell: VenueToken = NGNS_T,
+    buy: VenueToken = USDC_T,
     deadline_in: int = 600,
     who: Caller | None = None,
     fund: bool = True,

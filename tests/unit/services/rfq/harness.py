@@ -33,21 +33,27 @@ from simulator.services.rfq.makers import (
     OnlineMaker,
     QuoteReply,
 )
-from simulator.services.rfq.model import FilledOrder, RfqRecord
+from simulator.services.rfq.model import FilledOrder, StoredRfq
 from simulator.services.rfq.ports import ChainUnreadable, FleetMemberStatus, RfqStore
 from simulator.services.rfq.service import FirmRequest, RequestOutcome
 from simulator.services.rfq.store import InMemoryRfqStore
 from simulator.services.shared.amounts import fee_on
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.fills import Fill, FillFanout
-from simulator.services.shared.venue import ChainVenue, Contracts, Corridor, Token, VenueDirectory
+from simulator.services.shared.venue import (
+    ChainVenue,
+    VenueContracts,
+    VenueCorridor,
+    VenueDirectory,
+    VenueToken,
+)
 from simulator.settings import CorridorTiming, LimitSettings, load_settings
 from tests.unit.services.ramp_harness import NoChain
 
 CHAIN_ID = 97
-USDT = Token("USDT", "Tether USD", to_checksum_address("0x" + "a1" * 20), 18, True)
-NGNS = Token("NGNS", "Naira stablecoin", to_checksum_address("0x" + "b2" * 20), 6, False)
-CONTRACTS = Contracts(*(to_checksum_address("0x" + f"{i:02x}" * 20) for i in range(1, 6)))
+USDT = VenueToken("USDT", "Tether USD", to_checksum_address("0x" + "a1" * 20), 18, True)
+NGNS = VenueToken("NGNS", "Naira stablecoin", to_checksum_address("0x" + "b2" * 20), 6, False)
+CONTRACTS = VenueContracts(*(to_checksum_address("0x" + f"{i:02x}" * 20) for i in range(1, 6)))
 TIMING = CorridorTiming(reply_budget_ms=300, quote_ttl_s=60, preferred_wait_ms=100, fee_bps=5)
 HEAD_START_S = TIMING.preferred_wait_ms / 1000
 TAKER = demo_wallet(0)
@@ -66,7 +72,7 @@ def make_venue(timing: CorridorTiming = TIMING) -> VenueDirectory:
         min_size=Decimal("0.01"),
         contracts=CONTRACTS,
         tokens=(USDT, NGNS),
-        corridors=(Corridor(USDT, NGNS, timing),),
+        corridors=(VenueCorridor(USDT, NGNS, timing),),
     )
     return VenueDirectory(chains={CHAIN_ID: chain})
 
@@ -84,7 +90,7 @@ class FakeChain:
         self.on_receipt_read: Callable[[], Awaitable[None]] | None = None  # runs inside the read
         self.receipt_reads: list[str] = []  # tx hashes asked for, in order
 
-    def fund_taker(self, amount: int, token: Token = USDT, owner: str = TAKER.address) -> None:
+    def fund_taker(self, amount: int, token: VenueToken = USDT, owner: str = TAKER.address) -> None:
         self.balances[(token.address.lower(), owner.lower())] = amount
 
     async def token_balance(self, chain_id: int, token: str, owner: str) -> int:
@@ -334,7 +340,7 @@ class RfqHarness:
         )
         return await self.service.request(caller or self.caller, body)
 
-    async def quoted(self, **request: Any) -> RfqRecord:
+    async def quoted(self, **request: Any) -> StoredRfq:
         outcome = await self.request(**request)
         assert outcome.record.status == "quoted", outcome.record.no_quote_reason
         return outcome.record
@@ -366,7 +372,7 @@ class RfqHarness:
             fee_amount=order.fee_amount,
         )
 
-    async def fill_all(self, record: RfqRecord, tx_hash: str = TX) -> None:
+    async def fill_all(self, record: StoredRfq, tx_hash: str = TX) -> None:
         assert record.quote is not None
         for i, order in enumerate(record.quote.orders):
             await self.settlement.on_fill(self.fill(order, tx_hash=tx_hash, log_index=i))
@@ -375,7 +381,7 @@ class RfqHarness:
         return [(e.type, e.body["data"]["rfq"]["id"]) for e in self.events.events]
 
 
-def status(record: RfqRecord) -> str:
+def status(record: StoredRfq) -> str:
     """The record's status, read through a call: mypy would otherwise keep an earlier assert's
     narrowing of the attribute across the awaits that change it."""
     return record.status

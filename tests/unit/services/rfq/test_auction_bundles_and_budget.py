@@ -5,7 +5,7 @@ answers at the budget however long a maker stays silent."""
 from __future__ import annotations
 
 from rfqkit.wallets import maker_wallet
-from simulator.services.rfq.model import RfqRecord
+from simulator.services.rfq.model import StoredRfq
 from simulator.services.shared.amounts import fee_on, net_of_fee
 from tests.unit.services.rfq.harness import (
     NGNS,
@@ -19,7 +19,7 @@ from tests.unit.services.rfq.harness import (
 BUDGET_S = TIMING.reply_budget_ms / 1000
 
 
-def legs_by_maker(record: RfqRecord) -> dict[str, tuple[int, int]]:
+def legs_by_maker(record: StoredRfq) -> dict[str, tuple[int, int]]:
     assert record.quote is not None
     return {o.maker: (o.maker_receives, o.maker_gives) for o in record.quote.orders}
 

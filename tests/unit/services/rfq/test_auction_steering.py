@@ -5,11 +5,11 @@ docs/decisions.md R12)."""
 
 from __future__ import annotations
 
-from simulator.services.rfq.model import RfqRecord, Routing
+from simulator.services.rfq.model import RoutingState, StoredRfq
 from tests.unit.services.rfq.harness import HEAD_START_S, RATE, TIMING, RfqHarness
 
 
-def received(record: RfqRecord) -> tuple[int, int]:
+def received(record: StoredRfq) -> tuple[int, int]:
     """(preferredQuotesReceived, openMarketQuotesReceived)"""
     return record.routing.preferred_quotes_received, record.routing.open_market_quotes_received
 
@@ -29,7 +29,7 @@ async def test_a_preferred_quote_within_the_head_start_means_the_rest_are_never_
     assert record.quote is not None
     assert [o.maker for o in record.quote.orders] == [preferred.wallet.address]
     assert better.received == []  # the auction is over: nothing can be sent to it any more
-    assert record.routing == Routing(
+    assert record.routing == RoutingState(
         preference_applied=True,
         restriction_applied=False,
         fallback_used=False,
@@ -100,7 +100,7 @@ async def test_restricted_makers_are_the_only_ones_asked(rfq: RfqHarness) -> Non
     assert record.quote is not None
     assert [o.maker for o in record.quote.orders] == [chosen.wallet.address]
     assert better.received == []
-    assert record.routing == Routing(
+    assert record.routing == RoutingState(
         preference_applied=False,
         restriction_applied=True,
         fallback_used=False,

@@ -11,7 +11,7 @@ import pytest
 from rfqkit.timestamps import from_unix, isoformat
 from simulator.errors import InvalidRequest, RateLimited
 from simulator.services.rfq.funds import RESERVATION_SKEW_S
-from simulator.services.rfq.model import RfqRecord
+from simulator.services.rfq.model import StoredRfq
 from simulator.settings import LimitSettings
 from tests.unit.services.rfq.harness import NGNS, ONE, TAKER, USDT, RfqHarness, status
 
@@ -25,7 +25,7 @@ def slots(rfq: RfqHarness) -> int:
     return rfq.slots.count(rfq.caller.identity)
 
 
-def pays(record: RfqRecord) -> int:
+def pays(record: StoredRfq) -> int:
     assert record.quote is not None
     return record.quote.taker_pays
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from simulator.api.rfq import schemas
-from simulator.services.rfq.model import RfqRecord
+from simulator.services.rfq.model import StoredRfq
 from tests.unit.services.rfq.harness import NGNS, ONE, TAKER, TX, RfqHarness, status
 
 DAY_S = 24 * 3600.0
@@ -19,7 +19,7 @@ def rfq_body(rfq: RfqHarness, index: int = -1) -> dict[str, Any]:
     return body
 
 
-async def expired(rfq: RfqHarness) -> RfqRecord:
+async def expired(rfq: RfqHarness) -> StoredRfq:
     record = await rfq.quoted()
     assert record.quote is not None
     await rfq.advance_to(record.quote.expires_at)
@@ -28,7 +28,7 @@ async def expired(rfq: RfqHarness) -> RfqRecord:
     return record
 
 
-async def failed(rfq: RfqHarness) -> RfqRecord:
+async def failed(rfq: RfqHarness) -> StoredRfq:
     record = await rfq.quoted()
     assert record.quote is not None
     rfq.service.submit(record, TX)

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from simulator.services.rfq.model import RfqRecord
+from simulator.services.rfq.model import StoredRfq
 from tests.unit.services.rfq.harness import TX, RfqHarness, status
 
 # The same swap re-broadcast with more gas under another hash: the reported one never lands.
 SPED_UP_TX = "0x" + "ef" * 32
 
 
-async def submitted_past_deadline(rfq: RfqHarness) -> RfqRecord:
+async def submitted_past_deadline(rfq: RfqHarness) -> StoredRfq:
     rfq.maker(1)
     record = await rfq.quoted()
     assert record.quote is not None

@@ -4,15 +4,15 @@ carry on exactly where the others left off."""
 
 from __future__ import annotations
 
-from simulator.services.rfq.model import RfqRecord
+from simulator.services.rfq.model import StoredRfq
 from simulator.services.rfq.ports import RfqStore
 from simulator.services.rfq.store import InMemoryRfqStore
 from simulator.services.shared.fills import Fill
 from tests.unit.services.rfq.harness import ONE, TX, RfqHarness
 
 
-def record(rfq_id: str) -> RfqRecord:
-    return RfqRecord(
+def record(rfq_id: str) -> StoredRfq:
+    return StoredRfq(
         rfq_id=rfq_id,
         chain_id=97,
         sell_token="0xS",

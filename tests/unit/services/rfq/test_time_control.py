@@ -9,7 +9,7 @@ import math
 import pytest
 
 from simulator.errors import Conflict, NotFound, UpstreamError
-from simulator.services.rfq.model import RfqRecord
+from simulator.services.rfq.model import StoredRfq
 from simulator.services.rfq.time_control import RfqTimeControl
 from tests.unit.services.rfq.harness import NGNS, TAKER, TX, RfqHarness, status
 from tests.unit.services.rfq.test_settlement import rfq_body
@@ -19,7 +19,7 @@ def control(rfq: RfqHarness) -> RfqTimeControl:
     return RfqTimeControl(rfq.clock, rfq.store, rfq.settlement, rfq.slots, rfq.funds)
 
 
-async def two_quotes(rfq: RfqHarness) -> tuple[RfqRecord, RfqRecord]:
+async def two_quotes(rfq: RfqHarness) -> tuple[StoredRfq, StoredRfq]:
     """The RFQ a control acts on, and another live quote of the same caller."""
     return await rfq.quoted(), await rfq.quoted()
 
