@@ -25,11 +25,12 @@ from bench import processes
 from bench.load import LoadResult, merge, percentile, run_load
 from bench.report import Section
 from bench.sim_api import open_limits
-from conformance.chain import Chain, Wallet
+from conformance.chain import Chain
 from conformance.client import Client
 from conformance.funding import fund_wallet
 from conformance.sim_control import SimControl
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
+from rfqkit.wallets import Wallet
 
 CONFIG = Path(__file__).with_name("v1_book.yaml")
 CHAIN_ID = 97
@@ -107,7 +108,7 @@ class Book:
 
 def fund_wallet_plain(book: Book, tokens: dict[str, int]) -> Wallet:
     """A fresh wallet with native coin and `tokens` from the demo wallet."""
-    chain = ChainInfo(
+    chain = VenueChain(
         chain_id=CHAIN_ID,
         environment="test",
         rpc_url=book.node.url,

@@ -22,7 +22,7 @@ from eth_abi.abi import decode as abi_decode
 from conformance.chain import erc20_approve, hex_bytes, selector
 from conformance.funding import Balances
 from conformance.response_checks import parse_iso_utc
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
 from contracts.orders import RfqOrder, checksum_address, decode_order
 
 FEE_BPS = 5
@@ -168,7 +168,7 @@ class QuoteTerms:
 
 
 def assert_firm_quote(
-    chain: ChainInfo,
+    chain: VenueChain,
     data: Mapping[str, Any],
     *,
     sell: str,
@@ -364,7 +364,7 @@ def assert_quote_swap(data: Mapping[str, Any], orders: list[RfqOrder]) -> None:
         assert hex_bytes(swap["data"])[:4] == EXECUTE_BATCH, "a bundle is one batch execution"
 
 
-def settlement_holders(chain: ChainInfo, taker: str, data: dict[str, Any]) -> list[str]:
+def settlement_holders(chain: VenueChain, taker: str, data: dict[str, Any]) -> list[str]:
     """The addresses a fill of the quote in ``data`` moves tokens between: the taker, the fee
     recipient and every maker of its orders (what to snapshot before executing it)."""
     makers = [o["maker"] for o in data["quote"]["orders"]]
@@ -375,7 +375,7 @@ def settlement_holders(chain: ChainInfo, taker: str, data: dict[str, Any]) -> li
 def assert_settled(
     before: Balances,
     after: Balances,
-    chain: ChainInfo,
+    chain: VenueChain,
     checked: CheckedQuote,
     *,
     taker: str,

@@ -27,6 +27,7 @@ from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 
 from rfqkit.json_rpc import RpcError, hex_to_int, rpc
+from rfqkit.wallets import Wallet
 
 T = TypeVar("T")
 
@@ -72,19 +73,6 @@ def sender_lock(rpc_url: str, address: str) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
-
-
-@dataclass(frozen=True)
-class Wallet:
-    """A key held by the test and its checksummed address: what signs transactions."""
-
-    address: str
-    private_key: str
-
-    @classmethod
-    def create(cls) -> Wallet:
-        account = Account.create()
-        return cls(to_checksum_address(account.address), "0x" + bytes(account.key).hex())
 
 
 class TxFailed(AssertionError):

@@ -37,7 +37,7 @@ from typing import Any
 from eth_abi.abi import decode as abi_decode
 from eth_utils.address import to_checksum_address
 
-from conformance.chain import Chain, Wallet, calldata
+from conformance.chain import Chain, calldata
 from conformance.client import Client, Response
 from conformance.inputs import GivenKey, Inputs
 from conformance.needs import InputProblem
@@ -45,6 +45,7 @@ from conformance.response_checks import assert_data
 from conformance.service_clock import ServiceClock
 from conformance.signing import sign_taker_proof
 from rfqkit.json_rpc import RpcError
+from rfqkit.wallets import Wallet
 
 MIN_SIZE = {"live": "1", "test": "0.01"}
 _DISCOVERED = ("reactor", "fee_recipient", "signature_transfer")

@@ -24,11 +24,12 @@ from eth_abi.abi import decode as abi_decode
 from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 
-from conformance.chain import WAIT_TIMEOUT, Wallet, calldata, wait_for
+from conformance.chain import WAIT_TIMEOUT, calldata, wait_for
 from conformance.client import Client, Response
 from conformance.funding import fund_wallet
-from conformance.venue import ChainInfo, Token
+from conformance.venue import Token, VenueChain
 from contracts.orders import RfqOrder, encode_order, sign_order
+from rfqkit.wallets import Wallet
 
 TICKER_FIELDS = frozenset(
     {
@@ -311,7 +312,7 @@ def fill_logs(receipt: Mapping[str, Any], reactor: str) -> list[FillLog]:
     return out
 
 
-def block_time(chain: ChainInfo, receipt: Mapping[str, Any]) -> int:
+def block_time(chain: VenueChain, receipt: Mapping[str, Any]) -> int:
     block = chain.rpc().rpc("eth_getBlockByNumber", [receipt["blockNumber"], False])
     return int(block["timestamp"], 16)
 
@@ -331,7 +332,7 @@ class DirectMaker:
     signature-transfer contract and signs RFQ orders bound to one taker, exactly as makers do
     (contracts/orders.py). The service never sees these orders quoted."""
 
-    def __init__(self, chain: ChainInfo, source: Wallet, tokens: Mapping[str, int]) -> None:
+    def __init__(self, chain: VenueChain, source: Wallet, tokens: Mapping[str, int]) -> None:
         self.chain = chain
         self.wallet = fund_wallet(chain, source, tokens)
         node = chain.rpc()

@@ -15,14 +15,15 @@ from dataclasses import dataclass, field
 from eth_abi.abi import decode as abi_decode
 from eth_utils.address import to_checksum_address
 
-from conformance.chain import Chain, Wallet, calldata
-from conformance.venue import ChainInfo
+from conformance.chain import Chain, calldata
+from conformance.venue import VenueChain
+from rfqkit.wallets import Wallet
 
 NATIVE = 10**18  # one whole native coin (18 decimals)
 
 
 def fund_wallet(
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     tokens: Mapping[str, int],
     *,
@@ -78,7 +79,7 @@ class Balances:
 # -- smart accounts -----------------------------------------------------------------------
 
 
-def create_smart_account(chain: ChainInfo, owner: Wallet, salt: int | None = None) -> str:
+def create_smart_account(chain: VenueChain, owner: Wallet, salt: int | None = None) -> str:
     """Deploy a SmartWallet for ``owner`` through the factory (owner pays gas); its address."""
     node = chain.rpc()
     salt = secrets.randbits(64) if salt is None else salt

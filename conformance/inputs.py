@@ -55,8 +55,8 @@ from typing import Any
 import yaml
 from eth_account import Account
 
-from conformance.chain import Wallet
 from conformance.client import Client
+from rfqkit.wallets import Wallet
 
 TAKER_SCOPES = frozenset({"trades:write", "trades:read"})
 # Spec 1: 56 and 97 are the live corridor's chains: mainnet rules, and the test corridor.

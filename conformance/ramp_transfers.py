@@ -23,13 +23,13 @@ from typing import Any, TypeVar
 from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 
-from conformance.chain import Wallet
 from conformance.client import Response
 from conformance.funding import fund_wallet
 from conformance.ramp import Ramp, RampWallet
 from conformance.response_checks import assert_request_id, parse_iso_utc
-from conformance.venue import ChainInfo, whole
+from conformance.venue import VenueChain, whole
 from rfqkit.json_rpc import hex_to_int
+from rfqkit.wallets import Wallet
 
 T = TypeVar("T")
 
@@ -378,12 +378,12 @@ class Transfers:
 # -- the chain side --------------------------------------------------------------------------
 
 
-def ngns(chain: ChainInfo) -> str:
+def ngns(chain: VenueChain) -> str:
     return chain.token("NGNS").address
 
 
 def funded_ramp_wallet(
-    chain: ChainInfo, source: Wallet, ngns_amount: str
+    chain: VenueChain, source: Wallet, ngns_amount: str
 ) -> tuple[RampWallet, Wallet]:
     """A fresh wallet holding ``ngns_amount`` NGNS and gas, from a demo wallet."""
     token = chain.token("NGNS")
@@ -391,7 +391,7 @@ def funded_ramp_wallet(
     return RampWallet(address=wallet.address, private_key=wallet.private_key), wallet
 
 
-def receipt_of(chain: ChainInfo, tx_hash: str) -> dict[str, Any]:
+def receipt_of(chain: VenueChain, tx_hash: str) -> dict[str, Any]:
     receipt = chain.rpc().rpc("eth_getTransactionReceipt", [tx_hash])
     assert isinstance(receipt, dict), f"no receipt for {tx_hash}"
     return receipt

@@ -17,15 +17,16 @@ from typing import Any
 
 from eth_utils.address import to_checksum_address
 
-from conformance.chain import WAIT_TIMEOUT, Wallet, calldata, hex_bytes, wait_for
+from conformance.chain import WAIT_TIMEOUT, calldata, hex_bytes, wait_for
 from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
 from conformance.response_checks import assert_data
 from conformance.service_clock import Clocked
 from conformance.signing import proof_json, sign_digest_raw, sign_taker_proof, taker_control_digest
 from conformance.sim_control import SimControl
 from conformance.target import Target
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
 from contracts.artifacts import load_artifact
+from rfqkit.wallets import Wallet
 
 # -- keys, callers, proofs ----------------------------------------------------------------
 
@@ -91,7 +92,7 @@ def smart_account_proof(
 
 
 def rfq_body(
-    chain: ChainInfo,
+    chain: VenueChain,
     sell: str,
     buy: str,
     *,
@@ -188,7 +189,7 @@ def random_tx_hash() -> str:
     return "0x" + secrets.token_hex(32)
 
 
-def approve_for_quote(chain: ChainInfo, wallet: Wallet, firm: Mapping[str, Any]) -> None:
+def approve_for_quote(chain: VenueChain, wallet: Wallet, firm: Mapping[str, Any]) -> None:
     """Execution rule 1-2: approve takerPays to the reactor unless an allowance covers it
     (resetting a USDT-like token's nonzero allowance first), and wait for the receipt."""
     node = chain.rpc()
@@ -206,7 +207,7 @@ def approve_for_quote(chain: ChainInfo, wallet: Wallet, firm: Mapping[str, Any])
     node.transact(wallet, token, hex_bytes(approval["data"]))
 
 
-def broadcast_swap(chain: ChainInfo, wallet: Wallet, firm: Mapping[str, Any]) -> str:
+def broadcast_swap(chain: VenueChain, wallet: Wallet, firm: Mapping[str, Any]) -> str:
     """Broadcast transactions.swap as it is and wait for a successful receipt; its hash."""
     swap = firm["transactions"]["swap"]
     assert swap["value"] == "0", swap
@@ -215,13 +216,13 @@ def broadcast_swap(chain: ChainInfo, wallet: Wallet, firm: Mapping[str, Any]) ->
     return str(receipt["transactionHash"])
 
 
-def execute_quote(chain: ChainInfo, wallet: Wallet, firm: Mapping[str, Any]) -> str:
+def execute_quote(chain: VenueChain, wallet: Wallet, firm: Mapping[str, Any]) -> str:
     """The integrator flow: approve, wait, broadcast the swap; returns the swap's tx hash."""
     approve_for_quote(chain, wallet, firm)
     return broadcast_swap(chain, wallet, firm)
 
 
-def deploy_sample_router(chain: ChainInfo, wallet: Wallet) -> str:
+def deploy_sample_router(chain: VenueChain, wallet: Wallet) -> str:
     """An aggregator's router of the test's own (``SampleRouter``: swaps through any reactor it
     is given, keeps nothing), deployed by ``wallet``: a router is the aggregator's contract, not
     the venue's, so any deployment can be tested with one."""

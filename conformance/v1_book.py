@@ -19,7 +19,7 @@ from typing import Any
 from eth_account import Account
 from eth_account.messages import encode_typed_data
 
-from conformance.chain import WAIT_TIMEOUT, Wallet, calldata, hex_bytes, wait_for
+from conformance.chain import WAIT_TIMEOUT, calldata, hex_bytes, wait_for
 from conformance.client import Client, Response
 from conformance.funding import fund_wallet
 from conformance.resource_checks import V1_EVENTS
@@ -27,8 +27,9 @@ from conformance.response_checks import assert_data, parse_iso_utc
 from conformance.rfq_calls import keyed_client
 from conformance.service_clock import Clocked
 from conformance.sim_control import SimControl
-from conformance.venue import ChainInfo, Token
+from conformance.venue import Token, VenueChain
 from contracts.orders import nonce_word_and_mask
+from rfqkit.wallets import Wallet
 from rfqkit.webhook_signatures import (
     DEFAULT_TOLERANCE_S,
     EVENT_ID_HEADER,
@@ -72,7 +73,7 @@ def v1_integrator(
 # -- wallets --------------------------------------------------------------------------------
 
 
-def funded_maker(chain: ChainInfo, source: Wallet, holdings: Mapping[Token, int]) -> Wallet:
+def funded_maker(chain: VenueChain, source: Wallet, holdings: Mapping[Token, int]) -> Wallet:
     """A fresh maker wallet holding `holdings` that lets the signature-transfer contract spend
     them (what a maker does once before placing orders)."""
     maker = fund_wallet(chain, source, {t.address: amount for t, amount in holdings.items()})
@@ -82,11 +83,11 @@ def funded_maker(chain: ChainInfo, source: Wallet, holdings: Mapping[Token, int]
     return maker
 
 
-def funded_taker(chain: ChainInfo, source: Wallet, holdings: Mapping[Token, int]) -> Wallet:
+def funded_taker(chain: VenueChain, source: Wallet, holdings: Mapping[Token, int]) -> Wallet:
     return fund_wallet(chain, source, {t.address: amount for t, amount in holdings.items()})
 
 
-def invalidate_nonce(chain: ChainInfo, maker: Wallet, nonce: int) -> str:
+def invalidate_nonce(chain: VenueChain, maker: Wallet, nonce: int) -> str:
     """The maker's early cancel: Permit2 invalidateUnorderedNonces(wordPos, mask)."""
     word, mask = nonce_word_and_mask(nonce)
     receipt = chain.rpc().transact(
@@ -103,7 +104,7 @@ def invalidate_nonce(chain: ChainInfo, maker: Wallet, nonce: int) -> str:
 
 
 def prepare_body(
-    chain: ChainInfo,
+    chain: VenueChain,
     maker: Wallet,
     sell: Token,
     sell_amount: int,
@@ -149,7 +150,7 @@ def submit(client: Client, body: Mapping[str, Any]) -> Response:
 
 
 @dataclass(frozen=True)
-class Placed:
+class PlacedOrder:
     order_id: str
     prepared: dict[str, Any]
     body: dict[str, Any]  # what was submitted
@@ -163,7 +164,7 @@ class Placed:
 def place(
     integrator: Integrator,
     clock: Clocked,
-    chain: ChainInfo,
+    chain: VenueChain,
     maker: Wallet,
     sell: Token,
     sell_amount: int,
@@ -172,7 +173,7 @@ def place(
     buy_amount: int | None = None,
     pricing: Mapping[str, Any] | None = None,
     ttl_s: int = 600,
-) -> Placed:
+) -> PlacedOrder:
     """prepare -> eth_signTypedData_v4 -> submit, expecting 201 (a fastFill order once a
     market-maker bid is live to price it)."""
     if pricing is not None and pricing.get("mode") == "fastFill":
@@ -193,11 +194,11 @@ def place(
     )
     body = signed_body(prepared, sign_typed_data(prepared, maker))
     answer: dict[str, Any] = assert_data(submit(integrator.client, body), 201)
-    return Placed(str(answer["id"]), prepared, body, answer)
+    return PlacedOrder(str(answer["id"]), prepared, body, answer)
 
 
 def limit_order_quote(
-    client: Client, chain: ChainInfo, sell: Token, buy: Token, sell_amount: int, **params: Any
+    client: Client, chain: VenueChain, sell: Token, buy: Token, sell_amount: int, **params: Any
 ) -> dict[str, Any]:
     """GET /v1/limit-orders/quote, expecting 200."""
     query = {
@@ -212,7 +213,7 @@ def limit_order_quote(
 
 
 def wait_fast_fill_bids(
-    client: Client, chain: ChainInfo, sell: Token, buy: Token, sell_amount: int
+    client: Client, chain: VenueChain, sell: Token, buy: Token, sell_amount: int
 ) -> dict[str, Any]:
     """The quote once a market-maker bid is live in the direction: a filling operator's bids
     come and go with its published levels (a service whose clock just jumped sees none until
@@ -253,7 +254,7 @@ def wait_order(
 
 
 def order_book(
-    client: Client, chain: ChainInfo, sell: Token, buy: Token, **params: Any
+    client: Client, chain: VenueChain, sell: Token, buy: Token, **params: Any
 ) -> dict[str, Any]:
     query = {"chainId": chain.chain_id, "sellToken": sell.address, "buyToken": buy.address}
     query.update(params)
@@ -262,7 +263,7 @@ def order_book(
 
 
 def swap_body(
-    chain: ChainInfo, sell: Token, buy: Token, sell_amount: int, taker: str, **extra: Any
+    chain: VenueChain, sell: Token, buy: Token, sell_amount: int, taker: str, **extra: Any
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "chainId": chain.chain_id,
@@ -281,7 +282,7 @@ def create_swap(client: Client, body: Mapping[str, Any]) -> dict[str, Any]:
     return data
 
 
-def execute_swap(chain: ChainInfo, taker: Wallet, swap: Mapping[str, Any]) -> str:
+def execute_swap(chain: VenueChain, taker: Wallet, swap: Mapping[str, Any]) -> str:
     """The taker's own transactions: the approval (a USDT-like token's nonzero allowance is set
     to zero first), then the one batch. Returns the batch's hash."""
     node = chain.rpc()

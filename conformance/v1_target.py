@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from conformance.chain import Wallet
 from conformance.client import Client, Response
 from conformance.funding import Balances
 from conformance.needs import skip_message
@@ -30,7 +29,7 @@ from conformance.target_inputs import resolved_inputs
 from conformance.v1_book import (
     V1_SCOPES,
     Integrator,
-    Placed,
+    PlacedOrder,
     fee_of,
     funded_maker,
     place,
@@ -39,7 +38,8 @@ from conformance.v1_book import (
     v1_integrator,
     wait_order,
 )
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
+from rfqkit.wallets import Wallet
 
 RECORD_FIELDS = {
     "id",
@@ -116,13 +116,13 @@ _SIGNATURE_TRANSFER: dict[tuple[str, int], str] = {}
 
 
 @pytest.fixture(name="chain")
-def book_chain(chain: ChainInfo, integrator: Integrator, clock: Clocked) -> ChainInfo:
+def book_chain(chain: VenueChain, integrator: Integrator, clock: Clocked) -> VenueChain:
     """The test chain with the signature-transfer contract the makers approve: a v1 test module
     overrides ``chain`` with it by importing it."""
     return with_signature_transfer(chain, integrator.client, clock)
 
 
-def with_signature_transfer(chain: ChainInfo, client: Client, clock: Clocked) -> ChainInfo:
+def with_signature_transfer(chain: VenueChain, client: Client, clock: Clocked) -> VenueChain:
     """``chain`` with ``contracts["signature_transfer"]``, the contract makers approve and sign
     for: the venue's info names it on a simulator; elsewhere it is the ``verifyingContract`` of a
     prepared order's typed data (spec 3, prepare response), read once per chain."""
@@ -136,7 +136,7 @@ def with_signature_transfer(chain: ChainInfo, client: Client, clock: Clocked) ->
     return chain.with_contract("signature_transfer", found)
 
 
-def sample_order(chain: ChainInfo, clock: Clocked) -> dict[str, Any]:
+def sample_order(chain: VenueChain, clock: Clocked) -> dict[str, Any]:
     """A prepare body any key of the chain's environment may send: a fresh maker selling 1500
     NGNS for 1 USDC for ten minutes (preparing needs no funds)."""
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
@@ -155,8 +155,8 @@ FAST_FILL_WAIT_S = 20.0  # "typically fills within seconds"
 
 
 def fast_filled(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet
-) -> tuple[Placed, dict[str, Any]]:
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet
+) -> tuple[PlacedOrder, dict[str, Any]]:
     """A fresh maker's fastFill order selling 800 NGNS for USDC, filled by the filling operator
     within seconds: FILLED and verified, its transaction succeeded, and the maker paid exactly
     what the order asked for exactly its NGNS. The order and its FILLED record."""

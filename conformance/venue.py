@@ -1,10 +1,10 @@
 """What the target offers, as its info describes it (``/_sim/info`` or the simulator's ready
 file, else what :mod:`conformance.discovery` found out from public surfaces, read through
 :class:`conformance.target.Target`): :class:`Venue` holds every chain as a
-:class:`ChainInfo` (environment, RPC URL, contract addresses, :class:`Token` list, minimum size,
-:class:`Corridor` list) and the demo wallets that fund fresh takers. These are plain facts read
-once; :meth:`ChainInfo.rpc` is the way from them to a JSON-RPC :class:`conformance.chain.Chain`,
-and :func:`whole` turns whole-token amounts into atomic units.
+:class:`VenueChain` (environment, RPC URL, contract addresses, :class:`Token` list, minimum
+size, :class:`DeployedCorridor` list) and the demo wallets that fund fresh takers. These are plain
+facts read once; :meth:`VenueChain.rpc` is the way from them to a JSON-RPC
+:class:`conformance.chain.Chain`, and :func:`whole` turns whole-token amounts into atomic units.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from typing import Any
 
 from eth_utils.address import to_checksum_address
 
-from conformance.chain import Chain, Wallet
+from conformance.chain import Chain
 from conformance.discovery import Undiscovered
 from conformance.needs import HOW, InputProblem
 from conformance.target import Target
+from rfqkit.wallets import Wallet
 
 
 def whole(amount: str | int | Decimal, decimals: int) -> int:
@@ -39,7 +40,7 @@ class Token:
 
 
 @dataclass(frozen=True)
-class Corridor:
+class DeployedCorridor:
     base: str  # checksummed token address
     quote: str
     mode: str  # RFQ | BOOK
@@ -67,14 +68,14 @@ class Contracts(dict[str, str]):
 
 
 @dataclass(frozen=True)
-class ChainInfo:
+class VenueChain:
     chain_id: int
     environment: str  # live | test
     rpc_url: str
     contracts: Mapping[str, str]
     tokens: Mapping[str, Token]  # by symbol
     min_size: Decimal
-    corridors: tuple[Corridor, ...] = ()
+    corridors: tuple[DeployedCorridor, ...] = ()
     fee_bps: int | None = None  # the corridors' protocol fee when the info names one (not shown)
 
     def token(self, symbol: str) -> Token:
@@ -113,7 +114,7 @@ class ChainInfo:
     def rpc(self) -> Chain:
         return Chain(self.rpc_url, self.chain_id)
 
-    def with_contract(self, name: str, address: str) -> ChainInfo:
+    def with_contract(self, name: str, address: str) -> VenueChain:
         """The same chain, with one more contract known (found out by a test's helper)."""
         undiscovered = getattr(self.contracts, "undiscovered", {})
         contracts = Contracts({**self.contracts, name: address}, undiscovered)
@@ -130,7 +131,7 @@ def _fee_bps(chain: Mapping[str, Any]) -> int | None:
 class Venue:
     """The target's chains, tokens and demo wallets, read once from its info."""
 
-    chains: Mapping[int, ChainInfo]
+    chains: Mapping[int, VenueChain]
     demo_wallets: tuple[Wallet, ...]
     # What reaching for a chain the venue does not know raises (Target.no_rpc).
     missing: Callable[[int], Exception] = KeyError
@@ -143,7 +144,7 @@ class Venue:
         cached = target.cache.get("venue")
         if isinstance(cached, Venue):
             return cached
-        chains: dict[int, ChainInfo] = {}
+        chains: dict[int, VenueChain] = {}
         for chain in target.chains():
             chain_id = int(chain["chain_id"])
             tokens = {
@@ -155,7 +156,7 @@ class Venue:
                 )
                 for t in chain.get("tokens") or []
             }
-            chains[chain_id] = ChainInfo(
+            chains[chain_id] = VenueChain(
                 chain_id=chain_id,
                 environment=str(chain.get("environment")),
                 rpc_url=target.rpc_url(chain_id),
@@ -170,7 +171,7 @@ class Venue:
                 min_size=Decimal(str(chain.get("min_size", "1"))),
                 fee_bps=_fee_bps(chain),
                 corridors=tuple(
-                    Corridor(
+                    DeployedCorridor(
                         to_checksum_address(str(c["base"])),
                         to_checksum_address(str(c["quote"])),
                         str(c.get("mode")),
@@ -185,7 +186,7 @@ class Venue:
         venue = target.cache["venue"] = cls(chains, wallets, target.no_rpc)
         return venue
 
-    def chain(self, chain_id: int) -> ChainInfo:
+    def chain(self, chain_id: int) -> VenueChain:
         """The chain; without it (no RPC URL was given for it, so nothing of it could be read)
         the test is skipped naming the input."""
         try:

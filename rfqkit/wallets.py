@@ -7,14 +7,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from eth_account import Account
+from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 
 
 @dataclass(frozen=True)
 class Wallet:
-    label: str
+    """A private key and its address: what signs orders and transactions."""
+
     address: str  # checksummed
     private_key: str  # 0x-prefixed hex
+    label: str = ""  # the name a well-known wallet is derived from; "" for one made on the spot
+
+    @classmethod
+    def create(cls) -> Wallet:
+        """A fresh random wallet (a test's own taker or maker)."""
+        account = Account.create()
+        return cls(to_checksum_address(account.address), "0x" + bytes(account.key).hex())
 
 
 def derive_wallet(label: str) -> Wallet:

@@ -26,13 +26,13 @@ from typing import Any
 from eth_account import Account
 from eth_utils.address import to_checksum_address
 
-from conformance.chain import Wallet
 from conformance.client import Client
 from conformance.funding import fund_wallet
 from conformance.response_checks import parse_iso_utc
 from conformance.signing import sign_taker_proof
 from conformance.target import Target
 from conformance.venue import Venue
+from rfqkit.wallets import Wallet
 
 PARTNER = "schemathesis"
 TAKER_SCOPES = ("trades:write", "trades:read", "webhooks:manage", "quotes:read")
@@ -60,7 +60,7 @@ class CallerError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class Corridor:
+class ServedDirection:
     chain_id: int
     sell_token: str
     buy_token: str
@@ -68,13 +68,13 @@ class Corridor:
 
 
 @dataclass(frozen=True)
-class Caller:
+class RunCredentials:
     """Credentials and request values of one schemathesis run."""
 
     api_key: str | None  # full key for the keyed pass; None skips that pass
     taker: Wallet  # named as `taker`; signs the keyless pass' proofs
     chain_ids: tuple[int, ...]  # chains the key may use
-    corridors: tuple[Corridor, ...]  # served sell/buy directions, from the ladder
+    corridors: tuple[ServedDirection, ...]  # served sell/buy directions, from the ladder
     webhook_url: str
     clock_offset_ms: int  # service clock minus this machine's clock
 
@@ -114,17 +114,17 @@ def key_environment(api_key: str) -> str | None:
 
 def ladder_corridors(
     client: Client, chain_ids: Sequence[int], api_key: str | None
-) -> list[Corridor]:
+) -> list[ServedDirection]:
     """Every direction the ladder (``GET /v2/rfq/levels``) lists on these chains."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    found: list[Corridor] = []
+    found: list[ServedDirection] = []
     for chain_id in chain_ids:
         resp = client.get("/v2/rfq/levels", params={"chainId": chain_id}, headers=headers)
         data = resp.body.get("data") if resp.status == 200 and isinstance(resp.body, dict) else None
         for pair in (data or {}).get("pairs") or []:
             try:
                 found.append(
-                    Corridor(
+                    ServedDirection(
                         chain_id,
                         to_checksum_address(str(pair["sellToken"])),
                         to_checksum_address(str(pair["buyToken"])),
@@ -148,7 +148,7 @@ def clock_offset_ms(client: Client) -> int:
 
 
 @contextmanager
-def simulator_caller(target: Target, *, raise_limits: bool = True) -> Iterator[Caller]:
+def simulator_caller(target: Target, *, raise_limits: bool = True) -> Iterator[RunCredentials]:
     """A key, raised limits and a funded taker on an rfqsim simulator; afterwards the limits
     are restored and the key revoked. `raise_limits=False`: the simulator's own limits and a
     key of the default tier, so rate-limit answers are part of the run."""
@@ -173,7 +173,7 @@ def simulator_caller(target: Target, *, raise_limits: bool = True) -> Iterator[C
             fund_wallet(chain, venue.demo_wallets[-1], funds, native=0, wallet=taker)
         client = target.client()
         forget_endpoints(client, api_key)
-        yield Caller(
+        yield RunCredentials(
             api_key=api_key,
             taker=taker,
             chain_ids=chain_ids,
@@ -209,7 +209,7 @@ def external_caller(
     api_key: str | None,
     taker_private_key: str | None = None,
     chain_ids: Sequence[int] = (),
-) -> Caller:
+) -> RunCredentials:
     """The caller for a deployment that is not a simulator: nothing is created on it."""
     if taker_private_key:
         account = Account.from_key(taker_private_key)
@@ -218,7 +218,7 @@ def external_caller(
         taker = Wallet.create()
     chains = tuple(sorted(set(chain_ids) or set(target.rpc_urls)))
     client = target.client()
-    return Caller(
+    return RunCredentials(
         api_key=api_key,
         taker=taker,
         chain_ids=chains,

@@ -16,7 +16,7 @@ from schemathesis.checks import CHECKS, load_all_checks
 from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi.stateful import collect_transitions
 
-from conformance.schema.auth import Caller
+from conformance.schema.auth import RunCredentials
 from conformance.schema.checks import REQUEST_ID_CHECK
 from conformance.schema.links import LINKS, add_links
 from conformance.schema.results import RunError
@@ -41,7 +41,7 @@ def check_names() -> list[str]:
 
 
 def _dictionaries(
-    caller: Caller, pairs: list[Mapping[str, str]]
+    caller: RunCredentials, pairs: list[Mapping[str, str]]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """schemathesis dictionaries and parameter bindings steering a share of generated values to
     ones the service serves: its chains, corridor tokens, the run's taker, sane sizes, and the
@@ -82,7 +82,7 @@ def _dictionaries(
 
 def build_config(
     base_url: str,
-    caller: Caller,
+    caller: RunCredentials,
     settings: RunSettings,
     *,
     keyed: bool,

@@ -22,7 +22,7 @@ from typing import Any
 from schemathesis.generation import GenerationMode
 
 from conformance.client import Client
-from conformance.schema.auth import Caller
+from conformance.schema.auth import RunCredentials
 from conformance.schema.deviations import DeviationSet, Observed
 
 RFQ_REQUEST = "POST /v2/rfq/request"
@@ -62,7 +62,7 @@ class DeviationFilter:
 class ProofSigner:
     """``map_case``: sign a fresh takerProof into positive keyless firm requests."""
 
-    def __init__(self, caller: Caller) -> None:
+    def __init__(self, caller: RunCredentials) -> None:
         self.caller = caller
         self.signed = 0
 
@@ -93,7 +93,7 @@ class CorridorSteering:
     the service's own 400s for those remain exercised.
     """
 
-    def __init__(self, caller: Caller) -> None:
+    def __init__(self, caller: RunCredentials) -> None:
         directions: dict[tuple[int, str], list[str]] = {}
         for corridor in caller.corridors:
             key = (corridor.chain_id, corridor.sell_token.lower())

@@ -22,7 +22,7 @@ from typing import Any
 from schemathesis.engine import Status, events, from_schema
 
 from conformance.client import Client
-from conformance.schema.auth import Caller, redact, scrub
+from conformance.schema.auth import RunCredentials, redact, scrub
 from conformance.schema.config import (
     build_config,
     check_names,
@@ -153,7 +153,7 @@ def execute(schema: Any, result: PassResult) -> None:
 
 def run_pass(
     base_url: str,
-    caller: Caller,
+    caller: RunCredentials,
     settings: RunSettings,
     deviations: DeviationSet,
     plan: PassPlan,
@@ -212,7 +212,7 @@ def feed_pairs(base_url: str) -> list[Mapping[str, str]]:
 
 def run(
     base_url: str,
-    caller: Caller,
+    caller: RunCredentials,
     settings: RunSettings,
     deviations: DeviationSet,
     *,

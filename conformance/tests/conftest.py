@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from conformance.chain import Wallet
 from conformance.client import Client, fresh_loopback_address, is_loopback_url
 from conformance.control import Fleet, Janitor, Liquidity, controlled_fleet, janitor
 from conformance.inputs import TAKER_SCOPES
@@ -23,11 +22,12 @@ from conformance.server import SimulatorProcess, find_rfqsim_bin
 from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.target_inputs import resolved_inputs
-from conformance.tests.webhook_partners import Partner
+from conformance.tests.webhook_partners import WebhookPartner
 from conformance.v1_book import Integrator
 from conformance.v1_target import integrator_for
-from conformance.venue import ChainInfo, Venue
+from conformance.venue import Venue, VenueChain
 from conformance.webhooks import fetch_certificate
+from rfqkit.wallets import Wallet
 from rfqkit.webhook_receiver import WebhookReceiver
 
 CHAIN = 97  # the live test corridor: small minimum sizes
@@ -39,7 +39,7 @@ def venue(target: Target) -> Venue:
 
 
 @pytest.fixture
-def chain(venue: Venue) -> ChainInfo:
+def chain(venue: Venue) -> VenueChain:
     return venue.chain(CHAIN)
 
 
@@ -60,7 +60,7 @@ def fleet(sim: SimControl) -> Iterator[Fleet]:
 
 
 @pytest.fixture
-def liquidity(target: Target, http: Client, chain: ChainInfo) -> Iterator[Liquidity]:
+def liquidity(target: Target, http: Client, chain: VenueChain) -> Iterator[Liquidity]:
     """Fresh levels on every RFQ pair of the test chain before the test: the simulated fleet
     (restored after the test) on a simulator, else whatever the public ladder shows."""
     if target.controllable:
@@ -163,18 +163,18 @@ def production(target: Target, pytestconfig: pytest.Config) -> Iterator[Client]:
 @pytest.fixture
 def make_partner(
     target: Target, sim: SimControl, caller: Client
-) -> Iterator[Callable[[], Partner]]:
-    made: list[Partner] = []
+) -> Iterator[Callable[[], WebhookPartner]]:
+    made: list[WebhookPartner] = []
     sim.call("DELETE", "webhooks/faults")
 
-    def make() -> Partner:
+    def make() -> WebhookPartner:
         key = sim.create_key(
             f"conformance-webhook-delivery-{secrets.token_hex(6)}",
             "test",
             ["trades:write", "trades:read", "webhooks:manage"],
             tier="high",
         )
-        partner = Partner(target, sim, caller, key, [])
+        partner = WebhookPartner(target, sim, caller, key, [])
         made.append(partner)
         return partner
 

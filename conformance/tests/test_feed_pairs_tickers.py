@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from conformance.chain import Wallet, wait_for
+from conformance.chain import wait_for
 from conformance.client import Client
 from conformance.control import FAST, Fleet
 from conformance.feed import (
@@ -50,7 +50,7 @@ from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.v1_book import (
     Integrator,
-    Placed,
+    PlacedOrder,
     funded_maker,
     invalidate_nonce,
     order_book,
@@ -58,7 +58,8 @@ from conformance.v1_book import (
     v1_integrator,
 )
 from conformance.v1_target import with_signature_transfer
-from conformance.venue import ChainInfo, Venue
+from conformance.venue import Venue, VenueChain
+from rfqkit.wallets import Wallet
 
 SIZE_SYMBOLS = ("USDT", "USDC")  # the stable sides that size bid and ask (decisions)
 WEEK_S = 7 * 86_400
@@ -148,7 +149,7 @@ def test_tickers_for_all_pairs_or_the_ones_asked_for(reader: Client) -> None:
 
 
 def side_price(
-    client: Client, chain: ChainInfo, base: str, target: str, quote: str
+    client: Client, chain: VenueChain, base: str, target: str, quote: str
 ) -> Decimal | None:
     """What POST /v2/rfq/preview (no steering) clears 100 stable units at on `chain`: the bid
     (the taker sells the base) or the ask (buys it), target per base; None: no quote."""
@@ -313,7 +314,7 @@ def test_a_side_a_firm_quote_reserves_shows_the_newest_cleared_price(
     wait_for(live_again, interval=0.5, what="the live bid once the quotes are given back")
 
 
-def book_pair(chain: ChainInfo, reader: Client) -> tuple[str, str] | None:
+def book_pair(chain: VenueChain, reader: Client) -> tuple[str, str] | None:
     """(base, target) symbols of a v1-book corridor of `chain`: the one the venue's info names,
     else a pair the rates feed lists (every deployed corridor, spec 3) in its natural direction
     that the chain's RFQ ladder does not (it lists every RFQ pair)."""
@@ -332,7 +333,9 @@ def book_pair(chain: ChainInfo, reader: Client) -> tuple[str, str] | None:
     return None
 
 
-def offer_prices(client: Client, chain: ChainInfo, base: str, target: str, quote: str) -> list[str]:
+def offer_prices(
+    client: Client, chain: VenueChain, base: str, target: str, quote: str
+) -> list[str]:
     """Every offer GET /v1/order-book shows the side's taker on `chain` (bid: the taker sells
     the base), priced as the feed prices: target per base, what the taker pays included."""
     base_token, target_token = chain.token(base), chain.token(target)
@@ -348,13 +351,13 @@ def offer_prices(client: Client, chain: ChainInfo, base: str, target: str, quote
 def rest_worse_than_the_book(
     integrator: Integrator,
     clock: ServiceClock,
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     base: str,
     target: str,
     stable: str,
     worst: dict[str, Decimal],
-) -> tuple[Wallet, list[Placed]]:
+) -> tuple[Wallet, list[PlacedOrder]]:
     """One order per side of 50 `stable` units, 1 % worse for its taker than the worst offer
     of that side: the last in matching order, so no filling operator takes it before the rest
     (and it is an offer that a trade of about 100 stable units can take whole). They rest a
@@ -432,7 +435,7 @@ def test_a_book_corridor_is_priced_from_its_resting_offers(
     reader: Client,
     integrator: Integrator,
     clock: ServiceClock,
-    chain: ChainInfo,
+    chain: VenueChain,
     venue: Venue,
     source: Wallet,
 ) -> None:
@@ -447,7 +450,7 @@ def test_a_book_corridor_is_priced_from_its_resting_offers(
     ticker_id = f"{published(base)}_{published(target_symbol)}"
     # Whose books are read: on a simulator every chain the pair is a BOOK corridor on (a key of
     # each environment); elsewhere the given v1 key's chain, so only the lower bounds hold.
-    readers: list[tuple[ChainInfo, Client]] = [(chain, integrator.client)]
+    readers: list[tuple[VenueChain, Client]] = [(chain, integrator.client)]
     if target.controllable:
         pair = {base, target_symbol}
         # Each from a client address of its own: the reads count against no other test's

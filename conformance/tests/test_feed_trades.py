@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from conformance.assertions import assert_firm_quote
-from conformance.chain import Wallet, wait_for
+from conformance.chain import wait_for
 from conformance.client import Client
 from conformance.control import FAST, Fleet, Liquidity
 from conformance.feed import (
@@ -46,7 +46,8 @@ from conformance.rfq_calls import (
 )
 from conformance.sim_control import SimControl
 from conformance.target import Target
-from conformance.venue import ChainInfo, Token
+from conformance.venue import Token, VenueChain
+from rfqkit.wallets import Wallet
 
 
 @pytest.fixture
@@ -55,7 +56,7 @@ def reader(target: Target, http: Client) -> Client:
     return keyless_client(target, http)
 
 
-def expected_trade(chain: ChainInfo, fill: FillLog, base: Token, target: Token) -> dict[str, Any]:
+def expected_trade(chain: VenueChain, fill: FillLog, base: Token, target: Token) -> dict[str, Any]:
     """The trade the feed must publish for one Fill event, from the chain's own numbers."""
     paid = fill.output_amount + fill.fee_amount  # what left the taker, fee included
     if fill.input_token == base.address:  # the taker received the base: a buy
@@ -74,7 +75,7 @@ def expected_trade(chain: ChainInfo, fill: FillLog, base: Token, target: Token) 
 
 def check_published(
     reader: Client,
-    chain: ChainInfo,
+    chain: VenueChain,
     receipt: dict[str, Any],
     ticker_id: str,
     base: Token,
@@ -108,7 +109,7 @@ def check_published(
 def test_rfq_fills_are_trades_in_natural_direction_with_exact_amounts(
     trader: Client,
     reader: Client,
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     liquidity: Liquidity,
 ) -> None:
@@ -181,7 +182,7 @@ def test_rfq_fills_are_trades_in_natural_direction_with_exact_amounts(
 def test_last_price_is_the_newest_trade_and_the_day_lies_within_high_and_low(
     trader: Client,
     reader: Client,
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     liquidity: Liquidity,
 ) -> None:
@@ -227,7 +228,7 @@ def test_last_price_is_the_newest_trade_and_the_day_lies_within_high_and_low(
     "v1/feed/get-historical_trades/page-never-splits-second",
 )
 def test_a_bundle_of_three_makers_in_one_transaction_is_three_trades(
-    trader: Client, reader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet
+    trader: Client, reader: Client, chain: VenueChain, source: Wallet, fleet: Fleet
 ) -> None:
     usdc, usdt = chain.token("USDC"), chain.token("USDT")
     shallow = {**FAST, "max_inventory_fraction": 0.001}  # about 1,000 USDT shown each
@@ -277,7 +278,7 @@ def test_a_bundle_of_three_makers_in_one_transaction_is_three_trades(
     "v1/feed/get-historical_trades/trade_id-fills-transaction-hash",
 )
 def test_orders_nobody_quoted_filled_directly_on_the_reactor_count(
-    reader: Client, chain: ChainInfo, source: Wallet
+    reader: Client, chain: VenueChain, source: Wallet
 ) -> None:
     usdt, ngns, usdc = chain.token("USDT"), chain.token("NGNS"), chain.token("USDC")
     maker = DirectMaker(
@@ -306,7 +307,7 @@ def test_orders_nobody_quoted_filled_directly_on_the_reactor_count(
     "v1/limits/rates-feed",
 )
 def test_paging_back_by_end_time_yields_every_trade_exactly_once(
-    reader: Client, chain: ChainInfo, source: Wallet
+    reader: Client, chain: VenueChain, source: Wallet
 ) -> None:
     usdt, ngns = chain.token("USDT"), chain.token("NGNS")
     maker = DirectMaker(
@@ -385,7 +386,7 @@ def test_paging_back_by_end_time_yields_every_trade_exactly_once(
     "v1/feed/ticker_id-base_target-last_price-target",
 )
 def test_the_24_hour_window_ages_with_the_simulator_clock(
-    sim: SimControl, reader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet
+    sim: SimControl, reader: Client, chain: VenueChain, source: Wallet, fleet: Fleet
 ) -> None:
     usdt, ngns = chain.token("USDT"), chain.token("NGNS")
     maker = DirectMaker(chain, source, {ngns.address: ngns.units(20_000)})

@@ -17,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conformance.chain import Wallet
 from conformance.client import Client, Response, fresh_loopback_address
 from conformance.control import Janitor
 from conformance.response_checks import (
@@ -30,7 +29,8 @@ from conformance.response_checks import (
 )
 from conformance.rfq_calls import eoa_proof, rfq_body
 from conformance.service_clock import ServiceClock
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
+from rfqkit.wallets import Wallet
 
 KEYLESS_PER_MINUTE = 60  # spec 1 "Limits": without a key the same 60/min per client IP
 OUTSTANDING_CAP = 4  # spec 1 "Limits": 4 per API key, or per client IP without a key
@@ -69,7 +69,7 @@ def _spend_the_window(caller: Client, chain_id: int) -> Response:
     "rfq/errors/envelope",
 )
 def test_the_sixty_first_keyless_call_of_a_minute_is_429_until_retry_after(
-    caller: Client, chain: ChainInfo
+    caller: Client, chain: VenueChain
 ) -> None:
     refused = _spend_the_window(caller, chain.chain_id)
     assert_error(refused, 429, "rate_limited")
@@ -89,7 +89,7 @@ def test_the_sixty_first_keyless_call_of_a_minute_is_429_until_retry_after(
     "rfq/limits/rate-limit-headers-responses-handled",
 )
 def test_a_key_spends_its_own_budget_not_the_client_ips(
-    caller: Client, chain: ChainInfo, trades_key: dict[str, str]
+    caller: Client, chain: VenueChain, trades_key: dict[str, str]
 ) -> None:
     keyless = [_levels(caller, chain.chain_id) for _ in range(2)]
     keyed = [_levels(caller.with_headers(trades_key), chain.chain_id) for _ in range(2)]
@@ -114,7 +114,7 @@ def assert_ok(resp: Response) -> Response:
     "rfq/states/quoted-post-v2-rfq-id-cancel",
 )
 def test_a_fifth_live_quote_of_one_client_ip_is_429_without_retry_after(
-    caller: Client, chain: ChainInfo, source: Wallet, clock: ServiceClock, kept: Janitor
+    caller: Client, chain: VenueChain, source: Wallet, clock: ServiceClock, kept: Janitor
 ) -> None:
     usdt = chain.token("USDT")
     body = rfq_body(
@@ -197,7 +197,7 @@ def _assert_ceiling(resp: Response) -> None:
     "ramp/errors/429-502-transient-400",
 )
 def test_the_per_ip_ceiling_is_met_before_authentication_and_shared_by_the_ramp(
-    caller: Client, http: Client, chain: ChainInfo
+    caller: Client, http: Client, chain: VenueChain
 ) -> None:
     _assert_ceiling(_reach_the_ceiling(caller, "/v2/rfq/rfq_conformance_backstop"))
     # Every /v2 call from that IP is refused now, keyless or keyed, before anyone is identified;

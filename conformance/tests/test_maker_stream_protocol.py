@@ -24,7 +24,7 @@ from conformance.response_checks import assert_error, parse_iso_utc
 from conformance.rfq_calls import expect_no_quote, get_record, request_quote, rfq_body
 from conformance.sim_control import SimControl
 from conformance.target import Target
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
 
 STREAM = "/v2/maker/stream"
 WELCOME_FIELDS = {
@@ -96,7 +96,7 @@ def test_only_maker_credentials_open_the_stream(
 @pytest.mark.sim_only(because="decision")
 @pytest.mark.spec("rfq/endpoints/message-protocol-wss-v2")
 def test_welcome_describes_the_makers_chains_and_pairs(
-    target: Target, sim: SimControl, chain: ChainInfo
+    target: Target, sim: SimControl, chain: VenueChain
 ) -> None:
     key, wallet = new_maker_key(sim, "test")
     with MakerProbe(stream_url(target.base_url), key) as maker:
@@ -133,7 +133,7 @@ def test_welcome_describes_the_makers_chains_and_pairs(
 )
 @pytest.mark.parametrize("exact", ["input", "output"])
 def test_a_firm_request_reaches_the_maker_as_an_rfq_message(
-    target: Target, sim: SimControl, trader: Client, chain: ChainInfo, exact: str
+    target: Target, sim: SimControl, trader: Client, chain: VenueChain, exact: str
 ) -> None:
     key, wallet = new_maker_key(sim, "test")
     usdt, ngns = chain.token("USDT"), chain.token("NGNS")

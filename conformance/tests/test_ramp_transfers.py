@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from conformance.chain import Wallet
 from conformance.ramp import CALL_CAPABILITIES, PERSON, Ramp, RampWallet, fresh_wallet
 from conformance.ramp_transfers import (
     ACCOUNT,
@@ -31,8 +30,9 @@ from conformance.ramp_transfers import (
     wait_until,
 )
 from conformance.response_checks import assert_error
-from conformance.venue import ChainInfo, whole
+from conformance.venue import VenueChain, whole
 from rfqkit.json_rpc import hex_to_int
+from rfqkit.wallets import Wallet
 
 
 def completed(transfer: dict[str, Any]) -> bool:
@@ -146,7 +146,7 @@ def test_a_buy_is_created_awaiting_funds_with_its_pay_in_instructions(
 )
 @pytest.mark.sim_only(because="provider")
 def test_buy_from_registration_through_kyc_to_an_onchain_payout(
-    ramp: Ramp, transfers: Transfers, chain: ChainInfo
+    ramp: Ramp, transfers: Transfers, chain: VenueChain
 ) -> None:
     wallet = fresh_wallet()
     ramp.verified(wallet)
@@ -209,7 +209,7 @@ def test_a_sell_is_created_with_a_deposit_address_and_the_resolved_account(
 )
 @pytest.mark.sim_only(because="provider")
 def test_sell_from_bank_resolution_through_an_onchain_deposit(
-    ramp: Ramp, transfers: Transfers, chain: ChainInfo, source: Wallet
+    ramp: Ramp, transfers: Transfers, chain: VenueChain, source: Wallet
 ) -> None:
     wallet, signer = funded_ramp_wallet(chain, source, "250")
     ramp.registered(wallet)

@@ -25,7 +25,7 @@ from conformance.ramp_transfers import (
     wait_until,
 )
 from conformance.response_checks import assert_error, parse_iso_utc
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
 from rfqkit.json_rpc import hex_to_int
 
 pytestmark = pytest.mark.sim_only
@@ -131,7 +131,7 @@ def test_sell_quote_drift_carries_the_recipient_for_the_retry(
 )
 @pytest.mark.sim_only(because="clock")
 def test_stalled_payout_is_retried_after_twenty_minutes(
-    ramp: Ramp, transfers: Transfers, chain: ChainInfo
+    ramp: Ramp, transfers: Transfers, chain: VenueChain
 ) -> None:
     wallet = fresh_wallet()
     ramp.verified(wallet)

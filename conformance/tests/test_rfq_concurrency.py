@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from conformance.assertions import iso_seconds
-from conformance.chain import Wallet
 from conformance.client import Client, Response
 from conformance.control import Fleet, Janitor
 from conformance.funding import fund_wallet
 from conformance.rfq_calls import keyed_client, new_key, rfq_body
 from conformance.sim_control import SimControl
-from conformance.venue import ChainInfo, Venue
+from conformance.venue import Venue, VenueChain
+from rfqkit.wallets import Wallet
 
 CHAIN = 97
 
@@ -40,7 +40,7 @@ def outcome(resp: Response) -> str:
     "rfq/errors/400-invalid_request",
 )
 def test_parallel_requests_cannot_spend_one_balance_twice(
-    sim: SimControl, http: Client, chain: ChainInfo, venue: Venue, fleet: Fleet, kept: Janitor
+    sim: SimControl, http: Client, chain: VenueChain, venue: Venue, fleet: Fleet, kept: Janitor
 ) -> None:
     usdt = chain.token("USDT")
     balance = usdt.units(10)
@@ -70,7 +70,7 @@ def test_parallel_requests_cannot_spend_one_balance_twice(
     "rfq/errors/429-rate_limited",
 )
 def test_parallel_requests_cannot_overshoot_the_outstanding_cap(
-    sim: SimControl, http: Client, chain: ChainInfo, venue: Venue, fleet: Fleet, kept: Janitor
+    sim: SimControl, http: Client, chain: VenueChain, venue: Venue, fleet: Fleet, kept: Janitor
 ) -> None:
     """30 at once on one key: 4 quotes, 26 refusals, and every refusal names when the next slot
     frees, the earliest latestOrderDeadline of the 4 quotes (not the provisional hold of the

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from conformance.assertions import iso_seconds
-from conformance.chain import Wallet, wait_for
+from conformance.chain import wait_for
 from conformance.client import Client
 from conformance.control import FAST, Fleet
 from conformance.funding import fund_wallet
@@ -22,7 +22,8 @@ from conformance.rfq_calls import (
     wait_status,
 )
 from conformance.sim_control import SimControl
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
+from rfqkit.wallets import Wallet
 
 DAY = 86_400
 
@@ -40,7 +41,7 @@ def advance_past(sim: SimControl, seconds_since_epoch: float, extra: int = 1) ->
     "rfq/events/after-24-hours-no",
 )
 def test_a_fill_after_the_correction_window_does_not_correct_the_status(
-    sim: SimControl, trader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet
+    sim: SimControl, trader: Client, chain: VenueChain, source: Wallet, fleet: Fleet
 ) -> None:
     # One maker whose signed orders stay executable for three days after their cutoff.
     fleet.only({"alpha": {**FAST, "deadline_slack_s": 3 * DAY}})

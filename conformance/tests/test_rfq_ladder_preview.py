@@ -11,7 +11,7 @@ import pytest
 from eth_account import Account
 
 from conformance.assertions import ROUTING_FIELDS, atomic, fee_on, iso_seconds, rate_ray
-from conformance.chain import Wallet, wait_for
+from conformance.chain import wait_for
 from conformance.client import Client
 from conformance.control import FAST, Fleet, Janitor, Liquidity
 from conformance.funding import fund_wallet
@@ -36,7 +36,8 @@ from conformance.rfq_calls import (
 from conformance.service_clock import ServiceClock
 from conformance.sim_control import SimControl
 from conformance.target import Target
-from conformance.venue import ChainInfo, Venue
+from conformance.venue import Venue, VenueChain
+from rfqkit.wallets import Wallet
 
 CHAIN = 97
 
@@ -48,7 +49,7 @@ def market(trader: Client) -> Client:
     return trader
 
 
-def _preview_body(chain: ChainInfo, pair: dict[str, Any], **amounts: Any) -> dict[str, Any]:
+def _preview_body(chain: VenueChain, pair: dict[str, Any], **amounts: Any) -> dict[str, Any]:
     body = {"chainId": chain.chain_id, "sellToken": pair["sellToken"], "buyToken": pair["buyToken"]}
     body.update({k: str(v) for k, v in amounts.items()})
     return body
@@ -126,7 +127,7 @@ def test_ladder_lists_every_pair_both_ways_with_increasing_points(
     "rfq/resources/preview/numbers-come-makers-latest",
     "rfq/resources/preview/fields",
 )
-def test_ladder_points_include_the_fee(market: Client, chain: ChainInfo, fleet: Fleet) -> None:
+def test_ladder_points_include_the_fee(market: Client, chain: VenueChain, fleet: Fleet) -> None:
     # One maker: the ladder is its own curve, plus the protocol fee on the sell side.
     fleet.only({"charlie": FAST})
     usdt, ngns = chain.token("USDT"), chain.token("NGNS")
@@ -220,7 +221,7 @@ def test_preview_locks_nothing(
     target: Target,
     http: Client,
     market: Client,
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     liquidity: Liquidity,
     kept: Janitor,
@@ -254,7 +255,7 @@ def test_preview_locks_nothing(
     "rfq/endpoints/post-v2-rfq-preview",
     "rfq/overview/properties-that-must-hold/exact-output-is-native",
 )
-def test_preview_exact_output(market: Client, chain: ChainInfo, liquidity: Liquidity) -> None:
+def test_preview_exact_output(market: Client, chain: VenueChain, liquidity: Liquidity) -> None:
     ngns = chain.token("NGNS")
     want = ngns.units(5_000)
     shown = preview(market, rfq_body(chain, "USDT", "NGNS", buy_amount=want))
@@ -272,7 +273,7 @@ def test_preview_exact_output(market: Client, chain: ChainInfo, liquidity: Liqui
     "rfq/resources/no-quote/no_valid_quote",
     "rfq/resources/no-quote/reserveduntil-retryafterms-appear-only",
 )
-def test_preview_no_quote_reasons(market: Client, chain: ChainInfo, liquidity: Liquidity) -> None:
+def test_preview_no_quote_reasons(market: Client, chain: VenueChain, liquidity: Liquidity) -> None:
     usdt = chain.token("USDT")
     stranger = Account.create().address
     restricted = rfq_body(

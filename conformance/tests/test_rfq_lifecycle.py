@@ -22,7 +22,7 @@ from conformance.assertions import (
     assert_settled,
     iso_seconds,
 )
-from conformance.chain import TxFailed, Wallet, wait_for
+from conformance.chain import TxFailed, wait_for
 from conformance.client import Client, Response
 from conformance.control import Fleet, Janitor, Liquidity, limits
 from conformance.funding import Balances, fund_wallet
@@ -49,25 +49,26 @@ from conformance.rfq_calls import (
 from conformance.service_clock import ServiceClock
 from conformance.sim_control import SimControl
 from conformance.target import Target
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
+from rfqkit.wallets import Wallet
 
 CHAIN = 97
 SWEEP_TIMEOUT = 5.0  # how long a status change may take after its boundary passed
 
 
 @pytest.fixture
-def taker(chain: ChainInfo, source: Wallet) -> Wallet:
+def taker(chain: VenueChain, source: Wallet) -> Wallet:
     usdt = chain.token("USDT")
     return fund_wallet(chain, source, {usdt.address: usdt.units(20)})
 
 
-def _quote(client: Client, chain: ChainInfo, taker: Wallet, **extra: Any) -> dict[str, Any]:
+def _quote(client: Client, chain: VenueChain, taker: Wallet, **extra: Any) -> dict[str, Any]:
     usdt = chain.token("USDT")
     body = rfq_body(chain, "USDT", "NGNS", sell_amount=usdt.units(1), taker=taker.address, **extra)
     return expect_quoted(request_quote(client, body))
 
 
-def _no_quote(client: Client, chain: ChainInfo, taker: Wallet) -> dict[str, Any]:
+def _no_quote(client: Client, chain: VenueChain, taker: Wallet) -> dict[str, Any]:
     usdt = chain.token("USDT")
     body = rfq_body(
         chain,
@@ -115,7 +116,7 @@ def test_cancel_releases_the_makers_and_any_key_of_the_partner_owns_the_rfq(
     target: Target,
     sim: SimControl,
     http: Client,
-    chain: ChainInfo,
+    chain: VenueChain,
     taker: Wallet,
     fleet: Fleet,
     kept: Janitor,
@@ -156,7 +157,7 @@ def test_cancel_rules_seen_by_one_client(
     target: Target,
     trader: Client,
     http: Client,
-    chain: ChainInfo,
+    chain: VenueChain,
     taker: Wallet,
     liquidity: Liquidity,
     kept: Janitor,
@@ -216,7 +217,7 @@ def test_cancel_rules_seen_by_one_client(
     "rfq/errors/400-invalid_request",
 )
 def test_submit_rules(
-    trader: Client, chain: ChainInfo, taker: Wallet, liquidity: Liquidity, kept: Janitor
+    trader: Client, chain: VenueChain, taker: Wallet, liquidity: Liquidity, kept: Janitor
 ) -> None:
     data = kept.keep(trader, _quote(trader, chain, taker))
     rfq_id = data["rfqId"]
@@ -278,7 +279,7 @@ def test_submit_rules(
     "rfq/errors/429-rate_limited",
 )
 def test_submitted_transaction_that_never_lands_fails_at_the_order_deadline(
-    sim: SimControl, trader: Client, chain: ChainInfo, taker: Wallet, fleet: Fleet
+    sim: SimControl, trader: Client, chain: VenueChain, taker: Wallet, fleet: Fleet
 ) -> None:
     with limits(sim, outstanding_default=1):
         data = _quote(trader, chain, taker)
@@ -323,7 +324,7 @@ def test_submitted_transaction_that_never_lands_fails_at_the_order_deadline(
     "rfq/resources/rfq-record/sellamount-buyamount-feeamount",
 )
 def test_lapsed_quote_expires_and_a_late_fill_corrects_it(
-    sim: SimControl, trader: Client, chain: ChainInfo, taker: Wallet, fleet: Fleet
+    sim: SimControl, trader: Client, chain: VenueChain, taker: Wallet, fleet: Fleet
 ) -> None:
     usdt, ngns = chain.token("USDT"), chain.token("NGNS")
     live_before = fleet.live_quotes()
@@ -371,7 +372,7 @@ def test_lapsed_quote_expires_and_a_late_fill_corrects_it(
 def test_a_quote_nobody_takes_reads_expired_once_it_lapses(
     target: Target,
     trader: Client,
-    chain: ChainInfo,
+    chain: VenueChain,
     taker: Wallet,
     liquidity: Liquidity,
     clock: ServiceClock,
@@ -413,7 +414,7 @@ def _cap_hit(resp: Response, cap: int) -> dict[str, Any]:
     "rfq/auth/api-keys/key-gives-own-rate-limit",
 )
 def test_outstanding_cap_per_key(
-    sim: SimControl, http: Client, chain: ChainInfo, taker: Wallet, fleet: Fleet, kept: Janitor
+    sim: SimControl, http: Client, chain: VenueChain, taker: Wallet, fleet: Fleet, kept: Janitor
 ) -> None:
     key = new_key(sim, "test")
     trader = keyed_client(http, key)
@@ -447,7 +448,7 @@ def test_outstanding_cap_per_key(
     "rfq/limits/retry-after-set-two-time-window",
 )
 def test_outstanding_cap_per_client_ip_without_a_key(
-    target: Target, sim: SimControl, http: Client, chain: ChainInfo, taker: Wallet, fleet: Fleet
+    target: Target, sim: SimControl, http: Client, chain: VenueChain, taker: Wallet, fleet: Fleet
 ) -> None:
     caller = keyless_client(target, http)
     proof = eoa_proof(sim, taker, CHAIN)  # earns a grant for the rest of the requests
@@ -469,7 +470,7 @@ def test_outstanding_cap_per_client_ip_without_a_key(
     "rfq/errors/429-rate_limited",
 )
 def test_outstanding_cap_for_aggregator_keys(
-    sim: SimControl, http: Client, chain: ChainInfo, fleet: Fleet, kept: Janitor
+    sim: SimControl, http: Client, chain: VenueChain, fleet: Fleet, kept: Janitor
 ) -> None:
     aggregator = keyed_client(
         http, new_key(sim, "test", ("trades:write", "trades:read", "rfq:aggregator"))

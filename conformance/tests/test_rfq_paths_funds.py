@@ -13,14 +13,15 @@ from typing import Any
 import pytest
 
 from conformance.assertions import atomic, iso_seconds
-from conformance.chain import Wallet, wait_for
+from conformance.chain import wait_for
 from conformance.client import Client
 from conformance.control import FAST, Fleet, Janitor, Liquidity
 from conformance.funding import fund_wallet
 from conformance.response_checks import assert_data, assert_error
 from conformance.rfq_calls import expect_quoted, request_quote, rfq_body
 from conformance.service_clock import ServiceClock
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
+from rfqkit.wallets import Wallet
 
 # Within this much of a quote's expiry (by the service clock) a cancel may meet it live or
 # lapsed: either answer is right.
@@ -33,7 +34,7 @@ LAPSE_MARGIN_S = 2.0
     "rfq/errors/400-invalid_request",
 )
 def test_insufficient_funds_exact_input_is_checked_before_makers(
-    trader: Client, chain: ChainInfo, source: Wallet, liquidity: Liquidity, kept: Janitor
+    trader: Client, chain: VenueChain, source: Wallet, liquidity: Liquidity, kept: Janitor
 ) -> None:
     usdt = chain.token("USDT")
     taker = fund_wallet(chain, source, {usdt.address: usdt.units(5)}, native=0)
@@ -62,7 +63,7 @@ def test_insufficient_funds_exact_input_is_checked_before_makers(
 )
 def test_insufficient_funds_counts_the_takers_other_live_quotes(
     trader: Client,
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     liquidity: Liquidity,
     kept: Janitor,
@@ -111,7 +112,7 @@ def test_insufficient_funds_counts_the_takers_other_live_quotes(
     "rfq/errors/400-invalid_request",
 )
 def test_insufficient_funds_exact_output_is_checked_after_pricing(
-    trader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet
+    trader: Client, chain: VenueChain, source: Wallet, fleet: Fleet
 ) -> None:
     usdt, ngns = chain.token("USDT"), chain.token("NGNS")
     taker = fund_wallet(chain, source, {usdt.address: usdt.units(1)}, native=0)

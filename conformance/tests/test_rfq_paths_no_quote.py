@@ -16,7 +16,7 @@ import pytest
 from eth_account import Account
 
 from conformance.assertions import atomic, iso_seconds
-from conformance.chain import Wallet, wait_for
+from conformance.chain import wait_for
 from conformance.client import Client
 from conformance.control import FAST, Fleet, Janitor
 from conformance.funding import fund_wallet
@@ -42,7 +42,8 @@ from conformance.rfq_calls import (
 from conformance.service_clock import ServiceClock
 from conformance.sim_control import SimControl
 from conformance.target import Target
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
+from rfqkit.wallets import Wallet
 
 OUTSTANDING_CAP = 4  # spec 1-rfq-v2 "Limits": outstanding RFQs per client IP without a key
 
@@ -73,7 +74,7 @@ def test_no_makers_online(
     sim: SimControl,
     http: Client,
     trader: Client,
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     fleet: Fleet,
     kept: Janitor,
@@ -112,7 +113,7 @@ RESTRICTED_RULES = (
 )
 
 
-def _restricted_to(trader: Client, chain: ChainInfo, taker: Wallet, wallet: str) -> dict[str, Any]:
+def _restricted_to(trader: Client, chain: VenueChain, taker: Wallet, wallet: str) -> dict[str, Any]:
     """The no-quote of a firm request restricted to ``wallet`` alone, its routing checked."""
     usdt = chain.token("USDT")
     body = rfq_body(
@@ -140,7 +141,7 @@ def _restricted_to(trader: Client, chain: ChainInfo, taker: Wallet, wallet: str)
 @pytest.mark.needs("taker_wallet")
 @pytest.mark.spec(*RESTRICTED_RULES)
 def test_no_restricted_liquidity_from_a_wallet_that_is_no_maker(
-    trader: Client, chain: ChainInfo, source: Wallet
+    trader: Client, chain: VenueChain, source: Wallet
 ) -> None:
     usdt = chain.token("USDT")
     taker = fund_wallet(chain, source, {usdt.address: usdt.units(5)}, native=0)
@@ -155,7 +156,7 @@ def test_no_restricted_liquidity_from_a_wallet_that_is_no_maker(
     "rfq/resources/rfq-record/noquotereason",
 )
 def test_a_no_quote_is_terminal_and_gives_its_slot_back_at_once(
-    target: Target, http: Client, clock: ServiceClock, chain: ChainInfo
+    target: Target, http: Client, clock: ServiceClock, chain: VenueChain
 ) -> None:
     # Keyless from a client IP of its own: the outstanding-RFQ cap (per client IP) is this
     # test's alone. Nobody prices a trade restricted to a wallet that is no maker; exact output
@@ -187,7 +188,7 @@ def test_a_no_quote_is_terminal_and_gives_its_slot_back_at_once(
 @pytest.mark.sim_only(because="makers")
 @pytest.mark.spec(*RESTRICTED_RULES)
 def test_no_restricted_liquidity_from_a_declining_or_offline_maker(
-    trader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet
+    trader: Client, chain: VenueChain, source: Wallet, fleet: Fleet
 ) -> None:
     usdt = chain.token("USDT")
     taker = fund_wallet(chain, source, {usdt.address: usdt.units(5)}, native=0)
@@ -209,7 +210,7 @@ def test_no_restricted_liquidity_from_a_declining_or_offline_maker(
 )
 @pytest.mark.parametrize("behaviour", ["silent", "late", "decline", "bad_signature", "underfunded"])
 def test_no_valid_quote_when_no_maker_answers_usably(
-    trader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet, kept: Janitor, behaviour: str
+    trader: Client, chain: VenueChain, source: Wallet, fleet: Fleet, kept: Janitor, behaviour: str
 ) -> None:
     usdt = chain.token("USDT")
     fixed = {"behaviour": behaviour, "latency": {"kind": "fixed", "ms": 5}}
@@ -254,7 +255,7 @@ def test_no_valid_quote_when_no_maker_answers_usably(
     "rfq/resources/no-quote/fields",
 )
 def test_size_above_depth_is_no_quote_and_a_size_within_quotes(
-    trader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet, kept: Janitor
+    trader: Client, chain: VenueChain, source: Wallet, fleet: Fleet, kept: Janitor
 ) -> None:
     usdc = chain.token("USDC")
     fleet.only({"alpha": {**FAST, "max_inventory_fraction": 0.001}})  # about 1,000 USDT
@@ -284,7 +285,7 @@ def test_size_above_depth_is_no_quote_and_a_size_within_quotes(
     "rfq/resources/preview/fields",
 )
 def test_no_quote_names_liquidity_held_by_another_callers_quote(
-    sim: SimControl, http: Client, chain: ChainInfo, source: Wallet, fleet: Fleet, kept: Janitor
+    sim: SimControl, http: Client, chain: VenueChain, source: Wallet, fleet: Fleet, kept: Janitor
 ) -> None:
     wbnb, usdt = chain.token("WBNB"), chain.token("USDT")
     first = keyed_client(http, new_key(sim, "test"))

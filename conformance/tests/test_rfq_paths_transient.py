@@ -9,14 +9,14 @@ from __future__ import annotations
 import pytest
 from eth_account import Account
 
-from conformance.chain import Wallet
 from conformance.client import Client
 from conformance.control import Fleet, Janitor, faults
 from conformance.funding import fund_wallet
 from conformance.response_checks import assert_error
 from conformance.rfq_calls import expect_quoted, request_quote, rfq_body
 from conformance.sim_control import SimControl
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
+from rfqkit.wallets import Wallet
 
 CHAIN = 97
 
@@ -27,7 +27,7 @@ CHAIN = 97
     "rfq/errors/429-502-503-transient",
 )
 def test_paused_venue_is_503_then_recovers(
-    sim: SimControl, trader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet, kept: Janitor
+    sim: SimControl, trader: Client, chain: VenueChain, source: Wallet, fleet: Fleet, kept: Janitor
 ) -> None:
     usdt = chain.token("USDT")
     taker = fund_wallet(chain, source, {usdt.address: usdt.units(5)}, native=0)
@@ -45,7 +45,7 @@ def test_paused_venue_is_503_then_recovers(
     "rfq/errors/429-502-503-transient",
 )
 def test_unreachable_chain_is_502_never_insufficient_funds(
-    sim: SimControl, trader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet, kept: Janitor
+    sim: SimControl, trader: Client, chain: VenueChain, source: Wallet, fleet: Fleet, kept: Janitor
 ) -> None:
     usdt, ngns = chain.token("USDT"), chain.token("NGNS")
     taker = fund_wallet(chain, source, {usdt.address: usdt.units(5)}, native=0)

@@ -18,10 +18,10 @@ from conformance.key_source import KeySource
 from conformance.response_checks import assert_error, assert_issues
 from conformance.rfq_calls import keyed_client, rfq_body
 from conformance.target import Target
-from conformance.venue import ChainInfo, Venue
+from conformance.venue import Venue, VenueChain
 
 
-def _case_body(chain: ChainInfo, case: str, taker: str) -> tuple[dict[str, Any], str, str | None]:
+def _case_body(chain: VenueChain, case: str, taker: str) -> tuple[dict[str, Any], str, str | None]:
     """(body, details.reason, field named in details.issues) of a request that must be 400."""
     ngns = chain.token("NGNS")
     one = chain.token("USDT").units(1)
@@ -98,7 +98,7 @@ def _case_body(chain: ChainInfo, case: str, taker: str) -> tuple[dict[str, Any],
         "amount_exponent",
     ],
 )
-def test_invalid_requests_are_400(trader: Client, chain: ChainInfo, case: str) -> None:
+def test_invalid_requests_are_400(trader: Client, chain: VenueChain, case: str) -> None:
     body, reason, field_name = _case_body(chain, case, Account.create().address)
     resp = trader.post("/v2/rfq/request", json=body)
     error = assert_error(resp, 400, "invalid_request", reason or None)

@@ -17,12 +17,13 @@ from conformance.assertions import (
     iso_seconds,
     settlement_holders,
 )
-from conformance.chain import Wallet, wait_for
+from conformance.chain import wait_for
 from conformance.client import Client
 from conformance.control import FAST, Fleet
 from conformance.funding import Balances, fund_wallet
 from conformance.rfq_calls import execute_quote, preview, request_quote, rfq_body, wait_status
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
+from rfqkit.wallets import Wallet
 
 
 @pytest.mark.sim_only(because="makers")
@@ -42,7 +43,7 @@ from conformance.venue import ChainInfo
     "rfq/resources/rfq-record/sellamount-buyamount-feeamount",
 )
 def test_bundle_of_three_makers_settles_in_one_transaction(
-    http: Client, trader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet
+    http: Client, trader: Client, chain: VenueChain, source: Wallet, fleet: Fleet
 ) -> None:
     usdc, usdt = chain.token("USDC"), chain.token("USDT")
     node = chain.rpc()
@@ -106,7 +107,7 @@ def test_bundle_of_three_makers_settles_in_one_transaction(
     "rfq/resources/rfq-record/sellamount-buyamount-feeamount",
 )
 def test_exact_output_bundle_delivers_buy_amount_exactly(
-    trader: Client, chain: ChainInfo, source: Wallet, fleet: Fleet
+    trader: Client, chain: VenueChain, source: Wallet, fleet: Fleet
 ) -> None:
     usdc, usdt = chain.token("USDC"), chain.token("USDT")
     node = chain.rpc()

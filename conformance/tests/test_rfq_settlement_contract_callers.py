@@ -18,7 +18,7 @@ from conformance.assertions import (
     iso_seconds,
     settlement_holders,
 )
-from conformance.chain import TxFailed, Wallet, hex_bytes
+from conformance.chain import TxFailed, hex_bytes
 from conformance.client import Client
 from conformance.control import Fleet, Liquidity
 from conformance.funding import Balances, create_smart_account, fund_wallet, smart_account_batch
@@ -37,7 +37,8 @@ from conformance.rfq_calls import (
 from conformance.service_clock import ServiceClock
 from conformance.sim_control import SimControl
 from conformance.target import Target
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
+from rfqkit.wallets import Wallet
 
 CHAIN = 97
 
@@ -56,7 +57,7 @@ CHAIN = 97
     "rfq/endpoints/execution-rules-for-the-caller/item-3",
 )
 def test_smart_account_taker_settles_through_its_wallet(
-    target: Target, sim: SimControl, http: Client, chain: ChainInfo, source: Wallet, fleet: Fleet
+    target: Target, sim: SimControl, http: Client, chain: VenueChain, source: Wallet, fleet: Fleet
 ) -> None:
     usdt, ngns = chain.token("USDT"), chain.token("NGNS")
     node = chain.rpc()
@@ -115,7 +116,7 @@ def test_aggregator_router_fills_inside_the_users_transaction(
     target: Target,
     clock: ServiceClock,
     trader: Client,
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     liquidity: Liquidity,
 ) -> None:

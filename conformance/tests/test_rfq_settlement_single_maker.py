@@ -22,7 +22,7 @@ from conformance.assertions import (
     iso_seconds,
     settlement_holders,
 )
-from conformance.chain import TxFailed, Wallet, hex_bytes
+from conformance.chain import TxFailed, hex_bytes
 from conformance.client import Client
 from conformance.control import Liquidity
 from conformance.funding import Balances, fund_wallet
@@ -40,7 +40,8 @@ from conformance.rfq_calls import (
 )
 from conformance.service_clock import ServiceClock
 from conformance.target import Target
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
+from rfqkit.wallets import Wallet
 
 CHAIN = 97
 SECRETS = ("claimToken", "encodedOrder", "signature", "orders")
@@ -125,7 +126,7 @@ def test_exact_input_single_maker_settles_keyless(
     target: Target,
     clock: ServiceClock,
     http: Client,
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     liquidity: Liquidity,
 ) -> None:
@@ -233,7 +234,7 @@ def test_exact_input_single_maker_settles_keyless(
     "rfq/auth/api-keys/scopes",
 )
 def test_exact_output_delivers_buy_amount_exactly(
-    trader: Client, chain: ChainInfo, source: Wallet, liquidity: Liquidity
+    trader: Client, chain: VenueChain, source: Wallet, liquidity: Liquidity
 ) -> None:
     usdt, ngns = chain.token("USDT"), chain.token("NGNS")
     node = chain.rpc()

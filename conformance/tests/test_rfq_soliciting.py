@@ -21,7 +21,7 @@ from conformance.response_checks import assert_data, assert_error
 from conformance.rfq_calls import expect_no_quote, request_quote, rfq_body
 from conformance.sim_control import SimControl
 from conformance.target import Target
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
 
 REPLY_BUDGET_S = 0.75
 
@@ -34,7 +34,7 @@ REPLY_BUDGET_S = 0.75
     "rfq/endpoints/request-body/behaviour-1",
 )
 def test_soliciting_lasts_while_makers_are_asked_and_is_never_answered(
-    target: Target, sim: SimControl, http: Client, trader: Client, chain: ChainInfo
+    target: Target, sim: SimControl, http: Client, trader: Client, chain: VenueChain
 ) -> None:
     key, wallet = new_maker_key(sim)
     usdt = chain.token("USDT")

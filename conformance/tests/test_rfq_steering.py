@@ -15,7 +15,6 @@ import pytest
 from eth_account import Account
 
 from conformance.assertions import assert_firm_quote
-from conformance.chain import Wallet
 from conformance.client import Client
 from conformance.control import FAST, Fleet, Janitor, Liquidity
 from conformance.funding import fund_wallet
@@ -32,18 +31,19 @@ from conformance.rfq_calls import (
 )
 from conformance.sim_control import SimControl
 from conformance.target import Target
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
+from rfqkit.wallets import Wallet
 
 CHAIN = 97
 
 
 @pytest.fixture
-def taker(chain: ChainInfo, source: Wallet) -> Wallet:
+def taker(chain: VenueChain, source: Wallet) -> Wallet:
     usdt = chain.token("USDT")
     return fund_wallet(chain, source, {usdt.address: usdt.units(20)}, native=0)
 
 
-def _body(chain: ChainInfo, taker: Wallet, **steering: Any) -> dict[str, Any]:
+def _body(chain: VenueChain, taker: Wallet, **steering: Any) -> dict[str, Any]:
     usdt = chain.token("USDT")
     return rfq_body(
         chain, "USDT", "NGNS", sell_amount=usdt.units(1), taker=taker.address, **steering
@@ -68,7 +68,7 @@ def test_preferred_makers_that_cover_the_size_are_the_only_ones_asked(
     target: Target,
     sim: SimControl,
     http: Client,
-    chain: ChainInfo,
+    chain: VenueChain,
     taker: Wallet,
     fleet: Fleet,
     kept: Janitor,
@@ -112,7 +112,7 @@ def test_preferred_makers_that_cover_the_size_are_the_only_ones_asked(
     "rfq/resources/firm-quote/routing-object",
 )
 def test_preferred_makers_that_do_not_quote_fall_back_to_the_rest(
-    trader: Client, chain: ChainInfo, taker: Wallet, fleet: Fleet, kept: Janitor
+    trader: Client, chain: VenueChain, taker: Wallet, fleet: Fleet, kept: Janitor
 ) -> None:
     fleet.only(
         {
@@ -177,7 +177,7 @@ def test_preferred_makers_that_do_not_quote_fall_back_to_the_rest(
     "rfq/resources/firm-quote/routing-object",
 )
 def test_restricted_makers_are_the_only_ones_asked(
-    trader: Client, chain: ChainInfo, taker: Wallet, fleet: Fleet, kept: Janitor
+    trader: Client, chain: VenueChain, taker: Wallet, fleet: Fleet, kept: Janitor
 ) -> None:
     fleet.only({"alpha": FAST, "bravo": FAST})
     bravo = fleet.wallet("bravo")
@@ -215,7 +215,7 @@ def test_restricted_makers_are_the_only_ones_asked(
     "rfq/endpoints/request-body/restrictedliquiditywallets",
 )
 def test_both_steering_lists_together_are_400(
-    trader: Client, chain: ChainInfo, taker: Wallet, target: Target, request: pytest.FixtureRequest
+    trader: Client, chain: VenueChain, taker: Wallet, target: Target, request: pytest.FixtureRequest
 ) -> None:
     # On a simulator the lists name its makers and no maker may be asked; elsewhere any two
     # wallets show the 400 (which makers were asked is not visible from outside).
@@ -245,7 +245,7 @@ def test_both_steering_lists_together_are_400(
     "rfq/resources/firm-quote/routing-object",
 )
 def test_steering_to_a_maker_that_quoted_gets_that_makers_quote(
-    trader: Client, chain: ChainInfo, taker: Wallet, liquidity: Liquidity
+    trader: Client, chain: VenueChain, taker: Wallet, liquidity: Liquidity
 ) -> None:
     """Without control: the makers' wallets as any client learns them (the orders of a firm
     quote), then restricted and preferred lists naming that wallet."""
@@ -284,7 +284,7 @@ def test_steering_to_a_maker_that_quoted_gets_that_makers_quote(
 )
 @pytest.mark.parametrize("field", ["preferredLiquidityWallets", "restrictedLiquidityWallets"])
 def test_more_than_ten_steering_wallets_are_400(
-    trader: Client, chain: ChainInfo, taker: Wallet, field: str
+    trader: Client, chain: VenueChain, taker: Wallet, field: str
 ) -> None:
     wallets = [Account.create().address for _ in range(11)]
     for form in (wallets, ",".join(wallets)):
@@ -308,7 +308,7 @@ def test_more_than_ten_steering_wallets_are_400(
     "rfq/overview/conventions/addresses-evm-addresses-lowercase",
 )
 def test_steering_lists_accept_a_comma_separated_string(
-    trader: Client, chain: ChainInfo, taker: Wallet, fleet: Fleet, kept: Janitor
+    trader: Client, chain: VenueChain, taker: Wallet, fleet: Fleet, kept: Janitor
 ) -> None:
     fleet.only({"alpha": FAST, "bravo": FAST, "charlie": FAST})
     alpha, bravo, charlie = (fleet.wallet(n) for n in ("alpha", "bravo", "charlie"))

@@ -25,7 +25,6 @@ import pytest
 from eth_account import Account
 
 from conformance.assertions import assert_firm_quote, iso_seconds
-from conformance.chain import Wallet
 from conformance.client import Client
 from conformance.control import FAST, Fleet, Janitor, Liquidity
 from conformance.funding import fund_wallet
@@ -41,7 +40,8 @@ from conformance.rfq_calls import (
 from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.timing import TimingTolerances
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
+from rfqkit.wallets import Wallet
 
 CHAIN = 97
 # Spec 1-rfq-v2 "Timing defaults" and "Limits".
@@ -52,7 +52,7 @@ LADDER_CACHE_MS = 2_000
 SLOW_MS = 2_000  # a maker this slow cannot answer within the reply budget
 
 
-def _corridor(target: Target, chain: ChainInfo, base: str, quote: str) -> dict[str, Any]:
+def _corridor(target: Target, chain: VenueChain, base: str, quote: str) -> dict[str, Any]:
     """The corridor's timing settings from /_sim/info (the spec's defaults must be in force)."""
     pair = {chain.token(base).address.lower(), chain.token(quote).address.lower()}
     for corridor in target.chain(chain.chain_id).get("corridors") or []:
@@ -62,7 +62,7 @@ def _corridor(target: Target, chain: ChainInfo, base: str, quote: str) -> dict[s
 
 
 @pytest.fixture
-def defaults(target: Target, chain: ChainInfo) -> dict[str, Any]:
+def defaults(target: Target, chain: VenueChain) -> dict[str, Any]:
     corridor = _corridor(target, chain, "USDT", "NGNS")
     assert corridor["reply_budget_ms"] == REPLY_BUDGET_MS, corridor
     assert corridor["preferred_wait_ms"] == PREFERRED_WAIT_MS, corridor
@@ -96,7 +96,7 @@ def _wallet(probe: MakerProbe) -> str:
     "rfq/resources/rfq-record/replyby",
 )
 def test_the_record_ends_the_reply_budget_after_it_was_created(
-    trader: Client, chain: ChainInfo, tolerances: TimingTolerances
+    trader: Client, chain: VenueChain, tolerances: TimingTolerances
 ) -> None:
     # What any client sees of the reply budget: the record's replyBy ("end of the maker reply
     # budget") is the corridor's budget after createdAt: the spec's default 750 ms, or what
@@ -130,7 +130,7 @@ def test_the_record_ends_the_reply_budget_after_it_was_created(
 )
 def test_reply_budget_holds_and_a_slow_maker_is_left_out(
     trader: Client,
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     fleet: Fleet,
     kept: Janitor,
@@ -190,7 +190,7 @@ def test_reply_budget_holds_and_a_slow_maker_is_left_out(
 @pytest.mark.parametrize("preferred_reply", ["silent", "decline"])
 def test_preferred_makers_are_asked_a_head_start_before_the_rest(
     trader: Client,
-    chain: ChainInfo,
+    chain: VenueChain,
     fleet: Fleet,
     probes: tuple[MakerProbe, MakerProbe],
     defaults: dict[str, Any],
@@ -244,7 +244,7 @@ def test_preferred_makers_are_asked_a_head_start_before_the_rest(
 )
 def test_the_rest_are_not_asked_when_preferred_makers_cover_the_size(
     trader: Client,
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     fleet: Fleet,
     kept: Janitor,
@@ -324,7 +324,7 @@ def test_a_served_ladder_is_never_older_than_its_cache(
 @pytest.mark.parametrize("exact", ["input", "output"])
 def test_a_firm_quote_lives_no_longer_than_the_quote_ttl(
     trader: Client,
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     liquidity: Liquidity,
     kept: Janitor,

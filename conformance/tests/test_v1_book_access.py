@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.chain import Wallet
 from conformance.client import Client
 from conformance.response_checks import assert_error
 from conformance.target import Target
 from conformance.v1_book import V1_SCOPES, v1_integrator
 from conformance.v1_calls import V1Keys, bearer
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
+from rfqkit.wallets import Wallet
 
 ZERO_HASH = "0x" + "00" * 32
 
@@ -33,7 +33,7 @@ def _keyed(
     return http.with_headers(bearer(key)).paced(), str(key["key"])
 
 
-def _calls(chain: ChainInfo) -> dict[str, tuple[str, str, dict[str, object] | None]]:
+def _calls(chain: VenueChain) -> dict[str, tuple[str, str, dict[str, object] | None]]:
     """scope -> one call per endpoint it grants (method, path, query or body)."""
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
     pair = {"chainId": chain.chain_id, "sellToken": usdc.address, "buyToken": ngns.address}
@@ -104,7 +104,7 @@ def _call(client: Client, name: str, path: str, payload: dict[str, object] | Non
     "v1/versioning/item-1",
 )
 def test_every_book_endpoint_needs_a_key_with_its_scope(
-    target: Target, http: Client, chain: ChainInfo
+    target: Target, http: Client, chain: VenueChain
 ) -> None:
     if not target.controllable:
         _given_keys_meet_the_scope_table(target, http, chain)
@@ -131,7 +131,7 @@ def test_every_book_endpoint_needs_a_key_with_its_scope(
     assert resp.status == 200, resp
 
 
-def _given_keys_meet_the_scope_table(target: Target, http: Client, chain: ChainInfo) -> None:
+def _given_keys_meet_the_scope_table(target: Target, http: Client, chain: VenueChain) -> None:
     """Without control: the given key:v1 passes every row, and for each row a given key
     without the row's scope (a key:read serves for most) is 403; every key is found before the
     first request, so a missing one skips the whole test."""
@@ -149,7 +149,7 @@ def _given_keys_meet_the_scope_table(target: Target, http: Client, chain: ChainI
 
 @pytest.mark.spec("v1/auth/environments", "v1/errors/400-invalid_request")
 def test_a_key_of_the_other_environment_is_400(
-    target: Target, http: Client, chain: ChainInfo
+    target: Target, http: Client, chain: VenueChain
 ) -> None:
     live, _ = _keyed(target, http, list(V1_SCOPES), "live")  # chain 97 is a test chain
     for name, (_, path, payload) in _calls(chain).items():

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from conformance.chain import Wallet
 from conformance.response_checks import assert_data, assert_error, parse_iso_utc
 from conformance.service_clock import Clocked
 from conformance.target import Target
@@ -31,7 +30,8 @@ from conformance.v1_target import (
     Shapes,
     book_chain,  # noqa: F401  (overrides the chain fixture)
 )
-from conformance.venue import ChainInfo, Token
+from conformance.venue import Token, VenueChain
+from rfqkit.wallets import Wallet
 
 pytestmark = pytest.mark.needs("key:v1")
 
@@ -52,7 +52,7 @@ OFFER_FIELDS = {"maker", "sellAmount", "buyAmount", "feeAmount", "rateRay", "dea
 def _ngns_for_usdc(
     integrator: Integrator,
     clock: Clocked,
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     rates: list[int],
 ) -> list[tuple[Wallet, str]]:
@@ -88,7 +88,7 @@ def _restricted(makers: list[tuple[Wallet, str]]) -> str:
 )
 @pytest.mark.needs("taker_wallet")
 def test_the_order_book_lists_executable_offers_best_rate_first_without_payloads(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, target: Target
 ) -> None:
     shapes = Shapes(target)
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
@@ -137,7 +137,7 @@ def test_the_order_book_lists_executable_offers_best_rate_first_without_payloads
 )
 @pytest.mark.needs("taker_wallet")
 def test_an_order_whose_maker_spent_its_funds_is_never_offered(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, target: Target
 ) -> None:
     shapes = Shapes(target)
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
@@ -171,7 +171,7 @@ def test_an_order_whose_maker_spent_its_funds_is_never_offered(
 def _one_order(
     integrator: Integrator,
     clock: Clocked,
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     sell: Token,
     sell_amount: int,
@@ -191,7 +191,7 @@ def _one_order(
 )
 @pytest.mark.needs("taker_wallet")
 def test_both_pricing_frames_with_6_and_18_decimal_tokens(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet
 ) -> None:
     usdt, ngns = chain.token("USDT"), chain.token("NGNS")  # 18 and 6 decimals
     ray = 10**27
@@ -230,7 +230,7 @@ def test_both_pricing_frames_with_6_and_18_decimal_tokens(
     "v1/errors/400-invalid_request",
 )
 def test_order_book_and_quote_refuse_bad_parameters(
-    integrator: Integrator, chain: ChainInfo
+    integrator: Integrator, chain: VenueChain
 ) -> None:
     usdc, ngns, wbnb = chain.token("USDC"), chain.token("NGNS"), chain.token("WBNB")
     base = {"chainId": chain.chain_id, "sellToken": usdc.address, "buyToken": ngns.address}

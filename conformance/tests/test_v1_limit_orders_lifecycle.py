@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-from conformance.chain import Wallet
 from conformance.control import faults
 from conformance.response_checks import assert_data, parse_iso_utc
 from conformance.service_clock import Clocked
@@ -42,7 +41,8 @@ from conformance.v1_book import (
     wait_order,
 )
 from conformance.v1_target import fast_filled
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
+from rfqkit.wallets import Wallet
 from rfqkit.webhook_receiver import ReceivedRequest, WebhookReceiver
 
 WAIT_S = 20.0
@@ -121,7 +121,7 @@ def nothing_sent(sim: SimControl, event_id: str, receiver: WebhookReceiver) -> N
 def test_a_fast_fill_order_is_filled_by_the_operator_within_seconds(
     integrator: Integrator,
     clock: Clocked,
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     receiver: WebhookReceiver,
 ) -> None:
@@ -151,7 +151,7 @@ def test_a_fast_fill_order_is_filled_by_the_operator_within_seconds(
 def test_an_expired_order_reads_expired_at_once_and_is_reported_after_the_lag(
     integrator: Integrator,
     sim: SimControl,
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     receiver: WebhookReceiver,
 ) -> None:
@@ -199,7 +199,7 @@ def test_an_expired_order_reads_expired_at_once_and_is_reported_after_the_lag(
 def test_a_maker_cancel_on_chain_reads_cancelled_and_is_reported_after_the_lag(
     integrator: Integrator,
     sim: SimControl,
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     receiver: WebhookReceiver,
 ) -> None:
@@ -237,7 +237,7 @@ def test_a_maker_cancel_on_chain_reads_cancelled_and_is_reported_after_the_lag(
 def test_a_fill_indexed_after_a_cancel_notice_supersedes_it(
     integrator: Integrator,
     sim: SimControl,
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     receiver: WebhookReceiver,
 ) -> None:
@@ -301,7 +301,7 @@ def test_a_fill_indexed_after_a_cancel_notice_supersedes_it(
     "v1/resources/limit-order-record/statusverified",
 )
 def test_status_is_unverified_while_the_chain_cannot_be_read(
-    integrator: Integrator, sim: SimControl, chain: ChainInfo, source: Wallet
+    integrator: Integrator, sim: SimControl, chain: VenueChain, source: Wallet
 ) -> None:
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
     sell = ngns.units(1500)

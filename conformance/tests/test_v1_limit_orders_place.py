@@ -19,7 +19,7 @@ import pytest
 from eth_account.messages import encode_typed_data
 from eth_utils.crypto import keccak
 
-from conformance.chain import Wallet, hex_bytes
+from conformance.chain import hex_bytes
 from conformance.client import Client
 from conformance.funding import fund_wallet
 from conformance.key_source import KeySource
@@ -55,13 +55,14 @@ from conformance.v1_target import (
     book_chain,  # noqa: F401  (overrides the chain fixture)
     sample_order,
 )
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
 from contracts.orders import (
     ZERO_ADDRESS,
     RfqOrder,
     decode_order,
     permit_witness_typed_data,
 )
+from rfqkit.wallets import Wallet
 
 pytestmark = pytest.mark.needs("key:v1")
 
@@ -94,7 +95,7 @@ def _digest(typed: dict[str, Any]) -> bytes:
     "v1/overview/conventions",
 )
 def test_prepare_returns_the_permit2_typed_data_over_the_reactor(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, target: Target
+    integrator: Integrator, clock: Clocked, chain: VenueChain, target: Target
 ) -> None:
     shapes = Shapes(target)
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
@@ -181,7 +182,7 @@ def test_prepare_returns_the_permit2_typed_data_over_the_reactor(
 )
 @pytest.mark.needs("taker_wallet")
 def test_a_signed_order_rests_active_with_exactly_its_terms(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, target: Target
 ) -> None:
     shapes = Shapes(target)
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
@@ -223,7 +224,7 @@ def test_a_signed_order_rests_active_with_exactly_its_terms(
 )
 @pytest.mark.needs("taker_wallet")
 def test_resubmitting_the_same_signed_order_returns_the_same_id_even_after_it_filled(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, target: Target
 ) -> None:
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
     sell, buy = ngns.units(NGNS_PER_USDC), usdc.units(1)
@@ -269,7 +270,7 @@ def test_resubmitting_the_same_signed_order_returns_the_same_id_even_after_it_fi
 @pytest.mark.parametrize("short", ["balance", "allowance"])
 @pytest.mark.needs("taker_wallet")
 def test_an_unfunded_order_is_refused_with_the_specs_message(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, short: str
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, short: str
 ) -> None:
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
     sell, buy = ngns.units(NGNS_PER_USDC), usdc.units(1)
@@ -295,7 +296,7 @@ def test_an_unfunded_order_is_refused_with_the_specs_message(
 )
 @pytest.mark.needs("taker_wallet")
 def test_a_wrong_signature_changed_terms_a_spent_nonce_or_another_reactor_are_refused(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, target: Target
 ) -> None:
     refused = Shapes(target).error
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
@@ -324,7 +325,7 @@ def test_a_wrong_signature_changed_terms_a_spent_nonce_or_another_reactor_are_re
     "v1/auth/environments",
 )
 def test_prepare_refuses_bad_input_and_caps_the_deadline(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, target: Target
+    integrator: Integrator, clock: Clocked, chain: VenueChain, target: Target
 ) -> None:
     usdc, ngns, wbnb = chain.token("USDC"), chain.token("NGNS"), chain.token("WBNB")
     maker = Wallet.create()
@@ -360,7 +361,7 @@ def test_prepare_refuses_bad_input_and_caps_the_deadline(
 @pytest.mark.spec("v1/auth/environments", "v1/errors/400-invalid_request")
 @pytest.mark.needs("key:live")
 def test_prepare_with_a_live_key_on_a_test_chain_is_400(
-    target: Target, http: Client, clock: Clocked, chain: ChainInfo
+    target: Target, http: Client, clock: Clocked, chain: VenueChain
 ) -> None:
     if target.controllable:
         live = v1_integrator(target.sim(), http, "live").client

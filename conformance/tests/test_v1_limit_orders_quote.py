@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.chain import Wallet
 from conformance.client import Client
 from conformance.response_checks import assert_data, assert_error
 from conformance.service_clock import Clocked
@@ -36,7 +35,8 @@ from conformance.v1_target import (
     Shapes,
     book_chain,  # noqa: F401  (overrides the chain fixture)
 )
-from conformance.venue import ChainInfo, Token
+from conformance.venue import Token, VenueChain
+from rfqkit.wallets import Wallet
 
 pytestmark = pytest.mark.needs("key:v1")
 PRICING_FIELDS = {"mode", "marginBps", "assumedRateRay", "depth"}
@@ -63,7 +63,7 @@ MIN_BUY_AMOUNT = 2000  # rfqsim: 10000 / 5 bp, the smallest output whose fee is 
     "v1/resources/limit-order-quote-response/rates-maker-frame-buytoken-per-selltoken",
 )
 def test_fast_fill_is_priced_off_the_best_filling_bid_with_fee_and_margin_headroom(
-    integrator: Integrator, chain: ChainInfo, target: Target
+    integrator: Integrator, chain: VenueChain, target: Target
 ) -> None:
     shapes = Shapes(target)
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
@@ -108,7 +108,7 @@ def test_fast_fill_is_priced_off_the_best_filling_bid_with_fee_and_margin_headro
     "v1/resources/limit-order-quote-response/sellamount-minbuyamount-smallest-output",
 )
 def test_fast_fill_is_null_with_a_reason_when_no_single_maker_can_take_the_order(
-    integrator: Integrator, chain: ChainInfo, target: Target
+    integrator: Integrator, chain: VenueChain, target: Target
 ) -> None:
     exact = target.is_simulator  # the reason strings and the top-level depth are rfqsim's
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
@@ -130,7 +130,7 @@ def test_fast_fill_is_null_with_a_reason_when_no_single_maker_can_take_the_order
         assert tiny["minBuyAmount"] == str(MIN_BUY_AMOUNT)
 
 
-def _best_competing(client: Client, chain: ChainInfo, sell: Token, buy: Token) -> int:
+def _best_competing(client: Client, chain: VenueChain, sell: Token, buy: Token) -> int:
     """The highest resting book rate among orders selling `sell` for `buy`: the order book a
     taker sees for the opposite direction."""
     book = order_book(client, chain, buy, sell)
@@ -152,7 +152,7 @@ def _queue(best: int, sell_amount: int, sell_decimals: int, buy_decimals: int) -
 @pytest.mark.parametrize("side", ["NGNS->USDT", "USDT->NGNS"])
 @pytest.mark.needs("taker_wallet")
 def test_queue_follows_the_spec_formula_in_both_orientations(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, side: str
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, side: str
 ) -> None:
     sell_symbol, buy_symbol = side.split("->")
     sell, buy = chain.token(sell_symbol), chain.token(buy_symbol)
@@ -184,7 +184,7 @@ def test_queue_follows_the_spec_formula_in_both_orientations(
 
 @pytest.mark.spec("v1/endpoints/get-v1-limit-orders-quote/queue-rests-order-just")
 def test_queue_is_null_on_an_empty_side(
-    integrator: Integrator, chain: ChainInfo, target: Target
+    integrator: Integrator, chain: VenueChain, target: Target
 ) -> None:
     # No resting order sells WBNB for USDT on chain 97 in this suite; a deployment may have one.
     wbnb, usdt = chain.token("WBNB"), chain.token("USDT")
@@ -201,7 +201,7 @@ def test_queue_is_null_on_an_empty_side(
     "v1/limits/list-limits",
     "v1/errors/400-invalid_request",
 )
-def test_quote_refuses_bad_parameters(integrator: Integrator, chain: ChainInfo) -> None:
+def test_quote_refuses_bad_parameters(integrator: Integrator, chain: VenueChain) -> None:
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
     base = {
         "chainId": chain.chain_id,
@@ -235,7 +235,7 @@ def test_quote_refuses_bad_parameters(integrator: Integrator, chain: ChainInfo) 
 )
 @pytest.mark.needs("taker_wallet")
 def test_prepare_with_pricing_carries_the_assumed_rate_and_reference_depth(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, target: Target
 ) -> None:
     shapes = Shapes(target)
     usdt, ngns = chain.token("USDT"), chain.token("NGNS")

@@ -14,7 +14,7 @@ import dataclasses
 
 import pytest
 
-from conformance.chain import Wallet, hex_bytes
+from conformance.chain import hex_bytes
 from conformance.client import Client
 from conformance.response_checks import assert_data, assert_error
 from conformance.service_clock import Clocked
@@ -35,11 +35,12 @@ from conformance.v1_target import (
     Shapes,
     book_chain,  # noqa: F401  (overrides the chain fixture)
 )
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
 from contracts.orders import (
     decode_order,
     permit_witness_typed_data,
 )
+from rfqkit.wallets import Wallet
 
 pytestmark = pytest.mark.needs("key:v1")
 
@@ -57,7 +58,7 @@ def test_records_are_listed_by_wallet_newest_first(
     integrator: Integrator,
     clock: Clocked,
     http: Client,
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     target: Target,
 ) -> None:
@@ -94,7 +95,7 @@ def test_records_are_listed_by_wallet_newest_first(
 )
 @pytest.mark.needs("sim_control", "taker_wallet")
 def test_another_partner_neither_reads_nor_lists_the_orders(
-    integrator: Integrator, clock: Clocked, http: Client, chain: ChainInfo, source: Wallet
+    integrator: Integrator, clock: Clocked, http: Client, chain: VenueChain, source: Wallet
 ) -> None:
     """A second partner of its own is made through /_sim/keys."""
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
@@ -122,7 +123,7 @@ def test_another_partner_neither_reads_nor_lists_the_orders(
     "v1/states/limit-order-status/values",
 )
 def test_a_newer_order_on_the_same_nonce_supersedes_the_active_one(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, target: Target
 ) -> None:
     """Decision (docs/decisions.md "v1 book" B9): only one of two orders signed on one Permit2
     nonce can ever settle, so the newer one replaces the older, which reads SUPERSEDED. The

@@ -14,7 +14,6 @@ import time
 
 import pytest
 
-from conformance.chain import Wallet
 from conformance.response_checks import assert_data
 from conformance.service_clock import Clocked
 from conformance.target import Target
@@ -29,7 +28,8 @@ from conformance.v1_target import (
     book_chain,  # noqa: F401  (overrides the chain fixture)
     fast_filled,
 )
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
+from rfqkit.wallets import Wallet
 
 pytestmark = pytest.mark.needs("key:v1", "taker_wallet")
 
@@ -48,7 +48,7 @@ SHORT_TTL_S = 90
     "v1/endpoints/post-v1-limit-orders-prepare/mode-fastfill-documented-value",
 )
 def test_a_fast_fill_order_is_filled_within_seconds_paying_the_maker(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet
 ) -> None:
     fast_filled(integrator, clock, chain, source)
 
@@ -60,7 +60,7 @@ def test_a_fast_fill_order_is_filled_within_seconds_paying_the_maker(
 )
 @pytest.mark.needs(f"time<={SHORT_TTL_S + 10}s")
 def test_an_order_past_its_deadline_reads_expired_at_once_and_cost_no_gas(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, target: Target
 ) -> None:
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
     sell = ngns.units(1500)  # an ask nobody takes
@@ -104,7 +104,7 @@ def test_an_order_past_its_deadline_reads_expired_at_once_and_cost_no_gas(
     "v1/endpoints/get-v1-limit-orders/status-is-derived-live",
 )
 def test_a_maker_cancel_on_chain_reads_cancelled_at_once(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet
 ) -> None:
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
     sell = ngns.units(1500)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from eth_abi.abi import decode as abi_decode
 
-from conformance.chain import Wallet, hex_bytes, selector
+from conformance.chain import hex_bytes, selector
 from conformance.client import Client
 from conformance.response_checks import assert_data, assert_error, parse_iso_utc
 from conformance.service_clock import Clocked
@@ -39,8 +39,9 @@ from conformance.v1_target import (
     Shapes,
     book_chain,  # noqa: F401  (overrides the chain fixture)
 )
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
 from contracts.orders import decode_order
+from rfqkit.wallets import Wallet
 
 pytestmark = pytest.mark.needs("key:v1", "taker_wallet")
 
@@ -75,7 +76,7 @@ COST = 1_000_500  # rfqsim: 1 USDC of output plus the 5 bp fee
 ZERO_HASH = "0x" + "00" * 32
 
 
-def cost_of(integrator: Integrator, chain: ChainInfo, maker: Wallet, target: Target) -> int:
+def cost_of(integrator: Integrator, chain: VenueChain, maker: Wallet, target: Target) -> int:
     """What a taker pays for one of :func:`makers_at`'s orders (1 USDC of output plus the fee),
     as the order book offers it: COST on rfqsim."""
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
@@ -88,7 +89,7 @@ def cost_of(integrator: Integrator, chain: ChainInfo, maker: Wallet, target: Tar
 
 
 def makers_at(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, rates: list[int]
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, rates: list[int]
 ) -> list[Wallet]:
     """One maker per rate, each selling `rate` NGNS for 1 USDC."""
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
@@ -110,7 +111,7 @@ def makers_at(
 
 
 def body_for(
-    chain: ChainInfo, makers: list[Wallet], sell_amount: int, **extra: Any
+    chain: VenueChain, makers: list[Wallet], sell_amount: int, **extra: Any
 ) -> dict[str, Any]:
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
     extra.setdefault("restrictedLiquidityWallets", [m.address for m in makers])
@@ -132,7 +133,7 @@ def body_for(
     "v1/endpoints/get-v1-swaps-id",
 )
 def test_a_swap_is_built_from_whole_orders_with_an_approval_and_one_batch(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, target: Target
 ) -> None:
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
     makers = makers_at(integrator, clock, chain, source, [1500, 1480, 1450])
@@ -190,7 +191,7 @@ def test_a_swap_is_built_from_whole_orders_with_an_approval_and_one_batch(
     "v1/resources/create-swap-request/requirefullfill",
 )
 def test_nothing_to_build_is_200_with_fillable_false(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, target: Target
 ) -> None:
     makers = makers_at(integrator, clock, chain, source, [1500, 1480])
     cost = cost_of(integrator, chain, makers[0], target)
@@ -222,7 +223,7 @@ def test_nothing_to_build_is_200_with_fillable_false(
     "v1/limits/list-limits",
 )
 def test_min_rate_and_steering(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, target: Target
 ) -> None:
     makers = makers_at(integrator, clock, chain, source, [1500, 1480, 1450])
     wallets = [Wallet.create().address for _ in range(11)]
@@ -267,7 +268,7 @@ def test_min_rate_and_steering(
     "v1/errors/400-invalid_request",
 )
 def test_a_bad_create_swap_request_is_400(
-    integrator: Integrator, chain: ChainInfo, target: Target
+    integrator: Integrator, chain: VenueChain, target: Target
 ) -> None:
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
     good = swap_body(chain, usdc, ngns, COST, Wallet.create().address)
@@ -296,7 +297,7 @@ def test_a_bad_create_swap_request_is_400(
     "v1/endpoints/get-v1-swaps-id",
 )
 def test_submit_is_idempotent_on_the_same_hash_and_conflicts_otherwise(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, target: Target
 ) -> None:
     makers = makers_at(integrator, clock, chain, source, [1500, 1480])
     cost = cost_of(integrator, chain, makers[0], target)
@@ -330,7 +331,7 @@ def test_submit_is_idempotent_on_the_same_hash_and_conflicts_otherwise(
 )
 @pytest.mark.needs("sim_control")
 def test_another_partner_gets_404_and_an_expired_swap_takes_no_submit(
-    integrator: Integrator, sim: SimControl, http: Client, chain: ChainInfo, source: Wallet
+    integrator: Integrator, sim: SimControl, http: Client, chain: VenueChain, source: Wallet
 ) -> None:
     """A second partner is made through /_sim/keys; the swap expires as the clock moves."""
     makers = makers_at(integrator, sim, chain, source, [1500, 1480])
@@ -368,7 +369,7 @@ def test_the_swap_list_answers_a_page_within_the_limit_bounds(integrator: Integr
     "v1/limits/list-limits",
 )
 def test_swaps_are_paged_newest_first_with_an_opaque_cursor(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, target: Target
 ) -> None:
     makers = makers_at(integrator, clock, chain, source, [1500, 1490, 1480, 1470, 1460])
     ids = [create_swap(integrator.client, body_for(chain, makers, COST))["id"] for _ in range(5)]

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from conformance.chain import Wallet
 from conformance.funding import Balances
 from conformance.response_checks import assert_data, assert_error, parse_iso_utc
 from conformance.service_clock import Clocked
@@ -40,7 +39,8 @@ from conformance.v1_book import (
     wait_swap,
 )
 from conformance.v1_target import book_chain  # noqa: F401  (overrides the chain fixture)
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
+from rfqkit.wallets import Wallet
 from rfqkit.webhook_receiver import WebhookReceiver
 
 pytestmark = pytest.mark.needs("key:v1")
@@ -68,7 +68,7 @@ class Settled:
 
 
 def _settle_four_orders(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, target: Target
 ) -> Settled:
     """Three makers rest four whole orders; a taker swaps for all of them (requireFullFill) and
     sends the batch itself, no /submit; balances checked exactly."""
@@ -149,7 +149,7 @@ def _settle_four_orders(
 )
 @pytest.mark.needs("taker_wallet")
 def test_a_swap_of_several_whole_orders_settles_with_exact_balances(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, target: Target
 ) -> None:
     settled = _settle_four_orders(integrator, clock, chain, source, target)
     # Reporting the hash afterwards is accepted (same hash); another hash conflicts.
@@ -169,7 +169,7 @@ def test_a_swap_of_several_whole_orders_settles_with_exact_balances(
 def test_swap_filled_reaches_the_receiver_signed(
     integrator: Integrator,
     clock: Clocked,
-    chain: ChainInfo,
+    chain: VenueChain,
     source: Wallet,
     target: Target,
     receiver: WebhookReceiver,
@@ -208,7 +208,7 @@ def test_swap_filled_reaches_the_receiver_signed(
 )
 @pytest.mark.needs("taker_wallet")
 def test_a_quoted_swap_whose_order_is_cancelled_reads_cancelled(
-    integrator: Integrator, clock: Clocked, chain: ChainInfo, source: Wallet, target: Target
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, target: Target
 ) -> None:
     """Decision (docs/decisions.md "v1 book" B16): the transitions are not shown."""
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")

@@ -20,7 +20,7 @@ from conformance.response_checks import parse_iso_utc
 from conformance.sim_control import SimControl
 from conformance.tests.webhook_partners import (
     WAIT_S,
-    Partner,
+    WebhookPartner,
     attempts_made,
     check_event,
     check_signature,
@@ -49,7 +49,7 @@ RETRIES_BEFORE_SIX_HOURS = (5, 300, 1800, 7200)  # after the first attempt: atte
     "rfq/versioning/item-1",
 )
 def test_an_expired_quote_is_delivered_signed_to_the_owning_partner_only(
-    make_partner: Callable[[], Partner], receiver: WebhookReceiver, sim: SimControl
+    make_partner: Callable[[], WebhookPartner], receiver: WebhookReceiver, sim: SimControl
 ) -> None:
     owner, stranger = make_partner(), make_partner()
     endpoint = owner.register(receiver.url)
@@ -84,7 +84,7 @@ def test_an_expired_quote_is_delivered_signed_to_the_owning_partner_only(
     "rfq/events/backoff-schedule-retry-count",
 )
 def test_a_500_is_retried_five_seconds_later_with_the_same_bytes(
-    make_partner: Callable[[], Partner], receiver: WebhookReceiver, sim: SimControl
+    make_partner: Callable[[], WebhookPartner], receiver: WebhookReceiver, sim: SimControl
 ) -> None:
     partner = make_partner()
     endpoint = partner.register(receiver.url)
@@ -122,7 +122,7 @@ def test_a_500_is_retried_five_seconds_later_with_the_same_bytes(
 )
 @pytest.mark.sim_only(because="clock")
 def test_a_receiver_down_for_six_hours_still_gets_the_event(
-    make_partner: Callable[[], Partner], receiver: WebhookReceiver, sim: SimControl
+    make_partner: Callable[[], WebhookPartner], receiver: WebhookReceiver, sim: SimControl
 ) -> None:
     partner = make_partner()
     endpoint = partner.register(receiver.url)
@@ -163,7 +163,7 @@ def test_a_receiver_down_for_six_hours_still_gets_the_event(
 
 @pytest.mark.spec("rfq/events/headers-on-each-delivery")
 def test_duplicates_carry_the_same_event_id(
-    make_partner: Callable[[], Partner], receiver: WebhookReceiver, sim: SimControl
+    make_partner: Callable[[], WebhookPartner], receiver: WebhookReceiver, sim: SimControl
 ) -> None:
     partner = make_partner()
     partner.register(receiver.url)

@@ -21,7 +21,7 @@ from conformance.sim_control import SimControl
 from conformance.tests.webhook_partners import (
     CHAIN_ID,
     WAIT_S,
-    Partner,
+    WebhookPartner,
     check_event,
     check_signature,
     service_now,
@@ -41,7 +41,7 @@ pytestmark = pytest.mark.sim_only
 )
 @pytest.mark.sim_only(because="clock")
 def test_a_late_fill_corrects_the_expired_event(
-    make_partner: Callable[[], Partner], receiver: WebhookReceiver, sim: SimControl
+    make_partner: Callable[[], WebhookPartner], receiver: WebhookReceiver, sim: SimControl
 ) -> None:
     partner = make_partner()
     endpoint = partner.register(receiver.url)
@@ -80,7 +80,7 @@ def test_a_late_fill_corrects_the_expired_event(
 )
 @pytest.mark.sim_only(because="clock")
 def test_a_late_indexed_fill_corrects_the_failed_event(
-    make_partner: Callable[[], Partner], receiver: WebhookReceiver, sim: SimControl
+    make_partner: Callable[[], WebhookPartner], receiver: WebhookReceiver, sim: SimControl
 ) -> None:
     """The reported hash never lands, so the RFQ fails at the order deadline; meanwhile the
     taker's real swap landed in time but the fill index was unreachable (the fault switch).

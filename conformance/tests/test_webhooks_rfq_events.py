@@ -22,7 +22,7 @@ from conformance.client import Client
 from conformance.key_source import KeySource
 from conformance.response_checks import parse_iso_utc
 from conformance.target import Target
-from conformance.tests.webhook_partners import Partner, check_event, check_signature
+from conformance.tests.webhook_partners import WebhookPartner, check_event, check_signature
 from rfqkit.webhook_receiver import WebhookReceiver
 
 # Spec 1 "Delivery rules": a non-2xx is retried with exponential backoff, whose schedule is not
@@ -33,12 +33,12 @@ PARTNER_SCOPES = ("trades:write", "trades:read", "webhooks:manage")
 
 
 @pytest.fixture
-def partner(target: Target, caller: Client) -> Iterator[Partner]:
+def partner(target: Target, caller: Client) -> Iterator[WebhookPartner]:
     """A partner with trade and webhook scopes; its endpoints deleted after the test."""
     source = KeySource(target, "rfq-events")
     key = source.make("test", PARTNER_SCOPES)
     client = caller if target.controllable else caller.paced()
-    made = Partner(target, target.sim() if target.controllable else None, client, key, [])
+    made = WebhookPartner(target, target.sim() if target.controllable else None, client, key, [])
     try:
         yield made
     finally:
@@ -60,7 +60,7 @@ def partner(target: Target, caller: Client) -> Iterator[Partner]:
     "rfq/states/quoted-quote-lapses",
 )
 def test_a_lapsed_quote_is_delivered_signed_and_a_500_is_retried_with_the_same_bytes(
-    partner: Partner, receiver: WebhookReceiver
+    partner: WebhookPartner, receiver: WebhookReceiver
 ) -> None:
     endpoint = partner.register(receiver.url)
     receiver.default_status = 500  # every attempt fails until this test's first one arrived
@@ -106,7 +106,7 @@ def test_a_lapsed_quote_is_delivered_signed_and_a_500_is_retried_with_the_same_b
     "rfq/states/reporting-is-optional",
 )
 def test_a_takers_swap_is_delivered_as_filled_with_the_settled_amounts(
-    partner: Partner, receiver: WebhookReceiver
+    partner: WebhookPartner, receiver: WebhookReceiver
 ) -> None:
     endpoint = partner.register(receiver.url)
     taker = partner.fresh_taker(gas_money=True)

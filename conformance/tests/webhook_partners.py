@@ -1,9 +1,9 @@
 """RFQ events made and checked the way an integrator would, for test_webhooks_delivery.py and
-test_webhooks_fill_events.py: a :class:`Partner` is a fresh partner's key (trade and webhook
+test_webhooks_fill_events.py: a :class:`WebhookPartner` is a fresh partner's key (trade and webhook
 scopes) that registers endpoints and requests firm quotes on chain 97 for a fresh taker wallet
 (funded from a demo wallet, so allowances left by other tests cannot interfere with the
 USDT-like approve); :func:`expire` advances the clock past ``expiresAt`` (``rfq.expired``) and
-:meth:`Partner.execute` has the taker approve and broadcast ``transactions.swap`` itself
+:meth:`WebhookPartner.execute` has the taker approve and broadcast ``transactions.swap`` itself
 (``rfq.filled``). What arrives is checked independently of conformance/webhooks.py:
 :func:`check_signature` recomputes the HMAC over the raw body, :func:`check_event` the body's
 fields and headers; :func:`attempts_made` and :func:`wait_for` poll the simulator's delivery log.
@@ -19,22 +19,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from eth_abi.abi import encode as abi_encode
-from eth_account import Account
-
-from conformance.chain import sender_lock
+from conformance.chain import Chain
+from conformance.chain import wait_for as poll
 from conformance.client import Client
 from conformance.resource_checks import RFQ_EVENTS
 from conformance.response_checks import assert_data, parse_iso_utc
 from conformance.sim_control import SimControl
 from conformance.target import Target
-from rfqkit.json_rpc import hex_to_int, rpc
+from rfqkit.wallets import Wallet
 from rfqkit.webhook_receiver import ReceivedRequest
 
 CHAIN_ID = 97
 SELL_AMOUNT = 10**18  # 1 USDT: above chain 97's 0.01 minimum
-GAS_PRICE = 10 * 10**9
-GAS = 1_000_000
 TOLERANCE_S = 300
 WAIT_S = 15.0
 RFQ_FIELDS = {
@@ -54,67 +50,15 @@ FILL_ONLY_FIELDS = {"late", "supersedes", "previousFailReason"}
 
 
 def wait_for(probe: Callable[[], Any], what: str, timeout: float = WAIT_S) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(0.05)
-
-
-# -- chain: fund a fresh taker and send its transactions -------------------------------------
-
-
-class Chain:
-    def __init__(self, url: str) -> None:
-        self.url = url
-
-    def send(self, private_key: str, to: str, data: bytes = b"", value: int = 0) -> str:
-        sender = Account.from_key(private_key).address
-        with sender_lock(self.url, sender):  # a given wallet is shared by the xdist workers
-            return self._send(private_key, sender, to, data, value)
-
-    def _send(self, private_key: str, sender: str, to: str, data: bytes, value: int) -> str:
-        nonce = hex_to_int(rpc(self.url, "eth_getTransactionCount", [sender, "pending"]))
-        signed = Account.sign_transaction(
-            {
-                "to": to,
-                "value": value,
-                "data": "0x" + data.hex(),
-                "gas": GAS,
-                "gasPrice": GAS_PRICE,
-                "nonce": nonce,
-                "chainId": CHAIN_ID,
-            },
-            private_key,
-        )
-        tx_hash = str(
-            rpc(self.url, "eth_sendRawTransaction", ["0x" + signed.raw_transaction.hex()])
-        )
-        receipt = wait_for(
-            lambda: rpc(self.url, "eth_getTransactionReceipt", [tx_hash]), f"receipt of {tx_hash}"
-        )
-        assert hex_to_int(receipt["status"]) == 1, f"transaction {tx_hash} reverted: {receipt!r}"
-        return tx_hash
-
-
-def erc20_transfer(to: str, amount: int) -> bytes:
-    return bytes.fromhex("a9059cbb") + abi_encode(["address", "uint256"], [to, amount])
-
-
-@dataclass(frozen=True)
-class Taker:
-    address: str
-    private_key: str
+    """Poll until ``probe`` returns something truthy (a delivery log read, a flag)."""
+    return poll(lambda: probe() or None, timeout=timeout, what=what)
 
 
 # -- the venue as a fresh partner sees it -----------------------------------------------------
 
 
 @dataclass
-class Partner:
+class WebhookPartner:
     """One partner record: a key with trade and webhook scopes, its endpoints, its RFQs."""
 
     target: Target
@@ -143,22 +87,20 @@ class Partner:
 
     @property
     def chain(self) -> Chain:
-        return Chain(self.target.rpc_url(CHAIN_ID))
+        return Chain(self.target.rpc_url(CHAIN_ID), CHAIN_ID)
 
-    def fresh_taker(self, *, gas_money: bool) -> Taker:
+    def fresh_taker(self, *, gas_money: bool) -> Wallet:
         """A new wallet holding 2 USDT (and native coin to pay gas, when it will transact)."""
         demo = self.target.wallets()[-1]  # a demo wallet, else the last given taker wallet
-        account = Account.create()
-        taker = Taker(account.address, "0x" + bytes(account.key).hex())
+        source = Wallet(str(demo["address"]), str(demo["private_key"]))
+        taker = Wallet.create()
         chain = self.chain
-        chain.send(
-            demo["private_key"], self.token("USDT"), erc20_transfer(taker.address, 2 * SELL_AMOUNT)
-        )
+        chain.transfer(source, self.token("USDT"), taker.address, 2 * SELL_AMOUNT)
         if gas_money:
-            chain.send(demo["private_key"], taker.address, value=10**17)
+            chain.transact(source, taker.address, value=10**17)
         return taker
 
-    def firm_quote(self, taker: Taker) -> dict[str, Any]:
+    def firm_quote(self, taker: Wallet) -> dict[str, Any]:
         body = {
             "chainId": CHAIN_ID,
             "sellToken": self.token("USDT"),
@@ -171,13 +113,14 @@ class Partner:
         assert data.get("status") == "quoted", f"expected a firm quote (makers online?): {data!r}"
         return data
 
-    def execute(self, taker: Taker, quote: dict[str, Any]) -> str:
-        """Approve takerPays to the reactor and broadcast transactions.swap from the taker."""
+    def execute(self, taker: Wallet, quote: dict[str, Any]) -> str:
+        """Approve takerPays to the reactor and broadcast transactions.swap from the taker; the
+        swap's hash once both are mined and succeeded."""
         chain = self.chain
         for name in ("approval", "swap"):
             tx = quote["transactions"][name]
-            tx_hash = chain.send(taker.private_key, tx["to"], bytes.fromhex(tx["data"][2:]))
-        return tx_hash
+            receipt = chain.transact(taker, tx["to"], bytes.fromhex(tx["data"][2:]))
+        return str(receipt["transactionHash"])
 
     def rfq(self, rfq_id: str) -> dict[str, Any]:
         data: dict[str, Any] = assert_data(self.caller.get(f"/v2/rfq/{rfq_id}", headers=self.auth))
@@ -236,7 +179,7 @@ def check_event(got: ReceivedRequest, event_type: str, rfq_id: str) -> dict[str,
     return event
 
 
-def attempts_made(partner: Partner, event_id: str, count: int) -> Callable[[], bool]:
+def attempts_made(partner: WebhookPartner, event_id: str, count: int) -> Callable[[], bool]:
     def probe() -> bool:
         # The sweeper expires the RFQ up to ~250 ms after the clock advance, so at first there
         # may be no delivery yet: that is "not yet", not a failure.
@@ -246,7 +189,7 @@ def attempts_made(partner: Partner, event_id: str, count: int) -> Callable[[], b
     return probe
 
 
-def expire(partner: Partner) -> tuple[dict[str, Any], str]:
+def expire(partner: WebhookPartner) -> tuple[dict[str, Any], str]:
     """A firm quote left to lapse: (quote, rfq id), with the clock moved past expiresAt."""
     quote = partner.firm_quote(partner.fresh_taker(gas_money=False))
     assert partner.sim is not None, "moving the clock needs /_sim"

@@ -24,7 +24,7 @@ from conformance.ramp import Ramp, fresh_wallet
 from conformance.ramp_transfers import Transfers, wait_until
 from conformance.signing import sign_taker_proof
 from conformance.sim_control import SimControl
-from conformance.venue import ChainInfo
+from conformance.venue import VenueChain
 
 CHAIN = 97
 ONE_USDC = 10**6
@@ -37,7 +37,7 @@ BROKEN_ANSWER = (AssertionError, KeyError, TypeError, ValueError, IndexError, At
 class Traffic:
     url: str  # the proxy the traffic goes through
     sim: SimControl  # the simulator's control API, called directly
-    chain: ChainInfo
+    chain: VenueChain
     key: str  # an API key with trades and webhooks scopes, unlimited tier
     taker: str  # a funded demo wallet
     ticker: str  # a feed ticker with trades on it

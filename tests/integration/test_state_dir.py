@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
-from conformance.chain import Chain, Wallet
+from conformance.chain import Chain
 from conformance.client import Client
 from conformance.ramp import Ramp, fresh_wallet
 from conformance.ramp_transfers import Transfers
 from conformance.sim_control import SimControl
+from rfqkit.wallets import Wallet
 from simulator import __version__
 from simulator.adapters.sim.state_dir import FORMAT_VERSION
 from tests.integration.serve_process import RFQSIM, serve, stop

@@ -16,7 +16,7 @@ import aiohttp
 import pytest
 from eth_account import Account
 
-from conformance.chain import Chain, Wallet
+from conformance.chain import Chain
 from conformance.client import Client
 from conformance.ramp import Ramp, fresh_wallet
 from conformance.ramp_transfers import Transfers
@@ -25,6 +25,7 @@ from contracts.orders import RfqOrder, sign_order
 from makers.client import MakerClient
 from makers.quoting import quote_message
 from rfqkit.maker_protocol import Decline, MakerQuote, Rfq
+from rfqkit.wallets import Wallet
 from rfqsim.pytest_plugin import RfqSim, RfqSimError
 from tests.integration.serve_process import serve
 
