@@ -226,11 +226,19 @@ def preflight(args: argparse.Namespace, out: TextIO | None = None) -> None:
         raise PreflightError(f"{broken[0].what} {broken[0].problem}{more}")
 
 
+def names_tests(arg: str) -> bool:
+    """Whether a pytest argument after ``--`` selects tests itself: a test file, a directory or
+    a node id (``file.py::test``); then the run is that selection, not the whole suite."""
+    path = arg.split("::", 1)[0]
+    return not arg.startswith("-") and (path.endswith(".py") or Path(path).is_dir())
+
+
 def pytest_args(args: argparse.Namespace, extra: list[str]) -> list[str]:
     paths: list[str] = []
     for area in args.only or []:
         paths += [str(TESTS_DIR / name) for name in AREAS[area] if (TESTS_DIR / name).exists()]
-    command = paths or [str(TESTS_DIR)]
+    chosen = any(names_tests(a) for a in extra)
+    command = paths or ([] if chosen else [str(TESTS_DIR)])
     command += ["-p", "no:cacheprovider", "--conformance-report", args.report]
     if args.base_url:
         command += ["--base-url", args.base_url]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli import build_parser, pytest_args
+from conformance.cli import TESTS_DIR, build_parser, pytest_args
 from conformance.needs import inherent_reason
 from conformance.report import (
     BASE_URL_PROPERTY,
@@ -231,6 +231,12 @@ def test_list_uncovered_is_a_static_collection_unless_asked_to_run() -> None:
     ran = pytest_args(parser.parse_args(["--list-uncovered", "--run"]), [])
     assert "--collect-only" not in ran
     assert "--collect-only" not in pytest_args(parser.parse_args([]), [])
+    # Tests named after -- are the run; without them (or with options only) the whole suite.
+    whole = str(TESTS_DIR)
+    assert whole in pytest_args(parser.parse_args([]), ["-k", "maker"])
+    chosen = pytest_args(parser.parse_args([]), ["conformance/tests/test_health.py::test_x", "-q"])
+    assert whole not in chosen
+    assert chosen[0] == "-p", chosen
 
 
 def test_rules_whose_every_test_inherently_needs_control_leave_the_control_free_share() -> None:
