@@ -112,7 +112,8 @@ def _origin(value: str, from_config: set[str], args: argparse.Namespace) -> str:
 
 def check_key(client: Client, key: GivenKey, origin: str) -> PreflightCheck:
     """The key authenticates, and holds what it is declared to (or what it holds, probed)."""
-    what = f"key {key.public}… ({origin})"
+    role = ", spendable: only the limiter's test uses it" if key.spendable else ""
+    what = f"key {key.public}… ({origin}{role})"
     if not KEY_FORMAT.match(key.key):
         return PreflightCheck(what, "is not shaped tx_<live|test>_<public prefix>.<secret>")
     try:
