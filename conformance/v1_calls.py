@@ -28,6 +28,7 @@ from conformance.client import (
 from conformance.needs import skip_message
 from conformance.target import Target
 from conformance.target_inputs import resolved_inputs
+from conformance.webhooks import NOWHERE
 
 ALL_V1_SCOPES = ("quotes:read", "trades:write", "trades:read", "webhooks:manage")
 KEY_SHAPE = r"^tx_(live|test)_[0-9a-z]+\.[A-Za-z0-9_-]+$"
@@ -131,10 +132,10 @@ def own_address_client(target: Target, http: Client) -> Client:
 
 
 def webhook_body(label: str = "", event_types: Iterable[str] = ("swap.filled",)) -> dict[str, Any]:
-    """A webhook registration for an https URL nobody serves: no event of the test's fresh
-    partner ever fires, so nothing is ever delivered there."""
+    """A webhook registration for an https URL no delivery can reach (conformance.webhooks
+    NOWHERE): with a given key of a shared partner, its events may fire meanwhile."""
     path = label or secrets.token_hex(6)
-    return {"url": f"https://example.com/conformance/v1/{path}", "eventTypes": list(event_types)}
+    return {"url": f"{NOWHERE}/v1/{path}", "eventTypes": list(event_types)}
 
 
 def chains_without_contracts(target: Target, environment: str) -> list[int]:

@@ -21,6 +21,12 @@ from rfqkit.webhook_signatures import (
     signature_problem,
 )
 
+# Where the suite registers endpoints that must never be delivered to: a host under the reserved
+# top-level domain .invalid (RFC 2606), which no name lookup resolves. A service accepts it (an
+# https URL); should a shared partner's event fire while it is registered, the delivery fails
+# on the spot, and no request leaves this machine for someone else's server.
+NOWHERE = "https://rfqsim-conformance.invalid"
+
 
 @dataclass
 class RfqView:

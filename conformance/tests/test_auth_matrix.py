@@ -29,10 +29,11 @@ from conformance.response_checks import assert_data, assert_error
 from conformance.service_clock import ServiceClock
 from conformance.signing import sign_taker_proof
 from conformance.target import Target
+from conformance.webhooks import NOWHERE
 
 CHAIN = 97
 ONE_TOKEN = 10**18  # 1 USDT (18 decimals)
-WEBHOOK_URL = "https://example.com/conformance/auth-matrix"
+WEBHOOK_URL = f"{NOWHERE}/auth-matrix"
 
 KeyFactory = Callable[..., dict[str, Any]]
 

@@ -46,6 +46,7 @@ from conformance.v1_calls import (
     v1_keys,
     webhook_body,
 )
+from conformance.webhooks import NOWHERE
 
 RULES = (
     "v1/endpoints/every-post-creates-may",
@@ -150,7 +151,7 @@ def test_validation_failures_are_not_stored(caller: Client, keys: V1Keys) -> Non
     idem = _idem()
     insecure = {**webhook_body(), "url": "http://example.com/conformance/v1/insecure"}
     assert_error(_register(caller, key, insecure, idem), 400, "invalid_request", "https_required")
-    malformed = _register(caller, key, {"url": "https://example.com/x"}, idem)
+    malformed = _register(caller, key, {"url": f"{NOWHERE}/x"}, idem)
     assert_error(malformed, 400, "invalid_request")
     # Nothing was stored: the corrected request runs under the same key, and is then replayed.
     body = webhook_body()

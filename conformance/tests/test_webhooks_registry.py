@@ -28,6 +28,7 @@ from conformance.resource_checks import (
 from conformance.response_checks import assert_data, assert_error, assert_issues
 from conformance.sim_control import SimControl
 from conformance.target import Target
+from conformance.webhooks import NOWHERE
 
 MINTED: list[str] = []  # URLs registered by the running test (one test at a time per process)
 
@@ -84,7 +85,7 @@ def _auth(key: dict[str, Any]) -> dict[str, str]:
 
 
 def _url(label: str = "hook") -> str:
-    url = f"https://example.com/rfqsim-conformance/{label}-{secrets.token_hex(4)}"
+    url = f"{NOWHERE}/{label}-{secrets.token_hex(4)}"
     MINTED.append(url)
     return url
 
