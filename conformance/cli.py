@@ -227,18 +227,34 @@ def preflight(args: argparse.Namespace, out: TextIO | None = None) -> None:
         raise PreflightError(f"{broken[0].what} {broken[0].problem}{more}")
 
 
-def names_tests(arg: str) -> bool:
-    """Whether a pytest argument after ``--`` selects tests itself: a test file, a directory or
-    a node id (``file.py::test``); then the run is that selection, not the whole suite."""
-    path = arg.split("::", 1)[0]
-    return not arg.startswith("-") and (path.endswith(".py") or Path(path).is_dir())
+# pytest options whose value is the next argument: that value never names tests.
+_VALUE_OPTIONS = frozenset({"-k", "-m", "-p", "-n", "-o", "-c", "-W", "--deselect", "--ignore"})
+
+
+def names_tests(extra: list[str]) -> bool:
+    """Whether the pytest arguments after ``--`` select tests themselves (a test file, a directory
+    or a node id ``file.py::test``); then the run is that selection, not the whole suite."""
+    after_option = False
+    for arg in extra:
+        if after_option or arg.startswith("-"):
+            after_option = arg in _VALUE_OPTIONS
+            continue
+        path = arg.split("::", 1)[0]
+        if path.endswith(".py") or "::" in arg:
+            return True
+        try:
+            if Path(path).is_dir():
+                return True
+        except OSError:  # not a path at all (too long a name)
+            continue
+    return False
 
 
 def pytest_args(args: argparse.Namespace, extra: list[str]) -> list[str]:
     paths: list[str] = []
     for area in args.only or []:
         paths += [str(TESTS_DIR / name) for name in AREAS[area] if (TESTS_DIR / name).exists()]
-    chosen = any(names_tests(a) for a in extra)
+    chosen = names_tests(extra)
     command = paths or ([] if chosen else [str(TESTS_DIR)])
     command += ["-p", "no:cacheprovider", "--conformance-report", args.report]
     if args.base_url:

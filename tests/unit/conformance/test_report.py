@@ -234,6 +234,8 @@ def test_list_uncovered_is_a_static_collection_unless_asked_to_run() -> None:
     # Tests named after -- are the run; without them (or with options only) the whole suite.
     whole = str(TESTS_DIR)
     assert whole in pytest_args(parser.parse_args([]), ["-k", "maker"])
+    assert whole in pytest_args(parser.parse_args([]), ["-k", "conformance/tests/x.py or " * 40])
+    assert whole in pytest_args(parser.parse_args([]), ["--deselect", "conformance/tests/x.py"])
     chosen = pytest_args(parser.parse_args([]), ["conformance/tests/test_health.py::test_x", "-q"])
     assert whole not in chosen
     assert chosen[0] == "-p", chosen
