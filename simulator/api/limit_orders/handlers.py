@@ -19,31 +19,6 @@ from simulator.errors import (
     UpstreamError,
 )
 from simulator.services.limit_orders.placement import PrepareRequest, SignedPlacement
-from simulator.services.limit_orders.service import LimitOrderQuoteResult
-
-
-def render_quote(quote: LimitOrderQuoteResult) -> schemas.LimitOrderQuote:
-    fast = quote.fast
-    depth = schemas.Depth.model_validate(fast.depth)
-    return schemas.LimitOrderQuote(
-        sell_amount=str(quote.sell_amount),
-        min_buy_amount=str(quote.min_buy_amount),
-        fast_fill=schemas.FastFill(
-            buy_amount=str(fast.price.buy_amount),
-            rate_ray=str(fast.price.rate_ray),
-            margin_bps=fast.price.margin_bps,
-            depth=depth,
-        )
-        if fast.price is not None
-        else None,
-        fast_fill_unavailable_reason=fast.reason,
-        queue=schemas.QueuePrice(
-            buy_amount=str(quote.queue.buy_amount), rate_ray=str(quote.queue.rate_ray)
-        )
-        if quote.queue is not None
-        else None,
-        depth=depth,
-    )
 
 
 async def quote(request: web.Request) -> web.Response:
@@ -58,7 +33,7 @@ async def quote(request: web.Request) -> web.Response:
         preferred=query.preferred_liquidity_wallets,  # type: ignore[arg-type]
         restricted=query.restricted_liquidity_wallets,  # type: ignore[arg-type]
     )
-    return data_response(render_quote(result))
+    return data_response(schemas.LimitOrderQuote.model_validate(result))
 
 
 async def prepare(request: web.Request) -> web.Response:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, RootModel
+from pydantic import AliasPath, ConfigDict, Field, RootModel
 
 from simulator.api.http.fields import (
     Address,
@@ -65,15 +65,19 @@ class Depth(ApiModel):
 
 
 class FastFill(ApiModel):
-    buy_amount: str
-    rate_ray: str = Field(description="Maker frame: buyToken per sellToken, RAY")
-    margin_bps: int
+    # Validated from the service's priced fast-fill outcome: the price's fields and its depth.
+    buy_amount: AmountText = Field(validation_alias=AliasPath("price", "buy_amount"))
+    rate_ray: AmountText = Field(
+        validation_alias=AliasPath("price", "rate_ray"),
+        description="Maker frame: buyToken per sellToken, RAY",
+    )
+    margin_bps: int = Field(validation_alias=AliasPath("price", "margin_bps"))
     depth: Depth
 
 
 class QueuePrice(ApiModel):
-    buy_amount: str
-    rate_ray: str = Field(description="Maker frame: RAY^2 / queueRate")
+    buy_amount: AmountText
+    rate_ray: AmountText = Field(description="Maker frame: RAY^2 / queueRate")
 
 
 FastFillUnavailableReason = Literal[
@@ -82,8 +86,8 @@ FastFillUnavailableReason = Literal[
 
 
 class LimitOrderQuote(ApiModel):
-    sell_amount: str
-    min_buy_amount: str = Field(description="Smallest output able to carry the reactor fee")
+    sell_amount: AmountText
+    min_buy_amount: AmountText = Field(description="Smallest output able to carry the reactor fee")
     fast_fill: FastFill | None
     fast_fill_unavailable_reason: FastFillUnavailableReason | None
     queue: QueuePrice | None

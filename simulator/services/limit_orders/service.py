@@ -34,6 +34,8 @@ from simulator.services.limit_orders.ports import (
 )
 from simulator.services.limit_orders.pricing import (
     FastFillOutcome,
+    FastFillUnavailable,
+    MakerDepth,
     PricePoint,
     fast_fill,
     min_buy_amount,
@@ -76,6 +78,20 @@ class LimitOrderQuoteResult:
     min_buy_amount: int
     fast: FastFillOutcome
     queue: PricePoint | None
+
+    # What GET /v1/limit-orders/quote shows of the fast fill: the priced outcome, or why there
+    # is none, and the depth block either way (api/limit_orders/schemas.py reads these).
+    @property
+    def fast_fill(self) -> FastFillOutcome | None:
+        return self.fast if self.fast.price is not None else None
+
+    @property
+    def fast_fill_unavailable_reason(self) -> FastFillUnavailable | None:
+        return self.fast.reason
+
+    @property
+    def depth(self) -> MakerDepth:
+        return self.fast.depth
 
 
 @dataclass(frozen=True)
