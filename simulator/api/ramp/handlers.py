@@ -27,7 +27,7 @@ from simulator.errors import (
 )
 from simulator.services.ramp.access import WalletCall
 from simulator.services.ramp.customers import KycDocument, KycView
-from simulator.services.ramp.ports import Capabilities, CustomerAddress, PersonDetails
+from simulator.services.ramp.ports import CustomerAddress, PersonDetails
 
 # RA11: the kyc route's transport cap. Three maximal images need about 17 MiB; the rest is room
 # so that an oversize image of any plausible size is still read, parsed and answered 400 naming
@@ -65,23 +65,6 @@ def wallet_call(request: web.Request, body: WalletFields, provider: str) -> Wall
     )
 
 
-def render_provider(caps: Capabilities) -> schemas.RampProviderItem:
-    return schemas.RampProviderItem(
-        provider=caps.provider,
-        display_name=caps.display_name,
-        fiat=caps.fiat,
-        token=caps.token,
-        chain_ids=list(caps.chains),
-        sandbox_chain_ids=list(caps.sandbox_chains),
-        sides=list(caps.sides),
-        requires=schemas.ProviderRequires(
-            customer_details=caps.requires_customer_details,
-            payout_bank_account=caps.requires_payout_bank_account,
-            destination_wallet=caps.requires_destination_wallet,
-        ),
-    )
-
-
 def render_kyc(view: KycView) -> schemas.KycState:
     return schemas.KycState.model_validate(view.as_api())
 
@@ -95,7 +78,11 @@ async def list_providers(request: web.Request) -> web.Response:
         side=query.side,
         sandbox=query.sandbox,
     )
-    return body_response(schemas.ProvidersList(providers=[render_provider(c) for c in listed]))
+    return body_response(
+        schemas.ProvidersList(
+            providers=[schemas.RampProviderItem.model_validate(c) for c in listed]
+        )
+    )
 
 
 async def list_banks(request: web.Request) -> web.Response:

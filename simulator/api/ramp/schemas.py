@@ -120,9 +120,12 @@ class RampProviderItem(ApiModel):
     display_name: str
     fiat: str
     token: str
-    chain_ids: list[int] = Field(description="Chains it can settle on now (live switches)")
+    chain_ids: list[int] = Field(
+        validation_alias="chains", description="Chains it can settle on now (live switches)"
+    )
     sandbox_chain_ids: list[int] = Field(
-        description="Chains of its test account; empty in production"
+        validation_alias="sandbox_chains",
+        description="Chains of its test account; empty in production",
     )
     sides: list[Side] = Field(description="Sides switched on")
     requires: ProviderRequires

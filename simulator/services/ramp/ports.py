@@ -10,7 +10,7 @@ it declines (its sentence is shown to the user), `ProviderNotFound` for an unkno
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 Side = Literal["buy", "sell"]
 
@@ -71,6 +71,21 @@ class Capabilities:
     max_buy_amount: str  # published single-deposit cap, decimal string
     max_buy_currency: str
     business_profile_sells: bool = True  # sells without a personal profile run on our business one
+
+    @property
+    def requires(self) -> Requirements:
+        """What a transfer needs from the caller (the catalog's `requires` block)."""
+        return Requirements(
+            customer_details=self.requires_customer_details,
+            payout_bank_account=self.requires_payout_bank_account,
+            destination_wallet=self.requires_destination_wallet,
+        )
+
+
+class Requirements(NamedTuple):
+    customer_details: bool  # the user must be registered before a transfer
+    payout_bank_account: bool  # a sell needs a bank account
+    destination_wallet: bool  # a buy needs a destination wallet
 
 
 @dataclass(frozen=True)
