@@ -83,7 +83,13 @@ class KeySource:
                 "environment": environment,
                 "partner": key.partner,
             }
-        need = "key:live" if environment == "live" else "key:trades"
+        need = (
+            "key:live"
+            if environment == "live"
+            else "key:aggregator"
+            if "rfq:aggregator" in wanted
+            else "key:trades"
+        )
         scopes_text = ",".join(sorted(wanted)) + (" (and no other taker scope)" if exact else "")
         if same_partner_as is None and other_partner_than is None:
             detail = f"--api-key KEY={scopes_text} (a tx_{environment}_ key)"

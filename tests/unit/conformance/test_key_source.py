@@ -61,3 +61,6 @@ def test_without_labels_a_partner_question_skips_as_a_missing_input() -> None:
         assert "tx_test_u1.s" not in reason, reason  # the public prefix, never the secret
     reason = skip_reason(keys.make, "test", ["trades:write"], exact=True)
     assert "--api-key KEY=trades:write (and no other taker scope)" in reason, reason
+    # An aggregator key nobody gave is asked for as one.
+    reason = skip_reason(keys.make, "test", ["rfq:aggregator", "trades:write"])
+    assert needs_in([reason]) == ["key:aggregator"], reason
