@@ -83,6 +83,7 @@ def test_an_expired_quote_is_delivered_signed_to_the_owning_partner_only(
     "rfq/events/signature",
     "rfq/events/backoff-schedule-retry-count",
 )
+@pytest.mark.sim_only(because="decision")  # the 5 s retry is rfqsim's schedule (W1), not shown
 def test_a_500_is_retried_five_seconds_later_with_the_same_bytes(
     make_partner: Callable[[], WebhookPartner], receiver: WebhookReceiver, sim: SimControl
 ) -> None:
