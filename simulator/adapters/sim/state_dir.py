@@ -26,7 +26,7 @@ from simulator import __version__
 FORMAT = "rfqsim-state"
 # Bump when a participant's schema changes shape. 2: every participant saves through a declared
 # schema (services/shared/state.py) instead of the tagged reflection codec of version 1.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 STATE_FILE = "rfqsim-state.json"
 
 

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
-from rfqkit.timestamps import from_unix, isoformat, isoformat_unix
-from simulator.api.http.appkeys import CALLER, CLOCK, LADDER_BYTES, RFQ
+from simulator.api.http.appkeys import CALLER, LADDER_BYTES, RFQ
 from simulator.api.http.parsing import parse_body, parse_query, taker_proof
-from simulator.api.http.responses import data_response, raw_json_response
+from simulator.api.http.responses import Joined, data_response, raw_json_response
 from simulator.api.http.routes import Access, RouteTable
 from simulator.api.http.server_timing import record_maker_wait
 from simulator.api.rfq import schemas
@@ -26,125 +23,12 @@ from simulator.errors import (
     VenueUnavailable,
 )
 from simulator.services.rfq.model import StoredRfq
-from simulator.services.rfq.pricing import PreviewOutcome
-from simulator.services.rfq.service import FirmRequest, RequestOutcome
-from simulator.services.rfq.trades import TradeSpec
-from simulator.services.rfq.transactions import approval, swap
-from simulator.services.shared.amounts import rate_ray
-
-
-def _reserved(now: float, until: float | None) -> dict[str, Any]:
-    if until is None or until <= now:
-        return {}
-    return {"reserved_until": isoformat_unix(until), "retry_after_ms": int((until - now) * 1000)}
-
-
-def render_outcome(request: web.Request, outcome: RequestOutcome) -> schemas.RfqRequestResult:
-    record = outcome.record
-    chain = request.app[RFQ].service.chain(record.chain_id)
-    if record.quote is None:
-        now = request.app[CLOCK].time()
-        no_quote = schemas.NoQuote(
-            rfq_id=record.rfq_id,
-            claim_token=outcome.claim_token,
-            status="no_quote",
-            reason=record.no_quote_reason or "no_valid_quote",
-            available_sell_amount=str(record.available_sell) if record.available_sell else None,
-            available_buy_amount=str(record.available_buy) if record.available_buy else None,
-            routing=schemas.Routing.model_validate(record.routing),
-            **_reserved(now, record.reserved_until),
-        )
-        return schemas.RfqRequestResult(no_quote)
-    quote = record.quote
-    first = quote.orders[0]
-    sell_token = chain.token(record.sell_token)
-    buy_token = chain.token(record.buy_token)
-    assert sell_token is not None
-    assert buy_token is not None
-    reactor = chain.contracts.reactor
-    sell_amount = record.requested_sell if record.requested_sell is not None else quote.taker_pays
-    firm = schemas.FirmQuote(
-        rfq_id=record.rfq_id,
-        claim_token=outcome.claim_token,
-        status="quoted",
-        quote=schemas.Quote(
-            sell_amount=str(sell_amount),
-            buy_amount=str(quote.buy_amount),
-            fee_amount=str(quote.fee_amount),
-            taker_pays=str(quote.taker_pays),
-            rate_ray=str(
-                rate_ray(
-                    quote.taker_pays, sell_token.decimals, quote.buy_amount, buy_token.decimals
-                )
-            ),
-            expires_at=isoformat(from_unix(quote.expires_at)),
-            order_deadline=isoformat(from_unix(quote.order_deadline)),
-            latest_order_deadline=isoformat(from_unix(quote.latest_order_deadline)),
-            reactor=reactor,
-            spender=reactor,
-            taker=record.taker,
-            encoded_order="0x" + first.encoded_order.hex(),
-            signature="0x" + first.signature.hex(),
-            orders=[
-                schemas.QuoteOrder(
-                    encoded_order="0x" + o.encoded_order.hex(),
-                    signature="0x" + o.signature.hex(),
-                    sell_amount=str(o.taker_pays),
-                    buy_amount=str(o.maker_gives),
-                    fee_amount=str(o.fee_amount),
-                    maker=o.maker,
-                )
-                for o in quote.orders
-            ],
-        ),
-        transactions=schemas.Transactions(
-            approval=schemas.UnsignedTransaction.model_validate(
-                approval(record.chain_id, record.sell_token, reactor, quote.taker_pays)
-            ),
-            swap=schemas.UnsignedTransaction.model_validate(swap(record.chain_id, reactor, quote)),
-        ),
-        routing=schemas.Routing.model_validate(record.routing),
-    )
-    return schemas.RfqRequestResult(firm)
-
-
-def render_preview(
-    spec: TradeSpec, outcome: PreviewOutcome, reserved: dict[str, Any]
-) -> schemas.PreviewResult:
-    available_sell = str(outcome.depth.sell) if outcome.depth.sell else None
-    if outcome.price is None:
-        return schemas.PreviewResult(
-            schemas.PreviewNoQuote(
-                status="no_quote",
-                reason=outcome.reason or "no_valid_quote",
-                available_sell_amount=available_sell,
-                available_buy_amount=str(outcome.depth.buy) if outcome.depth.buy else None,
-                routing=schemas.Routing.model_validate(outcome.routing),
-                **reserved,
-            )
-        )
-    price = outcome.price
-    sell_amount = spec.sell_amount if spec.sell_amount is not None else price.taker_pays
-    return schemas.PreviewResult(
-        schemas.Preview(
-            status="preview",
-            sell_amount=str(sell_amount),
-            buy_amount=str(price.buy_amount),
-            fee_amount=str(price.fee),
-            taker_pays=str(price.taker_pays),
-            rate_ray=str(
-                rate_ray(price.taker_pays, spec.sell.decimals, price.buy_amount, spec.buy.decimals)
-            ),
-            available_sell_amount=available_sell,
-            routing=schemas.Routing.model_validate(outcome.routing),
-        )
-    )
+from simulator.services.rfq.service import FirmRequest
 
 
 async def preview(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.PreviewBody)
-    service = request.app[RFQ].service
-    spec, outcome, reserved_until = service.preview(
+    answer = request.app[RFQ].service.preview(
         chain_id=body.chain_id,
         sell_token=body.sell_token,
         buy_token=body.buy_token,
@@ -153,8 +37,7 @@ async def preview(request: web.Request) -> web.Response:
         preferred=body.preferred_liquidity_wallets,  # type: ignore[arg-type]
         restricted=body.restricted_liquidity_wallets,  # type: ignore[arg-type]
     )
-    reserved = _reserved(request.app[CLOCK].time(), reserved_until)
-    return data_response(render_preview(spec, outcome, reserved), exclude_none=True)
+    return data_response(schemas.PreviewResult.model_validate(answer), exclude_none=True)
 
 
 async def request_quote(request: web.Request) -> web.Response:
@@ -174,7 +57,8 @@ async def request_quote(request: web.Request) -> web.Response:
         ),
     )
     record_maker_wait(request, outcome.maker_wait_s)
-    return data_response(render_outcome(request, outcome), exclude_none=True)
+    answer = schemas.RfqRequestResult.model_validate(Joined(outcome, outcome.record))
+    return data_response(answer, exclude_none=True)
 
 
 def _owned(request: web.Request) -> StoredRfq:

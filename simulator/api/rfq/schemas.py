@@ -101,31 +101,35 @@ class Transactions(ApiModel):
 
 
 class QuoteOrder(ApiModel):
-    encoded_order: str
-    signature: str
-    sell_amount: str
-    buy_amount: str
-    fee_amount: str
+    # Validated from the issued order (services/rfq/model.py FilledOrder).
+    encoded_order: HexText
+    signature: HexText
+    sell_amount: AmountText = Field(validation_alias="taker_pays")
+    buy_amount: AmountText = Field(validation_alias="maker_gives")
+    fee_amount: AmountText
     maker: str
 
 
 class Quote(ApiModel):
-    sell_amount: str
-    buy_amount: str
-    fee_amount: str
-    taker_pays: str
-    rate_ray: str
-    expires_at: str
-    order_deadline: str
-    latest_order_deadline: str
+    # Validated from the quote as issued (services/rfq/model.py QuoteState).
+    sell_amount: AmountText
+    buy_amount: AmountText
+    fee_amount: AmountText
+    taker_pays: AmountText
+    rate_ray: AmountText
+    expires_at: Timestamp
+    order_deadline: Timestamp
+    latest_order_deadline: Timestamp
     reactor: str
     spender: str
     taker: str
-    encoded_order: str
-    signature: str
+    encoded_order: HexText
+    signature: HexText
     orders: list[QuoteOrder]
 
 
+# The answer to POST /v2/rfq/request is validated from the record, joined with what only the
+# answer carries (the claim token, the transactions, the wait before a retry).
 class FirmQuote(ApiModel):
     rfq_id: str
     claim_token: str
@@ -142,11 +146,11 @@ class NoQuote(ApiModel):
     rfq_id: str
     claim_token: str
     status: Literal["no_quote"]
-    reason: NoQuoteReason
-    available_sell_amount: str | None = None
-    available_buy_amount: str | None = None
+    reason: NoQuoteReason = Field(validation_alias="no_quote_reason")
+    available_sell_amount: AmountText | None = Field(None, validation_alias="available_sell")
+    available_buy_amount: AmountText | None = Field(None, validation_alias="available_buy")
     routing: Routing
-    reserved_until: str | None = None
+    reserved_until: Timestamp | None = None
     retry_after_ms: int | None = None
 
 
@@ -248,26 +252,27 @@ class LevelsQuery(ApiModel):
     chain_id: int = Field(ge=1, le=2**53)
 
 
+# Validated from the service's answer (services/rfq/answers.py PreviewAnswer).
 class Preview(ApiModel):
     status: Literal["preview"]
-    sell_amount: str
-    buy_amount: str
-    fee_amount: str
-    taker_pays: str
-    rate_ray: str
-    available_sell_amount: str | None = None
+    sell_amount: AmountText
+    buy_amount: AmountText
+    fee_amount: AmountText
+    taker_pays: AmountText
+    rate_ray: AmountText
+    available_sell_amount: AmountText | None = None
     routing: Routing
-    reserved_until: str | None = None
+    reserved_until: Timestamp | None = None
     retry_after_ms: int | None = None
 
 
 class PreviewNoQuote(ApiModel):
     status: Literal["no_quote"]
     reason: NoQuoteReason
-    available_sell_amount: str | None = None
-    available_buy_amount: str | None = None
+    available_sell_amount: AmountText | None = None
+    available_buy_amount: AmountText | None = None
     routing: Routing
-    reserved_until: str | None = None
+    reserved_until: Timestamp | None = None
     retry_after_ms: int | None = None
 
 

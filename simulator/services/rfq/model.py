@@ -41,10 +41,30 @@ class FilledOrder:
 
 @dataclass
 class QuoteState:
+    """The firm quote as issued. Its attributes are the `quote` object of POST /v2/rfq/request
+    under their wire names (api/rfq/schemas.py `Quote` is validated from it)."""
+
     orders: list[FilledOrder]
     expires_at: float  # accept cutoff: earliest maker cutoff, capped by the TTL
     order_deadline: float  # earliest order deadline
     latest_order_deadline: float  # last instant any single order is executable
+    sell_amount: int  # the exact input asked for, else takerPays
+    rate_ray: int  # buy per sell in whole tokens, times 10^27
+    taker: str  # the wallet the orders are bound to
+    reactor: str  # the contract that executes the orders: the approval's spender
+
+    @property
+    def spender(self) -> str:
+        return self.reactor
+
+    @property
+    def encoded_order(self) -> bytes:
+        """The first order: what a client that executes one order reads."""
+        return self.orders[0].encoded_order
+
+    @property
+    def signature(self) -> bytes:
+        return self.orders[0].signature
 
     @property
     def taker_pays(self) -> int:

@@ -13,12 +13,15 @@ from simulator.errors import Conflict, InvalidRequest, NotFound, ServiceError, V
 from simulator.randomness import RandomSource, secret_token
 from simulator.services.access.callers import Caller
 from simulator.services.access.proofs import TakerProof
+from simulator.services.rfq.answers import PreviewAnswer, RequestOutcome, Reservation
 from simulator.services.rfq.auction import Auction
 from simulator.services.rfq.deps import RfqDeps
 from simulator.services.rfq.model import QuoteState, StoredRfq
 from simulator.services.rfq.ports import RfqStore
-from simulator.services.rfq.pricing import LadderView, PreviewOutcome, eligible_makers
+from simulator.services.rfq.pricing import LadderView, eligible_makers
 from simulator.services.rfq.trades import TradeSpec, validate_trade
+from simulator.services.rfq.transactions import for_quote
+from simulator.services.shared.amounts import rate_ray
 from simulator.services.shared.venue import ChainVenue
 
 
@@ -33,13 +36,6 @@ class FirmRequest:
     proof: TakerProof | None
     preferred: list[str] | None
     restricted: list[str] | None
-
-
-@dataclass(frozen=True)
-class RequestOutcome:
-    record: StoredRfq
-    claim_token: str  # returned exactly once
-    maker_wait_s: float = 0.0  # time the auction waited for makers (Server-Timing `makers`)
 
 
 def _claim_hash(token: str) -> bytes:
@@ -83,7 +79,7 @@ class RfqService:
         buy_amount: str | None,
         preferred: list[str] | None,
         restricted: list[str] | None,
-    ) -> tuple[TradeSpec, PreviewOutcome, float | None]:
+    ) -> PreviewAnswer:
         spec = validate_trade(
             self._deps.venue,
             chain_id=chain_id,
@@ -95,8 +91,32 @@ class RfqService:
             restricted=restricted,
         )
         outcome = self._deps.pricing.preview(spec)
-        reserved_until = self._reserved_until(spec, None) if outcome.price is None else None
-        return spec, outcome, reserved_until
+        price = outcome.price
+        depth = outcome.depth
+        if price is None:
+            reservation = Reservation.at(self._clock.time(), self._reserved_until(spec, None))
+            return PreviewAnswer(
+                status="no_quote",
+                routing=outcome.routing,
+                available_sell_amount=depth.sell or None,
+                available_buy_amount=depth.buy or None,
+                reason=outcome.reason or "no_valid_quote",
+                reserved_until=reservation.reserved_until,
+                retry_after_ms=reservation.retry_after_ms,
+            )
+        return PreviewAnswer(
+            status="preview",
+            routing=outcome.routing,
+            available_sell_amount=depth.sell or None,
+            available_buy_amount=depth.buy or None,
+            sell_amount=spec.sell_amount if spec.sell_amount is not None else price.taker_pays,
+            buy_amount=price.buy_amount,
+            fee_amount=price.fee,
+            taker_pays=price.taker_pays,
+            rate_ray=rate_ray(
+                price.taker_pays, spec.sell.decimals, price.buy_amount, spec.buy.decimals
+            ),
+        )
 
     # --- firm request ------------------------------------------------------------------
 
@@ -191,18 +211,32 @@ class RfqService:
             record.routing = outcome.routing
             if not outcome.orders:
                 record.status = "no_quote"
-                record.no_quote_reason = outcome.reason
+                record.no_quote_reason = outcome.reason or "no_valid_quote"
                 record.available_sell = outcome.depth.sell or None
                 record.available_buy = outcome.depth.buy or None
-                record.reserved_until = self._reserved_until(spec, caller.identity)
+                reservation = Reservation.at(
+                    self._clock.time(), self._reserved_until(spec, caller.identity)
+                )
+                record.reserved_until = reservation.reserved_until
                 self._release_everything(rfq_id)
                 history.responded(rfq_id, "no_quote", outcome.reason, since(started), None)
-                return RequestOutcome(record, claim_token, outcome.maker_wait_s)
+                return RequestOutcome(
+                    record,
+                    claim_token,
+                    outcome.maker_wait_s,
+                    retry_after_ms=reservation.retry_after_ms,
+                )
+            taker_pays = sum(o.taker_pays for o in outcome.orders)
+            buy_amount = sum(o.maker_gives for o in outcome.orders)
             quote = QuoteState(
                 orders=outcome.orders,
                 expires_at=min(min(o.expires_at for o in outcome.orders), now + timing.quote_ttl_s),
                 order_deadline=min(o.deadline for o in outcome.orders),
                 latest_order_deadline=max(o.deadline for o in outcome.orders),
+                sell_amount=spec.sell_amount if spec.sell_amount is not None else taker_pays,
+                rate_ray=rate_ray(taker_pays, spec.sell.decimals, buy_amount, spec.buy.decimals),
+                taker=body.taker,
+                reactor=spec.chain.contracts.reactor,
             )
             if spec.buy_amount is not None and not aggregator:
                 # Exact output: checked after pricing, against takerPays; on failure the makers'
@@ -226,7 +260,12 @@ class RfqService:
             deps.slots.extend(rfq_id, quote.latest_order_deadline)
             deps.inventory_extend(rfq_id, quote.expires_at)
             history.responded(rfq_id, "quoted", None, since(started), quote.expires_at)
-            return RequestOutcome(record, claim_token, outcome.maker_wait_s)
+            return RequestOutcome(
+                record,
+                claim_token,
+                outcome.maker_wait_s,
+                transactions=for_quote(spec.chain.chain_id, spec.sell.address, quote),
+            )
         except BaseException as failed:
             if record.status == "soliciting":
                 self._store.discard(rfq_id)

@@ -43,3 +43,11 @@ def swap(chain_id: int, reactor: str, quote: QuoteState) -> UnsignedTx:
     else:
         data = EXECUTE_BATCH + encode(["(bytes,bytes)[]"], [signed])
     return UnsignedTx(reactor, data, chain_id)
+
+
+def for_quote(chain_id: int, sell_token: str, quote: QuoteState) -> TransactionPair:
+    """Approve takerPays to the quote's reactor, then execute its orders."""
+    return TransactionPair(
+        approval(chain_id, sell_token, quote.reactor, quote.taker_pays),
+        swap(chain_id, quote.reactor, quote),
+    )

@@ -25,6 +25,7 @@ from simulator.randomness import RandomSource
 from simulator.runtime.access import build_access
 from simulator.runtime.rfq import build_rfq
 from simulator.services.access.callers import Caller
+from simulator.services.rfq.answers import RequestOutcome
 from simulator.services.rfq.area import RfqArea
 from simulator.services.rfq.makers import (
     DeclineReply,
@@ -35,7 +36,7 @@ from simulator.services.rfq.makers import (
 )
 from simulator.services.rfq.model import FilledOrder, StoredRfq
 from simulator.services.rfq.ports import ChainUnreadable, FleetMemberStatus, RfqStore
-from simulator.services.rfq.service import FirmRequest, RequestOutcome
+from simulator.services.rfq.service import FirmRequest
 from simulator.services.rfq.store import InMemoryRfqStore
 from simulator.services.shared.amounts import fee_on
 from simulator.services.shared.events import EventLog
