@@ -12,7 +12,7 @@ from simulator.api.http.routes import RouteTable
 from simulator.api.v1 import schemas
 from simulator.api.v1.access import V1_KEY_ERRORS, v1_keyed
 from simulator.errors import InternalError, InvalidRequest, RateLimited
-from simulator.services.v1.corridors import ListedCorridor, list_corridors
+from simulator.services.v1.corridors import list_corridors
 
 
 async def get_status(request: web.Request) -> web.Response:
@@ -20,32 +20,10 @@ async def get_status(request: web.Request) -> web.Response:
     return data_response(schemas.ServiceStatus.model_validate(status), status=status.http_status)
 
 
-def render_corridor(listed: ListedCorridor) -> schemas.Corridor:
-    chain, corridor = listed.chain, listed.corridor
-    return schemas.Corridor(
-        chain_id=chain.chain_id,
-        pair=corridor.pair_id,
-        mode=corridor.timing.mode,
-        base=schemas.CorridorToken(
-            symbol=corridor.base.symbol,
-            address=corridor.base.address,
-            decimals=corridor.base.decimals,
-        ),
-        quote=schemas.CorridorToken(
-            symbol=corridor.quote.symbol,
-            address=corridor.quote.address,
-            decimals=corridor.quote.decimals,
-        ),
-        fee_bps=corridor.timing.fee_bps,
-        reactor=chain.contracts.reactor,
-        signature_transfer=chain.contracts.signature_transfer,
-    )
-
-
 async def get_corridors(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.CorridorsQuery)
     listed = list_corridors(request.app[V1].venue, request[CALLER], query.chain_id)
-    return data_response(schemas.CorridorList([render_corridor(c) for c in listed]))
+    return data_response(schemas.CorridorList.model_validate(listed))
 
 
 def add_routes(table: RouteTable) -> None:

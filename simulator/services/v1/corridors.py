@@ -8,13 +8,36 @@ from dataclasses import dataclass
 
 from simulator.services.access.callers import Caller
 from simulator.services.access.environments import require_v1_chain, v1_chains
-from simulator.services.shared.venue import ChainVenue, VenueCorridor, VenueDirectory
+from simulator.services.shared.venue import ChainVenue, VenueCorridor, VenueDirectory, VenueToken
+from simulator.settings import CorridorMode
 
 
 @dataclass(frozen=True)
 class ListedCorridor:
-    chain: ChainVenue
-    corridor: VenueCorridor
+    """One item of GET /v1/corridors under its wire names (api/v1/schemas.py `Corridor` is
+    validated from it)."""
+
+    chain_id: int
+    pair: str  # <base symbol>_<quote symbol>
+    mode: CorridorMode
+    base: VenueToken
+    quote: VenueToken
+    fee_bps: int
+    reactor: str  # the swaps' approval target
+    signature_transfer: str  # what limit-order makers approve
+
+    @classmethod
+    def of(cls, chain: ChainVenue, corridor: VenueCorridor) -> ListedCorridor:
+        return cls(
+            chain_id=chain.chain_id,
+            pair=corridor.pair_id,
+            mode=corridor.timing.mode,
+            base=corridor.base,
+            quote=corridor.quote,
+            fee_bps=corridor.timing.fee_bps,
+            reactor=chain.contracts.reactor,
+            signature_transfer=chain.contracts.signature_transfer,
+        )
 
 
 def list_corridors(
@@ -28,4 +51,4 @@ def list_corridors(
         if chain_id is not None
         else v1_chains(venue, caller)
     )
-    return [ListedCorridor(chain, corridor) for chain in chains for corridor in chain.corridors]
+    return [ListedCorridor.of(chain, corridor) for chain in chains for corridor in chain.corridors]

@@ -62,7 +62,7 @@ def test_v1_chains_are_the_keys_environment_deployed_only() -> None:
 def test_corridors_of_the_environment_or_of_one_chain() -> None:
     directory = venue()
     listed = list_corridors(directory, caller("test"), None)
-    assert [(c.chain.chain_id, c.corridor.pair_id) for c in listed] == [
+    assert [(c.chain_id, c.pair) for c in listed] == [
         (97, "USDT_NGNS"),
         (97, "USDC_NGNS"),
     ]
