@@ -12,6 +12,9 @@ class ServiceError(Exception):
     status: ClassVar[int] = 500
     code: ClassVar[str] = "internal"
     default_message: ClassVar[str] = "Internal server error"
+    # Extra members that hold a service object, written through the wire model each operation
+    # that can answer this error declares for it (`Operation.error_members`).
+    object_members: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -151,14 +154,16 @@ class QuoteDrift(ServiceError):
 
 
 class KycRequired(ServiceError):
-    """A buy for a person the provider will not take a deposit from; `kyc` is the rendered
-    review state object (the API's `kyc` shape), carried as `error.kyc`."""
+    """A buy for a person the provider will not take a deposit from; `kyc` is the review state
+    (the ramp's KycView), carried as `error.kyc` in the shape the operation declares for it
+    (`Operation.error_members`)."""
 
     status = 422
     code = "kyc_required"
     default_message = "The provider will not accept a deposit from this person until verified"
+    object_members = ("kyc",)
 
-    def __init__(self, kyc: dict[str, Any], message: str | None = None) -> None:
+    def __init__(self, kyc: object, message: str | None = None) -> None:
         super().__init__(message, extra={"kyc": kyc})
 
 

@@ -5,7 +5,19 @@ document's defaults)."""
 
 from __future__ import annotations
 
+import json
+from typing import Any, cast
+
+import pytest
+from aiohttp import web
+
+from simulator.api.http.middleware import render_error
+from simulator.api.http.routes import Operation, RouteTable
+from simulator.api.ramp.schemas import KycState
+from simulator.errors import KycRequired
 from simulator.runtime.app import build_routes
+from simulator.services.ramp.customers import KycView
+from tests.unit.services.fake_provider import default_capabilities
 
 UNJOURNALED = {"simListRequests", "simClearRequests", "simListMakerMessages", "simStream"}
 UNJOURNALED |= {"simConsole", "simConsoleAsset"}
@@ -38,3 +50,32 @@ def test_an_undeclared_path_takes_the_document_of_its_first_segment() -> None:
     assert reset is not None
     assert (reset.operation_id, reset.gated) == ("simReset", False)
     assert table.declared_at("/v2/rfq/{rfq_id}") is None  # templated paths are not looked up
+
+
+def test_an_error_member_that_holds_a_service_object_needs_its_wire_model() -> None:
+    async def handler(request: web.Request) -> web.Response:
+        raise AssertionError("never called")
+
+    declared: dict[str, Any] = {
+        "method": "POST",
+        "path": "/v2/ramp/elsewhere",
+        "handler": handler,
+        "operation_id": "elsewhere",
+        "summary": "",
+        "document": "v2",
+        "errors": (KycRequired,),
+    }
+    with pytest.raises(ValueError, match="kyc_required carries `kyc`"):
+        RouteTable().add(Operation(**declared))
+    RouteTable().add(Operation(**declared, error_members={"kyc": KycState}))
+
+
+def test_error_kyc_is_written_by_the_model_of_the_kyc_reads() -> None:
+    view = KycView.without_profile(default_capabilities())
+    create = build_routes().by_name()["rampCreateTransfer"]
+    response = render_error(KycRequired(view), "req_1", create)
+    error = json.loads(cast(bytes, response.body))["error"]
+    assert error["code"] == "kyc_required"
+    assert error["kyc"] == KycState.model_validate(view).model_dump(mode="json", by_alias=True)
+    assert error["kyc"]["maxBuy"] == {"amount": "5000000", "currency": "NGN"}
+    assert error["kyc"]["providerStatus"] == "no_profile"

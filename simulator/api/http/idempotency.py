@@ -14,6 +14,7 @@ from multidict import CIMultiDict
 
 from simulator.api.http.appkeys import CALLER, IDEMPOTENCY, OPERATIONS, REQUEST_ID
 from simulator.api.http.middleware import render_error, request_id_of
+from simulator.api.http.policy import operation_of
 from simulator.errors import Conflict, InvalidRequest, ServiceError
 from simulator.services.shared.idempotency import (
     MAX_KEY_LENGTH,
@@ -108,7 +109,7 @@ async def idempotency_middleware(request: web.Request, handler: Handler) -> web.
             response: web.StreamResponse = await handler(request)
         except ServiceError as error:
             # Rendered here, by the one renderer, so the bytes stored are the bytes sent.
-            response = render_error(error, request_id_of(request))
+            response = render_error(error, request_id_of(request), operation_of(request))
         stored = _stored(request, response)
         if stored is not None:
             store.finish(record, stored)

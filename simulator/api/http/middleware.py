@@ -15,6 +15,8 @@ from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.typedefs import Handler
 
 from simulator.api.http.appkeys import ERROR_STYLES, RANDOM, REQUEST_ID
+from simulator.api.http.policy import operation_of
+from simulator.api.http.routes import Operation
 from simulator.api.http.server_timing import mark_started
 from simulator.errors import (
     InternalError,
@@ -37,7 +39,10 @@ def request_id_of(request: web.Request) -> str:
     return request_id
 
 
-def render_error(error: ServiceError, request_id: str) -> web.Response:
+def render_error(
+    error: ServiceError, request_id: str, operation: Operation | None = None
+) -> web.Response:
+    """The envelope; an object member is written through the wire model `operation` declares."""
     body: dict[str, object] = {
         "code": error.code,
         "message": error.message,
@@ -45,7 +50,10 @@ def render_error(error: ServiceError, request_id: str) -> web.Response:
     }
     if error.details is not None:
         body["details"] = error.details
+    members = operation.error_members if operation is not None else {}
     for name, value in error.extra.items():
+        if name in error.object_members:
+            value = members[name].model_validate(value).model_dump(mode="json", by_alias=True)
         body.setdefault(name, value)  # never shadows code, message, request_id or details
     response = web.Response(
         body=json.dumps({"error": body}, separators=(",", ":")).encode(),
@@ -84,7 +92,7 @@ def _render(request: web.Request, error: ServiceError, request_id: str) -> web.R
     styles = request.app.get(ERROR_STYLES) or {}
     if styles.get(request.path) == "feed":
         return render_feed_error(error)
-    return render_error(error, request_id)
+    return render_error(error, request_id, operation_of(request))
 
 
 def _from_http_exception(exc: web.HTTPException) -> ServiceError:

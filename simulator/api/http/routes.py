@@ -45,6 +45,9 @@ class Operation:
     query: type[BaseModel] | None = None  # query-string model
     responses: dict[int, type[BaseModel] | None] = field(default_factory=dict)  # success: data
     errors: tuple[type[ServiceError], ...] = ()  # error statuses this operation can answer
+    # The wire model of each object member of those errors (`ServiceError.object_members`),
+    # validated from the service object the error carries: 422 kyc_required's `kyc`.
+    error_members: dict[str, type[BaseModel]] = field(default_factory=dict)
     security: tuple[str, ...] = ()  # OpenAPI security scheme names (any of them; "" = none)
     envelope: bool = True  # success bodies wrapped in `data`
     access: Access | None = None  # None: not an API call (no key, no per-key limiter)
@@ -95,6 +98,13 @@ class RouteTable:
         self.operations: list[Operation] = []
 
     def add(self, operation: Operation) -> None:
+        for error in operation.errors:
+            for member in error.object_members:
+                if member not in operation.error_members:
+                    raise ValueError(
+                        f"{operation.operation_id}: {error.code} carries `{member}`; "
+                        f"declare its wire model in error_members"
+                    )
         self.operations.append(operation)
 
     def register(self, router: web.UrlDispatcher) -> None:

@@ -26,7 +26,7 @@ from simulator.errors import (
     UpstreamError,
 )
 from simulator.services.ramp.access import WalletCall
-from simulator.services.ramp.customers import KycDocument, KycView
+from simulator.services.ramp.customers import KycDocument
 from simulator.services.ramp.ports import CustomerAddress, PersonDetails
 
 # RA11: the kyc route's transport cap. Three maximal images need about 17 MiB; the rest is room
@@ -63,10 +63,6 @@ def wallet_call(request: web.Request, body: WalletFields, provider: str) -> Wall
         caller=f"ip:{client_ip(request)}",
         sandbox=body.sandbox,
     )
-
-
-def render_kyc(view: KycView) -> schemas.KycState:
-    return schemas.KycState.model_validate(view.as_api())
 
 
 async def list_providers(request: web.Request) -> web.Response:
@@ -157,7 +153,7 @@ async def submit_kyc(request: web.Request) -> web.Response:
             selfie_image=body.selfie_image,
         ),
     )
-    return body_response(schemas.KycSubmitted(kyc=render_kyc(view)))
+    return body_response(schemas.KycSubmitted(kyc=schemas.KycState.model_validate(view)))
 
 
 async def kyc_status(request: web.Request) -> web.Response:
@@ -165,7 +161,8 @@ async def kyc_status(request: web.Request) -> web.Response:
     view = await request.app[RAMP].customers.kyc_status(
         wallet_call(request, body, body.provider), body.fiat
     )
-    return body_response(schemas.KycResult(kyc=render_kyc(view) if view is not None else None))
+    kyc = schemas.KycState.model_validate(view) if view is not None else None
+    return body_response(schemas.KycResult(kyc=kyc))
 
 
 async def kyc_link(request: web.Request) -> web.Response:

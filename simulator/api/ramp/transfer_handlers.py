@@ -13,6 +13,7 @@ from simulator.api.http.responses import body_response, data_response
 from simulator.api.http.routes import RouteTable
 from simulator.api.ramp import transfer_schemas as schemas
 from simulator.api.ramp.handlers import COMMON_ERRORS, WALLET_ERRORS, wallet_call
+from simulator.api.ramp.schemas import KycState
 from simulator.errors import (
     InternalError,
     InvalidRequest,
@@ -179,6 +180,7 @@ def add_routes(table: RouteTable) -> None:
         body=schemas.TransferBody,
         responses={201: schemas.TransferCreated},
         errors=CREATE_ERRORS,
+        error_members={"kyc": KycState},
     )
     add(
         "GET",

@@ -23,6 +23,7 @@ from simulator.services.ramp.access import RampGate, WalletCall
 from simulator.services.ramp.catalog import RampCatalog
 from simulator.services.ramp.failures import provider_failure
 from simulator.services.ramp.ports import (
+    Capabilities,
     CustomerRecord,
     KycReview,
     PersonDetails,
@@ -63,8 +64,15 @@ def kyc_state(provider_status: str) -> str:
 
 
 @dataclass(frozen=True)
+class DepositCap:
+    amount: str  # decimal string
+    currency: str
+
+
+@dataclass(frozen=True)
 class KycView:
-    """The spec's `kyc` object."""
+    """The spec's `kyc` object under its wire names (api/ramp/schemas.py `KycState` is
+    validated from it, for the kyc reads and for `error.kyc` of 422 kyc_required)."""
 
     state: str  # unverified, pending, verified, rejected, expired
     provider_status: str  # the provider's own word
@@ -72,8 +80,7 @@ class KycView:
     requirements_due: tuple[str, ...]
     level: str | None
     can_deposit: bool
-    max_buy_amount: str  # the corridor's single-deposit cap, not a per-person limit
-    max_buy_currency: str
+    max_buy: DepositCap  # the corridor's single-deposit cap, not a per-person limit
 
     @classmethod
     def of(cls, review: KycReview) -> KycView:
@@ -84,21 +91,21 @@ class KycView:
             requirements_due=review.requirements_due,
             level=review.level,
             can_deposit=review.can_deposit,
-            max_buy_amount=review.max_buy_amount,
-            max_buy_currency=review.max_buy_currency,
+            max_buy=DepositCap(review.max_buy_amount, review.max_buy_currency),
         )
 
-    def as_api(self) -> dict[str, Any]:
-        """The wire shape (also `error.kyc` of 422 kyc_required)."""
-        return {
-            "state": self.state,
-            "providerStatus": self.provider_status,
-            "rejectionReasons": list(self.rejection_reasons),
-            "requirementsDue": list(self.requirements_due),
-            "level": self.level,
-            "canDeposit": self.can_deposit,
-            "maxBuy": {"amount": self.max_buy_amount, "currency": self.max_buy_currency},
-        }
+    @classmethod
+    def without_profile(cls, caps: Capabilities) -> KycView:
+        """A person the provider has no profile of: nothing reviewed, the details due."""
+        return cls(
+            state="unverified",
+            provider_status=NO_PROFILE,
+            rejection_reasons=(),
+            requirements_due=("customerDetails",),
+            level=None,
+            can_deposit=False,
+            max_buy=DepositCap(caps.max_buy_amount, caps.max_buy_currency),
+        )
 
 
 @dataclass(frozen=True)
@@ -348,17 +355,7 @@ class RampCustomers:
         if record is None:
             return None
         if record.provider_customer_id is None:
-            caps = await self._catalog.capabilities(call.provider)
-            return KycView(
-                state="unverified",
-                provider_status=NO_PROFILE,
-                rejection_reasons=(),
-                requirements_due=("customerDetails",),
-                level=None,
-                can_deposit=False,
-                max_buy_amount=caps.max_buy_amount,
-                max_buy_currency=caps.max_buy_currency,
-            )
+            return KycView.without_profile(await self._catalog.capabilities(call.provider))
         async with self._lock(call.key):
             if not self._reread_due(record):
                 assert record.kyc is not None

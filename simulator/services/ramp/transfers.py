@@ -14,7 +14,6 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
 
 from simulator.clock import Clock
 from simulator.errors import (
@@ -335,18 +334,7 @@ class RampTransfers:
         review = await self._customers.current_kyc(customer, caps.fiat)
         if review is not None and review.status == VERIFIED and review.can_deposit:
             return
-        if review is None:
-            kyc: dict[str, Any] = {
-                "state": "unverified",
-                "providerStatus": "no_profile",
-                "rejectionReasons": [],
-                "requirementsDue": ["customerDetails"],
-                "level": None,
-                "canDeposit": False,
-                "maxBuy": {"amount": caps.max_buy_amount, "currency": caps.max_buy_currency},
-            }
-        else:
-            kyc = KycView.of(review).as_api()
+        kyc = KycView.without_profile(caps) if review is None else KycView.of(review)
         raise KycRequired(kyc)
 
     async def _recipient(

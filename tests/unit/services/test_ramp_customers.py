@@ -239,7 +239,7 @@ async def test_kyc_status_without_record_or_profile() -> None:
     assert view is not None
     assert view.state == "unverified"
     assert view.provider_status == "no_profile"
-    assert view.max_buy_amount == "5000000"
+    assert view.max_buy.amount == "5000000"
 
 
 async def test_review_states_and_the_throttle() -> None:
@@ -265,7 +265,7 @@ async def test_review_states_and_the_throttle() -> None:
     assert verified.state == "verified"
     assert verified.can_deposit
     assert verified.level == "tier_1"
-    assert verified.as_api()["maxBuy"]["currency"] == "NGN"
+    assert verified.max_buy.currency == "NGN"
     await ramp.clock.advance(3600)
     await ramp.customers.kyc_status(ramp.call(), "NGN")
     assert ramp.fake.calls["kyc_review"] == reads + 2  # no re-read once verified

@@ -20,6 +20,7 @@ from simulator.errors import (
     RampCustomerRequired,
     UpstreamError,
 )
+from simulator.services.ramp.customers import DepositCap
 from simulator.services.ramp.ports import ProviderTransfer, ProviderUnreachable
 from tests.unit.services.ramp_harness import PAYOUT, PERSON, Ramp
 
@@ -204,8 +205,8 @@ async def test_customer_profile_and_kyc_rules() -> None:
     await ramp.register()
     with pytest.raises(KycRequired) as kyc:
         await ramp.create(intent_key="intent-key-000003")
-    assert kyc.value.extra["kyc"]["state"] == "unverified"
-    assert kyc.value.extra["kyc"]["maxBuy"] == {"amount": "5000000", "currency": "NGN"}
+    assert kyc.value.extra["kyc"].state == "unverified"
+    assert kyc.value.extra["kyc"].max_buy == DepositCap(amount="5000000", currency="NGN")
 
 
 async def test_pending_and_nodeposit_reviews_are_kyc_required() -> None:
@@ -213,8 +214,8 @@ async def test_pending_and_nodeposit_reviews_are_kyc_required() -> None:
     await ramp.verified(number="NODEPOSIT1")
     with pytest.raises(KycRequired) as kyc:
         await ramp.create()
-    assert kyc.value.extra["kyc"]["state"] == "verified"
-    assert kyc.value.extra["kyc"]["canDeposit"] is False
+    assert kyc.value.extra["kyc"].state == "verified"
+    assert kyc.value.extra["kyc"].can_deposit is False
 
 
 async def test_provider_refusals_are_422_with_its_sentence() -> None:
