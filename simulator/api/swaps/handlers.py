@@ -3,8 +3,6 @@ Parse, call the service, render."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from aiohttp import web
 from pydantic import TypeAdapter
 
@@ -23,8 +21,6 @@ from simulator.errors import (
     UpstreamError,
 )
 from simulator.services.limit_orders.book import capacity
-from simulator.services.limit_orders.model import LimitOrder
-from simulator.services.shared.amounts import rate_ray
 from simulator.services.swaps.model import SwapRecord
 from simulator.services.swaps.service import SwapRequest
 
@@ -94,34 +90,7 @@ async def quote(request: web.Request) -> web.Response:
     result = await request.app[SWAPS].service.quote(
         request[CALLER], _request(query, None, require_full_fill=False)
     )
-    orders: Sequence[LimitOrder] = result.composition.orders
-    composition = result.composition
-    found = result.found
-    return data_response(
-        schemas.SwapQuote(
-            chain_id=found.chain.chain_id,
-            sell_token=found.sell.address,
-            buy_token=found.buy.address,
-            sell_amount=str(result.sell_amount),
-            fillable=result.fillable,
-            reason=None if result.fillable else "no_liquidity",
-            sold_amount=str(composition.sold),
-            buy_amount=str(composition.proceeds),
-            fee_amount=str(composition.fee),
-            rate_ray=str(
-                rate_ray(
-                    composition.sold,
-                    found.sell.decimals,
-                    composition.proceeds,
-                    found.buy.decimals,
-                )
-            ),
-            partial_fill=result.fillable and composition.sold < result.sell_amount,
-            allowance_target=found.chain.contracts.reactor,
-            orders=[schemas.Offer.model_validate(o) for o in orders],
-            block_number=found.view.block,
-        )
-    )
+    return data_response(schemas.SwapQuote.model_validate(result))
 
 
 async def create_swap(request: web.Request) -> web.Response:
@@ -131,15 +100,7 @@ async def create_swap(request: web.Request) -> web.Response:
     )
     if isinstance(outcome, SwapRecord):
         return data_response(schemas.Swap.model_validate(outcome), status=201)
-    return data_response(
-        schemas.SwapNotFillable(
-            fillable=False,
-            reason=outcome.reason,
-            sell_amount=str(outcome.sell_amount),
-            available_sell_amount=str(outcome.available_sell),
-            available_buy_amount=str(outcome.available_buy),
-        )
-    )
+    return data_response(schemas.SwapNotFillable.model_validate(outcome))
 
 
 async def list_swaps(request: web.Request) -> web.Response:

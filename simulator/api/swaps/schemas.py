@@ -114,13 +114,13 @@ class SwapQuote(ApiModel):
     chain_id: int
     sell_token: str
     buy_token: str
-    sell_amount: str = Field(description="As requested")
+    sell_amount: AmountText = Field(description="As requested")
     fillable: bool
     reason: Literal["no_liquidity"] | None
-    sold_amount: str = Field(description="What the composed orders take, fee included")
-    buy_amount: str
-    fee_amount: str
-    rate_ray: str = Field(description="buyAmount per soldAmount (fee included), RAY")
+    sold_amount: AmountText = Field(description="What the composed orders take, fee included")
+    buy_amount: AmountText
+    fee_amount: AmountText
+    rate_ray: AmountText = Field(description="buyAmount per soldAmount (fee included), RAY")
     partial_fill: bool = Field(description="soldAmount is below sellAmount")
     allowance_target: str = Field(description="Approve the reactor for soldAmount")
     orders: list[Offer]
@@ -211,9 +211,9 @@ class SwapNotFillable(ApiModel):
 
     fillable: Literal[False]
     reason: Literal["no_liquidity", "partial_fill"]
-    sell_amount: str
-    available_sell_amount: str = Field(description="What whole orders could compose now")
-    available_buy_amount: str
+    sell_amount: AmountText
+    available_sell_amount: AmountText = Field(description="What whole orders could compose now")
+    available_buy_amount: AmountText
 
 
 class SwapListQuery(ApiModel):

@@ -126,9 +126,11 @@ class SwapRecord:
 
 @dataclass(frozen=True)
 class NotFillable:
-    """HTTP 200 "nothing to build": no liquidity, or a partial composition refused."""
+    """HTTP 200 "nothing to build": no liquidity, or a partial composition refused (the wire's
+    names: api/swaps/schemas.py `SwapNotFillable` is validated from it)."""
 
     reason: NotFillableReason
     sell_amount: int  # as requested
-    available_sell: int  # what whole orders could compose now (taker cost, fee included)
-    available_buy: int  # and what it would receive
+    available_sell_amount: int  # what whole orders could compose now (taker cost, fee included)
+    available_buy_amount: int  # and what it would receive
+    fillable: Literal[False] = False

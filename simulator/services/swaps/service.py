@@ -8,6 +8,7 @@ import base64
 import binascii
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from simulator.clock import Clock
 from simulator.errors import Conflict, InvalidRequest, NotFound
@@ -15,8 +16,10 @@ from simulator.randomness import RandomSource
 from simulator.services.access.callers import Caller
 from simulator.services.limit_orders.book import Composition, capacity, compose
 from simulator.services.limit_orders.live import BookChainView
+from simulator.services.limit_orders.model import LimitOrder
 from simulator.services.limit_orders.ports import ChainUnreadable
 from simulator.services.limit_orders.service import BookService, Executable, steering_of
+from simulator.services.shared.amounts import rate_ray
 from simulator.services.shared.fills import Fill
 from simulator.services.shared.timelines import TimelineSink
 from simulator.services.swaps.events import SwapEvents
@@ -40,15 +43,45 @@ class SwapRequest:
 
 @dataclass(frozen=True)
 class SwapQuoteResult:
-    """GET /v1/quote: what a swap would compose now (nothing is reserved)."""
+    """GET /v1/quote: what a swap would compose now (nothing is reserved), under the wire's
+    names (api/swaps/schemas.py `SwapQuote` is validated from it)."""
 
-    found: Executable
-    sell_amount: int
-    composition: Composition
+    chain_id: int
+    sell_token: str
+    buy_token: str
+    sell_amount: int  # as requested
+    fillable: bool
+    reason: Literal["no_liquidity"] | None
+    sold_amount: int  # what the composed orders take, fee included
+    buy_amount: int
+    fee_amount: int
+    rate_ray: int  # buyAmount per soldAmount
+    partial_fill: bool  # soldAmount is below sellAmount
+    allowance_target: str  # the reactor: approve it for soldAmount
+    orders: tuple[LimitOrder, ...]
+    block_number: int
 
-    @property
-    def fillable(self) -> bool:
-        return bool(self.composition.orders)
+    @classmethod
+    def of(cls, found: Executable, sell_amount: int, composition: Composition) -> SwapQuoteResult:
+        fillable = bool(composition.orders)
+        return cls(
+            chain_id=found.chain.chain_id,
+            sell_token=found.sell.address,
+            buy_token=found.buy.address,
+            sell_amount=sell_amount,
+            fillable=fillable,
+            reason=None if fillable else "no_liquidity",
+            sold_amount=composition.sold,
+            buy_amount=composition.proceeds,
+            fee_amount=composition.fee,
+            rate_ray=rate_ray(
+                composition.sold, found.sell.decimals, composition.proceeds, found.buy.decimals
+            ),
+            partial_fill=fillable and composition.sold < sell_amount,
+            allowance_target=found.chain.contracts.reactor,
+            orders=composition.orders,
+            block_number=found.view.block,
+        )
 
 
 @dataclass(frozen=True)
@@ -110,7 +143,7 @@ class SwapService:
 
     async def quote(self, caller: Caller, request: SwapRequest) -> SwapQuoteResult:
         found, composition = await self._compose(caller, request)
-        return SwapQuoteResult(found, request.sell_amount, composition)
+        return SwapQuoteResult.of(found, request.sell_amount, composition)
 
     async def create(self, caller: Caller, request: SwapRequest) -> SwapRecord | NotFillable:
         assert request.taker is not None

@@ -69,7 +69,7 @@ async def test_a_side_is_priced_by_whole_offers_in_matching_order_up_to_the_size
     assert clearing == Clearing(sold=with_fee(60 * E6) + with_fee(50 * E6), bought=175_500 * E6)
     # Exactly what the matcher composes for a swap of that cost (GET /v1/quote, POST /v1/swaps).
     quote = await h.swaps.quote(caller(), swap_request(clearing.sold, taker=None))
-    assert (quote.composition.sold, quote.composition.proceeds) == (
+    assert (quote.sold_amount, quote.buy_amount) == (
         clearing.sold,
         clearing.bought,
     )

@@ -73,7 +73,7 @@ async def test_no_liquidity_and_partial_fill_are_nothing_to_build() -> None:
     await three_orders(h)
     partial = await h.swaps.create(caller(), swap_request(2 * COST + 10, require_full_fill=True))
     assert isinstance(partial, NotFillable)
-    assert (partial.reason, partial.available_sell) == ("partial_fill", 2 * COST)
+    assert (partial.reason, partial.available_sell_amount) == ("partial_fill", 2 * COST)
     exact = await created(h, swap_request(2 * COST, require_full_fill=True))
     assert exact.sold == 2 * COST
 
