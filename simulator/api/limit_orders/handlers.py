@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from types import SimpleNamespace
 
 from aiohttp import web
 
@@ -54,36 +54,10 @@ async def prepare(request: web.Request) -> web.Response:
             restricted=None,
         ),
     )
-    order = prepared.order
-    typed: dict[str, Any] = prepared.typed_data
-    pricing = prepared.pricing
-    return data_response(
-        schemas.Prepared(
-            typed_data=schemas.TypedData.model_validate(typed),
-            digest="0x" + prepared.digest.hex(),
-            encoded_order="0x" + prepared.encoded.hex(),
-            order=schemas.PreparedOrder(
-                chain_id=prepared.chain_id,
-                reactor=order.reactor,
-                maker=order.maker,
-                input_token=order.inputToken,
-                input_amount=str(order.inputAmount),
-                output_token=order.outputToken,
-                output_amount=str(order.outputAmount),
-                nonce=str(order.nonce),
-                deadline=str(order.deadline),
-            ),
-            pricing=schemas.PricingBlock(
-                mode=pricing.mode,
-                margin_bps=pricing.margin_bps,
-                assumed_rate_ray=str(pricing.assumed_rate_ray),
-                depth=schemas.Depth.model_validate(pricing.depth),
-            )
-            if pricing is not None
-            else None,
-        ),
-        exclude_none=True,
-    )
+    # The wire's `order` is the signed struct with the chain it is for.
+    order = SimpleNamespace(order=Joined(prepared.order, prepared))
+    shown = schemas.Prepared.model_validate(Joined(order, prepared))
+    return data_response(shown, exclude_none=True)
 
 
 async def place(request: web.Request) -> web.Response:
@@ -103,12 +77,7 @@ async def place(request: web.Request) -> web.Response:
             signature=bytes.fromhex(body.signature[2:]),
         ),
     )
-    placed = schemas.Placed(
-        id=order.order_id,
-        rate_ray=str(order.rate_ray),
-        status=status.lower(),  # type: ignore[arg-type]
-    )
-    return data_response(placed, status=201)
+    return data_response(schemas.Placed.model_validate(Joined(order, status)), status=201)
 
 
 async def list_orders(request: web.Request) -> web.Response:

@@ -7,13 +7,14 @@ from __future__ import annotations
 import copy
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasPath, ConfigDict, Field, RootModel
+from pydantic import AliasPath, BeforeValidator, ConfigDict, Field, RootModel
 
 from simulator.api.http.fields import (
     Address,
     Amount,
     AmountText,
     HexBytes,
+    HexText,
     Integer,
     NonZeroAmount,
     Timestamp,
@@ -158,24 +159,24 @@ class PreparedOrder(ApiModel):
     reactor: str
     maker: str
     input_token: str
-    input_amount: str
+    input_amount: AmountText
     output_token: str
-    output_amount: str
-    nonce: str
-    deadline: str = Field(description="Unix seconds")
+    output_amount: AmountText
+    nonce: AmountText
+    deadline: AmountText = Field(description="Unix seconds")
 
 
 class PricingBlock(ApiModel):
     mode: Literal["fastFill", "queue"]
     margin_bps: int
-    assumed_rate_ray: str = Field(description="Maker frame rate the buyAmount was priced at")
+    assumed_rate_ray: AmountText = Field(description="Maker frame rate the buyAmount was priced at")
     depth: Depth = Field(description="Reference depth of the filling market makers")
 
 
 class Prepared(ApiModel):
     typed_data: TypedData = Field(description="Sign with eth_signTypedData_v4")
-    digest: str = Field(description="EIP-712 digest of typedData")
-    encoded_order: str = Field(description="abi.encode(RfqOrder) as signed")
+    digest: HexText = Field(description="EIP-712 digest of typedData")
+    encoded_order: HexText = Field(description="abi.encode(RfqOrder) as signed")
     order: PreparedOrder
     pricing: PricingBlock | None = Field(default=None, description="Only when pricing was used")
 
@@ -199,9 +200,14 @@ class SignedOrderBody(ApiModel):
 
 
 class Placed(ApiModel):
-    id: str
-    rate_ray: str = Field(description="Book rate, sellToken per buyToken")
-    status: Literal["active", "filled", "cancelled", "expired", "superseded"]
+    # Validated from the order and its status (DerivedStatus), which this answer writes in
+    # lower case.
+    id: str = Field(validation_alias="order_id")
+    rate_ray: AmountText = Field(description="Book rate, sellToken per buyToken")
+    status: Annotated[
+        Literal["active", "filled", "cancelled", "expired", "superseded"],
+        BeforeValidator(str.lower),
+    ]
 
 
 # -- records -------------------------------------------------------------------------------

@@ -76,7 +76,7 @@ class PreparedPlacement:
     pricing: PreparedPricing | None
 
     @property
-    def encoded(self) -> bytes:
+    def encoded_order(self) -> bytes:
         return encode_order(self.order)
 
 

@@ -249,12 +249,14 @@ class BookService:
 
     # --- placing and reading -----------------------------------------------------------
 
-    async def place(self, caller: Caller, signed: SignedPlacement) -> tuple[LimitOrder, str]:
+    async def place(
+        self, caller: Caller, signed: SignedPlacement
+    ) -> tuple[LimitOrder, DerivedStatus]:
         """The order (new or already known) and its live status."""
         order, new = await self._placement.place(caller, signed)
         if new:
-            return order, "ACTIVE"  # just checked on chain: funded, nonce unspent
-        return order, (await self.status_of(order)).status
+            return order, DerivedStatus("ACTIVE", True)  # just checked on chain: nonce unspent
+        return order, await self.status_of(order)
 
     def owned(self, caller: Caller, order_id: str) -> LimitOrder:
         """Partner-scoped: an unknown id and another partner's order are the same 404."""

@@ -286,7 +286,7 @@ async def place(
     order, status = await h.book.place(
         who, signed(prepared.order, sign(prepared.typed_data, account.key))
     )
-    assert status == "ACTIVE"
+    assert status.status == "ACTIVE"
     return order.order_id
 
 

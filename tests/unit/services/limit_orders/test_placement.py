@@ -85,7 +85,7 @@ async def test_the_submitted_order_is_the_signed_witness_and_resubmits_are_idemp
     h.chain.fund(NGNS_T.address, account.address, 1600 * 10**6)
     body = signed(prepared.order, sign(prepared.typed_data, account.key))
     order, status = await h.book.place(who, body)
-    assert status == "ACTIVE"
+    assert status.status == "ACTIVE"
     assert order.order == prepared.order
     again, status = await h.book.place(who, body)
     assert again is order
@@ -93,7 +93,7 @@ async def test_the_submitted_order_is_the_signed_witness_and_resubmits_are_idemp
     h.chain.mine_fill(order.order, "0x" + "99" * 20, "0xfeed", h.clock.time())
     await h.chain.catch_up(CHAIN_ID)
     again, status = await h.book.place(who, body)
-    assert (again.order_id, status) == (order.order_id, "FILLED")
+    assert (again.order_id, status.status) == (order.order_id, "FILLED")
 
 
 async def test_a_signature_by_someone_else_is_refused() -> None:
@@ -153,7 +153,7 @@ async def test_a_newer_order_on_the_same_nonce_supersedes_the_active_one() -> No
     replacement = dataclasses.replace(second.order, nonce=first.order.nonce)
     typed = permit_witness_typed_data(replacement, CHAIN_ID, PERMIT2)
     newer, status = await h.book.place(who, signed(replacement, sign(typed, account.key)))
-    assert status == "ACTIVE"
+    assert status.status == "ACTIVE"
     assert (await h.book.status_of(older)).status == "SUPERSEDED"
     assert (await h.book.status_of(newer)).status == "ACTIVE"
 
