@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from rfqkit.timestamps import isoformat_unix
 from simulator.api.http.appkeys import RAMP
 from simulator.api.http.parsing import parse_body, parse_query
 from simulator.api.http.responses import body_response, data_response
@@ -26,7 +25,6 @@ from simulator.errors import (
     Unauthorized,
 )
 from simulator.services.ramp.access import WalletCall
-from simulator.services.ramp.retry import Eligibility
 from simulator.services.ramp.transfers import CreateRequest, PayoutRequest, TransferCreation
 from simulator.services.ramp.webhooks import SIGNATURE_HEADER
 
@@ -105,25 +103,12 @@ def _retry_call(request: web.Request, body: schemas.RetryBody) -> WalletCall:
     return wallet_call(request, body, provider)
 
 
-def render_eligibility(found: Eligibility) -> schemas.RetryEligibility:
-    return schemas.RetryEligibility(
-        eligible=found.eligible,
-        reason=found.reason,
-        stuck_since=isoformat_unix(found.stuck_since),
-        stuck_for_ms=found.stuck_for_ms,
-        wait_ms=found.wait_ms,
-        balance=schemas.Balance(available=found.balance_available, currency=found.balance_currency),
-        required=schemas.Money(amount=found.required_amount, currency=found.required_currency),
-        covers=found.covers,
-    )
-
-
 async def retry_check(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.RetryBody)
     found = await request.app[RAMP].retry.check(
         request.match_info["transfer_id"], _retry_call(request, body)
     )
-    return body_response(render_eligibility(found))
+    return body_response(schemas.RetryEligibility.model_validate(found))
 
 
 async def retry_payout(request: web.Request) -> web.Response:

@@ -258,7 +258,7 @@ class RetryEligibility(ApiModel):
     reason: Literal["not_stuck", "too_soon", "retry_in_flight", "no_profile", "no_destination"] | (
         None
     ) = Field(description="Why not eligible; null when eligible")
-    stuck_since: str | None = Field(description="When providerStatus became funds_converted")
+    stuck_since: Timestamp | None = Field(description="When providerStatus became funds_converted")
     stuck_for_ms: int
     wait_ms: int = Field(description="Until eligible on time alone")
     balance: Balance = Field(description="The customer's parked provider balance")

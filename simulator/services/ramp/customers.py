@@ -26,6 +26,7 @@ from simulator.services.ramp.ports import (
     Capabilities,
     CustomerRecord,
     KycReview,
+    Money,
     PersonDetails,
     ProviderConflict,
     ProviderError,
@@ -64,12 +65,6 @@ def kyc_state(provider_status: str) -> str:
 
 
 @dataclass(frozen=True)
-class DepositCap:
-    amount: str  # decimal string
-    currency: str
-
-
-@dataclass(frozen=True)
 class KycView:
     """The spec's `kyc` object under its wire names (api/ramp/schemas.py `KycState` is
     validated from it, for the kyc reads and for `error.kyc` of 422 kyc_required)."""
@@ -80,7 +75,7 @@ class KycView:
     requirements_due: tuple[str, ...]
     level: str | None
     can_deposit: bool
-    max_buy: DepositCap  # the corridor's single-deposit cap, not a per-person limit
+    max_buy: Money  # the corridor's single-deposit cap, not a per-person limit
 
     @classmethod
     def of(cls, review: KycReview) -> KycView:
@@ -91,7 +86,7 @@ class KycView:
             requirements_due=review.requirements_due,
             level=review.level,
             can_deposit=review.can_deposit,
-            max_buy=DepositCap(review.max_buy_amount, review.max_buy_currency),
+            max_buy=Money(review.max_buy_amount, review.max_buy_currency),
         )
 
     @classmethod
@@ -104,7 +99,7 @@ class KycView:
             requirements_due=("customerDetails",),
             level=None,
             can_deposit=False,
-            max_buy=DepositCap(caps.max_buy_amount, caps.max_buy_currency),
+            max_buy=Money(caps.max_buy_amount, caps.max_buy_currency),
         )
 
 

@@ -168,6 +168,12 @@ class ProviderTransfer:
 
 
 @dataclass(frozen=True)
+class Money:
+    amount: str  # decimal string
+    currency: str
+
+
+@dataclass(frozen=True)
 class ProviderBalance:
     available: str  # decimal string
     currency: str

@@ -24,6 +24,7 @@ from simulator.services.ramp.failures import provider_failure
 from simulator.services.ramp.model import TransferRecord, TransferStatus, new_record
 from simulator.services.ramp.ports import (
     CustomerDirectory,
+    Money,
     ProviderBalance,
     ProviderConflict,
     ProviderError,
@@ -50,18 +51,17 @@ class RetrySettings:
 
 @dataclass(frozen=True)
 class Eligibility:
-    """The check's answer (spec field list)."""
+    """The check's answer under the spec's field names (api/ramp/transfer_schemas.py
+    `RetryEligibility` is validated from it)."""
 
     eligible: bool
     reason: RetryReason | None  # None when eligible
     stuck_since: float | None  # unix seconds; None when not stuck
     stuck_for_ms: int
     wait_ms: int  # until eligible on time alone (0 once 20 minutes have passed, or not stuck)
-    balance_available: str  # the customer's parked provider balance
-    balance_currency: str
-    required_amount: str  # the original transfer's targetAmount
-    required_currency: str
-    covers: bool  # balance_available >= required_amount
+    balance: ProviderBalance  # the customer's parked provider balance
+    required: Money  # the original transfer's targetAmount
+    covers: bool  # balance.available >= required.amount
 
 
 def _covers(available: str, required: str) -> bool:
@@ -141,10 +141,8 @@ class RampRetries:
             stuck_since=stuck_since,
             stuck_for_ms=int(stuck_for * 1000),
             wait_ms=int(wait * 1000),
-            balance_available=balance.available,
-            balance_currency=balance.currency,
-            required_amount=record.target_amount,
-            required_currency=required_currency,
+            balance=balance,
+            required=Money(record.target_amount, required_currency),
             # Amounts in two currencies (a sell's fiat target, a parked stablecoin) never cover.
             covers=balance.currency == required_currency
             and _covers(balance.available, record.target_amount),

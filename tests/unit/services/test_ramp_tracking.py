@@ -214,7 +214,7 @@ async def test_stalled_payout_retry() -> None:
     await ramp.clock.advance(1200)
     ready = await ramp.retries.check(record.id, ramp.call())
     assert (ready.eligible, ready.reason, ready.wait_ms) == (True, None, 0)
-    assert (ready.required_amount, ready.required_currency) == (record.target_amount, "NGNS")
+    assert (ready.required.amount, ready.required.currency) == (record.target_amount, "NGNS")
     retried = await ramp.retries.retry(record.id, ramp.call())
     assert retried.record.retry_of_id == record.id
     assert retried.record.id != record.id
@@ -258,7 +258,7 @@ async def test_business_profile_sell_has_no_profile_for_a_retry() -> None:
     await ramp.clock.advance(1300)
     found = await ramp.retries.check(record.id, ramp.call())
     assert found.reason == "no_profile"
-    assert found.balance_available == "0"
+    assert found.balance.available == "0"
 
 
 def replace_person() -> PersonDetails:

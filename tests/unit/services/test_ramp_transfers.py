@@ -20,8 +20,7 @@ from simulator.errors import (
     RampCustomerRequired,
     UpstreamError,
 )
-from simulator.services.ramp.customers import DepositCap
-from simulator.services.ramp.ports import ProviderTransfer, ProviderUnreachable
+from simulator.services.ramp.ports import Money, ProviderTransfer, ProviderUnreachable
 from tests.unit.services.ramp_harness import PAYOUT, PERSON, Ramp
 
 
@@ -206,7 +205,7 @@ async def test_customer_profile_and_kyc_rules() -> None:
     with pytest.raises(KycRequired) as kyc:
         await ramp.create(intent_key="intent-key-000003")
     assert kyc.value.extra["kyc"].state == "unverified"
-    assert kyc.value.extra["kyc"].max_buy == DepositCap(amount="5000000", currency="NGN")
+    assert kyc.value.extra["kyc"].max_buy == Money(amount="5000000", currency="NGN")
 
 
 async def test_pending_and_nodeposit_reviews_are_kyc_required() -> None:
