@@ -43,7 +43,7 @@ from simulator.api.rfq.control import makers_view
 from simulator.api.sim.journal import summary_json
 from simulator.api.sim.schemas import ClockState
 from simulator.api.sim.timelines import item_json
-from simulator.api.webhooks.control import render_delivery
+from simulator.api.webhooks.schemas import DeliveryView
 from simulator.errors import InternalError, InvalidRequest
 
 COALESCE_S = 0.25  # changes are gathered this long before they are sent
@@ -104,7 +104,7 @@ def _renderers(app: web.Application) -> dict[str, Callable[[set[str]], Awaitable
     async def deliveries(ids: set[str]) -> bytes | None:
         outbox = app[WEBHOOKS].outbox
         found = [d for i in ids if (d := outbox.get(i)) is not None]
-        views = [render_delivery(d).model_dump(by_alias=True) for d in found]
+        views = [DeliveryView.model_validate(d).model_dump(by_alias=True) for d in found]
         return _event("deliveries", {"deliveries": views}) if views else None
 
     async def makers(ids: set[str]) -> bytes | None:

@@ -17,7 +17,7 @@ from simulator.api.http.parsing import parse_query
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
 from simulator.api.sim import timeline_schemas as schemas
-from simulator.api.webhooks.control import render_delivery
+from simulator.api.webhooks.schemas import DeliveryView
 from simulator.errors import InternalError, InvalidRequest, NotFound
 from simulator.services.shared.maker_names import MakerNames
 from simulator.services.shared.timelines import Timeline, Timelines, render_steps
@@ -99,7 +99,7 @@ def render_detail(
     steps = render_steps(timeline, timelines.kinds)
     outbox = request.app[WEBHOOKS].outbox
     deliveries = [
-        render_delivery(delivery)
+        DeliveryView.model_validate(delivery)
         for step in steps
         if step["kind"] == "event"
         for delivery in outbox.find(event_id=step["id"])

@@ -3,45 +3,16 @@ CA that lets receivers on this machine serve https the simulator trusts."""
 
 from __future__ import annotations
 
-import json
-
 from aiohttp import web
 
-from rfqkit.timestamps import from_unix, isoformat, isoformat_unix
+from rfqkit.timestamps import from_unix, isoformat
 from simulator.api.http.appkeys import WEBHOOKS
 from simulator.api.http.parsing import parse_body, parse_query
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
 from simulator.api.webhooks import schemas
 from simulator.errors import Conflict, InternalError, InvalidRequest, NotFound, PayloadTooLarge
-from simulator.services.webhooks.outbox import Delivery, DeliveryFaults
-
-
-def render_delivery(delivery: Delivery) -> schemas.DeliveryView:
-    return schemas.DeliveryView(
-        id=delivery.delivery_id,
-        endpoint_id=delivery.endpoint_id,
-        partner_id=delivery.partner_id,
-        event_id=delivery.event_id,
-        event_type=delivery.event_type,
-        status=delivery.status,
-        created_at=isoformat(from_unix(delivery.created_at)),
-        next_attempt_at=isoformat_unix(delivery.next_attempt_at),
-        attempts=[
-            schemas.DeliveryAttemptView(
-                attempt=a.number,
-                started_at=isoformat(from_unix(a.started_at)),
-                latency_ms=a.latency_ms,
-                response_status=a.response_status,
-                error=a.error,
-                outcome=a.outcome,
-                manual=a.manual,
-                duplicate=a.duplicate,
-            )
-            for a in list(delivery.attempts)
-        ],
-        event=json.loads(delivery.body),
-    )
+from simulator.services.webhooks.outbox import DeliveryFaults
 
 
 async def list_endpoints(request: web.Request) -> web.Response:
@@ -71,12 +42,14 @@ async def list_deliveries(request: web.Request) -> web.Response:
         status=query.status,
         limit=query.limit,
     )
-    return data_response(schemas.DeliveryList(deliveries=[render_delivery(d) for d in found]))
+    return data_response(
+        schemas.DeliveryList(deliveries=[schemas.DeliveryView.model_validate(d) for d in found])
+    )
 
 
 async def redeliver(request: web.Request) -> web.Response:
     delivery = await request.app[WEBHOOKS].worker.redeliver(request.match_info["delivery_id"])
-    return data_response(render_delivery(delivery))
+    return data_response(schemas.DeliveryView.model_validate(delivery))
 
 
 def _faults(faults: DeliveryFaults) -> schemas.WebhookFaultState:

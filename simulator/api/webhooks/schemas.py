@@ -4,12 +4,14 @@ the simulator's webhook controls (/_sim/webhooks/*)."""
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import ConfigDict, Field, RootModel, field_validator
+from pydantic import BeforeValidator, ConfigDict, Field, RootModel, field_validator
 
+from simulator.api.http.fields import Timestamp
 from simulator.api.http.schemas import ApiModel, SnakeApiModel
 
 WebhookEventType = Literal[
@@ -108,9 +110,12 @@ class DeliveryQuery(SnakeApiModel):
     limit: int = Field(default=1000, ge=1, le=10_000, description="The most recent N matches")
 
 
+# Validated from the outbox's Delivery and Attempt (services/webhooks/outbox.py).
 class DeliveryAttemptView(SnakeApiModel):
-    attempt: int = Field(description="1, 2, … in the order attempts started")
-    started_at: str = Field(description="Simulator time the request was sent (or dropped)")
+    attempt: int = Field(
+        validation_alias="number", description="1, 2, … in the order attempts started"
+    )
+    started_at: Timestamp = Field(description="Simulator time the request was sent (or dropped)")
     latency_ms: float | None = Field(description="Until the response; null when nothing was sent")
     response_status: int | None
     error: str | None = Field(description="timeout, connection_error: …, dropped_by_fault")
@@ -119,17 +124,23 @@ class DeliveryAttemptView(SnakeApiModel):
     duplicate: bool = Field(description="Second copy sent by the duplicate fault")
 
 
+def _parsed(body: object) -> object:
+    return json.loads(body) if isinstance(body, bytes) else body
+
+
 class DeliveryView(SnakeApiModel):
-    id: str = Field(description="whd_…")
+    id: str = Field(validation_alias="delivery_id", description="whd_…")
     endpoint_id: str
     partner_id: str
     event_id: str
     event_type: str
     status: DeliveryStatusName
-    created_at: str
-    next_attempt_at: str | None = Field(description="Next scheduled attempt (simulator time)")
+    created_at: Timestamp
+    next_attempt_at: Timestamp | None = Field(description="Next scheduled attempt (simulator time)")
     attempts: list[DeliveryAttemptView]
-    event: Any = Field(description="The event body every attempt sends (JSON)")
+    event: Annotated[Any, BeforeValidator(_parsed)] = Field(
+        validation_alias="body", description="The event body every attempt sends (JSON)"
+    )
 
 
 class DeliveryList(ApiModel):
