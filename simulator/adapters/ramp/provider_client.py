@@ -27,6 +27,7 @@ from simulator.adapters.ramp.provider_wire import (
     MalformedAnswer,
     json_object,
     json_str,
+    kyc_body,
     parse_capabilities,
     parse_customer,
     parse_quote,
@@ -38,6 +39,7 @@ from simulator.adapters.ramp.provider_wire import (
 from simulator.services.ramp.ports import (
     Bank,
     Capabilities,
+    KycDocument,
     KycReview,
     PersonDetails,
     ProviderBalance,
@@ -222,14 +224,12 @@ class HttpRampProvider:
         )
         return result
 
-    async def submit_kyc(
-        self, customer_id: str, *, document: dict[str, Any], selfie_image: str
-    ) -> KycReview:
+    async def submit_kyc(self, customer_id: str, document: KycDocument) -> KycReview:
         result: KycReview = await self._read(
             "POST",
             f"/customers/{customer_id}/kyc",
             parse_review,
-            body={"document": document, "selfieImage": selfie_image},
+            body=kyc_body(document),
             member="review",
         )
         return result

@@ -10,6 +10,7 @@ from typing import Any
 from rfqkit.timestamps import unix_seconds
 from simulator.services.ramp.ports import (
     Capabilities,
+    KycDocument,
     KycReview,
     PersonDetails,
     ProviderCustomer,
@@ -187,3 +188,18 @@ def person_body(details: PersonDetails) -> dict[str, Any]:
             **({"line2": address.line2} if address.line2 is not None else {}),
         }
     return body
+
+
+def kyc_body(document: KycDocument) -> dict[str, Any]:
+    """The provider's KYC submission: the document, then the selfie; what was not given is left
+    out."""
+    body: dict[str, Any] = {
+        "type": document.type,
+        "number": document.number,
+        "imageFront": document.image_front,
+    }
+    if document.expiry_date is not None:
+        body["expiryDate"] = document.expiry_date
+    if document.image_back is not None:
+        body["imageBack"] = document.image_back
+    return {"document": body, "selfieImage": document.selfie_image}

@@ -26,8 +26,7 @@ from simulator.errors import (
     UpstreamError,
 )
 from simulator.services.ramp.access import WalletCall
-from simulator.services.ramp.customers import KycDocument
-from simulator.services.ramp.ports import CustomerAddress, PersonDetails
+from simulator.services.ramp.ports import CustomerAddress, KycDocument, PersonDetails
 
 # RA11: the kyc route's transport cap. Three maximal images need about 17 MiB; the rest is room
 # so that an oversize image of any plausible size is still read, parsed and answered 400 naming

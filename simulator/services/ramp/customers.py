@@ -12,7 +12,7 @@ import asyncio
 import dataclasses
 import logging
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
@@ -25,6 +25,7 @@ from simulator.services.ramp.failures import provider_failure
 from simulator.services.ramp.ports import (
     Capabilities,
     CustomerRecord,
+    KycDocument,
     KycReview,
     Money,
     PersonDetails,
@@ -111,31 +112,6 @@ class CustomerView:
     kyc_status: str | None  # None before any review
     has_provider_customer: bool
     rejection_reason: str | None  # present when the profile was not created
-
-
-@dataclass(frozen=True)
-class KycDocument:
-    """What POST /customers/kyc forwards; images are base64 without any data: prefix. Never
-    stored (spec: documents are forwarded and not kept)."""
-
-    type: str  # passport, national-id, drivers-license
-    number: str
-    image_front: str
-    selfie_image: str
-    expiry_date: str | None = None  # yyyy-mm-dd
-    image_back: str | None = None
-
-    def provider_document(self) -> dict[str, Any]:
-        document: dict[str, Any] = {
-            "type": self.type,
-            "number": self.number,
-            "imageFront": self.image_front,
-        }
-        if self.expiry_date is not None:
-            document["expiryDate"] = self.expiry_date
-        if self.image_back is not None:
-            document["imageBack"] = self.image_back
-        return document
 
 
 @dataclass(frozen=True)
@@ -322,11 +298,7 @@ class RampCustomers:
         assert record.provider_customer_id is not None
         async with self._lock(call.key):
             try:
-                review = await provider.submit_kyc(
-                    record.provider_customer_id,
-                    document=document.provider_document(),
-                    selfie_image=document.selfie_image,
-                )
+                review = await provider.submit_kyc(record.provider_customer_id, document)
             except ProviderConflict:
                 # RA64: a review is already pending or approved, so the provider takes no new
                 # documents; the answer is the review as it stands, not an error.

@@ -168,6 +168,19 @@ class ProviderTransfer:
 
 
 @dataclass(frozen=True)
+class KycDocument:
+    """What POST /customers/kyc forwards; images are base64 without any data: prefix. Never
+    stored (spec: documents are forwarded and not kept)."""
+
+    type: str  # passport, national-id, drivers-license
+    number: str
+    image_front: str
+    selfie_image: str
+    expiry_date: str | None = None  # yyyy-mm-dd
+    image_back: str | None = None
+
+
+@dataclass(frozen=True)
 class Money:
     amount: str  # decimal string
     currency: str
@@ -219,11 +232,8 @@ class RampProvider(Protocol):
         self, customer_id: str, details: PersonDetails
     ) -> ProviderCustomer: ...
 
-    async def submit_kyc(
-        self, customer_id: str, *, document: dict[str, Any], selfie_image: str
-    ) -> KycReview:
-        """`document` = {type, number, expiryDate?, imageFront, imageBack?}, images base64 with
-        any data: prefix already stripped."""
+    async def submit_kyc(self, customer_id: str, document: KycDocument) -> KycReview:
+        """Forward the identity documents (images base64, any data: prefix already stripped)."""
         ...
 
     async def kyc_review(self, customer_id: str, fiat: str) -> KycReview: ...

@@ -19,9 +19,11 @@ from typing import Any
 from aiohttp import ClientResponse
 from eth_account import Account
 
+from simulator.adapters.ramp.provider_wire import kyc_body
 from simulator.api.http.appkeys import CLOCK
 from simulator.clock import Clock
 from simulator.services.ramp.ports import (
+    KycDocument,
     KycReview,
     PersonDetails,
     ProviderCustomer,
@@ -54,11 +56,11 @@ class EdgeProvider(FakeProvider):
             raise ProviderRefused(UPDATE_REFUSAL)
         return await super().update_customer(customer_id, details)
 
-    async def submit_kyc(
-        self, customer_id: str, *, document: dict[str, Any], selfie_image: str
-    ) -> KycReview:
-        self.submissions.append((document, selfie_image))
-        return await super().submit_kyc(customer_id, document=document, selfie_image=selfie_image)
+    async def submit_kyc(self, customer_id: str, document: KycDocument) -> KycReview:
+        # Kept as the provider client would send it.
+        body = kyc_body(document)
+        self.submissions.append((body["document"], body["selfieImage"]))
+        return await super().submit_kyc(customer_id, document)
 
 
 class Edge:

@@ -17,6 +17,7 @@ from simulator.clock import Clock
 from simulator.services.ramp.ports import (
     Bank,
     Capabilities,
+    KycDocument,
     KycReview,
     PersonDetails,
     ProviderBalance,
@@ -140,12 +141,10 @@ class FakeProvider:
         customer.details = replace(customer.details, **sent)
         return ProviderCustomer(customer.id, "individual")
 
-    async def submit_kyc(
-        self, customer_id: str, *, document: dict[str, Any], selfie_image: str
-    ) -> KycReview:
+    async def submit_kyc(self, customer_id: str, document: KycDocument) -> KycReview:
         await self._enter("submit_kyc")
         customer = self._customer(customer_id)
-        customer.document_number = str(document["number"])
+        customer.document_number = document.number
         customer.submitted_at = self.clock.time()
         return self._review(customer)
 

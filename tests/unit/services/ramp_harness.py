@@ -27,10 +27,9 @@ from simulator.services.access.proofs import (
 )
 from simulator.services.ramp.access import WalletCall
 from simulator.services.ramp.area import RampArea
-from simulator.services.ramp.customers import KycDocument
 from simulator.services.ramp.history import TRANSFER_STEPS
 from simulator.services.ramp.model import TransferRecord
-from simulator.services.ramp.ports import PersonDetails
+from simulator.services.ramp.ports import KycDocument, PersonDetails
 from simulator.services.ramp.transfers import (
     CreateRequest,
     PayoutRequest,

@@ -36,10 +36,14 @@ from simulator.services.ramp.catalog import CatalogSettings, ProviderDirectory, 
 from simulator.services.ramp.customers import (
     FEWER_FIELDS_REASON,
     CustomerSettings,
-    KycDocument,
     RampCustomers,
 )
-from simulator.services.ramp.ports import CustomerAddress, PersonDetails, ProviderRefused
+from simulator.services.ramp.ports import (
+    CustomerAddress,
+    KycDocument,
+    PersonDetails,
+    ProviderRefused,
+)
 from tests.unit.services.fake_provider import REVIEW_DELAY_S, FakeProvider
 
 PERSON = PersonDetails(
