@@ -8,7 +8,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from simulator.services.rfq.model import NoQuoteReason, RoutingState, StoredRfq
+from simulator.services.rfq.pricing import PreviewOutcome
+from simulator.services.rfq.trades import TradeSpec
 from simulator.services.rfq.transactions import TransactionPair
+from simulator.services.shared.amounts import rate_ray
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,34 @@ class PreviewAnswer:
     rate_ray: int | None = None
     reserved_until: float | None = None
     retry_after_ms: int | None = None
+
+    @classmethod
+    def of(cls, spec: TradeSpec, outcome: PreviewOutcome, reserved: Reservation) -> PreviewAnswer:
+        """The price for `spec`, or the no-quote with `reserved` (a price reserves nothing)."""
+        depth, price = outcome.depth, outcome.price
+        if price is None:
+            return cls(
+                status="no_quote",
+                routing=outcome.routing,
+                available_sell_amount=depth.sell or None,
+                available_buy_amount=depth.buy or None,
+                reason=outcome.reason or "no_valid_quote",
+                reserved_until=reserved.reserved_until,
+                retry_after_ms=reserved.retry_after_ms,
+            )
+        return cls(
+            status="preview",
+            routing=outcome.routing,
+            available_sell_amount=depth.sell or None,
+            available_buy_amount=depth.buy or None,
+            sell_amount=spec.sell_amount if spec.sell_amount is not None else price.taker_pays,
+            buy_amount=price.buy_amount,
+            fee_amount=price.fee,
+            taker_pays=price.taker_pays,
+            rate_ray=rate_ray(
+                price.taker_pays, spec.sell.decimals, price.buy_amount, spec.buy.decimals
+            ),
+        )
 
 
 @dataclass(frozen=True)

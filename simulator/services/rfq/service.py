@@ -91,32 +91,10 @@ class RfqService:
             restricted=restricted,
         )
         outcome = self._deps.pricing.preview(spec)
-        price = outcome.price
-        depth = outcome.depth
-        if price is None:
-            reservation = Reservation.at(self._clock.time(), self._reserved_until(spec, None))
-            return PreviewAnswer(
-                status="no_quote",
-                routing=outcome.routing,
-                available_sell_amount=depth.sell or None,
-                available_buy_amount=depth.buy or None,
-                reason=outcome.reason or "no_valid_quote",
-                reserved_until=reservation.reserved_until,
-                retry_after_ms=reservation.retry_after_ms,
-            )
-        return PreviewAnswer(
-            status="preview",
-            routing=outcome.routing,
-            available_sell_amount=depth.sell or None,
-            available_buy_amount=depth.buy or None,
-            sell_amount=spec.sell_amount if spec.sell_amount is not None else price.taker_pays,
-            buy_amount=price.buy_amount,
-            fee_amount=price.fee,
-            taker_pays=price.taker_pays,
-            rate_ray=rate_ray(
-                price.taker_pays, spec.sell.decimals, price.buy_amount, spec.buy.decimals
-            ),
-        )
+        if outcome.price is not None:
+            return PreviewAnswer.of(spec, outcome, Reservation())
+        until = self._reserved_until(spec, None)
+        return PreviewAnswer.of(spec, outcome, Reservation.at(self._clock.time(), until))
 
     # --- firm request ------------------------------------------------------------------
 
