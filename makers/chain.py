@@ -22,12 +22,12 @@ from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 
 from rfqkit.chain import AnvilChain
+from rfqkit.receipts import Sent
 
 MAX_UINT256 = 2**256 - 1
 # An allowance at or above this is "max approval" (tokens may decrement a max allowance).
 ALLOWANCE_REFILL_BELOW = 2**255
 APPROVE_GAS = 100_000
-RECEIPT_TIMEOUT_S = 30.0
 
 
 def _selector(signature: str) -> bytes:
@@ -124,7 +124,7 @@ class RpcMakerChain:
             tx_hash = str(
                 await self.rpc.rpc("eth_sendRawTransaction", ["0x" + signed.raw_transaction.hex()])
             )
-        return tx_hash, await self.rpc.receipt(tx_hash, timeout_s=RECEIPT_TIMEOUT_S)
+        return tx_hash, await self.rpc.receipt(tx_hash, Sent(account.address, int(nonce, 16)))
 
     async def send(self, private_key: str, to: str, data: bytes, *, gas: int) -> tuple[str, bool]:
         tx_hash, receipt = await self._transact(private_key, to, data, gas)

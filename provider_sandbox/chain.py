@@ -72,8 +72,8 @@ class SandboxChainAccess:
             return None
         return int(receipt["status"], 16) == 1
 
-    async def wait_receipt(self, tx_hash: str, timeout_s: float = 30.0) -> bool:
-        receipt = await self.client.receipt(tx_hash, timeout_s=timeout_s)
+    async def wait_receipt(self, tx_hash: str) -> bool:
+        receipt = await self.client.receipt(tx_hash)
         return int(receipt["status"], 16) == 1
 
     async def balances(self, owners: list[str]) -> list[int]:

@@ -17,14 +17,13 @@ import aiohttp
 from eth_account import Account
 
 from rfqkit import json_rpc
-from rfqkit.chain_errors import ChainUnreadable
+from rfqkit.chain_errors import ChainUnavailable
+from rfqkit.receipts import ReceiptWaiter, Sent
 
+__all__ = ["AnvilChain", "CallReverted", "ChainUnavailable", "call_params"]
+
+SENT_KEPT = 1024  # sends remembered for a receipt wait (deployment sends about 60 at once)
 GAS_PRICE_WEI = 10**10  # 10 gwei: above Anvil's base fee, and nobody else competes for blocks
-
-
-class ChainUnavailable(ChainUnreadable):
-    """The node did not answer, or answered with a JSON-RPC error (or the fault switch for this
-    chain is on)."""
 
 
 class CallReverted(RuntimeError):
@@ -48,8 +47,11 @@ class AnvilChain:
         self._ids = 0  # JSON-RPC request ids
         self._nonces: dict[str, int] = {}  # next nonce per local sender, after the first lookup
         self._nonce_lock = asyncio.Lock()  # guards _nonces across the await of the lookup and send
+        self._receipts = ReceiptWaiter(self)  # one poller for every receipt awaited here
+        self._sent: dict[str, Sent] = {}  # sender and nonce of recent sends, for receipt errors
 
     async def close(self) -> None:
+        await self._receipts.close()
         # Detached before the await: a call made meanwhile opens a new session instead of
         # posting on one that is closing ("Session is closed", which is no ChainUnavailable).
         session, self._session = self._session, None
@@ -190,17 +192,21 @@ class AnvilChain:
                 "eth_sendRawTransaction", ["0x" + signed.raw_transaction.hex()]
             )
             self._nonces[sender.address] = nonce + 1
+        if len(self._sent) >= SENT_KEPT:  # sends nobody awaited: forget the oldest
+            del self._sent[next(iter(self._sent))]
+        self._sent[tx_hash] = Sent(sender.address, nonce)
         return cast(str, tx_hash)
 
-    async def receipt(self, tx_hash: str, *, timeout_s: float = 30.0) -> dict[str, Any]:
-        deadline = asyncio.get_running_loop().time() + timeout_s
-        while True:
-            receipt = await self.rpc("eth_getTransactionReceipt", [tx_hash])
-            if receipt is not None:
-                return cast(dict[str, Any], receipt)
-            if asyncio.get_running_loop().time() > deadline:
-                raise ChainUnavailable(f"chain {self.chain_id}: no receipt for {tx_hash}")
-            await asyncio.sleep(0.01)
+    async def receipt(self, tx_hash: str, sent: Sent | None = None) -> dict[str, Any]:
+        """The receipt once mined (rfqkit/receipts.py: batched with every other wait on this
+        chain; ReceiptMissing once the node made no progress for a while). `sent`: the sender
+        and nonce, for the error, when the transaction was not sent by `send_transaction`."""
+        return await self._receipts.receipt(tx_hash, sent or self._sent.pop(tx_hash, None))
+
+    async def receipts(self, tx_hashes: list[str]) -> list[dict[str, Any]]:
+        """Every receipt, in order, awaited together."""
+        sent = {h: s for h in tx_hashes if (s := self._sent.pop(h, None)) is not None}
+        return await self._receipts.receipts(tx_hashes, sent)
 
     async def call(self, to: str | None, data: bytes) -> bytes:
         result = await self.rpc("eth_call", call_params(to, data))

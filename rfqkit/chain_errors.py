@@ -6,3 +6,8 @@ from __future__ import annotations
 
 class ChainUnreadable(Exception):
     """A chain read failed (node down, timeout, RPC error): the answer is unknown, not false."""
+
+
+class ChainUnavailable(ChainUnreadable):
+    """The node did not answer, or answered with a JSON-RPC error (or the fault switch for this
+    chain is on)."""

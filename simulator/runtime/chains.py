@@ -12,7 +12,7 @@ from aiohttp import web
 from rfqkit.anvil import AnvilNode, start_anvil
 from rfqkit.chain import AnvilChain, ChainUnavailable
 from rfqkit.tasks import cancel_and_wait
-from simulator.adapters.chain.deployment import deploy_venue
+from simulator.adapters.chain.deployment import DeploymentError, deploy_venue
 from simulator.adapters.chain.probes import ChainDependencyProbe
 from simulator.api.http.appkeys import ACCESS, CHAINS, CLOCK, HEALTH, SETTINGS, VENUE
 from simulator.errors import UpstreamError
@@ -88,9 +88,13 @@ async def _bring_up(
             )
         if saved is not None:
             await chain.rpc("anvil_loadState", [saved])
-        deployment = await deploy_venue(
-            chain, chain_settings, settings.funding, settings.corridor_defaults
-        )
+        try:
+            deployment = await deploy_venue(
+                chain, chain_settings, settings.funding, settings.corridor_defaults
+            )
+        except (ChainUnavailable, DeploymentError) as exc:
+            # One line naming the transaction, its sender and nonce, and what the node said.
+            raise ChainStartupError(f"deploying the venue failed: {exc}") from exc
     except BaseException:
         await chain.close()
         raise

@@ -88,7 +88,7 @@ class Deployment:
 
 
 async def _ensure_success(chain: AnvilChain, tx_hashes: list[str]) -> None:
-    receipts = await asyncio.gather(*(chain.receipt(h) for h in tx_hashes))
+    receipts = await chain.receipts(tx_hashes)
     failed = [r["transactionHash"] for r in receipts if int(r["status"], 16) != 1]
     if failed:
         raise DeploymentError(f"chain {chain.chain_id}: deployment transactions reverted: {failed}")

@@ -57,6 +57,8 @@ class FakeNode:
             return "0x" + "ab" * 32
         if method == "eth_getTransactionReceipt":
             return {"status": "0x1"}
+        if method == "eth_blockNumber":
+            return "0x1"
         raise AssertionError(f"unexpected method {method}")
 
     async def handle(self, request: web.Request) -> web.Response:

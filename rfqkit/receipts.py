@@ -1,0 +1,188 @@
+"""Waiting for transaction receipts: one poller per chain for every waiter of the process.
+
+Each round is one JSON-RPC batch: the head's block number and the receipt of every transaction
+still awaited, however many callers wait. Anvil mines on arrival, so a round right after a send
+usually finds the receipt; while nothing comes the rounds back off (5 ms doubling to 100 ms).
+A wait for 44 funding transactions is a few batches, not 44 pollers every 10 ms (4,400 requests
+a second at a node that is also mining, on a busy machine).
+
+The deadline measures lack of progress, not time since the first poll: the wait fails once
+neither an awaited receipt arrived nor the head moved for `stall_s`, and the error says what the
+node knows of each missing transaction (its sender and nonce, pending or unknown, the sender's
+next nonce on chain), so "no receipt" names its cause."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from rfqkit.chain_errors import ChainUnavailable
+
+FIRST_DELAY_S = 0.005  # the next round after progress: Anvil has usually mined by then
+MAX_DELAY_S = 0.1  # the slowest round while nothing moves
+STALL_S = 30.0  # no receipt and no new block for this long: the wait fails
+
+
+class ReceiptMissing(ChainUnavailable):
+    """An awaited receipt did not come while the node made no progress; the message says what the
+    node reports of the transaction."""
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What the sender knows of a transaction it broadcast (for the error, should it not land)."""
+
+    sender: str
+    nonce: int
+
+
+class BatchingNode(Protocol):
+    chain_id: int
+
+    async def batch_outcomes(self, calls: list[tuple[str, list[Any]]]) -> list[Any]: ...
+
+
+class ReceiptWaiter:
+    def __init__(
+        self,
+        node: BatchingNode,
+        *,
+        stall_s: float = STALL_S,
+        now: Callable[[], float] | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._node = node
+        self.stall_s = stall_s
+        self._now = now  # the loop's monotonic time unless a test gives its own
+        self._sleep = sleep
+        self._waiting: dict[str, list[asyncio.Future[dict[str, Any]]]] = {}  # by tx hash
+        self._sent: dict[str, Sent] = {}  # what the senders told us of the awaited ones
+        self._poller: asyncio.Task[None] | None = None  # runs while anyone waits
+
+    def _time(self) -> float:
+        return self._now() if self._now is not None else asyncio.get_running_loop().time()
+
+    async def receipt(self, tx_hash: str, sent: Sent | None = None) -> dict[str, Any]:
+        """The receipt of `tx_hash` once mined (reverted ones included: read its status)."""
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(tx_hash, []).append(future)
+        if sent is not None:
+            self._sent[tx_hash] = sent
+        if self._poller is None or self._poller.done():
+            self._poller = asyncio.create_task(self._poll(), name=f"receipts-{self._node.chain_id}")
+        try:
+            return await future
+        finally:
+            self._forget(tx_hash, future)
+
+    async def receipts(
+        self, tx_hashes: list[str], sent: dict[str, Sent] | None = None
+    ) -> list[dict[str, Any]]:
+        """Every receipt, in the order of `tx_hashes`."""
+        known = sent or {}
+        return list(await asyncio.gather(*(self.receipt(h, known.get(h)) for h in tx_hashes)))
+
+    def _forget(self, tx_hash: str, future: asyncio.Future[dict[str, Any]]) -> None:
+        futures = self._waiting.get(tx_hash)
+        if futures is None:
+            return
+        if future in futures:
+            futures.remove(future)
+        if not futures:
+            del self._waiting[tx_hash]
+            self._sent.pop(tx_hash, None)
+
+    async def close(self) -> None:
+        poller, self._poller = self._poller, None
+        if poller is not None and not poller.done():
+            poller.cancel()
+            await asyncio.gather(poller, return_exceptions=True)
+
+    async def _poll(self) -> None:
+        head: int | None = None
+        progress_at = self._time()
+        delay = FIRST_DELAY_S
+        failure = "it answered, but the receipt was not there"
+        while self._waiting:
+            hashes = list(self._waiting)
+            calls: list[tuple[str, list[Any]]] = [
+                ("eth_blockNumber", []),
+                *(("eth_getTransactionReceipt", [h]) for h in hashes),
+            ]
+            moved = False
+            try:
+                outcomes = await self._node.batch_outcomes(calls)
+            except ChainUnavailable as exc:
+                failure = f"the node did not answer: {exc}"
+            else:
+                number = outcomes[0]
+                if isinstance(number, str):
+                    height = int(number, 16)
+                    moved = head is not None and height > head
+                    head = height
+                for tx_hash, receipt in zip(hashes, outcomes[1:], strict=True):
+                    if isinstance(receipt, dict):
+                        moved = True
+                        for future in self._waiting.pop(tx_hash, []):
+                            if not future.done():
+                                future.set_result(receipt)
+                        self._sent.pop(tx_hash, None)
+            if moved:
+                progress_at = self._time()
+                delay = FIRST_DELAY_S
+            elif self._time() - progress_at > self.stall_s:
+                await self._fail_all(failure)
+                return
+            if self._waiting:
+                await self._sleep(delay)
+                delay = min(delay * 2, MAX_DELAY_S)
+
+    async def _fail_all(self, failure: str) -> None:
+        waiting, self._waiting = self._waiting, {}
+        for tx_hash, futures in waiting.items():
+            error = ReceiptMissing(await self._explain(tx_hash, failure))
+            for future in futures:
+                if not future.done():
+                    future.set_exception(error)
+        self._sent.clear()
+
+    async def _explain(self, tx_hash: str, failure: str) -> str:
+        """One line: which transaction, whose and which nonce, and what the node says of it."""
+        sent = self._sent.get(tx_hash)
+        lead = f"chain {self._node.chain_id}: no receipt for {tx_hash}"
+        quiet = f"nothing mined for {self.stall_s:g} s"
+        try:
+            (tx,) = await self._node.batch_outcomes([("eth_getTransactionByHash", [tx_hash])])
+        except ChainUnavailable as exc:
+            tx = exc
+        if isinstance(tx, ChainUnavailable):
+            return f"{lead}{_whose(sent)}: {quiet}; {failure}; then: {tx}"
+        if not isinstance(tx, dict):
+            return (
+                f"{lead}{_whose(sent)}: {quiet}; {failure}; the node does not know the "
+                "transaction (dropped, or never accepted)"
+            )
+        sender, nonce = str(tx.get("from")), int(str(tx.get("nonce", "0x0")), 16)
+        state = "pending in its pool" if tx.get("blockNumber") is None else "mined"
+        try:
+            (count,) = await self._node.batch_outcomes(
+                [("eth_getTransactionCount", [sender, "latest"])]
+            )
+            mined = int(count, 16) if isinstance(count, str) else -1
+        except (ChainUnavailable, ValueError):
+            mined = -1
+        if mined < 0:
+            return f"{lead} (from {sender}, nonce {nonce}): {quiet}; {failure}; {state}"
+        if mined < nonce:
+            why = f"it waits behind a gap: the sender's next nonce on chain is {mined}"
+        elif mined > nonce:
+            why = f"the sender's next nonce on chain is already {mined} (nonce {nonce} was used)"
+        else:
+            why = f"its nonce is the sender's next one ({mined}), yet it was not mined"
+        return f"{lead} (from {sender}, nonce {nonce}): {quiet}; {failure}; {state}; {why}"
+
+
+def _whose(sent: Sent | None) -> str:
+    return f" (from {sent.sender}, nonce {sent.nonce})" if sent is not None else ""

@@ -1,0 +1,153 @@
+"""rfqkit.receipts.ReceiptWaiter against a fake node: every waiter of a chain shares one batch per
+round, the deadline counts time without progress (not time since the first poll), and a missing
+receipt's error says what the node knows of the transaction."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from rfqkit.chain_errors import ChainUnavailable
+from rfqkit.receipts import ReceiptMissing, ReceiptWaiter, Sent
+
+SENDER = "0x" + "11" * 20
+
+
+class FakeNode:
+    """A node whose blocks and receipts the test sets; every batch is recorded. Time is the
+    test's: each round's sleep advances it, so a stall is reached without waiting for it."""
+
+    chain_id = 97
+
+    def __init__(self) -> None:
+        self.head = 1
+        self.receipts: dict[str, dict[str, Any]] = {}
+        self.pool: dict[str, dict[str, Any]] = {}  # transactions known but not mined
+        self.nonce_on_chain = 0
+        self.batches: list[list[tuple[str, list[Any]]]] = []
+        self.down = False
+        self.now = 0.0
+        self.on_round: list[Any] = []  # callables run before each round's answer
+
+    async def batch_outcomes(self, calls: list[tuple[str, list[Any]]]) -> list[Any]:
+        self.batches.append(calls)
+        for step in self.on_round:
+            step(self)
+        if self.down:
+            raise ChainUnavailable("chain 97: node at http://127.0.0.1:1 refused the connection")
+        outcomes: list[Any] = []
+        for method, params in calls:
+            if method == "eth_blockNumber":
+                outcomes.append(hex(self.head))
+            elif method == "eth_getTransactionReceipt":
+                outcomes.append(self.receipts.get(params[0]))
+            elif method == "eth_getTransactionByHash":
+                outcomes.append(self.pool.get(params[0]))
+            elif method == "eth_getTransactionCount":
+                outcomes.append(hex(self.nonce_on_chain))
+            else:
+                raise AssertionError(method)
+        return outcomes
+
+    async def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        await asyncio.sleep(0)
+
+    def waiter(self, stall_s: float = 30.0) -> ReceiptWaiter:
+        return ReceiptWaiter(self, stall_s=stall_s, now=lambda: self.now, sleep=self.sleep)
+
+
+def mined(tx_hash: str) -> dict[str, Any]:
+    return {"transactionHash": tx_hash, "status": "0x1"}
+
+
+async def test_many_waiters_share_one_batch_per_round() -> None:
+    node = FakeNode()
+    hashes = [f"0x{i:064x}" for i in range(44)]
+    node.receipts = {h: mined(h) for h in hashes}
+    waiter = node.waiter()
+    receipts = await waiter.receipts(hashes)
+    assert [r["transactionHash"] for r in receipts] == hashes
+    assert len(node.batches) == 1
+    assert len(node.batches[0]) == 45  # the head, then every receipt
+    assert node.batches[0][0] == ("eth_blockNumber", [])
+
+
+async def test_rounds_back_off_while_nothing_comes_and_stop_once_all_arrived() -> None:
+    node = FakeNode()
+    tx = "0x" + "ab" * 32
+    node.on_round.append(lambda n: n.receipts.setdefault(tx, mined(tx)) if n.now > 1 else None)
+    receipt = await node.waiter().receipt(tx)
+    assert receipt["transactionHash"] == tx
+    # 5 ms doubling to 100 ms: a second of waiting takes about 14 rounds, not 100 or 1,000.
+    assert 10 <= len(node.batches) <= 20
+    rounds = len(node.batches)
+    await asyncio.sleep(0)
+    assert len(node.batches) == rounds  # no poller left once nobody waits
+
+
+async def test_a_slow_node_that_keeps_mining_is_waited_for_past_the_stall_time() -> None:
+    node = FakeNode()
+    tx = "0x" + "cd" * 32
+
+    def mine(n: FakeNode) -> None:
+        n.head += 1  # progress: a block every round, though not ours yet
+        if n.now > 95:
+            n.receipts[tx] = mined(tx)
+
+    node.on_round.append(mine)
+    receipt = await node.waiter(stall_s=30).receipt(tx)
+    assert receipt["transactionHash"] == tx
+    assert node.now > 95  # three stall times after the first poll: still waited for
+
+
+async def test_a_transaction_behind_a_nonce_gap_fails_naming_sender_nonce_and_gap() -> None:
+    node = FakeNode()
+    tx = "0x" + "ef" * 32
+    node.pool[tx] = {"from": SENDER, "nonce": hex(7), "blockNumber": None}
+    node.nonce_on_chain = 5
+    with pytest.raises(ReceiptMissing) as failed:
+        await node.waiter(stall_s=30).receipt(tx)
+    message = str(failed.value)
+    assert tx in message
+    assert f"from {SENDER}, nonce 7" in message
+    assert "pending in its pool" in message
+    assert "behind a gap: the sender's next nonce on chain is 5" in message
+    assert 30 < node.now < 31  # the stall time, counted from the last progress
+
+
+async def test_an_unknown_transaction_fails_with_what_the_sender_told() -> None:
+    node = FakeNode()
+    tx = "0x" + "01" * 32
+    with pytest.raises(ReceiptMissing) as failed:
+        await node.waiter(stall_s=5).receipt(tx, Sent(SENDER, 3))
+    assert f"from {SENDER}, nonce 3" in str(failed.value)
+    assert "does not know the transaction" in str(failed.value)
+
+
+async def test_a_node_that_stops_answering_fails_the_wait_with_its_reason() -> None:
+    node = FakeNode()
+    node.down = True
+    tx = "0x" + "02" * 32
+    with pytest.raises(ReceiptMissing, match="refused the connection"):
+        await node.waiter(stall_s=5).receipt(tx, Sent(SENDER, 0))
+
+
+async def test_a_cancelled_waiter_is_forgotten_and_the_others_still_served() -> None:
+    node = FakeNode()
+    gone, kept = "0x" + "03" * 32, "0x" + "04" * 32
+    waiter = node.waiter()
+    cancelled = asyncio.create_task(waiter.receipt(gone))
+    served = asyncio.create_task(waiter.receipt(kept))
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    await asyncio.gather(cancelled, return_exceptions=True)
+    rounds = len(node.batches)
+    node.receipts[kept] = mined(kept)
+    assert (await served)["transactionHash"] == kept
+    assert cancelled.cancelled()
+    later = node.batches[rounds:]
+    assert later
+    assert all(("eth_getTransactionReceipt", [gone]) not in batch for batch in later)
