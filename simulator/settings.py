@@ -269,6 +269,13 @@ class TimelineSettings(StrictModel):
     kept: int = Field(default=10_000, ge=1, le=1_000_000)
 
 
+class StreamSettings(StrictModel):
+    # Readers of GET /_sim/stream (open console pages) at once; one more is answered 429.
+    max_subscribers: int = Field(default=64, ge=1, le=10_000)
+    # A reader with more than this waiting to be written to it (it stopped reading) is dropped.
+    max_queued_kib: int = Field(default=1024, ge=1, le=1_048_576)
+
+
 class Settings(BaseSettings):
     # A BaseSettings so pydantic-settings knows the RFQSIM_ names; the environment itself is read
     # once, by `load_settings`, at its place between the YAML file and the CLI flags.
@@ -309,6 +316,7 @@ class Settings(BaseSettings):
     state: StateSettings = StateSettings()
     journal: JournalSettings = JournalSettings()
     timelines: TimelineSettings = TimelineSettings()
+    stream: StreamSettings = StreamSettings()
     # The simulated maker fleet started with the simulator (None: no makers; `--no-makers`).
     makers: FleetConfig | None = Field(default_factory=default_fleet)
     # Where that fleet runs: `in` the simulator's process, or in a process of its `own` (a child

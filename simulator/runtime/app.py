@@ -43,6 +43,7 @@ from simulator.api.http.appkeys import (
     SCENARIOS,
     SETTINGS,
     STATE,
+    STREAM_PUBLISHER,
     SWAPS,
     TIMELINES,
     V1,
@@ -191,6 +192,7 @@ def _clock_moved(changes: ChangeFeed) -> Callable[[float], Awaitable[None]]:
 
 async def _end_streams(app: web.Application) -> None:
     app[CHANGES].close()
+    await app[STREAM_PUBLISHER].stop()
 
 
 def create_app(
@@ -228,7 +230,10 @@ def create_app(
     app[FLEET] = FleetHolder()  # filled once the API listens (cli.serve starts the fleet)
     app[FILLS] = FillFanout()  # the fill indexers hand every fill to each subscriber
     app[FILL_INDEX] = IndexProgress()
-    app[CHANGES] = ChangeFeed()  # what changed, for the console's live stream
+    app[CHANGES] = ChangeFeed(  # what changed, for the console's live stream
+        max_subscribers=settings.stream.max_subscribers,
+        max_queued_bytes=settings.stream.max_queued_kib * 1024,
+    )
     app[WALLET_BALANCES] = ChainWalletBalances(app[CHAINS])
     app[MAKER_NAMES] = fleet_names(settings.makers)
     app[RFQ] = build_rfq(
@@ -345,6 +350,7 @@ def create_app(
     registry.register(ForgetOnLoad("console", lambda: app[CHANGES].mark("state")))
     app[WEBHOOKS].outbox.changes = app[CHANGES].mark
     app[CLOCK].add_listener(_clock_moved(app[CHANGES]))
+    app[STREAM_PUBLISHER] = sim_stream.build_publisher(app)
     app.on_shutdown.append(_end_streams)  # open console pages must not hold up a stop
     chains = app[CHAINS]  # filled at start-up
     app[STATE] = build_state_control(

@@ -11,9 +11,14 @@ Events (`event:` name, then `data:` one JSON object):
 - `clock`: GET /_sim/clock; `state`: `{}` after a reset or restore (read everything again);
 - `hello`: `{topics}` once, when the stream opens.
 
-Changes are collected per reader (services/shared/changes.py) and sent together every
-`COALESCE_S`, so a burst of steps of one RFQ becomes one item. While nobody reads, recording
-costs nothing more than it did."""
+Changes are collected once for all readers (services/shared/changes.py) and sent together
+every `COALESCE_S` by one publisher, which renders each topic once and writes the same bytes to
+every reader, so a burst of steps of one RFQ becomes one item and a change costs the same with
+one reader or two hundred. While nobody reads, recording costs nothing more than it did.
+
+Readers are capped (settings `stream.max_subscribers`: 429 with Retry-After beyond); a reader
+with more than `stream.max_queued_kib` waiting for it is dropped (hung up). The first event
+carries an `id:`, so a browser that reconnects says so (Last-Event-ID) and is sent `state`."""
 
 from __future__ import annotations
 
@@ -33,6 +38,7 @@ from simulator.api.http.appkeys import (
     JOURNAL,
     MAKER_NAMES,
     RFQ,
+    STREAM_PUBLISHER,
     TIMELINES,
     WEBHOOKS,
 )
@@ -44,13 +50,16 @@ from simulator.api.sim.journal import summary_json
 from simulator.api.sim.schemas import ClockState
 from simulator.api.sim.timelines import item_json
 from simulator.api.webhooks.schemas import DeliveryView
-from simulator.errors import InternalError, InvalidRequest
+from simulator.errors import InternalError, InvalidRequest, RateLimited
+from simulator.services.shared.changes import ChangeFeed
 
 COALESCE_S = 0.25  # changes are gathered this long before they are sent
 MAKERS_EVERY_S = 1.0  # the makers view (it asks the fleet) at most this often
 KEEPALIVE_S = 15.0  # a comment line when nothing changed, so proxies keep the stream open
 TIMELINE_TOPICS = ("rfqs", "swaps", "limit-orders", "transfers")
 TOPICS = (*TIMELINE_TOPICS, "requests", "deliveries", "makers", "clock", "state")
+# One topic's event for the ids that changed (None: nothing left to say).
+Renderer = Callable[[set[str]], Awaitable[bytes | None]]
 
 
 class StreamQuery(ApiModel):
@@ -80,10 +89,10 @@ def _topics(query: StreamQuery) -> frozenset[str]:
     return wanted
 
 
-def _renderers(app: web.Application) -> dict[str, Callable[[set[str]], Awaitable[bytes | None]]]:
+def _renderers(app: web.Application) -> dict[str, Renderer]:
     names = app[MAKER_NAMES]
 
-    def timeline(topic: str) -> Callable[[set[str]], Awaitable[bytes | None]]:
+    def timeline(topic: str) -> Renderer:
         async def render(ids: set[str]) -> bytes | None:
             timelines = app[TIMELINES][topic]
             found = [t for i in ids if (t := timelines.get(i)) is not None]
@@ -120,57 +129,113 @@ def _renderers(app: web.Application) -> dict[str, Callable[[set[str]], Awaitable
     async def state(ids: set[str]) -> bytes | None:
         return _event("state", {})
 
-    out: dict[str, Callable[[set[str]], Awaitable[bytes | None]]] = {
-        topic: timeline(topic) for topic in TIMELINE_TOPICS
-    }
+    out: dict[str, Renderer] = {topic: timeline(topic) for topic in TIMELINE_TOPICS}
     out.update(requests=requests, deliveries=deliveries, makers=makers, clock=clock, state=state)
     return out
+
+
+class Publisher:
+    """The one task that turns marks into events: every `coalesce_s` with changes, each topic
+    is rendered once and the same bytes go to every reader (ChangeFeed.publish). Started by the
+    first reader; it waits without cost while nobody reads."""
+
+    def __init__(
+        self,
+        changes: ChangeFeed,
+        renderers: dict[str, Renderer],
+        *,
+        coalesce_s: float = COALESCE_S,
+        makers_every_s: float = MAKERS_EVERY_S,
+    ) -> None:
+        self.changes = changes
+        self.renderers = renderers
+        self.coalesce_s = coalesce_s
+        self.makers_every_s = makers_every_s
+        self.rounds = 0  # publications so far (tests wait on it)
+        self.published = asyncio.Event()  # set after each publication
+        self._task: asyncio.Task[None] | None = None
+        self._makers_sent = float("-inf")
+
+    def start(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="sim-stream")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await self.changes.changed.wait()
+            await asyncio.sleep(self.coalesce_s)  # let the rest of a burst arrive
+            taken = self.changes.take()
+            if "state" in taken:  # everything was replaced: the readers start over
+                taken = {"state": taken["state"]}
+            if "makers" in taken:
+                if loop.time() < self._makers_sent + self.makers_every_s:
+                    del taken["makers"]  # sent recently: keep it for a later round
+                    self.changes.mark("makers")
+                else:
+                    self._makers_sent = loop.time()
+            rendered: dict[str, bytes] = {}
+            for topic in TOPICS:
+                render = self.renderers.get(topic)
+                if topic in taken and render is not None:
+                    chunk = await render(taken[topic])
+                    if chunk is not None:
+                        rendered[topic] = chunk
+            if rendered:
+                self.changes.publish(rendered)
+            self.rounds += 1
+            self.published.set()
+            self.published.clear()
+
+
+def build_publisher(app: web.Application) -> Publisher:
+    """The app's publisher with the real renderers (the app factory keeps it)."""
+    return Publisher(app[CHANGES], _renderers(app))
+
+
+def _hello(topics: frozenset[str], reconnected: bool) -> bytes:
+    """`id:` makes a browser's EventSource send Last-Event-ID when it reconnects; a reconnected
+    reader missed what changed meanwhile (it may have been dropped for reading too slowly), so
+    it is told to read everything again (`state`)."""
+    hello = b"id: 1\n" + _event("hello", {"topics": sorted(topics)})
+    return hello + _event("state", {}) if reconnected and "state" in topics else hello
 
 
 async def stream(request: web.Request) -> web.StreamResponse:
     topics = _topics(parse_query(request, StreamQuery))
     app = request.app
-    renderers = _renderers(app)
+    changes = app[CHANGES]
+    subscription = changes.subscribe(topics)  # over the cap: 429, before anything is sent
+    if request.transport is not None:
+        subscription.hang_up = request.transport.abort
     response = web.StreamResponse(
         headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"}
     )
-    await response.prepare(request)
-    changes = app[CHANGES]
-    subscription = changes.subscribe(topics)
-    loop = asyncio.get_running_loop()
-    makers_sent = 0.0
     try:
-        await response.write(_event("hello", {"topics": sorted(topics)}))
-        while True:
+        app[STREAM_PUBLISHER].start()
+        await response.prepare(request)
+        await response.write(_hello(topics, "Last-Event-ID" in request.headers))
+        while not subscription.closed:
             try:
                 await asyncio.wait_for(subscription.wake.wait(), KEEPALIVE_S)
             except TimeoutError:
                 await response.write(b": keepalive\n\n")
                 continue
-            if subscription.closed:
-                break
-            await asyncio.sleep(COALESCE_S)  # let the rest of a burst arrive
-            taken = subscription.take()
-            if "state" in taken:  # everything was replaced: the reader starts over
-                taken = {"state": taken["state"]}
-            if "makers" in taken:
-                wait = makers_sent + MAKERS_EVERY_S - loop.time()
-                if wait > 0:  # sent recently: keep it for a later round
-                    del taken["makers"]
-                    subscription.add("makers", "")
-                else:
-                    makers_sent = loop.time()
-            for topic in TOPICS:
-                if topic in taken:
-                    chunk = await renderers[topic](taken[topic])
-                    if chunk is not None:
-                        await response.write(chunk)
+            for chunk in subscription.take():
+                await response.write(chunk)
     except (ConnectionResetError, ConnectionError):
-        pass  # the reader went away
+        pass  # the reader went away, or was dropped (hung up)
     finally:
         changes.unsubscribe(subscription)
-        with contextlib.suppress(Exception):
-            await response.write_eof()
+        if not subscription.dropped:
+            with contextlib.suppress(Exception):
+                await response.write_eof()
     return response
 
 
@@ -187,7 +252,7 @@ def add_routes(table: RouteTable) -> None:
             tags=("sim-console",),
             query=StreamQuery,
             responses={200: None},
-            errors=(InvalidRequest, InternalError),
+            errors=(InvalidRequest, RateLimited, InternalError),
             journaled=False,  # the console's live stream: reading adds no rows
         )
     )

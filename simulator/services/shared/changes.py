@@ -1,57 +1,146 @@
-"""The change feed: which objects changed since a reader last looked, per topic (rfqs, swaps,
-limit-orders, transfers, requests, deliveries, makers, clock, state). The console's live stream
-(GET /_sim/stream) subscribes; the timelines, the request journal, the webhook outbox, the clock
-and the state control mark what they change.
+"""The change feed: which objects changed, per topic (rfqs, swaps, limit-orders, transfers,
+requests, deliveries, makers, clock, state), and the readers of the console's live stream
+(GET /_sim/stream) it fans out to. The timelines, the request journal, the webhook outbox, the
+clock and the state control mark what they change.
 
-With nobody subscribed a mark is a loop over an empty list: the console costs nothing while no
-page is open. A subscriber collects the ids marked since it last took them (a set per topic, so
-a burst of changes to one object is sent once) and is woken when the first one arrives."""
+With nobody subscribed a mark is one truth test: the console costs nothing while no page is
+open. With readers, the marks gather in ONE set per topic (a burst of changes to one object is
+sent once); the stream's publisher takes them, renders each topic once and hands the same bytes
+to every reader (`publish`), so the cost of a change does not grow with the readers.
+
+Readers are capped (`max_subscribers`: one more is refused with 429), and each reader's chunks
+not yet written are bounded (`max_queued_bytes`): a reader that stops reading is dropped (its
+connection hung up) rather than buffered without end. A dropped console page reconnects and
+reads everything again."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Callable, Mapping
+
+from simulator.errors import RateLimited
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_SUBSCRIBERS = 64
+DEFAULT_MAX_QUEUED_BYTES = 1 << 20
+FULL_RETRY_AFTER_S = 5  # over the cap: a reader may try again this much later
 
 
 class Subscription:
-    def __init__(self, topics: frozenset[str]) -> None:
+    def __init__(self, topics: frozenset[str], max_queued_bytes: int) -> None:
         self.topics = topics  # what this reader wants
-        self.dirty: dict[str, set[str]] = {}  # topic -> ids changed since the last take
-        self.wake = asyncio.Event()  # set on the first change after a take
-        self.closed = False  # the simulator is stopping: the reader ends its stream
+        self.max_queued_bytes = max_queued_bytes
+        self.pending: list[bytes] = []  # chunks published but not yet taken by the writer
+        self.queued = 0  # their bytes
+        self.wake = asyncio.Event()  # set when a chunk arrives, or the stream must end
+        self.closed = False  # the stream ends: the simulator stops, or the reader was dropped
+        self.dropped = False  # too slow: more than max_queued_bytes waited for it
+        # The connection's hang-up (set by the HTTP handler): a writer stuck on a reader that
+        # does not read is only freed by closing its connection.
+        self.hang_up: Callable[[], None] | None = None
 
-    def add(self, topic: str, key: str) -> None:
-        if topic in self.topics:
-            self.dirty.setdefault(topic, set()).add(key)
-            self.wake.set()
+    def deliver(self, chunk: bytes) -> bool:
+        """Queue one chunk for the writer; False when that would pass the bound with chunks
+        already waiting (a reader that keeps up takes any one chunk, however large)."""
+        if self.pending and self.queued + len(chunk) > self.max_queued_bytes:
+            return False
+        self.pending.append(chunk)
+        self.queued += len(chunk)
+        self.wake.set()
+        return True
 
-    def take(self) -> dict[str, set[str]]:
-        taken, self.dirty = self.dirty, {}
+    def take(self) -> list[bytes]:
+        taken, self.pending, self.queued = self.pending, [], 0
         self.wake.clear()
         return taken
 
+    def end(self) -> None:
+        self.closed = True
+        self.wake.set()
+
 
 class ChangeFeed:
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        max_subscribers: int = DEFAULT_MAX_SUBSCRIBERS,
+        max_queued_bytes: int = DEFAULT_MAX_QUEUED_BYTES,
+    ) -> None:
+        self.max_subscribers = max_subscribers
+        self.max_queued_bytes = max_queued_bytes
         self._subscribers: list[Subscription] = []  # the open live streams
+        self._dirty: dict[str, set[str]] = {}  # topic -> ids changed since the last take
+        self.changed = asyncio.Event()  # set on the first mark after a take
+        self.dropped = 0  # readers dropped for being too slow, since start
 
     def mark(self, topic: str, key: str = "") -> None:
-        for subscriber in self._subscribers:
-            subscriber.add(topic, key)
+        if self._subscribers:
+            self._dirty.setdefault(topic, set()).add(key)
+            self.changed.set()
+
+    def take(self) -> dict[str, set[str]]:
+        """What changed since the last take, for the publisher."""
+        taken, self._dirty = self._dirty, {}
+        self.changed.clear()
+        return taken
 
     def subscribe(self, topics: frozenset[str]) -> Subscription:
-        subscription = Subscription(topics)
+        """A new reader; over the cap, the spec's 429 envelope with Retry-After."""
+        if len(self._subscribers) >= self.max_subscribers:
+            raise RateLimited(
+                f"The live stream has its maximum of {self.max_subscribers} readers",
+                details={
+                    "reason": "stream_readers",
+                    "cap": self.max_subscribers,
+                    "retryAfterS": FULL_RETRY_AFTER_S,
+                },
+                headers={"Retry-After": str(FULL_RETRY_AFTER_S)},
+            )
+        subscription = Subscription(topics, self.max_queued_bytes)
         self._subscribers.append(subscription)
         return subscription
 
     def unsubscribe(self, subscription: Subscription) -> None:
         if subscription in self._subscribers:
             self._subscribers.remove(subscription)
+        if not self._subscribers:
+            self._dirty.clear()  # nobody left to tell: the next reader starts from a load
+
+    def publish(self, rendered: Mapping[str, bytes]) -> None:
+        """Hand each reader the rendered topics it asked for, in `rendered`'s order: readers
+        asking for the same topics get the same bytes object. A reader whose queue would pass
+        its bound is dropped."""
+        joined: dict[frozenset[str], bytes] = {}
+        for subscriber in list(self._subscribers):
+            chunk = joined.get(subscriber.topics)
+            if chunk is None:
+                chunk = b"".join(c for t, c in rendered.items() if t in subscriber.topics)
+                joined[subscriber.topics] = chunk
+            if chunk and not subscriber.deliver(chunk):
+                self._drop(subscriber)
+
+    def _drop(self, subscriber: Subscription) -> None:
+        log.warning(
+            "live stream reader dropped: it read too slowly (%d bytes waiting, bound %d); "
+            "it may reconnect and read everything again",
+            subscriber.queued,
+            subscriber.max_queued_bytes,
+        )
+        self.dropped += 1
+        subscriber.dropped = True
+        subscriber.pending, subscriber.queued = [], 0  # its memory goes now, not at hang-up
+        subscriber.end()
+        self.unsubscribe(subscriber)
+        if subscriber.hang_up is not None:
+            subscriber.hang_up()
 
     def close(self) -> None:
-        """The simulator stops: every reader is woken to end its stream at once."""
+        """The simulator stops: every reader is woken to end its stream at once, and so is the
+        publisher."""
         for subscriber in self._subscribers:
-            subscriber.closed = True
-            subscriber.wake.set()
+            subscriber.end()
+        self.changed.set()
 
     @property
     def subscribers(self) -> int:

@@ -78,7 +78,7 @@ def test_a_dump_is_json_and_loads_back_the_same_timelines() -> None:
     assert isinstance(after.steps[0], tuple)
 
 
-def test_a_change_reaches_only_the_readers_of_its_topic_and_is_sent_once() -> None:
+def test_a_change_is_kept_once_for_every_reader_and_published_to_its_topics_readers() -> None:
     changes = ChangeFeed()
     changes.mark("rfqs", "rfq_0")  # nobody reads: nothing kept anywhere
     rfqs = changes.subscribe(frozenset({"rfqs"}))
@@ -86,13 +86,17 @@ def test_a_change_reaches_only_the_readers_of_its_topic_and_is_sent_once() -> No
     timelines = Timelines("rfqs", Ticks(), RFQ_STEPS, capacity=10, changes=changes.mark)
     timelines.start("rfq_1", "soliciting", {})
     timelines.step("rfq_1", "cancelled")
-    assert rfqs.wake.is_set()
-    assert rfqs.take() == {"rfqs": {"rfq_1"}}
+    assert changes.changed.is_set()
+    assert changes.take() == {"rfqs": {"rfq_1"}}
+    assert not changes.changed.is_set()
+    changes.publish({"rfqs": b"event: rfqs\n\n"})
+    assert rfqs.take() == [b"event: rfqs\n\n"]
     assert not rfqs.wake.is_set()
-    assert clock.take() == {}
+    assert clock.take() == []
     changes.unsubscribe(rfqs)
+    changes.unsubscribe(clock)
     timelines.step("rfq_1", "cancelled")
-    assert rfqs.take() == {}
+    assert changes.take() == {}
 
 
 def test_a_late_answer_turns_silent_into_late_in_the_makers_counts() -> None:
