@@ -1,24 +1,29 @@
 """`rfqsim proxy`: put the spec's checks between an app and any deployment.
 
     rfqsim proxy --upstream URL [--listen HOST:PORT] [--report DIR]
-                 [--fail-on-violation] [--no-header]
+                 [--fail-on-violation] [--no-header] [--redact-header NAME ...]
+                 [--upstream-timeout SECONDS]
 
 A reverse proxy for /v2, /v1, the rates feed and the maker stream that forwards every exchange
 unchanged and checks it with the conformance suite's own assertions: the service's answers and
 the client's requests, one exchange at a time and across them (RFQ and ramp statuses, claim
 tokens, idempotency replays, the limiter). One line per violation as it happens; on SIGINT or
-SIGTERM the report (violations.json, violations.md, junit.xml). docs/proxy.md has the details.
+SIGTERM the report (violations.json, violations.md, junit.xml). Nothing it writes carries a
+secret: credentials are redacted by header and field name as well as by shape.
+docs/proxy.md has the details.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from rfqsim.proxy.forward import DEFAULT_READ_TIMEOUT_S
 from rfqsim.proxy.running import ListenError, Options
 from rfqsim.proxy.running import run as run_proxy
 
@@ -59,6 +64,22 @@ def add_parser(commands: Any) -> None:
         action="store_true",
         help="never add X-Rfqsim-Violations; answers stream through and are checked after",
     )
+    proxy.add_argument(
+        "--redact-header",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a header whose value is a secret, never written (repeatable; Authorization, "
+        "X-API-Key, X-Rfq-Claim and the spec's other credentials always are)",
+    )
+    proxy.add_argument(
+        "--upstream-timeout",
+        type=float,
+        default=DEFAULT_READ_TIMEOUT_S,
+        metavar="SECONDS",
+        help="an upstream that sends nothing for this long is answered 502 upstream_error "
+        f"(default {DEFAULT_READ_TIMEOUT_S:g})",
+    )
 
 
 def _listen(value: str) -> tuple[str, int]:
@@ -66,6 +87,15 @@ def _listen(value: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit() or int(port) > 65535:
         raise ValueError(f"--listen takes HOST:PORT, got {value!r}")
     return host.strip("[]"), int(port)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve to anything
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,6 +112,18 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"rfqsim proxy: {exc}", file=sys.stderr)
         return EXIT_BAD_ARGUMENTS
+    timeout = float(args.upstream_timeout)
+    if not timeout > 0:
+        print(f"rfqsim proxy: --upstream-timeout must be > 0, got {timeout:g}", file=sys.stderr)
+        return EXIT_BAD_ARGUMENTS
+    if not is_loopback(host):
+        print(
+            f"rfqsim proxy: warning: listening on {host or 'every interface'}, not loopback: "
+            "anyone on the network reaches the upstream through the proxy, including what the "
+            "upstream serves to loopback callers only (a local simulator's /_sim controls)",
+            file=sys.stderr,
+            flush=True,
+        )
     options = Options(
         upstream=upstream,
         host=host,
@@ -89,6 +131,8 @@ def run(args: argparse.Namespace) -> int:
         report_dir=Path(args.report),
         fail_on_violation=bool(args.fail_on_violation),
         header=not args.no_header,
+        redact_headers=tuple(args.redact_header),
+        upstream_timeout_s=timeout,
     )
     try:
         return asyncio.run(run_proxy(options, sys.stdout))

@@ -25,6 +25,7 @@ from conformance.response_checks import (
     assert_retry_after,
     parse_iso_utc,
 )
+from rfqsim.proxy.exchange import is_json_type
 from rfqsim.proxy.expect import expect_equal, expect_in
 from rfqsim.proxy.findings import Inspection
 from rfqsim.proxy.requests import API_KEY, RFQ_OWNED, SCHEMA_RULES
@@ -48,6 +49,8 @@ ENVELOPE_REQUEST_ID = {
 }
 WRAPPED = "rfq/overview/conventions/successful-bodies-wrapped-object"
 JSON_BODIES = {"rfq": "rfq/endpoints/all-bodies-json", "ramp": "ramp/overview/conventions"}
+# A success that says it is JSON and is not (v1 keeps document 1's conventions).
+JSON_PARSES = {**JSON_BODIES, "v1": "rfq/endpoints/all-bodies-json"}
 UNKNOWN_PATH = "rfq/errors/404-not_found"
 LIMITER_HEADERS = {
     "rfq": "rfq/limits/rate-limit-headers-responses-handled",
@@ -228,6 +231,12 @@ def check(inspection: Inspection, operation: SpecOperation | None, known_path: b
         _error(inspection)
     elif 200 <= ex.status < 300 and resp.is_json:
         _success(inspection, operation)
+    elif 200 <= ex.status < 300 and resp.raw and is_json_type(resp.headers.get("Content-Type")):
+        inspection.fail(
+            JSON_PARSES[surface],
+            f"HTTP {ex.status} says {resp.headers.get('Content-Type')} but its body is not JSON "
+            f"({len(resp.raw)} bytes, starting {resp.raw[:40]!r})",
+        )
 
 
 def _error(inspection: Inspection) -> None:

@@ -22,6 +22,14 @@ SIMULATOR_ONLY = ("/_sim", "/_provider")
 FEED_PATHS = frozenset({"/tickers", "/pairs", "/historical_trades", "/feed/openapi.json"})
 KEY_HEADERS = ("Authorization", "X-API-Key")
 
+JSON_TYPES = ("application/json", "+json")
+
+
+def is_json_type(content_type: str | None) -> bool:
+    """A JSON media type (application/json, application/problem+json, ...)."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return media.startswith("application/") and media.endswith(JSON_TYPES)
+
 
 def surface_of(path: str) -> str:
     """Which part of the service a path belongs to: ``rfq`` (v2 RFQ, health, the shared webhook

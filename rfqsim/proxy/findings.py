@@ -7,14 +7,16 @@ report with bounded memory).
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 
-from rfqkit.redaction import REDACTED, redact
+from conformance.client import parse_json
+from rfqkit.redaction import Redactor
 from rfqsim.proxy.exchange import ProxiedExchange
 
 Side = Literal["service", "client"]
@@ -23,8 +25,6 @@ log = logging.getLogger("rfqsim.proxy")
 MESSAGE_CHARS = 400  # a finding's message (the suite's assertion text can quote whole bodies)
 BODY_CHARS = 4096  # request and response bodies kept in the report
 KEPT_PER_KIND = 50  # findings kept in full per (rule, side, operation); the rest are counted
-# Headers whose values are credentials: never written to a report or a line.
-SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-rfq-claim", "x-ramp-claim", "cookie"})
 # What a check that cannot even read the answer raises: a shape so far off is a finding too.
 SHAPE_ERRORS = (AssertionError, KeyError, TypeError, ValueError, IndexError, AttributeError)
 
@@ -42,9 +42,9 @@ class Finding:
     response: dict[str, Any]
 
     def line(self) -> str:
-        """One line for the terminal, secrets redacted."""
+        """One line for the terminal (its parts were redacted when the finding was made)."""
         rid = self.request_id or "-"
-        return redact(
+        return (
             f"VIOLATION {self.side} {self.rule}: {self.method} {self.path} -> {self.status} "
             f"[{rid}] {self.message}"
         )
@@ -63,20 +63,38 @@ class Finding:
         }
 
 
-def _headers(items: list[tuple[str, str]]) -> dict[str, str]:
+def secrets_of(exchange: ProxiedExchange, redactor: Redactor) -> frozenset[str]:
+    """The secret values this exchange carries, by name: its secret headers both ways and the
+    secret fields of its JSON bodies. Found once, searched for in everything written of it."""
+    found = redactor.header_values(exchange.request_headers.items())
+    found |= redactor.header_values(exchange.headers.items())
+    for raw in (exchange.request_body, exchange.decoded_body):
+        parsed, is_json = parse_json(raw) if raw else (None, False)
+        if is_json:
+            found |= redactor.field_values(parsed)
+    return frozenset(found)
+
+
+def _headers(
+    items: Iterable[tuple[str, str]], redactor: Redactor, known: frozenset[str]
+) -> dict[str, str]:
     shown: dict[str, str] = {}
     for name, value in items:
-        kept = REDACTED if name.lower() in SECRET_HEADERS else redact(value)
+        secret = redactor.is_secret_header(name)
+        kept = redactor.header(name, value) if secret else redactor.text(value, known)
         shown[name] = f"{shown[name]}, {kept}" if name in shown else kept
     return shown
 
 
-def _body(raw: bytes | None, complete: bool) -> str:
+def _body(raw: bytes | None, complete: bool, redactor: Redactor, known: frozenset[str]) -> str:
     if raw is None:
         return "<not readable>"
+    parsed, is_json = parse_json(raw) if complete else (None, False)
+    if is_json:  # fields by name, then any secret value quoted elsewhere in it
+        raw = json.dumps(redactor.json(parsed), ensure_ascii=False).encode()
     text = raw[:BODY_CHARS].decode("utf-8", errors="replace")
     cut = len(raw) > BODY_CHARS or not complete
-    return redact(text) + (" …" if cut else "")
+    return redactor.text(text, known) + (" …" if cut else "")
 
 
 def _message(exc: BaseException) -> str:
@@ -84,28 +102,38 @@ def _message(exc: BaseException) -> str:
     if not isinstance(exc, AssertionError):
         text = f"{type(exc).__name__}: {text}"
     text = " ".join(text.split())
-    return redact(text if len(text) <= MESSAGE_CHARS else text[: MESSAGE_CHARS - 1] + "…")
+    return text if len(text) <= MESSAGE_CHARS else text[: MESSAGE_CHARS - 1] + "…"
 
 
-def finding_of(exchange: ProxiedExchange, rule: str, side: Side, message: str) -> Finding:
+def finding_of(
+    exchange: ProxiedExchange,
+    rule: str,
+    side: Side,
+    message: str,
+    redactor: Redactor | None = None,
+) -> Finding:
+    """A finding of ``exchange``, every part of it redacted: the secrets it carries by name
+    (wherever their values are quoted, the message included) and any by shape."""
+    redactor = redactor or Redactor()
+    known = secrets_of(exchange, redactor)
     return Finding(
         rule=rule,
         side=side,
         method=exchange.method,
-        path=exchange.path,
+        path=redactor.text(exchange.path, known),
         status=exchange.status,
         request_id=exchange.request_id,
-        message=message,
+        message=redactor.text(message, known),
         request={
             "method": exchange.method,
-            "target": redact(exchange.target),
-            "headers": _headers(exchange.request_headers.items()),
-            "body": _body(exchange.request_body, exchange.request_complete),
+            "target": redactor.text(exchange.target, known),
+            "headers": _headers(exchange.request_headers.items(), redactor, known),
+            "body": _body(exchange.request_body, exchange.request_complete, redactor, known),
         },
         response={
             "status": exchange.status,
-            "headers": _headers(exchange.headers.items()),
-            "body": _body(exchange.decoded_body, exchange.body_complete),
+            "headers": _headers(exchange.headers.items(), redactor, known),
+            "body": _body(exchange.decoded_body, exchange.body_complete, redactor, known),
         },
     )
 
@@ -116,6 +144,7 @@ class Inspection:
     suite's ``assert_*``) under its rule id and side; every rule checked is exercised."""
 
     exchange: ProxiedExchange
+    redactor: Redactor = field(default_factory=Redactor)
     found: list[Finding] = field(default_factory=list)
     exercised: set[str] = field(default_factory=set)
 
@@ -133,7 +162,7 @@ class Inspection:
         self.exercised.add(rule)
         if any(f.rule == rule and f.side == side for f in self.found):
             return  # one finding per rule and side on one exchange
-        self.found.append(finding_of(self.exchange, rule, side, redact(message)))
+        self.found.append(finding_of(self.exchange, rule, side, message, self.redactor))
 
     @property
     def rules_found(self) -> list[str]:
@@ -152,8 +181,9 @@ class Findings:
     operation) keeps its first :data:`KEPT_PER_KIND` in full and counts the rest, so a long run
     that repeats one violation does not grow without bound."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, redactor: Redactor | None = None) -> None:
         self.out = out
+        self.redactor = redactor or Redactor()
         self.exchanges = 0
         self.exercised: set[str] = set()
         self.kept: list[Finding] = []
@@ -181,10 +211,11 @@ class Findings:
         with self._lock:
             self.exchanges += 1
             self.upstream_failures += 1
-            self.last_upstream_failure = UpstreamFailure(method, path, error)
-        print(
-            redact(f"UPSTREAM {method} {path}: {error} (answered 502)"), file=self.out, flush=True
-        )
+            self.last_upstream_failure = UpstreamFailure(
+                method, self.redactor.text(path), self.redactor.text(error)
+            )
+        line = self.redactor.text(f"UPSTREAM {method} {path}: {error} (answered 502)")
+        print(line, file=self.out, flush=True)
 
     def check_crashed(self, exchange: ProxiedExchange) -> None:
         with self._lock:

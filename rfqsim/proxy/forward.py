@@ -30,13 +30,14 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from conformance.client import Headers
-from rfqsim.proxy.exchange import ProxiedExchange, surface_of
+from rfqsim.proxy.exchange import ProxiedExchange, is_json_type, surface_of
 from rfqsim.proxy.findings import Findings
 from rfqsim.proxy.watcher import CHECKED_SURFACES, Watcher
 
 VIOLATIONS_HEADER = "X-Rfqsim-Violations"
 CHECK_LIMIT = 8 * 1024 * 1024  # bytes of a body kept for the checks (ramp KYC images: 3 x 4 MB)
 CHUNK = 64 * 1024
+DEFAULT_READ_TIMEOUT_S = 30.0  # `--upstream-timeout`: an upstream silent this long is a 502
 # RFC 9110 7.6.1: meaningful for one connection only, never forwarded.
 HOP_BY_HOP = frozenset(
     {
@@ -68,7 +69,6 @@ WEBSOCKET_HANDSHAKE = frozenset(
 # Defaults aiohttp writes on an answer that lacks them; removed again when the upstream's had
 # none, so the answer is the upstream's.
 SERVER_DEFAULTS = ("Date", "Server", "Content-Type")
-JSON_TYPES = ("application/json", "+json")
 _HANDSHAKE: contextvars.ContextVar[_Handshake | None] = contextvars.ContextVar(
     "rfqsim_proxy_handshake", default=None
 )
@@ -85,11 +85,6 @@ def _connection_listed(headers: Any) -> set[str]:
 def forwardable(headers: Any, dropped: frozenset[str]) -> list[tuple[str, str]]:
     skip = HOP_BY_HOP | dropped | _connection_listed(headers)
     return [(name, value) for name, value in headers.items() if name.lower() not in skip]
-
-
-def _is_json(content_type: str | None) -> bool:
-    media = (content_type or "").split(";", 1)[0].strip().lower()
-    return media.startswith("application/") and media.endswith(JSON_TYPES)
 
 
 class _UpstreamHeaders(web.StreamResponse):
@@ -166,26 +161,37 @@ class Forwarder:
     """The proxy's one handler (``*`` on every path) and its upstream sessions."""
 
     def __init__(
-        self, upstream: str, watcher: Watcher, findings: Findings, *, header: bool = True
+        self,
+        upstream: str,
+        watcher: Watcher,
+        findings: Findings,
+        *,
+        header: bool = True,
+        read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
     ) -> None:
         self.upstream = URL(upstream.rstrip("/"))
         self.watcher = watcher
         self.findings = findings
         self.header = header
+        self.read_timeout_s = read_timeout_s
         self._session: aiohttp.ClientSession | None = None
         self._ws_session: aiohttp.ClientSession | None = None
 
     async def start(self) -> None:
-        self._session = self._new_session()
+        # Every read from the upstream (the answer's head, each part of its body) waits at most
+        # read_timeout_s; a WebSocket may stay quiet as long as both ends like.
+        self._session = self._new_session(read_timeout_s=self.read_timeout_s)
         tracing = aiohttp.TraceConfig()
         tracing.on_request_end.append(_capture_refusal)
         self._ws_session = self._new_session(tracing)
 
     @staticmethod
-    def _new_session(tracing: aiohttp.TraceConfig | None = None) -> aiohttp.ClientSession:
+    def _new_session(
+        tracing: aiohttp.TraceConfig | None = None, read_timeout_s: float | None = None
+    ) -> aiohttp.ClientSession:
         return aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=0, enable_cleanup_closed=True),
-            timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=read_timeout_s),
             auto_decompress=False,  # bytes are relayed as sent, encoding and all
             cookie_jar=aiohttp.DummyCookieJar(),  # one client's cookies are no other's
             trust_env=False,
@@ -259,7 +265,7 @@ class Forwarder:
         length = answer.content_length
         return (
             exchange.surface in CHECKED_SURFACES
-            and _is_json(answer.headers.get(hdrs.CONTENT_TYPE))
+            and is_json_type(answer.headers.get(hdrs.CONTENT_TYPE))
             and (length is None or length <= CHECK_LIMIT)
         )
 
@@ -353,16 +359,30 @@ class Forwarder:
 
     def _unreachable(self, exchange: ProxiedExchange, exc: BaseException) -> web.Response:
         """502 in the spec's envelope (the feed's own on its paths), with a request id."""
-        self.findings.upstream_failed(
-            exchange.method, exchange.path, f"{type(exc).__name__}: {exc}"
-        )
         request_id = "req_" + secrets.token_hex(12)
-        message = "The upstream service could not be reached through rfqsim proxy"
-        if surface_of(exchange.path) == "feed":
-            body: dict[str, Any] = {"error": message}
-        else:
+        error: dict[str, Any]
+        if isinstance(exc, aiohttp.SocketTimeoutError):  # a read, not the connect
+            self.findings.upstream_failed(
+                exchange.method,
+                exchange.path,
+                f"the upstream sent nothing for {self.read_timeout_s:g} s (--upstream-timeout)",
+            )
+            message = (
+                f"The upstream service did not answer within {self.read_timeout_s:g} s "
+                "through rfqsim proxy"
+            )
+            details = {"reason": "upstream_timeout", "timeoutS": self.read_timeout_s}
             error = {"code": "upstream_error", "message": message, "request_id": request_id}
-            body = {"error": error}
+            error["details"] = details
+        else:
+            self.findings.upstream_failed(
+                exchange.method, exchange.path, f"{type(exc).__name__}: {exc}"
+            )
+            message = "The upstream service could not be reached through rfqsim proxy"
+            error = {"code": "upstream_error", "message": message, "request_id": request_id}
+        body: dict[str, Any] = (
+            {"error": message} if surface_of(exchange.path) == "feed" else {"error": error}
+        )
         return web.Response(
             status=502,
             body=json.dumps(body).encode(),

@@ -17,6 +17,7 @@ from typing import TextIO
 import aiohttp
 from aiohttp import web
 
+from rfqkit.redaction import Redactor, install_redaction
 from rfqsim.proxy import report
 from rfqsim.proxy.documents import DOCUMENT_PATHS, Documents
 from rfqsim.proxy.findings import Findings
@@ -42,6 +43,8 @@ class Options:
     report_dir: Path
     fail_on_violation: bool
     header: bool
+    redact_headers: tuple[str, ...] = ()  # more header names whose values are secrets
+    upstream_timeout_s: float = 30.0  # an upstream silent this long: 502 upstream_error
 
 
 class Proxy:
@@ -50,7 +53,8 @@ class Proxy:
     def __init__(self, options: Options, out: TextIO) -> None:
         self.options = options
         self.out = out
-        self.findings = Findings(out)
+        self.redactor = Redactor(options.redact_headers)
+        self.findings = Findings(out, self.redactor)
         self.documents = Documents()
         self.state = State()
         self.forwarder = Forwarder(
@@ -58,6 +62,7 @@ class Proxy:
             Watcher(self.findings, self.documents, self.state),
             self.findings,
             header=options.header,
+            read_timeout_s=options.upstream_timeout_s,
         )
         self.runner: web.AppRunner | None = None
         self.url = ""
@@ -145,6 +150,7 @@ class Proxy:
 
 async def run(options: Options, out: TextIO) -> int:
     proxy = Proxy(options, out)
+    install_redaction(redactor=proxy.redactor)  # the log lines too, by name and by shape
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

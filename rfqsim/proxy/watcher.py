@@ -24,7 +24,7 @@ class Watcher:
 
     def inspect(self, exchange: ProxiedExchange) -> Inspection:
         """Run the checks of ``exchange`` and record what they found."""
-        inspection = Inspection(exchange)
+        inspection = Inspection(exchange, self.findings.redactor)
         operation = None
         if exchange.surface in CHECKED_SURFACES:
             operation = operation_of(exchange.method, exchange.path)
