@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from rfqkit.redaction import RedactingFormatter, install_redaction, redact
+from rfqkit.redaction import REDACTED, RedactingFormatter, Redactor, install_redaction, redact
 
 SECRET = "Zk3qT8yWv0nP4rXc1bLd7eFg2hJm5sQa9uIo6tRw3eY"
 KEY = f"tx_live_3f2a9c1b7e04.{SECRET}"
@@ -62,3 +62,37 @@ def test_a_traceback_quoting_a_key_is_redacted() -> None:
     assert SECRET not in logged
     assert "ERROR Error handling request for tx_live_3f2a9c1b7e04.<redacted>" in logged
     assert "ValueError: Invalid header value char" in logged
+
+
+# By name, whatever the value's shape (the proxy's report, issue 32).
+PLAIN = "plainSecretWithoutAnyPrefix9"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f'{{"claimToken": "{PLAIN}", "x": 1}}', '{"claimToken": "<redacted>", "x": 1}'),
+        (f"{{'signingSecret': '{PLAIN}'}}", "{'signingSecret': '<redacted>'}"),
+        (f'"signature":"{PLAIN}"', '"signature":"<redacted>"'),
+        (f'{{"claimToken": "{PLAIN[:10]}', '{"claimToken": "<redacted>"'),  # cut short
+        (f"claimToken={PLAIN}&chainId=97", "claimToken=<redacted>&chainId=97"),
+        (f"X-Auth-Token: {PLAIN}", "X-Auth-Token: <redacted>"),
+        ("Idempotency-Key: idem-123456789", "Idempotency-Key: idem-123456789"),  # no secret
+        (f"the token {PLAIN} lacks rfqc_", "the token <redacted> lacks rfqc_"),  # known value
+    ],
+)
+def test_a_redactor_goes_by_name_and_by_known_value(text: str, expected: str) -> None:
+    redactor = Redactor(["X-Auth-Token"])
+    assert redactor.text(text, known={PLAIN}) == expected
+
+
+def test_a_redactor_finds_secret_values_in_headers_and_nested_json() -> None:
+    redactor = Redactor(["x-auth-token"])
+    headers = [("Authorization", f"Bearer {PLAIN}"), ("X-Auth-Token", "custom-1"), ("A", "b")]
+    assert redactor.header_values(headers) == {f"Bearer {PLAIN}", PLAIN, "custom-1"}
+    body = {"data": [{"takerProof": {"nonce": "n", "signature": "s-1"}, "claimToken": "c-1"}]}
+    assert redactor.field_values(body) == {"s-1", "c-1"}
+    assert redactor.json(body) == {
+        "data": [{"takerProof": {"nonce": "n", "signature": REDACTED}, "claimToken": REDACTED}]
+    }
+    assert redactor.header("x-AUTH-token", "custom-1") == REDACTED
