@@ -15,6 +15,7 @@ from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient, TestServer
 
 from simulator.api.http.appkeys import CHANGES, STREAM_PUBLISHER
+from simulator.errors import RateLimited
 from simulator.runtime.app import create_app
 from simulator.services.shared.changes import ChangeFeed
 from simulator.settings import load_settings
@@ -137,3 +138,19 @@ async def test_a_reader_that_stops_reading_is_dropped_and_a_returning_one_reads_
     assert await _event(back) == b"event: state\ndata: {}\n\n"
     back.close()
     steady.close()
+
+
+def test_at_the_cap_a_reader_whose_connection_closed_gives_its_place() -> None:
+    feed = ChangeFeed(max_subscribers=2)
+    first, second = (feed.subscribe(frozenset({"rfqs"})) for _ in range(2))
+    first.alive = second.alive = lambda: True
+    with pytest.raises(RateLimited):
+        feed.subscribe(frozenset({"rfqs"}))
+    second.alive = lambda: False  # its tab was closed while nothing changed
+    third = feed.subscribe(frozenset({"rfqs"}))
+    assert second.closed  # its stream ends now
+    assert second.wake.is_set()
+    assert feed.subscribers == 2
+    feed.publish({"rfqs": b"event: rfqs\n\n"})
+    assert first.take() == third.take() == [b"event: rfqs\n\n"]
+    assert second.take() == []

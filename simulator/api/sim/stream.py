@@ -214,6 +214,9 @@ async def stream(request: web.Request) -> web.StreamResponse:
     subscription = changes.subscribe(topics)  # over the cap: 429, before anything is sent
     if request.transport is not None:
         subscription.hang_up = request.transport.abort
+    subscription.alive = lambda: (
+        request.transport is not None and not request.transport.is_closing()
+    )
     response = web.StreamResponse(
         headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"}
     )

@@ -40,6 +40,9 @@ class Subscription:
         # The connection's hang-up (set by the HTTP handler): a writer stuck on a reader that
         # does not read is only freed by closing its connection.
         self.hang_up: Callable[[], None] | None = None
+        # Whether its connection is still open (set by the HTTP handler). A reader that left
+        # while nothing changed is only noticed at the next write; the cap asks this first.
+        self.alive: Callable[[], bool] | None = None
 
     def deliver(self, chunk: bytes) -> bool:
         """Queue one chunk for the writer; False when that would pass the bound with chunks
@@ -87,6 +90,10 @@ class ChangeFeed:
 
     def subscribe(self, topics: frozenset[str]) -> Subscription:
         """A new reader; over the cap, the spec's 429 envelope with Retry-After."""
+        if len(self._subscribers) >= self.max_subscribers:
+            for gone in [s for s in self._subscribers if s.alive is not None and not s.alive()]:
+                gone.end()  # its stream ends at once (the connection is closed already)
+                self.unsubscribe(gone)
         if len(self._subscribers) >= self.max_subscribers:
             raise RateLimited(
                 f"The live stream has its maximum of {self.max_subscribers} readers",
