@@ -25,6 +25,7 @@ from bench import (
     rfq,
     soak,
     state,
+    stream,
     v1_book,
     webhooks,
 )
@@ -166,6 +167,7 @@ BENCHMARKS = (
     "suite",
     "journal",
     "console",
+    "stream",
     "proxy",
 )
 
@@ -263,6 +265,12 @@ def main() -> None:
         sections.append(
             console.bench_console(
                 rate=100, seconds=4 if args.quick else 8, rounds=2 if args.quick else 8
+            )
+        )
+    if "stream" in selected:
+        sections.append(
+            stream.bench_stream(
+                rate=20, seconds=4 if args.quick else 8, rounds=1 if args.quick else 3
             )
         )
     if "proxy" in selected:
