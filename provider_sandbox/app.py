@@ -11,12 +11,14 @@ from aiohttp import web
 from provider_sandbox import api, controls
 from provider_sandbox.appkeys import SANDBOX
 from provider_sandbox.core import Sandbox
-from provider_sandbox.errors import SandboxError, SandboxUnauthorized
+from provider_sandbox.errors import SandboxError, SandboxForbidden, SandboxUnauthorized
+from rfqkit.local_guard import CROSS_SITE_MESSAGE, HostCheck, cross_site_reason
 from rfqkit.tasks import cancel_and_wait
 
 log = logging.getLogger("provider_sandbox")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 API_PREFIX = "/api/"
+CONTROLS_PREFIX = "/sandbox/"
 HTTP_ERROR_TYPES = {400: "invalid", 401: "unauthorized", 404: "not_found", 405: "invalid"}
 
 
@@ -44,6 +46,32 @@ async def errors_middleware(request: web.Request, handler: Handler) -> web.Strea
     except Exception:
         log.exception("provider sandbox: unhandled error on %s %s", request.method, request.path)
         return _error(500, "internal", "The provider sandbox failed; see its log")
+
+
+def host_check(app: web.Application) -> HostCheck:
+    config = app[SANDBOX].config
+    return HostCheck(bind=config.host, allowed=config.allowed_hosts, server="provider sandbox")
+
+
+HOST_CHECK: web.AppKey[HostCheck] = web.AppKey("host_check")
+
+
+@web.middleware
+async def guard_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Refuses a Host name a web page could have re-pointed here, and a state-changing request
+    to the controls (`/sandbox`, no key) that another site's page sent (rfqkit/local_guard.py).
+    The API (`/api/v1`) needs its bearer key, which a page on another site does not have."""
+    host = request.headers.get("Host")
+    check = request.app[HOST_CHECK]
+    if not check.allows(host):
+        assert host is not None
+        message, details = check.refusal(host)
+        raise SandboxForbidden(message, **details)
+    if request.path.startswith(CONTROLS_PREFIX):
+        reason = cross_site_reason(request.method, request.headers, request.scheme, host)
+        if reason is not None:
+            raise SandboxForbidden(CROSS_SITE_MESSAGE, reason=reason)
+    return await handler(request)
 
 
 @web.middleware
@@ -79,9 +107,11 @@ def create_sandbox_app(sandbox: Sandbox) -> web.Application:
     # KYC documents arrive as JSON with up to three 4 MiB images in base64 (about 16.8 MiB):
     # aiohttp's default 1 MiB cap would refuse a valid maximal submission.
     app = web.Application(
-        middlewares=[errors_middleware, api_middleware], client_max_size=32 * 1024 * 1024
+        middlewares=[errors_middleware, guard_middleware, api_middleware],
+        client_max_size=32 * 1024 * 1024,
     )
     app[SANDBOX] = sandbox
+    app[HOST_CHECK] = host_check(app)
     api.add_routes(app)
     controls.add_routes(app)
     app.cleanup_ctx.append(_background)

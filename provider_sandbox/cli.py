@@ -117,6 +117,13 @@ def main(argv: list[str] | None = None) -> int:
     cmd = commands.add_parser("serve", help="run the provider sandbox on its own port")
     cmd.add_argument("--host", default="127.0.0.1")
     cmd.add_argument("--port", type=int, default=0, help="0 = a free port")
+    cmd.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer this Host name (repeatable); loopback names and IP addresses always",
+    )
     cmd.add_argument("--ready-file", help="write URL, key and chains as JSON here when ready")
     cmd.add_argument("--from-ready-file", help="the simulator's ready file (chains and NGNS)")
     cmd.add_argument("--rpc", action="append", default=[], help="CHAIN=RPC_URL (repeatable)")
@@ -138,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         chains=chains,
         host=args.host,
         port=args.port,
+        allowed_hosts=tuple(args.allowed_host),
         api_key=args.api_key,
         webhook_url=args.webhook_url,
         webhook_secret=args.webhook_secret,

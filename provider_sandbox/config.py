@@ -29,6 +29,8 @@ class SandboxConfig:
     chains: tuple[SandboxChain, ...]  # chains the sandbox can settle on (it needs RPC for each)
     host: str = "127.0.0.1"  # loopback: the controls have no authentication
     port: int = 0  # 0 = a free port
+    # Host names answered besides loopback names, IP addresses and `host` (rfqkit/local_guard.py)
+    allowed_hosts: tuple[str, ...] = ()
     api_key: str = "sk_sandbox_rfqsim"  # bearer key of /api/v1
     webhook_url: str | None = None  # where status webhooks go; None = nowhere (logged as dropped)
     webhook_secret: str = "whsec_sandbox_rfqsim"  # HMAC key for X-Provider-Signature

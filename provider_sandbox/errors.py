@@ -28,6 +28,11 @@ class SandboxUnauthorized(SandboxError):
     type = "unauthorized"
 
 
+class SandboxForbidden(SandboxError):
+    status = 403
+    type = "forbidden"
+
+
 class SandboxNotFound(SandboxError):
     status = 404
     type = "not_found"

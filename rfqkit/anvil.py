@@ -119,12 +119,15 @@ def start_anvil(
     timestamp: int | None = None,
     startup_timeout: float = 20.0,
     extra_args: tuple[str, ...] = (),
+    cors: bool = False,
 ) -> AnvilNode:
     """Start one Anvil node and wait until it listens.
 
     `port=0` lets Anvil bind a free port itself (no race between choosing and binding); the
     port it chose is read from the kernel's socket table. Automining is on: every transaction
-    is mined into its own block at once.
+    is mined into its own block at once. Without `cors` the node runs with `--no-cors`:
+    Anvil's default `Access-Control-Allow-Origin: *` would let any web page call
+    `anvil_setBalance` and read the answer (docs/security.md).
 
     Anvil runs `--quiet`. Otherwise it writes a line for every RPC call and several for every
     block to its standard output, synchronously: once a pipe we read fills, Anvil stops
@@ -151,6 +154,7 @@ def start_anvil(
         "--disable-console-log",
         "--disable-default-create2-deployer",
         *(("--timestamp", str(timestamp)) if timestamp is not None else ()),
+        *(() if cors else ("--no-cors",)),
         *extra_args,
     ]
     try:

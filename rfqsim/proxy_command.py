@@ -49,6 +49,14 @@ def add_parser(commands: Any) -> None:
         help=f"where the proxy listens (default {DEFAULT_LISTEN}; port 0: a free one)",
     )
     proxy.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests for this Host name (repeatable); loopback names and IP "
+        "addresses always, any other name is refused 403 (docs/security.md)",
+    )
+    proxy.add_argument(
         "--report",
         default=DEFAULT_REPORT,
         metavar="DIR",
@@ -133,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
         header=not args.no_header,
         redact_headers=tuple(args.redact_header),
         upstream_timeout_s=timeout,
+        allowed_hosts=tuple(args.allowed_host),
     )
     try:
         return asyncio.run(run_proxy(options, sys.stdout))

@@ -86,6 +86,10 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         overrides["makers_process"] = args.makers_process
     if args.no_control_api:
         overrides["api"]["control_api"] = False
+    if args.allowed_host:
+        overrides["api"]["allowed_hosts"] = list(args.allowed_host)
+    if args.rpc_cors:
+        overrides["rpc_cors"] = True
     if args.allow_http_webhooks:
         overrides["webhooks"] = {"allow_http": True}
     if args.on_chain_exit is not None:
@@ -254,6 +258,14 @@ def add_parser(commands: Any) -> None:
     serve_cmd = commands.add_parser("serve", help="start chains, deploy the venue, serve the API")
     serve_cmd.add_argument("--host", help="bind address (default 127.0.0.1)")
     serve_cmd.add_argument("--port", type=int, help="API port (default 8080; 0 picks a free one)")
+    serve_cmd.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="NAME",
+        help="also answer requests for this Host name (repeatable; `.NAME` allows its "
+        "subdomains too); loopback names and IP addresses are always answered, any other "
+        "name is refused 403 against DNS rebinding (docs/security.md)",
+    )
     serve_cmd.add_argument("--seed", type=int, help="seed for ids, prices and latencies")
     serve_cmd.add_argument(
         "--config",
@@ -271,6 +283,12 @@ def add_parser(commands: Any) -> None:
         metavar="[CHAIN=]PORT",
         help="Anvil RPC port: PORT for the first chain (the next ones count up; default 8545, "
         "8546), CHAIN=PORT for one chain; 0 picks free ports",
+    )
+    serve_cmd.add_argument(
+        "--rpc-cors",
+        action="store_true",
+        help="let web pages of any origin call the Anvil nodes rfqsim starts (for a browser "
+        "wallet that talks to the RPC itself); by default they run with --no-cors",
     )
     serve_cmd.add_argument(
         "--environment",

@@ -46,6 +46,9 @@ class ApiSettings(StrictModel):
     # False: no /_sim control API (404 as on a real deployment) and a ready file with only the
     # inputs a QA team gets from an operator (docs/conformance.md "foreign deployment").
     control_api: bool = True
+    # Host names answered besides loopback names and IP addresses (docs/security.md): the
+    # names a browser or a client reaches this machine by, e.g. a LAN name under --host 0.0.0.0.
+    allowed_hosts: list[str] = Field(default_factory=list)
 
 
 class CorridorTiming(StrictModel):
@@ -290,6 +293,9 @@ class Settings(BaseSettings):
     # Anvil port of the first configured chain; the next chains take the ports after it unless
     # they name their own `rpc_port`. 0: every chain without its own port on a free port.
     rpc_port: int = Field(default=DEFAULT_RPC_PORT, ge=0, le=65535)
+    # True: the Anvil nodes rfqsim starts answer pages of any origin (CORS), for a browser
+    # wallet that calls the RPC itself; false starts them with --no-cors (docs/security.md).
+    rpc_cors: bool = False
     environment: Literal["staging", "production"] = "staging"
     seed: int = 0
     trusted_proxy: bool = False

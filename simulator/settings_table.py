@@ -26,6 +26,8 @@ FLAGS: dict[str, str] = {
     "api.host": "`--host`",
     "api.port": "`--port`",
     "api.control_api": "`--no-control-api`",
+    "api.allowed_hosts": "`--allowed-host NAME` (repeatable)",
+    "rpc_cors": "`--rpc-cors`",
     "rpc_port": "`--rpc-port PORT`",
     "seed": "`--seed`",
     "environment": "`--environment`",

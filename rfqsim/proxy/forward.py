@@ -30,6 +30,7 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from conformance.client import Headers
+from rfqkit.local_guard import origin_of
 from rfqsim.proxy.exchange import ProxiedExchange, is_json_type, surface_of
 from rfqsim.proxy.findings import Findings
 from rfqsim.proxy.watcher import CHECKED_SURFACES, Watcher
@@ -157,6 +158,27 @@ async def _capture_refusal(
         holder.body = await response.read()
 
 
+def own_error(
+    path: str, status: int, code: str, message: str, details: dict[str, Any] | None = None
+) -> web.Response:
+    """An answer of the proxy itself: the spec's envelope with a request id of its own (the
+    feed's `{error: "<string>"}` on the feed's paths)."""
+    request_id = "req_" + secrets.token_hex(12)
+    if surface_of(path) == "feed":
+        body: dict[str, Any] = {"error": message}
+    else:
+        error: dict[str, Any] = {"code": code, "message": message, "request_id": request_id}
+        if details is not None:
+            error["details"] = details
+        body = {"error": error}
+    return web.Response(
+        status=status,
+        body=json.dumps(body).encode(),
+        content_type="application/json",
+        headers={"X-Request-Id": request_id},
+    )
+
+
 class Forwarder:
     """The proxy's one handler (``*`` on every path) and its upstream sessions."""
 
@@ -218,6 +240,13 @@ class Forwarder:
         earlier = ", ".join(request.headers.getall("X-Forwarded-For", []))
         headers.popall("X-Forwarded-For", None)
         headers["X-Forwarded-For"] = f"{earlier}, {peer}" if earlier else peer
+        origin = headers.get(hdrs.ORIGIN)
+        if origin is not None and origin_of(origin) == origin_of(
+            f"{request.scheme}://{request.host}"
+        ):
+            # A page the proxy served (the console through it) is the upstream's own page: its
+            # control requests must not be refused upstream as another origin's.
+            headers[hdrs.ORIGIN] = str(self.upstream.origin())
         return headers
 
     def _exchange(self, request: web.Request) -> ProxiedExchange:
@@ -359,8 +388,6 @@ class Forwarder:
 
     def _unreachable(self, exchange: ProxiedExchange, exc: BaseException) -> web.Response:
         """502 in the spec's envelope (the feed's own on its paths), with a request id."""
-        request_id = "req_" + secrets.token_hex(12)
-        error: dict[str, Any]
         if isinstance(exc, aiohttp.SocketTimeoutError):  # a read, not the connect
             self.findings.upstream_failed(
                 exchange.method,
@@ -372,23 +399,12 @@ class Forwarder:
                 "through rfqsim proxy"
             )
             details = {"reason": "upstream_timeout", "timeoutS": self.read_timeout_s}
-            error = {"code": "upstream_error", "message": message, "request_id": request_id}
-            error["details"] = details
-        else:
-            self.findings.upstream_failed(
-                exchange.method, exchange.path, f"{type(exc).__name__}: {exc}"
-            )
-            message = "The upstream service could not be reached through rfqsim proxy"
-            error = {"code": "upstream_error", "message": message, "request_id": request_id}
-        body: dict[str, Any] = (
-            {"error": message} if surface_of(exchange.path) == "feed" else {"error": error}
+            return own_error(exchange.path, 502, "upstream_error", message, details)
+        self.findings.upstream_failed(
+            exchange.method, exchange.path, f"{type(exc).__name__}: {exc}"
         )
-        return web.Response(
-            status=502,
-            body=json.dumps(body).encode(),
-            content_type="application/json",
-            headers={"X-Request-Id": request_id},
-        )
+        message = "The upstream service could not be reached through rfqsim proxy"
+        return own_error(exchange.path, 502, "upstream_error", message)
 
     # -- WebSocket ------------------------------------------------------------------------
 

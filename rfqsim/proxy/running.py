@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import TextIO
 
 import aiohttp
-from aiohttp import web
+from aiohttp import hdrs, web
 
+from rfqkit.local_guard import HostCheck
 from rfqkit.redaction import Redactor, install_redaction
 from rfqsim.proxy import report
 from rfqsim.proxy.documents import DOCUMENT_PATHS, Documents
 from rfqsim.proxy.findings import Findings
-from rfqsim.proxy.forward import Forwarder
+from rfqsim.proxy.forward import Forwarder, own_error
 from rfqsim.proxy.state import State
 from rfqsim.proxy.watcher import Watcher
 
@@ -45,6 +46,7 @@ class Options:
     header: bool
     redact_headers: tuple[str, ...] = ()  # more header names whose values are secrets
     upstream_timeout_s: float = 30.0  # an upstream silent this long: 502 upstream_error
+    allowed_hosts: tuple[str, ...] = ()  # Host names answered besides loopback and addresses
 
 
 class Proxy:
@@ -63,6 +65,9 @@ class Proxy:
             self.findings,
             header=options.header,
             read_timeout_s=options.upstream_timeout_s,
+        )
+        self.host_check = HostCheck(
+            bind=options.host, allowed=options.allowed_hosts, server="rfqsim proxy"
         )
         self.runner: web.AppRunner | None = None
         self.url = ""
@@ -91,6 +96,13 @@ class Proxy:
         return self.url
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        host = request.headers.get(hdrs.HOST)
+        if not self.host_check.allows(host):
+            # Checked here, not left to the upstream: the proxy names the upstream in the Host
+            # it forwards, so the upstream's own check would pass a rebound page's request.
+            assert host is not None
+            message, details = self.host_check.refusal(host)
+            return own_error(request.path, 403, "forbidden", message, details)
         response = await self.forwarder.handle(request)
         if isinstance(response, web.WebSocketResponse):
             self._sockets.add(response)

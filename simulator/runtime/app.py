@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from rfqkit.local_guard import HostCheck
 from simulator.adapters.access.signatures import ChainSignatureChecker
 from simulator.adapters.chain.probes import ChainDependencyProbe
 from simulator.adapters.chain.snapshots import AnvilChainStates
@@ -52,6 +53,7 @@ from simulator.api.http.appkeys import (
     WALLET_BALANCES,
     WEBHOOKS,
 )
+from simulator.api.http.guard import HOST_CHECK, guard_middleware
 from simulator.api.http.idempotency import idempotency_middleware
 from simulator.api.http.journal import journal_middleware
 from simulator.api.http.middleware import add_request_id_header, error_middleware
@@ -205,6 +207,7 @@ def create_app(
         middlewares=[
             journal_middleware,
             error_middleware,
+            guard_middleware,  # before anything acts on the request or reads state
             state_gate_middleware,
             access_middleware,
             idempotency_middleware,
@@ -212,6 +215,9 @@ def create_app(
         client_max_size=CLIENT_MAX_SIZE,
     )
     app[SETTINGS] = settings
+    app[HOST_CHECK] = HostCheck(
+        bind=settings.api.host, allowed=tuple(settings.api.allowed_hosts), server="rfqsim serve"
+    )
     app[CLOCK] = clock or Clock()
     app[RANDOM] = RandomSource(settings.seed)
     app[VENUE] = VenueDirectory(

@@ -58,7 +58,9 @@ async def _bring_up(
         # A fixed port by default (8545, 8546, ...: wallets keep their network settings across
         # restarts); `serve` checked it is free before anything started.
         node = start_anvil(
-            chain_settings.chain_id, port=settings.anvil_port(chain_settings.chain_id)
+            chain_settings.chain_id,
+            port=settings.anvil_port(chain_settings.chain_id),
+            cors=settings.rpc_cors,
         )
         nodes.append(node)
         rpc_url = node.rpc_url
@@ -186,7 +188,12 @@ class ChainSupervisor:
         # On the loop's thread, as at start-up (PR_SET_PDEATHSIG follows the forking thread);
         # the same port, so every URL handed out stays valid; the service clock's time, so
         # block time agrees with it after advances.
-        node = start_anvil(chain_id, port=old.port, timestamp=int(app[CLOCK].time()))
+        node = start_anvil(
+            chain_id,
+            port=old.port,
+            timestamp=int(app[CLOCK].time()),
+            cors=app[SETTINGS].rpc_cors,
+        )
         self.nodes[chain_id] = node
         chain = app[CHAINS][chain_id]
         await chain.reset()

@@ -152,6 +152,7 @@ async def provider_context(app: web.Application) -> AsyncIterator[None]:
             chains=sandbox_chains(app[VENUE], "NGNS"),
             host=SANDBOX_HOST,
             port=ramp_settings.provider_port,
+            allowed_hosts=tuple(settings.api.allowed_hosts),  # its pages are reached alike
             api_key=ramp_settings.provider_api_key,
             webhook_url=None,  # set by connect_provider_webhooks once the simulator is bound
             webhook_secret=ramp.webhook_secret,

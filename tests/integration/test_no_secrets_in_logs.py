@@ -95,7 +95,7 @@ def test_secrets_stay_out_of_logs_and_errors(tmp_path: Path) -> None:
                 f"X-API-Key: {key}\r",
                 f"X-Rfq-Claim: {claim[:12]}\x00{claim[12:]}",
             ):
-                raw = f"GET /v2/rfq/{rfq_id} HTTP/1.1\r\nHost: x\r\n{header}\r\n\r\n"
+                raw = f"GET /v2/rfq/{rfq_id} HTTP/1.1\r\nHost: 127.0.0.1\r\n{header}\r\n\r\n"
                 refused = raw_exchange(port, raw.encode())
                 assert refused.startswith(b"HTTP/1.0 400 "), refused[:200]
                 assert b'"code":"invalid_request"' in refused

@@ -68,7 +68,7 @@ async def port() -> AsyncIterator[int]:
 
 
 def request(head: bytes, *headers: bytes) -> bytes:
-    return head + b"\r\nHost: x\r\n" + b"".join(h + b"\r\n" for h in headers) + b"\r\n"
+    return head + b"\r\nHost: 127.0.0.1\r\n" + b"".join(h + b"\r\n" for h in headers) + b"\r\n"
 
 
 HEALTH = b"GET /v2/health HTTP/1.1"
@@ -101,8 +101,8 @@ CASES = {
         request(HEALTH, *(b"X-H%d: 1" % i for i in range(10_000))),
         "too_many_headers",
     ),
-    "bare LF line ends": (b"GET /v2/health HTTP/1.1\nHost: x\n\n", "bad_request_line"),
-    "bare CR": (b"GET /v2/health HTTP/1.1\rHost: x\r\n\r\n", "bad_request_line"),
+    "bare LF line ends": (b"GET /v2/health HTTP/1.1\nHost: 127.0.0.1\n\n", "bad_request_line"),
+    "bare CR": (b"GET /v2/health HTTP/1.1\rHost: 127.0.0.1\r\n\r\n", "bad_request_line"),
     "obs-fold": (request(HEALTH, b"X-A: a", b"  folded"), "bad_header"),
     "invalid method": (request(b"G@T /v2/health HTTP/1.1"), "bad_method"),
     "TLS hello on the plain port": (b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03", "bad_method"),

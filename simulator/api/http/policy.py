@@ -43,3 +43,12 @@ def api_traffic(request: web.Request) -> bool:
         return operation.api_traffic
     document = request.app[ROUTES].document_at(request.path) if ROUTES in request.app else None
     return document != "sim"
+
+
+def same_origin_writes(request: web.Request) -> bool:
+    """A control route's writes come from this server's own pages or from non-browser clients
+    only; a path nobody declares takes its first segment's rule (`/_sim/...`: yes)."""
+    operation = _declared(request)
+    if operation is not None:
+        return operation.same_origin_writes
+    return request.path == "/_sim" or request.path.startswith("/_sim/")

@@ -82,6 +82,14 @@ class Operation:
         return self.document != "sim"
 
     @property
+    def same_origin_writes(self) -> bool:
+        """The control API: its state-changing requests are refused when another site's page
+        sent them (rfqkit/local_guard.py); it has no credential a forged request would lack.
+        The public API and the provider's signed inbound webhooks are not (docs/decisions.md
+        SEC2)."""
+        return self.path.startswith("/_sim")
+
+    @property
     def behind_backstop(self) -> bool:
         """The per-IP backstop counts this operation's requests (and may answer 429)."""
         return not self.backstop_exempt and self.api_traffic
