@@ -37,13 +37,14 @@ def chromium_path() -> str:
 
 
 @contextmanager
-def chromium(user_data: Path) -> Iterator[BrowserContext]:
-    """A fresh headless chromium with an empty profile."""
+def chromium(user_data: Path, extra_args: tuple[str, ...] = ()) -> Iterator[BrowserContext]:
+    """A fresh headless chromium with an empty profile (`extra_args`: more switches, e.g.
+    `--host-resolver-rules` for a hostile name that resolves to loopback)."""
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
             str(user_data),
             executable_path=chromium_path(),
-            args=list(CHROMIUM_ARGS),
+            args=[*CHROMIUM_ARGS, *extra_args],
             headless=True,
             viewport={"width": 1300, "height": 900},
         )
