@@ -13,7 +13,10 @@ import pytest
 from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient, TestServer
 
-from simulator.runtime.app import create_app
+from rfqkit.local_guard import SAFE_METHODS
+from simulator import __version__
+from simulator.api.http.openapi import build_openapi
+from simulator.runtime.app import build_routes, create_app
 from simulator.settings import load_settings
 
 Client = TestClient[web.Request, web.Application]
@@ -177,3 +180,15 @@ async def test_the_public_api_is_not_judged_by_origin(client: Client) -> None:
     body = await resp.json()
     assert resp.status == 400, body
     assert body["error"]["code"] == "invalid_request"
+
+
+def test_every_control_write_lists_403_in_the_control_apis_document() -> None:
+    ops = build_routes().for_document("sim")
+    document = build_openapi(ops, "sim", __version__)
+    writes = 0
+    for op in ops:
+        responses = document["paths"][op.path][op.method.lower()]["responses"]
+        if op.same_origin_writes and op.method not in SAFE_METHODS:
+            writes += 1
+            assert "403" in responses, op.operation_id
+    assert writes > 20

@@ -8,9 +8,10 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from rfqkit.local_guard import SAFE_METHODS
 from simulator.api.http.routes import Document, ErrorStyle, Operation
 from simulator.api.http.schemas import ErrorEnvelope, FeedError
-from simulator.errors import Conflict, InvalidRequest, RateLimited, ServiceError
+from simulator.errors import Conflict, Forbidden, InvalidRequest, RateLimited, ServiceError
 
 REF = "#/components/schemas/{model}"
 
@@ -109,6 +110,8 @@ def _retry_after(required: bool) -> dict[str, Any]:
 def _error_responses(op: Operation, errors: tuple[type[ServiceError], ...]) -> dict[str, Any]:
     if op.behind_backstop and RateLimited not in errors:
         errors = (*errors, RateLimited)  # the per-IP backstop answers before any handler
+    if op.same_origin_writes and op.method not in SAFE_METHODS and Forbidden not in errors:
+        errors = (*errors, Forbidden)  # another site's write is refused before any handler
     by_status: dict[int, list[str]] = {}
     for error in errors:
         by_status.setdefault(error.status, []).append(error.code)
