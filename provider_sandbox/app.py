@@ -12,7 +12,7 @@ from provider_sandbox import api, controls
 from provider_sandbox.appkeys import SANDBOX
 from provider_sandbox.core import Sandbox
 from provider_sandbox.errors import SandboxError, SandboxForbidden, SandboxUnauthorized
-from rfqkit.local_guard import CROSS_SITE_MESSAGE, HostCheck, cross_site_reason
+from rfqkit.local_guard import HostCheck, refusal_of
 from rfqkit.tasks import cancel_and_wait
 
 log = logging.getLogger("provider_sandbox")
@@ -48,11 +48,6 @@ async def errors_middleware(request: web.Request, handler: Handler) -> web.Strea
         return _error(500, "internal", "The provider sandbox failed; see its log")
 
 
-def host_check(app: web.Application) -> HostCheck:
-    config = app[SANDBOX].config
-    return HostCheck(bind=config.host, allowed=config.allowed_hosts, server="provider sandbox")
-
-
 HOST_CHECK: web.AppKey[HostCheck] = web.AppKey("host_check")
 
 
@@ -61,16 +56,16 @@ async def guard_middleware(request: web.Request, handler: Handler) -> web.Stream
     """Refuses a Host name a web page could have re-pointed here, and a state-changing request
     to the controls (`/sandbox`, no key) that another site's page sent (rfqkit/local_guard.py).
     The API (`/api/v1`) needs its bearer key, which a page on another site does not have."""
-    host = request.headers.get("Host")
-    check = request.app[HOST_CHECK]
-    if not check.allows(host):
-        assert host is not None
-        message, details = check.refusal(host)
+    refused = refusal_of(
+        request.app[HOST_CHECK],
+        request.method,
+        request.headers,
+        request.scheme,
+        guards_writes=request.path.startswith(CONTROLS_PREFIX),
+    )
+    if refused is not None:
+        message, details = refused
         raise SandboxForbidden(message, **details)
-    if request.path.startswith(CONTROLS_PREFIX):
-        reason = cross_site_reason(request.method, request.headers, request.scheme, host)
-        if reason is not None:
-            raise SandboxForbidden(CROSS_SITE_MESSAGE, reason=reason)
     return await handler(request)
 
 
@@ -111,7 +106,10 @@ def create_sandbox_app(sandbox: Sandbox) -> web.Application:
         client_max_size=32 * 1024 * 1024,
     )
     app[SANDBOX] = sandbox
-    app[HOST_CHECK] = host_check(app)
+    config = sandbox.config
+    app[HOST_CHECK] = HostCheck(
+        bind=config.host, allowed=config.allowed_hosts, server="provider sandbox"
+    )
     api.add_routes(app)
     controls.add_routes(app)
     app.cleanup_ctx.append(_background)

@@ -141,3 +141,25 @@ CROSS_SITE_MESSAGE = (
     "A state-changing request from another site is refused: control requests must come from "
     "this server's own pages or from a client that sends no Origin (curl, test clients)"
 )
+
+
+def refusal_of(
+    check: HostCheck,
+    method: str,
+    headers: Mapping[str, str],
+    scheme: str,
+    *,
+    guards_writes: bool,
+) -> tuple[str, dict[str, str]] | None:
+    """The message and details a server refuses the request with (403), or None to answer it:
+    the Host check for every request, the cross-site check where `guards_writes` (the route's
+    policy). Each server renders the refusal in its own error shape."""
+    host = headers.get("Host")
+    if not check.allows(host):
+        assert host is not None
+        return check.refusal(host)
+    if guards_writes:
+        reason = cross_site_reason(method, headers, scheme, host)
+        if reason is not None:
+            return CROSS_SITE_MESSAGE, {"reason": reason}
+    return None

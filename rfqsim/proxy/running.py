@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TextIO
 
 import aiohttp
-from aiohttp import hdrs, web
+from aiohttp import web
 
-from rfqkit.local_guard import HostCheck
+from rfqkit.local_guard import HostCheck, refusal_of
 from rfqkit.redaction import Redactor, install_redaction
 from rfqsim.proxy import report
 from rfqsim.proxy.documents import DOCUMENT_PATHS, Documents
@@ -96,12 +96,14 @@ class Proxy:
         return self.url
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        host = request.headers.get(hdrs.HOST)
-        if not self.host_check.allows(host):
-            # Checked here, not left to the upstream: the proxy names the upstream in the Host
-            # it forwards, so the upstream's own check would pass a rebound page's request.
-            assert host is not None
-            message, details = self.host_check.refusal(host)
+        # The Host is checked here, not left to the upstream: the proxy names the upstream in
+        # the Host it forwards, so the upstream's own check would pass a rebound page's request.
+        # Cross-site writes are the upstream's to judge (the proxy hands it the Origin).
+        refused = refusal_of(
+            self.host_check, request.method, request.headers, request.scheme, guards_writes=False
+        )
+        if refused is not None:
+            message, details = refused
             return own_error(request.path, 403, "forbidden", message, details)
         response = await self.forwarder.handle(request)
         if isinstance(response, web.WebSocketResponse):

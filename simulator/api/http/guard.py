@@ -9,7 +9,7 @@ from __future__ import annotations
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from rfqkit.local_guard import CROSS_SITE_MESSAGE, HostCheck, cross_site_reason
+from rfqkit.local_guard import HostCheck, refusal_of
 from simulator.api.http.policy import same_origin_writes
 from simulator.errors import Forbidden
 
@@ -18,14 +18,14 @@ HOST_CHECK: web.AppKey[HostCheck] = web.AppKey("host_check")
 
 @web.middleware
 async def guard_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    host = request.headers.get("Host")
-    check = request.app[HOST_CHECK]
-    if not check.allows(host):
-        assert host is not None
-        message, details = check.refusal(host)
+    refused = refusal_of(
+        request.app[HOST_CHECK],
+        request.method,
+        request.headers,
+        request.scheme,
+        guards_writes=same_origin_writes(request),
+    )
+    if refused is not None:
+        message, details = refused
         raise Forbidden(message, details=details)
-    if same_origin_writes(request):
-        reason = cross_site_reason(request.method, request.headers, request.scheme, host)
-        if reason is not None:
-            raise Forbidden(CROSS_SITE_MESSAGE, details={"reason": reason})
     return await handler(request)
