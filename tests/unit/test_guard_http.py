@@ -14,8 +14,10 @@ from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient, TestServer
 
 from rfqkit.local_guard import SAFE_METHODS
+from rfqsim.cli import build_parser
 from simulator import __version__
 from simulator.api.http.openapi import build_openapi
+from simulator.cli import settings_from_args
 from simulator.runtime.app import build_routes, create_app
 from simulator.settings import load_settings
 
@@ -192,3 +194,16 @@ def test_every_control_write_lists_403_in_the_control_apis_document() -> None:
             writes += 1
             assert "403" in responses, op.operation_id
     assert writes > 20
+
+
+def test_serve_flags_list_hosts_and_open_the_chains_to_pages() -> None:
+    parser = build_parser()
+    args = parser.parse_args(
+        ["serve", "--allowed-host", "box.lan", "--allowed-host", ".corp.example", "--rpc-cors"]
+    )
+    settings = settings_from_args(args)
+    assert settings.api.allowed_hosts == ["box.lan", ".corp.example"]
+    assert settings.rpc_cors is True
+    defaults = settings_from_args(parser.parse_args(["serve"]))
+    assert defaults.api.allowed_hosts == []
+    assert defaults.rpc_cors is False
