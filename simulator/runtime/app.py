@@ -44,7 +44,6 @@ from simulator.api.http.appkeys import (
     SCENARIOS,
     SETTINGS,
     STATE,
-    STREAM_PUBLISHER,
     SWAPS,
     TIMELINES,
     V1,
@@ -194,7 +193,7 @@ def _clock_moved(changes: ChangeFeed) -> Callable[[float], Awaitable[None]]:
 
 async def _end_streams(app: web.Application) -> None:
     app[CHANGES].close()
-    await app[STREAM_PUBLISHER].stop()
+    await app[sim_stream.STREAM_PUBLISHER].stop()
 
 
 def create_app(
@@ -356,7 +355,7 @@ def create_app(
     registry.register(ForgetOnLoad("console", lambda: app[CHANGES].mark("state")))
     app[WEBHOOKS].outbox.changes = app[CHANGES].mark
     app[CLOCK].add_listener(_clock_moved(app[CHANGES]))
-    app[STREAM_PUBLISHER] = sim_stream.build_publisher(app)
+    app[sim_stream.STREAM_PUBLISHER] = sim_stream.build_publisher(app)
     app.on_shutdown.append(_end_streams)  # open console pages must not hold up a stop
     chains = app[CHAINS]  # filled at start-up
     app[STATE] = build_state_control(

@@ -14,7 +14,8 @@ import pytest
 from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient, TestServer
 
-from simulator.api.http.appkeys import CHANGES, STREAM_PUBLISHER
+from simulator.api.http.appkeys import CHANGES
+from simulator.api.sim.stream import STREAM_PUBLISHER
 from simulator.errors import RateLimited
 from simulator.runtime.app import create_app
 from simulator.services.shared.changes import ChangeFeed

@@ -9,7 +9,6 @@ from aiohttp import web
 if TYPE_CHECKING:
     from rfqkit.chain import AnvilChain
     from simulator.api.http.routes import ErrorStyle, Operation, RouteTable
-    from simulator.api.sim.stream import Publisher
     from simulator.clock import Clock
     from simulator.randomness import RandomSource
     from simulator.services.access.area import AccessArea
@@ -82,8 +81,6 @@ STATE: web.AppKey[StateControl] = web.AppKey("state_control")  # reset, snapshot
 JOURNAL: web.AppKey[RequestJournal] = web.AppKey("journal")  # /_sim/requests (absent: off)
 SCENARIOS: web.AppKey[ScenarioRunner] = web.AppKey("scenarios")  # /_sim/scenarios
 CHANGES: web.AppKey[ChangeFeed] = web.AppKey("changes")  # what changed: the console's live stream
-# The live stream's one renderer and writer (GET /_sim/stream), made by its first reader.
-STREAM_PUBLISHER: web.AppKey[Publisher] = web.AppKey("stream_publisher")
 MAKER_NAMES: web.AppKey[MakerNames] = web.AppKey("maker_names")  # the fleet's wallet -> name
 WALLET_BALANCES: web.AppKey[WalletBalances] = web.AppKey("wallet_balances")  # GET /_sim/chains
 # Every area's bounded history by topic (rfqs, swaps, limit-orders, transfers): GET /_sim/rfqs...

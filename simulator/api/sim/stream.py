@@ -38,7 +38,6 @@ from simulator.api.http.appkeys import (
     JOURNAL,
     MAKER_NAMES,
     RFQ,
-    STREAM_PUBLISHER,
     TIMELINES,
     WEBHOOKS,
 )
@@ -192,6 +191,10 @@ class Publisher:
             self.rounds += 1
             self.published.set()
             self.published.clear()
+
+
+# The live stream's one renderer and writer (GET /_sim/stream), started by its first reader.
+STREAM_PUBLISHER: web.AppKey[Publisher] = web.AppKey("stream_publisher")
 
 
 def build_publisher(app: web.Application) -> Publisher:
