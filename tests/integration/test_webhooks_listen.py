@@ -27,7 +27,7 @@ from rfqkit.webhook_receiver import (
 )
 from tests.integration.serve_process import RFQSIM, Served, serve
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("webhooks-listen")]
 
 WAIT_S = 15.0
 
@@ -75,10 +75,13 @@ def _sim_now(served: Served) -> float:
     return parse_iso_utc(_api(served, "GET", "/_sim/clock")["now"]).timestamp()
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
-    env = {**os.environ, "RFQSIM_STATE_DIR": str(tmp_path / "state")}
-    with serve(tmp_path, env=env) as running:
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One simulator for the module: the bad-key test only needs one to refuse it, and the
+    listen test cleans up what it creates, so a second start-up would only cost time."""
+    run_dir = tmp_path_factory.mktemp("listen")
+    env = {**os.environ, "RFQSIM_STATE_DIR": str(run_dir / "state")}
+    with serve(run_dir, env=env) as running:
         yield running
 
 
