@@ -217,6 +217,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "skipped against any other target; `because` says why a real deployment cannot "
         f"offer it ({', '.join(INHERENT)}), none when the test could be written without it",
     )
+    # pytest-xdist registers it when installed; a QA install without xdist must know it too.
+    config.addinivalue_line(
+        "markers", "xdist_group(name): under `-n N --dist loadgroup`, run on one worker"
+    )
     config.addinivalue_line(
         "markers",
         f"{NEEDS_MARKER}(*inputs): what the test needs (sim_control, key:trades, key:read, "

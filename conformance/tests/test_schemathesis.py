@@ -42,7 +42,7 @@ from conformance.target_inputs import resolved_inputs
 # The timeout covers a full run (about 3 minutes here) on a slower machine, and a default run
 # paced at 55 requests a minute against a target whose limits cannot be raised (more than 30
 # minutes: docs/conformance.md).
-pytestmark = pytest.mark.timeout(5400)
+pytestmark = [pytest.mark.timeout(5400), pytest.mark.xdist_group("schemathesis")]
 
 JUNIT_NAME = "schemathesis-junit.xml"
 PACED_RATE = "55/m"  # under the spec's default tier (60 requests per minute)
@@ -91,10 +91,9 @@ def _explain(failures: Iterable[FailureRecord], result: RunResult) -> str:
 
 
 # Session scope: one run per worker even when other modules' tests run between these on the
-# same worker (a module-scoped run would be torn down and started again). Under xdist the tests
-# are spread over the workers, so each worker that gets one runs the engine once. (An
-# xdist_group would keep them together, but with pytest 9.2 and pytest-xdist 3.8 `--dist
-# loadgroup` does not group, and the marker is unknown to --strict-markers without xdist.)
+# same worker (a module-scoped run would be torn down and started again). The module is one
+# xdist group, so under `-n N --dist loadgroup` one worker runs the engine, once (the
+# repository's tests/xdist_groups.py makes loadgroup group under pytest 9).
 @pytest.fixture(scope="session")
 def schemathesis_run(request: pytest.FixtureRequest, target: Target) -> RunResult:
     junit_path = _report_dir(request.config) / JUNIT_NAME
