@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
 
@@ -29,6 +29,7 @@ from simulator.api.http.appkeys import (
     FEED,
     FILL_INDEX,
     FILLS,
+    GC_PAUSES,
     HEALTH,
     IDEMPOTENCY,
     JOURNAL,
@@ -74,6 +75,7 @@ from simulator.api.sim import console as sim_console
 from simulator.api.sim import handlers as sim
 from simulator.api.sim import index as sim_index
 from simulator.api.sim import journal as sim_journal
+from simulator.api.sim import runtime as sim_runtime
 from simulator.api.sim import scenarios as sim_scenarios
 from simulator.api.sim import state as sim_state
 from simulator.api.sim import stream as sim_stream
@@ -130,6 +132,7 @@ from simulator.services.shared.health import DependencyHealth
 from simulator.services.shared.idempotency import IdempotencyStore
 from simulator.services.shared.state import ForgetOnLoad, StateRegistry
 from simulator.services.shared.venue import ChainWithoutContracts, VenueDirectory
+from simulator.services.sim.gc_pauses import GcPauseRecorder
 from simulator.services.sim.journal import RequestJournal
 from simulator.settings import Settings
 
@@ -167,6 +170,7 @@ def build_routes(*, control_api: bool = True) -> RouteTable:
         sim_scenarios,
         sim_timelines,
         sim_chains,
+        sim_runtime,
         sim_stream,
         sim_console,
         access_control,
@@ -194,6 +198,13 @@ def _clock_moved(changes: ChangeFeed) -> Callable[[float], Awaitable[None]]:
 async def _end_streams(app: web.Application) -> None:
     app[CHANGES].close()
     await app[sim_stream.STREAM_PUBLISHER].stop()
+
+
+async def _gc_pauses_context(app: web.Application) -> AsyncIterator[None]:
+    """The collector's pauses are recorded while the app runs (GET /_sim/runtime)."""
+    app[GC_PAUSES].install()
+    yield
+    app[GC_PAUSES].uninstall()
 
 
 def create_app(
@@ -378,6 +389,8 @@ def create_app(
     app.on_response_prepare.append(add_rate_limit_headers)
     app.on_response_prepare.append(feed.add_cors_headers)
     app[PROVIDER] = ProviderHolder()
+    app[GC_PAUSES] = GcPauseRecorder()
+    app.cleanup_ctx.append(_gc_pauses_context)
     app.cleanup_ctx.append(scenario_context)  # a running scenario's task ends with the app
     app.cleanup_ctx.append(housekeeping_context)  # bounded memory: lapsed state is swept
     app.cleanup_ctx.append(webhooks_context)  # needs no chain: registry and delivery work alone

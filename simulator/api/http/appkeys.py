@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from simulator.services.shared.maker_names import MakerNames
     from simulator.services.shared.timelines import Timelines
     from simulator.services.shared.venue import VenueDirectory
+    from simulator.services.sim.gc_pauses import GcPauseRecorder
     from simulator.services.sim.journal import RequestJournal
     from simulator.services.sim.scenario import ScenarioRunner
     from simulator.services.sim.state import StateControl
@@ -85,6 +86,7 @@ MAKER_NAMES: web.AppKey[MakerNames] = web.AppKey("maker_names")  # the fleet's w
 WALLET_BALANCES: web.AppKey[WalletBalances] = web.AppKey("wallet_balances")  # GET /_sim/chains
 # Every area's bounded history by topic (rfqs, swaps, limit-orders, transfers): GET /_sim/rfqs...
 TIMELINES: web.AppKey[dict[str, Timelines]] = web.AppKey("timelines")
+GC_PAUSES: web.AppKey[GcPauseRecorder] = web.AppKey("gc_pauses")  # GET /_sim/runtime
 
 # Rendered ladder JSON per chain, with the cached view it was rendered from.
 LADDER_BYTES: web.AppKey[dict[int, tuple[LadderView, bytes]]] = web.AppKey("ladder_bytes")

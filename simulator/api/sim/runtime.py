@@ -1,0 +1,120 @@
+"""GET /_sim/runtime: the simulator process itself, as a load report needs it: its resident
+memory and the garbage collector's pauses (services/sim/gc_pauses.py), overall and per second,
+so a slow answer can be told apart from a pause of the simulator."""
+
+from __future__ import annotations
+
+import gc
+import os
+
+import psutil
+from aiohttp import web
+from pydantic import AwareDatetime, Field
+
+from rfqkit.timestamps import isoformat_unix
+from simulator.api.http.appkeys import GC_PAUSES
+from simulator.api.http.parsing import parse_query
+from simulator.api.http.responses import data_response
+from simulator.api.http.routes import RouteTable
+from simulator.api.http.schemas import SnakeApiModel
+from simulator.errors import InternalError, InvalidRequest
+from simulator.services.sim.gc_pauses import PauseTotals
+
+
+class RuntimeQuery(SnakeApiModel):
+    since: AwareDatetime | None = Field(
+        default=None,
+        description="Only the seconds from this wall-clock time on (the second holding it "
+        "included), with its zone",
+    )
+
+
+class PausesView(SnakeApiModel):
+    collections: int
+    pause_total_ms: float = Field(description="Wall time of all of them")
+    pause_longest_ms: float = Field(description="Wall time of the longest")
+    pause_longest_cpu_ms: float = Field(
+        description="The most CPU time one collection used (the collector's own work; a wall "
+        "time far above it is time spent waiting for a core)"
+    )
+
+
+class GenerationPausesView(PausesView):
+    generation: int = Field(description="0 and 1: young collections; 2: full collections")
+
+
+class SecondPausesView(PausesView):
+    at: str = Field(description="The wall-clock second the collections ended in (not the clock)")
+
+
+class GcView(SnakeApiModel):
+    enabled: bool
+    thresholds: list[int] = Field(description="gc.get_threshold(): per generation")
+    recording_since: str = Field(description="Wall-clock time the recorder started")
+    pause_longest_ms: float = Field(
+        description="The longest pause (wall time) since then, any generation"
+    )
+    generations: list[GenerationPausesView]
+    seconds: list[SecondPausesView] = Field(
+        description="Each second with a collection, oldest first, of the last `seconds_kept`"
+    )
+    seconds_kept: int
+
+
+class RuntimeView(SnakeApiModel):
+    pid: int
+    rss_bytes: int = Field(description="Resident memory of the simulator process (not Anvil's)")
+    gc: GcView
+
+
+def _totals(totals: PauseTotals) -> dict[str, int | float]:
+    return {
+        "collections": totals.collections,
+        "pause_total_ms": round(totals.total_ms, 3),
+        "pause_longest_ms": round(totals.longest_ms, 3),
+        "pause_longest_cpu_ms": round(totals.longest_cpu_ms, 3),
+    }
+
+
+async def get_runtime(request: web.Request) -> web.Response:
+    query = parse_query(request, RuntimeQuery)
+    recorder = request.app[GC_PAUSES]
+    since = query.since.timestamp() if query.since is not None else None
+    return data_response(
+        RuntimeView(
+            pid=os.getpid(),
+            rss_bytes=psutil.Process().memory_info().rss,
+            gc=GcView(
+                enabled=gc.isenabled(),
+                thresholds=list(gc.get_threshold()),
+                recording_since=isoformat_unix(recorder.since),
+                pause_longest_ms=round(recorder.longest_ms, 3),
+                generations=[
+                    GenerationPausesView.model_validate({"generation": n, **_totals(totals)})
+                    for n, totals in enumerate(recorder.generations)
+                ],
+                seconds=[
+                    SecondPausesView.model_validate(
+                        {"at": isoformat_unix(s.at), **_totals(s.totals)}
+                    )
+                    for s in recorder.seconds(since)
+                ],
+                seconds_kept=recorder.seconds_kept,
+            ),
+        )
+    )
+
+
+def add_routes(table: RouteTable) -> None:
+    add = table.adder("sim", ("sim",))
+    add(
+        "GET",
+        "/_sim/runtime",
+        get_runtime,
+        "simRuntime",
+        "The simulator process: resident memory and the garbage collector's pauses, overall "
+        "and per second (wall clock)",
+        query=RuntimeQuery,
+        responses={200: RuntimeView},
+        errors=(InvalidRequest, InternalError),
+    )

@@ -1,0 +1,64 @@
+"""GET /_sim/runtime over HTTP: the process's memory and the collector's pauses in the shape
+its OpenAPI document declares; `since` narrows the per-second list; a bad `since` is the error
+envelope."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from simulator.api.sim.runtime import RuntimeView
+from simulator.runtime.app import create_app
+from simulator.settings import load_settings
+
+Client = TestClient[web.Request, web.Application]
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[Client]:
+    app = create_app(load_settings(overrides={"seed": 3}), start_chains=False)
+    async with TestClient(TestServer(app, host="127.0.0.1")) as test_client:
+        yield test_client
+
+
+async def test_runtime_reports_a_full_collection_in_its_declared_shape(client: Client) -> None:
+    before = RuntimeView.model_validate((await (await client.get("/_sim/runtime")).json())["data"])
+    gc.collect()
+    resp = await client.get("/_sim/runtime")
+    assert resp.status == 200
+    payload = (await resp.json())["data"]
+    view = RuntimeView.model_validate(payload)
+    assert set(payload) == {"pid", "rss_bytes", "gc"}
+    assert view.rss_bytes > 10 * 2**20
+    assert [g.generation for g in view.gc.generations] == [0, 1, 2]
+    assert view.gc.generations[2].collections > before.gc.generations[2].collections
+    assert view.gc.pause_longest_ms > 0
+    assert view.gc.seconds
+    assert view.gc.seconds[-1].collections >= 1
+    assert view.gc.seconds_kept == 600
+
+    spec = await (await client.get("/_sim/openapi.json")).json()
+    operation = spec["paths"]["/_sim/runtime"]["get"]
+    assert operation["operationId"] == "simRuntime"
+    assert [p["name"] for p in operation["parameters"]] == ["since"]
+
+
+async def test_since_narrows_the_seconds_and_a_bad_one_is_refused(client: Client) -> None:
+    gc.collect()
+    later = (datetime.now(UTC) + timedelta(hours=1)).isoformat().replace("+00:00", "Z")
+    resp = await client.get("/_sim/runtime", params={"since": later})
+    assert resp.status == 200
+    assert (await resp.json())["data"]["gc"]["seconds"] == []
+    earlier = (datetime.now(UTC) - timedelta(minutes=1)).isoformat().replace("+00:00", "Z")
+    resp = await client.get("/_sim/runtime", params={"since": earlier})
+    assert (await resp.json())["data"]["gc"]["seconds"]
+    bad = await client.get("/_sim/runtime", params={"since": "yesterday"})
+    assert bad.status == 400
+    error = (await bad.json())["error"]
+    assert error["code"] == "invalid_request"
+    assert error["details"]["issues"][0]["field"] == "since"
