@@ -1,6 +1,9 @@
 """`just bench`: run the benchmarks and rewrite docs/performance.md.
 
 python -m bench [--quick] [--only NAME ...] [--output PATH]
+                [--soak-phases RATE:MINUTES ...] [--soak-state-dir DIR]
+
+`soak-firm` (about 42 minutes) runs only when named: `python -m bench --only soak-firm`.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from bench import (
     ramp,
     rfq,
     soak,
+    soak_firm,
     state,
     stream,
     v1_book,
@@ -169,7 +173,10 @@ BENCHMARKS = (
     "console",
     "stream",
     "proxy",
+    "soak-firm",
 )
+# Run only when named with --only: 40 minutes of load is not part of a routine `just bench`.
+ON_REQUEST = ("soak-firm",)
 
 
 def main() -> None:
@@ -177,8 +184,20 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer runs, shorter loads")
     parser.add_argument("--only", nargs="*", choices=BENCHMARKS)
     parser.add_argument("--output", default="docs/performance.md")
+    parser.add_argument(
+        "--soak-phases",
+        nargs="+",
+        type=soak_firm.parse_phase,
+        metavar="RATE:MINUTES",
+        help="soak-firm's phases (default 100:30 200:10; --quick 100:3 200:2)",
+    )
+    parser.add_argument(
+        "--soak-state-dir",
+        type=Path,
+        help="soak-firm: run the simulator with --state-dir DIR and report what DIR holds",
+    )
     args = parser.parse_args()
-    selected = args.only or list(BENCHMARKS)
+    selected = args.only or [name for name in BENCHMARKS if name not in ON_REQUEST]
     sections: list[Section] = []
     if "startup" in selected:
         sections.append(bench_startup(runs=2 if args.quick else 5))
@@ -275,13 +294,17 @@ def main() -> None:
         )
     if "proxy" in selected:
         sections.append(proxy.bench_proxy(rate=100, seconds=5, rounds=2 if args.quick else 6))
+    if "soak-firm" in selected:
+        phases = args.soak_phases or (soak_firm.QUICK_PHASES if args.quick else soak_firm.PHASES)
+        sections += soak_firm.bench_soak_firm(tuple(phases), args.soak_state_dir)
     command = "just bench" + (" --quick" if args.quick else "")
     if args.only:
         # A partial run replaces its own sections and keeps the others' figures.
         command = "python -m bench --only " + " ".join(args.only)
         update(Path(args.output), sections, command)
     else:
-        write(Path(args.output), sections, command)
+        # The sections run only on request keep the figures of the run that measured them.
+        write(Path(args.output), sections, command, keep=soak_firm.TITLES)
     print(Path(args.output).read_text())
 
 

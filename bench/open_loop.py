@@ -31,6 +31,11 @@ class OpenLoopResult:
     maker_wait_ms: list[float] = field(default_factory=list)  # Server-Timing `makers`
     inside_ms: list[float] = field(default_factory=list)  # Server-Timing `sim`
     late_starts: int = 0  # requests the generator started more than 5 ms after schedule
+    # When each request was scheduled (perf_counter s), parallel to latencies_ms and labels,
+    # and to inside_ms for the timed ones: what `window` splits a long run by.
+    scheduled_s: list[float] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    timed_s: list[float] = field(default_factory=list)
 
     @property
     def achieved_rate(self) -> float:
@@ -43,6 +48,24 @@ class OpenLoopResult:
     def added_ms(self) -> list[float]:
         """Simulator-added time per request: inside the simulator minus waiting for makers."""
         return [s - m for s, m in zip(self.inside_ms, self.maker_wait_ms, strict=True)]
+
+    def window(self, start: float, end: float) -> OpenLoopResult:
+        """The requests scheduled in [start, end) (perf_counter seconds) as a result of their
+        own: one minute of a soak."""
+        part = OpenLoopResult(offered_rate=self.offered_rate, seconds=end - start)
+        for at, ms, name in zip(self.scheduled_s, self.latencies_ms, self.labels, strict=True):
+            if start <= at < end:
+                part.scheduled_s.append(at)
+                part.latencies_ms.append(ms)
+                part.labels.append(name)
+                part.outcomes[name] = part.outcomes.get(name, 0) + 1
+        timed = zip(self.timed_s, self.inside_ms, self.maker_wait_ms, strict=True)
+        for at, inside, makers in timed:
+            if start <= at < end:
+                part.timed_s.append(at)
+                part.inside_ms.append(inside)
+                part.maker_wait_ms.append(makers)
+        return part
 
 
 async def open_loop(
@@ -60,7 +83,18 @@ async def open_loop(
         await send(index, scheduled)
         last_end = max(last_end, time.perf_counter())
 
-    tasks: list[asyncio.Task[None]] = []
+    # Only the tasks still running are held: a soak schedules hundreds of thousands, and
+    # finished ones kept to the end would grow the generator's own collector pauses, which
+    # the latencies would then carry.
+    running: set[asyncio.Task[None]] = set()
+    failures: list[BaseException] = []
+
+    def finished(task: asyncio.Task[None]) -> None:
+        running.discard(task)
+        error = None if task.cancelled() else task.exception()
+        if error is not None:
+            failures.append(error)
+
     for index in range(int(rate * seconds)):
         scheduled = began + index / rate
         delay = scheduled - time.perf_counter()
@@ -68,8 +102,12 @@ async def open_loop(
             await asyncio.sleep(delay)
         elif -delay > 0.005:
             late_starts += 1
-        tasks.append(asyncio.create_task(one(index, scheduled)))
-    await asyncio.gather(*tasks)
+        task = asyncio.create_task(one(index, scheduled))
+        running.add(task)
+        task.add_done_callback(finished)
+    await asyncio.gather(*running, return_exceptions=True)
+    if failures:
+        raise failures[0]
     return last_end - began, late_starts
 
 
@@ -92,9 +130,12 @@ async def run_open_loop(
             payload = await resp.json(content_type=None)
             timing = server_timing(resp.headers.get("Server-Timing"))
         result.latencies_ms.append((time.perf_counter() - scheduled) * 1000)
+        result.scheduled_s.append(scheduled)
         name = label(resp.status, payload) if label is not None else f"http {resp.status}"
+        result.labels.append(name)
         result.outcomes[name] = result.outcomes.get(name, 0) + 1
         if "makers" in timing and "sim" in timing:
+            result.timed_s.append(scheduled)
             result.maker_wait_ms.append(timing["makers"])
             result.inside_ms.append(timing["sim"])
 

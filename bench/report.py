@@ -64,7 +64,17 @@ def machine() -> str:
     )
 
 
-def write(path: Path, sections: list[Section], command: str) -> None:
+def _split(text: str) -> tuple[str, dict[str, str]]:
+    """A report's head, and its sections by title (each from its `## ` line)."""
+    head, *parts = text.split("\n## ")
+    return head, {part.split("\n", 1)[0]: "## " + part for part in parts}
+
+
+def write(path: Path, sections: list[Section], command: str, keep: tuple[str, ...] = ()) -> None:
+    """The whole report from this run's sections; an existing report's sections titled in
+    ``keep`` (benchmarks this run skipped) are carried over as they are, stamp included."""
+    kept = _split(path.read_text())[1] if path.exists() else {}
+    carried = [kept[title].rstrip("\n") + "\n" for title in keep if title in kept]
     head = [
         "# Performance",
         "",
@@ -73,10 +83,12 @@ def write(path: Path, sections: list[Section], command: str) -> None:
         "the same run on the same machine, so they travel better than absolute numbers. Load",
         "generator and servers share the two cores, so absolute throughput is a floor. A section",
         "whose figures read faster as a picture carries a chart (plain SVG in performance/, drawn",
-        "from that section's own run).",
+        "from that section's own run). The soak (`python -m bench --only soak-firm`, about 42",
+        "minutes; docs/load-testing.md) runs only when named and keeps its own date.",
         "",
     ]
-    path.write_text("\n".join(head) + "\n" + "\n".join(s.markdown() for s in sections))
+    body = [s.markdown() for s in sections] + carried
+    path.write_text("\n".join(head) + "\n" + "\n".join(body))
     for section in sections:
         section.write_chart(path)
 
@@ -87,9 +99,7 @@ def update(path: Path, sections: list[Section], command: str) -> None:
     if not path.exists():
         write(path, sections, command)
         return
-    text = path.read_text()
-    head, *parts = text.split("\n## ")
-    existing = {part.split("\n", 1)[0]: "## " + part for part in parts}
+    head, existing = _split(path.read_text())
     stamp = f"Measured by `{command}` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, on {machine()}."
     for section in sections:
         existing[section.title] = section.markdown().replace("\n\n", f"\n\n{stamp}\n\n", 1)

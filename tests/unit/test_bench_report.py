@@ -25,3 +25,16 @@ def test_charts_are_written_beside_the_report_and_linked(tmp_path: Path) -> None
     text = report.read_text()
     assert text.count("performance/open-loop-rates.svg") == 1
     assert "## Plain" in text  # the other sections keep their figures
+
+
+def test_a_full_run_keeps_the_sections_it_skipped_by_default(tmp_path: Path) -> None:
+    report = tmp_path / "performance.md"
+    write(report, [_section("Plain", None)], "just bench")
+    update(report, [_section("Soak: long", "<svg>soak</svg>")], "python -m bench --only soak")
+    write(report, [_section("Plain", None), _section("Other", None)], "just bench", ("Soak: long",))
+    text = report.read_text()
+    assert text.count("## Soak: long") == 1
+    assert "Measured by `python -m bench --only soak`" in text  # its own stamp stays
+    assert text.index("## Other") < text.index("## Soak: long")
+    write(report, [_section("Plain", None)], "just bench")
+    assert "## Soak: long" not in report.read_text()  # not kept unless asked
