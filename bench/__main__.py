@@ -301,6 +301,10 @@ def main() -> None:
     if args.only:
         # A partial run replaces its own sections and keeps the others' figures.
         command = "python -m bench --only " + " ".join(args.only)
+        command += " --quick" if args.quick else ""
+        if args.soak_phases and "soak-firm" in selected:  # the stamp says which run it was
+            phases = (f"{rate:g}:{minutes:g}" for rate, minutes in args.soak_phases)
+            command += " --soak-phases " + " ".join(phases)
         update(Path(args.output), sections, command)
     else:
         # The sections run only on request keep the figures of the run that measured them.

@@ -65,7 +65,14 @@ class FirmLoad:
         # Warm-up: connections open, code paths hot.
         await self.run(session, rate=20, seconds=1)
 
-    async def run(self, session: aiohttp.ClientSession, *, rate: float, seconds: float) -> Any:
+    async def run(
+        self,
+        session: aiohttp.ClientSession,
+        *,
+        rate: float,
+        seconds: float,
+        failures_counted: bool = False,
+    ) -> Any:
         return await run_open_loop(
             session,
             f"{self.api}/v2/rfq/request",
@@ -74,6 +81,7 @@ class FirmLoad:
             body=lambda i: dict(self.body, taker=self.takers[i % len(self.takers)]),
             headers=self.headers,
             label=lambda status, p: p["data"]["status"] if status == 200 else f"http {status}",
+            failures_counted=failures_counted,
         )
 
 

@@ -120,24 +120,36 @@ async def run_open_loop(
     body: Callable[[int], Any],
     headers: dict[str, str] | None = None,
     label: Callable[[int, Any], str] | None = None,
+    failures_counted: bool = False,
 ) -> OpenLoopResult:
     """POST `body(i)` to `url` at `rate` per second for `seconds`; `label(status, payload)`
-    names each outcome (default: the HTTP status)."""
+    names each outcome (default: the HTTP status). A request that gets no answer (refused,
+    timed out) fails the run, unless `failures_counted`: then it is an outcome `failed:
+    <error>` with its time until it failed (a soak reports an overloaded minute, not a crash)."""
     result = OpenLoopResult(offered_rate=rate, seconds=0.0)
 
     async def send(index: int, scheduled: float) -> None:
-        async with session.post(url, json=body(index), headers=headers) as resp:
-            payload = await resp.json(content_type=None)
-            timing = server_timing(resp.headers.get("Server-Timing"))
-        result.latencies_ms.append((time.perf_counter() - scheduled) * 1000)
-        result.scheduled_s.append(scheduled)
+        try:
+            async with session.post(url, json=body(index), headers=headers) as resp:
+                payload = await resp.json(content_type=None)
+                timing = server_timing(resp.headers.get("Server-Timing"))
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            if not failures_counted:
+                raise
+            record(scheduled, f"failed: {type(exc).__name__}")
+            return
         name = label(resp.status, payload) if label is not None else f"http {resp.status}"
-        result.labels.append(name)
-        result.outcomes[name] = result.outcomes.get(name, 0) + 1
+        record(scheduled, name)
         if "makers" in timing and "sim" in timing:
             result.timed_s.append(scheduled)
             result.maker_wait_ms.append(timing["makers"])
             result.inside_ms.append(timing["sim"])
+
+    def record(scheduled: float, name: str) -> None:
+        result.latencies_ms.append((time.perf_counter() - scheduled) * 1000)
+        result.scheduled_s.append(scheduled)
+        result.labels.append(name)
+        result.outcomes[name] = result.outcomes.get(name, 0) + 1
 
     result.seconds, result.late_starts = await open_loop(rate, seconds, send)
     return result

@@ -39,19 +39,21 @@ RSS_MINUTE = 5  # memory flat after the first minutes: the last within RSS_GROWT
 RSS_GROWTH = 1.2
 BURST_P99_MS = 100.0
 QUOTED = "quoted"
+READ_TIMEOUT = aiohttp.ClientTimeout(total=20)  # a minute's reads must not hold up the next
 PER_MINUTE, TARGETS = "Soak, firm quotes: per minute", "Soak, firm quotes: targets"
 TITLES = (PER_MINUTE, TARGETS)  # docs/performance.md keeps them when a `just bench` skips this
 
 
 @dataclass
 class Sample:
-    """The simulator process read at the end of one minute."""
+    """The simulator process read at the end of one minute; None where the read got no answer
+    (an overloaded simulator), or for the pauses a minute without a collection."""
 
-    rss_mb: float
+    rss_mb: float | None
     store_bytes: int | None  # None: no store to measure
-    pause_ms: float | None  # the minute's longest collector pause; None: no collection
+    pause_ms: float | None  # the minute's longest collector pause
     pause_cpu_ms: float | None  # the most CPU one collection of the minute used
-    late_total: int  # makers' late replies counted so far (since the last reset)
+    late_total: int | None  # makers' late replies counted so far (since the last reset)
 
 
 @dataclass
@@ -60,7 +62,7 @@ class Minute:
     minute: int  # 1-based, within its phase
     result: OpenLoopResult  # the requests scheduled in this minute
     sample: Sample
-    late: int  # late replies counted in this minute
+    late: int | None  # late replies counted in this minute (None: not read)
 
     @property
     def all_quoted(self) -> bool:
@@ -83,10 +85,11 @@ def per_minute(
     for index, sample in enumerate(samples):
         start = began + index * minute_s
         part = result.window(start, start + minute_s)
-        minutes.append(
-            Minute(result.offered_rate, index + 1, part, sample, sample.late_total - late_seen)
-        )
-        late_seen = sample.late_total
+        total = sample.late_total
+        # A minute not read: the next read's count covers it.
+        late = None if total is None else total - late_seen
+        minutes.append(Minute(result.offered_rate, index + 1, part, sample, late))
+        late_seen = late_seen if total is None else total
     return minutes
 
 
@@ -118,10 +121,17 @@ def store_bytes(state_dir: Path | None) -> int | None:
 async def _sample(
     session: aiohttp.ClientSession, api: str, state_dir: Path | None, start: float, end: float
 ) -> Sample:
-    runtime = await call_json(
-        session, "GET", f"{api}/_sim/runtime", params={"since": isoformat_unix(start)}
-    )
-    makers = await call_json(session, "GET", f"{api}/_sim/makers")
+    try:
+        runtime = await call_json(
+            session,
+            "GET",
+            f"{api}/_sim/runtime",
+            params={"since": isoformat_unix(start)},
+            timeout=READ_TIMEOUT,
+        )
+        makers = await call_json(session, "GET", f"{api}/_sim/makers", timeout=READ_TIMEOUT)
+    except (aiohttp.ClientError, TimeoutError):
+        return Sample(None, store_bytes(state_dir), None, None, None)
     pause_ms, pause_cpu_ms = longest_pause(runtime["data"]["gc"]["seconds"], start, end)
     return Sample(
         rss_mb=runtime["data"]["rss_bytes"] / 2**20,
@@ -151,7 +161,7 @@ async def _phase(
         return samples
 
     sampling = asyncio.create_task(sampler())
-    result = await load.run(session, rate=rate, seconds=minutes * MINUTE_S)
+    result = await load.run(session, rate=rate, seconds=minutes * MINUTE_S, failures_counted=True)
     return per_minute(result, await sampling, late_before)
 
 
@@ -180,7 +190,11 @@ def _misses(minute: Minute, steady: bool) -> list[str]:
         misses = ["p99"] if minute.result.pct(99) > STEADY_P99_MS else []
         if (minute.sample.pause_ms or 0.0) > PAUSE_MS:
             misses.append("pause")
-        return misses + (["late"] if minute.late else [])
+        if minute.late is None:
+            misses.append("not read")
+        elif minute.late:
+            misses.append("late")
+        return misses
     misses = ["p99"] if minute.result.pct(99) > BURST_P99_MS else []
     return misses + ([] if minute.all_quoted else ["unanswered"])
 
@@ -196,10 +210,10 @@ def _minute_row(minute: Minute, steady: bool) -> tuple[str, ...]:
         f"{result.pct(99):.1f}",
         f"{max(result.latencies_ms):.1f}",
         _ms(minute.added_p99),
-        f"{minute.sample.rss_mb:.0f}",
+        "—" if minute.sample.rss_mb is None else f"{minute.sample.rss_mb:.0f}",
         _store(minute),
         f"{_ms(minute.sample.pause_ms)} ({_ms(minute.sample.pause_cpu_ms)})",
-        str(minute.late),
+        "—" if minute.late is None else str(minute.late),
         "yes" if not misses else "no: " + ", ".join(misses),
     )
 
@@ -211,7 +225,8 @@ def _met(ok: bool) -> str:
 def _targets(steady: list[Minute], burst: list[Minute]) -> list[tuple[str, ...]]:
     first, last = steady[0].result.pct(99), steady[-1].result.pct(99)
     pause = max((m.sample.pause_ms or 0.0 for m in steady), default=0.0)
-    late = sum(m.late for m in steady)
+    late = sum(m.late or 0 for m in steady)
+    unread = sum(m.late is None for m in steady)
     rate = f"{steady[0].rate:.0f}/s"
     rows: list[tuple[str, ...]] = [
         (
@@ -230,8 +245,9 @@ def _targets(steady: list[Minute], burst: list[Minute]) -> list[tuple[str, ...]]
             _met(pause <= PAUSE_MS),
         ),
     ]
-    if len(steady) >= RSS_MINUTE:
-        fifth, end = steady[RSS_MINUTE - 1].sample.rss_mb, steady[-1].sample.rss_mb
+    fifth = steady[RSS_MINUTE - 1].sample.rss_mb if len(steady) >= RSS_MINUTE else None
+    end = steady[-1].sample.rss_mb
+    if fifth is not None and end is not None:
         rows.append(
             (
                 f"{rate}: RSS of the last minute ≤ {RSS_GROWTH:g}x the {RSS_MINUTE}th's",
@@ -243,11 +259,19 @@ def _targets(steady: list[Minute], burst: list[Minute]) -> list[tuple[str, ...]]
         rows.append(
             (
                 f"{rate}: RSS of the last minute ≤ {RSS_GROWTH:g}x the {RSS_MINUTE}th's",
-                f"not measured: the phase had {len(steady)} minutes",
+                f"not measured: the phase had {len(steady)} minutes"
+                if len(steady) < RSS_MINUTE
+                else "not measured: the simulator did not answer the read",
                 "—",
             )
         )
-    rows.append((f"{rate}: 0 late replies from makers", str(late), _met(late == 0)))
+    rows.append(
+        (
+            f"{rate}: 0 late replies from makers",
+            str(late) + (f" ({unread} minutes not read)" if unread else ""),
+            _met(late == 0 and not unread),
+        )
+    )
     if burst:
         whole = OpenLoopResult(offered_rate=burst[0].rate, seconds=0.0)
         for minute in burst:

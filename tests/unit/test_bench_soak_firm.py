@@ -9,9 +9,10 @@ import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
+import aiohttp
 import pytest
 
-from bench.open_loop import OpenLoopResult, open_loop
+from bench.open_loop import OpenLoopResult, open_loop, run_open_loop
 from bench.soak_firm import (
     Minute,
     Sample,
@@ -67,6 +68,19 @@ def test_a_run_is_cut_into_minutes_by_schedule_not_by_answer() -> None:
     assert second.result.outcomes == {"quoted": 1, "http 503": 1}
     assert not second.all_quoted
     assert second.added_p99 == 4.0  # only the answers that carried Server-Timing
+
+
+def test_a_minute_the_simulator_did_not_answer_leaves_its_count_to_the_next() -> None:
+    result = _run([(0.0, 10.0, "quoted", 1.0), (60.0, 10.0, "quoted", 1.0)])
+    result.scheduled_s.append(1120.0)
+    result.latencies_ms.append(30_000.0)
+    result.labels.append("failed: ConnectionTimeoutError")
+    unread = Sample(None, None, None, None, None)
+    minutes = per_minute(result, [_sample(1), unread, _sample(4)], late_before=0)
+    assert [m.late for m in minutes] == [1, None, 3]
+    assert minutes[2].result.outcomes == {"failed: ConnectionTimeoutError": 1}
+    rows = _targets(minutes, [])
+    assert rows[-1] == ("100/s: 0 late replies from makers", "4 (1 minutes not read)", "not met")
 
 
 def test_the_longest_pause_is_taken_from_the_minutes_seconds_only() -> None:
@@ -147,6 +161,21 @@ def test_the_targets_verdicts() -> None:
     assert verdicts["100/s: 0 late replies from makers"] == ("2", "not met")
     assert verdicts["100/s: all answered (quoted)"] == ("0 of 1", "not met")
     assert verdicts["100/s: p99 ≤ 100 ms"] == ("120.0 ms", "not met")
+
+
+async def test_unanswered_requests_are_outcomes_when_counted() -> None:
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2)) as session:
+        result = await run_open_loop(
+            session,
+            "http://127.0.0.1:9/nothing-listens-here",  # the discard port: refused at once
+            rate=100.0,
+            seconds=0.05,
+            body=lambda i: {"i": i},
+            failures_counted=True,
+        )
+    assert result.outcomes == {"failed: ClientConnectorError": 5}
+    assert len(result.latencies_ms) == len(result.scheduled_s) == 5
+    assert result.added_ms == []
 
 
 async def test_a_failed_request_fails_the_open_loop_run() -> None:
