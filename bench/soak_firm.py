@@ -52,7 +52,7 @@ class Sample:
     rss_mb: float | None
     store_bytes: int | None  # None: no store to measure
     pause_ms: float | None  # the minute's longest collector pause
-    pause_cpu_ms: float | None  # the most CPU one collection of the minute used
+    pause_cpu_ms: float | None  # the most CPU one full collection of the minute used
     late_total: int | None  # makers' late replies counted so far (since the last reset)
 
 
@@ -102,7 +102,14 @@ def longest_pause(
     inside = [s for s in seconds if start - 1 < unix_seconds(s["at"]) < end]
     return (
         max((float(s["pause_longest_ms"]) for s in inside), default=None),
-        max((float(s["pause_longest_cpu_ms"]) for s in inside), default=None),
+        max(
+            (
+                float(s["pause_longest_cpu_ms"])
+                for s in inside
+                if s["pause_longest_cpu_ms"] is not None
+            ),
+            default=None,
+        ),
     )
 
 
@@ -377,8 +384,8 @@ def bench_soak_firm(
             "process's RSS at the minute's end; 'store': the size of its state directory "
             "(where the store's file will live; 'no store' when none is used); the longest "
             "collector pause of the minute in wall time (GET /_sim/runtime; in brackets the most "
-            "CPU one collection used: a wall time far above it is a collection that waited for "
-            "a core); makers' late replies counted "
+            "CPU one full collection used: a wall time far above it is a collection that waited "
+            "for a core); makers' late replies counted "
             "that minute (GET /_sim/makers). 'met': the minute against the steady targets "
             f"(p99 ≤ {STEADY_P99_MS:g} ms, no pause over {PAUSE_MS:g} ms, 0 late) in the first "
             f"phase, the burst targets (all quoted, p99 ≤ {BURST_P99_MS:g} ms) in the second."

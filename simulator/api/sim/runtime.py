@@ -33,9 +33,10 @@ class PausesView(SnakeApiModel):
     collections: int
     pause_total_ms: float = Field(description="Wall time of all of them")
     pause_longest_ms: float = Field(description="Wall time of the longest")
-    pause_longest_cpu_ms: float = Field(
-        description="The most CPU time one collection used (the collector's own work; a wall "
-        "time far above it is time spent waiting for a core)"
+    pause_longest_cpu_ms: float | None = Field(
+        description="The most CPU time one full collection (generation 2) used: the "
+        "collector's own work, so a wall time far above it waited for a core; null when none "
+        "ran (young collections are not timed in CPU)"
     )
 
 
@@ -67,12 +68,13 @@ class RuntimeView(SnakeApiModel):
     gc: GcView
 
 
-def _totals(totals: PauseTotals) -> dict[str, int | float]:
+def _totals(totals: PauseTotals) -> dict[str, int | float | None]:
+    cpu = totals.longest_cpu_ms
     return {
         "collections": totals.collections,
         "pause_total_ms": round(totals.total_ms, 3),
         "pause_longest_ms": round(totals.longest_ms, 3),
-        "pause_longest_cpu_ms": round(totals.longest_cpu_ms, 3),
+        "pause_longest_cpu_ms": None if cpu is None else round(cpu, 3),
     }
 
 
