@@ -302,6 +302,28 @@ def _targets(steady: list[Minute], burst: list[Minute]) -> list[tuple[str, ...]]
     return rows
 
 
+def overload_note(measured: list[Minute]) -> str | None:
+    """Say so when the simulator fell over: requests with no answer or a 5xx, minutes whose
+    reads it did not answer. Then the rows are the backlog's answer times, not a curve."""
+    failed = sum(
+        n
+        for m in measured
+        for name, n in m.result.outcomes.items()
+        if name.startswith(("failed:", "http 5"))
+    )
+    offered = sum(len(m.result.latencies_ms) for m in measured)
+    unread = sum(m.sample.rss_mb is None for m in measured)
+    if not failed and not unread:
+        return None
+    return (
+        f"Overloaded: {failed} of {offered} requests got no answer or a 5xx, and the reads of "
+        f"/_sim/runtime and /_sim/makers got no answer within 20 s in {unread} of "
+        f"{len(measured)} minutes. Once behind, an open loop keeps offering while the "
+        "simulator falls further behind, so these rows show a collapse (the backlog's answer "
+        "times), not the curve the targets are about: run it on a machine with idle cores."
+    )
+
+
 def _latency_chart(measured: list[Minute]) -> str:
     """Per minute of the whole run: p99 and p50 of each phase, the simulator-added p99 and the
     longest collector pause, against the targets."""
@@ -408,6 +430,8 @@ def bench_soak_firm(
     minutes.rows = [_minute_row(m, n < len(steady)) for n, m in enumerate(measured)]
     minutes.chart = _latency_chart(measured)
     command = "python -m bench --only soak-firm"
+    overloaded = overload_note(measured)
+    minutes.notes += [overloaded] if overloaded else []
     minutes.notes += [
         f"The curve the targets are about needs the full run, `{command}` (100/s for 30 min "
         "and 200/s for 10 min, about 42 minutes); `--quick` or `--soak-phases` give a shorter "
@@ -456,6 +480,7 @@ __all__ = [
     "bench_soak_firm",
     "late_replies",
     "longest_pause",
+    "overload_note",
     "parse_phase",
     "per_minute",
     "store_bytes",

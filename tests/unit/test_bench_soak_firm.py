@@ -19,6 +19,7 @@ from bench.soak_firm import (
     _targets,
     late_replies,
     longest_pause,
+    overload_note,
     parse_phase,
     per_minute,
     store_bytes,
@@ -79,6 +80,10 @@ def test_a_minute_the_simulator_did_not_answer_leaves_its_count_to_the_next() ->
     minutes = per_minute(result, [_sample(1), unread, _sample(4)], late_before=0)
     assert [m.late for m in minutes] == [1, None, 3]
     assert minutes[2].result.outcomes == {"failed: ConnectionTimeoutError": 1}
+    note = overload_note(minutes) or ""
+    assert note.startswith("Overloaded: 1 of 3 requests got no answer or a 5xx")
+    assert "in 1 of 3 minutes" in note
+    assert overload_note(minutes[:1]) is None  # a minute read, every request answered
     rows = {row[0]: row[1:] for row in _targets(minutes, [])}
     assert rows["100/s: 0 late replies from makers"] == ("4 (1 minutes not read)", "not met")
     assert rows["100/s: no collector pause over 50 ms"] == (
