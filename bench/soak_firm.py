@@ -250,7 +250,7 @@ def _targets(steady: list[Minute], burst: list[Minute]) -> list[tuple[str, ...]]
         ),
         (
             f"{rate}: no collector pause over {PAUSE_MS:.0f} ms",
-            f"longest {pause:.1f} ms{not_read}",
+            f"longest {pause:.1f} ms{not_read}" if unread < len(steady) else "not read",
             _met(pause <= PAUSE_MS and not unread),
         ),
     ]

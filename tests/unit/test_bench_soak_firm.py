@@ -90,6 +90,8 @@ def test_a_minute_the_simulator_did_not_answer_leaves_its_count_to_the_next() ->
         "longest 1.0 ms (1 minutes not read)",
         "not met",
     )
+    none_read = {row[0]: row[1:] for row in _targets(minutes[1:2], [])}
+    assert none_read["100/s: no collector pause over 50 ms"] == ("not read", "not met")
 
 
 def test_the_longest_pause_is_taken_from_the_minutes_seconds_only() -> None:
