@@ -38,6 +38,7 @@ def start_hog() -> subprocess.Popen[bytes]:
 def test_three_serves_started_at_once_on_a_busy_machine_all_reach_ready(tmp_path: Path) -> None:
     hogs = [start_hog() for _ in range(HOGS)]
     serves: list[tuple[subprocess.Popen[str], Path, Path]] = []
+    anvils: list[psutil.Process] = []  # the serves' own nodes (other tests' run beside them)
     try:
         for i in range(SERVES):
             ready, log = tmp_path / f"ready-{i}.json", tmp_path / f"stderr-{i}.log"
@@ -51,6 +52,9 @@ def test_three_serves_started_at_once_on_a_busy_machine_all_reach_ready(tmp_path
                 )
             serves.append((process, ready, log))
         infos = [wait_ready(p, ready, READY_WITHIN_S, log) for p, ready, log in serves]
+        children = [c for p, _, _ in serves for c in psutil.Process(p.pid).children(recursive=True)]
+        anvils = [c for c in children if "anvil" in c.name()]
+        assert len(anvils) == 2 * SERVES
         assert all(hog.poll() is None for hog in hogs), "the hogs ended before every start-up"
         urls = {info["api_url"] for info in infos}
         assert len(urls) == SERVES
@@ -67,4 +71,5 @@ def test_three_serves_started_at_once_on_a_busy_machine_all_reach_ready(tmp_path
             if process.poll() is None:
                 process.kill()
                 process.wait()
-    assert not [p for p in psutil.Process().children(recursive=True) if "anvil" in p.name()]
+    _, alive = psutil.wait_procs(anvils, timeout=5)
+    assert alive == [], f"Anvil left running: {alive}"
