@@ -65,13 +65,6 @@ class SandboxChainAccess:
             )
         return str(tx_hash)
 
-    async def receipt_status(self, tx_hash: str) -> bool | None:
-        """True mined and succeeded, False mined and reverted, None not mined yet."""
-        receipt = await self.client.rpc("eth_getTransactionReceipt", [tx_hash])
-        if receipt is None:
-            return None
-        return int(receipt["status"], 16) == 1
-
     async def wait_receipt(self, tx_hash: str) -> bool:
         receipt = await self.client.receipt(tx_hash)
         return int(receipt["status"], 16) == 1

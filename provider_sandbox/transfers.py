@@ -132,7 +132,7 @@ class TransferEngine:
 
     async def step(self, transfer: SandboxTransfer, at: float, *, forced: bool) -> bool:
         """Take the next step after funds arrived; False when it cannot happen yet (stalled,
-        payout not mined, chain unreachable)."""
+        chain unreachable; a payout not yet mined is awaited)."""
         new = next_status(transfer.status)
         if new is None or transfer.status == "awaiting_funds":
             return False
@@ -146,9 +146,11 @@ class TransferEngine:
             if new == "outgoing_payment_sent" and transfer.side == "buy":
                 await self._send_payout(transfer)
             if new == "completed" and transfer.side == "buy":
-                mined = await self._payout_mined(transfer, wait=forced)
-                if mined is None:
-                    return False
+                # Awaited, not read once: a payout broadcast a moment ago (the step before, in
+                # the same tick) is mined within milliseconds, but not always by the time
+                # eth_sendRawTransaction answers; a single read then left the transfer at
+                # outgoing_payment_sent until the next tick, although its time had come.
+                mined = await self._payout_mined(transfer)
                 if not mined:
                     transfer.failure_reason = "The payout transaction reverted"
                     self.move(transfer, "failed", at)
@@ -174,13 +176,10 @@ class TransferEngine:
         transfer.payout_hash = await access.send_token(transfer.destination, units)
         transfer.payout_units = units
 
-    async def _payout_mined(self, transfer: SandboxTransfer, *, wait: bool) -> bool | None:
+    async def _payout_mined(self, transfer: SandboxTransfer) -> bool:
         if transfer.payout_hash is None:
             return True  # nothing was to be paid on chain
-        access = self.chain(transfer.chain_id)
-        if wait:
-            return await access.wait_receipt(transfer.payout_hash)
-        return await access.receipt_status(transfer.payout_hash)
+        return await self.chain(transfer.chain_id).wait_receipt(transfer.payout_hash)
 
     async def detect_deposit(self, transfer: SandboxTransfer) -> bool:
         """A sell is paid when the deposit address holds sourceAmount more NGNS than at
