@@ -234,6 +234,9 @@ class RetentionSettings(StrictModel):
     # An RFQ record at rest (no_quote, filled, or expired/failed past the 24 h correction
     # window) is kept this much longer, then forgotten: GET answers 404 from then on.
     rfq_after_correction_s: float = Field(default=3600, ge=0)
+    # An RFQ record at rest this long leaves memory for the history database (still read by
+    # GET /v2/rfq/{id} and still corrected by a late fill); live records never leave memory.
+    rfq_in_memory_s: float = Field(default=60, ge=0)
     # The in-memory event log's latest events (every event reaches the webhooks' outbox anyway;
     # the log is for looking at, so a short tail is enough).
     events_kept: int = Field(default=1_000, ge=0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
@@ -15,6 +16,8 @@ from simulator.adapters.limit_orders.chain_reads import BookChainReads
 from simulator.adapters.ramp.provider_wire import parse_transfer
 from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import IndexCatchUp
+from simulator.adapters.store.history_db import HistoryDb
+from simulator.adapters.store.rfq_archive import RfqArchiveState, SqliteRfqArchive
 from simulator.api.access import control as access_control
 from simulator.api.access.middleware import access_middleware, add_rate_limit_headers
 from simulator.api.feed import handlers as feed
@@ -31,6 +34,7 @@ from simulator.api.http.appkeys import (
     FILLS,
     GC_PAUSES,
     HEALTH,
+    HISTORY,
     IDEMPOTENCY,
     JOURNAL,
     LADDER_BYTES,
@@ -124,7 +128,7 @@ from simulator.runtime.webhooks import (
     webhooks_state,
 )
 from simulator.services.ramp.history import TRANSFER_STEPS
-from simulator.services.rfq.store import InMemoryRfqStore
+from simulator.services.rfq.store import TieredRfqStore
 from simulator.services.shared.changes import ChangeFeed
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.fills import FillFanout, IndexProgress
@@ -207,6 +211,11 @@ async def _gc_pauses_context(app: web.Application) -> AsyncIterator[None]:
     app[GC_PAUSES].uninstall()
 
 
+async def _history_context(app: web.Application) -> AsyncIterator[None]:
+    yield
+    await asyncio.to_thread(app[HISTORY].close)
+
+
 def create_app(
     settings: Settings, *, clock: Clock | None = None, start_chains: bool = True
 ) -> web.Application:
@@ -252,6 +261,9 @@ def create_app(
     )
     app[WALLET_BALANCES] = ChainWalletBalances(app[CHAINS])
     app[MAKER_NAMES] = fleet_names(settings.makers)
+    history = HistoryDb()  # what is at rest: a temporary file, removed on stop
+    app[HISTORY] = history
+    rfq_archive = SqliteRfqArchive(history)
     app[RFQ] = build_rfq(
         settings,
         app[CLOCK],
@@ -261,7 +273,7 @@ def create_app(
         reads=ChainReads(app[CHAINS]),
         fleet=simulated_fleet(app[FLEET], settings.makers_process),
         fills=app[FILLS],
-        store=InMemoryRfqStore(),
+        store=TieredRfqStore(archive=rfq_archive),
         events=EventLog(keep=settings.retention.events_kept),
         changes=app[CHANGES],
     )
@@ -347,6 +359,7 @@ def create_app(
         *shared_state(app[CLOCK], app[RANDOM], app[IDEMPOTENCY]),
         *access_state(app[ACCESS]),
         *rfq_state(app[RFQ]),
+        RfqArchiveState(rfq_archive),
         *feed_state(app[FEED]),
         *webhooks_state(app[WEBHOOKS]),
         *ramp_state(app[RAMP]),
@@ -391,6 +404,7 @@ def create_app(
     app[PROVIDER] = ProviderHolder()
     app[GC_PAUSES] = GcPauseRecorder()
     app.cleanup_ctx.append(_gc_pauses_context)
+    app.cleanup_ctx.append(_history_context)  # closed (and its file removed) last
     app.cleanup_ctx.append(scenario_context)  # a running scenario's task ends with the app
     app.cleanup_ctx.append(housekeeping_context)  # bounded memory: lapsed state is swept
     app.cleanup_ctx.append(webhooks_context)  # needs no chain: registry and delivery work alone

@@ -111,6 +111,7 @@ def build_rfq(
         SettlementSettings(
             expiry_grace_s=settings.expiry_grace_s,
             retention_s=settings.retention.rfq_after_correction_s,
+            in_memory_s=settings.retention.rfq_in_memory_s,
         ),
     )
     fills.subscribe(settlement.on_fill)

@@ -1,5 +1,6 @@
-"""Bounded memory, seen from outside: an RFQ at rest is readable through the 24 h correction
-window and the retention, and answers 404 once both have passed (docs/decisions.md R20)."""
+"""Bounded memory, seen from outside: an RFQ at rest leaves memory for the history database,
+is readable through the 24 h correction window and the retention, and answers 404 once both
+have passed (docs/decisions.md R20)."""
 
 from __future__ import annotations
 
@@ -59,9 +60,21 @@ def test_an_rfq_at_rest_is_forgotten_after_the_window_and_the_retention(tmp_path
         while read()[1].get("data", {}).get("status") != "expired":
             assert time.monotonic() < deadline, read()
             time.sleep(0.05)
-        # A day later it could still be corrected by a late fill: kept.
+        # A day later it could still be corrected by a late fill: kept, in the history
+        # database (at rest longer than retention.rfq_in_memory_s, it left memory).
         assert call(f"{api}/_sim/clock/advance", {"seconds": DAY_S})[0] == 200
-        assert read()[0] == 200
+        deadline = time.monotonic() + 10
+        while (store := call(f"{api}/_sim/runtime")[1]["data"]["store"])["rfqs_in_memory"]:
+            assert time.monotonic() < deadline, store
+            time.sleep(0.05)
+        assert store["file_bytes"] > 0
+        status, answer = read()
+        assert (status, answer["data"]["status"], answer["data"]["rfqId"]) == (
+            200,
+            "expired",
+            rfq_id,
+        )
+        assert call(f"{api}/_sim/runtime")[1]["data"]["store"]["rfqs_in_memory"] == 1  # read back
         # Past the window and the hour of retention: forgotten (the sweep runs on the advance).
         assert call(f"{api}/_sim/clock/advance", {"seconds": 3601})[0] == 200
         deadline = time.monotonic() + 10

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from simulator.services.shared.changes import ChangeFeed
     from simulator.services.shared.fills import FillFanout, IndexProgress
     from simulator.services.shared.health import DependencyHealth
+    from simulator.services.shared.history import HistoryFile
     from simulator.services.shared.idempotency import IdempotencyStore
     from simulator.services.shared.maker_names import MakerNames
     from simulator.services.shared.timelines import Timelines
@@ -86,6 +87,7 @@ MAKER_NAMES: web.AppKey[MakerNames] = web.AppKey("maker_names")  # the fleet's w
 WALLET_BALANCES: web.AppKey[WalletBalances] = web.AppKey("wallet_balances")  # GET /_sim/chains
 # Every area's bounded history by topic (rfqs, swaps, limit-orders, transfers): GET /_sim/rfqs...
 TIMELINES: web.AppKey[dict[str, Timelines]] = web.AppKey("timelines")
+HISTORY: web.AppKey[HistoryFile] = web.AppKey("history")  # what is at rest, out of memory
 GC_PAUSES: web.AppKey[GcPauseRecorder] = web.AppKey("gc_pauses")  # GET /_sim/runtime
 
 # Rendered ladder JSON per chain, with the cached view it was rendered from.

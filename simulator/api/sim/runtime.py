@@ -12,7 +12,7 @@ from aiohttp import web
 from pydantic import AwareDatetime, Field
 
 from rfqkit.timestamps import isoformat_unix
-from simulator.api.http.appkeys import GC_PAUSES
+from simulator.api.http.appkeys import GC_PAUSES, HISTORY, RFQ
 from simulator.api.http.parsing import parse_query
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
@@ -62,10 +62,21 @@ class GcView(SnakeApiModel):
     seconds_kept: int
 
 
+class StoreView(SnakeApiModel):
+    file_bytes: int = Field(
+        description="Size of the history database (its file and write-ahead log) on disk"
+    )
+    rfqs_in_memory: int = Field(
+        description="RFQ records in memory: the live ones and those at rest for less than "
+        "`retention.rfq_in_memory_s`; the others are in the history database"
+    )
+
+
 class RuntimeView(SnakeApiModel):
     pid: int
     rss_bytes: int = Field(description="Resident memory of the simulator process (not Anvil's)")
     gc: GcView
+    store: StoreView
 
 
 def _totals(totals: PauseTotals) -> dict[str, int | float | None]:
@@ -103,6 +114,10 @@ async def get_runtime(request: web.Request) -> web.Response:
                 ],
                 seconds_kept=recorder.seconds_kept,
             ),
+            store=StoreView(
+                file_bytes=request.app[HISTORY].size_bytes(),
+                rfqs_in_memory=request.app[RFQ].store.in_memory(),
+            ),
         )
     )
 
@@ -114,8 +129,8 @@ def add_routes(table: RouteTable) -> None:
         "/_sim/runtime",
         get_runtime,
         "simRuntime",
-        "The simulator process: resident memory and the garbage collector's pauses, overall "
-        "and per second (wall clock)",
+        "The simulator process: resident memory, the garbage collector's pauses, overall "
+        "and per second (wall clock), and the history database's size",
         query=RuntimeQuery,
         responses={200: RuntimeView},
         errors=(InvalidRequest, InternalError),

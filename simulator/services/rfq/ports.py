@@ -11,6 +11,7 @@ from typing import Any, Literal, Protocol
 
 from rfqkit.chain_errors import ChainUnreadable
 from rfqkit.maker_protocol import ServerMessage
+from simulator.services.rfq.archived import ArchivedRfq
 from simulator.services.rfq.model import StoredRfq
 from simulator.services.shared.fills import Fill
 
@@ -21,6 +22,7 @@ __all__ = [
     "FrameTap",
     "MakerChainReader",
     "MakerGateway",
+    "RfqArchive",
     "RfqChainReads",
     "RfqStore",
     "SimulatedFleet",
@@ -100,6 +102,43 @@ class RfqStore(Protocol):
         """Remember one Fill log of an RFQ's orders (one per order hash); returns every one seen
         so far, in arrival order."""
         ...
+
+    def in_memory(self) -> int:
+        """How many records are in memory (the rest are in the archive)."""
+        ...
+
+    def spill(self, before: float) -> int:
+        """Move every record at rest since before `before` out of memory, into the archive;
+        returns how many went (they stay readable through `get` and `by_order_hash`)."""
+        ...
+
+
+class RfqArchive(Protocol):
+    """The RFQ records at rest, out of memory (adapters/store/rfq_archive.py: the history
+    database). What is put is visible to `get` at once, before it reaches the disk. Each call
+    is synchronous and short (an indexed read), so the store stays atomic on the event loop."""
+
+    def put(self, records: list[ArchivedRfq]) -> None:
+        """Keep these (replacing what was kept under the same ids)."""
+        ...
+
+    def get(self, rfq_id: str) -> ArchivedRfq | None: ...
+
+    def rfq_of_order(self, order_hash: bytes) -> str | None:
+        """The RFQ whose quote holds this order, among the records kept."""
+        ...
+
+    def forget_at_rest_before(self, before: float) -> set[str]:
+        """Forget every record at rest since before `before`; returns their ids."""
+        ...
+
+    def all(self) -> list[ArchivedRfq]:
+        """Every record kept, oldest first (tests and snapshots: a full read)."""
+        ...
+
+    def count(self) -> int: ...
+
+    def clear(self) -> None: ...
 
 
 class BalanceReader(Protocol):

@@ -32,6 +32,8 @@ class SettlementSettings:
     correction_window_s: float = CORRECTION_WINDOW_S
     # A record at rest is kept this long past the correction window, then forgotten (404).
     retention_s: float = 3600.0
+    # A record at rest this long leaves memory for the history archive (store.py `spill`).
+    in_memory_s: float = 60.0
 
 
 class Settlement:
@@ -179,13 +181,16 @@ class Settlement:
 
     def evict(self) -> int:
         """Forget the records nothing can change any more: at rest for longer than the
-        correction window plus the retention. Also drops lapsed outstanding slots and taker
-        reservations of callers that never came back. Returns how many records went."""
+        correction window plus the retention; move those at rest for longer than `in_memory_s`
+        to the archive. Also drops lapsed outstanding slots and taker reservations of callers
+        that never came back. Returns how many records were forgotten."""
         now = self._clock.time()
         self._deps.slots.evict_lapsed()
         self._deps.funds.evict_lapsed()
         keep_s = self.settings.correction_window_s + self.settings.retention_s
-        return self._store.evict_at_rest(now - keep_s)
+        forgotten = self._store.evict_at_rest(now - keep_s)
+        self._store.spill(now - self.settings.in_memory_s)
+        return forgotten
 
     async def _fail_reason(self, record: StoredRfq) -> str | None:
         assert record.tx_hash is not None

@@ -1,7 +1,15 @@
 """The RFQ store: every RFQ record, the order-hash index fills find them by and the Fill logs seen
-per RFQ (the reactors' trade history is the rates feed's tape, services/feed/store.py). Plain
-in-memory state behind the `RfqStore` port (ports.py), shared by RfqService and Settlement (one
-store per area, so reset and snapshots work store by store).
+per RFQ (the reactors' trade history is the rates feed's tape, services/feed/store.py), behind
+the `RfqStore` port (ports.py), shared by RfqService and Settlement (one store per area, so reset
+and snapshots work store by store).
+
+Two tiers. In memory: every live record (soliciting, quoted, submitted) and every record at rest
+for less than `hot_s`, with the sweep's index. In the archive (the `RfqArchive` port: the history
+database, adapters/store/rfq_archive.py): the records at rest longer, with their fills and order
+hashes, until the correction window and the retention have passed; the archive forgets them by
+a query on their at-rest time, not by a walk over them. A record read from the archive (a late
+fill, a GET of an old RFQ) comes back into memory, so a caller that changes it changes the one
+copy, and goes back at a later sweep (`spill`) with its changes.
 
 Nothing here awaits, so every method is atomic on the event loop. The read-modify-writes that span
 an await are the callers': settlement re-checks a record's status after its receipt read, and the
@@ -12,13 +20,16 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
+from simulator.services.rfq.archived import ArchivedRfq
 from simulator.services.rfq.model import StoredRfq
+from simulator.services.rfq.ports import RfqArchive
 from simulator.services.shared.fills import Fill
 from simulator.services.shared.state import StateSchema
 
 
 @dataclass
-class InMemoryRfqStore:
+class TieredRfqStore:
+    archive: RfqArchive  # the records at rest, out of memory
     records: dict[str, StoredRfq] = field(default_factory=dict)  # every RFQ by id, oldest first
     by_order: dict[bytes, str] = field(default_factory=dict)  # quoted order hash -> rfq id
     fills: dict[str, dict[bytes, Fill]] = field(
@@ -32,18 +43,65 @@ class InMemoryRfqStore:
     _expiring: list[tuple[float, str]] = field(default_factory=list, repr=False)
     _deadlines: list[tuple[float, str]] = field(default_factory=list, repr=False)
     _overdue: dict[str, None] = field(default_factory=dict, repr=False)
+    # Records read back from the archive since the last spill: kept in memory at least until
+    # the next one, so a caller holding one across an await still changes the copy kept.
+    _recalled: dict[str, None] = field(default_factory=dict, repr=False)
 
     def add(self, record: StoredRfq) -> None:
         self.records[record.rfq_id] = record
 
     def get(self, rfq_id: str) -> StoredRfq | None:
-        return self.records.get(rfq_id)
+        record = self.records.get(rfq_id)
+        return record if record is not None else self._recall(rfq_id)
+
+    def _recall(self, rfq_id: str) -> StoredRfq | None:
+        archived = self.archive.get(rfq_id)
+        if archived is None:
+            return None
+        record = archived.record
+        self.records[rfq_id] = record
+        if archived.fills:
+            self.fills[rfq_id] = dict(archived.fills)
+        if record.quote is not None:
+            for order in record.quote.orders:
+                self.by_order[order.order_hash] = rfq_id
+        self._recalled[rfq_id] = None
+        return record
 
     def discard(self, rfq_id: str) -> None:
         self.records.pop(rfq_id, None)
 
     def all(self) -> list[StoredRfq]:
-        return list(self.records.values())
+        kept = [a.record for a in self.archive.all() if a.record.rfq_id not in self.records]
+        return sorted([*kept, *self.records.values()], key=lambda r: r.created_at)
+
+    def in_memory(self) -> int:
+        return len(self.records)
+
+    def spill(self, before: float) -> int:
+        """Hand every record at rest since before `before` to the archive (with its fills and
+        order hashes) and drop it from memory; one read back since the last spill waits for the
+        next. Returns how many went."""
+        going: list[ArchivedRfq] = []
+        for record in self.records.values():
+            since = record.at_rest_since()
+            if since is None or since >= before or record.rfq_id in self._recalled:
+                continue
+            going.append(ArchivedRfq(record=record, fills=self.fills.get(record.rfq_id, {})))
+        self._recalled.clear()
+        if going:
+            self.archive.put(going)
+            for archived in going:
+                self._drop(archived.record)
+        return len(going)
+
+    def _drop(self, record: StoredRfq) -> None:
+        del self.records[record.rfq_id]
+        self.fills.pop(record.rfq_id, None)
+        if record.quote is not None:
+            for order in record.quote.orders:
+                if self.by_order.get(order.order_hash) == record.rfq_id:
+                    del self.by_order[order.order_hash]
 
     def index_orders(self, record: StoredRfq) -> None:
         assert record.quote is not None, "only a quoted RFQ has orders"
@@ -99,7 +157,9 @@ class InMemoryRfqStore:
 
     def by_order_hash(self, order_hash: bytes) -> StoredRfq | None:
         rfq_id = self.by_order.get(order_hash)
-        return self.records.get(rfq_id) if rfq_id is not None else None
+        if rfq_id is None:
+            rfq_id = self.archive.rfq_of_order(order_hash)
+        return self.get(rfq_id) if rfq_id is not None else None
 
     def evict_at_rest(self, before: float) -> int:
         """Forget every record at rest since before `before` (services/rfq/settlement.py
@@ -110,13 +170,16 @@ class InMemoryRfqStore:
             if (since := r.at_rest_since()) is not None and since < before
         ]
         for record in gone:
-            del self.records[record.rfq_id]
-            self.fills.pop(record.rfq_id, None)
-            if record.quote is not None:
-                for order in record.quote.orders:
-                    if self.by_order.get(order.order_hash) == record.rfq_id:
-                        del self.by_order[order.order_hash]
-        return len(gone)
+            self._drop(record)
+            self._recalled.pop(record.rfq_id, None)
+        # A record read back is in both tiers: counted once.
+        return len({r.rfq_id for r in gone} | self.archive.forget_at_rest_before(before))
+
+    def forget(self) -> None:
+        """Nothing kept, in memory or in the archive (a reset to a baseline)."""
+        self.records, self.by_order, self.fills = {}, {}, {}
+        self._recalled.clear()
+        self.archive.clear()
 
     def add_fill(self, rfq_id: str, fill: Fill) -> list[Fill]:
         seen = self.fills.setdefault(rfq_id, {})
@@ -125,7 +188,8 @@ class InMemoryRfqStore:
 
 
 class RfqStoreSaved(StateSchema):
-    """What reset and snapshots put back of the RFQ store: all of it."""
+    """What reset and snapshots put back of the RFQ store's memory tier (the archive is a
+    participant of its own: RfqArchiveState)."""
 
     records: dict[str, StoredRfq]
     by_order: dict[bytes, str]

@@ -11,7 +11,7 @@ is checked on a fresh twin: load what the busy one dumped (through JSON), dump a
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -24,6 +24,8 @@ from provider_sandbox.core import Sandbox
 from provider_sandbox.kyc import submit
 from provider_sandbox.state import SandboxCustomer
 from simulator.adapters.rfq.indexer import FillIndexer
+from simulator.adapters.store.history_db import HistoryDb
+from simulator.adapters.store.rfq_archive import RfqArchiveState, SqliteRfqArchive
 from simulator.api.http.appkeys import STATE
 from simulator.clock import Clock
 from simulator.errors import UpstreamError
@@ -40,6 +42,7 @@ from simulator.runtime.swaps import swaps_state
 from simulator.runtime.webhooks import build_webhooks, webhooks_state
 from simulator.services.ramp.ports import ProviderTransfer, ProviderUnreachable
 from simulator.services.ramp.webhooks import sign
+from simulator.services.rfq.store import TieredRfqStore
 from simulator.services.shared.fills import Fill
 from simulator.services.shared.idempotency import (
     IdempotencyScope,
@@ -102,21 +105,48 @@ async def access(busy: bool) -> World:
     return by_name(access_state(area))
 
 
-async def rfq(busy: bool) -> World:
+async def busy_rfq() -> RfqHarness:
     harness = RfqHarness()
-    if busy:
-        harness.maker(1)
-        filled = await harness.quoted()
-        await harness.fill_all(filled)
-        await harness.quoted()  # live: holds, reservations, a slot
-        failed = await harness.quoted()
-        assert failed.quote is not None
-        harness.service.submit(failed, TX)
-        await harness.advance_to(failed.quote.order_deadline + 1)
-        await harness.settlement.sweep()
-        await harness.fill_all(failed, tx_hash="0x" + "cd" * 32)  # the late fill
-        await harness.settled_makers()
+    harness.maker(1)
+    filled = await harness.quoted()
+    await harness.fill_all(filled)
+    await harness.quoted()  # live: holds, reservations, a slot
+    failed = await harness.quoted()
+    assert failed.quote is not None
+    harness.service.submit(failed, TX)
+    await harness.advance_to(failed.quote.order_deadline + 1)
+    await harness.settlement.sweep()
+    await harness.fill_all(failed, tx_hash="0x" + "cd" * 32)  # the late fill
+    await harness.settled_makers()
+    return harness
+
+
+async def rfq(busy: bool) -> World:
+    harness = await busy_rfq() if busy else RfqHarness()
     return by_name(rfq_state(harness.area))
+
+
+HISTORY_FILES: list[HistoryDb] = []  # closed (temporary files removed) after the module
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _close_history_files() -> Iterator[None]:
+    yield
+    for db in HISTORY_FILES:
+        db.close()
+
+
+async def rfq_archive(busy: bool) -> World:
+    """The history database's RFQ rows: the busy RFQ world's records at rest, moved there."""
+    db = HistoryDb()
+    HISTORY_FILES.append(db)
+    archive = SqliteRfqArchive(db)
+    if busy:
+        store = (await busy_rfq()).store
+        assert isinstance(store, TieredRfqStore)
+        store.archive = archive  # instead of the harness's fake
+        assert store.spill(float("inf")) == 3  # filled, corrected late, and one that expired
+    return by_name([RfqArchiveState(archive)])
 
 
 async def book_and_swaps(busy: bool) -> World:
@@ -226,6 +256,7 @@ WORLDS: list[Callable[[bool], Awaitable[World]]] = [
     shared,
     access,
     rfq,
+    rfq_archive,
     book_and_swaps,
     ramp,
     webhooks,
@@ -249,6 +280,7 @@ PARTICIPANTS = [
     "rfq.events",
     "rfq.timelines",
     "rfq.replies",
+    "rfq.archive",
     "book.store",
     "book.events",
     "book.timelines",

@@ -37,7 +37,7 @@ from simulator.services.rfq.makers import (
 from simulator.services.rfq.model import FilledOrder, StoredRfq
 from simulator.services.rfq.ports import ChainUnreadable, FleetMemberStatus, RfqStore
 from simulator.services.rfq.service import FirmRequest
-from simulator.services.rfq.store import InMemoryRfqStore
+from simulator.services.rfq.store import TieredRfqStore
 from simulator.services.shared.amounts import fee_on
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.fills import Fill, FillFanout
@@ -50,6 +50,7 @@ from simulator.services.shared.venue import (
 )
 from simulator.settings import CorridorTiming, LimitSettings, load_settings
 from tests.unit.services.ramp_harness import NoChain
+from tests.unit.services.rfq.fake_archive import MemoryRfqArchive
 
 CHAIN_ID = 97
 USDT = VenueToken("USDT", "Tether USD", to_checksum_address("0x" + "a1" * 20), 18, True)
@@ -260,7 +261,7 @@ class RfqHarness:
         self.access = build_access(self._settings, self.clock, self._random, signatures=NoChain())
         self.access.limits = LimitSettings()
         self.events = EventLog()
-        self.store = InMemoryRfqStore()
+        self.store = TieredRfqStore(archive=MemoryRfqArchive())
         self.area = self.build(self.store)
         deps = self.area.deps
         self.deps = deps

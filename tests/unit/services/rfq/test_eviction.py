@@ -42,7 +42,7 @@ async def test_records_at_rest_go_after_the_window_and_the_retention(rfq: RfqHar
     assert rfq.store.get(no_quote.rfq_id) is None
     assert rfq.store.by_order_hash(order_hash) is None
     assert filled.rfq_id not in rfq.store.fills
-    assert rfq.store.get(expired.rfq_id) is expired  # a late fill could still correct it
+    assert rfq.store.get(expired.rfq_id) == expired  # a late fill could still correct it
     await rfq.advance_to(expired.provisional_since + DAY_S + RETENTION_S + 1)
     assert rfq.settlement.evict() == 1
     assert rfq.store.get(expired.rfq_id) is None

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from simulator.services.rfq.model import StoredRfq
 from simulator.services.rfq.ports import RfqStore
-from simulator.services.rfq.store import InMemoryRfqStore
+from simulator.services.rfq.store import TieredRfqStore
 from simulator.services.shared.fills import Fill
+from tests.unit.services.rfq.fake_archive import MemoryRfqArchive
 from tests.unit.services.rfq.harness import ONE, TX, RfqHarness
 
 
@@ -34,7 +35,7 @@ def fill(order_hash: bytes, log_index: int = 0) -> Fill:
 
 
 def test_records_are_kept_by_id_oldest_first_and_listed_as_a_copy() -> None:
-    store: RfqStore = InMemoryRfqStore()
+    store: RfqStore = TieredRfqStore(archive=MemoryRfqArchive())
     first, second = record("rfq_1"), record("rfq_2")
     store.add(first)
     store.add(second)
@@ -48,7 +49,7 @@ def test_records_are_kept_by_id_oldest_first_and_listed_as_a_copy() -> None:
 
 
 def test_fills_are_kept_per_rfq_once_per_order() -> None:
-    store: RfqStore = InMemoryRfqStore()
+    store: RfqStore = TieredRfqStore(archive=MemoryRfqArchive())
     assert store.by_order_hash(b"\x01" * 32) is None
     a, b = fill(b"\x01" * 32), fill(b"\x02" * 32, 1)
     assert store.add_fill("rfq_1", a) == [a]
@@ -83,7 +84,7 @@ async def test_service_and_settlement_keep_no_record_state_of_their_own(rfq: Rfq
     await settlement.on_fill(rfq.fill(second, log_index=1))  # the first Fill was remembered
     assert bundle.status == "filled"
     # ... and a store of their own knows nothing about it.
-    empty = InMemoryRfqStore()
+    empty = TieredRfqStore(archive=MemoryRfqArchive())
     other = rfq.build(empty).settlement
     assert other.next_due() is None
     await other.on_fill(rfq.fill(first))
@@ -132,9 +133,73 @@ async def test_the_sweep_index_is_rebuilt_from_records_put_back_whole(rfq: RfqHa
     rfq.service.submit(submitted, TX)
     assert quoted.quote is not None
     assert submitted.quote is not None
-    store = InMemoryRfqStore()
+    store = TieredRfqStore(archive=MemoryRfqArchive())
     store.records = dict(rfq.store.records)  # as a restore sets the attribute
     assert (store.next_expiry(), store.next_deadline()) == (None, None)
     store.reindex_open()
     assert store.next_expiry() == quoted.quote.expires_at
     assert store.next_deadline() == submitted.quote.order_deadline
+
+
+async def test_records_at_rest_leave_memory_and_stay_readable(rfq: RfqHarness) -> None:
+    """Two tiers: a record at rest for longer than the spill's horizon goes to the archive with
+    its fills and order hashes; a live one never does. Read back, it is the same record."""
+    rfq.maker(1)
+    filled = await rfq.quoted()
+    await rfq.fill_all(filled)
+    live = await rfq.quoted()
+    assert filled.quote is not None
+    assert filled.filled_at is not None
+    fills = dict(rfq.store.fills[filled.rfq_id])
+    assert rfq.store.spill(filled.filled_at) == 0  # at rest since then: not before it
+    assert rfq.store.spill(filled.filled_at + 0.001) == 1
+    assert rfq.store.in_memory() == 1
+    assert filled.rfq_id not in rfq.store.records
+    assert filled.rfq_id not in rfq.store.fills
+    back = rfq.store.by_order_hash(filled.quote.orders[0].order_hash)
+    assert back == filled
+    assert back is not filled  # a copy read back from the archive ...
+    assert rfq.store.get(filled.rfq_id) is back  # ... which is now the one in memory
+    assert rfq.store.fills[filled.rfq_id] == fills
+    assert rfq.store.get(live.rfq_id) is live
+    assert [r.rfq_id for r in rfq.store.all()] == [filled.rfq_id, live.rfq_id]
+
+
+async def test_a_record_read_back_waits_a_spill_then_goes_back_with_its_changes(
+    rfq: RfqHarness,
+) -> None:
+    rfq.maker(1)
+    expired = await rfq.quoted()
+    assert expired.quote is not None
+    await rfq.advance_to(expired.quote.expires_at)
+    await rfq.settlement.sweep()
+    assert expired.status == "expired"
+    later = rfq.clock.time() + 3600
+    assert rfq.store.spill(later) == 1
+    recalled = rfq.store.get(expired.rfq_id)
+    assert recalled is not None
+    assert rfq.store.spill(later) == 0  # a caller may still hold it across an await
+    recalled.cancelled = True  # a change made while it is in memory
+    assert rfq.store.spill(later) == 1  # the next spill takes it, changes included
+    again = rfq.store.get(expired.rfq_id)
+    assert again is not None
+    assert again.cancelled
+
+
+async def test_a_late_fill_corrects_a_record_that_left_memory(rfq: RfqHarness) -> None:
+    """The 24 h correction reaches the archive: the fill finds the record by its order hash,
+    the record comes back, is corrected to filled and announced as such."""
+    rfq.maker(1)
+    record = await rfq.quoted()
+    assert record.quote is not None
+    await rfq.advance_to(record.quote.expires_at)
+    await rfq.settlement.sweep()
+    assert record.status == "expired"
+    await rfq.advance_to(rfq.clock.time() + 3600)
+    assert rfq.store.spill(rfq.clock.time()) == 1
+    for index, order in enumerate(record.quote.orders):
+        await rfq.settlement.on_fill(rfq.fill(order, log_index=index))
+    corrected = rfq.store.get(record.rfq_id)
+    assert corrected is not None
+    assert (corrected.status, corrected.late, corrected.superseded) == ("filled", True, "expired")
+    assert [e.type for e in rfq.events.events][-1] == "rfq.filled"

@@ -1,0 +1,249 @@
+"""The history database: one SQLite file holding what is at rest (RFQ records past their live
+life, timelines that left memory), so the heap holds only what requests decide on.
+
+- WAL journal, `synchronous=NORMAL`: a crash loses at most the last batch, never the file.
+- One writer: a thread of its own takes every write from a queue and commits them in batches
+  (everything queued when it wakes, one transaction), so a request never waits on the disk.
+- Reads run on the caller's thread through a connection of their own (WAL lets them read while
+  the writer writes). A write is visible to reads once committed; the archives built on this
+  (rfq_archive.py, timeline_archive.py) keep what they queued visible until then
+  (`committed`).
+- The file's schema is `SCHEMA` at `PRAGMA user_version` `SCHEMA_VERSION`: a file of another
+  version is refused with one line, before anything is written to it.
+- Without a path the file is a temporary one, removed on close. Nothing is opened before the
+  first read or write, so an app built and never started leaves no file behind."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import sqlite3
+import tempfile
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+HISTORY_FILE = "rfqsim-history.sqlite3"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS rfqs (
+    id TEXT PRIMARY KEY,
+    created_at REAL NOT NULL,
+    at_rest_since REAL NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS rfqs_at_rest ON rfqs (at_rest_since);
+CREATE TABLE IF NOT EXISTS rfq_orders (
+    order_hash BLOB PRIMARY KEY,
+    rfq_id TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS rfq_orders_rfq ON rfq_orders (rfq_id);
+CREATE TABLE IF NOT EXISTS timelines (
+    topic TEXT NOT NULL,
+    id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    created_at REAL NOT NULL,
+    status TEXT NOT NULL,
+    taker TEXT,
+    pair TEXT,
+    timeline TEXT NOT NULL,
+    PRIMARY KEY (topic, id)
+);
+CREATE INDEX IF NOT EXISTS timelines_newest ON timelines (topic, seq);
+CREATE INDEX IF NOT EXISTS timelines_taker ON timelines (topic, taker, seq);
+CREATE INDEX IF NOT EXISTS timelines_status ON timelines (topic, status, seq);
+CREATE TABLE IF NOT EXISTS timeline_makers (
+    topic TEXT NOT NULL,
+    maker TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    PRIMARY KEY (topic, maker, seq)
+);
+CREATE INDEX IF NOT EXISTS timeline_makers_id ON timeline_makers (topic, id);
+"""
+
+TABLES = ("rfqs", "rfq_orders", "timelines", "timeline_makers")
+
+Write = tuple[str, Sequence[Any] | Iterable[Sequence[Any]], bool]  # (sql, params, many)
+
+
+class HistoryFileError(RuntimeError):
+    """One line: which file, what is wrong, what to do."""
+
+
+class _Barrier:
+    def __init__(self) -> None:
+        self.done = threading.Event()
+
+
+class HistoryDb:
+    def __init__(self, path: Path | None = None) -> None:
+        self.temporary = path is None
+        self._path = path
+        self._queue: queue.SimpleQueue[Write | _Barrier | None] = queue.SimpleQueue()
+        self.queued = 0  # writes handed to the writer (loop thread)
+        self.committed = 0  # of those, committed (writer thread; an int read is atomic)
+        self.failure: BaseException | None = None  # the writer's fatal error, if any
+        self._reader: sqlite3.Connection | None = None
+        self._writer: threading.Thread | None = None
+
+    @property
+    def path(self) -> Path:
+        self.open()
+        assert self._path is not None
+        return self._path
+
+    def open(self) -> None:
+        """Create or check the file and start the writer (once; every read and write does)."""
+        if self._reader is not None:
+            return
+        if self._path is None:
+            handle, name = tempfile.mkstemp(prefix="rfqsim-history-", suffix=".sqlite3")
+            os.close(handle)
+            self._path = Path(name)
+        self._check_version(self._path)
+        self._reader = self._connect(self._path)
+        self._writer = threading.Thread(
+            target=self._write_loop, args=(self._path,), name="history-db", daemon=True
+        )
+        self._writer.start()
+
+    @staticmethod
+    def _connect(path: Path) -> sqlite3.Connection:
+        conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=5000")
+        return conn
+
+    @staticmethod
+    def _check_version(path: Path) -> None:
+        try:
+            conn = sqlite3.connect(path)
+            try:
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+                if tables and version != SCHEMA_VERSION:
+                    raise HistoryFileError(
+                        f"{path}: a history file of format {version}; this rfqsim writes "
+                        f"format {SCHEMA_VERSION}: start with another --state-dir or move it away"
+                    )
+                conn.executescript(SCHEMA)
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError as exc:
+            raise HistoryFileError(
+                f"{path}: not a readable rfqsim history file ({exc}): start with "
+                "another --state-dir or move it away"
+            ) from exc
+
+    # --- writes (queued; the writer thread commits them) ------------------------------------
+
+    def write(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Queue one statement; returns its number (visible to reads once `committed` >= it)."""
+        self.open()
+        self._queue.put((sql, params, False))
+        self.queued += 1
+        return self.queued
+
+    def write_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
+        self.open()
+        self._queue.put((sql, list(rows), True))
+        self.queued += 1
+        return self.queued
+
+    def flush(self, timeout: float = 30.0) -> None:
+        """Block until everything queued so far is committed (stop, snapshots, tests)."""
+        if self._writer is None:
+            return  # nothing was ever written
+        barrier = _Barrier()
+        self._queue.put(barrier)
+        if not barrier.done.wait(timeout) and self.failure is None:
+            raise TimeoutError(f"history writer did not commit within {timeout} s")
+        if self.failure is not None:
+            raise RuntimeError(f"history writer failed: {self.failure}") from self.failure
+
+    def _write_loop(self, path: Path) -> None:
+        conn = self._connect(path)
+        try:
+            while True:
+                item = self._queue.get()
+                batch: list[Write] = []
+                barriers: list[_Barrier] = []
+                stop = False
+                while True:
+                    if item is None:
+                        stop = True
+                    elif isinstance(item, _Barrier):
+                        barriers.append(item)
+                    else:
+                        batch.append(item)
+                    if len(batch) >= 2000:
+                        break
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                if batch and self.failure is None:
+                    self._commit(conn, batch)
+                for barrier in barriers:
+                    barrier.done.set()
+                if stop:
+                    return
+        finally:
+            conn.close()
+
+    def _commit(self, conn: sqlite3.Connection, batch: list[Write]) -> None:
+        try:
+            conn.execute("BEGIN")
+            for sql, params, many in batch:
+                if many:
+                    conn.executemany(sql, params)
+                else:
+                    conn.execute(sql, params)  # type: ignore[arg-type]
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:  # a full disk, a removed file: reads go on, writes stop
+            self.failure = exc
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            return
+        self.committed += len(batch)
+
+    # --- reads (the caller's thread) --------------------------------------------------------
+
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        self.open()
+        assert self._reader is not None
+        return self._reader.execute(sql, params).fetchall()
+
+    def size_bytes(self) -> int:
+        """The file and its write-ahead log, as on disk (0 before it is opened)."""
+        if self._path is None:
+            return 0
+        total = 0
+        for suffix in ("", "-wal"):
+            with contextlib.suppress(OSError):
+                total += Path(str(self._path) + suffix).stat().st_size
+        return total
+
+    def clear(self) -> None:
+        """Everything at rest forgotten (reset to a baseline taken before any history)."""
+        for table in TABLES:
+            self.write(f"DELETE FROM {table}")  # the table names are ours
+
+    def close(self) -> None:
+        """Commit what is queued, stop the writer; a temporary file is removed."""
+        if self._writer is None or self._reader is None:
+            return
+        self._queue.put(None)
+        self._writer.join(timeout=30)
+        self._reader.close()
+        self._writer, self._reader = None, None
+        if self.temporary:
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(OSError):
+                    os.remove(str(self._path) + suffix)

@@ -1,0 +1,143 @@
+"""The history database (adapters/store/history_db.py) and the RFQ rows in it
+(adapters/store/rfq_archive.py): what is put is readable at once, before the writer thread has
+committed it, and from the file once it has; records are forgotten by their at-rest time; the
+file survives a reopen; a file of another format is refused with one line; a temporary one is
+removed on close."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from simulator.adapters.store.history_db import HistoryDb, HistoryFileError
+from simulator.adapters.store.rfq_archive import RfqArchiveState, SqliteRfqArchive
+from simulator.services.rfq.archived import ArchivedRfq
+from simulator.services.rfq.model import FilledOrder, QuoteState, StoredRfq
+from simulator.services.shared.fills import Fill
+
+
+def archived(rfq_id: str, at_rest_since: float, order_hash: bytes | None = None) -> ArchivedRfq:
+    quote = None
+    if order_hash is not None:
+        order = FilledOrder(
+            "0xM", "mq_1", order_hash, b"\x02" * 64, b"\x03" * 65, 10, 9, 8, 1, 7, 2_000, 1_900.5
+        )
+        quote = QuoteState([order], 1_900.5, 2_000, 2_000, 10, 10**27, "0xT", "0xR")
+    record = StoredRfq(
+        rfq_id=rfq_id,
+        chain_id=97,
+        sell_token="0xS",
+        buy_token="0xB",
+        requested_sell=10,
+        requested_buy=None,
+        taker="0xT",
+        owner="ip:127.0.0.1",
+        partner_id=None,
+        claim_hash=b"\x04" * 32,
+        created_at=at_rest_since - 1,
+        reply_by=at_rest_since - 0.25,
+        quote_ttl_ms=60_000,
+        status="no_quote" if quote is None else "expired",
+        quote=quote,
+        provisional_since=None if quote is None else at_rest_since,
+    )
+    if quote is None:
+        record.created_at = at_rest_since
+    fills = {}
+    if order_hash is not None:
+        fills[order_hash] = Fill(
+            97, "0xab", 0, at_rest_since, order_hash, "0xM", "0xT", "0xB", 8, "0xS", 9, 1
+        )
+    return ArchivedRfq(record=record, fills=fills)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[HistoryDb]:
+    history = HistoryDb(tmp_path / "history.sqlite3")
+    yield history
+    history.close()
+
+
+def test_a_record_put_is_read_back_before_and_after_the_writer_commits(db: HistoryDb) -> None:
+    archive = SqliteRfqArchive(db)
+    one = archived("rfq_1", 100.0, b"\x01" * 32)
+    archive.put([one])
+    assert archive.get("rfq_1") == one  # maybe still queued: read from what was put
+    assert archive.rfq_of_order(b"\x01" * 32) == "rfq_1"
+    archive.flush()
+    assert db.read("SELECT count(*) FROM rfqs") == [(1,)]  # now in the file ...
+    assert archive.get("rfq_1") == one  # ... and read from it
+    assert archive.rfq_of_order(b"\x01" * 32) == "rfq_1"
+    assert archive.get("rfq_2") is None
+    assert archive.rfq_of_order(b"\x09" * 32) is None
+    assert archive.count() == 1
+
+
+def test_records_are_forgotten_by_their_at_rest_time(db: HistoryDb) -> None:
+    archive = SqliteRfqArchive(db)
+    archive.put([archived("rfq_old", 100.0, b"\x01" * 32), archived("rfq_new", 200.0)])
+    archive.flush()
+    archive.put([archived("rfq_pending", 150.0)])  # not committed yet
+    assert archive.forget_at_rest_before(150.0) == {"rfq_old"}
+    assert archive.get("rfq_old") is None  # at once, before the DELETE is committed
+    assert archive.rfq_of_order(b"\x01" * 32) is None
+    assert archive.forget_at_rest_before(160.0) == {"rfq_pending"}
+    archive.flush()
+    assert [a.record.rfq_id for a in archive.all()] == ["rfq_new"]
+    assert db.read("SELECT count(*) FROM rfq_orders") == [(0,)]
+
+
+def test_the_file_keeps_the_records_across_a_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite3"
+    first = HistoryDb(path)
+    SqliteRfqArchive(first).put([archived("rfq_1", 100.0, b"\x01" * 32)])
+    first.close()  # commits what is queued
+    again = HistoryDb(path)
+    try:
+        assert SqliteRfqArchive(again).get("rfq_1") == archived("rfq_1", 100.0, b"\x01" * 32)
+    finally:
+        again.close()
+    assert path.exists()  # a file given by path is the caller's
+
+
+def test_a_temporary_file_is_made_on_first_use_and_removed_on_close() -> None:
+    db = HistoryDb()
+    db.close()  # never used: nothing was made
+    db = HistoryDb()
+    SqliteRfqArchive(db).put([archived("rfq_1", 100.0)])
+    path = db.path
+    assert path.exists()
+    db.close()
+    assert not path.exists()
+    assert not Path(f"{path}-wal").exists()
+
+
+def test_a_file_of_another_format_is_refused_with_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE rfqs (id TEXT)")
+    conn.execute("PRAGMA user_version=99")
+    conn.close()
+    with pytest.raises(HistoryFileError, match="format 99; this rfqsim writes format 1"):
+        HistoryDb(path).open()
+    junk = tmp_path / "junk.sqlite3"
+    junk.write_bytes(b"not a database at all, but long enough to have a header" * 10)
+    with pytest.raises(HistoryFileError, match="not a readable rfqsim history file"):
+        HistoryDb(junk).open()
+
+
+def test_the_archive_as_a_participant_puts_back_exactly_what_it_held(db: HistoryDb) -> None:
+    archive = SqliteRfqArchive(db)
+    participant = RfqArchiveState(archive)
+    archive.put([archived("rfq_1", 100.0, b"\x01" * 32)])
+    saved = participant.dump()
+    archive.put([archived("rfq_2", 200.0)])
+    participant.load(saved)
+    assert [a.record.rfq_id for a in archive.all()] == ["rfq_1"]
+    assert archive.rfq_of_order(b"\x01" * 32) == "rfq_1"
+    participant.load({"records": []})  # a reset to a baseline taken before any history
+    assert archive.all() == []
+    assert archive.get("rfq_1") is None
