@@ -18,6 +18,7 @@ from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import IndexCatchUp
 from simulator.adapters.store.history_db import HistoryDb
 from simulator.adapters.store.rfq_archive import RfqArchiveState, SqliteRfqArchive
+from simulator.adapters.store.timeline_archive import SqliteTimelineArchive
 from simulator.api.access import control as access_control
 from simulator.api.access.middleware import access_middleware, add_rate_limit_headers
 from simulator.api.feed import handlers as feed
@@ -261,9 +262,9 @@ def create_app(
     )
     app[WALLET_BALANCES] = ChainWalletBalances(app[CHAINS])
     app[MAKER_NAMES] = fleet_names(settings.makers)
-    history = HistoryDb()  # what is at rest: a temporary file, removed on stop
-    app[HISTORY] = history
-    rfq_archive = SqliteRfqArchive(history)
+    history_db = HistoryDb()  # what is at rest: a temporary file, removed on stop
+    app[HISTORY] = history_db
+    rfq_archive = SqliteRfqArchive(history_db)
     app[RFQ] = build_rfq(
         settings,
         app[CLOCK],
@@ -352,6 +353,9 @@ def create_app(
             app[RAMP].history,
         )
     }
+    timeline_archive = SqliteTimelineArchive(history_db)
+    for area_timelines in app[TIMELINES].values():
+        area_timelines.archive = timeline_archive  # older ones: read from the history file
     # Everything reset, snapshots and the state directory put back: each area's participants
     # (the fill indexers and the in-process provider add theirs once they run).
     registry = StateRegistry()

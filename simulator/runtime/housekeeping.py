@@ -2,7 +2,9 @@
 advance) the state that only grows unless someone looks is swept: RFQ records at rest past the
 correction window and the retention, finished webhook deliveries as old, lapsed outstanding
 slots and taker reservations of callers that never came back, ended limiter windows, stale proof
-nonces and lapsed grants. (Maker holds, idempotency records and the event log bound
+nonces and lapsed grants. The same sweep moves what is at rest to the history database (RFQ
+records at rest for `retention.rfq_in_memory_s`, timelines that left memory) and forgets what is
+there past the same horizon. (Maker holds, idempotency records and the event log bound
 themselves.)"""
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from rfqkit.tasks import cancel_and_wait, step_forever
-from simulator.api.http.appkeys import ACCESS, CLOCK, RFQ, SETTINGS, WEBHOOKS
+from simulator.api.http.appkeys import ACCESS, CLOCK, RFQ, SETTINGS, TIMELINES, WEBHOOKS
 from simulator.services.rfq.settlement import CORRECTION_WINDOW_S
 
 log = logging.getLogger("rfqsim.housekeeping")
@@ -28,11 +30,18 @@ async def housekeeping_context(app: web.Application) -> AsyncIterator[None]:
     # Finished webhook deliveries follow the RFQ records they speak of.
     keep_s = CORRECTION_WINDOW_S + app[SETTINGS].retention.rfq_after_correction_s
 
+    timelines = list(app[TIMELINES].values())
+    archives = {id(t.archive): t.archive for t in timelines if t.archive is not None}
+
     async def sweep() -> None:
         evicted = settlement.evict()
         access.limiter.evict_stale()
         access.proofs.evict_stale()
         outbox.evict_finished(clock.time() - keep_s)
+        for area_timelines in timelines:
+            area_timelines.spill()  # what left memory since the last sweep, to the file
+        for archive in archives.values():
+            archive.forget_before(clock.time() - keep_s)
         if evicted:
             log.debug("forgot %d RFQ record(s) at rest", evicted)
 

@@ -293,8 +293,12 @@ async def test_reset_clears_the_timelines_and_a_snapshot_keeps_them(clean: RfqSi
         clean.call("DELETE", "/_sim/snapshots/timelines")
 
 
-def test_the_history_stays_bounded_under_load(tmp_path: Path) -> None:
-    """Kept the last N RFQs whatever the traffic (N small here): the oldest drop off."""
+def test_memory_keeps_the_newest_and_lists_page_through_the_history_file(
+    tmp_path: Path,
+) -> None:
+    """Memory holds the last N timelines whatever the traffic (N small here); the older ones
+    are moved to the history database by the sweep and stay listed, filtered and readable;
+    a cursor pages through all of them, newest first, each once."""
     env = {**os.environ, "RFQSIM_TIMELINES__KEPT": "25"}
     with serve(tmp_path, env=env) as served:
         sim = RfqSim(served.api_url, served.info)
@@ -310,34 +314,56 @@ def test_the_history_stays_bounded_under_load(tmp_path: Path) -> None:
                 "tier": "unlimited",
             },
         )["key"]
+        other_taker = sim.demo_wallets[1]["address"]
 
         async def load() -> list[str]:
             headers = {"Authorization": f"Bearer {key}"}
             async with aiohttp.ClientSession(base_url=sim.base_url, headers=headers) as session:
 
-                async def one() -> str:
-                    async with session.post("/v2/rfq/request", json=exact_input(sim)) as response:
+                async def one(body: dict[str, Any]) -> str:
+                    async with session.post("/v2/rfq/request", json=body) as response:
                         assert response.status == 200, await response.text()
                         return str((await response.json())["data"]["rfqId"])
 
-                ids: list[str] = []
-                for _ in range(8):  # 80 RFQs, ten at a time
-                    ids += await asyncio.gather(*(one() for _ in range(10)))
+                ids = [await one(exact_input(sim, taker=other_taker))]  # the oldest
+                for _ in range(8):  # 80 more, ten at a time
+                    ids += await asyncio.gather(*(one(exact_input(sim)) for _ in range(10)))
                 return ids
 
         ids = asyncio.run(load())
+        sim.call("POST", "/_sim/clock/advance", {"seconds": 11})  # a sweep: to the file
         listed = sim.call("GET", "/_sim/rfqs", query={"limit": 1000})
         assert listed["kept"] == 25
-        kept = [item["id"] for item in listed["items"]]
-        assert len(kept) == 25
-        assert set(kept) <= set(ids)
+        everything = [item["id"] for item in listed["items"]]
+        assert sorted(everything) == sorted(ids)
+        assert everything[-1] == ids[0]
         created = [item["created_at"] for item in listed["items"]]
         assert created == sorted(created, reverse=True)  # newest first
-        dropped = set(ids) - set(kept)
-        assert len(dropped) == 55
-        with pytest.raises(RfqSimError) as gone:
-            sim.call("GET", f"/_sim/rfqs/{next(iter(dropped))}")
-        assert gone.value.status == 404
+        assert listed["next_cursor"] is None
+        paged: list[str] = []
+        cursor = None
+        while True:
+            query: dict[str, Any] = {"limit": 30, **({"cursor": cursor} if cursor else {})}
+            page = sim.call("GET", "/_sim/rfqs", query=query)
+            paged += [item["id"] for item in page["items"]]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        assert paged == everything  # each once, in the same order
+        oldest = sim.call("GET", f"/_sim/rfqs/{ids[0]}")  # long out of memory
+        assert (oldest["id"], oldest["status"]) == (ids[0], "no_quote")
+        assert any(step["kind"] == "received" for step in oldest["steps"])
+        mine = sim.call("GET", "/_sim/rfqs", query={"taker": other_taker.lower()})
+        assert [item["id"] for item in mine["items"]] == [ids[0]]
+        pair = f"{sim.token(CHAIN, 'USDC')}/{sim.token(CHAIN, 'USDT')}"
+        assert (
+            len(sim.call("GET", "/_sim/rfqs", query={"pair": pair, "limit": 1000})["items"]) == 81
+        )
+        reverse = f"{sim.token(CHAIN, 'USDT')}/{sim.token(CHAIN, 'USDC')}"
+        assert sim.call("GET", "/_sim/rfqs", query={"pair": reverse})["items"] == []
+        with pytest.raises(RfqSimError) as bad:
+            sim.call("GET", "/_sim/rfqs", query={"cursor": "not-a-cursor"})
+        assert bad.value.status == 400
 
 
 async def test_a_v1_swap_and_the_orders_it_holds_have_timelines(clean: RfqSim) -> None:

@@ -44,7 +44,6 @@ CREATE INDEX IF NOT EXISTS rfq_orders_rfq ON rfq_orders (rfq_id);
 CREATE TABLE IF NOT EXISTS timelines (
     topic TEXT NOT NULL,
     id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
     created_at REAL NOT NULL,
     status TEXT NOT NULL,
     taker TEXT,
@@ -52,17 +51,19 @@ CREATE TABLE IF NOT EXISTS timelines (
     timeline TEXT NOT NULL,
     PRIMARY KEY (topic, id)
 );
-CREATE INDEX IF NOT EXISTS timelines_newest ON timelines (topic, seq);
-CREATE INDEX IF NOT EXISTS timelines_taker ON timelines (topic, taker, seq);
-CREATE INDEX IF NOT EXISTS timelines_status ON timelines (topic, status, seq);
+CREATE INDEX IF NOT EXISTS timelines_newest ON timelines (topic, created_at, id);
+CREATE INDEX IF NOT EXISTS timelines_taker ON timelines (topic, taker, created_at, id);
+CREATE INDEX IF NOT EXISTS timelines_status ON timelines (topic, status, created_at, id);
+CREATE INDEX IF NOT EXISTS timelines_pair ON timelines (topic, pair, created_at, id);
+CREATE INDEX IF NOT EXISTS timelines_created ON timelines (created_at);
 CREATE TABLE IF NOT EXISTS timeline_makers (
     topic TEXT NOT NULL,
     maker TEXT NOT NULL,
-    seq INTEGER NOT NULL,
     id TEXT NOT NULL,
-    PRIMARY KEY (topic, maker, seq)
+    created_at REAL NOT NULL,
+    PRIMARY KEY (topic, maker, created_at, id)
 );
-CREATE INDEX IF NOT EXISTS timeline_makers_id ON timeline_makers (topic, id);
+CREATE INDEX IF NOT EXISTS timeline_makers_created ON timeline_makers (created_at);
 """
 
 TABLES = ("rfqs", "rfq_orders", "timelines", "timeline_makers")

@@ -65,7 +65,11 @@ class SqliteRfqArchive:
         self._prune()
         if (rfq_id := self._pending_orders.get(order_hash)) is not None:
             return rfq_id
-        rows = self.db.read("SELECT rfq_id FROM rfq_orders WHERE order_hash = ?", (order_hash,))
+        rows = self.db.read(
+            "SELECT o.rfq_id FROM rfq_orders o JOIN rfqs r ON r.id = o.rfq_id "
+            "WHERE o.order_hash = ? AND r.at_rest_since >= ?",
+            (order_hash, self._forgotten_before),
+        )
         return str(rows[0][0]) if rows else None
 
     def forget_at_rest_before(self, before: float) -> set[str]:

@@ -26,8 +26,23 @@ class TimelineQuery(ApiModel):
         description="Only those a maker took part in: its wallet, credential prefix or fleet "
         "name (alpha, ...)",
     )
+    pair: str | None = Field(
+        default=None,
+        max_length=100,
+        pattern=r"^0x[0-9a-fA-F]{40}/0x[0-9a-fA-F]{40}$",
+        description="Only those selling the first token for the second: SELL/BUY token "
+        "addresses (any case)",
+    )
     since: AwareDatetime | None = Field(
         default=None, description="Created at or after this simulator time, with its zone"
+    )
+    until: AwareDatetime | None = Field(
+        default=None, description="Created before this simulator time, with its zone"
+    )
+    cursor: str | None = Field(
+        default=None,
+        max_length=200,
+        description="The `next_cursor` of the previous page: the matches older than its last item",
     )
     limit: int = Field(default=100, ge=1, le=100_000, description="The newest N matches")
 
@@ -61,9 +76,18 @@ class TimelineItem(SnakeApiModel):
     )
 
 
-class TimelineList(ApiModel):
+class TimelineList(SnakeApiModel):
     items: list[TimelineItem] = Field(description="Newest first")
-    kept: int = Field(description="How many objects of this kind are kept (timelines.kept)")
+    kept: int = Field(
+        description="How many objects of this kind are kept in memory (timelines.kept); older "
+        "ones are read from the history database until the correction window and the retention "
+        "have passed"
+    )
+    next_cursor: str | None = Field(
+        default=None,
+        description="Pass as `cursor` for the next (older) page; null when this page holds the "
+        "last match",
+    )
 
 
 class TimelineDetail(TimelineItem):

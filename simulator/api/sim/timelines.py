@@ -5,6 +5,8 @@ for maker wallets, and the webhook deliveries of the events an object produced."
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +22,7 @@ from simulator.api.sim import timeline_schemas as schemas
 from simulator.api.webhooks.schemas import DeliveryView
 from simulator.errors import InternalError, InvalidRequest, NotFound
 from simulator.services.shared.maker_names import MakerNames
+from simulator.services.shared.timeline_search import TimelineFilter, search
 from simulator.services.shared.timelines import Timeline, Timelines, render_steps
 
 
@@ -28,14 +31,13 @@ class TimelineKind:
     topic: str  # the history's name, the path segment and the live stream's event name
     noun: str  # for summaries: "RFQ"
     operation: str  # operation id stem: Rfq -> simListRfqs, simGetRfq
-    taker_field: str  # the summary field `taker=` matches
 
 
 KINDS: tuple[TimelineKind, ...] = (
-    TimelineKind("rfqs", "RFQ", "Rfq", "taker"),
-    TimelineKind("swaps", "v1 swap", "Swap", "taker"),
-    TimelineKind("limit-orders", "v1 limit order", "LimitOrder", "maker"),
-    TimelineKind("transfers", "ramp transfer", "Transfer", "wallet"),
+    TimelineKind("rfqs", "RFQ", "Rfq"),
+    TimelineKind("swaps", "v1 swap", "Swap"),
+    TimelineKind("limit-orders", "v1 limit order", "LimitOrder"),
+    TimelineKind("transfers", "ramp transfer", "Transfer"),
 )
 
 
@@ -111,22 +113,40 @@ def render_detail(
     )
 
 
-def _matches(
-    timeline: Timeline, kind: TimelineKind, query: schemas.TimelineQuery, makers: set[str] | None
-) -> bool:
-    summary = timeline.summary
-    if query.status is not None and timeline.status.lower() != query.status.lower():
-        return False
-    if query.taker is not None:
-        taker = summary.get(kind.taker_field)
-        if not isinstance(taker, str) or taker.lower() != query.taker.lower():
-            return False
-    if makers is not None:
-        involved = {str(w).lower() for w in summary.get("makers", ())}
-        involved |= {str(m).lower() for m in summary.get("maker_ids", ())}
-        if not involved & makers:
-            return False
-    return query.since is None or timeline.created_at >= query.since.timestamp()
+def _cursor(timeline: Timeline) -> str:
+    text = json.dumps([timeline.created_at, timeline.object_id])
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def _before(cursor: str) -> tuple[float, str]:
+    try:
+        created_at, object_id = json.loads(
+            base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        )
+        return float(created_at), str(object_id)
+    except (ValueError, TypeError):
+        raise InvalidRequest(
+            "cursor is not one this list gave out", details={"field": "cursor"}
+        ) from None
+
+
+def _filter(query: schemas.TimelineQuery, names: MakerNames) -> TimelineFilter:
+    makers = None
+    if query.maker is not None:
+        wanted = {query.maker.lower()}
+        wallet = names.wallet_of(query.maker)
+        if wallet is not None:
+            wanted.add(wallet.lower())
+        makers = frozenset(wanted)
+    return TimelineFilter(
+        status=None if query.status is None else query.status.lower(),
+        taker=None if query.taker is None else query.taker.lower(),
+        makers=makers,
+        pair=None if query.pair is None else query.pair.lower(),
+        since=None if query.since is None else query.since.timestamp(),
+        until=None if query.until is None else query.until.timestamp(),
+        before=None if query.cursor is None else _before(query.cursor),
+    )
 
 
 def _list_handler(kind: TimelineKind) -> Any:
@@ -134,19 +154,16 @@ def _list_handler(kind: TimelineKind) -> Any:
         query = parse_query(request, schemas.TimelineQuery)
         timelines = request.app[TIMELINES][kind.topic]
         names = request.app[MAKER_NAMES]
-        makers = None
-        if query.maker is not None:
-            makers = {query.maker.lower()}
-            wallet = names.wallet_of(query.maker)
-            if wallet is not None:
-                makers.add(wallet.lower())
-        found: list[schemas.TimelineItem] = []
-        for timeline in timelines.newest_first():
-            if _matches(timeline, kind, query, makers):
-                found.append(render_item(timeline, names))
-                if len(found) >= query.limit:
-                    break
-        return data_response(schemas.TimelineList(items=found, kept=timelines.capacity))
+        # One more than asked: whether another page follows.
+        found = search(timelines, _filter(query, names), query.limit + 1)
+        page = found[: query.limit]
+        return data_response(
+            schemas.TimelineList(
+                items=[render_item(t, names) for t in page],
+                kept=timelines.capacity,
+                next_cursor=_cursor(page[-1]) if len(found) > query.limit else None,
+            )
+        )
 
     return handler
 
@@ -175,7 +192,8 @@ def add_routes(table: RouteTable) -> None:
             _list_handler(kind),
             f"simList{kind.operation}s",
             f"Every kept {kind.noun}, newest first, with its status and summary; filters "
-            "status, taker, maker (wallet, credential prefix or fleet name), since",
+            "status, taker, maker (wallet, credential prefix or fleet name), pair, since, "
+            "until; pages by cursor",
             query=schemas.TimelineQuery,
             responses={200: schemas.TimelineList},
             errors=(InvalidRequest, InternalError),

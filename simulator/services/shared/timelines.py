@@ -50,8 +50,31 @@ class TimelineSink(Protocol):
     def get(self, object_id: str) -> Timeline | None: ...
 
 
+class TimelineArchive(Protocol):
+    """Where timelines go when they leave memory (adapters/store/timeline_archive.py: the
+    history database). What is put is visible to reads at once."""
+
+    def put(self, topic: str, timelines: list[Timeline]) -> None:
+        """Keep these (replacing what was kept under the same ids)."""
+        ...
+
+    def get(self, topic: str, object_id: str) -> Timeline | None: ...
+
+    def forget_before(self, created_before: float) -> None:
+        """Forget every timeline, of every topic, created before this time."""
+        ...
+
+    def all(self, topic: str) -> list[Timeline]:
+        """Every one kept of a topic, oldest first (snapshots: a full read)."""
+        ...
+
+    def clear(self, topic: str) -> None: ...
+
+
 class Timelines:
-    """The bounded per-area history (implements TimelineSink)."""
+    """The per-area history (implements TimelineSink): the newest `capacity` objects in memory;
+    older ones in the archive when there is one (written by `spill`, off the request path),
+    else forgotten."""
 
     def __init__(
         self,
@@ -61,39 +84,73 @@ class Timelines:
         *,
         capacity: int,
         changes: ChangeListener | None = None,
+        archive: TimelineArchive | None = None,
     ) -> None:
         self.topic = topic  # the area's name on the change feed and in the API (rfqs, swaps, ...)
         self.kinds = kinds  # what each step kind's values are called (render_steps)
-        self.capacity = capacity  # objects kept; the oldest drop off
+        self.capacity = capacity  # objects kept in memory; the oldest leave
         self._time = clock_time
         self.changes = changes  # the live feed (console pages); None: nobody listens
+        self.archive = archive
         self.items: OrderedDict[str, Timeline] = OrderedDict()  # by id, oldest first
+        # Left `items` (or read back from the archive to change) and not archived yet.
+        self._leaving: dict[str, Timeline] = {}
 
     def start(self, object_id: str, status: str, summary: dict[str, Any]) -> None:
         self.items[object_id] = Timeline(object_id, self._time(), status, summary)
         if len(self.items) > self.capacity:
-            self.items.popitem(last=False)
+            _, oldest = self.items.popitem(last=False)
+            if self.archive is not None:
+                self._leaving[oldest.object_id] = oldest
         self._changed(object_id)
 
+    def _changing(self, object_id: str) -> Timeline | None:
+        """The timeline to change: in memory, leaving it, or read back from the archive (then
+        written back by the next spill)."""
+        timeline = self.items.get(object_id) or self._leaving.get(object_id)
+        if timeline is None and self.archive is not None:
+            timeline = self.archive.get(self.topic, object_id)
+            if timeline is not None:
+                self._leaving[object_id] = timeline
+        return timeline
+
     def step(self, object_id: str, kind: str, *values: Any) -> None:
-        timeline = self.items.get(object_id)
+        timeline = self._changing(object_id)
         if timeline is not None:
             timeline.steps.append((self._time(), kind, *values))
             self._changed(object_id)
 
     def status(self, object_id: str, status: str, cause: str, *values: Any) -> None:
         """The object's status changed: a `status` step (status, cause, extra values)."""
-        timeline = self.items.get(object_id)
+        timeline = self._changing(object_id)
         if timeline is not None:
             timeline.status = status
             timeline.steps.append((self._time(), "status", status, cause, *values))
             self._changed(object_id)
 
     def get(self, object_id: str) -> Timeline | None:
-        return self.items.get(object_id)
+        found = self.items.get(object_id) or self._leaving.get(object_id)
+        if found is None and self.archive is not None:
+            found = self.archive.get(self.topic, object_id)
+        return found
 
     def newest_first(self) -> Iterator[Timeline]:
         return reversed(self.items.values())
+
+    def in_memory_newest_first(self) -> list[Timeline]:
+        leaving = sorted(self._leaving.values(), key=lambda t: t.created_at, reverse=True)
+        return [*reversed(self.items.values()), *leaving]
+
+    def in_memory_ids(self) -> set[str]:
+        return {*self.items, *self._leaving}
+
+    def spill(self) -> int:
+        """Write the timelines that left memory to the archive; returns how many."""
+        if not self._leaving or self.archive is None:
+            return 0
+        leaving, self._leaving = list(self._leaving.values()), {}
+        self.archive.put(self.topic, leaving)
+        return len(leaving)
 
     def _changed(self, object_id: str) -> None:
         if self.changes is not None:
@@ -101,24 +158,41 @@ class Timelines:
 
     def forget(self) -> None:
         self.items.clear()
+        self._leaving.clear()
+        if self.archive is not None:
+            self.archive.clear(self.topic)
 
     # --- state (reset, snapshots, the state directory) -------------------------------------
 
     def saved(self) -> TimelinesSaved:
-        return TimelinesSaved(timelines=list(self.items.values()))
+        archived = self.archive.all(self.topic) if self.archive is not None else []
+        held = self.in_memory_ids()
+        older = [t for t in archived if t.object_id not in held]
+        return TimelinesSaved(
+            timelines=list(self.items.values()),
+            archived=sorted([*older, *self._leaving.values()], key=lambda t: t.created_at),
+        )
 
     def restore(self, saved: TimelinesSaved) -> None:
         items = OrderedDict((t.object_id, t) for t in saved.timelines)
+        self._leaving = {}
+        if self.archive is not None:
+            self.archive.clear(self.topic)
+            self._leaving = {t.object_id: t for t in saved.archived}
         while len(items) > self.capacity:
-            items.popitem(last=False)
+            _, oldest = items.popitem(last=False)
+            if self.archive is not None:
+                self._leaving[oldest.object_id] = oldest
         self.items = items
 
 
 class TimelinesSaved(StateSchema):
     """What reset and snapshots put back of an area's timelines: every one, oldest first
-    (steps hold JSON values only: times, kinds, ids, amounts as text)."""
+    (steps hold JSON values only: times, kinds, ids, amounts as text); those in memory, and
+    those in the archive (a full read: its cost grows with the history kept)."""
 
     timelines: list[Timeline]
+    archived: list[Timeline] = []
 
 
 class TimelineState:
