@@ -10,6 +10,7 @@ against an Anvil we started and one we attached to."""
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -153,6 +154,27 @@ class AnvilChain:
     async def latest_timestamp(self) -> int:
         block = await self.rpc("eth_getBlockByNumber", ["latest", False])
         return int(block["timestamp"], 16)
+
+    async def keep_up_with(self, clock_offset_s: float) -> int:
+        """Move this node's block time forward so that no block it mines from now on is
+        stamped earlier than the whole second a clock running `clock_offset_s` ahead of wall
+        time (the service clock) showed at any earlier instant. Returns the seconds it moved.
+
+        Anvil stamps a block with its own wall second plus a whole-second offset, and sets that
+        offset whenever its time is set (start-up, `evm_setTime`, `evm_revert`, a loaded state)
+        against the wall second it reads at that moment. Its start-up takes the genesis second
+        first and fixes the offset a little later: one that straddles a second boundary (a
+        node starting on a busy machine) lags wall time by a second for good, and a revert
+        puts its time back to the snapshot's block. `evm_increaseTime(0)` reads the offset
+        without moving it; raising it to the clock's offset, rounded up, makes the node never
+        lag. Never moved back: a block may not be stamped before its parent."""
+        reported = await self.control_rpc("evm_increaseTime", [0])
+        node_offset = int(str(reported), 0)  # Anvil answers a JSON number (Hardhat a string)
+        behind = math.ceil(clock_offset_s) - node_offset
+        if behind <= 0:
+            return 0
+        await self.control_rpc("evm_increaseTime", [behind])
+        return behind
 
     async def increase_time(self, seconds: float) -> None:
         """Move block time forward and mine a block so `latest` shows it at once."""

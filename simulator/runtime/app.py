@@ -389,7 +389,7 @@ def create_app(
     app[STATE] = build_state_control(
         registry,
         app[CLOCK],
-        chains=AnvilChainStates(chains),
+        chains=AnvilChainStates(chains, lambda: app[CLOCK].offset_seconds),
         fleet=FleetRestarter(app),
         drain_s=settings.state.drain_s,
     )

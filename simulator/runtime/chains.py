@@ -46,10 +46,12 @@ async def _bring_up(
     chain_settings: ChainSettings,
     nodes: list[AnvilNode],
     faults: Faults,
+    clock_offset_s: float,
     saved: str | None = None,
 ) -> tuple[AnvilChain, ChainVenue]:
     """`saved`: the chain's state from the state directory, loaded before the deployment (which
-    then finds the venue there and reuses it)."""
+    then finds the venue there and reuses it). `clock_offset_s`: the service clock's offset, which
+    the block time of a node started here is brought up to before anything is mined."""
     managed = chain_settings.rpc_url is None
     if managed:
         # Started on the loop's own thread on purpose: PR_SET_PDEATHSIG ties Anvil's life to the
@@ -88,6 +90,11 @@ async def _bring_up(
                 f"node at {rpc_url} reports chain id {remote_id}, "
                 f"expected {chain_settings.chain_id}"
             )
+        if managed:
+            # A node whose start-up straddled a second boundary stamps its blocks a second
+            # behind the service clock (AnvilChain.keep_up_with), and a swap mined right after
+            # a quote's expiresAt would read an earlier filledAt (docs/decisions.md F25).
+            await chain.keep_up_with(clock_offset_s)
         if saved is not None:
             await chain.rpc("anvil_loadState", [saved])
         try:
@@ -197,6 +204,7 @@ class ChainSupervisor:
         self.nodes[chain_id] = node
         chain = app[CHAINS][chain_id]
         await chain.reset()
+        await chain.keep_up_with(app[CLOCK].offset_seconds)  # its start-up can lag a second
         settings = app[SETTINGS]
         deployment = await deploy_venue(
             chain, settings.chain(chain_id), settings.funding, settings.corridor_defaults
@@ -247,7 +255,14 @@ async def chains_context(app: web.Application) -> AsyncIterator[None]:
     try:
         results = await asyncio.gather(
             *(
-                _bring_up(settings, cs, nodes, faults, saved_chains.get(cs.chain_id))
+                _bring_up(
+                    settings,
+                    cs,
+                    nodes,
+                    faults,
+                    app[CLOCK].offset_seconds,
+                    saved_chains.get(cs.chain_id),
+                )
                 for cs in settings.chains
             ),
             return_exceptions=True,

@@ -137,7 +137,7 @@ async def resume_saved_state(app: web.Application, saved: SavedState) -> None:
     control = app[STATE]
     control.registry.load(saved.services)
     chains: dict[int, AnvilChain] = app[CHAINS]
-    await AnvilChainStates(chains).set_time(app[CLOCK].time())
+    await AnvilChainStates(chains, lambda: app[CLOCK].offset_seconds).follow_clock()
     fresh_stream(app[FLEET])
     log.info("state loaded from %s (saved %s)", saved.path, saved.saved_at)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,28 @@ async def test_reset_forgets_rfqs_keys_webhooks_and_the_clock(clean: RfqSim) -> 
     keys = clean.call("GET", "/_sim/keys")
     assert created["key_id"] not in {k["key_id"] for k in keys["keys"]}
     assert clean.call("GET", "/_sim/clock")["offset_seconds"] == 0
+
+
+def service_second(sim: RfqSim) -> int:
+    """The service clock's whole second now (what the expire control makes `expiresAt`)."""
+    now = datetime.fromisoformat(str(sim.call("GET", "/_sim/clock")["now"]).replace("Z", "+00"))
+    return int(now.timestamp())
+
+
+async def test_after_a_reset_no_block_is_stamped_before_the_service_clock(clean: RfqSim) -> None:
+    # Anvil's evm_revert puts the node's time back to the baseline's block: with the baseline
+    # two seconds old, a block mined after the reset would be stamped two seconds before the
+    # service clock (a late fill reading filledAt before expiresAt, decision F25).
+    baseline = int((await rpc(clean, "eth_getBlockByNumber", ["latest", False]))["timestamp"], 16)
+    deadline = time.monotonic() + 10
+    while service_second(clean) < baseline + 2:  # the baseline grows old, as between tests
+        assert time.monotonic() < deadline, "the service clock does not move"
+        await asyncio.sleep(0.1)
+    clean.reset()
+    before = service_second(clean)
+    await rpc(clean, "evm_mine", [])
+    block = await rpc(clean, "eth_getBlockByNumber", ["latest", False])
+    assert int(block["timestamp"], 16) >= before, (block["timestamp"], before)
 
 
 async def book_offers(session: aiohttp.ClientSession, query: dict[str, Any]) -> list[Any]:

@@ -2,6 +2,9 @@
 `evm_revert` for the baseline (cheap, in-node; a revert uses its mark up, so a fresh one is taken
 at once, and it also puts back the block time), `anvil_dumpState` / `anvil_loadState` for named
 snapshots and the state directory (the whole state as gzip hex, blocks and receipts included).
+Each of these sets the node's block time (a revert to its mark's block), so afterwards the chains
+are brought up to the service clock (`follow_clock`): no block mined later may be stamped before
+the service clock's second (docs/decisions.md F25).
 
 After any of these the simulator's own JSON-RPC clients forget what they learnt from the node
 (the local nonce cache: a reverted deployer or treasury nonce must be read again). They go past
@@ -11,14 +14,15 @@ cut off from the service."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from rfqkit.chain import AnvilChain, ChainUnavailable
 
 
 class AnvilChainStates:
-    def __init__(self, chains: Mapping[int, AnvilChain]) -> None:
+    def __init__(self, chains: Mapping[int, AnvilChain], clock_offset: Callable[[], float]) -> None:
         self._chains = chains  # the app's chains by id (filled at start-up)
+        self._clock_offset = clock_offset  # the service clock's offset (seconds ahead of wall)
 
     async def mark(self) -> dict[int, str]:
         ids = await asyncio.gather(*(c.control_rpc("evm_snapshot") for c in self._chains.values()))
@@ -53,11 +57,9 @@ class AnvilChainStates:
 
         await asyncio.gather(*(one(c) for c in self._chains.values()))
 
-    async def set_time(self, unix_time: float) -> None:
+    async def follow_clock(self) -> None:
         async def one(chain: AnvilChain) -> None:
-            block = await chain.control_rpc("eth_getBlockByNumber", ["latest", False])
-            if int(block["timestamp"], 16) < int(unix_time):
-                await chain.control_rpc("evm_setTime", [int(unix_time)])  # later blocks follow
-                await chain.control_rpc("evm_mine")
+            if await chain.keep_up_with(self._clock_offset()):
+                await chain.control_rpc("evm_mine")  # `latest` shows the time at once
 
         await asyncio.gather(*(one(c) for c in self._chains.values()))

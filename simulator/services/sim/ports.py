@@ -30,8 +30,9 @@ class ChainStates(Protocol):
         holds every account the venue ever touched, blocks and receipts included)."""
         ...
 
-    async def set_time(self, unix_time: float) -> None:
-        """Make the next blocks carry the (restored) service clock's time."""
+    async def follow_clock(self) -> None:
+        """Bring every chain's block time up to the (restored) service clock's: no block mined
+        from now on is stamped before the service clock's whole second."""
         ...
 
 

@@ -107,6 +107,9 @@ class StateControl:
                 await self._fleet.stop()
                 try:
                     await self._back_to_baseline(baseline, prefixes)
+                    # The revert put the chains' time back to the baseline's block; the
+                    # service clock runs on from it.
+                    await self._chains.follow_clock()
                 finally:
                     with self.gate.own_requests_admitted():
                         await self._fleet.start(fresh_nonces=False)
@@ -185,7 +188,7 @@ class StateControl:
                     await self._revert_chains(baseline)
                     await self._chains.import_state(chains)
                     self.registry.load(services)  # the clock's offset among them
-                    await self._chains.set_time(self._time())
+                    await self._chains.follow_clock()
                 finally:
                     with self.gate.own_requests_admitted():
                         await self._fleet.start(fresh_nonces=True)
