@@ -9,7 +9,14 @@ a second at a node that is also mining, on a busy machine).
 The deadline measures lack of progress, not time since the first poll: the wait fails once
 neither an awaited receipt arrived nor the head moved for `stall_s`, and the error says what the
 node knows of each missing transaction (its sender and nonce, pending or unknown, the sender's
-next nonce on chain), so "no receipt" names its cause."""
+next nonce on chain), so "no receipt" names its cause.
+
+New blocks are progress for the transactions the node holds, not for one it dropped: that one
+would be awaited for ever while others are mined. So after a round in which the head moved, the
+next round also asks the node for each transaction still without a receipt
+(`eth_getTransactionByHash`), and one the node does not know in `UNKNOWN_ROUNDS` such rounds fails
+alone, at once. A transaction the node knows (pending or mined) is always reported by it, so
+only a dropped or never accepted one is counted, and a few blocks are enough to tell."""
 
 from __future__ import annotations
 
@@ -23,6 +30,8 @@ from rfqkit.chain_errors import ChainUnavailable
 FIRST_DELAY_S = 0.005  # the next round after progress: Anvil has usually mined by then
 MAX_DELAY_S = 0.1  # the slowest round while nothing moves
 STALL_S = 30.0  # no receipt and no new block for this long: the wait fails
+UNKNOWN_ROUNDS = 3  # blocks mined while the node did not know the transaction: it is dropped
+UNKNOWN = "the node does not know the transaction (dropped, or never accepted)"
 
 
 class ReceiptMissing(ChainUnavailable):
@@ -105,13 +114,17 @@ class ReceiptWaiter:
         progress_at = self._time()
         delay = FIRST_DELAY_S
         failure = "it answered, but the receipt was not there"
+        ask: list[str] = []  # without a receipt after a round in which the head moved
+        unknown: dict[str, int] = {}  # rounds in a row the node did not know each of those
         while self._waiting:
             hashes = list(self._waiting)
+            ask = [h for h in ask if h in self._waiting]
             calls: list[tuple[str, list[Any]]] = [
                 ("eth_blockNumber", []),
                 *(("eth_getTransactionReceipt", [h]) for h in hashes),
+                *(("eth_getTransactionByHash", [h]) for h in ask),
             ]
-            moved = False
+            moved = head_moved = False
             try:
                 outcomes = await self._node.batch_outcomes(calls)
             except ChainUnavailable as exc:
@@ -120,15 +133,23 @@ class ReceiptWaiter:
                 number = outcomes[0]
                 if isinstance(number, str):
                     height = int(number, 16)
-                    moved = head is not None and height > head
+                    head_moved = head is not None and height > head
+                    moved = head_moved
                     head = height
-                for tx_hash, receipt in zip(hashes, outcomes[1:], strict=True):
+                receipts = outcomes[1 : 1 + len(hashes)]
+                for tx_hash, receipt in zip(hashes, receipts, strict=True):
                     if isinstance(receipt, dict):
                         moved = True
-                        for future in self._waiting.pop(tx_hash, []):
-                            if not future.done():
-                                future.set_result(receipt)
-                        self._sent.pop(tx_hash, None)
+                        self._settle(tx_hash, receipt)
+                for tx_hash, tx in zip(ask, outcomes[1 + len(hashes) :], strict=True):
+                    if tx_hash not in self._waiting or isinstance(tx, dict):
+                        unknown.pop(tx_hash, None)  # mined, or the node holds it
+                    elif tx is None:
+                        unknown[tx_hash] = unknown.get(tx_hash, 0) + 1
+                for tx_hash in [h for h, rounds in unknown.items() if rounds >= UNKNOWN_ROUNDS]:
+                    del unknown[tx_hash]
+                    self._fail(tx_hash, f"{UNKNOWN}, while {UNKNOWN_ROUNDS} blocks were mined")
+            ask = list(self._waiting) if head_moved else []
             if moved:
                 progress_at = self._time()
                 delay = FIRST_DELAY_S
@@ -138,6 +159,22 @@ class ReceiptWaiter:
             if self._waiting:
                 await self._sleep(delay)
                 delay = min(delay * 2, MAX_DELAY_S)
+
+    def _settle(self, tx_hash: str, receipt: dict[str, Any]) -> None:
+        for future in self._waiting.pop(tx_hash, []):
+            if not future.done():
+                future.set_result(receipt)
+        self._sent.pop(tx_hash, None)
+
+    def _fail(self, tx_hash: str, why: str) -> None:
+        """One transaction the node dropped: its waiters fail now, the others wait on."""
+        error = ReceiptMissing(
+            f"chain {self._node.chain_id}: no receipt for {tx_hash}"
+            f"{_whose(self._sent.pop(tx_hash, None))}: {why}"
+        )
+        for future in self._waiting.pop(tx_hash, []):
+            if not future.done():
+                future.set_exception(error)
 
     async def _fail_all(self, failure: str) -> None:
         waiting, self._waiting = self._waiting, {}
@@ -160,10 +197,7 @@ class ReceiptWaiter:
         if isinstance(tx, ChainUnavailable):
             return f"{lead}{_whose(sent)}: {quiet}; {failure}; then: {tx}"
         if not isinstance(tx, dict):
-            return (
-                f"{lead}{_whose(sent)}: {quiet}; {failure}; the node does not know the "
-                "transaction (dropped, or never accepted)"
-            )
+            return f"{lead}{_whose(sent)}: {quiet}; {failure}; {UNKNOWN}"
         sender, nonce = str(tx.get("from")), int(str(tx.get("nonce", "0x0")), 16)
         state = "pending in its pool" if tx.get("blockNumber") is None else "mined"
         try:

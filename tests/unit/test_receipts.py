@@ -1,6 +1,7 @@
 """rfqkit.receipts.ReceiptWaiter against a fake node: every waiter of a chain shares one batch per
-round, the deadline counts time without progress (not time since the first poll), and a missing
-receipt's error says what the node knows of the transaction."""
+round, the deadline counts time without progress (not time since the first poll), a transaction
+the node dropped fails while other blocks are mined, and a missing receipt's error says what the
+node knows of the transaction."""
 
 from __future__ import annotations
 
@@ -91,6 +92,7 @@ async def test_rounds_back_off_while_nothing_comes_and_stop_once_all_arrived() -
 async def test_a_slow_node_that_keeps_mining_is_waited_for_past_the_stall_time() -> None:
     node = FakeNode()
     tx = "0x" + "cd" * 32
+    node.pool[tx] = {"from": SENDER, "nonce": hex(0), "blockNumber": None}  # it holds ours
 
     def mine(n: FakeNode) -> None:
         n.head += 1  # progress: a block every round, though not ours yet
@@ -125,6 +127,50 @@ async def test_an_unknown_transaction_fails_with_what_the_sender_told() -> None:
         await node.waiter(stall_s=5).receipt(tx, Sent(SENDER, 3))
     assert f"from {SENDER}, nonce 3" in str(failed.value)
     assert "does not know the transaction" in str(failed.value)
+
+
+async def test_a_transaction_the_node_dropped_fails_while_other_blocks_are_mined() -> None:
+    node = FakeNode()
+    dropped, held = "0x" + "05" * 32, "0x" + "06" * 32
+    node.pool[held] = {"from": SENDER, "nonce": hex(4), "blockNumber": None}
+
+    def mine(n: FakeNode) -> None:
+        n.head += 1  # someone else's block every round; `dropped` is never known
+        if n.now > 90:
+            n.receipts[held] = mined(held)
+
+    node.on_round.append(mine)
+    waiter = node.waiter(stall_s=30)
+    waiting = asyncio.create_task(waiter.receipt(held))
+    with pytest.raises(ReceiptMissing) as failed:
+        # Bounded in real time only so that a wait for ever fails here instead of hanging.
+        await asyncio.wait_for(waiter.receipt(dropped, Sent(SENDER, 3)), timeout=10)
+    message = str(failed.value)
+    assert f"no receipt for {dropped} (from {SENDER}, nonce 3)" in message
+    assert "does not know the transaction (dropped, or never accepted)" in message
+    assert "while 3 blocks were mined" in message
+    assert node.now < 1  # a few rounds, not the stall time nor for ever
+    asked = [c for batch in node.batches for c in batch if c[0] == "eth_getTransactionByHash"]
+    assert asked.count(("eth_getTransactionByHash", [dropped])) == 3
+    # The transaction the node holds is still awaited, past the stall time, and served.
+    assert (await waiting)["transactionHash"] == held
+    assert node.now > 90
+
+
+async def test_the_node_is_asked_about_a_transaction_only_after_blocks_it_was_not_in() -> None:
+    node = FakeNode()
+    hashes = [f"0x{i:064x}" for i in range(44)]
+
+    def mine_all(n: FakeNode) -> None:
+        if len(n.batches) >= 2:  # the first round finds nothing; the second all of them
+            n.head += 1
+            n.receipts.update({h: mined(h) for h in hashes})
+
+    node.on_round.append(mine_all)
+    receipts = await node.waiter().receipts(hashes)
+    assert len(receipts) == 44
+    # Mined in the round after the first: never asked about, the batches stay receipts only.
+    assert all(c[0] != "eth_getTransactionByHash" for batch in node.batches for c in batch)
 
 
 async def test_a_node_that_stops_answering_fails_the_wait_with_its_reason() -> None:
