@@ -21,6 +21,7 @@ from aiohttp import web
 
 from rfqkit.anvil import AnvilStartError
 from simulator.adapters.sim.state_dir import SavedState, StateDirError, read_state_dir
+from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb, HistoryFileError
 from simulator.api.http.appkeys import ACCESS, RAMP, SCENARIOS, SETTINGS, STATE, VENUE
 from simulator.api.http.server import ApiRunner
 from simulator.banner import banner, key_records, operator_inputs, write_ready_file
@@ -371,7 +372,8 @@ def run(args: argparse.Namespace) -> int:
                 seed=settings.seed,
                 chain_ids=[c.chain_id for c in settings.chains],
             )
-        except StateDirError as exc:
+            HistoryDb.check_file(Path(settings.state.dir) / HISTORY_FILE)
+        except (StateDirError, HistoryFileError) as exc:
             print(f"rfqsim: {exc}", file=sys.stderr)
             return 2
     scenario: ScenarioPlan | None = None

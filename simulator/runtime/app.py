@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 
 from aiohttp import web
 
@@ -16,9 +17,9 @@ from simulator.adapters.limit_orders.chain_reads import BookChainReads
 from simulator.adapters.ramp.provider_wire import parse_transfer
 from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import IndexCatchUp
-from simulator.adapters.store.history_db import HistoryDb
+from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb
 from simulator.adapters.store.rfq_archive import RfqArchiveState, SqliteRfqArchive
-from simulator.adapters.store.timeline_archive import SqliteTimelineArchive
+from simulator.adapters.store.timeline_archive import SqliteTimelineArchive, TimelineArchiveState
 from simulator.api.access import control as access_control
 from simulator.api.access.middleware import access_middleware, add_rate_limit_headers
 from simulator.api.feed import handlers as feed
@@ -262,7 +263,10 @@ def create_app(
     )
     app[WALLET_BALANCES] = ChainWalletBalances(app[CHAINS])
     app[MAKER_NAMES] = fleet_names(settings.makers)
-    history_db = HistoryDb()  # what is at rest: a temporary file, removed on stop
+    # What is at rest: in the state directory (kept across restarts), else a temporary file
+    # removed on stop.
+    state_dir = settings.state.dir
+    history_db = HistoryDb(Path(state_dir) / HISTORY_FILE if state_dir is not None else None)
     app[HISTORY] = history_db
     rfq_archive = SqliteRfqArchive(history_db)
     app[RFQ] = build_rfq(
@@ -370,6 +374,7 @@ def create_app(
         *book_state(app[BOOK]),
         *swaps_state(app[SWAPS]),
     )
+    registry.register(TimelineArchiveState(timeline_archive, [*app[TIMELINES].keys()]))
     app[SCENARIOS] = build_scenarios(app[CLOCK], AppScenarioTargets(app))
     # Not saved, but never outliving a reset: a test reads only its own requests, no answer
     # cached from the old state is served, a running scenario stops.

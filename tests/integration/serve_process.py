@@ -55,6 +55,7 @@ def stop(process: subprocess.Popen[str], sig: int = signal.SIGTERM) -> int:
 @contextmanager
 def serve(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Served]:
     ready = tmp_path / "ready.json"
+    ready.unlink(missing_ok=True)  # one a killed process left would name its dead port
     process = subprocess.Popen(
         [str(RFQSIM), "serve", "--port", "0", "--rpc-port", "0", "--ready-file", str(ready), *args],
         stdout=subprocess.DEVNULL,

@@ -172,3 +172,64 @@ def test_a_damaged_chain_file_is_refused_naming_it(tmp_path: Path) -> None:
     assert stderr.strip() == (
         f"rfqsim: {tmp_path / 'chain-97.state'}: not an Anvil state export (expected 0x… hex)"
     )
+
+
+def test_history_in_the_file_survives_a_restart_and_the_crash_of_the_process(
+    tmp_path: Path,
+) -> None:
+    """An RFQ a day old lives in the state directory's history file, not in memory nor in the
+    JSON written at stop; it is read after a restart, and even after a kill (no stop, so no
+    JSON written at all), because the file is written as the history grows."""
+    state_dir = tmp_path / "state"
+    with serve(tmp_path, "--state-dir", str(state_dir), "--seed", "0") as first:
+        http = keyed(first.info)
+        body = {
+            "chainId": CHAIN,
+            "sellToken": token(first.info, "USDC"),
+            "buyToken": token(first.info, "USDT"),
+            "sellAmount": "10000000",
+            "taker": first.info["demo_wallets"][0]["address"],
+        }
+        firm = http.post("/v2/rfq/request", json=body).json()["data"]
+        assert http.post(f"/v2/rfq/{firm['rfqId']}/cancel", json={}).status == 200
+        control = SimControl(Client(first.api_url))
+        control.advance(120)  # it expires
+        deadline = time.monotonic() + 30
+        while http.get(f"/v2/rfq/{firm['rfqId']}").json()["data"]["status"] != "expired":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        control.advance(24 * 3600 - 600)  # at rest for most of a day: out of memory
+        deadline = time.monotonic() + 30
+        while (store := Client(first.api_url).get("/_sim/runtime").json()["data"]["store"])[
+            "rfqs_in_memory"
+        ]:
+            assert time.monotonic() < deadline, store
+            time.sleep(0.05)
+        assert stop(first.process) == 0
+    services = json.loads((state_dir / STATE_FILE).read_text())["services"]
+    assert firm["rfqId"] not in services["rfq.store"]["records"]  # in the history file only
+    assert "rfq.archive" not in services
+    assert (state_dir / "rfqsim-history.sqlite3").exists()
+
+    with serve(tmp_path, "--state-dir", str(state_dir), "--seed", "0") as second:
+        record = keyed(second.info).get(f"/v2/rfq/{firm['rfqId']}")
+        assert record.status == 200, record.raw
+        assert record.json()["data"]["status"] == "expired"
+        second.process.kill()  # a crash: nothing written at stop
+        second.process.wait()
+    (state_dir / STATE_FILE).unlink()  # and no JSON from any earlier stop either
+
+    with serve(tmp_path, "--state-dir", str(state_dir), "--seed", "0") as third:
+        record = keyed(third.info).get(f"/v2/rfq/{firm['rfqId']}")
+        assert record.status == 200, record.raw
+        assert record.json()["data"]["status"] == "expired"
+        assert stop(third.process) == 0
+
+
+def test_a_history_file_of_another_format_is_refused_with_one_line(tmp_path: Path) -> None:
+    (tmp_path / "rfqsim-history.sqlite3").write_bytes(b"this is no database " * 100)
+    code, stderr = start_refused(tmp_path)
+    assert code == 2
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert "rfqsim-history.sqlite3: not a readable rfqsim history file" in lines[0]

@@ -105,6 +105,7 @@ class HistoryDb:
             handle, name = tempfile.mkstemp(prefix="rfqsim-history-", suffix=".sqlite3")
             os.close(handle)
             self._path = Path(name)
+        self._path.parent.mkdir(parents=True, exist_ok=True)
         self._check_version(self._path)
         self._reader = self._connect(self._path)
         self._writer = threading.Thread(
@@ -119,6 +120,13 @@ class HistoryDb:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=5000")
         return conn
+
+    @staticmethod
+    def check_file(path: Path) -> None:
+        """Refuse (HistoryFileError) a file that is not a history file of this format; a
+        missing one is fine (created on first use)."""
+        if path.exists():
+            HistoryDb._check_version(path)
 
     @staticmethod
     def _check_version(path: Path) -> None:

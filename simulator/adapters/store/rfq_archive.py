@@ -134,6 +134,7 @@ class RfqArchiveState:
     exactly those."""
 
     name = "rfq.archive"
+    kept_in_file = True  # a state directory holds the history file: not in its JSON
 
     def __init__(self, archive: SqliteRfqArchive) -> None:
         self._archive = archive

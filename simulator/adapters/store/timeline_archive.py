@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from simulator.adapters.store.history_db import HistoryDb
-from simulator.services.shared.state import StateSchema
+from simulator.services.shared.state import StateSchema, read_schema
 from simulator.services.shared.timeline_search import (
     TAKER_FIELDS,
     TimelineFilter,
@@ -169,3 +169,37 @@ class SqliteTimelineArchive:
         self.db.write("DELETE FROM timeline_makers WHERE topic = ?", (topic,))
         self.db.write("DELETE FROM timelines WHERE topic = ?", (topic,))
         self.db.flush()
+
+
+class ArchivedTimelinesSaved(StateSchema):
+    """Every timeline in the history database, by topic, oldest first."""
+
+    topics: dict[str, list[Timeline]]
+
+
+class TimelineArchiveState:
+    """The timelines in the history database as a state participant: a snapshot holds every
+    one (a full read: its cost grows with the history kept, docs/performance.md); a reset or a
+    restore puts back exactly those. A state directory holds the file itself instead."""
+
+    name = "history.timelines"
+    kept_in_file = True
+
+    def __init__(self, archive: SqliteTimelineArchive, topics: list[str]) -> None:
+        self._archive = archive
+        self._topics = topics
+
+    def dump(self) -> dict[str, Any]:
+        topics = {topic: self._archive.all(topic) for topic in self._topics}
+        return ArchivedTimelinesSaved(topics=topics).model_dump(mode="json")
+
+    def check(self, state: object) -> ArchivedTimelinesSaved:
+        return read_schema(self.name, ArchivedTimelinesSaved, state)
+
+    def load(self, state: dict[str, Any]) -> None:
+        saved = self.check(state)
+        for topic in self._topics:
+            self._archive.clear(topic)
+            kept = saved.topics.get(topic, [])
+            if kept:
+                self._archive.put(topic, kept)

@@ -176,8 +176,15 @@ class StateRegistry:
     def names(self) -> list[str]:
         return list(self._participants)
 
-    def dump(self) -> dict[str, dict[str, Any]]:
-        return {name: p.dump() for name, p in self._participants.items()}
+    def dump(self, *, without_file_backed: bool = False) -> dict[str, dict[str, Any]]:
+        """Every participant's state; `without_file_backed` leaves out those whose state is
+        the history database's rows (`kept_in_file`): a state directory holds that file, so its
+        JSON need not repeat them, and a load that misses them leaves the file's rows be."""
+        return {
+            name: p.dump()
+            for name, p in self._participants.items()
+            if not (without_file_backed and getattr(p, "kept_in_file", False))
+        }
 
     def check(self, state: dict[str, dict[str, Any]]) -> None:
         """Raise StateFormatError if a registered participant cannot read its part of `state`

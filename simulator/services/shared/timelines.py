@@ -159,26 +159,18 @@ class Timelines:
     def forget(self) -> None:
         self.items.clear()
         self._leaving.clear()
-        if self.archive is not None:
-            self.archive.clear(self.topic)
 
     # --- state (reset, snapshots, the state directory) -------------------------------------
 
     def saved(self) -> TimelinesSaved:
-        archived = self.archive.all(self.topic) if self.archive is not None else []
-        held = self.in_memory_ids()
-        older = [t for t in archived if t.object_id not in held]
         return TimelinesSaved(
-            timelines=list(self.items.values()),
-            archived=sorted([*older, *self._leaving.values()], key=lambda t: t.created_at),
+            timelines=list(self.items.values()), leaving=list(self._leaving.values())
         )
 
     def restore(self, saved: TimelinesSaved) -> None:
+        """The memory tier put back (the archive's rows are a participant of their own)."""
         items = OrderedDict((t.object_id, t) for t in saved.timelines)
-        self._leaving = {}
-        if self.archive is not None:
-            self.archive.clear(self.topic)
-            self._leaving = {t.object_id: t for t in saved.archived}
+        self._leaving = {t.object_id: t for t in saved.leaving}
         while len(items) > self.capacity:
             _, oldest = items.popitem(last=False)
             if self.archive is not None:
@@ -187,12 +179,12 @@ class Timelines:
 
 
 class TimelinesSaved(StateSchema):
-    """What reset and snapshots put back of an area's timelines: every one, oldest first
-    (steps hold JSON values only: times, kinds, ids, amounts as text); those in memory, and
-    those in the archive (a full read: its cost grows with the history kept)."""
+    """What reset and snapshots put back of an area's timelines in memory, oldest first
+    (steps hold JSON values only: times, kinds, ids, amounts as text): those kept, and those
+    that left and are not in the archive yet."""
 
     timelines: list[Timeline]
-    archived: list[Timeline] = []
+    leaving: list[Timeline] = []
 
 
 class TimelineState:

@@ -195,6 +195,7 @@ class StateControl:
             return ChangeReport(self._monotonic() - started, interrupted, ())
 
     async def capture(self) -> tuple[dict[str, dict[str, Any]], dict[int, str]]:
-        """The current state (for the state directory at stop)."""
+        """The current state (for the state directory at stop): the history database's rows
+        are not in it, the directory holds that file."""
         async with self._lock, self.gate.closed():
-            return self.registry.dump(), await self._chains.export()
+            return self.registry.dump(without_file_backed=True), await self._chains.export()

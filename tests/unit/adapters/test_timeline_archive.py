@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from simulator.adapters.store.history_db import HistoryDb
-from simulator.adapters.store.timeline_archive import SqliteTimelineArchive
+from simulator.adapters.store.timeline_archive import SqliteTimelineArchive, TimelineArchiveState
 from simulator.services.rfq.history import RFQ_STEPS
 from simulator.services.shared.timeline_search import TimelineFilter, key_of, search
 from simulator.services.shared.timelines import Timelines, TimelineState
@@ -120,12 +120,15 @@ def test_forgetting_is_by_creation_time_and_a_snapshot_keeps_both_tiers(
     timelines = Timelines("rfqs", Ticks(), RFQ_STEPS, capacity=3, archive=archive)
     ids = filled(timelines, 8)
     timelines.spill()
-    state = TimelineState("rfq.timelines", timelines)
-    saved = state.dump()
+    memory = TimelineState("rfq.timelines", timelines)
+    in_file = TimelineArchiveState(archive, ["rfqs"])
+    saved = (memory.dump(), in_file.dump())
     archive.forget_before(1_005.0)  # the first two were created at 1001 and 1003
     assert timelines.get(ids[0]) is None
     assert timelines.get(ids[2]) is not None
-    timelines.forget()
+    timelines.forget()  # memory only
     assert timelines.get(ids[5]) is None
-    state.load(saved)
+    assert timelines.get(ids[4]) is not None  # in the file
+    memory.load(saved[0])
+    in_file.load(saved[1])
     assert [t.object_id for t in search(timelines, TimelineFilter(), 100)] == list(reversed(ids))

@@ -26,6 +26,7 @@ from provider_sandbox.state import SandboxCustomer
 from simulator.adapters.rfq.indexer import FillIndexer
 from simulator.adapters.store.history_db import HistoryDb
 from simulator.adapters.store.rfq_archive import RfqArchiveState, SqliteRfqArchive
+from simulator.adapters.store.timeline_archive import SqliteTimelineArchive, TimelineArchiveState
 from simulator.api.http.appkeys import STATE
 from simulator.clock import Clock
 from simulator.errors import UpstreamError
@@ -149,6 +150,20 @@ async def rfq_archive(busy: bool) -> World:
     return by_name([RfqArchiveState(archive)])
 
 
+async def timeline_archive(busy: bool) -> World:
+    """The history database's timelines: the busy RFQ world's, all of them left memory."""
+    db = HistoryDb()
+    HISTORY_FILES.append(db)
+    archive = SqliteTimelineArchive(db)
+    if busy:
+        timelines = (await busy_rfq()).area.deps.history.timelines
+        timelines.archive = archive
+        timelines.capacity = 0
+        timelines.restore(timelines.saved())  # over capacity: every one leaves memory
+        assert timelines.spill() == 3
+    return by_name([TimelineArchiveState(archive, ["rfqs", "swaps"])])
+
+
 async def book_and_swaps(busy: bool) -> World:
     h = build()
     if busy:
@@ -257,6 +272,7 @@ WORLDS: list[Callable[[bool], Awaitable[World]]] = [
     access,
     rfq,
     rfq_archive,
+    timeline_archive,
     book_and_swaps,
     ramp,
     webhooks,
@@ -281,6 +297,7 @@ PARTICIPANTS = [
     "rfq.timelines",
     "rfq.replies",
     "rfq.archive",
+    "history.timelines",
     "book.store",
     "book.events",
     "book.timelines",
