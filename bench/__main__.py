@@ -3,7 +3,8 @@
 python -m bench [--quick] [--only NAME ...] [--output PATH]
                 [--soak-phases RATE:MINUTES ...] [--soak-state-dir DIR]
 
-`soak-firm` (about 42 minutes) runs only when named: `python -m bench --only soak-firm`.
+`soak-firm` (about 42 minutes) and `history` (a million RFQs at rest, about 5 minutes) run only
+when named: `python -m bench --only soak-firm`, `python -m bench --only history`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from bench import (
     feed,
     fills,
     firm_open,
+    history,
     processes,
     profile,
     proxy,
@@ -174,9 +176,10 @@ BENCHMARKS = (
     "stream",
     "proxy",
     "soak-firm",
+    "history",
 )
 # Run only when named with --only: 40 minutes of load is not part of a routine `just bench`.
-ON_REQUEST = ("soak-firm",)
+ON_REQUEST = ("soak-firm", "history")
 
 
 def main() -> None:
@@ -294,6 +297,12 @@ def main() -> None:
         )
     if "proxy" in selected:
         sections.append(proxy.bench_proxy(rate=100, seconds=5, rounds=2 if args.quick else 6))
+    if "history" in selected:
+        sections.append(
+            history.bench_history(
+                rows=100_000 if args.quick else 1_000_000, reads=100 if args.quick else 300
+            )
+        )
     if "soak-firm" in selected:
         phases = args.soak_phases or (soak_firm.QUICK_PHASES if args.quick else soak_firm.PHASES)
         sections += soak_firm.bench_soak_firm(tuple(phases), args.soak_state_dir)
@@ -308,7 +317,7 @@ def main() -> None:
         update(Path(args.output), sections, command)
     else:
         # The sections run only on request keep the figures of the run that measured them.
-        write(Path(args.output), sections, command, keep=soak_firm.TITLES)
+        write(Path(args.output), sections, command, keep=(*soak_firm.TITLES, history.TITLE))
     print(Path(args.output).read_text())
 
 

@@ -270,8 +270,8 @@ class JournalSettings(StrictModel):
 
 
 class TimelineSettings(StrictModel):
-    # RFQs, v1 swaps, limit orders and ramp transfers whose timelines are kept, each (the oldest
-    # drop off): GET /_sim/rfqs and its siblings, the console.
+    # RFQs, v1 swaps, limit orders and ramp transfers whose timelines are kept in memory, each
+    # (older ones are in the history file): GET /_sim/rfqs and its siblings, the console.
     kept: int = Field(default=10_000, ge=1, le=1_000_000)
 
 

@@ -33,7 +33,8 @@ async def test_runtime_reports_a_full_collection_in_its_declared_shape(client: C
     assert resp.status == 200
     payload = (await resp.json())["data"]
     view = RuntimeView.model_validate(payload)
-    assert set(payload) == {"pid", "rss_bytes", "gc"}
+    assert set(payload) == {"pid", "rss_bytes", "gc", "store"}
+    assert view.store.rfqs_in_memory == 0  # no RFQ yet (the file: test_retention.py)
     assert view.rss_bytes > 10 * 2**20
     assert [g.generation for g in view.gc.generations] == [0, 1, 2]
     assert view.gc.generations[2].collections > before.gc.generations[2].collections
