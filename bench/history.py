@@ -24,7 +24,7 @@ import aiohttp
 from bench import processes
 from bench.load import percentile
 from bench.report import Section
-from bench.sim_api import token_address
+from bench.sim_api import firm_body
 from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb
 
 TITLE = "History at rest: a million RFQs in the history file"
@@ -37,13 +37,7 @@ BATCH = 5000
 async def _one_rfq_at_rest(api: str, info: dict[str, Any]) -> str:
     key = next(k["key"] for k in info["demo_keys"] if k["label"] == "taker-test")
     headers = {"Authorization": f"Bearer {key}"}
-    body = {
-        "chainId": 97,
-        "sellToken": token_address(info, 97, "USDC"),
-        "buyToken": token_address(info, 97, "USDT"),
-        "sellAmount": "10000000",
-        "taker": info["demo_wallets"][0]["address"],
-    }
+    body = firm_body(info)
     async with aiohttp.ClientSession(base_url=api) as session:
         rfq_ids = []
         for _ in range(2):  # the second pushes the first's timeline out of memory (kept: 1)

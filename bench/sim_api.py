@@ -21,6 +21,17 @@ def token_address(info: dict[str, Any], chain_id: int, symbol: str) -> str:
     return str(next(t["address"] for t in chain["tokens"] if t["symbol"] == symbol))
 
 
+def firm_body(info: dict[str, Any]) -> dict[str, Any]:
+    """The benches' firm quote: 10 USDC for USDT on chain 97, for the first demo wallet."""
+    return {
+        "chainId": 97,
+        "sellToken": token_address(info, 97, "USDC"),
+        "buyToken": token_address(info, 97, "USDT"),
+        "sellAmount": "10000000",
+        "taker": info["demo_wallets"][0]["address"],
+    }
+
+
 async def call_json(session: aiohttp.ClientSession, method: str, url: str, **kw: Any) -> Any:
     async with session.request(method, url, **kw) as resp:
         return await resp.json()

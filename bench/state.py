@@ -24,7 +24,13 @@ from bench import processes
 from bench.load import LoadResult, merge, percentile, run_load
 from bench.ramp import RampApi, _creates
 from bench.report import Section
-from bench.sim_api import FAST_MAKERS, call_json, open_limits, setup_bench_key, token_address
+from bench.sim_api import (
+    FAST_MAKERS,
+    call_json,
+    firm_body,
+    open_limits,
+    setup_bench_key,
+)
 from simulator.api.http.appkeys import JOURNAL, REQUEST_ID, STATE
 from simulator.api.http.journal import journal_middleware
 from simulator.api.http.state_gate import state_gate_middleware
@@ -45,13 +51,7 @@ async def _fill_stores(api: str, info: dict[str, Any], rfqs: int, transfers: int
     """`rfqs` firm quotes (20 at a time) and `transfers` ramp sells; returns the quoted count."""
     async with aiohttp.ClientSession() as session:
         key = await setup_bench_key(session, api)
-        body = {
-            "chainId": 97,
-            "sellToken": token_address(info, 97, "USDC"),
-            "buyToken": token_address(info, 97, "USDT"),
-            "sellAmount": "10000000",
-            "taker": info["demo_wallets"][0]["address"],
-        }
+        body = firm_body(info)
         gate = asyncio.Semaphore(20)
         statuses: list[str] = []
 

@@ -33,6 +33,17 @@ def token(info: dict[str, Any], symbol: str) -> str:
     return str(next(t for t in chain["tokens"] if t["symbol"] == symbol)["address"])
 
 
+def ten_usdc(info: dict[str, Any], taker: str) -> dict[str, Any]:
+    """A firm quote's request: 10 USDC for USDT."""
+    return {
+        "chainId": CHAIN,
+        "sellToken": token(info, "USDC"),
+        "buyToken": token(info, "USDT"),
+        "sellAmount": "10000000",
+        "taker": taker,
+    }
+
+
 def keyed(info: dict[str, Any]) -> Client:
     key = next(k["key"] for k in info["demo_keys"] if k["label"] == "taker-test")
     return Client(info["api_url"], headers={"Authorization": f"Bearer {key}"})
@@ -46,13 +57,7 @@ def test_a_stop_and_start_keeps_a_quote_a_transfer_and_the_webhooks(tmp_path: Pa
     )
     with serve(tmp_path, "--state-dir", str(state_dir), "--seed", "0") as first:
         http = keyed(first.info)
-        body = {
-            "chainId": CHAIN,
-            "sellToken": token(first.info, "USDC"),
-            "buyToken": token(first.info, "USDT"),
-            "sellAmount": "10000000",
-            "taker": taker.address,
-        }
+        body = ten_usdc(first.info, taker.address)
         quoted = http.post("/v2/rfq/request", json=body)
         assert quoted.status == 200, quoted.raw
         firm = quoted.json()["data"]
@@ -183,13 +188,7 @@ def test_history_in_the_file_survives_a_restart_and_the_crash_of_the_process(
     state_dir = tmp_path / "state"
     with serve(tmp_path, "--state-dir", str(state_dir), "--seed", "0") as first:
         http = keyed(first.info)
-        body = {
-            "chainId": CHAIN,
-            "sellToken": token(first.info, "USDC"),
-            "buyToken": token(first.info, "USDT"),
-            "sellAmount": "10000000",
-            "taker": first.info["demo_wallets"][0]["address"],
-        }
+        body = ten_usdc(first.info, first.info["demo_wallets"][0]["address"])
         firm = http.post("/v2/rfq/request", json=body).json()["data"]
         assert http.post(f"/v2/rfq/{firm['rfqId']}/cancel", json={}).status == 200
         control = SimControl(Client(first.api_url))

@@ -15,8 +15,9 @@ import pytest
 from simulator.adapters.store.history_db import HistoryDb, HistoryFileError
 from simulator.adapters.store.rfq_archive import RfqArchiveState, SqliteRfqArchive
 from simulator.services.rfq.archived import ArchivedRfq
-from simulator.services.rfq.model import FilledOrder, QuoteState, StoredRfq
+from simulator.services.rfq.model import FilledOrder, QuoteState
 from simulator.services.shared.fills import Fill
+from tests.unit.services.rfq.test_store import record as stored
 
 
 def archived(rfq_id: str, at_rest_since: float, order_hash: bytes | None = None) -> ArchivedRfq:
@@ -26,24 +27,14 @@ def archived(rfq_id: str, at_rest_since: float, order_hash: bytes | None = None)
             "0xM", "mq_1", order_hash, b"\x02" * 64, b"\x03" * 65, 10, 9, 8, 1, 7, 2_000, 1_900.5
         )
         quote = QuoteState([order], 1_900.5, 2_000, 2_000, 10, 10**27, "0xT", "0xR")
-    record = StoredRfq(
-        rfq_id=rfq_id,
-        chain_id=97,
-        sell_token="0xS",
-        buy_token="0xB",
-        requested_sell=10,
-        requested_buy=None,
-        taker="0xT",
-        owner="ip:127.0.0.1",
-        partner_id=None,
-        claim_hash=b"\x04" * 32,
-        created_at=at_rest_since - 1,
-        reply_by=at_rest_since - 0.25,
-        quote_ttl_ms=60_000,
-        status="no_quote" if quote is None else "expired",
-        quote=quote,
-        provisional_since=None if quote is None else at_rest_since,
-    )
+    record = stored(rfq_id)
+    record.requested_sell = 10
+    record.claim_hash = b"\x04" * 32
+    record.created_at = at_rest_since - 1
+    record.reply_by = at_rest_since - 0.25
+    record.status = "no_quote" if quote is None else "expired"
+    record.quote = quote
+    record.provisional_since = None if quote is None else at_rest_since
     if quote is None:
         record.created_at = at_rest_since
     fills = {}

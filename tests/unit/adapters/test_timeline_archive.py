@@ -15,17 +15,13 @@ from simulator.adapters.store.timeline_archive import SqliteTimelineArchive, Tim
 from simulator.services.rfq.history import RFQ_STEPS
 from simulator.services.shared.timeline_search import TimelineFilter, key_of, search
 from simulator.services.shared.timelines import Timelines, TimelineState
+from tests.unit.services.test_timelines import Ticks
 
 SELL, BUY = "0x" + "aa" * 20, "0x" + "bb" * 20
 
 
-class Ticks:
-    def __init__(self) -> None:
-        self.now = 1_000.0
-
-    def __call__(self) -> float:
-        self.now += 1
-        return self.now
+def ticks() -> Ticks:
+    return Ticks(now=1_000.0, step=1.0)
 
 
 @pytest.fixture
@@ -57,7 +53,7 @@ def filled(timelines: Timelines, count: int) -> list[str]:
 def test_the_oldest_leave_memory_for_the_file_and_stay_readable(
     archive: SqliteTimelineArchive,
 ) -> None:
-    timelines = Timelines("rfqs", Ticks(), RFQ_STEPS, capacity=3, archive=archive)
+    timelines = Timelines("rfqs", ticks(), RFQ_STEPS, capacity=3, archive=archive)
     ids = filled(timelines, 8)
     assert list(timelines.items) == ids[-3:]
     assert timelines.spill() == 5
@@ -93,8 +89,8 @@ def test_the_oldest_leave_memory_for_the_file_and_stay_readable(
 def test_a_filter_answers_alike_in_memory_and_in_the_file(
     archive: SqliteTimelineArchive, where: TimelineFilter
 ) -> None:
-    everything = Timelines("rfqs", Ticks(), RFQ_STEPS, capacity=100)
-    tiered = Timelines("rfqs", Ticks(), RFQ_STEPS, capacity=3, archive=archive)
+    everything = Timelines("rfqs", ticks(), RFQ_STEPS, capacity=100)
+    tiered = Timelines("rfqs", ticks(), RFQ_STEPS, capacity=3, archive=archive)
     filled(everything, 10)
     filled(tiered, 10)
     tiered.spill()
@@ -117,7 +113,7 @@ def test_a_filter_answers_alike_in_memory_and_in_the_file(
 def test_forgetting_is_by_creation_time_and_a_snapshot_keeps_both_tiers(
     archive: SqliteTimelineArchive,
 ) -> None:
-    timelines = Timelines("rfqs", Ticks(), RFQ_STEPS, capacity=3, archive=archive)
+    timelines = Timelines("rfqs", ticks(), RFQ_STEPS, capacity=3, archive=archive)
     ids = filled(timelines, 8)
     timelines.spill()
     memory = TimelineState("rfq.timelines", timelines)

@@ -16,11 +16,14 @@ from simulator.services.shared.timelines import Timelines, TimelineState, render
 
 
 class Ticks:
-    def __init__(self) -> None:
-        self.now = 100.0
+    """A clock that moves `step` seconds at each reading."""
+
+    def __init__(self, now: float = 100.0, step: float = 0.5) -> None:
+        self.now = now
+        self.step = step
 
     def __call__(self) -> float:
-        self.now += 0.5
+        self.now += self.step
         return self.now
 
 
