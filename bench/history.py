@@ -24,8 +24,8 @@ import aiohttp
 from bench import processes
 from bench.load import percentile
 from bench.report import Section
-from bench.sim_api import firm_body
-from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb
+from bench.sim_api import firm_body, setup_bench_key
+from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb, compress_row, expand_row
 
 TITLE = "History at rest: a million RFQs in the history file"
 TARGET_MS = 20.0
@@ -34,11 +34,14 @@ TAKERS = 1000
 BATCH = 5000
 
 
-async def _one_rfq_at_rest(api: str, info: dict[str, Any]) -> str:
-    key = next(k["key"] for k in info["demo_keys"] if k["label"] == "taker-test")
-    headers = {"Authorization": f"Bearer {key}"}
+async def _one_rfq_at_rest(api: str, info: dict[str, Any]) -> tuple[str, str]:
+    """A quote that expires and leaves memory; returns its id and the key that owns it (an
+    unlimited one: the reads below are many)."""
     body = firm_body(info)
+    async with aiohttp.ClientSession() as plain:
+        key = await setup_bench_key(plain, api)
     async with aiohttp.ClientSession(base_url=api) as session:
+        headers = {"Authorization": f"Bearer {key}"}
         rfq_ids = []
         for _ in range(2):  # the second pushes the first's timeline out of memory (kept: 1)
             async with session.post("/v2/rfq/request", json=body, headers=headers) as response:
@@ -55,8 +58,7 @@ async def _one_rfq_at_rest(api: str, info: dict[str, Any]) -> str:
             async with session.get("/_sim/runtime") as response:
                 store = (await response.json())["data"]["store"]
             if store["rfqs_in_memory"] == 0:
-                await asyncio.sleep(0.5)  # the writer's batch: committed before the stop anyway
-                return rfq_id
+                return rfq_id, key
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the RFQ never left memory: {store}")
             await asyncio.sleep(0.1)
@@ -74,8 +76,8 @@ def _fill(path: Path, template_id: str, rows: int) -> tuple[list[str], list[str]
     )
     if not timeline_row:
         raise RuntimeError("the template's timeline is not in the file")
-    record_template = json.loads(record_text)
-    timeline_template = json.loads(timeline_row[0][0])
+    record_template = json.loads(expand_row(record_text))
+    timeline_template = json.loads(expand_row(timeline_row[0][0]))
     takers = ["0x" + f"{n:040x}" for n in range(1, TAKERS + 1)]
     ids: list[str] = []
     step = SPREAD_S / rows
@@ -86,7 +88,9 @@ def _fill(path: Path, template_id: str, rows: int) -> tuple[list[str], list[str]
             ids.append(rfq_id)
             since = at_rest - (n + 1) * step
             record_template["record"]["rfq_id"] = rfq_id
-            rfq_rows.append((rfq_id, since - 60, since, json.dumps(record_template)))
+            rfq_rows.append(
+                (rfq_id, since - 60, since, compress_row(json.dumps(record_template).encode()))
+            )
             taker = takers[n % TAKERS]
             timeline = timeline_template["timeline"]
             timeline["object_id"] = rfq_id
@@ -101,7 +105,7 @@ def _fill(path: Path, template_id: str, rows: int) -> tuple[list[str], list[str]
                     timeline["status"].lower(),
                     taker,
                     pair.lower(),
-                    json.dumps(timeline_template),
+                    compress_row(json.dumps(timeline_template).encode()),
                 )
             )
             for maker in timeline["summary"].get("makers", []):
@@ -145,13 +149,12 @@ def bench_history(rows: int, reads: int) -> Section:
         args = ("--state-dir", str(state_dir), "--seed", "0", "--no-makers")
         kept_one = {"RFQSIM_TIMELINES__KEPT": "1"}
         with processes.simulator(*args[:4], env=kept_one) as first:
-            template = asyncio.run(_one_rfq_at_rest(first.info["api_url"], first.info))
+            template, key = asyncio.run(_one_rfq_at_rest(first.info["api_url"], first.info))
         ids, takers, fill_s = _fill(state_dir / HISTORY_FILE, template, rows)
         size_mb = sum(p.stat().st_size for p in state_dir.glob(HISTORY_FILE + "*")) / 2**20
         with processes.simulator(*args, timeout=300) as second:
-            api, info = second.info["api_url"], second.info
-            key = next(k["key"] for k in info["demo_keys"] if k["label"] == "taker-test")
-            headers = {"Authorization": f"Bearer {key}"}
+            api = second.info["api_url"]
+            headers = {"Authorization": f"Bearer {key}"}  # kept by the state directory
             old = [f"/v2/rfq/{seed.choice(ids[rows // 2 :])}" for _ in range(reads)]
             by_taker = [f"/_sim/rfqs?taker={seed.choice(takers)}&limit=50" for _ in range(reads)]
             by_status = ["/_sim/rfqs?status=expired&limit=50" for _ in range(reads)]

@@ -17,9 +17,9 @@ from simulator.adapters.limit_orders.chain_reads import BookChainReads
 from simulator.adapters.ramp.provider_wire import parse_transfer
 from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import IndexCatchUp
-from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb
-from simulator.adapters.store.rfq_archive import RfqArchiveState, SqliteRfqArchive
-from simulator.adapters.store.timeline_archive import SqliteTimelineArchive, TimelineArchiveState
+from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb, HistoryState
+from simulator.adapters.store.rfq_archive import SqliteRfqArchive
+from simulator.adapters.store.timeline_archive import SqliteTimelineArchive
 from simulator.api.access import control as access_control
 from simulator.api.access.middleware import access_middleware, add_rate_limit_headers
 from simulator.api.feed import handlers as feed
@@ -367,14 +367,14 @@ def create_app(
         *shared_state(app[CLOCK], app[RANDOM], app[IDEMPOTENCY]),
         *access_state(app[ACCESS]),
         *rfq_state(app[RFQ]),
-        RfqArchiveState(rfq_archive),
         *feed_state(app[FEED]),
         *webhooks_state(app[WEBHOOKS]),
         *ramp_state(app[RAMP]),
         *book_state(app[BOOK]),
         *swaps_state(app[SWAPS]),
     )
-    registry.register(TimelineArchiveState(timeline_archive, [*app[TIMELINES].keys()]))
+    # The history file as a whole: snapshots and reset copy it with the engine's backup.
+    registry.register(HistoryState(history_db, [rfq_archive.restored, timeline_archive.restored]))
     app[SCENARIOS] = build_scenarios(app[CLOCK], AppScenarioTargets(app))
     # Not saved, but never outliving a reset: a test reads only its own requests, no answer
     # cached from the old state is served, a running scenario stops.

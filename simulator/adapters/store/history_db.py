@@ -18,14 +18,22 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import shutil
 import sqlite3
 import tempfile
 import threading
-from collections.abc import Iterable, Sequence
+import zlib
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-SCHEMA_VERSION = 1
+from pydantic import BaseModel
+
+from simulator.services.shared.state import StateFormatError, StateSchema, read_schema
+
+RowT = TypeVar("RowT", bound=BaseModel)
+
+SCHEMA_VERSION = 2  # 2: rows are zlib-compressed JSON
 HISTORY_FILE = "rfqsim-history.sqlite3"
 
 SCHEMA = """
@@ -33,7 +41,7 @@ CREATE TABLE IF NOT EXISTS rfqs (
     id TEXT PRIMARY KEY,
     created_at REAL NOT NULL,
     at_rest_since REAL NOT NULL,
-    record TEXT NOT NULL
+    record BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS rfqs_at_rest ON rfqs (at_rest_since);
 CREATE TABLE IF NOT EXISTS rfq_orders (
@@ -48,7 +56,7 @@ CREATE TABLE IF NOT EXISTS timelines (
     status TEXT NOT NULL,
     taker TEXT,
     pair TEXT,
-    timeline TEXT NOT NULL,
+    timeline BLOB NOT NULL,
     PRIMARY KEY (topic, id)
 );
 CREATE INDEX IF NOT EXISTS timelines_newest ON timelines (topic, created_at, id);
@@ -71,6 +79,23 @@ TABLES = ("rfqs", "rfq_orders", "timelines", "timeline_makers")
 Write = tuple[str, Sequence[Any] | Iterable[Sequence[Any]], bool]  # (sql, params, many)
 
 
+def compress_row(json_text: bytes) -> bytes:
+    """How a row's JSON is kept: compressed (a timeline or a quoted record shrinks severalfold)."""
+    return zlib.compress(json_text, 1)
+
+
+def expand_row(blob: bytes) -> bytes:
+    return zlib.decompress(blob)
+
+
+def pack(schema: BaseModel) -> bytes:
+    return compress_row(schema.model_dump_json().encode())
+
+
+def unpack(schema: type[RowT], blob: bytes) -> RowT:
+    return schema.model_validate_json(expand_row(blob))
+
+
 class HistoryFileError(RuntimeError):
     """One line: which file, what is wrong, what to do."""
 
@@ -80,16 +105,28 @@ class _Barrier:
         self.done = threading.Event()
 
 
+class _Restore:
+    """Replace the file's contents with a backup's: done by the writer, between batches."""
+
+    def __init__(self, source: Path) -> None:
+        self.source = source
+
+
+Item = Write | _Barrier | _Restore | None  # None: stop
+
+
 class HistoryDb:
     def __init__(self, path: Path | None = None) -> None:
         self.temporary = path is None
         self._path = path
-        self._queue: queue.SimpleQueue[Write | _Barrier | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Item] = queue.SimpleQueue()
         self.queued = 0  # writes handed to the writer (loop thread)
         self.committed = 0  # of those, committed (writer thread; an int read is atomic)
         self.failure: BaseException | None = None  # the writer's fatal error, if any
         self._reader: sqlite3.Connection | None = None
         self._writer: threading.Thread | None = None
+        self._backups: Path | None = None  # snapshots' copies of the file, removed on close
+        self._backup_count = 0
 
     @property
     def path(self) -> Path:
@@ -189,6 +226,10 @@ class HistoryDb:
                         stop = True
                     elif isinstance(item, _Barrier):
                         barriers.append(item)
+                    elif isinstance(item, _Restore):
+                        self._commit(conn, batch)  # what was queued before it, first
+                        batch = []
+                        self._restore(conn, item.source)
                     else:
                         batch.append(item)
                     if len(batch) >= 2000:
@@ -197,8 +238,7 @@ class HistoryDb:
                         item = self._queue.get_nowait()
                     except queue.Empty:
                         break
-                if batch and self.failure is None:
-                    self._commit(conn, batch)
+                self._commit(conn, batch)
                 for barrier in barriers:
                     barrier.done.set()
                 if stop:
@@ -206,7 +246,18 @@ class HistoryDb:
         finally:
             conn.close()
 
+    def _restore(self, conn: sqlite3.Connection, source: Path) -> None:
+        if self.failure is None:
+            try:
+                with contextlib.closing(sqlite3.connect(source)) as backup:
+                    backup.backup(conn)
+            except sqlite3.Error as exc:
+                self.failure = exc
+        self.committed += 1  # counted like a write: later writes' numbers stay in step
+
     def _commit(self, conn: sqlite3.Connection, batch: list[Write]) -> None:
+        if not batch or self.failure is not None:
+            return
         try:
             conn.execute("BEGIN")
             for sql, params, many in batch:
@@ -239,6 +290,29 @@ class HistoryDb:
                 total += Path(str(self._path) + suffix).stat().st_size
         return total
 
+    # --- the engine's own backup and restore (snapshots, reset) ------------------------------
+
+    def backup(self) -> Path:
+        """A copy of the whole file as committed now (SQLite's online backup: page by page,
+        no row is read as data), kept until close; returns where it is."""
+        self.open()
+        self.flush()
+        if self._backups is None:
+            self._backups = Path(tempfile.mkdtemp(prefix="rfqsim-history-backups-"))
+        self._backup_count += 1
+        target = self._backups / f"{self._backup_count}.sqlite3"
+        assert self._reader is not None
+        with contextlib.closing(sqlite3.connect(target)) as copy:
+            self._reader.backup(copy)
+        return target
+
+    def restore(self, source: Path) -> None:
+        """Make the file's contents those of a backup (and wait until they are)."""
+        self.open()
+        self._queue.put(_Restore(source))
+        self.queued += 1
+        self.flush()
+
     def clear(self) -> None:
         """Everything at rest forgotten (reset to a baseline taken before any history)."""
         for table in TABLES:
@@ -252,7 +326,42 @@ class HistoryDb:
         self._writer.join(timeout=30)
         self._reader.close()
         self._writer, self._reader = None, None
+        if self._backups is not None:
+            shutil.rmtree(self._backups, ignore_errors=True)
+            self._backups = None
         if self.temporary:
             for suffix in ("", "-wal", "-shm"):
                 with contextlib.suppress(OSError):
                     os.remove(str(self._path) + suffix)
+
+
+class HistorySaved(StateSchema):
+    backup: str  # where HistoryDb.backup put the copy
+
+
+class HistoryState:
+    """The history file as a state participant: a snapshot (and the baseline reset goes back
+    to) is a copy made by the engine's own backup, so it costs a page copy of the file, not a
+    read of every row; a load copies it back. A state directory holds the file itself, so the
+    JSON written at stop leaves this out (`kept_in_file`)."""
+
+    name = "history"
+    kept_in_file = True
+
+    def __init__(self, db: HistoryDb, restored: list[Callable[[], None]]) -> None:
+        self._db = db
+        self._restored = restored  # told after a load: the archives forget what they cached
+
+    def dump(self) -> dict[str, Any]:
+        return HistorySaved(backup=str(self._db.backup())).model_dump(mode="json")
+
+    def check(self, state: object) -> HistorySaved:
+        saved = read_schema(self.name, HistorySaved, state)
+        if not Path(saved.backup).is_file():
+            raise StateFormatError(f"the saved state of {self.name} names no backup on disk")
+        return saved
+
+    def load(self, state: dict[str, Any]) -> None:
+        self._db.restore(Path(self.check(state).backup))
+        for restored in self._restored:
+            restored()

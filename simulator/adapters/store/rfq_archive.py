@@ -8,9 +8,8 @@ forget is answered from the rows (a count on the at-rest index) and queued as on
 
 from __future__ import annotations
 
-from simulator.adapters.store.history_db import HistoryDb
-from simulator.services.rfq.archived import ArchivedRfq, RfqArchiveSaved
-from simulator.services.shared.state import read_schema
+from simulator.adapters.store.history_db import HistoryDb, pack, unpack
+from simulator.services.rfq.archived import ArchivedRfq
 
 _PUT = "INSERT OR REPLACE INTO rfqs (id, created_at, at_rest_since, record) VALUES (?, ?, ?, ?)"
 _PUT_ORDER = "INSERT OR REPLACE INTO rfq_orders (order_hash, rfq_id) VALUES (?, ?)"
@@ -35,13 +34,13 @@ class SqliteRfqArchive:
             self._pending_orders = {h: i for h, i in self._pending_orders.items() if i in live}
 
     def put(self, records: list[ArchivedRfq]) -> None:
-        rows: list[tuple[str, float, float, str]] = []
+        rows: list[tuple[str, float, float, bytes]] = []
         orders: list[tuple[bytes, str]] = []
         for archived in records:
             record = archived.record
             since = record.at_rest_since()
             assert since is not None, "only a record at rest is archived"
-            rows.append((record.rfq_id, record.created_at, since, archived.model_dump_json()))
+            rows.append((record.rfq_id, record.created_at, since, pack(archived)))
             if record.quote is not None:
                 orders.extend((o.order_hash, record.rfq_id) for o in record.quote.orders)
         self.db.write_many(_PUT_ORDER, orders)
@@ -59,7 +58,7 @@ class SqliteRfqArchive:
             "SELECT record FROM rfqs WHERE id = ? AND at_rest_since >= ?",
             (rfq_id, self._forgotten_before),
         )
-        return ArchivedRfq.model_validate_json(rows[0][0]) if rows else None
+        return unpack(ArchivedRfq, rows[0][0]) if rows else None
 
     def rfq_of_order(self, order_hash: bytes) -> str | None:
         self._prune()
@@ -99,11 +98,7 @@ class SqliteRfqArchive:
             "SELECT id, record FROM rfqs WHERE at_rest_since >= ? ORDER BY created_at",
             (self._forgotten_before,),
         )
-        kept = {
-            str(i): ArchivedRfq.model_validate_json(text)
-            for i, text in rows
-            if i not in self._pending
-        }
+        kept = {str(i): unpack(ArchivedRfq, text) for i, text in rows if i not in self._pending}
         kept.update((i, archived) for i, (_, archived) in self._pending.items())
         return sorted(kept.values(), key=lambda a: a.record.created_at)
 
@@ -127,26 +122,8 @@ class SqliteRfqArchive:
         self.db.flush()
         self._prune()
 
-
-class RfqArchiveState:
-    """The archive as a state participant: a snapshot holds every record in it (a full read:
-    its cost grows with the records kept, docs/performance.md), a reset or restore puts back
-    exactly those."""
-
-    name = "rfq.archive"
-    kept_in_file = True  # a state directory holds the history file: not in its JSON
-
-    def __init__(self, archive: SqliteRfqArchive) -> None:
-        self._archive = archive
-
-    def dump(self) -> dict[str, object]:
-        return RfqArchiveSaved(records=self._archive.all()).model_dump(mode="json")
-
-    def check(self, state: object) -> RfqArchiveSaved:
-        return read_schema(self.name, RfqArchiveSaved, state)
-
-    def load(self, state: dict[str, object]) -> None:
-        saved = self.check(state)
-        self._archive.clear()
-        if saved.records:
-            self._archive.put(saved.records)
+    def restored(self) -> None:
+        """The file was replaced by a backup (history_db.py `HistoryState`): nothing is pending
+        and every row in it is visible."""
+        self._pending, self._pending_orders = {}, {}
+        self._forgotten_before = float("-inf")

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from simulator.adapters.store.history_db import HistoryDb
-from simulator.services.shared.state import StateSchema, read_schema
+from simulator.adapters.store.history_db import HistoryDb, pack, unpack
+from simulator.services.shared.state import StateSchema
 from simulator.services.shared.timeline_search import (
     TAKER_FIELDS,
     TimelineFilter,
@@ -51,10 +51,10 @@ class SqliteTimelineArchive:
             self._pending = {k: v for k, v in self._pending.items() if v[0] > committed}
 
     def put(self, topic: str, timelines: list[Timeline]) -> None:
-        rows: list[tuple[str, str, float, str, str | None, str | None, str]] = []
+        rows: list[tuple[str, str, float, str, str | None, str | None, bytes]] = []
         makers: list[tuple[str, str, float, str]] = []
         for t in timelines:
-            text = _Row(timeline=t).model_dump_json()
+            text = pack(_Row(timeline=t))
             taker, pair = _taker(topic, t), pair_of(t.summary)
             rows.append((topic, t.object_id, t.created_at, t.status.lower(), taker, pair, text))
             makers.extend((topic, m, t.created_at, t.object_id) for m in makers_of(t.summary))
@@ -72,7 +72,7 @@ class SqliteTimelineArchive:
             "SELECT timeline FROM timelines WHERE topic = ? AND id = ? AND created_at >= ?",
             (topic, object_id, self._forgotten_before),
         )
-        return _Row.model_validate_json(rows[0][0]).timeline if rows else None
+        return unpack(_Row, rows[0][0]).timeline if rows else None
 
     def search(
         self, topic: str, where: TimelineFilter, limit: int, exclude: set[str]
@@ -92,7 +92,7 @@ class SqliteTimelineArchive:
         for object_id, text in self.db.read(sql, params):
             if object_id not in skip:
                 skip.add(object_id)  # once, even when two of its makers matched
-                found.append(_Row.model_validate_json(text).timeline)
+                found.append(unpack(_Row, text).timeline)
         merged = sorted([*pending, *found], key=key_of, reverse=True)
         return merged[:limit]
 
@@ -157,11 +157,16 @@ class SqliteTimelineArchive:
             "ORDER BY created_at",
             (topic, self._forgotten_before),
         )
-        kept = {str(i): _Row.model_validate_json(text).timeline for i, text in rows}
+        kept = {str(i): unpack(_Row, text).timeline for i, text in rows}
         kept.update(
             (object_id, t) for (kind, object_id), (_, t) in self._pending.items() if kind == topic
         )
         return sorted(kept.values(), key=lambda t: t.created_at)
+
+    def restored(self) -> None:
+        """The file was replaced by a backup (history_db.py `HistoryState`)."""
+        self._pending = {}
+        self._forgotten_before = float("-inf")
 
     def clear(self, topic: str) -> None:
         """Waits for the writer: no read after a reset may find a row from before it."""
@@ -169,37 +174,3 @@ class SqliteTimelineArchive:
         self.db.write("DELETE FROM timeline_makers WHERE topic = ?", (topic,))
         self.db.write("DELETE FROM timelines WHERE topic = ?", (topic,))
         self.db.flush()
-
-
-class ArchivedTimelinesSaved(StateSchema):
-    """Every timeline in the history database, by topic, oldest first."""
-
-    topics: dict[str, list[Timeline]]
-
-
-class TimelineArchiveState:
-    """The timelines in the history database as a state participant: a snapshot holds every
-    one (a full read: its cost grows with the history kept, docs/performance.md); a reset or a
-    restore puts back exactly those. A state directory holds the file itself instead."""
-
-    name = "history.timelines"
-    kept_in_file = True
-
-    def __init__(self, archive: SqliteTimelineArchive, topics: list[str]) -> None:
-        self._archive = archive
-        self._topics = topics
-
-    def dump(self) -> dict[str, Any]:
-        topics = {topic: self._archive.all(topic) for topic in self._topics}
-        return ArchivedTimelinesSaved(topics=topics).model_dump(mode="json")
-
-    def check(self, state: object) -> ArchivedTimelinesSaved:
-        return read_schema(self.name, ArchivedTimelinesSaved, state)
-
-    def load(self, state: dict[str, Any]) -> None:
-        saved = self.check(state)
-        for topic in self._topics:
-            self._archive.clear(topic)
-            kept = saved.topics.get(topic, [])
-            if kept:
-                self._archive.put(topic, kept)

@@ -11,9 +11,3 @@ from simulator.services.shared.state import StateSchema
 class ArchivedRfq(StateSchema):
     record: StoredRfq
     fills: dict[bytes, Fill]
-
-
-class RfqArchiveSaved(StateSchema):
-    """What reset and snapshots put back of the archive: every record in it."""
-
-    records: list[ArchivedRfq]

@@ -189,7 +189,7 @@ class TieredRfqStore:
 
 class RfqStoreSaved(StateSchema):
     """What reset and snapshots put back of the RFQ store's memory tier (the archive is a
-    participant of its own: RfqArchiveState)."""
+    history file's own participant: adapters/store/history_db.py `HistoryState`)."""
 
     records: dict[str, StoredRfq]
     by_order: dict[bytes, str]

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from simulator.adapters.store.history_db import HistoryDb, HistoryFileError
-from simulator.adapters.store.rfq_archive import RfqArchiveState, SqliteRfqArchive
+from simulator.adapters.store.history_db import HistoryDb, HistoryFileError, HistoryState
+from simulator.adapters.store.rfq_archive import SqliteRfqArchive
 from simulator.services.rfq.archived import ArchivedRfq
 from simulator.services.rfq.model import FilledOrder, QuoteState
 from simulator.services.shared.fills import Fill
+from simulator.services.shared.state import StateFormatError
 from tests.unit.services.rfq.test_store import record as stored
 
 
@@ -112,7 +113,7 @@ def test_a_file_of_another_format_is_refused_with_one_line(tmp_path: Path) -> No
     conn.execute("CREATE TABLE rfqs (id TEXT)")
     conn.execute("PRAGMA user_version=99")
     conn.close()
-    with pytest.raises(HistoryFileError, match="format 99; this rfqsim writes format 1"):
+    with pytest.raises(HistoryFileError, match="format 99; this rfqsim writes format 2"):
         HistoryDb(path).open()
     junk = tmp_path / "junk.sqlite3"
     junk.write_bytes(b"not a database at all, but long enough to have a header" * 10)
@@ -120,15 +121,24 @@ def test_a_file_of_another_format_is_refused_with_one_line(tmp_path: Path) -> No
         HistoryDb(junk).open()
 
 
-def test_the_archive_as_a_participant_puts_back_exactly_what_it_held(db: HistoryDb) -> None:
+def test_a_snapshot_is_a_copy_of_the_file_and_a_load_puts_it_back(db: HistoryDb) -> None:
+    """HistoryState: the engine's backup, not a read of the rows; what was queued before the
+    snapshot is in it, what came after is gone once it is loaded back."""
     archive = SqliteRfqArchive(db)
-    participant = RfqArchiveState(archive)
-    archive.put([archived("rfq_1", 100.0, b"\x01" * 32)])
+    participant = HistoryState(db, [archive.restored])
+    archive.put([archived("rfq_1", 100.0, b"\x01" * 32)])  # queued, maybe not committed yet
     saved = participant.dump()
     archive.put([archived("rfq_2", 200.0)])
-    participant.load(saved)
+    archive.forget_at_rest_before(150.0)  # rfq_1 goes after the snapshot ...
+    assert archive.get("rfq_1") is None
+    participant.load(saved)  # ... and comes back with it
     assert [a.record.rfq_id for a in archive.all()] == ["rfq_1"]
     assert archive.rfq_of_order(b"\x01" * 32) == "rfq_1"
-    participant.load({"records": []})  # a reset to a baseline taken before any history
+    assert archive.get("rfq_2") is None
+    db.clear()
+    db.flush()
     assert archive.all() == []
-    assert archive.get("rfq_1") is None
+    participant.load(saved)  # a snapshot can be restored more than once
+    assert archive.count() == 1
+    with pytest.raises(StateFormatError, match="names no backup on disk"):
+        participant.load({"backup": str(db.path) + ".gone"})

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from simulator.adapters.store.history_db import HistoryDb
-from simulator.adapters.store.timeline_archive import SqliteTimelineArchive, TimelineArchiveState
+from simulator.adapters.store.history_db import HistoryDb, HistoryState
+from simulator.adapters.store.timeline_archive import SqliteTimelineArchive
 from simulator.services.rfq.history import RFQ_STEPS
 from simulator.services.shared.timeline_search import TimelineFilter, key_of, search
 from simulator.services.shared.timelines import Timelines, TimelineState
@@ -117,7 +117,7 @@ def test_forgetting_is_by_creation_time_and_a_snapshot_keeps_both_tiers(
     ids = filled(timelines, 8)
     timelines.spill()
     memory = TimelineState("rfq.timelines", timelines)
-    in_file = TimelineArchiveState(archive, ["rfqs"])
+    in_file = HistoryState(archive.db, [archive.restored])
     saved = (memory.dump(), in_file.dump())
     archive.forget_before(1_005.0)  # the first two were created at 1001 and 1003
     assert timelines.get(ids[0]) is None

@@ -10,7 +10,9 @@ is checked on a fresh twin: load what the busy one dumped (through JSON), dump a
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from collections.abc import Awaitable, Callable, Iterator
 from decimal import Decimal
 from typing import Any
@@ -24,9 +26,9 @@ from provider_sandbox.core import Sandbox
 from provider_sandbox.kyc import submit
 from provider_sandbox.state import SandboxCustomer
 from simulator.adapters.rfq.indexer import FillIndexer
-from simulator.adapters.store.history_db import HistoryDb
-from simulator.adapters.store.rfq_archive import RfqArchiveState, SqliteRfqArchive
-from simulator.adapters.store.timeline_archive import SqliteTimelineArchive, TimelineArchiveState
+from simulator.adapters.store.history_db import TABLES, HistoryDb, HistorySaved, HistoryState
+from simulator.adapters.store.rfq_archive import SqliteRfqArchive
+from simulator.adapters.store.timeline_archive import SqliteTimelineArchive
 from simulator.api.http.appkeys import STATE
 from simulator.clock import Clock
 from simulator.errors import UpstreamError
@@ -137,31 +139,33 @@ def _close_history_files() -> Iterator[None]:
         db.close()
 
 
-async def rfq_archive(busy: bool) -> World:
-    """The history database's RFQ rows: the busy RFQ world's records at rest, moved there."""
+async def history(busy: bool) -> World:
+    """The history file: the busy RFQ world's records at rest and its timelines, moved there.
+    Its dump names a copy of the file, so the generic round trip below compares the rows."""
     db = HistoryDb()
     HISTORY_FILES.append(db)
-    archive = SqliteRfqArchive(db)
+    rfq_archive, timeline_archive = SqliteRfqArchive(db), SqliteTimelineArchive(db)
     if busy:
-        store = (await busy_rfq()).store
+        harness = await busy_rfq()
+        store = harness.store
         assert isinstance(store, TieredRfqStore)
-        store.archive = archive  # instead of the harness's fake
+        store.archive = rfq_archive  # instead of the harness's fake
         assert store.spill(float("inf")) == 3  # filled, corrected late, and one that expired
-    return by_name([RfqArchiveState(archive)])
-
-
-async def timeline_archive(busy: bool) -> World:
-    """The history database's timelines: the busy RFQ world's, all of them left memory."""
-    db = HistoryDb()
-    HISTORY_FILES.append(db)
-    archive = SqliteTimelineArchive(db)
-    if busy:
-        timelines = (await busy_rfq()).area.deps.history.timelines
-        timelines.archive = archive
+        timelines = harness.area.deps.history.timelines
+        timelines.archive = timeline_archive
         timelines.capacity = 0
         timelines.restore(timelines.saved())  # over capacity: every one leaves memory
         assert timelines.spill() == 3
-    return by_name([TimelineArchiveState(archive, ["rfqs", "swaps"])])
+    return by_name([HistoryState(db, [rfq_archive.restored, timeline_archive.restored])])
+
+
+def history_rows(participant: StateParticipant, state: dict[str, Any]) -> object:
+    """What a history dump stands for: every row of the copy it names."""
+    path = HistorySaved.model_validate(state).backup
+    with contextlib.closing(sqlite3.connect(path)) as copy:
+        return {
+            table: sorted(copy.execute(f"SELECT * FROM {table}").fetchall()) for table in TABLES
+        }
 
 
 async def book_and_swaps(busy: bool) -> World:
@@ -271,8 +275,7 @@ WORLDS: list[Callable[[bool], Awaitable[World]]] = [
     shared,
     access,
     rfq,
-    rfq_archive,
-    timeline_archive,
+    history,
     book_and_swaps,
     ramp,
     webhooks,
@@ -296,8 +299,7 @@ PARTICIPANTS = [
     "rfq.events",
     "rfq.timelines",
     "rfq.replies",
-    "rfq.archive",
-    "history.timelines",
+    "history",
     "book.store",
     "book.events",
     "book.timelines",
@@ -346,6 +348,8 @@ def as_read(participant: StateParticipant, state: dict[str, Any]) -> object:
     sets are sets and every list keeps its order."""
     if isinstance(participant, SavedAttributes):
         return participant.check(state)
+    if isinstance(participant, HistoryState):
+        return history_rows(participant, state)
     return state
 
 
