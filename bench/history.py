@@ -97,6 +97,7 @@ def _fill(path: Path, template_id: str, rows: int) -> tuple[list[str], list[str]
             timeline["created_at"] = since - 60
             timeline["summary"]["taker"] = taker
             pair = f"{timeline['summary']['sell_token']}/{timeline['summary']['buy_token']}"
+            item = [rfq_id, since - 60, timeline["status"], timeline["summary"]]
             timeline_rows.append(
                 (
                     "rfqs",
@@ -105,6 +106,7 @@ def _fill(path: Path, template_id: str, rows: int) -> tuple[list[str], list[str]
                     timeline["status"].lower(),
                     taker,
                     pair.lower(),
+                    json.dumps(item),
                     compress_row(json.dumps(timeline_template).encode()),
                 )
             )
@@ -115,8 +117,8 @@ def _fill(path: Path, template_id: str, rows: int) -> tuple[list[str], list[str]
             rfq_rows,
         )
         db.write_many(
-            "INSERT INTO timelines (topic, id, created_at, status, taker, pair, timeline) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO timelines (topic, id, created_at, status, taker, pair, item, timeline) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             timeline_rows,
         )
         db.write_many(

@@ -50,7 +50,8 @@ class Sample:
     (an overloaded simulator), or for the pauses a minute without a collection."""
 
     rss_mb: float | None
-    store_bytes: int | None  # None: no store to measure
+    store_bytes: int | None  # the history file on disk (GET /_sim/runtime); None: not read
+    in_memory: int | None  # RFQ records in memory (the rest are in the history file)
     pause_ms: float | None  # the minute's longest collector pause
     pause_cpu_ms: float | None  # the most CPU one full collection of the minute used
     late_total: int | None  # makers' late replies counted so far (since the last reset)
@@ -118,16 +119,7 @@ def late_replies(makers: dict[str, Any]) -> int:
     return sum(int(m["replies"]["counts"].get("late", 0)) for m in makers["fleet"])
 
 
-def store_bytes(state_dir: Path | None) -> int | None:
-    """What the simulator's state directory holds; None without one."""
-    if state_dir is None:
-        return None
-    return sum(p.stat().st_size for p in state_dir.rglob("*") if p.is_file())
-
-
-async def _sample(
-    session: aiohttp.ClientSession, api: str, state_dir: Path | None, start: float, end: float
-) -> Sample:
+async def _sample(session: aiohttp.ClientSession, api: str, start: float, end: float) -> Sample:
     try:
         runtime = await call_json(
             session,
@@ -138,11 +130,12 @@ async def _sample(
         )
         makers = await call_json(session, "GET", f"{api}/_sim/makers", timeout=READ_TIMEOUT)
     except (aiohttp.ClientError, TimeoutError):
-        return Sample(None, store_bytes(state_dir), None, None, None)
+        return Sample(None, None, None, None, None, None)
     pause_ms, pause_cpu_ms = longest_pause(runtime["data"]["gc"]["seconds"], start, end)
     return Sample(
         rss_mb=runtime["data"]["rss_bytes"] / 2**20,
-        store_bytes=store_bytes(state_dir),
+        store_bytes=runtime["data"]["store"]["file_bytes"],
+        in_memory=runtime["data"]["store"]["rfqs_in_memory"],
         pause_ms=pause_ms,
         pause_cpu_ms=pause_cpu_ms,
         late_total=late_replies(makers["data"]),
@@ -154,7 +147,6 @@ async def _phase(
     load: FirmLoad,
     rate: float,
     minutes: int,
-    state_dir: Path | None,
 ) -> list[Minute]:
     late_before = late_replies((await call_json(session, "GET", f"{load.api}/_sim/makers"))["data"])
     wall, began = time.time(), time.perf_counter()
@@ -164,7 +156,7 @@ async def _phase(
         for k in range(1, minutes + 1):
             await asyncio.sleep(max(0.0, began + k * MINUTE_S - time.perf_counter()))
             start = wall + (k - 1) * MINUTE_S
-            samples.append(await _sample(session, load.api, state_dir, start, start + MINUTE_S))
+            samples.append(await _sample(session, load.api, start, start + MINUTE_S))
         return samples
 
     sampling = asyncio.create_task(sampler())
@@ -173,14 +165,12 @@ async def _phase(
 
 
 async def _soak(
-    api: str, info: dict[str, Any], phases: tuple[tuple[float, float], ...], state_dir: Path | None
+    api: str, info: dict[str, Any], phases: tuple[tuple[float, float], ...]
 ) -> list[list[Minute]]:
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
         load = FirmLoad(api, info)
         await load.prepare(session)
-        return [
-            await _phase(session, load, rate, round(minutes), state_dir) for rate, minutes in phases
-        ]
+        return [await _phase(session, load, rate, round(minutes)) for rate, minutes in phases]
 
 
 def _ms(value: float | None) -> str:
@@ -188,8 +178,10 @@ def _ms(value: float | None) -> str:
 
 
 def _store(minute: Minute) -> str:
-    size = minute.sample.store_bytes
-    return "no store" if size is None else f"{size / 2**20:.2f} MB"
+    size, records = minute.sample.store_bytes, minute.sample.in_memory
+    if size is None or records is None:
+        return "—"
+    return f"{size / 2**20:.1f} MB ({records:,} in memory)"
 
 
 def _misses(minute: Minute, steady: bool) -> list[str]:
@@ -391,7 +383,7 @@ def bench_soak_firm(
     load_before = os.getloadavg()
     extra = ("--state-dir", str(state_dir)) if state_dir is not None else ()
     with processes.simulator("--config", str(FAST_MAKERS), *extra) as started:
-        by_phase = asyncio.run(_soak(started.info["api_url"], started.info, phases, state_dir))
+        by_phase = asyncio.run(_soak(started.info["api_url"], started.info, phases))
     load_after = os.getloadavg()
     steady, burst = by_phase[0], [m for later in by_phase[1:] for m in later]
     measured = steady + burst
@@ -403,8 +395,8 @@ def bench_soak_firm(
             "keyed takers with proof of funds on, four makers answering after 1 ms, every quote "
             "a real signed order. Each row is one minute, by when its requests were scheduled: "
             "p50, p99, max; 'added p99': Server-Timing `sim` minus `makers`; the simulator "
-            "process's RSS at the minute's end; 'store': the size of its state directory "
-            "(where the store's file will live; 'no store' when none is used); the longest "
+            "process's RSS at the minute's end; 'store': the size of its history file and, in "
+            "brackets, the RFQ records still in memory (GET /_sim/runtime); the longest "
             "collector pause of the minute in wall time (GET /_sim/runtime; in brackets the most "
             "CPU one full collection used: a wall time far above it is a collection that waited "
             "for a core); makers' late replies counted "
@@ -483,5 +475,4 @@ __all__ = [
     "overload_note",
     "parse_phase",
     "per_minute",
-    "store_bytes",
 ]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from pathlib import Path
 
 import aiohttp
 import pytest
@@ -22,7 +21,6 @@ from bench.soak_firm import (
     overload_note,
     parse_phase,
     per_minute,
-    store_bytes,
 )
 
 
@@ -45,6 +43,7 @@ def _sample(late_total: int, pause_ms: float | None = 1.0, rss_mb: float = 100.0
     return Sample(
         rss_mb=rss_mb,
         store_bytes=None,
+        in_memory=None,
         pause_ms=pause_ms,
         pause_cpu_ms=pause_ms,
         late_total=late_total,
@@ -76,7 +75,7 @@ def test_a_minute_the_simulator_did_not_answer_leaves_its_count_to_the_next() ->
     result.scheduled_s.append(1120.0)
     result.latencies_ms.append(30_000.0)
     result.labels.append("failed: ConnectionTimeoutError")
-    unread = Sample(None, None, None, None, None)
+    unread = Sample(None, None, None, None, None, None)
     minutes = per_minute(result, [_sample(1), unread, _sample(4)], late_before=0)
     assert [m.late for m in minutes] == [1, None, 3]
     assert minutes[2].result.outcomes == {"failed: ConnectionTimeoutError": 1}
@@ -124,14 +123,6 @@ def test_late_replies_add_up_the_fleet() -> None:
         ]
     }
     assert late_replies(makers) == 3
-
-
-def test_the_store_is_what_the_state_directory_holds(tmp_path: Path) -> None:
-    assert store_bytes(None) is None
-    (tmp_path / "rfqsim-state.json").write_bytes(b"x" * 1000)
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "chain-97.state").write_bytes(b"y" * 24)
-    assert store_bytes(tmp_path) == 1024
 
 
 def test_phases_are_a_rate_and_whole_minutes() -> None:

@@ -33,7 +33,7 @@ from simulator.services.shared.state import StateFormatError, StateSchema, read_
 
 RowT = TypeVar("RowT", bound=BaseModel)
 
-SCHEMA_VERSION = 2  # 2: rows are zlib-compressed JSON
+SCHEMA_VERSION = 3  # 2: rows are zlib-compressed JSON; 3: a timeline's list item apart
 HISTORY_FILE = "rfqsim-history.sqlite3"
 
 SCHEMA = """
@@ -56,6 +56,7 @@ CREATE TABLE IF NOT EXISTS timelines (
     status TEXT NOT NULL,
     taker TEXT,
     pair TEXT,
+    item TEXT NOT NULL,
     timeline BLOB NOT NULL,
     PRIMARY KEY (topic, id)
 );

@@ -7,6 +7,7 @@ What was put stays readable from `_pending` until the writer has committed it (h
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -22,8 +23,8 @@ from simulator.services.shared.timeline_search import (
 from simulator.services.shared.timelines import Timeline
 
 _PUT = (
-    "INSERT OR REPLACE INTO timelines (topic, id, created_at, status, taker, pair, timeline) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT OR REPLACE INTO timelines "
+    "(topic, id, created_at, status, taker, pair, item, timeline) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _PUT_MAKER = (
     "INSERT OR REPLACE INTO timeline_makers (topic, maker, created_at, id) VALUES (?, ?, ?, ?)"
@@ -32,6 +33,12 @@ _PUT_MAKER = (
 
 class _Row(StateSchema):
     timeline: Timeline
+
+
+def _list_item(text: str) -> Timeline:
+    """What a list shows of a timeline in the file: all but its steps, read without them."""
+    object_id, created_at, status, summary = json.loads(text)
+    return Timeline(object_id, created_at, status, summary)
 
 
 def _taker(topic: str, timeline: Timeline) -> str | None:
@@ -51,12 +58,15 @@ class SqliteTimelineArchive:
             self._pending = {k: v for k, v in self._pending.items() if v[0] > committed}
 
     def put(self, topic: str, timelines: list[Timeline]) -> None:
-        rows: list[tuple[str, str, float, str, str | None, str | None, bytes]] = []
+        rows: list[tuple[str, str, float, str, str | None, str | None, str, bytes]] = []
         makers: list[tuple[str, str, float, str]] = []
         for t in timelines:
             text = pack(_Row(timeline=t))
             taker, pair = _taker(topic, t), pair_of(t.summary)
-            rows.append((topic, t.object_id, t.created_at, t.status.lower(), taker, pair, text))
+            item = json.dumps([t.object_id, t.created_at, t.status, t.summary])
+            rows.append(
+                (topic, t.object_id, t.created_at, t.status.lower(), taker, pair, item, text)
+            )
             makers.extend((topic, m, t.created_at, t.object_id) for m in makers_of(t.summary))
         self.db.write_many(_PUT_MAKER, makers)
         seq = self.db.write_many(_PUT, rows)
@@ -92,7 +102,7 @@ class SqliteTimelineArchive:
         for object_id, text in self.db.read(sql, params):
             if object_id not in skip:
                 skip.add(object_id)  # once, even when two of its makers matched
-                found.append(unpack(_Row, text).timeline)
+                found.append(_list_item(text))
         merged = sorted([*pending, *found], key=key_of, reverse=True)
         return merged[:limit]
 
@@ -135,7 +145,7 @@ class SqliteTimelineArchive:
             )
             params += [at, at, object_id]
         sql = (
-            f"SELECT t.id, t.timeline FROM {source} WHERE {' AND '.join(clauses)} "
+            f"SELECT t.id, t.item FROM {source} WHERE {' AND '.join(clauses)} "
             f"ORDER BY {order}.created_at DESC, {order}.id DESC LIMIT ?"
         )
         factor = 2 if where.makers is not None and len(where.makers) > 1 else 1

@@ -9,6 +9,7 @@ repeats or skips an object while new ones arrive at the head."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
 from typing import Protocol, runtime_checkable
 
 from simulator.services.shared.timelines import Timeline, TimelineArchive, Timelines
@@ -84,7 +85,8 @@ class SearchableArchive(TimelineArchive, Protocol):
         self, topic: str, where: TimelineFilter, limit: int, exclude: set[str]
     ) -> list[Timeline]:
         """The newest `limit` matches, newest first, leaving out the ids in `exclude` (the
-        ones memory holds a newer copy of)."""
+        ones memory holds a newer copy of). For lists: a timeline read from the file comes
+        without its steps (`get` reads one whole)."""
         ...
 
 
@@ -92,7 +94,8 @@ def search(timelines: Timelines, where: TimelineFilter, limit: int) -> list[Time
     """The newest `limit` timelines of an area that match, newest first: memory first (it holds
     the newest), then the archive for the rest."""
     topic = timelines.topic
-    found = [t for t in timelines.in_memory_newest_first() if where.matches(topic, t)][:limit]
+    matching = (t for t in timelines.in_memory_newest_first() if where.matches(topic, t))
+    found = list(islice(matching, limit))
     archive = timelines.archive
     if len(found) < limit and archive is not None:
         if isinstance(archive, SearchableArchive):

@@ -137,9 +137,9 @@ class Timelines:
     def newest_first(self) -> Iterator[Timeline]:
         return reversed(self.items.values())
 
-    def in_memory_newest_first(self) -> list[Timeline]:
-        leaving = sorted(self._leaving.values(), key=lambda t: t.created_at, reverse=True)
-        return [*reversed(self.items.values()), *leaving]
+    def in_memory_newest_first(self) -> Iterator[Timeline]:
+        yield from reversed(self.items.values())
+        yield from sorted(self._leaving.values(), key=lambda t: t.created_at, reverse=True)
 
     def in_memory_ids(self) -> set[str]:
         return {*self.items, *self._leaving}
