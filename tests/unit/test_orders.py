@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from eth_abi.abi import decode as abi_decode
+from eth_abi.abi import encode as abi_encode
 from eth_account import Account
 from eth_account.messages import encode_typed_data
 from eth_keys.backends import get_backend
@@ -22,6 +23,7 @@ from contracts.orders import (
     RfqOrder,
     decode_order,
     encode_order,
+    encode_static,
     nonce_word_and_mask,
     order_hash,
     order_type_string,
@@ -138,6 +140,18 @@ def test_order_hash_is_eip712_struct_hash() -> None:
         )
     )
     assert order_hash(order) == expected
+
+
+def test_encode_static_is_eth_abi_for_static_words() -> None:
+    # The quote path's chain reads and transactions are written with it, not with eth_abi.
+    types = ["address", "address", "uint256", "bytes32"]
+    values = ["0x" + "aB" * 20, ZERO_ADDRESS, 2**256 - 1, b"\x07" * 32]
+    assert encode_static(types, values) == abi_encode(types, values)
+    for bad in ("0x1234", "ab" * 20, "0x" + "ab" * 21, "0x" + "zz" * 20):
+        with pytest.raises(ValueError, match="20-byte hex address"):
+            encode_static(["address"], [bad])
+    with pytest.raises(OverflowError):
+        encode_static(["uint256"], [2**256])
 
 
 def test_encode_decode_roundtrip() -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from eth_abi.abi import encode
 from eth_utils.abi import function_signature_to_4byte_selector
 
+from contracts.orders import encode_static
 from simulator.services.rfq.model import QuoteState
 
 APPROVE = function_signature_to_4byte_selector("approve(address,uint256)")
@@ -32,16 +32,52 @@ class TransactionPair(NamedTuple):
 
 def approval(chain_id: int, sell_token: str, spender: str, amount: int) -> UnsignedTx:
     return UnsignedTx(
-        sell_token, APPROVE + encode(["address", "uint256"], [spender, amount]), chain_id
+        sell_token, APPROVE + encode_static(["address", "uint256"], [spender, amount]), chain_id
     )
+
+
+# The swap's calldata is written here rather than by eth_abi's generic encoder (several times
+# slower, and every firm quote carries one): the ABI layout of `(bytes,bytes)` and of
+# `(bytes,bytes)[]`, the only shapes the reactor takes (tests/unit/services/rfq/
+# test_transactions.py holds it to eth_abi's output).
+
+
+def _word(value: int) -> bytes:
+    return value.to_bytes(32, "big")
+
+
+def _padded(data: bytes) -> bytes:
+    """`bytes` in a tail: its length, then the data right-padded to whole words."""
+    return _word(len(data)) + data + b"\0" * (-len(data) % 32)
+
+
+def _signed_order(order: bytes, signature: bytes) -> bytes:
+    """One SignedOrder `(bytes order, bytes sig)`: two offsets, then both tails."""
+    first = _padded(order)
+    return _word(64) + _word(64 + len(first)) + first + _padded(signature)
+
+
+def encode_signed_order(order: bytes, signature: bytes) -> bytes:
+    """abi.encode((bytes,bytes)): the argument of `execute`."""
+    return _word(32) + _signed_order(order, signature)
+
+
+def encode_signed_orders(signed: list[tuple[bytes, bytes]]) -> bytes:
+    """abi.encode((bytes,bytes)[]): the argument of `executeBatch`."""
+    items = [_signed_order(order, signature) for order, signature in signed]
+    offsets, at = [], 32 * len(items)
+    for item in items:
+        offsets.append(_word(at))
+        at += len(item)
+    return _word(32) + _word(len(items)) + b"".join(offsets) + b"".join(items)
 
 
 def swap(chain_id: int, reactor: str, quote: QuoteState) -> UnsignedTx:
     signed = [(o.encoded_order, o.signature) for o in quote.orders]
     if len(signed) == 1:
-        data = EXECUTE + encode(["(bytes,bytes)"], signed)
+        data = EXECUTE + encode_signed_order(*signed[0])
     else:
-        data = EXECUTE_BATCH + encode(["(bytes,bytes)[]"], [signed])
+        data = EXECUTE_BATCH + encode_signed_orders(signed)
     return UnsignedTx(reactor, data, chain_id)
 
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from eth_abi.abi import encode
-
 from contracts.orders import encode_order
 from simulator.services.limit_orders.model import LimitOrder
 from simulator.services.rfq.transactions import (
@@ -22,6 +20,7 @@ from simulator.services.rfq.transactions import (
     TransactionPair,
     UnsignedTx,
     approval,
+    encode_signed_orders,
 )
 from simulator.services.shared.amounts import rate_ray
 from simulator.services.shared.fills import Fill
@@ -119,9 +118,7 @@ class SwapRecord:
     def batch_tx(self) -> UnsignedTx:
         """One executeBatch of every included order with its maker's signature."""
         signed = [(encode_order(o.order), o.signature) for o in self.orders]
-        return UnsignedTx(
-            self.reactor, EXECUTE_BATCH + encode(["(bytes,bytes)[]"], [signed]), self.chain_id
-        )
+        return UnsignedTx(self.reactor, EXECUTE_BATCH + encode_signed_orders(signed), self.chain_id)
 
 
 @dataclass(frozen=True)
