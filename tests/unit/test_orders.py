@@ -14,6 +14,7 @@ from eth_keys.backends import get_backend
 from eth_keys.backends.coincurve import CoinCurveECCBackend
 from eth_utils.crypto import keccak
 
+from contracts import orders as orders_module
 from contracts.artifacts import load_artifact
 from contracts.orders import (
     ORDER_TYPE_STRING,
@@ -140,6 +141,13 @@ def test_order_hash_is_eip712_struct_hash() -> None:
         )
     )
     assert order_hash(order) == expected
+
+
+@pytest.mark.parametrize("length", [0, 1, 31, 32, 135, 136, 137, 320, 100_000])
+def test_the_quote_path_keccak_is_keccak256(length: int) -> None:
+    # contracts/orders.py calls pycryptodome's compiled Keccak directly (rate edges: 136 bytes).
+    data = (bytes(range(256)) * (length // 256 + 1))[:length]
+    assert orders_module._keccak(data) == keccak(data)
 
 
 def test_encode_static_is_eth_abi_for_static_words() -> None:
