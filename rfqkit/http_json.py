@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import ssl
 from typing import Any
 from urllib.parse import urlsplit
+
+from rfqkit import json_text
 
 __all__ = ["JsonPoster", "NodeClosed", "NodeRefused"]
 
@@ -103,7 +104,7 @@ class JsonPoster:
     async def post(self, payload: Any) -> Any:
         """The answer's JSON (whatever its HTTP status, as a node's errors are JSON-RPC
         objects). Raises NodeRefused, NodeClosed, TimeoutError, or ValueError (not JSON)."""
-        body = json.dumps(payload, separators=(",", ":")).encode()
+        body = json_text.dumps(payload)
         request = self._head + b"%d\r\n\r\n" % len(body) + body
         async with self._slots, asyncio.timeout(self.timeout_s):
             connection = await self._connection()
@@ -119,7 +120,7 @@ class JsonPoster:
                 self._idle.append(connection)
             else:
                 connection.close()
-        return json.loads(raw)
+        return json_text.loads(raw)
 
     async def _connection(self) -> _Connection:
         while self._idle:

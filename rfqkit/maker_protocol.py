@@ -27,6 +27,7 @@ from pydantic import (
 )
 
 from contracts.orders import RfqOrder
+from rfqkit import json_text
 from rfqkit.wire import WIRE_ONLY, WireModel
 
 UINT256_MAX = 2**256 - 1
@@ -350,7 +351,7 @@ def _load(data: str | bytes | dict[str, Any], known: frozenset[str]) -> dict[str
         obj: object = data
     else:
         try:
-            obj = json.loads(data)
+            obj = json_text.loads(data)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ProtocolError(f"frame is not JSON: {exc}") from exc
     if not isinstance(obj, dict):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from asyncio import FIRST_COMPLETED
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from rfqkit import json_text
 from rfqkit.maker_protocol import (
     CLOSE_CREDENTIAL_WITHDRAWN,
     CLOSE_GOING_AWAY,
@@ -268,7 +268,7 @@ class MakerStreamSessions:
         """One text frame from the maker; the reply to send, if any. No await: each frame's
         registry calls happen as one step."""
         try:
-            obj = json.loads(text)
+            obj = json_text.loads(text)
         except ValueError:
             return ErrorMessage(code="bad_message", message="not JSON")
         if not isinstance(obj, dict):
