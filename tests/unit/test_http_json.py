@@ -131,38 +131,37 @@ async def test_an_answer_cut_short_is_a_closed_connection() -> None:
         await poster.close()
 
 
-async def test_a_body_without_length_runs_to_the_close_and_is_not_reused() -> None:
-    connections = 0
+class AnswerOnceAndClose:
+    """A node that answers each connection's one request with its body echoed, then closes
+    the connection; `with_length` False leaves the length out (the body runs to the close)."""
 
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        nonlocal connections
-        connections += 1
+    def __init__(self, *, with_length: bool) -> None:
+        self.with_length = with_length
+        self.connections = 0
+
+    async def __call__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
         body = await read_request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" + body)
+        length = b"Content-Length: %d\r\n" % len(body) if self.with_length else b""
+        writer.write(b"HTTP/1.1 200 OK\r\n" + length + b"\r\n" + body)
         await writer.drain()
-        writer.close()
+        writer.close()  # no Connection: close header: the client learns it from the socket
 
-    server, url = await raw_server(handler)
+
+async def test_a_body_without_length_runs_to_the_close_and_is_not_reused() -> None:
+    node = AnswerOnceAndClose(with_length=False)
+    server, url = await raw_server(node)
     async with server:
         poster = JsonPoster(url, timeout_s=5)
         assert await poster.post({"a": 1}) == {"a": 1}
         assert await poster.post({"a": 2}) == {"a": 2}
         await poster.close()
-    assert connections == 2
+    assert node.connections == 2
 
 
 async def test_a_connection_the_node_closed_while_idle_is_replaced() -> None:
-    connections = 0
-
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        nonlocal connections
-        connections += 1
-        body = await read_request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
-        await writer.drain()
-        writer.close()  # no Connection: close header: the client learns it from the socket
-
-    server, url = await raw_server(handler)
+    node = AnswerOnceAndClose(with_length=True)
+    server, url = await raw_server(node)
     async with server:
         poster = JsonPoster(url, timeout_s=5)
         assert await poster.post([1]) == [1]
@@ -170,7 +169,7 @@ async def test_a_connection_the_node_closed_while_idle_is_replaced() -> None:
         assert await poster._idle[0].reader.read() == b""
         assert await poster.post([2]) == [2]
         await poster.close()
-    assert connections == 2
+    assert node.connections == 2
 
 
 async def test_not_json_is_a_value_error_and_a_silent_node_a_timeout() -> None:
