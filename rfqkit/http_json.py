@@ -106,7 +106,8 @@ class JsonPoster:
         objects). Raises NodeRefused, NodeClosed, TimeoutError, or ValueError (not JSON)."""
         body = json_text.dumps(payload)
         request = self._head + b"%d\r\n\r\n" % len(body) + body
-        async with self._slots, asyncio.timeout(self.timeout_s):
+        # The timeout covers the wait for a free connection too, as aiohttp's total timeout did.
+        async with asyncio.timeout(self.timeout_s), self._slots:
             connection = await self._connection()
             try:
                 raw, keep = await connection.exchange(request)

@@ -190,3 +190,21 @@ async def test_not_json_is_a_value_error_and_a_silent_node_a_timeout() -> None:
         with pytest.raises(TimeoutError):
             await poster.post(2)
         await poster.close()
+
+
+async def test_the_timeout_covers_the_wait_for_a_free_connection() -> None:
+    connections = 0
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        await reader.read()  # never answers: waits for the client to give up
+        writer.close()
+
+    server, url = await raw_server(silent)
+    async with server:
+        poster = JsonPoster(url, timeout_s=0.3, max_connections=1)
+        outcomes = await asyncio.gather(poster.post(1), poster.post(2), return_exceptions=True)
+        assert [type(o) for o in outcomes] == [TimeoutError, TimeoutError]
+        await poster.close()
+    assert connections == 1  # the second never had a connection, and timed out waiting for one
