@@ -77,7 +77,8 @@ CREATE INDEX IF NOT EXISTS timeline_makers_created ON timeline_makers (created_a
 
 TABLES = ("rfqs", "rfq_orders", "timelines", "timeline_makers")
 
-Write = tuple[str, Sequence[Any] | Iterable[Sequence[Any]], bool]  # (sql, params, many)
+Rows = Iterable[Sequence[Any]] | Callable[[], Iterable[Sequence[Any]]]
+Write = tuple[str, Sequence[Any] | Rows, bool]  # (sql, params, many)
 
 
 def compress_row(json_text: bytes) -> bytes:
@@ -197,9 +198,12 @@ class HistoryDb:
         self.queued += 1
         return self.queued
 
-    def write_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
+    def write_many(self, sql: str, rows: Rows) -> int:
+        """Queue one statement for many rows. Rows given as a function are built by the writer
+        thread, so their serialisation is off the event loop too (the function must only read
+        what the caller no longer changes)."""
         self.open()
-        self._queue.put((sql, list(rows), True))
+        self._queue.put((sql, rows if callable(rows) else list(rows), True))
         self.queued += 1
         return self.queued
 
@@ -263,11 +267,12 @@ class HistoryDb:
             conn.execute("BEGIN")
             for sql, params, many in batch:
                 if many:
-                    conn.executemany(sql, params)
+                    conn.executemany(sql, params() if callable(params) else params)
                 else:
                     conn.execute(sql, params)  # type: ignore[arg-type]
             conn.execute("COMMIT")
-        except sqlite3.Error as exc:  # a full disk, a removed file: reads go on, writes stop
+        except Exception as exc:  # a full disk, a removed file, a row that would not build:
+            # reads go on, writes stop, and the writer thread stays alive for flush and close
             self.failure = exc
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")

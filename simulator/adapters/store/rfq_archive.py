@@ -34,15 +34,19 @@ class SqliteRfqArchive:
             self._pending_orders = {h: i for h, i in self._pending_orders.items() if i in live}
 
     def put(self, records: list[ArchivedRfq]) -> None:
-        rows: list[tuple[str, float, float, bytes]] = []
         orders: list[tuple[bytes, str]] = []
         for archived in records:
             record = archived.record
-            since = record.at_rest_since()
-            assert since is not None, "only a record at rest is archived"
-            rows.append((record.rfq_id, record.created_at, since, pack(archived)))
+            assert record.at_rest_since() is not None, "only a record at rest is archived"
             if record.quote is not None:
                 orders.extend((o.order_hash, record.rfq_id) for o in record.quote.orders)
+
+        def rows() -> list[tuple[str, float, float, bytes]]:  # on the writer thread
+            return [
+                (a.record.rfq_id, a.record.created_at, a.record.at_rest_since() or 0.0, pack(a))
+                for a in records
+            ]
+
         self.db.write_many(_PUT_ORDER, orders)
         seq = self.db.write_many(_PUT, rows)
         self._prune()

@@ -58,16 +58,25 @@ class SqliteTimelineArchive:
             self._pending = {k: v for k, v in self._pending.items() if v[0] > committed}
 
     def put(self, topic: str, timelines: list[Timeline]) -> None:
-        rows: list[tuple[str, str, float, str, str | None, str | None, str, bytes]] = []
         makers: list[tuple[str, str, float, str]] = []
         for t in timelines:
-            text = pack(_Row(timeline=t))
-            taker, pair = _taker(topic, t), pair_of(t.summary)
-            item = json.dumps([t.object_id, t.created_at, t.status, t.summary])
-            rows.append(
-                (topic, t.object_id, t.created_at, t.status.lower(), taker, pair, item, text)
-            )
             makers.extend((topic, m, t.created_at, t.object_id) for m in makers_of(t.summary))
+
+        def rows() -> list[tuple[str, str, float, str, str | None, str | None, str, bytes]]:
+            return [  # on the writer thread
+                (
+                    topic,
+                    t.object_id,
+                    t.created_at,
+                    t.status.lower(),
+                    _taker(topic, t),
+                    pair_of(t.summary),
+                    json.dumps([t.object_id, t.created_at, t.status, t.summary]),
+                    pack(_Row(timeline=t)),
+                )
+                for t in timelines
+            ]
+
         self.db.write_many(_PUT_MAKER, makers)
         seq = self.db.write_many(_PUT, rows)
         self._prune()

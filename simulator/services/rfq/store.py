@@ -87,7 +87,8 @@ class TieredRfqStore:
             since = record.at_rest_since()
             if since is None or since >= before or record.rfq_id in self._recalled:
                 continue
-            going.append(ArchivedRfq(record=record, fills=self.fills.get(record.rfq_id, {})))
+            fills = self.fills.get(record.rfq_id, {})
+            going.append(ArchivedRfq.model_construct(record=record, fills=fills))  # checked types
         self._recalled.clear()
         if going:
             self.archive.put(going)
