@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+import psutil
 from pydantic import BaseModel
 
 from simulator.services.shared.state import StateFormatError, StateSchema, read_schema
@@ -79,6 +80,33 @@ TABLES = ("rfqs", "rfq_orders", "timelines", "timeline_makers")
 
 Rows = Iterable[Sequence[Any]] | Callable[[], Iterable[Sequence[Any]]]
 Write = tuple[str, Sequence[Any] | Rows, bool]  # (sql, params, many)
+
+
+TEMP_PREFIX = "rfqsim-history-"  # then the owner's pid, a dash, a random part
+BACKUPS_PREFIX = "rfqsim-history-backups-"  # the same, for a process's snapshot copies
+
+
+def _orphaned(path: Path, prefix: str) -> bool:
+    owner = path.name[len(prefix) :].partition("-")[0]
+    return owner.isdigit() and not psutil.pid_exists(int(owner))
+
+
+def remove_orphans(directory: Path) -> list[Path]:
+    """Temporary history files and snapshot copies whose process is gone (killed, so it could
+    not remove its own): removed, a file with its WAL and shared-memory files; returns what
+    was removed."""
+    removed = []
+    for path in directory.glob(f"{BACKUPS_PREFIX}*"):
+        if path.is_dir() and _orphaned(path, BACKUPS_PREFIX):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    for path in directory.glob(f"{TEMP_PREFIX}*.sqlite3"):
+        if _orphaned(path, TEMP_PREFIX):
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(OSError):
+                    os.remove(f"{path}{suffix}")
+            removed.append(path)
+    return removed
 
 
 def compress_row(json_text: bytes) -> bytes:
@@ -141,7 +169,10 @@ class HistoryDb:
         if self._reader is not None:
             return
         if self._path is None:
-            handle, name = tempfile.mkstemp(prefix="rfqsim-history-", suffix=".sqlite3")
+            remove_orphans(Path(tempfile.gettempdir()))
+            handle, name = tempfile.mkstemp(
+                prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=".sqlite3"
+            )
             os.close(handle)
             self._path = Path(name)
         self._path.parent.mkdir(parents=True, exist_ok=True)
@@ -304,7 +335,8 @@ class HistoryDb:
         self.open()
         self.flush()
         if self._backups is None:
-            self._backups = Path(tempfile.mkdtemp(prefix="rfqsim-history-backups-"))
+            prefix = f"{BACKUPS_PREFIX}{os.getpid()}-"
+            self._backups = Path(tempfile.mkdtemp(prefix=prefix))
         self._backup_count += 1
         target = self._backups / f"{self._backup_count}.sqlite3"
         assert self._reader is not None

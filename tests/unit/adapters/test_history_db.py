@@ -6,13 +6,22 @@ removed on close."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from simulator.adapters.store.history_db import HistoryDb, HistoryFileError, HistoryState
+from simulator.adapters.store.history_db import (
+    BACKUPS_PREFIX,
+    TEMP_PREFIX,
+    HistoryDb,
+    HistoryFileError,
+    HistoryState,
+    remove_orphans,
+)
 from simulator.adapters.store.rfq_archive import SqliteRfqArchive
 from simulator.services.rfq.archived import ArchivedRfq
 from simulator.services.rfq.model import FilledOrder, QuoteState
@@ -142,3 +151,22 @@ def test_a_snapshot_is_a_copy_of_the_file_and_a_load_puts_it_back(db: HistoryDb)
     assert archive.count() == 1
     with pytest.raises(StateFormatError, match="names no backup on disk"):
         participant.load({"backup": str(db.path) + ".gone"})
+
+
+def test_temporary_files_of_killed_processes_are_removed_by_the_next_one(tmp_path: Path) -> None:
+    """A killed simulator cannot remove its temporary history file; the next one to make a
+    temporary file removes every one whose process is gone, and none of a live process."""
+    dead_pid = subprocess.Popen(["true"])  # a process that has ended
+    dead_pid.wait()
+    orphan = tmp_path / f"{TEMP_PREFIX}{dead_pid.pid}-abc.sqlite3"
+    live = tmp_path / f"{TEMP_PREFIX}{os.getpid()}-def.sqlite3"
+    foreign = tmp_path / "rfqsim-history-notapid.sqlite3"
+    for path in (orphan, Path(f"{orphan}-wal"), live, foreign):
+        path.write_bytes(b"x")
+    copies = tmp_path / f"{BACKUPS_PREFIX}{dead_pid.pid}-ghi"
+    copies.mkdir()
+    (copies / "1.sqlite3").write_bytes(b"x")
+    (tmp_path / f"{BACKUPS_PREFIX}{os.getpid()}-jkl").mkdir()
+    assert sorted(remove_orphans(tmp_path)) == sorted([copies, orphan])
+    kept = [live.name, foreign.name, f"{BACKUPS_PREFIX}{os.getpid()}-jkl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(kept)
