@@ -432,10 +432,9 @@ def bench_soak_firm(
         f"load average (1, 5, 15 min) {', '.join(f'{v:.2f}' for v in load_before)} before the "
         f"run and {', '.join(f'{v:.2f}' for v in load_after)} after; read the trend, not the "
         "absolute figures.",
-        "'no store': the simulator keeps its history on the Python heap; `--state-dir` is "
-        "written only at stop, so during a run there is no file to measure. With "
-        "`--soak-state-dir DIR` the simulator runs with `--state-dir DIR` and the column is "
-        "what DIR holds.",
+        "'store': the history file grows with every record that leaves memory (a temporary "
+        "file; with `--soak-state-dir DIR`, DIR/rfqsim-history.sqlite3); the records in "
+        "memory stay flat while the simulator keeps up.",
     ]
     targets = Section(
         title=TARGETS,
