@@ -138,7 +138,7 @@ class Timelines:
         return reversed(self.items.values())
 
     def in_memory_newest_first(self) -> Iterator[Timeline]:
-        yield from reversed(self.items.values())
+        yield from self.newest_first()
         yield from sorted(self._leaving.values(), key=lambda t: t.created_at, reverse=True)
 
     def in_memory_ids(self) -> set[str]:

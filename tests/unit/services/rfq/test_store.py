@@ -165,15 +165,21 @@ async def test_records_at_rest_leave_memory_and_stay_readable(rfq: RfqHarness) -
     assert [r.rfq_id for r in rfq.store.all()] == [filled.rfq_id, live.rfq_id]
 
 
+async def expired_quote(rfq: RfqHarness) -> StoredRfq:
+    """A quote of one maker that has lapsed and been swept: at rest from its expiry."""
+    rfq.maker(1)
+    record = await rfq.quoted()
+    assert record.quote is not None
+    await rfq.advance_to(record.quote.expires_at)
+    await rfq.settlement.sweep()
+    assert record.status == "expired"
+    return record
+
+
 async def test_a_record_read_back_waits_a_spill_then_goes_back_with_its_changes(
     rfq: RfqHarness,
 ) -> None:
-    rfq.maker(1)
-    expired = await rfq.quoted()
-    assert expired.quote is not None
-    await rfq.advance_to(expired.quote.expires_at)
-    await rfq.settlement.sweep()
-    assert expired.status == "expired"
+    expired = await expired_quote(rfq)
     later = rfq.clock.time() + 3600
     assert rfq.store.spill(later) == 1
     recalled = rfq.store.get(expired.rfq_id)
@@ -189,12 +195,8 @@ async def test_a_record_read_back_waits_a_spill_then_goes_back_with_its_changes(
 async def test_a_late_fill_corrects_a_record_that_left_memory(rfq: RfqHarness) -> None:
     """The 24 h correction reaches the archive: the fill finds the record by its order hash,
     the record comes back, is corrected to filled and announced as such."""
-    rfq.maker(1)
-    record = await rfq.quoted()
+    record = await expired_quote(rfq)
     assert record.quote is not None
-    await rfq.advance_to(record.quote.expires_at)
-    await rfq.settlement.sweep()
-    assert record.status == "expired"
     await rfq.advance_to(rfq.clock.time() + 3600)
     assert rfq.store.spill(rfq.clock.time()) == 1
     for index, order in enumerate(record.quote.orders):
