@@ -282,6 +282,15 @@ class StreamSettings(StrictModel):
     max_queued_kib: int = Field(default=1024, ge=1, le=1_048_576)
 
 
+class CollectorSettings(StrictModel):
+    # Who starts full garbage collections: `when_idle` (the simulator, after `idle_s` without a
+    # request, or once the process grew by `memory_growth_mb`; CPython's own are off) or
+    # `interpreter` (CPython's schedule). docs/performance.md "Hold a day" says why.
+    full_collections: Literal["when_idle", "interpreter"] = "when_idle"
+    idle_s: float = Field(default=2.0, gt=0)
+    memory_growth_mb: float = Field(default=256, gt=0)
+
+
 class Settings(BaseSettings):
     # A BaseSettings so pydantic-settings knows the RFQSIM_ names; the environment itself is read
     # once, by `load_settings`, at its place between the YAML file and the CLI flags.
@@ -326,6 +335,7 @@ class Settings(BaseSettings):
     journal: JournalSettings = JournalSettings()
     timelines: TimelineSettings = TimelineSettings()
     stream: StreamSettings = StreamSettings()
+    collector: CollectorSettings = CollectorSettings()
     # The simulated maker fleet started with the simulator (None: no makers; `--no-makers`).
     makers: FleetConfig | None = Field(default_factory=default_fleet)
     # Where that fleet runs: `in` the simulator's process, or in a process of its `own` (a child

@@ -97,6 +97,7 @@ from simulator.randomness import RandomSource
 from simulator.runtime.access import access_state, build_access
 from simulator.runtime.chains import chains_context
 from simulator.runtime.feed import build_feed, corridor_prices, feed_state
+from simulator.runtime.full_collections import full_collections_context
 from simulator.runtime.housekeeping import housekeeping_context
 from simulator.runtime.lifecycle import SHUTDOWN, Shutdown
 from simulator.runtime.limit_orders import book_context, book_state, build_book
@@ -413,6 +414,7 @@ def create_app(
     app[PROVIDER] = ProviderHolder()
     app[GC_PAUSES] = GcPauseRecorder()
     app.cleanup_ctx.append(_gc_pauses_context)
+    app.cleanup_ctx.append(full_collections_context)  # the simulator's, not CPython's schedule
     app.cleanup_ctx.append(_history_context)  # closed (and its file removed) last
     app.cleanup_ctx.append(scenario_context)  # a running scenario's task ends with the app
     app.cleanup_ctx.append(housekeeping_context)  # bounded memory: lapsed state is swept

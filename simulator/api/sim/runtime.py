@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import gc
 import os
+from typing import Literal
 
 import psutil
 from aiohttp import web
 from pydantic import AwareDatetime, Field
 
 from rfqkit.timestamps import isoformat_unix
-from simulator.api.http.appkeys import GC_PAUSES, HISTORY, RFQ
+from simulator.api.http.appkeys import FULL_COLLECTIONS, GC_PAUSES, HISTORY, RFQ
 from simulator.api.http.parsing import parse_query
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
@@ -60,6 +61,19 @@ class GcView(SnakeApiModel):
         description="Each second with a collection, oldest first, of the last `seconds_kept`"
     )
     seconds_kept: int
+    full_collections: FullCollectionsView
+
+
+class FullCollectionsView(SnakeApiModel):
+    schedule: Literal["when_idle", "interpreter"] = Field(
+        description="Who starts full collections (`collector.full_collections`): the "
+        "simulator when idle or grown, or CPython's own thresholds"
+    )
+    when_idle: int = Field(description="Full collections the simulator ran after an idle spell")
+    memory_grown: int = Field(
+        description="Full collections the simulator ran because the process had grown by "
+        "`collector.memory_growth_mb`"
+    )
 
 
 class StoreView(SnakeApiModel):
@@ -89,6 +103,16 @@ def _totals(totals: PauseTotals) -> dict[str, int | float | None]:
     }
 
 
+def _full_collections(app: web.Application) -> FullCollectionsView:
+    schedule = app.get(FULL_COLLECTIONS)
+    if schedule is None:
+        return FullCollectionsView(schedule="interpreter", when_idle=0, memory_grown=0)
+    runs = schedule.runs
+    return FullCollectionsView(
+        schedule="when_idle", when_idle=runs["idle"], memory_grown=runs["memory"]
+    )
+
+
 async def get_runtime(request: web.Request) -> web.Response:
     query = parse_query(request, RuntimeQuery)
     recorder = request.app[GC_PAUSES]
@@ -113,6 +137,7 @@ async def get_runtime(request: web.Request) -> web.Response:
                     for s in recorder.seconds(since)
                 ],
                 seconds_kept=recorder.seconds_kept,
+                full_collections=_full_collections(request.app),
             ),
             store=StoreView(
                 file_bytes=request.app[HISTORY].size_bytes(),

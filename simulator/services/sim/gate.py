@@ -32,6 +32,7 @@ class RequestGate:
         self._drained.set()
         self._interrupted: set[asyncio.Task[Any]] = set()  # cancelled by a state change
         self.admitting_own = False  # closed, but the fleet's own requests pass (admitting_own)
+        self.entered = 0  # requests tracked so far: whether any ran between two looks
 
     @property
     def inside(self) -> int:
@@ -47,6 +48,7 @@ class RequestGate:
                 raise StateChangeInterrupted from None
 
     def track(self, task: asyncio.Task[Any]) -> None:
+        self.entered += 1
         self._inside.add(task)
         self._drained.clear()
 
