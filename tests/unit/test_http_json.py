@@ -6,6 +6,7 @@ close, a connection closed while idle)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -194,17 +195,28 @@ async def test_not_json_is_a_value_error_and_a_silent_node_a_timeout() -> None:
 
 async def test_the_timeout_covers_the_wait_for_a_free_connection() -> None:
     connections = 0
+    holding = asyncio.Event()
 
     async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         nonlocal connections
         connections += 1
+        holding.set()
         await reader.read()  # never answers: waits for the client to give up
         writer.close()
 
     server, url = await raw_server(silent)
     async with server:
-        poster = JsonPoster(url, timeout_s=0.3, max_connections=1)
-        outcomes = await asyncio.gather(poster.post(1), poster.post(2), return_exceptions=True)
-        assert [type(o) for o in outcomes] == [TimeoutError, TimeoutError]
+        # The first post holds the only connection well past the second's deadline (with one
+        # timeout for both, the first's expiry could free it just before the second's).
+        poster = JsonPoster(url, timeout_s=30, max_connections=1)
+        first = asyncio.create_task(poster.post(1))
+        await holding.wait()
+        poster.timeout_s = 0.3
+        with pytest.raises(TimeoutError):
+            await poster.post(2)
+        assert connections == 1  # the second never had a connection, and timed out waiting
+        assert not first.done()
+        first.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await first
         await poster.close()
-    assert connections == 1  # the second never had a connection, and timed out waiting for one
