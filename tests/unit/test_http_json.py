@@ -196,6 +196,7 @@ async def test_not_json_is_a_value_error_and_a_silent_node_a_timeout() -> None:
 async def test_the_timeout_covers_the_wait_for_a_free_connection() -> None:
     connections = 0
     holding = asyncio.Event()
+    handled = asyncio.Event()
 
     async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         nonlocal connections
@@ -203,6 +204,8 @@ async def test_the_timeout_covers_the_wait_for_a_free_connection() -> None:
         holding.set()
         await reader.read()  # never answers: waits for the client to give up
         writer.close()
+        await writer.wait_closed()
+        handled.set()
 
     server, url = await raw_server(silent)
     async with server:
@@ -220,3 +223,6 @@ async def test_the_timeout_covers_the_wait_for_a_free_connection() -> None:
         with contextlib.suppress(asyncio.CancelledError):
             await first
         await poster.close()
+        # The server's side of the connection closed too, before the loop ends (else its
+        # socket is left for a later test's garbage collection to report).
+        await handled.wait()
