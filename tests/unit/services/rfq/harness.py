@@ -347,6 +347,15 @@ class RfqHarness:
         assert outcome.record.status == "quoted", outcome.record.no_quote_reason
         return outcome.record
 
+    async def expired(self) -> StoredRfq:
+        """A quote that lapsed and was swept: at rest from its expiry."""
+        record = await self.quoted()
+        assert record.quote is not None
+        await self.advance_to(record.quote.expires_at)
+        await self.settlement.sweep()
+        assert record.status == "expired"
+        return record
+
     async def settled_makers(self) -> None:
         """Every fake maker's pending answers delivered (late ones included)."""
         for maker in self.makers:

@@ -19,15 +19,6 @@ def rfq_body(rfq: RfqHarness, index: int = -1) -> dict[str, Any]:
     return body
 
 
-async def expired(rfq: RfqHarness) -> StoredRfq:
-    record = await rfq.quoted()
-    assert record.quote is not None
-    await rfq.advance_to(record.quote.expires_at)
-    await rfq.settlement.sweep()
-    assert record.status == "expired"
-    return record
-
-
 async def failed(rfq: RfqHarness) -> StoredRfq:
     record = await rfq.quoted()
     assert record.quote is not None
@@ -212,7 +203,7 @@ async def test_a_mined_transaction_waits_for_its_fill_and_an_unreadable_chain_wa
 
 async def test_a_late_fill_after_expiry_supersedes_expired(rfq: RfqHarness) -> None:
     rfq.maker(1)
-    record = await expired(rfq)
+    record = await rfq.expired()
     await rfq.clock.advance(30)
     await rfq.fill_all(record)
     assert (record.status, record.late, record.superseded) == ("filled", True, "expired")
@@ -246,7 +237,7 @@ async def test_a_late_fill_after_failure_clears_the_fail_reason(rfq: RfqHarness)
 
 async def test_a_fill_inside_the_correction_window_is_applied(rfq: RfqHarness) -> None:
     rfq.maker(1)
-    record = await expired(rfq)
+    record = await rfq.expired()
     await rfq.clock.advance(DAY_S - 60)
     await rfq.fill_all(record)
     assert (record.status, record.late) == ("filled", True)
@@ -254,7 +245,7 @@ async def test_a_fill_inside_the_correction_window_is_applied(rfq: RfqHarness) -
 
 async def test_a_fill_after_the_correction_window_is_not_applied(rfq: RfqHarness) -> None:
     rfq.maker(1)
-    record = await expired(rfq)
+    record = await rfq.expired()
     await rfq.clock.advance(DAY_S + 1)
     await rfq.fill_all(record)
     assert (record.status, record.late, record.filled_at) == ("expired", False, None)

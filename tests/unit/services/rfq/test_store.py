@@ -168,12 +168,7 @@ async def test_records_at_rest_leave_memory_and_stay_readable(rfq: RfqHarness) -
 async def expired_quote(rfq: RfqHarness) -> StoredRfq:
     """A quote of one maker that has lapsed and been swept: at rest from its expiry."""
     rfq.maker(1)
-    record = await rfq.quoted()
-    assert record.quote is not None
-    await rfq.advance_to(record.quote.expires_at)
-    await rfq.settlement.sweep()
-    assert record.status == "expired"
-    return record
+    return await rfq.expired()
 
 
 async def test_a_record_read_back_waits_a_spill_then_goes_back_with_its_changes(
