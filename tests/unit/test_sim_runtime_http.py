@@ -44,6 +44,8 @@ async def test_runtime_reports_a_full_collection_in_its_declared_shape(client: C
     assert set(payload) == {"pid", "rss_bytes", "gc", "store"}
     assert view.gc.full_collections.schedule == "when_idle"
     assert view.store.rfqs_in_memory == 0  # no RFQ yet (the file: test_retention.py)
+    assert view.store.writer_pid not in (None, view.pid)  # started by the baseline's backup
+    assert view.store.writes_waiting == 0  # the backup committed everything first
     assert view.rss_bytes > 10 * 2**20
     assert [g.generation for g in view.gc.generations] == [0, 1, 2]
     assert view.gc.generations[2].collections > before.gc.generations[2].collections

@@ -2,8 +2,10 @@
 life, timelines that left memory), so the heap holds only what requests decide on.
 
 - WAL journal, `synchronous=NORMAL`: a crash loses at most the last batch, never the file.
-- One writer: a thread of its own takes every write from a queue and commits them in batches
-  (everything queued when it wakes, one transaction), so a request never waits on the disk.
+- One writer, in a process of its own (history_writer.py: no interpreter lock shared with the
+  event loop, a lower priority): a thread here takes every write from a queue, builds the rows
+  of those given as functions, and hands everything queued when it wakes to the writer as one
+  batch (one transaction), so a request never waits on the disk.
 - Reads run on the caller's thread through a connection of their own (WAL lets them read while
   the writer writes). A write is visible to reads once committed; the archives built on this
   (rfq_archive.py, timeline_archive.py) keep what they queued visible until then
@@ -20,6 +22,8 @@ import os
 import queue
 import shutil
 import sqlite3
+import subprocess
+import sys
 import tempfile
 import threading
 import zlib
@@ -30,6 +34,8 @@ from typing import Any, TypeVar
 import psutil
 from pydantic import BaseModel
 
+from simulator.adapters.store import history_writer
+from simulator.adapters.store.history_writer import Packed, read_frame, write_frame
 from simulator.services.shared.state import StateFormatError, StateSchema, read_schema
 
 RowT = TypeVar("RowT", bound=BaseModel)
@@ -109,21 +115,23 @@ def remove_orphans(directory: Path) -> list[Path]:
     return removed
 
 
-def compress_row(json_text: bytes) -> bytes:
-    """How a row's JSON is kept: compressed (a timeline or a quoted record shrinks severalfold)."""
-    return zlib.compress(json_text, 1)
-
-
 def expand_row(blob: bytes) -> bytes:
     return zlib.decompress(blob)
 
 
-def pack(schema: BaseModel) -> bytes:
-    return compress_row(schema.model_dump_json().encode())
+def pack(schema: BaseModel) -> Packed:
+    """A row's JSON, compressed by the writer process (history_writer.py)."""
+    return Packed(schema.model_dump_json().encode())
 
 
 def unpack(schema: type[RowT], blob: bytes) -> RowT:
     return schema.model_validate_json(expand_row(blob))
+
+
+def _package_root() -> str:
+    """Where the writer process finds `simulator` (this checkout, installed or not)."""
+    root = str(Path(__file__).resolve().parents[3])
+    return os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
 
 
 class HistoryFileError(RuntimeError):
@@ -145,16 +153,21 @@ class _Restore:
 Item = Write | _Barrier | _Restore | None  # None: stop
 
 
+class HistoryWriterFailed(RuntimeError):
+    """The writer process stopped writing: what it reported, or that it is gone."""
+
+
 class HistoryDb:
     def __init__(self, path: Path | None = None) -> None:
         self.temporary = path is None
         self._path = path
         self._queue: queue.SimpleQueue[Item] = queue.SimpleQueue()
         self.queued = 0  # writes handed to the writer (loop thread)
-        self.committed = 0  # of those, committed (writer thread; an int read is atomic)
+        self.committed = 0  # of those, committed (sender thread; an int read is atomic)
         self.failure: BaseException | None = None  # the writer's fatal error, if any
         self._reader: sqlite3.Connection | None = None
-        self._writer: threading.Thread | None = None
+        self._sender: threading.Thread | None = None
+        self._process: subprocess.Popen[bytes] | None = None
         self._backups: Path | None = None  # snapshots' copies of the file, removed on close
         self._backup_count = 0
 
@@ -163,6 +176,11 @@ class HistoryDb:
         self.open()
         assert self._path is not None
         return self._path
+
+    @property
+    def writer_pid(self) -> int | None:
+        """The writer process (None before the first read or write, and after close)."""
+        return self._process.pid if self._process is not None else None
 
     def open(self) -> None:
         """Create or check the file and start the writer (once; every read and write does)."""
@@ -177,19 +195,17 @@ class HistoryDb:
             self._path = Path(name)
         self._path.parent.mkdir(parents=True, exist_ok=True)
         self._check_version(self._path)
-        self._reader = self._connect(self._path)
-        self._writer = threading.Thread(
-            target=self._write_loop, args=(self._path,), name="history-db", daemon=True
+        self._reader = history_writer.connect(str(self._path))
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", history_writer.__name__, str(self._path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": _package_root()},
         )
-        self._writer.start()
-
-    @staticmethod
-    def _connect(path: Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA busy_timeout=5000")
-        return conn
+        self._sender = threading.Thread(
+            target=self._send_loop, args=(self._process,), name="history-db", daemon=True
+        )
+        self._sender.start()
 
     @staticmethod
     def check_file(path: Path) -> None:
@@ -220,7 +236,7 @@ class HistoryDb:
                 "another --state-dir or move it away"
             ) from exc
 
-    # --- writes (queued; the writer thread commits them) ------------------------------------
+    # --- writes (queued; the writer process commits them) -----------------------------------
 
     def write(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Queue one statement; returns its number (visible to reads once `committed` >= it)."""
@@ -230,7 +246,7 @@ class HistoryDb:
         return self.queued
 
     def write_many(self, sql: str, rows: Rows) -> int:
-        """Queue one statement for many rows. Rows given as a function are built by the writer
+        """Queue one statement for many rows. Rows given as a function are built by the sender
         thread, so their serialisation is off the event loop too (the function must only read
         what the caller no longer changes)."""
         self.open()
@@ -240,7 +256,7 @@ class HistoryDb:
 
     def flush(self, timeout: float = 30.0) -> None:
         """Block until everything queued so far is committed (stop, snapshots, tests)."""
-        if self._writer is None:
+        if self._sender is None:
             return  # nothing was ever written
         barrier = _Barrier()
         self._queue.put(barrier)
@@ -249,12 +265,13 @@ class HistoryDb:
         if self.failure is not None:
             raise RuntimeError(f"history writer failed: {self.failure}") from self.failure
 
-    def _write_loop(self, path: Path) -> None:
-        conn = self._connect(path)
+    def _send_loop(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stdin is not None
+        assert process.stdout is not None
         try:
             while True:
                 item = self._queue.get()
-                batch: list[Write] = []
+                batch: list[tuple[Any, ...]] = []
                 barriers: list[_Barrier] = []
                 stop = False
                 while True:
@@ -263,52 +280,59 @@ class HistoryDb:
                     elif isinstance(item, _Barrier):
                         barriers.append(item)
                     elif isinstance(item, _Restore):
-                        self._commit(conn, batch)  # what was queued before it, first
-                        batch = []
-                        self._restore(conn, item.source)
+                        batch.append(("restore", str(item.source)))
                     else:
-                        batch.append(item)
+                        batch.append(self._built(item))
                     if len(batch) >= 2000:
                         break
                     try:
                         item = self._queue.get_nowait()
                     except queue.Empty:
                         break
-                self._commit(conn, batch)
+                self._hand_over(process, batch)
                 for barrier in barriers:
                     barrier.done.set()
                 if stop:
                     return
         finally:
-            conn.close()
-
-    def _restore(self, conn: sqlite3.Connection, source: Path) -> None:
-        if self.failure is None:
+            with contextlib.suppress(OSError):
+                process.stdin.close()  # the writer ends once it has read everything
             try:
-                with contextlib.closing(sqlite3.connect(source)) as backup:
-                    backup.backup(conn)
-            except sqlite3.Error as exc:
-                self.failure = exc
-        self.committed += 1  # counted like a write: later writes' numbers stay in step
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            process.stdout.close()
 
-    def _commit(self, conn: sqlite3.Connection, batch: list[Write]) -> None:
-        if not batch or self.failure is not None:
+    def _built(self, write: Write) -> tuple[Any, ...]:
+        sql, params, many = write
+        if callable(params) and self.failure is None:
+            try:
+                params = params()
+            except Exception as exc:  # a row that would not build: writes stop, reads go on
+                self.failure = exc
+        return ("write", sql, params if not callable(params) else [], many)
+
+    def _hand_over(self, process: subprocess.Popen[bytes], batch: list[tuple[Any, ...]]) -> None:
+        if self.failure is not None:  # restores still count: later numbers stay in step
+            self.committed += sum(item[0] == "restore" for item in batch)
             return
+        if not batch:
+            return
+        assert process.stdin is not None
+        assert process.stdout is not None
         try:
-            conn.execute("BEGIN")
-            for sql, params, many in batch:
-                if many:
-                    conn.executemany(sql, params() if callable(params) else params)
-                else:
-                    conn.execute(sql, params)  # type: ignore[arg-type]
-            conn.execute("COMMIT")
-        except Exception as exc:  # a full disk, a removed file, a row that would not build:
-            # reads go on, writes stop, and the writer thread stays alive for flush and close
-            self.failure = exc
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
+            write_frame(process.stdin, batch)
+            applied, failure = read_frame(process.stdout)
+        except (OSError, EOFError, ValueError):
+            self.failure = HistoryWriterFailed(
+                f"the history writer process {process.pid} is gone "
+                f"(exit status {process.poll()}); history is no longer written"
+            )
             return
-        self.committed += len(batch)
+        if failure is not None:
+            self.failure = HistoryWriterFailed(failure)
+        self.committed += applied
 
     # --- reads (the caller's thread) --------------------------------------------------------
 
@@ -358,12 +382,12 @@ class HistoryDb:
 
     def close(self) -> None:
         """Commit what is queued, stop the writer; a temporary file is removed."""
-        if self._writer is None or self._reader is None:
+        if self._sender is None or self._reader is None:
             return
         self._queue.put(None)
-        self._writer.join(timeout=30)
+        self._sender.join(timeout=60)
         self._reader.close()
-        self._writer, self._reader = None, None
+        self._sender, self._reader, self._process = None, None, None
         if self._backups is not None:
             shutil.rmtree(self._backups, ignore_errors=True)
             self._backups = None

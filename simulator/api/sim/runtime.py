@@ -84,6 +84,13 @@ class StoreView(SnakeApiModel):
         description="RFQ records in memory: the live ones and those at rest for less than "
         "`retention.rfq_in_memory_s`; the others are in the history database"
     )
+    writer_pid: int | None = Field(
+        description="The history database's writer process (null until the first write)"
+    )
+    writes_waiting: int = Field(
+        description="Writes handed to the writer and not yet committed: grows while the "
+        "writer, at a lower priority, waits for the CPU the requests leave"
+    )
 
 
 class RuntimeView(SnakeApiModel):
@@ -116,6 +123,7 @@ def _full_collections(app: web.Application) -> FullCollectionsView:
 async def get_runtime(request: web.Request) -> web.Response:
     query = parse_query(request, RuntimeQuery)
     recorder = request.app[GC_PAUSES]
+    history = request.app[HISTORY]
     since = query.since.timestamp() if query.since is not None else None
     return data_response(
         RuntimeView(
@@ -140,8 +148,10 @@ async def get_runtime(request: web.Request) -> web.Response:
                 full_collections=_full_collections(request.app),
             ),
             store=StoreView(
-                file_bytes=request.app[HISTORY].size_bytes(),
+                file_bytes=history.size_bytes(),
                 rfqs_in_memory=request.app[RFQ].store.in_memory(),
+                writer_pid=history.writer_pid,
+                writes_waiting=history.queued - history.committed,
             ),
         )
     )

@@ -15,6 +15,14 @@ class HistoryFile(Protocol):
         """The file and its write-ahead log, as on disk."""
         ...
 
+    @property
+    def writer_pid(self) -> int | None:
+        """The process that writes the file (None before the first write and after close)."""
+        ...
+
+    queued: int  # writes handed to the writer so far
+    committed: int  # of those, committed to the file
+
     def close(self) -> None:
         """Commit what is queued and stop writing (a temporary file is removed)."""
         ...

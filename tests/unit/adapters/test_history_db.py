@@ -7,11 +7,13 @@ removed on close."""
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from simulator.adapters.store.history_db import (
@@ -22,6 +24,7 @@ from simulator.adapters.store.history_db import (
     HistoryState,
     remove_orphans,
 )
+from simulator.adapters.store.history_writer import NICE
 from simulator.adapters.store.rfq_archive import SqliteRfqArchive
 from simulator.services.rfq.archived import ArchivedRfq
 from simulator.services.rfq.model import FilledOrder, QuoteState
@@ -102,6 +105,41 @@ def test_the_file_keeps_the_records_across_a_reopen(tmp_path: Path) -> None:
     finally:
         again.close()
     assert path.exists()  # a file given by path is the caller's
+
+
+def test_the_writer_is_a_process_of_its_own_at_a_lower_priority(db: HistoryDb) -> None:
+    """Its work shares no interpreter lock with the event loop, and yields the cores to it;
+    Ctrl-C at the simulator's terminal (SIGINT to the process group) does not end it, so the
+    stop still commits the last batch; it ends when the simulator closes its input."""
+    archive = SqliteRfqArchive(db)
+    archive.put([archived("rfq_1", 100.0)])
+    archive.flush()
+    pid = db.writer_pid
+    assert pid is not None
+    assert pid != os.getpid()
+    writer = psutil.Process(pid)
+    assert writer.nice() == psutil.Process().nice() + NICE
+    writer.send_signal(signal.SIGINT)
+    archive.put([archived("rfq_2", 100.0)])
+    archive.flush()  # the writer took it after the signal
+    assert db.read("SELECT id FROM rfqs ORDER BY id") == [("rfq_1",), ("rfq_2",)]
+    db.close()  # waits for the writer to end
+    assert not writer.is_running()
+
+
+def test_a_writer_that_is_gone_stops_the_writes_and_says_so(db: HistoryDb) -> None:
+    archive = SqliteRfqArchive(db)
+    archive.put([archived("rfq_1", 100.0)])
+    archive.flush()
+    pid = db.writer_pid
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    psutil.Process(pid).wait(timeout=10)
+    archive.put([archived("rfq_2", 100.0)])
+    with pytest.raises(RuntimeError, match=f"history writer process {pid} is gone"):
+        db.flush()
+    assert archive.get("rfq_2") is not None  # still readable from what was put
+    assert db.read("SELECT id FROM rfqs") == [("rfq_1",)]  # and reads of the file go on
 
 
 def test_a_temporary_file_is_made_on_first_use_and_removed_on_close() -> None:

@@ -1,0 +1,145 @@
+"""The history file's writer: a process of its own (`python -m
+simulator.adapters.store.history_writer FILE`), started by history_db.py `HistoryDb`.
+
+Why a process and not a thread: as a thread its work (compressing rows, SQLite inserts into
+six indexes, checkpoints) took the interpreter lock between every row, in the process whose
+event loop answers firm quotes. Here it holds no lock the event loop needs, and it runs at a
+lower priority (`NICE`), so on a busy machine it takes the CPU the requests leave and catches
+up when they leave more (docs/performance.md "History writer in a process of its own").
+
+Standard library only, so it starts in tens of milliseconds. It reads batches from stdin and
+answers each on stdout, both as frames (a 4-byte length, then a pickle):
+- a batch: a list of `("write", sql, params, many)` and `("restore", backup_path)`, applied in
+  order, the writes of a batch in one transaction; columns given as `Packed` are compressed here;
+- its answer: `(applied, failure)`: how many of the batch's items were applied, and the first
+  failure's text (then nothing more is written: reads go on, writes stop).
+It ends when stdin closes (the simulator stopped, or was killed); signals meant for the
+simulator's terminal (Ctrl-C) are ignored, so a stop never loses the last batch."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import signal
+import sqlite3
+import struct
+import sys
+import zlib
+from collections.abc import Sequence
+from typing import IO, Any
+
+NICE = 10  # added to the writer's niceness: it yields the cores to the event loop
+LENGTH = struct.Struct(">I")
+
+
+class Packed(bytes):
+    """A column kept compressed: JSON text, compressed by the writer (compress_row)."""
+
+
+def compress_row(json_text: bytes) -> bytes:
+    """How a row's JSON is kept: compressed (a timeline or a quoted record shrinks severalfold)."""
+    return zlib.compress(json_text, 1)
+
+
+def write_frame(sink: IO[bytes], payload: object) -> None:
+    data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+    sink.write(LENGTH.pack(len(data)) + data)
+    sink.flush()
+
+
+def read_frame(source: IO[bytes]) -> Any:
+    """The next frame's value; EOFError when the other side closed."""
+    head = source.read(LENGTH.size)
+    if len(head) < LENGTH.size:
+        raise EOFError
+    (size,) = LENGTH.unpack(head)
+    data = source.read(size)
+    if len(data) < size:
+        raise EOFError
+    return pickle.loads(data)  # our own parent process wrote it
+
+
+def connect(path: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA busy_timeout=5000")
+    return conn
+
+
+def _unpacked(row: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(compress_row(v) if type(v) is Packed else v for v in row)
+
+
+class Writer:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.failure: str | None = None
+
+    def apply(self, batch: list[tuple[Any, ...]]) -> tuple[int, str | None]:
+        applied, writes = 0, list[tuple[Any, ...]]()
+        for item in batch:
+            if item[0] == "restore":
+                applied += self._commit(writes)  # what was queued before it, first
+                writes = []
+                applied += self._restore(item[1])
+            else:
+                writes.append(item)
+        applied += self._commit(writes)
+        return applied, self.failure
+
+    def _restore(self, source: str) -> int:
+        if self.failure is None:
+            try:
+                with contextlib.closing(sqlite3.connect(source)) as backup:
+                    backup.backup(self.conn)
+            except sqlite3.Error as exc:
+                self.failure = f"restore from {source}: {exc}"
+        return 1  # counted like a write: later writes' numbers stay in step
+
+    def _commit(self, writes: list[tuple[Any, ...]]) -> int:
+        if not writes or self.failure is not None:
+            return 0
+        try:
+            self.conn.execute("BEGIN")
+            for _, sql, params, many in writes:
+                if many:
+                    self.conn.executemany(sql, [_unpacked(row) for row in params])
+                else:
+                    self.conn.execute(sql, _unpacked(params))
+            self.conn.execute("COMMIT")
+        except Exception as exc:  # a full disk, a removed file: writes stop, reads go on
+            self.failure = f"{type(exc).__name__}: {exc}"
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("ROLLBACK")
+            return 0
+        return len(writes)
+
+
+def serve(path: str, source: IO[bytes], sink: IO[bytes]) -> None:
+    writer = Writer(connect(path))
+    try:
+        while True:
+            try:
+                batch = read_frame(source)
+            except EOFError:
+                return
+            write_frame(sink, writer.apply(batch))
+    finally:
+        writer.conn.close()
+
+
+def main() -> None:
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
+    with contextlib.suppress(OSError):
+        os.nice(NICE)
+    serve(sys.argv[1], sys.stdin.buffer, sys.stdout.buffer)
+
+
+if __name__ == "__main__":
+    # Run as the module's importable self, so the `Packed` that pickle finds is this one.
+    from simulator.adapters.store import history_writer
+
+    history_writer.main()
