@@ -22,7 +22,16 @@ from aiohttp import web
 from rfqkit.anvil import AnvilStartError
 from simulator.adapters.sim.state_dir import SavedState, StateDirError, read_state_dir
 from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb, HistoryFileError
-from simulator.api.http.appkeys import ACCESS, RAMP, SCENARIOS, SETTINGS, STATE, VENUE
+from simulator.api.http.appkeys import (
+    ACCESS,
+    DURABLE,
+    HISTORY,
+    RAMP,
+    SCENARIOS,
+    SETTINGS,
+    STATE,
+    VENUE,
+)
 from simulator.api.http.server import ApiRunner
 from simulator.banner import banner, key_records, operator_inputs, write_ready_file
 from simulator.errors import InvalidRequest
@@ -33,7 +42,7 @@ from simulator.runtime.makers import spawn_fleet_process, start_fleet, stop_flee
 from simulator.runtime.ports import taken_port_messages
 from simulator.runtime.provider import connect_provider_webhooks
 from simulator.runtime.scenario import read_scenario_file
-from simulator.runtime.state import SAVED_STATE, resume_saved_state, save_state
+from simulator.runtime.state import SAVED_STATE, resume_durable, resume_saved_state, save_state
 from simulator.services.access.keys import create_demo_keys, create_qa_keys, create_qa_maker_key
 from simulator.services.shared.state import StateFormatError
 from simulator.services.sim.info import simulator_info
@@ -179,6 +188,12 @@ async def serve(
             print(f"rfqsim: {saved.path}: {exc}", file=sys.stderr)
             return 2
         app[SAVED_STATE] = saved
+    if settings.state.dir is not None:
+        try:  # the configuration written as it changed, read with the same schemas
+            app[STATE].registry.check(app[DURABLE].saved())
+        except StateFormatError as exc:
+            print(f"rfqsim: {app[HISTORY].path}: {exc}", file=sys.stderr)
+            return 2
     runner = ApiRunner(
         app,
         access_log=logging.getLogger("aiohttp.access") if access_log else None,
@@ -203,6 +218,8 @@ async def serve(
         host, port = runner.addresses[0][:2]
         if saved is not None:
             await resume_saved_state(app, saved)  # before the makers: their keys are added
+        if settings.state.dir is not None:
+            resume_durable(app)  # what changed after that stop, written as it changed
         await start_fleet(app, f"http://{host}:{port}")  # makers connect over the real socket
         connect_provider_webhooks(app, f"http://{host}:{port}")  # the sandbox calls us back
         keys = app[ACCESS].keys

@@ -261,6 +261,9 @@ class StateSettings(StrictModel):
     # A reset or restore lets requests in flight finish for this long, then answers the rest
     # 503 (venue_unavailable, reason state_reset) so none of them writes into the new state.
     drain_s: float = Field(default=2.0, ge=0, le=60)
+    # With a state directory: configuration changed since the last write (keys, limits, webhook
+    # endpoints) goes to the history file this often, so a crash loses at most this much of it.
+    durable_interval_s: float = Field(default=1.0, gt=0, le=3600)
 
 
 class JournalSettings(StrictModel):

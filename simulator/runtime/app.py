@@ -17,6 +17,7 @@ from simulator.adapters.limit_orders.chain_reads import BookChainReads
 from simulator.adapters.ramp.provider_wire import parse_transfer
 from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import IndexCatchUp
+from simulator.adapters.store.durable_rows import SqliteDurableRows
 from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb, HistoryState
 from simulator.adapters.store.rfq_archive import SqliteRfqArchive
 from simulator.adapters.store.timeline_archive import SqliteTimelineArchive
@@ -30,6 +31,7 @@ from simulator.api.http.appkeys import (
     CHAINS,
     CHANGES,
     CLOCK,
+    DURABLE,
     ERROR_STYLES,
     FEED,
     FILL_INDEX,
@@ -96,6 +98,7 @@ from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.access import access_state, build_access
 from simulator.runtime.chains import chains_context
+from simulator.runtime.durable import durable_context
 from simulator.runtime.feed import build_feed, corridor_prices, feed_state
 from simulator.runtime.full_collections import full_collections_context
 from simulator.runtime.housekeeping import housekeeping_context
@@ -139,6 +142,7 @@ from simulator.services.shared.health import DependencyHealth
 from simulator.services.shared.idempotency import IdempotencyStore
 from simulator.services.shared.state import ForgetOnLoad, StateRegistry
 from simulator.services.shared.venue import ChainWithoutContracts, VenueDirectory
+from simulator.services.sim.durable import DurableConfiguration
 from simulator.services.sim.gc_pauses import GcPauseRecorder
 from simulator.services.sim.journal import RequestJournal
 from simulator.settings import Settings
@@ -375,7 +379,13 @@ def create_app(
         *swaps_state(app[SWAPS]),
     )
     # The history file as a whole: snapshots and reset copy it with the engine's backup.
-    registry.register(HistoryState(history_db, [rfq_archive.restored, timeline_archive.restored]))
+    app[DURABLE] = DurableConfiguration(registry, SqliteDurableRows(history_db))
+    registry.register(
+        HistoryState(
+            history_db,
+            [rfq_archive.restored, timeline_archive.restored, app[DURABLE].forget_written],
+        )
+    )
     app[SCENARIOS] = build_scenarios(app[CLOCK], AppScenarioTargets(app))
     # Not saved, but never outliving a reset: a test reads only its own requests, no answer
     # cached from the old state is served, a running scenario stops.
@@ -418,6 +428,7 @@ def create_app(
     app.cleanup_ctx.append(_history_context)  # closed (and its file removed) last
     app.cleanup_ctx.append(scenario_context)  # a running scenario's task ends with the app
     app.cleanup_ctx.append(housekeeping_context)  # bounded memory: lapsed state is swept
+    app.cleanup_ctx.append(durable_context)  # keys, limits, endpoints: to the file as they change
     app.cleanup_ctx.append(webhooks_context)  # needs no chain: registry and delivery work alone
     if start_chains:
         app.cleanup_ctx.append(chains_context)

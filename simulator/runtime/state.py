@@ -16,7 +16,7 @@ from rfqkit.chain import AnvilChain
 from rfqkit.random_state import RandomStream
 from simulator.adapters.chain.snapshots import AnvilChainStates
 from simulator.adapters.sim.state_dir import SavedState, write_state_dir
-from simulator.api.http.appkeys import CHAINS, CLOCK, SETTINGS, STATE
+from simulator.api.http.appkeys import CHAINS, CLOCK, DURABLE, SETTINGS, STATE
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.makers import FLEET, fresh_stream
@@ -140,6 +140,14 @@ async def resume_saved_state(app: web.Application, saved: SavedState) -> None:
     await AnvilChainStates(chains, lambda: app[CLOCK].offset_seconds).follow_clock()
     fresh_stream(app[FLEET])
     log.info("state loaded from %s (saved %s)", saved.path, saved.saved_at)
+
+
+def resume_durable(app: web.Application) -> None:
+    """Start-up with a state directory: the keys, limits and webhook endpoints the history file
+    holds, written as they changed, over those of the last stop (services/sim/durable.py);
+    a simulator that was killed comes back with them."""
+    if names := app[DURABLE].resume():
+        log.info("configuration loaded from the history file: %s", ", ".join(names))
 
 
 async def save_state(app: web.Application, directory: Path) -> None:

@@ -4,7 +4,9 @@ corrupt or from another version is refused at start with one line naming the fil
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -223,6 +225,54 @@ def test_history_in_the_file_survives_a_restart_and_the_crash_of_the_process(
         assert record.status == 200, record.raw
         assert record.json()["data"]["status"] == "expired"
         assert stop(third.process) == 0
+
+
+def written_configuration(state_dir: Path) -> dict[str, str]:
+    """What the history file holds of the configuration (read as its owner could, any time)."""
+    path = state_dir / "rfqsim-history.sqlite3"
+    if not path.exists():
+        return {}
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+        return dict(conn.execute("SELECT name, state FROM durable_state").fetchall())
+
+
+def test_a_key_and_a_webhook_endpoint_made_after_start_survive_a_crash(tmp_path: Path) -> None:
+    """Nothing is written at stop when the process is killed; a key and a webhook endpoint
+    made since the start are in the history file within `state.durable_interval_s` of their
+    creation, and the simulator started again on the directory knows both."""
+    state_dir = tmp_path / "state"
+    with serve(tmp_path, "--state-dir", str(state_dir), "--seed", "0") as first:
+        made = Client(first.api_url).post(
+            "/_sim/keys",
+            json={"partner": "crash-test", "environment": "test", "scopes": ["trades:read"]},
+        )
+        assert made.status == 201, made.raw
+        key, key_id = made.json()["data"]["key"], made.json()["data"]["key_id"]
+        hook = keyed(first.info).post(
+            "/v1/webhooks",
+            json={"url": "https://hooks.example.test/crash", "eventTypes": ["rfq.filled"]},
+        )
+        assert hook.status == 201, hook.raw
+        deadline = time.monotonic() + 30
+        while True:
+            written = written_configuration(state_dir)
+            if key_id in written.get("access.keys", "") and "crash" in written.get(
+                "webhooks.registry", ""
+            ):
+                break
+            assert time.monotonic() < deadline, written
+            time.sleep(0.05)
+        first.process.kill()  # a crash: nothing written at stop
+        first.process.wait()
+    assert not (state_dir / STATE_FILE).exists()  # no stop ever wrote the JSON
+
+    with serve(tmp_path, "--state-dir", str(state_dir), "--seed", "0") as second:
+        own = Client(second.api_url, headers={"Authorization": f"Bearer {key}"})
+        unknown = own.get("/v2/rfq/rfq_0000000000000000000000000")
+        assert unknown.status == 404, unknown.raw  # authenticated: the key is known
+        listed = keyed(second.info).get("/v1/webhooks").json()["data"]
+        assert [e["url"] for e in listed] == ["https://hooks.example.test/crash"]
+        assert stop(second.process) == 0
 
 
 def test_a_history_file_of_another_format_is_refused_with_one_line(tmp_path: Path) -> None:

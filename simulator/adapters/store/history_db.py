@@ -80,9 +80,13 @@ CREATE TABLE IF NOT EXISTS timeline_makers (
     PRIMARY KEY (topic, maker, created_at, id)
 );
 CREATE INDEX IF NOT EXISTS timeline_makers_created ON timeline_makers (created_at);
+CREATE TABLE IF NOT EXISTS durable_state (
+    name TEXT PRIMARY KEY,
+    state TEXT NOT NULL
+);
 """
 
-TABLES = ("rfqs", "rfq_orders", "timelines", "timeline_makers")
+TABLES = ("rfqs", "rfq_orders", "timelines", "timeline_makers")  # history; not durable_state
 
 Rows = Iterable[Sequence[Any]] | Callable[[], Iterable[Sequence[Any]]]
 Write = tuple[str, Sequence[Any] | Rows, bool]  # (sql, params, many)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from simulator.services.shared.maker_names import MakerNames
     from simulator.services.shared.timelines import Timelines
     from simulator.services.shared.venue import VenueDirectory
+    from simulator.services.sim.durable import DurableConfiguration
     from simulator.services.sim.full_collections import FullCollectionSchedule
     from simulator.services.sim.gc_pauses import GcPauseRecorder
     from simulator.services.sim.journal import RequestJournal
@@ -89,6 +90,8 @@ WALLET_BALANCES: web.AppKey[WalletBalances] = web.AppKey("wallet_balances")  # G
 # Every area's bounded history by topic (rfqs, swaps, limit-orders, transfers): GET /_sim/rfqs...
 TIMELINES: web.AppKey[dict[str, Timelines]] = web.AppKey("timelines")
 HISTORY: web.AppKey[HistoryFile] = web.AppKey("history")  # what is at rest, out of memory
+# Keys, limits and webhook endpoints in the history file as they change (with a state dir).
+DURABLE: web.AppKey[DurableConfiguration] = web.AppKey("durable")
 GC_PAUSES: web.AppKey[GcPauseRecorder] = web.AppKey("gc_pauses")  # GET /_sim/runtime
 # Present while the simulator schedules full collections itself (collector.full_collections).
 FULL_COLLECTIONS: web.AppKey[FullCollectionSchedule] = web.AppKey("full_collections")

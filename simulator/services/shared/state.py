@@ -186,6 +186,13 @@ class StateRegistry:
             if not (without_file_backed and getattr(p, "kept_in_file", False))
         }
 
+    def dump_of(self, names: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The state of the named participants that are registered (and only theirs)."""
+        return {name: self._participants[name].dump() for name in names if name in self}
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._participants
+
     def check(self, state: dict[str, dict[str, Any]]) -> None:
         """Raise StateFormatError if a registered participant cannot read its part of `state`
         (a state directory is checked whole before anything starts)."""
