@@ -16,11 +16,19 @@ would be awaited for ever while others are mined. So after a round in which the 
 next round also asks the node for each transaction still without a receipt
 (`eth_getTransactionByHash`), and one the node does not know in `UNKNOWN_ROUNDS` such rounds fails
 alone, at once. A transaction the node knows (pending or mined) is always reported by it, so
-only a dropped or never accepted one is counted, and a few blocks are enough to tell."""
+only a dropped or never accepted one is counted, and a few blocks are enough to tell.
+
+Anvil's automine can miss a transaction that is ready (foundry-rs/foundry#10122: it stays in the
+pool with the sender's next nonce until some later transaction makes the node mine again). The
+last of a burst, the deployment's funding on a busy machine, then waits for a transaction that
+never comes. So once nothing was mined for `NUDGE_S` while an awaited transaction is pending with
+its sender's next nonce, the node is asked to mine (`evm_mine`, once per stall; a node without
+it answers an error, which is ignored) and a warning names the transaction."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -32,6 +40,9 @@ MAX_DELAY_S = 0.1  # the slowest round while nothing moves
 STALL_S = 30.0  # no receipt and no new block for this long: the wait fails
 UNKNOWN_ROUNDS = 3  # blocks mined while the node did not know the transaction: it is dropped
 UNKNOWN = "the node does not know the transaction (dropped, or never accepted)"
+NUDGE_S = 2.0  # nothing mined this long while an awaited transaction is ready: ask to mine
+
+log = logging.getLogger("rfqkit.receipts")
 
 
 class ReceiptMissing(ChainUnavailable):
@@ -116,6 +127,7 @@ class ReceiptWaiter:
         failure = "it answered, but the receipt was not there"
         ask: list[str] = []  # without a receipt after a round in which the head moved
         unknown: dict[str, int] = {}  # rounds in a row the node did not know each of those
+        nudged = False  # asked the node to mine since the last progress
         while self._waiting:
             hashes = list(self._waiting)
             ask = [h for h in ask if h in self._waiting]
@@ -153,12 +165,53 @@ class ReceiptWaiter:
             if moved:
                 progress_at = self._time()
                 delay = FIRST_DELAY_S
+                nudged = False
             elif self._time() - progress_at > self.stall_s:
                 await self._fail_all(failure)
                 return
+            elif not nudged and self._time() - progress_at > NUDGE_S:
+                nudged = True
+                await self._nudge(list(self._waiting))
             if self._waiting:
                 await self._sleep(delay)
                 delay = min(delay * 2, MAX_DELAY_S)
+
+    async def _nudge(self, hashes: list[str]) -> None:
+        """Ask the node to mine if one of `hashes` is pending with its sender's next nonce."""
+        try:
+            txs = await self._node.batch_outcomes(
+                [("eth_getTransactionByHash", [h]) for h in hashes]
+            )
+            pending = [
+                (h, str(tx["from"]), int(str(tx["nonce"]), 16))
+                for h, tx in zip(hashes, txs, strict=True)
+                if isinstance(tx, dict) and tx.get("blockNumber") is None
+            ]
+            if not pending:
+                return
+            counts = await self._node.batch_outcomes(
+                [("eth_getTransactionCount", [sender, "latest"]) for _, sender, _ in pending]
+            )
+            ready = [
+                (h, sender, nonce)
+                for (h, sender, nonce), count in zip(pending, counts, strict=True)
+                if isinstance(count, str) and int(count, 16) == nonce
+            ]
+            if not ready:
+                return
+            tx_hash, sender, nonce = ready[0]
+            log.warning(
+                "chain %s: %s (from %s, nonce %d) is ready but nothing was mined for %g s: "
+                "asking the node to mine (an automine miss, foundry-rs/foundry#10122)",
+                self._node.chain_id,
+                tx_hash,
+                sender,
+                nonce,
+                NUDGE_S,
+            )
+            await self._node.batch_outcomes([("evm_mine", [])])
+        except (ChainUnavailable, KeyError, ValueError):
+            return  # the stall's own deadline and error still apply
 
     def _settle(self, tx_hash: str, receipt: dict[str, Any]) -> None:
         for future in self._waiting.pop(tx_hash, []):

@@ -6,12 +6,13 @@ node knows of the transaction."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import pytest
 
 from rfqkit.chain_errors import ChainUnavailable
-from rfqkit.receipts import ReceiptMissing, ReceiptWaiter, Sent
+from rfqkit.receipts import NUDGE_S, ReceiptMissing, ReceiptWaiter, Sent
 
 SENDER = "0x" + "11" * 20
 
@@ -31,6 +32,7 @@ class FakeNode:
         self.down = False
         self.now = 0.0
         self.on_round: list[Any] = []  # callables run before each round's answer
+        self.mined_on_request = 0  # evm_mine calls
 
     async def batch_outcomes(self, calls: list[tuple[str, list[Any]]]) -> list[Any]:
         self.batches.append(calls)
@@ -48,6 +50,15 @@ class FakeNode:
                 outcomes.append(self.pool.get(params[0]))
             elif method == "eth_getTransactionCount":
                 outcomes.append(hex(self.nonce_on_chain))
+            elif method == "evm_mine":  # Anvil's manual mine: every ready transaction
+                self.mined_on_request += 1
+                for tx_hash, tx in list(self.pool.items()):
+                    if int(tx["nonce"], 16) == self.nonce_on_chain:
+                        self.receipts[tx_hash] = mined(tx_hash)
+                        del self.pool[tx_hash]
+                        self.nonce_on_chain += 1
+                self.head += 1
+                outcomes.append("0x0")
             else:
                 raise AssertionError(method)
         return outcomes
@@ -118,6 +129,25 @@ async def test_a_transaction_behind_a_nonce_gap_fails_naming_sender_nonce_and_ga
     assert "pending in its pool" in message
     assert "behind a gap: the sender's next nonce on chain is 5" in message
     assert 30 < node.now < 31  # the stall time, counted from the last progress
+    assert node.mined_on_request == 0  # not ready: mining would not help
+
+
+async def test_a_ready_transaction_the_node_does_not_mine_is_mined_on_request(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Anvil's automine can miss a ready transaction (foundry-rs/foundry#10122): with nothing
+    mined for NUDGE_S while it is pending with its sender's next nonce, the waiter asks the
+    node to mine, once, and says which transaction it was."""
+    node = FakeNode()
+    tx = "0x" + "7e" * 32
+    node.pool[tx] = {"from": SENDER, "nonce": hex(3), "blockNumber": None}
+    node.nonce_on_chain = 3
+    with caplog.at_level(logging.WARNING, logger="rfqkit.receipts"):
+        receipt = await node.waiter(stall_s=30).receipt(tx)
+    assert receipt["transactionHash"] == tx
+    assert node.mined_on_request == 1
+    assert NUDGE_S < node.now < NUDGE_S + 0.5  # at the first round past NUDGE_S
+    assert f"{tx} (from {SENDER}, nonce 3) is ready" in caplog.text
 
 
 async def test_an_unknown_transaction_fails_with_what_the_sender_told() -> None:
