@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import contextlib
 import errno
+import faulthandler
 import gc
 import logging
 import os
@@ -146,9 +147,16 @@ class StopWatchdog:
         self.deadline_s = deadline_s
         self.ready_file = ready_file
         self._timer: threading.Timer | None = None
+        self.step = "starting"  # the stop's step under way: said if the deadline passes
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def at(self, step: str) -> None:
+        self.step = step
 
     def arm(self) -> None:
         """Idempotent: the deadline counts from the first call."""
+        with contextlib.suppress(RuntimeError):
+            self._loop = asyncio.get_running_loop()
         if self._timer is None:
             self._timer = threading.Timer(self.deadline_s, self.exit_now, args=("deadline",))
             self._timer.daemon = True
@@ -164,13 +172,39 @@ class StopWatchdog:
             self._timer.cancel()
 
     def exit_now(self, why: str) -> None:
-        log.error("stop did not finish (%s, deadline %.1fs); exiting now", why, self.deadline_s)
+        log.error(
+            "stop did not finish (%s, deadline %.1fs, while %s); exiting now; where each thread "
+            "and task was follows",
+            why,
+            self.deadline_s,
+            self.step,
+        )
+        self._where()
         if self.ready_file is not None:
             with contextlib.suppress(OSError):
                 self.ready_file.unlink(missing_ok=True)
         logging.shutdown()
         sys.stdout.flush()
         os._exit(1)
+
+    def _where(self) -> None:
+        """Every thread's stack (the loop's own shows a blocking call), then each task the loop
+        still has and the line it waits at: what held the stop, for the next one to fix."""
+        with contextlib.suppress(Exception):
+            faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+        if self._loop is None:
+            return
+        with contextlib.suppress(Exception):  # read from this thread while the loop is stuck
+            for task in list(asyncio.all_tasks(self._loop)):
+                frames = task.get_stack(limit=1)
+                where = (
+                    f"{frames[-1].f_code.co_filename}:{frames[-1].f_lineno}"
+                    f" {frames[-1].f_code.co_name}"
+                    if frames
+                    else "(not started)"
+                )
+                print(f"rfqsim: task {task.get_name()} at {where}", file=sys.stderr)
+        sys.stderr.flush()
 
 
 async def serve(
@@ -249,10 +283,14 @@ async def serve(
     finally:
         watchdog.arm()  # also when start-up failed: the stop itself is bounded
         if ready and settings.state.dir is not None:
+            watchdog.at("saving the state")
             await save_state(app, Path(settings.state.dir))
+        watchdog.at("stopping the maker fleet")
         await stop_fleet(app)
+        watchdog.at("closing the app (requests in flight, background tasks, chains)")
         await runner.cleanup()  # stops every Anvil we started
         if ready_file is not None:
+            watchdog.at("removing the ready file")
             await asyncio.to_thread(ready_file.unlink, missing_ok=True)
         watchdog.disarm()
 
