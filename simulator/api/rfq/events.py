@@ -15,7 +15,10 @@ from simulator.services.shared.events import EventSink
 
 def rfq_event_body(event_type: EventType, record: StoredRfq, created: float) -> dict[str, Any]:
     shape = schemas.RfqFilledEventRfq if event_type == "rfq.filled" else schemas.RfqEventRfq
-    data = schemas.RfqEventData(rfq=shape.model_validate(record))
+    # The rfq is validated by its own shape just above; validating it again through the
+    # union of RfqEventData tried the filled shape from its attributes first, and that failed
+    # attempt cost twice the rest of the body (59 of 93 µs per event, one per quote expiring).
+    data = schemas.RfqEventData.model_construct(rfq=shape.model_validate(record))
     return event_body(schemas.RfqEvent, event_type, record.rfq_id, created, data)
 
 
