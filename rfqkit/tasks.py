@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from typing import Any, Protocol
 
 
@@ -51,3 +51,14 @@ async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]]) -> None:
     for task in tasks:
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+@contextlib.asynccontextmanager
+async def running(job: Coroutine[Any, Any, None], *, name: str) -> AsyncIterator[None]:
+    """`job` as a task named `name` for the body of the `async with`, cancelled and awaited
+    when it ends (a cleanup context's one background job)."""
+    task = asyncio.create_task(job, name=name)
+    try:
+        yield
+    finally:
+        await cancel_and_wait([task])

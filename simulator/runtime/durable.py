@@ -5,13 +5,12 @@ file is temporary and nothing outlives the process anyway."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from rfqkit.tasks import cancel_and_wait, step_forever
+from rfqkit.tasks import running, step_forever
 from simulator.api.http.appkeys import CLOCK, DURABLE, SETTINGS
 
 log = logging.getLogger("rfqsim.state")
@@ -27,19 +26,14 @@ async def durable_context(app: web.Application) -> AsyncIterator[None]:
         if changed := durable.save_changed():
             log.debug("configuration written to the history file: %s", ", ".join(changed))
 
-    task = asyncio.create_task(
-        step_forever(
-            app[CLOCK],
-            save,
-            lambda: None,
-            max_sleep_s=app[SETTINGS].state.durable_interval_s,
-            log=log,
-            what="configuration writes",
-        ),
-        name="durable-configuration",
+    periodic = step_forever(
+        app[CLOCK],
+        save,
+        lambda: None,
+        max_sleep_s=app[SETTINGS].state.durable_interval_s,
+        log=log,
+        what="configuration writes",
     )
-    try:
+    async with running(periodic, name="durable-configuration"):
         yield
-    finally:
-        await cancel_and_wait([task])
-        durable.save_changed()  # what changed since the last tick: the file closes after this
+    durable.save_changed()  # what changed since the last tick: the file closes after this

@@ -9,13 +9,12 @@ themselves.)"""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from rfqkit.tasks import cancel_and_wait, step_forever
+from rfqkit.tasks import running, step_forever
 from simulator.api.http.appkeys import ACCESS, CLOCK, RFQ, SETTINGS, TIMELINES, WEBHOOKS
 from simulator.services.rfq.settlement import CORRECTION_WINDOW_S
 
@@ -45,18 +44,13 @@ async def housekeeping_context(app: web.Application) -> AsyncIterator[None]:
         if evicted:
             log.debug("forgot %d RFQ record(s) at rest", evicted)
 
-    task = asyncio.create_task(
-        step_forever(
-            app[CLOCK],
-            sweep,
-            lambda: None,
-            max_sleep_s=app[SETTINGS].retention.sweep_interval_s,
-            log=log,
-            what="housekeeping",
-        ),
-        name="housekeeping",
+    periodic = step_forever(
+        app[CLOCK],
+        sweep,
+        lambda: None,
+        max_sleep_s=app[SETTINGS].retention.sweep_interval_s,
+        log=log,
+        what="housekeeping",
     )
-    try:
+    async with running(periodic, name="housekeeping"):
         yield
-    finally:
-        await cancel_and_wait([task])

@@ -4,13 +4,12 @@ once the chains are up and is cancelled and awaited on shutdown."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from rfqkit.tasks import cancel_and_wait, step_forever
+from rfqkit.tasks import running, step_forever
 from simulator.api.http.appkeys import BOOK, CLOCK, SETTINGS
 from simulator.api.limit_orders.events import limit_order_events
 from simulator.clock import Clock
@@ -96,18 +95,13 @@ def book_state(area: BookArea) -> list[StateParticipant]:
 
 async def book_context(app: web.Application) -> AsyncIterator[None]:
     sweep = app[BOOK].sweep
-    task = asyncio.create_task(
-        step_forever(
-            app[CLOCK],
-            sweep.sweep,
-            sweep.next_due,
-            max_sleep_s=app[SETTINGS].book.sweep_interval_s,
-            log=log,
-            what="limit-order sweep",
-        ),
-        name="book-sweep",
+    periodic = step_forever(
+        app[CLOCK],
+        sweep.sweep,
+        sweep.next_due,
+        max_sleep_s=app[SETTINGS].book.sweep_interval_s,
+        log=log,
+        what="limit-order sweep",
     )
-    try:
+    async with running(periodic, name="book-sweep"):
         yield
-    finally:
-        await cancel_and_wait([task])
