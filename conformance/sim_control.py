@@ -46,6 +46,14 @@ class SimControl:
         assert isinstance(data, dict)
         return data
 
+    def advance_past(self, seconds_since_epoch: float, extra: float = 1.0) -> None:
+        """Move the service clock (and the chains) to ``extra`` seconds past a Unix time, never
+        backwards. Whole seconds only: the chains' block time moves in whole seconds, so a
+        fractional advance would leave them behind the service clock."""
+        seconds = math.ceil(seconds_since_epoch - self.now_ms() / 1000 + extra)
+        if seconds > 0:
+            self.advance(seconds)
+
     def now_ms(self) -> int:
         """The service clock (which tests may have advanced) as Unix milliseconds."""
         now = parse_iso_utc(self.clock().get("now"))

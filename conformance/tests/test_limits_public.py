@@ -1,11 +1,12 @@
 """The limits as any client meets them on a deployment whose limits it cannot change: the
 keyless budget of 60 requests a minute per client IP really spent (61 requests), its 429 with
 Retry-After, the window reopening after the wait the service named, a key's budget of its own,
-and the outstanding-RFQ cap really reached by holding 4 firm quotes. Nothing here uses /_sim;
-the tests that lower limits or move the clock to test the same rules faster are in
-test_rate_limits.py and test_rfq_concurrency.py. The per-client-IP ceiling before
-authentication (its value not shown) is reached for real too, from a client IP of the test's
-own, with a key nobody issued.
+and the outstanding-RFQ cap really reached by holding 4 firm quotes. Nothing here changes a
+limit; on a simulator the wait the service named is a move of its clock (the windows run on
+it), elsewhere it is waited out in real time. The tests that lower limits to test the same
+rules faster are in test_rate_limits.py and test_rfq_concurrency.py. The per-client-IP
+ceiling before authentication (its value not shown) is reached for real too, from a client IP
+of the test's own, with a key nobody issued.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from conformance.response_checks import (
 )
 from conformance.rfq_calls import eoa_proof, rfq_body
 from conformance.service_clock import ServiceClock
+from conformance.target import Target
 from conformance.venue import VenueChain
 from rfqkit.wallets import Wallet
 
@@ -69,14 +71,17 @@ def _spend_the_window(caller: Client, chain_id: int) -> Response:
     "rfq/errors/envelope",
 )
 def test_the_sixty_first_keyless_call_of_a_minute_is_429_until_retry_after(
-    caller: Client, chain: VenueChain
+    target: Target, caller: Client, chain: VenueChain
 ) -> None:
     refused = _spend_the_window(caller, chain.chain_id)
     assert_error(refused, 429, "rate_limited")
     retry_after = assert_retry_after(refused, WINDOW_SECONDS)
     limit, remaining, _ = assert_rate_limit_headers(refused)
     assert (limit, remaining) == (KEYLESS_PER_MINUTE, 0), refused.headers
-    time.sleep(retry_after)
+    if target.controllable:
+        target.sim().advance(retry_after)
+    else:
+        time.sleep(retry_after)
     reopened = _levels(caller, chain.chain_id)
     assert_data(reopened)
     assert assert_rate_limit_headers(reopened)[1] < KEYLESS_PER_MINUTE, reopened.headers

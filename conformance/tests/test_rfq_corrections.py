@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from conformance.assertions import iso_seconds
@@ -28,12 +26,6 @@ from rfqkit.wallets import Wallet
 DAY = 86_400
 
 
-def advance_past(sim: SimControl, seconds_since_epoch: float, extra: int = 1) -> None:
-    seconds = math.ceil(seconds_since_epoch - sim.now_ms() / 1000) + extra
-    if seconds > 0:
-        sim.advance(seconds)
-
-
 @pytest.mark.sim_only(because="clock")
 @pytest.mark.spec(
     "rfq/states/rule-3",
@@ -54,9 +46,9 @@ def test_a_fill_after_the_correction_window_does_not_correct_the_status(
     assert iso_seconds(quote["orderDeadline"]) - iso_seconds(quote["expiresAt"]) >= 2 * DAY
     approve_for_quote(chain, taker, data)
 
-    advance_past(sim, iso_seconds(quote["expiresAt"]))
+    sim.advance_past(iso_seconds(quote["expiresAt"]))
     wait_status(trader, data["rfqId"], None, "expired", timeout=5)
-    advance_past(sim, sim.now_ms() / 1000 + DAY)  # more than 24 h after it became expired
+    sim.advance_past(sim.now_ms() / 1000 + DAY)  # more than 24 h after it became expired
 
     filled_before = fleet.member("alpha")["stats"]["filled"]
     tx_hash = broadcast_swap(chain, taker, data)  # the order is still valid on chain

@@ -9,7 +9,6 @@ crosses the boundary under test.
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
@@ -79,16 +78,6 @@ def _no_quote(client: Client, chain: VenueChain, taker: Wallet) -> dict[str, Any
         restrictedLiquidityWallets=[Account.create().address],
     )
     return expect_no_quote(request_quote(client, body), "no_restricted_liquidity")
-
-
-def _advance_past(sim: SimControl, timestamp: str, extra: float = 1.0) -> None:
-    """Move the service clock (and the chains) just past ``timestamp``, never backwards.
-
-    Whole seconds only: the chains' block time moves in whole seconds, so a fractional advance
-    would leave them behind the service clock."""
-    seconds = math.ceil(iso_seconds(timestamp) - sim.now_ms() / 1000 + extra)
-    if seconds > 0:
-        sim.advance(seconds)
 
 
 def _conflict(resp: Response) -> None:
@@ -292,10 +281,10 @@ def test_submitted_transaction_that_never_lands_fails_at_the_order_deadline(
         approve_for_quote(chain, taker, data)
 
         # Past expiresAt but before the order deadline: still submitted (it may yet land).
-        _advance_past(sim, quote["expiresAt"])
+        sim.advance_past(iso_seconds(quote["expiresAt"]))
         assert get_record(trader, rfq_id)["status"] == "submitted"
         # Past the order deadline: failed, not_landed.
-        _advance_past(sim, quote["orderDeadline"])
+        sim.advance_past(iso_seconds(quote["orderDeadline"]))
         record = wait_status(trader, rfq_id, None, {"failed"}, timeout=SWEEP_TIMEOUT)
         assert record["failReason"] == "not_landed", record
         assert record["txHash"] == reported, record
@@ -336,7 +325,7 @@ def test_lapsed_quote_expires_and_a_late_fill_corrects_it(
     winner = fleet.name_of(checked.makers[0])
     approve_for_quote(chain, taker, data)
 
-    _advance_past(sim, quote["expiresAt"])
+    sim.advance_past(iso_seconds(quote["expiresAt"]))
     record = wait_status(trader, rfq_id, None, "expired", timeout=SWEEP_TIMEOUT)
     assert record["expiresAt"] == quote["expiresAt"], record
     assert record["filledAt"] is None, record
@@ -382,7 +371,7 @@ def test_a_quote_nobody_takes_reads_expired_once_it_lapses(
     data = _quote(trader, chain, taker)
     rfq_id, quote = data["rfqId"], data["quote"]
     if target.controllable:
-        _advance_past(target.sim(), quote["expiresAt"])
+        target.sim().advance_past(iso_seconds(quote["expiresAt"]))
     else:
         time.sleep(max(0.0, iso_seconds(quote["expiresAt"]) - clock.now_ms() / 1000 + 1))
     record = wait_status(trader, rfq_id, None, "expired", timeout=SWEEP_TIMEOUT)
