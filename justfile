@@ -22,11 +22,10 @@ serve *ARGS: setup
 rfqsim *ARGS: setup
     @if [ "${1:-}" = "--" ]; then shift; fi; {{venv}}/rfqsim "$@"
 
-# Run the whole test suite (unit, integration, conformance) in parallel; without arguments then the conformance suite against a foreign deployment (`rfqsim serve --no-control-api` behind `rfqsim proxy`, inputs only; conformance-report/no-control/: at least 98 % of the control-free rules must pass and the proxy must find no fault)
+# Run the whole test suite (unit, integration, conformance) in parallel; without arguments beside it the conformance suite against a foreign deployment (`rfqsim serve --no-control-api` behind `rfqsim proxy`, inputs only; conformance-report/no-control/: at least 98 % of the control-free rules must pass and the proxy must find no fault)
 # Each pass prints its wall time, and pytest the time per part (docs/testing.md "Time per part").
 test *ARGS: setup
-    @start=$(date +%s); rc=0; {{venv}}/python -m pytest -n 2 --dist loadgroup tests conformance/tests "$@" || rc=$?; s=$(( $(date +%s) - start )); echo "main pass: wall time $s s ($(( s / 60 )) min $(( s % 60 )) s)"; exit $rc
-    @if [ "$#" -eq 0 ]; then start=$(date +%s); rc=0; {{venv}}/python -m pytest -n 2 conformance/tests --no-control --deselect conformance/tests/test_schemathesis.py --through-proxy conformance-report/no-control/proxy --conformance-report conformance-report/no-control --min-control-free 98 -q || rc=$?; s=$(( $(date +%s) - start )); echo "foreign pass: wall time $s s ($(( s / 60 )) min $(( s % 60 )) s)"; exit $rc; fi
+    @if [ "${1:-}" = "--" ]; then shift; fi; bash scripts/test_passes.sh "$@"
 
 # Unit tests only (no chains, seconds)
 unit *ARGS: setup
