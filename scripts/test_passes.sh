@@ -23,7 +23,7 @@ foreign_pid=""
 foreign_log=conformance-report/no-control/pytest.log
 stop_foreign() {
   if [ -n "$foreign_pid" ] && kill -0 "$foreign_pid" 2>/dev/null; then
-    kill -INT "$foreign_pid" 2>/dev/null
+    pkill -INT -P "$foreign_pid" 2>/dev/null # its pytest: stops its deployments, as Ctrl-C does
     wait "$foreign_pid" 2>/dev/null
   fi
 }
@@ -31,12 +31,16 @@ trap 'stop_foreign; exit 130' INT TERM
 
 if [ "$#" -eq 0 ]; then
   mkdir -p "$(dirname "$foreign_log")"
-  foreign_start=$(date +%s)
-  "$python" -m pytest -n 4 conformance/tests --no-control \
-    --deselect conformance/tests/test_schemathesis.py \
-    --through-proxy conformance-report/no-control/proxy \
-    --conformance-report conformance-report/no-control --min-control-free 98 -q \
-    >"$foreign_log" 2>&1 &
+  (
+    foreign_start=$(date +%s)
+    rc=0
+    "$python" -m pytest -n 4 conformance/tests --no-control \
+      --deselect conformance/tests/test_schemathesis.py \
+      --through-proxy conformance-report/no-control/proxy \
+      --conformance-report conformance-report/no-control --min-control-free 98 -q || rc=$?
+    wall "foreign pass" "$foreign_start"
+    exit "$rc"
+  ) >"$foreign_log" 2>&1 &
   foreign_pid=$!
   echo "foreign pass: started beside the main pass (its output follows the main pass's)"
 fi
@@ -54,7 +58,6 @@ wait "$foreign_pid" || foreign_rc=$?
 foreign_pid=""
 echo "---- foreign pass ($foreign_log) ----"
 cat "$foreign_log"
-wall "foreign pass" "$foreign_start"
 if [ "$main_rc" -ne 0 ]; then
   exit "$main_rc"
 fi
