@@ -19,6 +19,7 @@ from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import IndexCatchUp
 from simulator.adapters.store.durable_rows import SqliteDurableRows
 from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb, HistoryState
+from simulator.adapters.store.journal_archive import SqliteJournalArchive
 from simulator.adapters.store.rfq_archive import SqliteRfqArchive
 from simulator.adapters.store.timeline_archive import SqliteTimelineArchive
 from simulator.api.access import control as access_control
@@ -274,6 +275,7 @@ def create_app(
     history_db = HistoryDb(Path(state_dir) / HISTORY_FILE if state_dir is not None else None)
     app[HISTORY] = history_db
     rfq_archive = SqliteRfqArchive(history_db)
+    journal_archive = SqliteJournalArchive(history_db)
     app[RFQ] = build_rfq(
         settings,
         app[CLOCK],
@@ -293,6 +295,7 @@ def create_app(
             capacity=settings.journal.requests_kept,
             stream_capacity=settings.journal.frames_kept,
             changes=app[CHANGES].mark,
+            archive=journal_archive,
         )
     app[MAKER_SESSIONS] = build_maker_sessions(
         app[RFQ], app[VENUE], app[CLOCK], app[ACCESS].keys, app.get(JOURNAL)
@@ -383,7 +386,12 @@ def create_app(
     registry.register(
         HistoryState(
             history_db,
-            [rfq_archive.restored, timeline_archive.restored, app[DURABLE].forget_written],
+            [
+                rfq_archive.restored,
+                timeline_archive.restored,
+                journal_archive.restored,
+                app[DURABLE].forget_written,
+            ],
         )
     )
     app[SCENARIOS] = build_scenarios(app[CLOCK], AppScenarioTargets(app))

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, ConfigDict, Field
 
+from simulator.api.http.cursors import cursor_field, next_cursor_field
 from simulator.api.http.schemas import ApiModel, SnakeApiModel
 
 Keepable = Literal["webhooks", "keys", "limits", "faults", "clock"]
@@ -61,6 +62,10 @@ class JournalQuery(SnakeApiModel):
         default=None, description="Simulator time, inclusive, with its zone (…Z)"
     )
     request_id: str | None = Field(default=None, max_length=64)
+    until: AwareDatetime | None = Field(
+        default=None, description="Simulator time, exclusive, with its zone (…Z)"
+    )
+    cursor: str | None = cursor_field()
     limit: int = Field(default=100, ge=1, le=100_000, description="The newest N matches")
     summary: bool = Field(
         default=False,
@@ -98,7 +103,11 @@ class JournalEntryView(SnakeApiModel):
 
 class JournalPage(ApiModel):
     requests: list[JournalEntryView] = Field(description="Newest first")
-    capacity: int = Field(description="How many requests the ring keeps")
+    capacity: int = Field(
+        description="How many requests the ring keeps in memory; older ones are read from the "
+        "history file for journal.kept_s"
+    )
+    next_cursor: str | None = next_cursor_field()
 
 
 class JournalCleared(ApiModel):
@@ -118,7 +127,11 @@ class MakerMessagesQuery(SnakeApiModel):
     rfq_id: str | None = Field(
         default=None, max_length=64, description="Only the frames of this RFQ (rfq_…)"
     )
-    limit: int = Field(default=100, ge=1, le=100_000)
+    until: AwareDatetime | None = Field(
+        default=None, description="Simulator time, exclusive, with its zone (…Z)"
+    )
+    cursor: str | None = cursor_field()
+    limit: int = Field(default=100, ge=1, le=100_000, description="The newest N matches")
 
 
 class MakerMessageView(SnakeApiModel):
@@ -137,3 +150,4 @@ class MakerMessageView(SnakeApiModel):
 
 class MakerMessagePage(ApiModel):
     messages: list[MakerMessageView] = Field(description="Newest first")
+    next_cursor: str | None = next_cursor_field()
