@@ -402,7 +402,9 @@ def create_app(
         ForgetOnLoad("feed.cache", app[FEED_CACHE].clear),
     )
     if JOURNAL in app:
-        registry.register(ForgetOnLoad("journal", app[JOURNAL].forget))
+        # A reset or a restore forgets every request, in memory and in the history file (the
+        # file's rows as the snapshot had them too); a restart on a state directory keeps them.
+        registry.register(ForgetOnLoad("journal", app[JOURNAL].forget, kept_in_file=True))
     # Not state either: tells the console's live readers that everything was replaced.
     registry.register(ForgetOnLoad("console", lambda: app[CHANGES].mark("state")))
     app[WEBHOOKS].outbox.changes = app[CHANGES].mark

@@ -86,11 +86,15 @@ class SqliteJournalArchive:
         self._forgotten_before = float("-inf")  # rows older than this are gone (or going)
 
     def _prune(self) -> None:
+        """Drop what the writer committed: entries are pending in the order of their writes
+        (dicts keep insertion order), so only the oldest are looked at."""
         committed = self.db.committed
         for pending in (self._pending, self._pending_frames):
-            if pending and min(seq for seq, _ in pending.values()) <= committed:
-                for key in [k for k, (seq, _) in pending.items() if seq <= committed]:
-                    del pending[key]
+            while pending:
+                key, (seq, _) = next(iter(pending.items()))
+                if seq > committed:
+                    break
+                del pending[key]
 
     # --- writes ------------------------------------------------------------------------------
 

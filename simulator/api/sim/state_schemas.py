@@ -101,7 +101,7 @@ class JournalEntryView(SnakeApiModel):
     response: JournalBody | None = Field(description="Null when asked for a summary")
 
 
-class JournalPage(ApiModel):
+class JournalPage(SnakeApiModel):
     requests: list[JournalEntryView] = Field(description="Newest first")
     capacity: int = Field(
         description="How many requests the ring keeps in memory; older ones are read from the "
@@ -148,6 +148,6 @@ class MakerMessageView(SnakeApiModel):
     message: Any = Field(description="The frame (JSON when it is), secrets redacted")
 
 
-class MakerMessagePage(ApiModel):
+class MakerMessagePage(SnakeApiModel):
     messages: list[MakerMessageView] = Field(description="Newest first")
     next_cursor: str | None = next_cursor_field()
