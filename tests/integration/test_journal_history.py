@@ -5,12 +5,16 @@ and numbering goes on after them."""
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conformance.client import Client
+from conformance.sim_control import SimControl
+from rfqsim.pytest_plugin import RfqSim
 from tests.integration.serve_process import serve, stop
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("state-dir")]
@@ -21,8 +25,6 @@ PATH = "/v2/rfq/levels"
 
 
 def tiny_ring_env() -> dict[str, str]:
-    import os
-
     return {**os.environ, "RFQSIM_JOURNAL__REQUESTS_KEPT": str(RING)}
 
 
@@ -94,3 +96,39 @@ def test_a_restart_on_the_state_dir_still_finds_an_old_request(tmp_path: Path) -
         [after] = listed(second.api_url, request_id=made.request_id)["requests"]
         assert after["seq"] > last["seq"]  # numbering goes on after the kept requests
         assert stop(second.process) == 0
+
+
+def test_a_snapshot_restore_and_a_reset_forget_the_file_rows_too(tmp_path: Path) -> None:
+    """As before the file held them: after a restore (whose file is the snapshot's, with the
+    requests made before it) or a reset, a test reads only what it sent since."""
+    with serve(tmp_path, "--no-makers", env=tiny_ring_env()) as served:
+        sim = RfqSim(served.api_url, served.info)
+        before = made_requests(served.api_url)
+        sim.snapshot("journal")
+        after = made_requests(served.api_url)
+        sim.restore("journal")
+        for request_id in (before[0], before[-1], after[0], after[-1]):
+            assert sim.requests(request_id=request_id) == []
+        assert {e["path"] for e in sim.requests()} <= {"/_sim/snapshots/journal/restore"}
+        again = made_requests(served.api_url)
+        sim.reset()
+        assert sim.requests(request_id=again[0]) == []
+        assert [e["path"] for e in sim.requests()] == ["/_sim/reset"]
+        assert stop(served.process) == 0
+
+
+def test_requests_older_than_kept_s_are_forgotten_by_the_sweep(tmp_path: Path) -> None:
+    env = {**tiny_ring_env(), "RFQSIM_JOURNAL__KEPT_S": "600"}
+    with serve(tmp_path, "--no-makers", env=env) as served:
+        ids = made_requests(served.api_url)
+        SimControl(Client(served.api_url)).advance(300)
+        recent = made_requests(served.api_url)
+        SimControl(Client(served.api_url)).advance(400)  # the sweep runs at once on an advance
+        deadline = time.monotonic() + 30
+        while listed(served.api_url, request_id=ids[-1])["requests"]:
+            assert time.monotonic() < deadline, "the first requests outlived journal.kept_s"
+            time.sleep(0.05)
+        assert listed(served.api_url, request_id=ids[0])["requests"] == []
+        paged, _ = all_pages(served.api_url, limit=10)
+        assert paged == recent[::-1]  # 300 s old: kept, from the ring and the file
+        assert stop(served.process) == 0
