@@ -60,9 +60,10 @@ def request_row(entry: JournalEntry) -> RequestRow:
 
 def _older(where_before: tuple[float, int] | None, clauses: list[str], params: list[Any]) -> None:
     if where_before is not None:
-        at, seq = where_before
-        clauses.append("(at < ? OR (at = ? AND seq < ?))")
-        params += [at, at, seq]
+        # A row value: one range on an index ending in (at, seq). Spelled as `at < ? OR (at = ?
+        # AND seq < ?)`, SQLite reads both halves apart and sorts all that is older.
+        clauses.append("(at, seq) < (?, ?)")
+        params += list(where_before)
 
 
 def _window(
@@ -163,26 +164,26 @@ class SqliteJournalArchive:
         pending = [(e, rfqs.get(e.seq)) for e in queued if where.matches(e, rfqs.get(e.seq))]
         held = {e.seq for e, _ in pending}
         found: dict[int, tuple[StreamEntry, str | None]] = {}
-        # By maker: one index range per name (a maker id, a wallet), merged here.
-        for column, makers in (
-            [("maker_id", where.makers), ("wallet", where.makers)]
-            if where.makers is not None
-            else [(None, None)]
-        ):
-            for row in self._frame_rows(where, column, makers, where.limit + len(pending)):
+        # By maker: one index range per name and column (a maker id, a wallet), merged here;
+        # `IN (a, b)` would sort everything both matched.
+        ranges: list[tuple[str | None, str | None]] = [(None, None)]
+        if where.makers is not None:
+            ranges = [(c, m) for c in ("maker_id", "wallet") for m in sorted(where.makers)]
+        for column, maker in ranges:
+            for row in self._frame_rows(where, column, maker, where.limit + len(pending)):
                 if row[0] not in held:
                     found[row[0]] = self._frame(row)
         merged = [*pending, *found.values()]
         return sorted(merged, key=lambda f: key_of(f[0]), reverse=True)[: where.limit]
 
     def _frame_rows(
-        self, where: FrameFilter, column: str | None, makers: frozenset[str] | None, limit: int
+        self, where: FrameFilter, column: str | None, maker: str | None, limit: int
     ) -> list[tuple[Any, ...]]:
         clauses: list[str] = ["at >= ?"]
         params: list[Any] = [self._forgotten_before]
-        if column is not None and makers is not None:
-            clauses.append(f"{column} IN ({', '.join('?' for _ in makers)})")
-            params += sorted(makers)
+        if column is not None:
+            clauses.append(f"{column} = ?")  # the column names are ours
+            params.append(maker)
         for name, value in (("direction", where.direction), ("rfq_id", where.rfq_id)):
             if value is not None:
                 clauses.append(f"{name} = ?")

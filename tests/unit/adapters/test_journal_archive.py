@@ -229,3 +229,40 @@ def test_numbering_resumes_after_a_restart_on_the_same_file(tmp_path: Path) -> N
         ]
     finally:
         again.close()
+
+
+def test_every_filter_and_cursor_is_an_index_range(
+    db: HistoryDb, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """However many rows a day holds, a page reads along an index ending in (at, seq): no
+    query sorts what matched (SQLite's plan names no temporary B-tree)."""
+    archive = SqliteJournalArchive(db)
+    read = db.read
+    asked: list[tuple[str, list[Any]]] = []
+
+    def recorded(sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+        asked.append((sql, list(params)))
+        return read(sql, params)
+
+    monkeypatch.setattr(db, "read", recorded)
+    cursor = (1_000.0, 7)
+    for where in (
+        JournalFilter(),
+        JournalFilter(before=cursor),
+        JournalFilter(request_id="req_1", before=cursor),
+        JournalFilter(path="/v2/rfq/request", before=cursor),
+        JournalFilter(path="/v2/rfq/*", before=cursor),
+        JournalFilter(method="post", status=400, since=1.0, until=2.0, before=cursor),
+    ):
+        archive.requests(where)
+    for frames in (
+        FrameFilter(before=cursor),
+        FrameFilter(makers=frozenset({"tx_test_a", "0xabc"}), before=cursor),
+        FrameFilter(rfq_id="rfq_1", direction="in", before=cursor),
+    ):
+        archive.frames(frames)
+    assert len(asked) == 12  # by maker: one range per name and column
+    for sql, params in asked:
+        plan = " | ".join(row[3] for row in read(f"EXPLAIN QUERY PLAN {sql}", params))
+        assert "TEMP B-TREE" not in plan, (sql, plan)
+        assert " INDEX journal_" in plan, (sql, plan)
