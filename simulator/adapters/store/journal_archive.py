@@ -148,6 +148,12 @@ class SqliteJournalArchive:
             params.append(where.path)
         _window(where.since, where.until, clauses, params)
         _older(where.before, clauses, params)
+        if where.after is not None:
+            clauses.append("(at, seq) > (?, ?)")
+            params += list(where.after)
+        if where.below_seq is not None:
+            clauses.append("seq < ?")
+            params.append(where.below_seq)
         rows = self.db.read(
             f"SELECT {_REQUEST_COLUMNS} FROM journal_requests WHERE {' AND '.join(clauses)} "
             "ORDER BY at DESC, seq DESC LIMIT ?",

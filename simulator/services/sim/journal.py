@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 from simulator.services.sim.journal_search import (
@@ -128,8 +129,14 @@ class RequestJournal:
                     break
         if self.archive is not None:
             self.save()
-            held = {e.seq for e in found}
-            found += [e for e in self.archive.requests(where) if e.seq not in held]
+            # Everything the ring holds is in the archive too: ask only for what is older than
+            # the ring, and, once the ring filled the page, only what would outrank its last.
+            older = replace(
+                where,
+                below_seq=self._entries[0].seq if self._entries else None,
+                after=key_of(found[-1]) if len(found) >= where.limit else None,
+            )
+            found += self.archive.requests(older)
             found.sort(key=key_of, reverse=True)
         return found[: where.limit]
 

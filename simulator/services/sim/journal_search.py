@@ -76,6 +76,9 @@ class JournalFilter:
     request_id: str | None = None
     before: Key | None = None  # the cursor: strictly older than this key
     limit: int = 100
+    # What the ring already answered (services/sim/journal.py): the archive skips it.
+    after: Key | None = None  # strictly newer than this key
+    below_seq: int | None = None  # numbered before this
 
     def matches(self, entry: JournalEntry) -> bool:
         if self.path is not None:
@@ -91,6 +94,8 @@ class JournalFilter:
             and (self.until is None or entry.at < self.until)
             and (self.request_id is None or entry.request_id == self.request_id)
             and (self.before is None or key_of(entry) < self.before)
+            and (self.after is None or key_of(entry) > self.after)
+            and (self.below_seq is None or entry.seq < self.below_seq)
         )
 
 

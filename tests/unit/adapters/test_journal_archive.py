@@ -253,6 +253,7 @@ def test_every_filter_and_cursor_is_an_index_range(
         JournalFilter(path="/v2/rfq/request", before=cursor),
         JournalFilter(path="/v2/rfq/*", before=cursor),
         JournalFilter(method="post", status=400, since=1.0, until=2.0, before=cursor),
+        JournalFilter(before=cursor, after=(900.0, 3), below_seq=5),
     ):
         archive.requests(where)
     for frames in (
@@ -261,8 +262,31 @@ def test_every_filter_and_cursor_is_an_index_range(
         FrameFilter(rfq_id="rfq_1", direction="in", before=cursor),
     ):
         archive.frames(frames)
-    assert len(asked) == 12  # by maker: one range per name and column
+    assert len(asked) == 13  # by maker: one range per name and column
     for sql, params in asked:
         plan = " | ".join(row[3] for row in read(f"EXPLAIN QUERY PLAN {sql}", params))
         assert "TEMP B-TREE" not in plan, (sql, plan)
         assert " INDEX journal_" in plan, (sql, plan)
+
+
+def test_the_file_is_not_read_for_what_the_ring_answers(db: HistoryDb) -> None:
+    journal = journal_on(db, capacity=4)
+    for n in range(10):
+        record(journal, n)
+    journal.save()
+    db.flush()
+    archive = journal.archive
+    assert isinstance(archive, SqliteJournalArchive)
+    from_file: list[list[str]] = []
+    ask = archive.requests
+
+    def spied(where: JournalFilter) -> list[Any]:
+        found = ask(where)
+        from_file.append([e.request_id for e in found])
+        return found
+
+    archive.requests = spied  # type: ignore[method-assign]
+    assert ids(journal, limit=3) == ["req_9", "req_8", "req_7"]
+    assert ids(journal, limit=6) == ["req_9", "req_8", "req_7", "req_6", "req_5", "req_4"]
+    # The ring's rows never come from the file; what is older, up to the page's size.
+    assert from_file == [[], ["req_5", "req_4", "req_3", "req_2", "req_1", "req_0"]]
