@@ -4,7 +4,8 @@
 - on the history database's sender thread: building one request row and one frame row
   (redaction, JSON, a frame's RFQ), the CPU `time.thread_time` counts on that thread's work;
 - handing entries over one by one or in batches of `SAVE_BATCH`: the request path's CPU and
-  the time until the writer process has committed them all.
+  the time until the writer process has committed them all;
+- a list's read once they are in the file (a page from the middle, one by id).
 
 python -m bench.journal_rows [--count N]"""
 
@@ -22,7 +23,7 @@ from simulator.adapters.store.history_db import HistoryDb
 from simulator.adapters.store.journal_archive import SqliteJournalArchive, request_row
 from simulator.services.sim import journal as journal_module
 from simulator.services.sim.journal import RequestJournal
-from simulator.services.sim.journal_search import JournalEntry, StreamEntry
+from simulator.services.sim.journal_search import JournalEntry, JournalFilter, StreamEntry, key_of
 
 KEY = "tx_test_6ae2edaf29e7.X7j-oebgi6fxuM9RKuWBNDA-zhbeRA0s_35baqF6d1s"
 RFQ_FRAME = json.dumps(
@@ -121,9 +122,29 @@ def per_call_us(count: int, build: Callable[[int], Any]) -> float:
     return best / count * 1e6
 
 
-def handed_over(count: int, batch: int) -> tuple[float, float]:
-    """(µs of request-path CPU per request, s until all committed) with the journal saving
-    every `batch` entries."""
+def page_reads_ms(journal: RequestJournal, count: int) -> dict[str, float]:
+    """Milliseconds per list read once `count` requests are in the file (best of 20): a page
+    of 100 from the file's middle, one request by id, the ring's first page."""
+    middle = journal.requests(JournalFilter(request_id=f"req_{count // 2:024d}"))[0]
+    reads = {
+        "100 from the middle, by cursor": JournalFilter(limit=100, before=key_of(middle)),
+        "one by request_id": JournalFilter(request_id=f"req_{count // 3:024d}"),
+        "newest 100 (the ring's)": JournalFilter(limit=100),
+    }
+    timings = {}
+    for name, where in reads.items():
+        best = float("inf")
+        for _ in range(20):
+            started = time.perf_counter()
+            journal.requests(where)
+            best = min(best, time.perf_counter() - started)
+        timings[name] = best * 1000
+    return timings
+
+
+def handed_over(count: int, batch: int) -> tuple[float, float, dict[str, float]]:
+    """(µs of request-path CPU per request, s until all committed, list reads) with the
+    journal saving every `batch` entries."""
     with tempfile.TemporaryDirectory() as directory:
         db = HistoryDb(Path(directory) / "bench.sqlite3")
         try:
@@ -146,7 +167,7 @@ def handed_over(count: int, batch: int) -> tuple[float, float]:
                 wall = time.perf_counter() - wall
             finally:
                 journal_module.SAVE_BATCH = previous
-            return cpu / count * 1e6, wall
+            return cpu / count * 1e6, wall, page_reads_ms(journal, count)
         finally:
             db.close()
 
@@ -172,11 +193,13 @@ def main() -> None:
         f"record, no archive          {per_call_us(count, lambda n: bare.record(**fields)):5.2f} µs"
     )
     for batch in (1, journal_module.SAVE_BATCH):
-        cpu, wall = handed_over(count, batch)
+        cpu, wall, reads = handed_over(count, batch)
         print(
             f"record + save every {batch:>3}: {cpu:5.2f} µs on the request path; "
             f"{count} committed in {wall:.2f} s ({count / wall:,.0f}/s)"
         )
+    for name, ms in reads.items():
+        print(f"GET /_sim/requests, {name}: {ms:.2f} ms")
 
 
 if __name__ == "__main__":

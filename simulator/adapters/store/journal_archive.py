@@ -11,6 +11,7 @@ readable from `_pending` until the writer has committed it."""
 from __future__ import annotations
 
 import json
+from collections import deque
 from typing import Any
 
 from simulator.adapters.store.history_db import HistoryDb, expand_row
@@ -58,44 +59,47 @@ def request_row(entry: JournalEntry) -> RequestRow:
     )
 
 
-def _older(where_before: tuple[float, int] | None, clauses: list[str], params: list[Any]) -> None:
-    if where_before is not None:
-        # A row value: one range on an index ending in (at, seq). Spelled as `at < ? OR (at = ?
-        # AND seq < ?)`, SQLite reads both halves apart and sorts all that is older.
-        clauses.append("(at, seq) < (?, ?)")
-        params += list(where_before)
-
-
-def _window(
-    since: float | None, until: float | None, clauses: list[str], params: list[Any]
-) -> None:
-    if since is not None:
-        clauses.append("at >= ?")
-        params.append(since)
+def time_range(
+    lower: float,
+    until: float | None,
+    before: tuple[float, int] | None,
+    after: tuple[float, int] | None,
+) -> tuple[list[str], list[Any]]:
+    """The clauses bounding a list's walk along an index ending in (at, seq): one `at >= ?`
+    (SQLite bounds the walk by one lower bound: the tightest is given), and the cursors as row
+    values (spelled `at < ? OR (at = ? AND seq < ?)`, SQLite reads both halves apart and sorts
+    everything older)."""
+    if after is not None:
+        lower = max(lower, after[0])
+    clauses, params = ["at >= ?"], [lower]
     if until is not None:
         clauses.append("at < ?")
         params.append(until)
+    if before is not None:
+        clauses.append("(at, seq) < (?, ?)")
+        params += list(before)
+    if after is not None:
+        clauses.append("(at, seq) > (?, ?)")
+        params += list(after)
+    return clauses, params
 
 
 class SqliteJournalArchive:
     def __init__(self, db: HistoryDb) -> None:
         self.db = db
-        # seq -> (the write that carries it, the entry): readable before it is committed
-        self._pending: dict[int, tuple[int, JournalEntry]] = {}
-        self._pending_frames: dict[int, tuple[int, StreamEntry]] = {}
+        # (the write that carries it, the entry), oldest first: readable before it is committed
+        self._pending: deque[tuple[int, JournalEntry]] = deque()
+        self._pending_frames: deque[tuple[int, StreamEntry]] = deque()
         self._rfqs = FrameRfqs()  # used on the writer thread only, frames in recorded order
         self._forgotten_before = float("-inf")  # rows older than this are gone (or going)
 
     def _prune(self) -> None:
-        """Drop what the writer committed: entries are pending in the order of their writes
-        (dicts keep insertion order), so only the oldest are looked at."""
+        """Drop what the writer committed: entries are pending in the order of their writes,
+        so only the oldest are looked at."""
         committed = self.db.committed
         for pending in (self._pending, self._pending_frames):
-            while pending:
-                key, (seq, _) = next(iter(pending.items()))
-                if seq > committed:
-                    break
-                del pending[key]
+            while pending and pending[0][0] <= committed:
+                pending.popleft()
 
     # --- writes ------------------------------------------------------------------------------
 
@@ -103,7 +107,7 @@ class SqliteJournalArchive:
         seq = self.db.write_many(_PUT_REQUEST, lambda: [request_row(e) for e in entries])
         self._prune()
         for entry in entries:
-            self._pending[entry.seq] = (seq, entry)
+            self._pending.append((seq, entry))
 
     def frame_row(self, entry: StreamEntry) -> FrameRow:
         """A frame as the file keeps it, with its RFQ (built on the writer thread, in order)."""
@@ -121,15 +125,19 @@ class SqliteJournalArchive:
         seq = self.db.write_many(_PUT_FRAME, lambda: [self.frame_row(e) for e in entries])
         self._prune()
         for entry in entries:
-            self._pending_frames[entry.seq] = (seq, entry)
+            self._pending_frames.append((seq, entry))
 
     # --- reads -------------------------------------------------------------------------------
 
     def requests(self, where: JournalFilter) -> list[JournalEntry]:
         self._prune()
-        pending = [e for _, e in self._pending.values() if where.matches(e)]
-        clauses: list[str] = ["at >= ?"]
-        params: list[Any] = [self._forgotten_before]
+        pending = [e for _, e in self._pending if where.matches(e)]
+        clauses, params = time_range(
+            max(self._forgotten_before, where.since or self._forgotten_before),
+            where.until,
+            where.before,
+            where.after,
+        )
         for column, value in (
             ("request_id", where.request_id),
             ("method", None if where.method is None else where.method.upper()),
@@ -146,11 +154,6 @@ class SqliteJournalArchive:
         elif where.path is not None:
             clauses.append("path = ?")
             params.append(where.path)
-        _window(where.since, where.until, clauses, params)
-        _older(where.before, clauses, params)
-        if where.after is not None:
-            clauses.append("(at, seq) > (?, ?)")
-            params += list(where.after)
         if where.below_seq is not None:
             clauses.append("seq < ?")
             params.append(where.below_seq)
@@ -165,7 +168,7 @@ class SqliteJournalArchive:
 
     def frames(self, where: FrameFilter) -> list[tuple[StreamEntry, str | None]]:
         self._prune()
-        queued = [e for _, e in sorted(self._pending_frames.values(), key=lambda p: p[1].seq)]
+        queued = [e for _, e in self._pending_frames]  # in recorded order
         rfqs = rfq_of_frames(queued)  # not built yet: worked out here, as the ring does
         pending = [(e, rfqs.get(e.seq)) for e in queued if where.matches(e, rfqs.get(e.seq))]
         held = {e.seq for e, _ in pending}
@@ -185,8 +188,12 @@ class SqliteJournalArchive:
     def _frame_rows(
         self, where: FrameFilter, column: str | None, maker: str | None, limit: int
     ) -> list[tuple[Any, ...]]:
-        clauses: list[str] = ["at >= ?"]
-        params: list[Any] = [self._forgotten_before]
+        clauses, params = time_range(
+            max(self._forgotten_before, where.since or self._forgotten_before),
+            where.until,
+            where.before,
+            None,
+        )
         if column is not None:
             clauses.append(f"{column} = ?")  # the column names are ours
             params.append(maker)
@@ -194,8 +201,6 @@ class SqliteJournalArchive:
             if value is not None:
                 clauses.append(f"{name} = ?")
                 params.append(value)
-        _window(where.since, where.until, clauses, params)
-        _older(where.before, clauses, params)
         return self.db.read(
             f"SELECT {_FRAME_COLUMNS} FROM journal_frames WHERE {' AND '.join(clauses)} "
             "ORDER BY at DESC, seq DESC LIMIT ?",
@@ -228,15 +233,15 @@ class SqliteJournalArchive:
         (requests, frames) = self.db.read(
             "SELECT (SELECT max(seq) FROM journal_requests), (SELECT max(seq) FROM journal_frames)"
         )[0]
-        pending = [*self._pending, *self._pending_frames]
+        pending = [e.seq for _, e in self._pending] + [e.seq for _, e in self._pending_frames]
         return max([requests or 0, frames or 0, *pending])
 
     # --- lifetime ----------------------------------------------------------------------------
 
     def forget_before(self, at: float) -> None:
         self._prune()
-        self._pending = {k: v for k, v in self._pending.items() if v[1].at >= at}
-        self._pending_frames = {k: v for k, v in self._pending_frames.items() if v[1].at >= at}
+        self._pending = deque(p for p in self._pending if p[1].at >= at)
+        self._pending_frames = deque(p for p in self._pending_frames if p[1].at >= at)
         self.db.write("DELETE FROM journal_requests WHERE at < ?", (at,))
         self.db.write("DELETE FROM journal_frames WHERE at < ?", (at,))
         self._forgotten_before = max(self._forgotten_before, at)
@@ -248,7 +253,7 @@ class SqliteJournalArchive:
         (count,) = self.db.read(
             "SELECT count(*) FROM journal_requests WHERE at >= ?", (self._forgotten_before,)
         )[0]
-        self._pending, self._pending_frames = {}, {}
+        self._pending, self._pending_frames = deque(), deque()
         self.db.write("DELETE FROM journal_requests")
         self.db.write("DELETE FROM journal_frames")
         self.db.flush()
@@ -256,5 +261,5 @@ class SqliteJournalArchive:
 
     def restored(self) -> None:
         """The file was replaced by a backup (history_db.py `HistoryState`)."""
-        self._pending, self._pending_frames = {}, {}
+        self._pending, self._pending_frames = deque(), deque()
         self._forgotten_before = float("-inf")
