@@ -17,6 +17,7 @@ import pytest
 
 from simulator.adapters.store.history_db import HistoryDb
 from simulator.adapters.store.journal_archive import SqliteJournalArchive
+from simulator.services.sim import journal_search
 from simulator.services.sim.journal import RequestJournal
 from simulator.services.sim.journal_search import (
     FrameFilter,
@@ -290,3 +291,16 @@ def test_the_file_is_not_read_for_what_the_ring_answers(db: HistoryDb) -> None:
     assert ids(journal, limit=6) == ["req_9", "req_8", "req_7", "req_6", "req_5", "req_4"]
     # The ring's rows never come from the file; what is older, up to the page's size.
     assert from_file == [[], ["req_5", "req_4", "req_3", "req_2", "req_1", "req_0"]]
+
+
+def test_header_values_are_redacted_in_one_pass_or_one_by_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    headers = {"X-Note": f"key {API_KEY}", "X-API-Key": API_KEY, "Accept": "*/*"}
+    assert headers_view(headers) == [
+        ("X-Note", "key tx_test_6ae2edaf29e7.<redacted>"),
+        ("Accept", "*/*"),
+    ]
+    # A pattern that took a line break would join two values: each is then redacted alone.
+    monkeypatch.setattr(journal_search, "redact", lambda text: text.replace("\n*", " *"))
+    assert headers_view(headers) == [("X-Note", f"key {API_KEY}"), ("Accept", "*/*")]
