@@ -270,6 +270,8 @@ class JournalSettings(StrictModel):
     enabled: bool = True  # GET /_sim/requests; off: nothing is recorded
     requests_kept: int = Field(default=1_000, ge=1, le=100_000)  # the ring's size
     frames_kept: int = Field(default=2_000, ge=1, le=100_000)  # maker stream frames kept
+    # Requests and frames are kept in the history file this long (the rings: the newest).
+    kept_s: float = Field(default=86_400, gt=0)
 
 
 class TimelineSettings(StrictModel):

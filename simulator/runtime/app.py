@@ -19,6 +19,7 @@ from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import IndexCatchUp
 from simulator.adapters.store.durable_rows import SqliteDurableRows
 from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb, HistoryState
+from simulator.adapters.store.journal_archive import SqliteJournalArchive
 from simulator.adapters.store.rfq_archive import SqliteRfqArchive
 from simulator.adapters.store.timeline_archive import SqliteTimelineArchive
 from simulator.api.access import control as access_control
@@ -274,6 +275,7 @@ def create_app(
     history_db = HistoryDb(Path(state_dir) / HISTORY_FILE if state_dir is not None else None)
     app[HISTORY] = history_db
     rfq_archive = SqliteRfqArchive(history_db)
+    journal_archive = SqliteJournalArchive(history_db)
     app[RFQ] = build_rfq(
         settings,
         app[CLOCK],
@@ -293,6 +295,7 @@ def create_app(
             capacity=settings.journal.requests_kept,
             stream_capacity=settings.journal.frames_kept,
             changes=app[CHANGES].mark,
+            archive=journal_archive,
         )
     app[MAKER_SESSIONS] = build_maker_sessions(
         app[RFQ], app[VENUE], app[CLOCK], app[ACCESS].keys, app.get(JOURNAL)
@@ -383,7 +386,12 @@ def create_app(
     registry.register(
         HistoryState(
             history_db,
-            [rfq_archive.restored, timeline_archive.restored, app[DURABLE].forget_written],
+            [
+                rfq_archive.restored,
+                timeline_archive.restored,
+                journal_archive.restored,
+                app[DURABLE].forget_written,
+            ],
         )
     )
     app[SCENARIOS] = build_scenarios(app[CLOCK], AppScenarioTargets(app))
@@ -394,7 +402,9 @@ def create_app(
         ForgetOnLoad("feed.cache", app[FEED_CACHE].clear),
     )
     if JOURNAL in app:
-        registry.register(ForgetOnLoad("journal", app[JOURNAL].forget))
+        # A reset or a restore forgets every request, in memory and in the history file (the
+        # file's rows as the snapshot had them too); a restart on a state directory keeps them.
+        registry.register(ForgetOnLoad("journal", app[JOURNAL].forget, kept_in_file=True))
     # Not state either: tells the console's live readers that everything was replaced.
     registry.register(ForgetOnLoad("console", lambda: app[CHANGES].mark("state")))
     app[WEBHOOKS].outbox.changes = app[CHANGES].mark

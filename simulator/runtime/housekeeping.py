@@ -4,7 +4,8 @@ correction window and the retention, finished webhook deliveries as old, lapsed 
 slots and taker reservations of callers that never came back, ended limiter windows, stale proof
 nonces and lapsed grants. The same sweep moves what is at rest to the history database (RFQ
 records at rest for `retention.rfq_in_memory_s`, timelines that left memory) and forgets what is
-there past the same horizon. (Maker holds, idempotency records and the event log bound
+there past the same horizon, and the request journal's entries past `journal.kept_s` (one
+DELETE each). (Maker holds, idempotency records and the event log bound
 themselves.)"""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from rfqkit.tasks import running, step_forever
-from simulator.api.http.appkeys import ACCESS, CLOCK, RFQ, SETTINGS, TIMELINES, WEBHOOKS
+from simulator.api.http.appkeys import ACCESS, CLOCK, JOURNAL, RFQ, SETTINGS, TIMELINES, WEBHOOKS
 from simulator.services.rfq.settlement import CORRECTION_WINDOW_S
 
 log = logging.getLogger("rfqsim.housekeeping")
@@ -29,6 +30,10 @@ async def housekeeping_context(app: web.Application) -> AsyncIterator[None]:
     # Finished webhook deliveries follow the RFQ records they speak of.
     keep_s = CORRECTION_WINDOW_S + app[SETTINGS].retention.rfq_after_correction_s
 
+    journal = app.get(JOURNAL)
+    journal_kept_s = app[SETTINGS].journal.kept_s
+    if journal is not None:
+        journal.resume()  # numbers never repeat across a restart with a state directory
     timelines = list(app[TIMELINES].values())
     archives = {id(t.archive): t.archive for t in timelines if t.archive is not None}
 
@@ -41,6 +46,8 @@ async def housekeeping_context(app: web.Application) -> AsyncIterator[None]:
             area_timelines.spill()  # what left memory since the last sweep, to the file
         for archive in archives.values():
             archive.forget_before(clock.time() - keep_s)
+        if journal is not None:
+            journal.forget_before(clock.time() - journal_kept_s)
         if evicted:
             log.debug("forgot %d RFQ record(s) at rest", evicted)
 
@@ -54,3 +61,5 @@ async def housekeeping_context(app: web.Application) -> AsyncIterator[None]:
     )
     async with running(periodic, name="housekeeping"):
         yield
+    if journal is not None:
+        journal.save()  # the last requests, to the file before it closes

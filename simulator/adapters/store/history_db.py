@@ -40,7 +40,9 @@ from simulator.services.shared.state import StateFormatError, StateSchema, read_
 
 RowT = TypeVar("RowT", bound=BaseModel)
 
-SCHEMA_VERSION = 3  # 2: rows are zlib-compressed JSON; 3: a timeline's list item apart
+# 2: rows are zlib-compressed JSON; 3: a timeline's list item apart; 4: the request journal
+# and the maker stream's frames (journal_requests, journal_frames)
+SCHEMA_VERSION = 4
 HISTORY_FILE = "rfqsim-history.sqlite3"
 
 SCHEMA = """
@@ -80,13 +82,50 @@ CREATE TABLE IF NOT EXISTS timeline_makers (
     PRIMARY KEY (topic, maker, created_at, id)
 );
 CREATE INDEX IF NOT EXISTS timeline_makers_created ON timeline_makers (created_at);
+CREATE TABLE IF NOT EXISTS journal_requests (
+    seq INTEGER PRIMARY KEY,
+    request_id TEXT NOT NULL,
+    at REAL NOT NULL,
+    method TEXT NOT NULL,
+    path TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    latency_ms REAL NOT NULL,
+    key_prefix TEXT,
+    rest BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS journal_requests_at ON journal_requests (at, seq);
+CREATE INDEX IF NOT EXISTS journal_requests_id ON journal_requests (request_id, at, seq);
+CREATE INDEX IF NOT EXISTS journal_requests_path ON journal_requests (path, at, seq);
+CREATE INDEX IF NOT EXISTS journal_requests_method ON journal_requests (method, at, seq);
+CREATE INDEX IF NOT EXISTS journal_requests_status ON journal_requests (status, at, seq);
+CREATE TABLE IF NOT EXISTS journal_frames (
+    seq INTEGER PRIMARY KEY,
+    at REAL NOT NULL,
+    maker_id TEXT NOT NULL,
+    wallet TEXT NOT NULL,
+    direction TEXT NOT NULL,
+    rfq_id TEXT,
+    frame BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS journal_frames_at ON journal_frames (at, seq);
+CREATE INDEX IF NOT EXISTS journal_frames_maker ON journal_frames (maker_id, at, seq);
+CREATE INDEX IF NOT EXISTS journal_frames_wallet ON journal_frames (wallet, at, seq);
+CREATE INDEX IF NOT EXISTS journal_frames_rfq ON journal_frames (rfq_id, at, seq);
 CREATE TABLE IF NOT EXISTS durable_state (
     name TEXT PRIMARY KEY,
     state TEXT NOT NULL
 );
 """
 
-TABLES = ("rfqs", "rfq_orders", "timelines", "timeline_makers")  # history; not durable_state
+# History; not durable_state.
+TABLES = (
+    "rfqs",
+    "rfq_orders",
+    "timelines",
+    "timeline_makers",
+    "journal_requests",
+    "journal_frames",
+)
 
 Rows = Iterable[Sequence[Any]] | Callable[[], Iterable[Sequence[Any]]]
 Write = tuple[str, Sequence[Any] | Rows, bool]  # (sql, params, many)

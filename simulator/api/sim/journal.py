@@ -11,15 +11,18 @@ from aiohttp import web
 from rfqkit.redaction import redact
 from rfqkit.timestamps import isoformat_unix
 from simulator.api.http.appkeys import JOURNAL, MAKER_NAMES
+from simulator.api.http.cursors import decode_cursor, encode_cursor
 from simulator.api.http.parsing import parse_query
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
 from simulator.api.sim import state_schemas as schemas
 from simulator.errors import Conflict, InternalError, InvalidRequest
-from simulator.services.sim.journal import (
+from simulator.services.sim.journal import RequestJournal
+from simulator.services.sim.journal_search import (
+    FrameFilter,
     JournalEntry,
     JournalFilter,
-    RequestJournal,
+    StreamEntry,
     body_view,
     headers_view,
 )
@@ -81,12 +84,25 @@ async def list_requests(request: web.Request) -> web.Response:
         method=query.method,
         status=query.status,
         since=query.since.timestamp() if query.since else None,
+        until=query.until.timestamp() if query.until else None,
         request_id=query.request_id,
-        limit=query.limit,
+        before=None if query.cursor is None else decode_cursor(query.cursor, int),
+        limit=query.limit + 1,  # one more than asked: whether another page follows
     )
     render = render_summary if query.summary else render_entry
-    views = [render(e) for e in journal.requests(where)]
-    return data_response(schemas.JournalPage(requests=views, capacity=journal.capacity))
+    found = journal.requests(where)
+    page = found[: query.limit]
+    return data_response(
+        schemas.JournalPage(
+            requests=[render(e) for e in page],
+            capacity=journal.capacity,
+            next_cursor=_next_cursor(page[-1] if page else None, len(found) > query.limit),
+        )
+    )
+
+
+def _next_cursor(last: JournalEntry | StreamEntry | None, more: bool) -> str | None:
+    return encode_cursor(last.at, last.seq) if more and last is not None else None
 
 
 async def clear_requests(request: web.Request) -> web.Response:
@@ -104,16 +120,21 @@ def _message(text: str) -> Any:
 async def list_maker_messages(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.MakerMessagesQuery)
     names = request.app[MAKER_NAMES]
-    maker = query.maker
-    if maker is not None:  # a simulated maker's name (alpha) stands for its wallet
-        maker = names.wallet_of(maker) or maker
-    frames = _journal(request).frames(
-        maker=maker,
-        direction=query.direction,
-        since=query.since.timestamp() if query.since else None,
-        limit=query.limit,
-        rfq_id=query.rfq_id,
+    makers = None
+    if query.maker is not None:  # a simulated maker's name (alpha) stands for its wallet
+        makers = frozenset({(names.wallet_of(query.maker) or query.maker).lower()})
+    found = _journal(request).frames(
+        FrameFilter(
+            makers=makers,
+            direction=query.direction,
+            since=query.since.timestamp() if query.since else None,
+            until=query.until.timestamp() if query.until else None,
+            rfq_id=query.rfq_id,
+            before=None if query.cursor is None else decode_cursor(query.cursor, int),
+            limit=query.limit + 1,
+        )
     )
+    page = found[: query.limit]
     views = [
         schemas.MakerMessageView(
             seq=f.seq,
@@ -125,9 +146,10 @@ async def list_maker_messages(request: web.Request) -> web.Response:
             direction=f.direction,
             message=_message(f.text),
         )
-        for f, rfq_id in frames
+        for f, rfq_id in page
     ]
-    return data_response(schemas.MakerMessagePage(messages=views))
+    next_cursor = _next_cursor(page[-1][0] if page else None, len(found) > query.limit)
+    return data_response(schemas.MakerMessagePage(messages=views, next_cursor=next_cursor))
 
 
 def add_routes(table: RouteTable) -> None:
@@ -139,7 +161,8 @@ def add_routes(table: RouteTable) -> None:
         list_requests,
         "simListRequests",
         "The latest requests: method, path, status, latency, key prefix, bodies "
-        "(secrets redacted); filters path (prefix*), method, status, since, request_id",
+        "(secrets redacted), newest first, from memory then the history file (journal.kept_s); "
+        "filters path (prefix*), method, status, since, until, request_id; pages by cursor",
         query=schemas.JournalQuery,
         responses={200: schemas.JournalPage},
         errors=(InvalidRequest, Conflict, InternalError),
@@ -158,7 +181,9 @@ def add_routes(table: RouteTable) -> None:
         "/_sim/maker-messages",
         list_maker_messages,
         "simListMakerMessages",
-        "Maker stream frames in and out, per maker (id or wallet), newest first",
+        "Maker stream frames in and out, newest first, from memory then the history file; "
+        "filters maker (id, wallet or fleet name), direction, rfq_id, since, until; pages by "
+        "cursor",
         query=schemas.MakerMessagesQuery,
         responses={200: schemas.MakerMessagePage},
         errors=(InvalidRequest, Conflict, InternalError),

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, ConfigDict, Field
 
+from simulator.api.http.cursors import cursor_field, next_cursor_field
 from simulator.api.http.schemas import ApiModel, SnakeApiModel
 
 Keepable = Literal["webhooks", "keys", "limits", "faults", "clock"]
@@ -61,6 +62,10 @@ class JournalQuery(SnakeApiModel):
         default=None, description="Simulator time, inclusive, with its zone (…Z)"
     )
     request_id: str | None = Field(default=None, max_length=64)
+    until: AwareDatetime | None = Field(
+        default=None, description="Simulator time, exclusive, with its zone (…Z)"
+    )
+    cursor: str | None = cursor_field()
     limit: int = Field(default=100, ge=1, le=100_000, description="The newest N matches")
     summary: bool = Field(
         default=False,
@@ -96,9 +101,13 @@ class JournalEntryView(SnakeApiModel):
     response: JournalBody | None = Field(description="Null when asked for a summary")
 
 
-class JournalPage(ApiModel):
+class JournalPage(SnakeApiModel):
     requests: list[JournalEntryView] = Field(description="Newest first")
-    capacity: int = Field(description="How many requests the ring keeps")
+    capacity: int = Field(
+        description="How many requests the ring keeps in memory; older ones are read from the "
+        "history file for journal.kept_s"
+    )
+    next_cursor: str | None = next_cursor_field()
 
 
 class JournalCleared(ApiModel):
@@ -118,7 +127,11 @@ class MakerMessagesQuery(SnakeApiModel):
     rfq_id: str | None = Field(
         default=None, max_length=64, description="Only the frames of this RFQ (rfq_…)"
     )
-    limit: int = Field(default=100, ge=1, le=100_000)
+    until: AwareDatetime | None = Field(
+        default=None, description="Simulator time, exclusive, with its zone (…Z)"
+    )
+    cursor: str | None = cursor_field()
+    limit: int = Field(default=100, ge=1, le=100_000, description="The newest N matches")
 
 
 class MakerMessageView(SnakeApiModel):
@@ -135,5 +148,6 @@ class MakerMessageView(SnakeApiModel):
     message: Any = Field(description="The frame (JSON when it is), secrets redacted")
 
 
-class MakerMessagePage(ApiModel):
+class MakerMessagePage(SnakeApiModel):
     messages: list[MakerMessageView] = Field(description="Newest first")
+    next_cursor: str | None = next_cursor_field()

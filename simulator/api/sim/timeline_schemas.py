@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import AwareDatetime, ConfigDict, Field
 
+from simulator.api.http.cursors import cursor_field, next_cursor_field
 from simulator.api.http.schemas import ApiModel, SnakeApiModel
 from simulator.api.webhooks.schemas import DeliveryView
 
@@ -39,11 +40,7 @@ class TimelineQuery(ApiModel):
     until: AwareDatetime | None = Field(
         default=None, description="Created before this simulator time, with its zone"
     )
-    cursor: str | None = Field(
-        default=None,
-        max_length=200,
-        description="The `next_cursor` of the previous page: the matches older than its last item",
-    )
+    cursor: str | None = cursor_field()
     limit: int = Field(default=100, ge=1, le=100_000, description="The newest N matches")
 
 
@@ -83,11 +80,7 @@ class TimelineList(SnakeApiModel):
         "ones are read from the history database until the correction window and the retention "
         "have passed"
     )
-    next_cursor: str | None = Field(
-        default=None,
-        description="Pass as `cursor` for the next (older) page; null when this page holds the "
-        "last match",
-    )
+    next_cursor: str | None = next_cursor_field()
 
 
 class TimelineDetail(TimelineItem):

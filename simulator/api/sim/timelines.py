@@ -5,8 +5,6 @@ for maker wallets, and the webhook deliveries of the events an object produced."
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +13,7 @@ from aiohttp import web
 
 from rfqkit.timestamps import isoformat_unix
 from simulator.api.http.appkeys import MAKER_NAMES, TIMELINES, WEBHOOKS
+from simulator.api.http.cursors import decode_cursor, encode_cursor
 from simulator.api.http.parsing import parse_query
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
@@ -113,23 +112,6 @@ def render_detail(
     )
 
 
-def _cursor(timeline: Timeline) -> str:
-    text = json.dumps([timeline.created_at, timeline.object_id])
-    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
-
-
-def _before(cursor: str) -> tuple[float, str]:
-    try:
-        created_at, object_id = json.loads(
-            base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        )
-        return float(created_at), str(object_id)
-    except (ValueError, TypeError):
-        raise InvalidRequest(
-            "cursor is not one this list gave out", details={"field": "cursor"}
-        ) from None
-
-
 def _filter(query: schemas.TimelineQuery, names: MakerNames) -> TimelineFilter:
     makers = None
     if query.maker is not None:
@@ -145,7 +127,7 @@ def _filter(query: schemas.TimelineQuery, names: MakerNames) -> TimelineFilter:
         pair=None if query.pair is None else query.pair.lower(),
         since=None if query.since is None else query.since.timestamp(),
         until=None if query.until is None else query.until.timestamp(),
-        before=None if query.cursor is None else _before(query.cursor),
+        before=None if query.cursor is None else decode_cursor(query.cursor, str),
     )
 
 
@@ -161,7 +143,11 @@ def _list_handler(kind: TimelineKind) -> Any:
             schemas.TimelineList(
                 items=[render_item(t, names) for t in page],
                 kept=timelines.capacity,
-                next_cursor=_cursor(page[-1]) if len(found) > query.limit else None,
+                next_cursor=(
+                    encode_cursor(page[-1].created_at, page[-1].object_id)
+                    if len(found) > query.limit
+                    else None
+                ),
             )
         )
 

@@ -144,11 +144,15 @@ class SavedAttributes(Generic[SchemaT]):
 class ForgetOnLoad:
     """State that is not saved but must not outlive a reset or restore: caches of answers
     built from the old state, the request journal, a running scenario. `dump` is empty; `load`
-    calls `forget`."""
+    calls `forget`. `kept_in_file`: what it forgets is in the history file, which a state
+    directory holds: a start on that directory (whose JSON leaves it out) keeps it."""
 
-    def __init__(self, name: str, forget: Callable[[], None]) -> None:
+    def __init__(
+        self, name: str, forget: Callable[[], None], *, kept_in_file: bool = False
+    ) -> None:
         self.name = name
         self._forget = forget
+        self.kept_in_file = kept_in_file
 
     def dump(self) -> dict[str, Any]:
         return {}

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from simulator.services.sim.gate import RequestGate, StateChangeInterrupted
-from simulator.services.sim.journal import JournalFilter, RequestJournal, body_view
+from simulator.services.sim.journal import FrameFilter, JournalFilter, RequestJournal, body_view
 
 
 async def inside(gate: RequestGate, release: asyncio.Event) -> str:
@@ -110,25 +110,29 @@ async def test_while_the_fleet_restarts_only_its_own_requests_pass_the_closed_ga
             await gate.enter(own=True)
 
 
+def request_fields(index: int, at: float) -> dict[str, object]:
+    """A plain GET's fields as the journal middleware records them."""
+    return {
+        "request_id": f"req_{index}",
+        "at": at,
+        "method": "GET",
+        "path": "/v2/rfq/levels",
+        "query": "",
+        "status": 200,
+        "latency_ms": 1.0,
+        "key_prefix": None,
+        "request_type": None,
+        "request_body": None,
+        "request_size": 0,
+        "response_body": None,
+        "response_size": 0,
+    }
+
+
 def journal_with(*entries: dict[str, object]) -> RequestJournal:
     journal = RequestJournal(lambda: 1000.0, capacity=3, stream_capacity=2)
     for index, fields in enumerate(entries):
-        base: dict[str, object] = {
-            "request_id": f"req_{index}",
-            "at": 1000.0 + index,
-            "method": "GET",
-            "path": "/v2/rfq/levels",
-            "query": "",
-            "status": 200,
-            "latency_ms": 1.0,
-            "key_prefix": None,
-            "request_type": None,
-            "request_body": None,
-            "request_size": 0,
-            "response_body": None,
-            "response_size": 0,
-        }
-        journal.record(**{**base, **fields})
+        journal.record(**{**request_fields(index, 1000.0 + index), **fields})
     return journal
 
 
@@ -179,12 +183,12 @@ def test_maker_frames_filter_by_maker_and_direction() -> None:
     journal.record_frame("tx_test_a", "0xAbC", "out", '{"type":"rfq"}')
     journal.record_frame("tx_test_a", "0xAbC", "in", '{"type":"quote"}')
     journal.record_frame("tx_test_b", "0xDef", "in", '{"type":"levels"}')
-    frames = journal.frames(maker="0xabc", direction=None, since=None, limit=10)
+    frames = journal.frames(FrameFilter(makers=frozenset({"0xabc"}), limit=10))
     assert [(f.direction, f.text) for f, _ in frames] == [
         ("in", '{"type":"quote"}'),
         ("out", '{"type":"rfq"}'),
     ]
-    assert len(journal.frames(maker="tx_test_b", direction="out", since=None, limit=10)) == 0
+    assert len(journal.frames(FrameFilter(makers=frozenset({"tx_test_b"}), direction="out"))) == 0
 
 
 def test_every_frame_of_an_rfq_is_tagged_with_it_quotes_included() -> None:
@@ -198,7 +202,7 @@ def test_every_frame_of_an_rfq_is_tagged_with_it_quotes_included() -> None:
         "tx_test_a", "0xAbC", "out", '{"type":"released","quoteId":"mq_1","rfqId":"rfq_1"}'
     )
     journal.record_frame("tx_test_a", "0xAbC", "in", '{"type":"decline","quoteId":"mq_9"}')
-    frames = journal.frames(maker=None, direction=None, since=None, limit=10)
+    frames = journal.frames(FrameFilter(limit=10))
     tagged = [(json.loads(f.text)["type"], rfq) for f, rfq in frames]
     assert tagged == [
         ("decline", None),  # names a request the ring never saw
@@ -207,5 +211,5 @@ def test_every_frame_of_an_rfq_is_tagged_with_it_quotes_included() -> None:
         ("levels", None),
         ("rfq", "rfq_1"),
     ]
-    only = journal.frames(maker=None, direction=None, since=None, limit=10, rfq_id="rfq_1")
+    only = journal.frames(FrameFilter(rfq_id="rfq_1"))
     assert [json.loads(f.text)["type"] for f, _ in only] == ["released", "quote", "rfq"]
