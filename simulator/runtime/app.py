@@ -17,6 +17,7 @@ from simulator.adapters.limit_orders.chain_reads import BookChainReads
 from simulator.adapters.ramp.provider_wire import parse_transfer
 from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import IndexCatchUp
+from simulator.adapters.store.delivery_archive import SqliteDeliveryArchive
 from simulator.adapters.store.durable_rows import SqliteDurableRows
 from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb, HistoryState
 from simulator.adapters.store.rfq_archive import SqliteRfqArchive
@@ -274,6 +275,7 @@ def create_app(
     history_db = HistoryDb(Path(state_dir) / HISTORY_FILE if state_dir is not None else None)
     app[HISTORY] = history_db
     rfq_archive = SqliteRfqArchive(history_db)
+    delivery_archive = SqliteDeliveryArchive(history_db)
     app[RFQ] = build_rfq(
         settings,
         app[CLOCK],
@@ -329,6 +331,7 @@ def create_app(
         app[RANDOM].fork("webhooks"),
         transport=app[WEBHOOK_ADAPTERS].sender,
         certificates=app[WEBHOOK_ADAPTERS].ca,
+        archive=delivery_archive,
     )
     for events in (app[RFQ].events, app[BOOK].events, app[SWAPS].events):
         events.subscribers.append(app[WEBHOOKS].dispatcher)
@@ -383,7 +386,12 @@ def create_app(
     registry.register(
         HistoryState(
             history_db,
-            [rfq_archive.restored, timeline_archive.restored, app[DURABLE].forget_written],
+            [
+                rfq_archive.restored,
+                timeline_archive.restored,
+                delivery_archive.restored,
+                app[DURABLE].forget_written,
+            ],
         )
     )
     app[SCENARIOS] = build_scenarios(app[CLOCK], AppScenarioTargets(app))
