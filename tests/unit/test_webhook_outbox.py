@@ -6,8 +6,9 @@ import itertools
 
 import pytest
 
+from simulator.services.shared.state import SavedAttributes
 from simulator.services.webhooks.model import Attempt, Delivery
-from simulator.services.webhooks.outbox import DeliveryOutbox
+from simulator.services.webhooks.outbox import DeliveryOutbox, OutboxSaved
 from simulator.settings import RETRY_SCHEDULE_S, load_settings
 from tests.unit.webhook_fakes import MemoryDeliveryArchive
 
@@ -238,3 +239,21 @@ def test_finished_deliveries_are_forgotten_by_their_last_attempt() -> None:
     outbox.add(pending)
     outbox.forget_finished_before(25.0)
     assert [d.delivery_id for d in outbox.find()] == ["whd_p", "whd_2"]  # pending ones stay
+
+
+def test_an_attempt_from_before_a_restore_leaves_the_restored_delivery_alone() -> None:
+    archive = MemoryDeliveryArchive()
+    outbox = DeliveryOutbox((0,), archive)
+    state = SavedAttributes("webhooks.outbox", outbox, OutboxSaved, after_load=outbox.restored)
+    outbox.add(_delivery())
+    saved = state.dump()
+    (stale,) = outbox.take_due(T0)
+    state.load(saved)  # the same id put back as it was, pending and due
+    number = outbox.start_attempt(stale)
+    outbox.finish_attempt(stale, _attempt(number, "succeeded"), T0, scheduled=True)
+    outbox.release(stale)
+    (restored,) = outbox
+    assert restored is not stale
+    assert (restored.status, restored.attempts) == ("pending", [])
+    assert archive.rows == {}
+    assert outbox.take_due(T0) == [restored]

@@ -279,7 +279,9 @@ class DeliveryOutbox:
         """Out of the pending ones: to the archive now, or at the `release` of the last
         attempt under way."""
         delivery_id = delivery.delivery_id
-        self._deliveries.pop(delivery_id, None)
+        if self._deliveries.get(delivery_id) is not delivery:
+            return  # an attempt from before a reset or restore: that state is gone
+        del self._deliveries[delivery_id]
         if self._busy.get(delivery_id, 0) > 0:
             self._held[delivery_id] = delivery
         else:
