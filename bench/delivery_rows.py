@@ -1,9 +1,11 @@
 """What a finished webhook delivery costs on its way to the history file, per delivery, in one
 process: the event loop's share (`SqliteDeliveryArchive.put`: a copy and a queue entry), the
 history writer's sender thread's share (`delivery_rows`: the row's columns and its JSON), and
-the writer process's share (compressing that JSON), each as thread CPU time.
+the writer process's share (compressing that JSON), each as thread CPU time; then what reading
+them back costs the event loop: `GET /_sim/webhooks/deliveries`' query through the outbox over a
+file holding `--file-rows` of them (wall time, best of five).
 
-python -m bench.delivery_rows [--count N]
+python -m bench.delivery_rows [--count N] [--file-rows N]
 
 The deliveries are an rfq.expired event as the spec lists its fields, with three attempts (two
 failed, one acknowledged), built fresh for each run; the rows are built in batches of 500, as
@@ -21,8 +23,8 @@ from pathlib import Path
 from simulator.adapters.store.delivery_archive import SqliteDeliveryArchive, delivery_rows
 from simulator.adapters.store.history_db import HistoryDb
 from simulator.adapters.store.history_writer import compress_row
-from simulator.services.webhooks.model import Attempt, Delivery
-from simulator.services.webhooks.outbox import encode_body
+from simulator.services.webhooks.model import Attempt, Delivery, DeliveryFilter
+from simulator.services.webhooks.outbox import DeliveryOutbox, encode_body
 
 BATCH = 500
 T0 = 1_800_000_000.0
@@ -113,14 +115,55 @@ def measure(count: int) -> dict[str, float]:
     }
 
 
+def reads(file_rows: int) -> dict[str, float]:
+    """Milliseconds (best of five) of the list's reads over a file of `file_rows` deliveries,
+    one created a second after the other, all to one endpoint."""
+    wanted = {
+        "newest 1000": DeliveryFilter(),
+        "newest 200 (the console)": DeliveryFilter(),
+        "newest 1000 of the endpoint": DeliveryFilter(endpoint_id="whe_000000000001"),
+        "one event's": DeliveryFilter(event_id=f"rfq.expired:rfq_{file_rows // 2:020d}"),
+    }
+    limits = {"newest 200 (the console)": 200, "one event's": 1000}
+    with tempfile.TemporaryDirectory() as tmp:
+        db = HistoryDb(Path(tmp) / "history.sqlite3")
+        try:
+            archive = SqliteDeliveryArchive(db)
+            for start in range(0, file_rows, BATCH):
+                batch = [_delivery(n) for n in range(start, min(start + BATCH, file_rows))]
+                for delivery in batch:
+                    delivery.created_at = T0 + delivery.serial
+                archive.put(batch)
+            db.flush()
+            outbox = DeliveryOutbox((0,), archive)
+            timings = {}
+            for label, where in wanted.items():
+                best = float("inf")
+                for _ in range(5):
+                    began = time.perf_counter()
+                    outbox.find(
+                        endpoint_id=where.endpoint_id,
+                        event_id=where.event_id,
+                        limit=limits.get(label, 1000),
+                    )
+                    best = min(best, time.perf_counter() - began)
+                timings[label] = best * 1000
+            return timings
+        finally:
+            db.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=20_000)
-    count = parser.parse_args().count
-    runs = [measure(count) for _ in range(3)]
+    parser.add_argument("--file-rows", type=int, default=100_000)
+    args = parser.parse_args()
+    runs = [measure(args.count) for _ in range(3)]
     for key in ("loop_us", "sender_us", "writer_us", "json_bytes", "stored_bytes"):
         values = ", ".join(f"{run[key]:.1f}" for run in runs)
         print(f"{key}: {values} (median {statistics.median(r[key] for r in runs):.1f})")
+    for label, ms in reads(args.file_rows).items():
+        print(f"list, {label}, {args.file_rows} in the file: {ms:.1f} ms")
 
 
 if __name__ == "__main__":
