@@ -200,18 +200,6 @@ def test_a_finished_delivery_held_for_a_redelivery_is_listed_once_and_archived_a
     assert [d.delivery_id for d in outbox] == []
 
 
-def test_restored_sends_finished_deliveries_in_memory_to_the_archive() -> None:
-    archive = MemoryDeliveryArchive()
-    outbox = DeliveryOutbox((0,), archive)
-    finished, pending = _delivery("whd_f"), _delivery("whd_p")
-    finished.status = "delivered"  # as a state file of an older version holds it
-    outbox.add(finished)
-    outbox.add(pending)
-    outbox.restored()
-    assert [d.delivery_id for d in outbox] == ["whd_p"]
-    assert list(archive.rows) == ["whd_f"]
-
-
 def test_schedule_must_not_be_empty() -> None:
     with pytest.raises(ValueError, match="at least one"):
         DeliveryOutbox((), MemoryDeliveryArchive())

@@ -126,14 +126,8 @@ class DeliveryOutbox:
 
     def restored(self) -> None:
         """The pending deliveries were put back (reset, snapshot, state directory): attempts
-        under way belong to the state before; a finished delivery saved in memory by an older
-        version goes to the archive; the worker looks at the due times again."""
+        under way belong to the state before, and the worker looks at the due times again."""
         self._held, self._busy = {}, {}
-        finished = [d for d in self._deliveries.values() if d.finished]
-        for delivery in finished:
-            del self._deliveries[delivery.delivery_id]
-        if finished:
-            self.archive.put([detached(d) for d in finished])
         self._notify()
 
     def _notify(self) -> None:
