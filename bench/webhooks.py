@@ -13,6 +13,8 @@ from pathlib import Path
 from bench.load import percentile
 from bench.processes import REPO
 from bench.report import Section
+from simulator.adapters.store.delivery_archive import SqliteDeliveryArchive
+from simulator.adapters.store.history_db import HistoryDb
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.webhooks import build_webhooks, webhook_adapters
@@ -37,8 +39,14 @@ async def _run(state_dir: Path, paced: int, rate: float, burst: int) -> tuple[li
     settings = WebhookSettings(state_dir=str(state_dir))
     clock = Clock()
     adapters = webhook_adapters(settings)
+    history = HistoryDb(state_dir / "history.sqlite3")  # finished deliveries go there
     webhooks = build_webhooks(
-        settings, clock, RandomSource(1), transport=adapters.sender, certificates=adapters.ca
+        settings,
+        clock,
+        RandomSource(1),
+        transport=adapters.sender,
+        certificates=adapters.ca,
+        archive=SqliteDeliveryArchive(history),
     )
     issued = await adapters.ca.issue(["127.0.0.1"])
     cert, key, port_file = state_dir / "cert.pem", state_dir / "key.pem", state_dir / "port"
@@ -62,7 +70,7 @@ async def _run(state_dir: Path, paced: int, rate: float, burst: int) -> tuple[li
         published: dict[str, float] = {}
 
         async def wait_all(count: int) -> None:
-            while sum(1 for d in webhooks.outbox if d.status == "delivered") < count:  # noqa: ASYNC110 - polls the outbox the worker fills
+            while len(webhooks.outbox.find(status="delivered")) < count:  # noqa: ASYNC110 - polls the outbox the worker fills
                 await asyncio.sleep(0.005)
 
         # Latency: a steady stream, one event every 1/rate s.
@@ -73,7 +81,7 @@ async def _run(state_dir: Path, paced: int, rate: float, burst: int) -> tuple[li
             await asyncio.sleep(1 / rate)
         await wait_all(paced)
         latencies = []
-        for delivery in webhooks.outbox:
+        for delivery in webhooks.outbox.find():
             attempt = delivery.attempts[0]
             assert attempt.latency_ms is not None
             done = attempt.started_at + attempt.latency_ms / 1000
@@ -89,6 +97,7 @@ async def _run(state_dir: Path, paced: int, rate: float, burst: int) -> tuple[li
         worker.cancel()
         await asyncio.gather(worker, return_exceptions=True)
         await adapters.sender.close()
+        history.close()
         receiver.terminate()
         await asyncio.wait_for(receiver.wait(), timeout=10)
 

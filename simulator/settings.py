@@ -159,8 +159,21 @@ class WebhookSettings(StrictModel):
     max_concurrent: int = Field(default=64, gt=0)  # attempts in flight, all endpoints together
     max_concurrent_per_endpoint: int = Field(default=8, gt=0)  # ... to one endpoint
     max_endpoints_per_partner: int = Field(default=16, gt=0)
-    keep_finished: int = Field(default=10_000, ge=0)  # finished deliveries kept for /_sim
+    # Finished deliveries stay in the history file this long after their last attempt (25 h:
+    # the RFQ records' horizon, the 24 h correction window and an hour; decisions W15).
+    keep_finished_s: float = Field(default=90_000, gt=0)
     state_dir: str | None = None  # local CA lives here; None: $RFQSIM_STATE_DIR, else ./.rfqsim
+
+    @model_validator(mode="before")
+    @classmethod
+    def _retired_keys(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "keep_finished" in data:
+            raise ValueError(
+                "webhooks.keep_finished is retired: finished deliveries are no longer counted "
+                "but kept by time in the history file; set webhooks.keep_finished_s (seconds "
+                "after a delivery's last attempt, default 90000) instead"
+            )
+        return data
 
     @model_validator(mode="after")
     def _non_negative_delays(self) -> WebhookSettings:

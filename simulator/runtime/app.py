@@ -17,6 +17,7 @@ from simulator.adapters.limit_orders.chain_reads import BookChainReads
 from simulator.adapters.ramp.provider_wire import parse_transfer
 from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import IndexCatchUp
+from simulator.adapters.store.delivery_archive import SqliteDeliveryArchive
 from simulator.adapters.store.durable_rows import SqliteDurableRows
 from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb, HistoryState
 from simulator.adapters.store.journal_archive import SqliteJournalArchive
@@ -276,6 +277,7 @@ def create_app(
     app[HISTORY] = history_db
     rfq_archive = SqliteRfqArchive(history_db)
     journal_archive = SqliteJournalArchive(history_db)
+    delivery_archive = SqliteDeliveryArchive(history_db)
     app[RFQ] = build_rfq(
         settings,
         app[CLOCK],
@@ -332,6 +334,7 @@ def create_app(
         app[RANDOM].fork("webhooks"),
         transport=app[WEBHOOK_ADAPTERS].sender,
         certificates=app[WEBHOOK_ADAPTERS].ca,
+        archive=delivery_archive,
     )
     for events in (app[RFQ].events, app[BOOK].events, app[SWAPS].events):
         events.subscribers.append(app[WEBHOOKS].dispatcher)
@@ -390,6 +393,7 @@ def create_app(
                 rfq_archive.restored,
                 timeline_archive.restored,
                 journal_archive.restored,
+                delivery_archive.restored,
                 app[DURABLE].forget_written,
             ],
         )

@@ -1,11 +1,12 @@
 """Bounded memory: every `retention.sweep_interval_s` of service time (at once on a clock
 advance) the state that only grows unless someone looks is swept: RFQ records at rest past the
-correction window and the retention, finished webhook deliveries as old, lapsed outstanding
-slots and taker reservations of callers that never came back, ended limiter windows, stale proof
-nonces and lapsed grants. The same sweep moves what is at rest to the history database (RFQ
-records at rest for `retention.rfq_in_memory_s`, timelines that left memory) and forgets what is
-there past the same horizon, and the request journal's entries past `journal.kept_s` (one
-DELETE each). (Maker holds, idempotency records and the event log bound
+correction window and the retention, lapsed outstanding slots and taker reservations of callers
+that never came back, ended limiter windows, stale proof nonces and lapsed grants. The same
+sweep moves what is at rest to the history database (RFQ records at rest for
+`retention.rfq_in_memory_s`, timelines that left memory) and forgets what is there past the same
+horizon, the request journal's entries past `journal.kept_s`, and finished webhook deliveries
+`webhooks.keep_finished_s` after their last attempt (each a query on the file, not a walk).
+(Maker holds, idempotency records and the event log bound
 themselves.)"""
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ async def housekeeping_context(app: web.Application) -> AsyncIterator[None]:
     access = app[ACCESS]
     outbox = app[WEBHOOKS].outbox
     clock = app[CLOCK]
-    # Finished webhook deliveries follow the RFQ records they speak of.
     keep_s = CORRECTION_WINDOW_S + app[SETTINGS].retention.rfq_after_correction_s
+    keep_deliveries_s = app[SETTINGS].webhooks.keep_finished_s
 
     journal = app.get(JOURNAL)
     journal_kept_s = app[SETTINGS].journal.kept_s
@@ -41,7 +42,7 @@ async def housekeeping_context(app: web.Application) -> AsyncIterator[None]:
         evicted = settlement.evict()
         access.limiter.evict_stale()
         access.proofs.evict_stale()
-        outbox.evict_finished(clock.time() - keep_s)
+        outbox.forget_finished_before(clock.time() - keep_deliveries_s)
         for area_timelines in timelines:
             area_timelines.spill()  # what left memory since the last sweep, to the file
         for archive in archives.values():

@@ -18,7 +18,11 @@ from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.services.shared.state import SavedAttributes, StateParticipant
 from simulator.services.webhooks.outbox import DeliveryFaultsSaved, OutboxSaved
-from simulator.services.webhooks.ports import CertificateAuthority, WebhookTransport
+from simulator.services.webhooks.ports import (
+    CertificateAuthority,
+    DeliveryArchive,
+    WebhookTransport,
+)
 from simulator.services.webhooks.registry import RegistrySaved
 from simulator.services.webhooks.service import Webhooks
 from simulator.settings import WebhookSettings
@@ -51,19 +55,22 @@ def build_webhooks(
     *,
     transport: WebhookTransport,
     certificates: CertificateAuthority,
+    archive: DeliveryArchive,
 ) -> Webhooks:
-    """The webhooks area on its ports: what posts a delivery and what issues receivers'
-    certificates (`webhook_adapters` in the app, fakes in unit tests)."""
-    return Webhooks(clock, random, settings, transport, certificates)
+    """The webhooks area on its ports: what posts a delivery, what issues receivers'
+    certificates (`webhook_adapters` in the app, fakes in unit tests) and where finished
+    deliveries go (the history file's adapters/store/delivery_archive.py in the app)."""
+    return Webhooks(clock, random, settings, transport, certificates, archive)
 
 
 def webhooks_state(webhooks: Webhooks) -> list[StateParticipant]:
-    """Endpoints, deliveries, sending faults; the worker is woken after a load, since its
-    next due time may have changed."""
+    """Endpoints, pending deliveries, sending faults (finished deliveries are rows of the
+    history file); after a load the outbox forgets attempts under way and wakes the worker,
+    since its next due time may have changed."""
     return [
         SavedAttributes("webhooks.registry", webhooks.registry, RegistrySaved),
         SavedAttributes(
-            "webhooks.outbox", webhooks.outbox, OutboxSaved, after_load=webhooks.outbox.wake
+            "webhooks.outbox", webhooks.outbox, OutboxSaved, after_load=webhooks.outbox.restored
         ),
         SavedAttributes("webhooks.faults", webhooks.faults, DeliveryFaultsSaved),
     ]

@@ -19,7 +19,9 @@ from conformance.client import Client
 from conformance.ramp import Ramp, fresh_wallet
 from conformance.ramp_transfers import Transfers
 from conformance.sim_control import SimControl
+from conformance.webhooks import fetch_certificate
 from rfqkit.wallets import Wallet
+from rfqkit.webhook_receiver import WebhookReceiver
 from simulator import __version__
 from simulator.adapters.sim.state_dir import FORMAT_VERSION
 from tests.integration.serve_process import RFQSIM, serve, stop
@@ -106,6 +108,46 @@ def test_a_stop_and_start_keeps_a_quote_a_transfer_and_the_webhooks(tmp_path: Pa
             filled["buyAmount"]
         )
         assert stop(second.process) == 0
+
+
+def test_a_stop_and_start_keeps_the_finished_webhook_deliveries(tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"
+    taker = "0x8f49B351160Eb48606dC0114761aaB526c18782D"  # demo wallet 0 under seed 0
+    with serve(tmp_path, "--state-dir", str(state_dir), "--seed", "0") as first:
+        http, sim = keyed(first.info), SimControl(Client(first.api_url))
+        cert_pem, key_pem, _ = fetch_certificate(first.api_url)
+        with WebhookReceiver(cert_pem, key_pem) as receiver:
+            hook = http.post(
+                "/v1/webhooks", json={"url": receiver.url, "eventTypes": ["rfq.expired"]}
+            )
+            assert hook.status == 201, hook.raw
+            quoted = http.post("/v2/rfq/request", json=ten_usdc(first.info, taker))
+            assert quoted.status == 200, quoted.raw
+            rfq_id = quoted.json()["data"]["rfqId"]
+            sim.advance(61)  # past expiresAt: rfq.expired goes to the receiver
+            receiver.wait_for_requests(1, timeout=30)
+            delivered = wait_delivered(sim, f"rfq.expired:{rfq_id}")
+        assert stop(first.process) == 0
+
+    with serve(tmp_path, "--state-dir", str(state_dir), "--seed", "0") as second:
+        sim = SimControl(Client(second.api_url))
+        after = sim.call("GET", "webhooks/deliveries")
+        assert isinstance(after, dict)
+        assert after["deliveries"] == [delivered]
+        assert stop(second.process) == 0
+
+
+def wait_delivered(sim: SimControl, event_id: str) -> dict[str, Any]:
+    """The event's one delivery, once delivered and listed from the history file."""
+    deadline = time.monotonic() + 30
+    listed: Any = None
+    while time.monotonic() < deadline:
+        listed = sim.call("GET", f"webhooks/deliveries?event_id={event_id}")
+        found = listed["deliveries"] if isinstance(listed, dict) else []
+        if [d["status"] for d in found] == ["delivered"]:
+            return dict(found[0])
+        time.sleep(0.05)
+    raise AssertionError(f"never delivered: {listed}")
 
 
 def wait_filled(http: Client, rfq_id: str) -> dict[str, Any]:

@@ -121,3 +121,14 @@ def test_a_bad_environment_value_names_the_variable() -> None:
         load_settings(environ={"RFQSIM_API__PORT": "eighty"})
     with pytest.raises(ValueError, match="limits"):
         load_settings(environ={"RFQSIM_LIMITS__TIERS": "{not json"})
+
+
+def test_a_file_setting_the_retired_delivery_count_is_told_what_replaced_it(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "s.yaml"
+    config.write_text("webhooks:\n  keep_finished: 500\n")
+    with pytest.raises(ValidationError, match=r"keep_finished is retired.*keep_finished_s"):
+        load_settings(config, environ={})
+    config.write_text("webhooks:\n  keep_finished_s: 3600\n")
+    assert load_settings(config, environ={}).webhooks.keep_finished_s == 3600

@@ -6,8 +6,11 @@ import itertools
 
 import pytest
 
-from simulator.services.webhooks.outbox import Attempt, Delivery, DeliveryOutbox
+from simulator.services.shared.state import SavedAttributes
+from simulator.services.webhooks.model import Attempt, Delivery
+from simulator.services.webhooks.outbox import DeliveryOutbox, OutboxSaved
 from simulator.settings import RETRY_SCHEDULE_S, load_settings
+from tests.unit.webhook_fakes import MemoryDeliveryArchive
 
 T0 = 1_800_000_000.0
 
@@ -44,6 +47,7 @@ def _fail_scheduled(outbox: DeliveryOutbox, delivery: Delivery, now: float) -> N
     assert outbox.take_due(now) == [delivery]
     number = outbox.start_attempt(delivery)
     outbox.finish_attempt(delivery, _attempt(number), now, scheduled=True)
+    outbox.release(delivery)
 
 
 def test_default_schedule_is_the_agreed_one() -> None:
@@ -55,7 +59,7 @@ def test_default_schedule_is_the_agreed_one() -> None:
 
 
 def test_first_attempt_is_immediate_then_each_delay_follows_the_previous_attempt() -> None:
-    outbox = DeliveryOutbox(RETRY_SCHEDULE_S)
+    outbox = DeliveryOutbox(RETRY_SCHEDULE_S, MemoryDeliveryArchive())
     delivery = _delivery()
     outbox.add(delivery)
     assert outbox.next_due() == T0
@@ -77,7 +81,7 @@ def test_first_attempt_is_immediate_then_each_delay_follows_the_previous_attempt
 
 
 def test_a_success_acknowledges_and_stops_retries() -> None:
-    outbox = DeliveryOutbox(RETRY_SCHEDULE_S)
+    outbox = DeliveryOutbox(RETRY_SCHEDULE_S, MemoryDeliveryArchive())
     delivery = _delivery()
     outbox.add(delivery)
     _fail_scheduled(outbox, delivery, T0)
@@ -92,7 +96,7 @@ def test_a_success_acknowledges_and_stops_retries() -> None:
 
 
 def test_an_attempt_in_flight_is_not_taken_twice() -> None:
-    outbox = DeliveryOutbox(RETRY_SCHEDULE_S)
+    outbox = DeliveryOutbox(RETRY_SCHEDULE_S, MemoryDeliveryArchive())
     delivery = _delivery()
     outbox.add(delivery)
     assert outbox.take_due(T0) == [delivery]
@@ -101,7 +105,7 @@ def test_an_attempt_in_flight_is_not_taken_twice() -> None:
 
 
 def test_manual_attempts_do_not_move_the_schedule() -> None:
-    outbox = DeliveryOutbox(RETRY_SCHEDULE_S)
+    outbox = DeliveryOutbox(RETRY_SCHEDULE_S, MemoryDeliveryArchive())
     delivery = _delivery()
     outbox.add(delivery)
     _fail_scheduled(outbox, delivery, T0)
@@ -113,7 +117,7 @@ def test_manual_attempts_do_not_move_the_schedule() -> None:
 
 
 def test_a_manual_success_completes_a_failed_delivery() -> None:
-    outbox = DeliveryOutbox((0, 5))
+    outbox = DeliveryOutbox((0, 5), MemoryDeliveryArchive())
     delivery = _delivery()
     outbox.add(delivery)
     _fail_scheduled(outbox, delivery, T0)
@@ -128,7 +132,7 @@ def test_a_manual_success_completes_a_failed_delivery() -> None:
 
 
 def test_cancel_endpoint_stops_only_its_pending_deliveries() -> None:
-    outbox = DeliveryOutbox(RETRY_SCHEDULE_S)
+    outbox = DeliveryOutbox(RETRY_SCHEDULE_S, MemoryDeliveryArchive())
     mine, other = _delivery("whd_1", "whe_1"), _delivery("whd_2", "whe_2")
     outbox.add(mine)
     outbox.add(other)
@@ -138,7 +142,7 @@ def test_cancel_endpoint_stops_only_its_pending_deliveries() -> None:
 
 
 def test_find_filters_and_limits() -> None:
-    outbox = DeliveryOutbox(RETRY_SCHEDULE_S)
+    outbox = DeliveryOutbox(RETRY_SCHEDULE_S, MemoryDeliveryArchive())
     for i in range(5):
         outbox.add(_delivery(f"whd_{i}", f"whe_{i % 2}"))
     assert [d.delivery_id for d in outbox.find(endpoint_id="whe_0")] == ["whd_0", "whd_2", "whd_4"]
@@ -147,8 +151,9 @@ def test_find_filters_and_limits() -> None:
     assert len(outbox.find(event_id="rfq.expired:rfq_1")) == 5
 
 
-def test_finished_history_is_bounded_but_pending_work_is_kept() -> None:
-    outbox = DeliveryOutbox((0,), keep_finished=2)
+def test_finished_deliveries_leave_memory_for_the_archive_and_pending_ones_stay() -> None:
+    archive = MemoryDeliveryArchive()
+    outbox = DeliveryOutbox((0,), archive)
     deliveries = [_delivery(f"whd_{i}") for i in range(4)]
     for delivery in deliveries:
         outbox.add(delivery)
@@ -157,17 +162,52 @@ def test_finished_history_is_bounded_but_pending_work_is_kept() -> None:
     for taken in outbox.take_due(T0):
         if taken is not pending:
             outbox.finish_attempt(taken, _attempt(outbox.start_attempt(taken)), T0, scheduled=True)
-    assert [d.delivery_id for d in outbox] == ["whd_2", "whd_3", "whd_pending"]
+            assert taken.delivery_id not in archive.rows  # its attempt has not ended yet
+            outbox.release(taken)
+    assert [d.delivery_id for d in outbox] == ["whd_pending"]
+    assert sorted(archive.rows) == ["whd_0", "whd_1", "whd_2", "whd_3"]
+    listed = outbox.find()  # memory and archive, in creation order, each once
+    assert [d.delivery_id for d in listed] == [d.delivery_id for d in [*deliveries, pending]]
+    assert [d.status for d in listed] == ["failed"] * 4 + ["pending"]
+    assert [d.delivery_id for d in outbox.find(limit=2)] == ["whd_3", "whd_pending"]
+    assert [d.delivery_id for d in outbox.find(status="failed", limit=1)] == ["whd_3"]
     assert pending.status == "pending"
+
+
+def test_a_finished_delivery_held_for_a_redelivery_is_listed_once_and_archived_after() -> None:
+    archive = MemoryDeliveryArchive()
+    outbox = DeliveryOutbox((0,), archive)
+    delivery = _delivery()
+    outbox.add(delivery)
+    _fail_scheduled(outbox, delivery, T0)
+    assert outbox.get("whd_1") is not delivery  # a copy read back from the archive
+    held = outbox.hold("whd_1")
+    assert held is not None
+    assert outbox.hold("whd_1") is held  # a second redelivery works on the same object
+    outbox.finish_attempt(
+        held, _attempt(outbox.start_attempt(held), "succeeded"), T0, scheduled=False
+    )
+    outbox.finish_attempt(held, _attempt(outbox.start_attempt(held)), T0, scheduled=False)
+    assert [(d.status, len(d.attempts)) for d in outbox.find()] == [("delivered", 3)]
+    assert outbox.get("whd_1") is held
+    outbox.release(held)
+    assert archive.get("whd_1") is not None
+    assert _status(archive.get("whd_1") or delivery) == "failed"  # one attempt still under way
+    outbox.release(held)
+    again = archive.get("whd_1")
+    assert again is not None
+    assert (again.status, [a.number for a in again.attempts]) == ("delivered", [1, 2, 3])
+    assert [d.delivery_id for d in outbox] == []
 
 
 def test_schedule_must_not_be_empty() -> None:
     with pytest.raises(ValueError, match="at least one"):
-        DeliveryOutbox(())
+        DeliveryOutbox((), MemoryDeliveryArchive())
 
 
-def test_finished_deliveries_are_forgotten_once_old() -> None:
-    outbox = DeliveryOutbox((0.0,), keep_finished=100)
+def test_finished_deliveries_are_forgotten_by_their_last_attempt() -> None:
+    archive = MemoryDeliveryArchive()
+    outbox = DeliveryOutbox((0.0,), archive)
     for i, ended in enumerate((10.0, 20.0, 30.0)):
         delivery = Delivery(
             delivery_id=f"whd_{i}",
@@ -185,5 +225,23 @@ def test_finished_deliveries_are_forgotten_once_old() -> None:
         )
     pending = Delivery("whd_p", "we_1", "p", "rfq.filled:rfq_9", "rfq.filled", b"{}", 5.0)
     outbox.add(pending)
-    assert outbox.evict_finished(25.0) == 2
-    assert [d.delivery_id for d in outbox] == ["whd_2", "whd_p"]  # pending ones always stay
+    outbox.forget_finished_before(25.0)
+    assert [d.delivery_id for d in outbox.find()] == ["whd_p", "whd_2"]  # pending ones stay
+
+
+def test_an_attempt_from_before_a_restore_leaves_the_restored_delivery_alone() -> None:
+    archive = MemoryDeliveryArchive()
+    outbox = DeliveryOutbox((0,), archive)
+    state = SavedAttributes("webhooks.outbox", outbox, OutboxSaved, after_load=outbox.restored)
+    outbox.add(_delivery())
+    saved = state.dump()
+    (stale,) = outbox.take_due(T0)
+    state.load(saved)  # the same id put back as it was, pending and due
+    number = outbox.start_attempt(stale)
+    outbox.finish_attempt(stale, _attempt(number, "succeeded"), T0, scheduled=True)
+    outbox.release(stale)
+    (restored,) = outbox
+    assert restored is not stale
+    assert (restored.status, restored.attempts) == ("pending", [])
+    assert archive.rows == {}
+    assert outbox.take_due(T0) == [restored]

@@ -1,4 +1,5 @@
-"""Fakes shared by the webhook unit tests: a frozen clock and a scripted transport."""
+"""Fakes shared by the webhook unit tests: a frozen clock, a scripted transport and an archive
+of finished deliveries in a dict."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from simulator.adapters.store.delivery_archive import DeliveryRow
 from simulator.clock import Clock
 from simulator.services.shared.events import Event
+from simulator.services.webhooks.model import Delivery, DeliveryFilter, creation_key
 from simulator.services.webhooks.ports import CertificateBundle, SendResult
 
 START = 1_800_000_000.0
@@ -113,3 +116,35 @@ class RecordingCertificates:
         self.issued_for.append(tuple(hostnames))
         ca = await self.ca_pem()
         return CertificateBundle(cert_pem=b"leaf\n" + ca, key_pem=b"key\n", ca_pem=ca)
+
+
+class MemoryDeliveryArchive:
+    """The DeliveryArchive port (services/webhooks/ports.py) as rows in a dict, each written
+    and read back through the history file's row schema, so what is read is a copy and never
+    the object that was put."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, str] = {}  # delivery id -> DeliveryRow as JSON
+
+    def put(self, deliveries: list[Delivery]) -> None:
+        for delivery in deliveries:
+            self.rows[delivery.delivery_id] = DeliveryRow(delivery=delivery).model_dump_json()
+
+    def get(self, delivery_id: str) -> Delivery | None:
+        text = self.rows.get(delivery_id)
+        return DeliveryRow.model_validate_json(text).delivery if text is not None else None
+
+    def find(self, where: DeliveryFilter, limit: int | None, exclude: set[str]) -> list[Delivery]:
+        kept = (self.get(i) for i in self.rows if i not in exclude)
+        found = sorted((d for d in kept if d is not None and where.matches(d)), key=creation_key)
+        return found[-limit:] if limit is not None else found
+
+    def forget_finished_before(self, before: float) -> None:
+        self.rows = {
+            i: text
+            for i, text in self.rows.items()
+            if DeliveryRow.model_validate_json(text).delivery.ended_at >= before
+        }
+
+    def clear(self) -> None:
+        self.rows = {}

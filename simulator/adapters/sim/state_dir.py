@@ -25,8 +25,9 @@ from simulator import __version__
 
 FORMAT = "rfqsim-state"
 # Bump when a participant's schema changes shape. 2: every participant saves through a declared
-# schema (services/shared/state.py) instead of the tagged reflection codec of version 1.
-FORMAT_VERSION = 3
+# schema (services/shared/state.py) instead of the tagged reflection codec of version 1. 4: the
+# webhook outbox saves only pending deliveries (finished ones are rows of the history file).
+FORMAT_VERSION = 4
 STATE_FILE = "rfqsim-state.json"
 
 

@@ -1,5 +1,6 @@
 """The history database: one SQLite file holding what is at rest (RFQ records past their live
-life, timelines that left memory), so the heap holds only what requests decide on.
+life, timelines that left memory, finished webhook deliveries), so the heap holds only what
+requests decide on.
 
 - WAL journal, `synchronous=NORMAL`: a crash loses at most the last batch, never the file.
 - One writer, in a process of its own (history_writer.py: no interpreter lock shared with the
@@ -41,7 +42,8 @@ from simulator.services.shared.state import StateFormatError, StateSchema, read_
 RowT = TypeVar("RowT", bound=BaseModel)
 
 # 2: rows are zlib-compressed JSON; 3: a timeline's list item apart; 4: the request journal
-# and the maker stream's frames (journal_requests, journal_frames)
+# and the maker stream's frames (journal_requests, journal_frames), finished webhook
+# deliveries with their attempts (webhook_deliveries)
 SCHEMA_VERSION = 4
 HISTORY_FILE = "rfqsim-history.sqlite3"
 
@@ -111,6 +113,24 @@ CREATE INDEX IF NOT EXISTS journal_frames_at ON journal_frames (at, seq);
 CREATE INDEX IF NOT EXISTS journal_frames_maker ON journal_frames (maker_id, at, seq);
 CREATE INDEX IF NOT EXISTS journal_frames_wallet ON journal_frames (wallet, at, seq);
 CREATE INDEX IF NOT EXISTS journal_frames_rfq ON journal_frames (rfq_id, at, seq);
+CREATE TABLE IF NOT EXISTS webhook_deliveries (
+    id TEXT PRIMARY KEY,
+    endpoint_id TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    serial INTEGER NOT NULL,
+    ended_at REAL NOT NULL,
+    delivery BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_newest ON webhook_deliveries (created_at, serial);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint
+    ON webhook_deliveries (endpoint_id, created_at, serial);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_event
+    ON webhook_deliveries (event_id, created_at, serial);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_status
+    ON webhook_deliveries (status, created_at, serial);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_ended ON webhook_deliveries (ended_at);
 CREATE TABLE IF NOT EXISTS durable_state (
     name TEXT PRIMARY KEY,
     state TEXT NOT NULL
@@ -125,6 +145,7 @@ TABLES = (
     "timeline_makers",
     "journal_requests",
     "journal_frames",
+    "webhook_deliveries",
 )
 
 Rows = Iterable[Sequence[Any]] | Callable[[], Iterable[Sequence[Any]]]

@@ -110,7 +110,7 @@ class DeliveryQuery(SnakeApiModel):
     limit: int = Field(default=1000, ge=1, le=10_000, description="The most recent N matches")
 
 
-# Validated from the outbox's Delivery and Attempt (services/webhooks/outbox.py).
+# Validated from the Delivery and Attempt of services/webhooks/model.py.
 class DeliveryAttemptView(SnakeApiModel):
     attempt: int = Field(
         validation_alias="number", description="1, 2, … in the order attempts started"

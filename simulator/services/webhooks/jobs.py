@@ -13,9 +13,8 @@ from collections.abc import Mapping
 
 from simulator.clock import Clock
 from simulator.errors import Conflict, NotFound
+from simulator.services.webhooks.model import Attempt, Delivery
 from simulator.services.webhooks.outbox import (
-    Attempt,
-    Delivery,
     DeliveryFaults,
     DeliveryOutbox,
     delivery_headers,
@@ -57,7 +56,7 @@ class DeliveryWorker:
                 self._wake.clear()
                 for delivery in self._outbox.take_due(self._clock.time()):
                     task = asyncio.create_task(
-                        self._attempt(delivery, manual=False), name=delivery.delivery_id
+                        self._held_attempt(delivery, manual=False), name=delivery.delivery_id
                     )
                     self._tasks.add(task)
                     task.add_done_callback(self._tasks.discard)
@@ -83,7 +82,8 @@ class DeliveryWorker:
                     await waiter
 
     async def redeliver(self, delivery_id: str) -> Delivery:
-        """One extra attempt now, signed afresh; it does not move the retry schedule."""
+        """One extra attempt now, signed afresh; it does not move the retry schedule. A
+        finished delivery (in the archive) gets it too, and goes back there with it."""
         delivery = self._outbox.get(delivery_id)
         if delivery is None:
             raise NotFound("No such webhook delivery")
@@ -91,8 +91,18 @@ class DeliveryWorker:
             raise Conflict(
                 "The delivery's endpoint was deleted", details={"reason": "endpoint_deleted"}
             )
-        await self._attempt(delivery, manual=True)
-        return delivery
+        held = self._outbox.hold(delivery_id)
+        if held is None:  # forgotten by the retention sweep in between
+            raise NotFound("No such webhook delivery")
+        await self._held_attempt(held, manual=True)
+        return held
+
+    async def _held_attempt(self, delivery: Delivery, *, manual: bool) -> Attempt | None:
+        """One attempt on a delivery the outbox holds for it (`take_due`, `hold`)."""
+        try:
+            return await self._attempt(delivery, manual=manual)
+        finally:
+            self._outbox.release(delivery)
 
     def _endpoint_slot(self, endpoint_id: str) -> asyncio.Semaphore:
         slot = self._endpoint_slots.get(endpoint_id)

@@ -6,7 +6,8 @@ every attempt signs and sends exactly those bytes. A 2xx acknowledges; anything 
 timeout, connection error) is retried after the schedule's next delay, counted on the simulator
 clock from the end of the failed attempt, so `/_sim/clock/advance` fast-forwards retries. After
 the last scheduled attempt the delivery is `failed`. Nothing is lost while a receiver is down:
-pending deliveries stay in the outbox until acknowledged or out of attempts."""
+pending deliveries stay in the outbox until acknowledged or out of attempts; finished ones go to
+the archive port (the history file)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,9 @@ import heapq
 import hmac
 import json
 import logging
-from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 from pydantic import Field
 
@@ -26,16 +26,21 @@ from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.services.shared.events import Event
 from simulator.services.shared.state import StateSchema
+from simulator.services.webhooks.model import (
+    Attempt,
+    Delivery,
+    DeliveryFilter,
+    DeliveryStatus,
+    creation_key,
+    detached,
+)
+from simulator.services.webhooks.ports import DeliveryArchive
 from simulator.services.webhooks.registry import WebhookRegistry
 
 log = logging.getLogger("rfqsim.webhooks")
 
 EVENT_ID_HEADER = "Service-Event-Id"
 SIGNATURE_HEADER = "Service-Signature"
-
-DeliveryStatus = Literal["pending", "delivered", "failed", "cancelled"]
-DELIVERY_STATUSES: tuple[DeliveryStatus, ...] = ("pending", "delivered", "failed", "cancelled")
-AttemptOutcome = Literal["succeeded", "failed", "dropped"]
 
 
 def encode_body(body: dict[str, Any]) -> bytes:
@@ -65,38 +70,6 @@ def is_acknowledged(status: int | None) -> bool:
     return status is not None and 200 <= status < 300
 
 
-@dataclass(frozen=True)
-class Attempt:
-    number: int  # 1, 2, …: in the order attempts started (scheduled and manual alike)
-    started_at: float  # simulator time the request was sent (or dropped)
-    latency_ms: float | None  # request to response, monotonic; None when nothing was sent
-    response_status: int | None  # the receiver's HTTP status; None on timeout/error/drop
-    error: str | None  # "timeout", "connection_error: …", "dropped_by_fault"
-    outcome: AttemptOutcome
-    manual: bool = False  # made by /_sim/webhooks/deliveries/{id}/redeliver
-    duplicate: bool = False  # the second copy sent by the `duplicate` fault (no effect on status)
-
-
-@dataclass
-class Delivery:
-    delivery_id: str  # whd_…
-    endpoint_id: str
-    partner_id: str
-    event_id: str  # <type>:<rfq id>, sent as Service-Event-Id
-    event_type: str
-    body: bytes = field(repr=False)  # serialized once; shared by the event's deliveries
-    created_at: float  # simulator time
-    status: DeliveryStatus = "pending"
-    next_attempt_at: float | None = None  # next scheduled attempt; None: in flight or finished
-    scheduled_attempts: int = 0  # attempts of the schedule started so far
-    attempt_count: int = 0  # attempts started so far (scheduled + manual)
-    attempts: list[Attempt] = field(default_factory=list)  # every attempt, duplicates included
-
-    @property
-    def finished(self) -> bool:
-        return self.status != "pending"
-
-
 @dataclass
 class DeliveryFaults:
     """/_sim/webhooks/faults: misbehaviour of the sending side, for receivers to prove they cope."""
@@ -124,26 +97,37 @@ WorkListener = Callable[[], None]
 
 
 class DeliveryOutbox:
-    """In-memory store of deliveries and their attempts, with the due-time index the worker
-    drains. Finished deliveries are kept for /_sim up to `keep_finished`, oldest dropped first."""
+    """Deliveries with attempts still to make, in memory, with the due-time index the worker
+    drains. A finished one (delivered, failed, cancelled) goes to the archive (the history
+    file: ports.py `DeliveryArchive`) as soon as no attempt on it is under way, and is
+    forgotten there `webhooks.keep_finished_s` after its last attempt; reads see memory first,
+    then the archive, each delivery once.
 
-    def __init__(self, schedule: Sequence[float], keep_finished: int = 10_000) -> None:
+    An attempt works on one live object: the worker `hold`s a delivery for each attempt (a
+    finished one is read back from the archive into `_held`) and `release`s it at the end, so
+    two attempts on the same delivery never write over each other's."""
+
+    def __init__(self, schedule: Sequence[float], archive: DeliveryArchive) -> None:
         if not schedule:
             raise ValueError("the retry schedule needs at least one attempt")
         self.schedule = tuple(schedule)  # delay before attempt n+1, after attempt n ended
-        self.keep_finished = keep_finished
-        self._deliveries: dict[str, Delivery] = {}  # by delivery id, in creation order
+        self.archive = archive
+        self._deliveries: dict[str, Delivery] = {}  # pending, by delivery id, in creation order
         self._due: list[tuple[float, int, str]] = []  # heap (due, seq, id); stale entries skipped
         self._seq = 0  # tie-breaker of the heap: equal due times go in insertion order
-        self._finished: deque[str] = deque()  # finished delivery ids, oldest first
+        self._serial = 0  # the last `Delivery.serial` given out
+        self._held: dict[str, Delivery] = {}  # finished, an attempt under way (not saved)
+        self._busy: dict[str, int] = {}  # attempts under way per delivery id (not saved)
         self._listeners: list[WorkListener] = []  # told when new work may be due
         self.changes: Callable[[str, str], None] | None = None  # the live feed (console)
 
     def add_listener(self, listener: WorkListener) -> None:
         self._listeners.append(listener)
 
-    def wake(self) -> None:
-        """Tell the listeners new work may be due (after the outbox was restored)."""
+    def restored(self) -> None:
+        """The pending deliveries were put back (reset, snapshot, state directory): attempts
+        under way belong to the state before, and the worker looks at the due times again."""
+        self._held, self._busy = {}, {}
         self._notify()
 
     def _notify(self) -> None:
@@ -160,19 +144,54 @@ class DeliveryOutbox:
             self.changes("deliveries", delivery.delivery_id)
 
     def add(self, delivery: Delivery) -> None:
+        self._serial += 1
+        delivery.serial = self._serial
         self._deliveries[delivery.delivery_id] = delivery
         self._schedule(delivery, delivery.created_at + self.schedule[0])
         self._notify()
         self._changed(delivery)
 
+    def _in_memory(self, delivery_id: str) -> Delivery | None:
+        return self._deliveries.get(delivery_id) or self._held.get(delivery_id)
+
     def get(self, delivery_id: str) -> Delivery | None:
-        return self._deliveries.get(delivery_id)
+        """The delivery as it stands (one from the archive is a copy: change it through
+        `hold`)."""
+        return self._in_memory(delivery_id) or self.archive.get(delivery_id)
 
     def __iter__(self) -> Iterator[Delivery]:
-        return iter(list(self._deliveries.values()))
+        """The deliveries in memory: pending, and finished ones with an attempt under way."""
+        return iter([*self._deliveries.values(), *self._held.values()])
 
     def __len__(self) -> int:
-        return len(self._deliveries)
+        return len(self._deliveries) + len(self._held)
+
+    def hold(self, delivery_id: str) -> Delivery | None:
+        """The live delivery for one more attempt, kept in memory until `release`."""
+        delivery = self._in_memory(delivery_id)
+        if delivery is None:
+            delivery = self.archive.get(delivery_id)
+            if delivery is None:
+                return None
+            self._held[delivery_id] = delivery
+        self._busy[delivery_id] = self._busy.get(delivery_id, 0) + 1
+        return delivery
+
+    def release(self, delivery: Delivery) -> None:
+        """An attempt that `hold` (or `take_due`) began has ended; a finished delivery with
+        no attempt left under way goes to the archive, as it now stands."""
+        delivery_id = delivery.delivery_id
+        if self._in_memory(delivery_id) is not delivery:
+            return  # from before a reset or restore: that state is gone
+        left = self._busy.get(delivery_id, 1) - 1
+        if left > 0:
+            self._busy[delivery_id] = left
+            return
+        self._busy.pop(delivery_id, None)
+        if delivery.finished:
+            self._held.pop(delivery_id, None)
+            self.archive.put([detached(delivery)])
+            self._changed(delivery)
 
     def _valid(self, due: float, delivery_id: str) -> Delivery | None:
         delivery = self._deliveries.get(delivery_id)
@@ -189,7 +208,8 @@ class DeliveryOutbox:
         return None
 
     def take_due(self, now: float) -> list[Delivery]:
-        """Deliveries whose scheduled attempt is due; each is marked as started."""
+        """Deliveries whose scheduled attempt is due; each is marked as started and held
+        (`release` it when the attempt has ended)."""
         taken: list[Delivery] = []
         while self._due and self._due[0][0] <= now:
             due, _, delivery_id = heapq.heappop(self._due)
@@ -198,6 +218,7 @@ class DeliveryOutbox:
                 continue
             delivery.next_attempt_at = None
             delivery.scheduled_attempts += 1
+            self._busy[delivery_id] = self._busy.get(delivery_id, 0) + 1
             taken.append(delivery)
         return taken
 
@@ -237,35 +258,33 @@ class DeliveryOutbox:
 
     def cancel_endpoint(self, endpoint_id: str) -> int:
         """An endpoint was deleted: its pending deliveries stop. Returns how many."""
-        cancelled = 0
-        for delivery in self._deliveries.values():
-            if delivery.endpoint_id == endpoint_id and delivery.status == "pending":
-                delivery.status = "cancelled"
-                delivery.next_attempt_at = None
-                self._finish(delivery)
-                cancelled += 1
-        return cancelled
+        going = [
+            d
+            for d in self._deliveries.values()
+            if d.endpoint_id == endpoint_id and d.status == "pending"
+        ]
+        for delivery in going:
+            delivery.status = "cancelled"
+            delivery.next_attempt_at = None
+            self._finish(delivery)
+        return len(going)
 
     def _finish(self, delivery: Delivery) -> None:
-        self._finished.append(delivery.delivery_id)
-        while len(self._finished) > self.keep_finished:
-            self._deliveries.pop(self._finished.popleft(), None)
+        """Out of the pending ones: to the archive now, or at the `release` of the last
+        attempt under way."""
+        delivery_id = delivery.delivery_id
+        if self._deliveries.get(delivery_id) is not delivery:
+            return  # an attempt from before a reset or restore: that state is gone
+        del self._deliveries[delivery_id]
+        if self._busy.get(delivery_id, 0) > 0:
+            self._held[delivery_id] = delivery
+        else:
+            self.archive.put([detached(delivery)])
 
-    def evict_finished(self, before: float) -> int:
-        """Forget finished deliveries that ended before `before` (service time), oldest first;
-        the count cap alone keeps up to `keep_finished` of them however old. Returns how many
-        went."""
-        gone = 0
-        while self._finished:
-            delivery = self._deliveries.get(self._finished[0])
-            if delivery is not None:
-                ended = delivery.attempts[-1].started_at if delivery.attempts else None
-                if (ended if ended is not None else delivery.created_at) >= before:
-                    break
-                del self._deliveries[delivery.delivery_id]
-                gone += 1
-            self._finished.popleft()
-        return gone
+    def forget_finished_before(self, before: float) -> None:
+        """Forget the finished deliveries whose last attempt (`Delivery.ended_at`, service
+        time) is before `before`: one query on the archive, whatever it holds."""
+        self.archive.forget_finished_before(before)
 
     def find(
         self,
@@ -275,14 +294,13 @@ class DeliveryOutbox:
         status: DeliveryStatus | None = None,
         limit: int | None = None,
     ) -> list[Delivery]:
-        """Matching deliveries in creation order; with `limit`, the most recent ones."""
-        found = [
-            d
-            for d in self._deliveries.values()
-            if (endpoint_id is None or d.endpoint_id == endpoint_id)
-            and (event_id is None or d.event_id == event_id)
-            and (status is None or d.status == status)
-        ]
+        """Matching deliveries, memory's and the archive's, in creation order (created_at,
+        serial); with `limit`, the most recent ones."""
+        where = DeliveryFilter(endpoint_id, event_id, status)
+        in_memory = [d for d in self if where.matches(d)]
+        # Held ones are in memory as they now stand; their rows are older.
+        archived = self.archive.find(where, limit, set(self._held))
+        found = sorted([*in_memory, *archived], key=creation_key)
         return found[-limit:] if limit is not None else found
 
 
@@ -328,13 +346,14 @@ class WebhookDispatcher:
 
 
 class OutboxSaved(StateSchema):
-    """What reset and snapshots put back of the outbox: every delivery, the due-time heap,
-    the finished ones in order and the heap's tie-breaker."""
+    """What reset and snapshots put back of the outbox: the pending deliveries, the due-time
+    heap, its tie-breaker and the serial (the finished deliveries are in the history file,
+    which reset and snapshots copy whole)."""
 
     deliveries: dict[str, Delivery] = Field(validation_alias="_deliveries")
     due: list[tuple[float, int, str]] = Field(validation_alias="_due")
-    finished: deque[str] = Field(validation_alias="_finished")
     seq: int = Field(validation_alias="_seq")
+    serial: int = Field(validation_alias="_serial")
 
 
 class DeliveryFaultsSaved(StateSchema):

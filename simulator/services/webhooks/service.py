@@ -1,7 +1,7 @@
 """The webhooks area's service, built together: the registry, the outbox, the dispatcher on the
 event log, the sending-side faults, the delivery worker (jobs.py) and the local certificate
-authority receivers use. No network code here: the HTTPS POST and the CA are adapters behind
-ports.py."""
+authority receivers use. No network code and no disk here: the HTTPS POST, the CA and the
+archive of finished deliveries are adapters behind ports.py."""
 
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.services.webhooks.jobs import DeliveryWorker
 from simulator.services.webhooks.outbox import DeliveryFaults, DeliveryOutbox, WebhookDispatcher
-from simulator.services.webhooks.ports import CertificateAuthority, WebhookTransport
+from simulator.services.webhooks.ports import (
+    CertificateAuthority,
+    DeliveryArchive,
+    WebhookTransport,
+)
 from simulator.services.webhooks.registry import WebhookEndpointRecord, WebhookRegistry
 from simulator.settings import WebhookSettings
 
@@ -24,6 +28,7 @@ class Webhooks:
         settings: WebhookSettings,
         transport: WebhookTransport,
         certificates: CertificateAuthority,
+        archive: DeliveryArchive,
     ) -> None:
         self.settings = settings
         self.certificates = certificates  # /_sim/webhooks/ca and /certificates
@@ -33,7 +38,7 @@ class Webhooks:
             allow_http=settings.allow_http,
             max_per_partner=settings.max_endpoints_per_partner,
         )
-        self.outbox = DeliveryOutbox(settings.retry_schedule_s, settings.keep_finished)
+        self.outbox = DeliveryOutbox(settings.retry_schedule_s, archive)
         self.dispatcher = WebhookDispatcher(
             clock, random.fork("deliveries"), self.registry, self.outbox
         )

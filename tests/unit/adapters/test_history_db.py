@@ -18,6 +18,7 @@ import pytest
 
 from simulator.adapters.store.history_db import (
     BACKUPS_PREFIX,
+    SCHEMA_VERSION,
     TEMP_PREFIX,
     HistoryDb,
     HistoryFileError,
@@ -160,7 +161,9 @@ def test_a_file_of_another_format_is_refused_with_one_line(tmp_path: Path) -> No
     conn.execute("CREATE TABLE rfqs (id TEXT)")
     conn.execute("PRAGMA user_version=99")
     conn.close()
-    with pytest.raises(HistoryFileError, match="format 99; this rfqsim writes format 4"):
+    with pytest.raises(
+        HistoryFileError, match=f"format 99; this rfqsim writes format {SCHEMA_VERSION}"
+    ):
         HistoryDb(path).open()
     junk = tmp_path / "junk.sqlite3"
     junk.write_bytes(b"not a database at all, but long enough to have a header" * 10)

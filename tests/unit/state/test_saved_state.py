@@ -67,7 +67,12 @@ from tests.unit.services.ramp_harness import SECRET, NoChain, Ramp, sign_proof
 from tests.unit.services.rfq.harness import TX, RfqHarness
 from tests.unit.services.swaps.test_swaps import COST, TAKER, swap_request
 from tests.unit.services.test_ramp_tracking import event
-from tests.unit.webhook_fakes import RecordingCertificates, ScriptedTransport, rfq_event
+from tests.unit.webhook_fakes import (
+    MemoryDeliveryArchive,
+    RecordingCertificates,
+    ScriptedTransport,
+    rfq_event,
+)
 
 World = dict[str, StateParticipant]
 
@@ -215,6 +220,7 @@ async def webhooks(busy: bool) -> World:
         RandomSource(7),
         transport=ScriptedTransport(clock),
         certificates=RecordingCertificates(),
+        archive=MemoryDeliveryArchive(),
     )
     if busy:
         area.registry.create("ptn_a", "https://a.example/", ["rfq.expired", "rfq.filled"])
