@@ -101,7 +101,6 @@ CREATE TABLE IF NOT EXISTS feed_trades (
     block INTEGER NOT NULL,
     ticker_id TEXT,
     side TEXT,
-    trade_id TEXT,
     base_volume TEXT,
     target_volume TEXT,
     price TEXT,

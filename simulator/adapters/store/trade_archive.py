@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -29,31 +29,29 @@ FAR = 2**62  # beyond any block's time, within SQLite's 64-bit integers (bounds 
 
 _PUT = (
     "INSERT OR IGNORE INTO feed_trades (chain_id, tx_hash, log_index, ts, block, ticker_id, "
-    "side, trade_id, base_volume, target_volume, price) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "side, base_volume, target_volume, price) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_COLUMNS = "ts, chain_id, block, log_index, trade_id, side, base_volume, target_volume, price"
+_COLUMNS = "ts, chain_id, block, log_index, tx_hash, side, base_volume, target_volume, price"
 Put = tuple[Fill, TradeRecord | None]
 
 
-def trade_rows(puts: list[Put]) -> list[tuple[Any, ...]]:
+def trade_rows(puts: Sequence[Put]) -> list[tuple[Any, ...]]:
     """The rows of `_PUT` (on the writer's sender thread)."""
     rows: list[tuple[Any, ...]] = []
     for fill, trade in puts:
         key = (fill.chain_id, fill.tx_hash, fill.log_index, int(fill.block_time))
         if trade is None:  # a pair no market serves: on the tape, for the once-only check
-            rows.append((*key, fill.block_number, None, None, None, None, None, None))
+            rows.append((*key, fill.block_number, None, None, None, None, None))
             continue
         figures = (str(trade.base_volume), str(trade.target_volume), str(trade.price))
-        rows.append(
-            (*key, fill.block_number, trade.ticker_id, trade.side, trade.trade_id, *figures)
-        )
+        rows.append((*key, fill.block_number, trade.ticker_id, trade.side, *figures))
     return rows
 
 
 def _trade(ticker_id: str, row: tuple[Any, ...]) -> TradeRecord:
-    ts, chain_id, block, log_index, trade_id, side, base, target, price = row
+    ts, chain_id, block, log_index, tx_hash, side, base, target, price = row
     return TradeRecord(
-        trade_id=trade_id,
+        trade_id=f"{tx_hash}-{log_index}",  # as Fill.trade_id: not stored twice
         ticker_id=ticker_id,
         side=side,
         timestamp=ts,
