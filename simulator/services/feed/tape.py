@@ -1,6 +1,7 @@
 """The tape in memory (ports.py `TradeArchive`), for a feed built without a history file (a
 `FeedService` on its own, as the unit tests build it): each market's trades in a sorted list.
-The app keeps its tape in the history file (adapters/store/trade_archive.py)."""
+The app keeps its tape in the history file (adapters/store/trade_archive.py), which snapshots
+copy; this one is not part of any saved state."""
 
 from __future__ import annotations
 
