@@ -3,11 +3,14 @@ service: pages read from the file, from what is still pending and from both at o
 the tape in memory, trade for trade, at every boundary (a second split across reads, a page
 ending where the committed rows start); a page is an index range; a fill handed again after it
 was committed (or after a restart on the same file) is not a second trade; the retention forgets
-by one DELETE; a restore from a backup shows the backup's tape."""
+by one DELETE; a restore from a backup shows the backup's tape, and a snapshot's copy holds
+what the loop turn had not handed over yet."""
 
 from __future__ import annotations
 
+import contextlib
 import random
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,7 @@ import pytest
 from simulator.adapters.store import trade_archive
 from simulator.adapters.store.history_db import HistoryDb
 from simulator.adapters.store.trade_archive import SqliteTradeArchive
+from simulator.runtime.feed import FeedStoreState
 from simulator.services.feed.model import Side, TradePage
 from simulator.services.feed.store import FeedStore
 from simulator.services.shared.fills import Fill
@@ -201,3 +205,18 @@ async def test_a_restore_shows_the_backups_tape_and_nothing_pending(db: HistoryD
     archive.restored()
     assert [t.timestamp - BASE for t in h.store.tape("USDT_NGN").trades] == [1]
     assert later.key not in h.store.fills
+
+
+async def test_a_snapshot_holds_the_fills_put_in_the_same_loop_turn(db: HistoryDb) -> None:
+    """The feed's store is dumped before the history file (registered first): its dump hands
+    over what the loop turn has not handed yet, so the file's copy holds every trade the
+    windows count."""
+    h, _ = on_file(db)
+    fill = trade_fill(h, 1, "buy")
+    await h.add(fill)  # handed to the writer only at the end of this loop turn
+    state = FeedStoreState(h.store).dump()
+    backup = db.backup()
+    with contextlib.closing(sqlite3.connect(backup)) as copy:
+        rows = copy.execute("SELECT tx_hash, log_index FROM feed_trades").fetchall()
+    assert rows == [(fill.tx_hash, fill.log_index)]
+    assert [s["second"] for s in state["windows"]["USDT_NGN"]["seconds"]] == [BASE + 1]
