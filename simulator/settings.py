@@ -229,6 +229,8 @@ class FeedSettings(StrictModel):
     size_symbols: tuple[str, ...] = ("USDT", "USDC")
     reference_size: Decimal = Field(default=Decimal(100), gt=0)
     window_s: float = Field(default=86400, gt=0)  # last_price/high/low/volumes: the last 24 h
+    # How long /historical_trades can reach back: older fills leave the history file.
+    keep_trades_s: float = Field(default=604800, gt=0)
     # While a firm quote reserves the makers' inventory of a side that prices at 0, the newest
     # cleared price is shown instead for at most this long (spec: up to 90 seconds).
     reserved_fallback_s: float = Field(default=90, ge=0)
@@ -240,6 +242,12 @@ class FeedSettings(StrictModel):
         for symbol in self.published_symbols.values():
             if not symbol.isalnum() or not symbol.isupper() or not symbol.isascii():
                 raise ValueError(f"feed.published_symbols: {symbol!r} is not an upper-case symbol")
+        if self.keep_trades_s < self.window_s:
+            # A fill forgotten inside the window would be counted twice if indexed again.
+            raise ValueError(
+                f"feed.keep_trades_s ({self.keep_trades_s:g}) is shorter than feed.window_s "
+                f"({self.window_s:g}): the tape must hold at least the tickers' window"
+            )
         return self
 
 

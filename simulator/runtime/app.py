@@ -23,6 +23,7 @@ from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb, History
 from simulator.adapters.store.journal_archive import SqliteJournalArchive
 from simulator.adapters.store.rfq_archive import SqliteRfqArchive
 from simulator.adapters.store.timeline_archive import SqliteTimelineArchive
+from simulator.adapters.store.trade_archive import SqliteTradeArchive
 from simulator.api.access import control as access_control
 from simulator.api.access.middleware import access_middleware, add_rate_limit_headers
 from simulator.api.feed import handlers as feed
@@ -278,6 +279,7 @@ def create_app(
     rfq_archive = SqliteRfqArchive(history_db)
     journal_archive = SqliteJournalArchive(history_db)
     delivery_archive = SqliteDeliveryArchive(history_db)
+    trade_archive = SqliteTradeArchive(history_db)
     app[RFQ] = build_rfq(
         settings,
         app[CLOCK],
@@ -322,6 +324,7 @@ def create_app(
         prices=corridor_prices(app[VENUE], app[RFQ], app[BOOK]),
         fills=app[FILLS],
         index=app[FILL_INDEX],
+        trades=trade_archive,
     )
     app[FEED_CACHE] = FeedCache(app[CLOCK], settings.feed.cache_s)
     app[SWAPS] = build_swaps(settings, app[CLOCK], app[RANDOM], app[BOOK], app[CHANGES])
@@ -394,6 +397,7 @@ def create_app(
                 timeline_archive.restored,
                 journal_archive.restored,
                 delivery_archive.restored,
+                trade_archive.restored,
                 app[DURABLE].forget_written,
             ],
         )

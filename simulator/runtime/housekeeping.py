@@ -5,7 +5,9 @@ that never came back, ended limiter windows, stale proof nonces and lapsed grant
 sweep moves what is at rest to the history database (RFQ records at rest for
 `retention.rfq_in_memory_s`, timelines that left memory) and forgets what is there past the same
 horizon, the request journal's entries past `journal.kept_s`, and finished webhook deliveries
-`webhooks.keep_finished_s` after their last attempt (each a query on the file, not a walk).
+`webhooks.keep_finished_s` after their last attempt, and the rates feed's fills older than
+`feed.keep_trades_s` (each a query on the file, not a walk; the feed's ticker windows drop the
+seconds they no longer reach).
 (Maker holds, idempotency records and the event log bound
 themselves.)"""
 
@@ -17,7 +19,16 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from rfqkit.tasks import running, step_forever
-from simulator.api.http.appkeys import ACCESS, CLOCK, JOURNAL, RFQ, SETTINGS, TIMELINES, WEBHOOKS
+from simulator.api.http.appkeys import (
+    ACCESS,
+    CLOCK,
+    FEED,
+    JOURNAL,
+    RFQ,
+    SETTINGS,
+    TIMELINES,
+    WEBHOOKS,
+)
 from simulator.services.rfq.settlement import CORRECTION_WINDOW_S
 
 log = logging.getLogger("rfqsim.housekeeping")
@@ -27,6 +38,7 @@ async def housekeeping_context(app: web.Application) -> AsyncIterator[None]:
     settlement = app[RFQ].settlement
     access = app[ACCESS]
     outbox = app[WEBHOOKS].outbox
+    feed = app[FEED].service
     clock = app[CLOCK]
     keep_s = CORRECTION_WINDOW_S + app[SETTINGS].retention.rfq_after_correction_s
     keep_deliveries_s = app[SETTINGS].webhooks.keep_finished_s
@@ -49,6 +61,7 @@ async def housekeeping_context(app: web.Application) -> AsyncIterator[None]:
             archive.forget_before(clock.time() - keep_s)
         if journal is not None:
             journal.forget_before(clock.time() - journal_kept_s)
+        feed.forget()
         if evicted:
             log.debug("forgot %d RFQ record(s) at rest", evicted)
 
@@ -64,3 +77,4 @@ async def housekeeping_context(app: web.Application) -> AsyncIterator[None]:
         yield
     if journal is not None:
         journal.save()  # the last requests, to the file before it closes
+    feed.store.archive.save()  # the last fills too

@@ -1,6 +1,7 @@
 """`rfqsim serve --state-dir DIR`: a stop and a start carry on with the same RFQs, transfers,
-keys, webhooks and balances (real processes, real Anvil); a state directory that is not ours,
-corrupt or from another version is refused at start with one line naming the file."""
+keys, webhooks, rates-feed trades and balances (real processes, real Anvil); a state directory
+that is not ours, corrupt or from another version is refused at start with one line naming the
+file."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 
 from conformance.chain import Chain
 from conformance.client import Client
+from conformance.feed import fill_logs, get_trades, wait_trades
 from conformance.ramp import Ramp, fresh_wallet
 from conformance.ramp_transfers import Transfers
 from conformance.sim_control import SimControl
@@ -134,6 +136,42 @@ def test_a_stop_and_start_keeps_the_finished_webhook_deliveries(tmp_path: Path) 
         after = sim.call("GET", "webhooks/deliveries")
         assert isinstance(after, dict)
         assert after["deliveries"] == [delivered]
+        assert stop(second.process) == 0
+
+
+def test_a_stop_and_start_keeps_the_feeds_trades(tmp_path: Path) -> None:
+    """A fill made before the stop is still a trade of /historical_trades after the start (the
+    tape is in the history file), once, with the same figures, and /tickers counts it once."""
+    state_dir = tmp_path / "state"
+    taker = Wallet(
+        "0x8f49B351160Eb48606dC0114761aaB526c18782D",  # demo wallet 0 under seed 0
+        "0x09125d91f85b4de824dfcfb5689ea4cdfc11521f7bbf29c2a0201613ba01073d",
+    )
+    with serve(tmp_path, "--state-dir", str(state_dir), "--seed", "0") as first:
+        http = keyed(first.info)
+        quoted = http.post("/v2/rfq/request", json=ten_usdc(first.info, taker.address))
+        assert quoted.status == 200, quoted.raw
+        firm = quoted.json()["data"]
+        chain = Chain(
+            next(c["rpc_url"] for c in first.info["chains"] if c["chain_id"] == CHAIN), CHAIN
+        )
+        approval, swap = firm["transactions"]["approval"], firm["transactions"]["swap"]
+        chain.transact(taker, approval["to"], bytes.fromhex(approval["data"][2:]))
+        receipt = chain.transact(taker, swap["to"], bytes.fromhex(swap["data"][2:]))
+        (fill,) = fill_logs(receipt, swap["to"])
+        feed = Client(first.api_url)
+        before = wait_trades(feed, "USDC_USDT", [fill.trade_id])[fill.trade_id]
+        tickers = feed.get("/tickers", params={"ticker_id": "USDC_USDT"}).json()
+        assert stop(first.process) == 0
+
+    with serve(tmp_path, "--state-dir", str(state_dir), "--seed", "0") as second:
+        feed = Client(second.api_url)
+        after = wait_trades(feed, "USDC_USDT", [fill.trade_id])[fill.trade_id]
+        assert after == before
+        page = get_trades(feed, "USDC_USDT", limit=1000)
+        assert [t["trade_id"] for t in page["buy"] + page["sell"]] == [fill.trade_id]
+        again = feed.get("/tickers", params={"ticker_id": "USDC_USDT"}).json()
+        assert again[0]["base_volume"] == tickers[0]["base_volume"] == before["base_volume"]
         assert stop(second.process) == 0
 
 

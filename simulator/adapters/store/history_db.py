@@ -1,6 +1,6 @@
 """The history database: one SQLite file holding what is at rest (RFQ records past their live
-life, timelines that left memory, finished webhook deliveries), so the heap holds only what
-requests decide on.
+life, timelines that left memory, finished webhook deliveries, the rates feed's tape), so the
+heap holds only what requests decide on.
 
 - WAL journal, `synchronous=NORMAL`: a crash loses at most the last batch, never the file.
 - One writer, in a process of its own (history_writer.py: no interpreter lock shared with the
@@ -11,8 +11,8 @@ requests decide on.
   the writer writes). A write is visible to reads once committed; the archives built on this
   (rfq_archive.py, timeline_archive.py) keep what they queued visible until then
   (`committed`).
-- The file's schema is `SCHEMA` at `PRAGMA user_version` `SCHEMA_VERSION`: a file of another
-  version is refused with one line, before anything is written to it.
+- The file's schema is history_schema.py `SCHEMA` at `PRAGMA user_version` `SCHEMA_VERSION`:
+  a file of another version is refused with one line, before anything is written to it.
 - Without a path the file is a temporary one, removed on close. Nothing is opened before the
   first read or write, so an app built and never started leaves no file behind."""
 
@@ -36,117 +36,14 @@ import psutil
 from pydantic import BaseModel
 
 from simulator.adapters.store import history_writer
+from simulator.adapters.store.history_schema import HISTORY_FILE as HISTORY_FILE
+from simulator.adapters.store.history_schema import SCHEMA as SCHEMA
+from simulator.adapters.store.history_schema import SCHEMA_VERSION as SCHEMA_VERSION
+from simulator.adapters.store.history_schema import TABLES as TABLES
 from simulator.adapters.store.history_writer import Packed, read_frame, write_frame
 from simulator.services.shared.state import StateFormatError, StateSchema, read_schema
 
 RowT = TypeVar("RowT", bound=BaseModel)
-
-# 2: rows are zlib-compressed JSON; 3: a timeline's list item apart; 4: the request journal
-# and the maker stream's frames (journal_requests, journal_frames), finished webhook
-# deliveries with their attempts (webhook_deliveries)
-SCHEMA_VERSION = 4
-HISTORY_FILE = "rfqsim-history.sqlite3"
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS rfqs (
-    id TEXT PRIMARY KEY,
-    created_at REAL NOT NULL,
-    at_rest_since REAL NOT NULL,
-    record BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS rfqs_at_rest ON rfqs (at_rest_since);
-CREATE TABLE IF NOT EXISTS rfq_orders (
-    order_hash BLOB PRIMARY KEY,
-    rfq_id TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS rfq_orders_rfq ON rfq_orders (rfq_id);
-CREATE TABLE IF NOT EXISTS timelines (
-    topic TEXT NOT NULL,
-    id TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    status TEXT NOT NULL,
-    taker TEXT,
-    pair TEXT,
-    item TEXT NOT NULL,
-    timeline BLOB NOT NULL,
-    PRIMARY KEY (topic, id)
-);
-CREATE INDEX IF NOT EXISTS timelines_newest ON timelines (topic, created_at, id);
-CREATE INDEX IF NOT EXISTS timelines_taker ON timelines (topic, taker, created_at, id);
-CREATE INDEX IF NOT EXISTS timelines_status ON timelines (topic, status, created_at, id);
-CREATE INDEX IF NOT EXISTS timelines_pair ON timelines (topic, pair, created_at, id);
-CREATE INDEX IF NOT EXISTS timelines_created ON timelines (created_at);
-CREATE TABLE IF NOT EXISTS timeline_makers (
-    topic TEXT NOT NULL,
-    maker TEXT NOT NULL,
-    id TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    PRIMARY KEY (topic, maker, created_at, id)
-);
-CREATE INDEX IF NOT EXISTS timeline_makers_created ON timeline_makers (created_at);
-CREATE TABLE IF NOT EXISTS journal_requests (
-    seq INTEGER PRIMARY KEY,
-    request_id TEXT NOT NULL,
-    at REAL NOT NULL,
-    method TEXT NOT NULL,
-    path TEXT NOT NULL,
-    status INTEGER NOT NULL,
-    latency_ms REAL NOT NULL,
-    key_prefix TEXT,
-    rest BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS journal_requests_at ON journal_requests (at, seq);
-CREATE INDEX IF NOT EXISTS journal_requests_id ON journal_requests (request_id, at, seq);
-CREATE INDEX IF NOT EXISTS journal_requests_path ON journal_requests (path, at, seq);
-CREATE INDEX IF NOT EXISTS journal_requests_method ON journal_requests (method, at, seq);
-CREATE INDEX IF NOT EXISTS journal_requests_status ON journal_requests (status, at, seq);
-CREATE TABLE IF NOT EXISTS journal_frames (
-    seq INTEGER PRIMARY KEY,
-    at REAL NOT NULL,
-    maker_id TEXT NOT NULL,
-    wallet TEXT NOT NULL,
-    direction TEXT NOT NULL,
-    rfq_id TEXT,
-    frame BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS journal_frames_at ON journal_frames (at, seq);
-CREATE INDEX IF NOT EXISTS journal_frames_maker ON journal_frames (maker_id, at, seq);
-CREATE INDEX IF NOT EXISTS journal_frames_wallet ON journal_frames (wallet, at, seq);
-CREATE INDEX IF NOT EXISTS journal_frames_rfq ON journal_frames (rfq_id, at, seq);
-CREATE TABLE IF NOT EXISTS webhook_deliveries (
-    id TEXT PRIMARY KEY,
-    endpoint_id TEXT NOT NULL,
-    event_id TEXT NOT NULL,
-    status TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    serial INTEGER NOT NULL,
-    ended_at REAL NOT NULL,
-    delivery BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS webhook_deliveries_newest ON webhook_deliveries (created_at, serial);
-CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint
-    ON webhook_deliveries (endpoint_id, created_at, serial);
-CREATE INDEX IF NOT EXISTS webhook_deliveries_event
-    ON webhook_deliveries (event_id, created_at, serial);
-CREATE INDEX IF NOT EXISTS webhook_deliveries_status
-    ON webhook_deliveries (status, created_at, serial);
-CREATE INDEX IF NOT EXISTS webhook_deliveries_ended ON webhook_deliveries (ended_at);
-CREATE TABLE IF NOT EXISTS durable_state (
-    name TEXT PRIMARY KEY,
-    state TEXT NOT NULL
-);
-"""
-
-# History; not durable_state.
-TABLES = (
-    "rfqs",
-    "rfq_orders",
-    "timelines",
-    "timeline_makers",
-    "journal_requests",
-    "journal_frames",
-    "webhook_deliveries",
-)
 
 Rows = Iterable[Sequence[Any]] | Callable[[], Iterable[Sequence[Any]]]
 Write = tuple[str, Sequence[Any] | Rows, bool]  # (sql, params, many)

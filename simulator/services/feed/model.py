@@ -11,6 +11,7 @@ from typing import Literal
 from simulator.services.shared.venue import VenueCorridor, VenueToken
 from simulator.settings import CorridorMode
 
+FillKey = tuple[int, str, int]  # (chain id, tx hash, log index): one fill on the tape
 Side = Literal["buy", "sell"]  # buy: the taker bought the base; sell: the taker sold it
 Quote = Literal["bid", "ask"]  # bid: the rate for selling the base; ask: for buying it
 

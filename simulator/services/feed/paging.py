@@ -10,8 +10,10 @@ exactly once: nothing at or after the cutoff is left out, nothing before it is i
 
 from __future__ import annotations
 
-from simulator.services.feed.model import TradePage, TradeQuery, TradeRecord
-from simulator.services.feed.store import MarketTape
+import itertools
+from collections.abc import Iterable
+
+from simulator.services.feed.model import TradePage, TradeRecord
 
 DEFAULT_LIMIT = 200
 MAX_LIMIT = 1000
@@ -24,24 +26,16 @@ def clamp_limit(limit: int | None) -> int:
     return min(limit, MAX_LIMIT)
 
 
-def page(tape: MarketTape, query: TradeQuery) -> TradePage:
-    low = 0 if query.start_time is None else tape.index_at_or_after(query.start_time)
-    high = len(tape.trades) if query.end_time is None else tape.index_after(query.end_time)
-    trades = tape.trades
+def page(newest: Iterable[TradeRecord], limit: int) -> TradePage:
+    """`newest`: the trades of the requested sides between the bounds, newest first (read
+    only as far as the page needs, so a page from the history file is an index range)."""
     taken: dict[str, list[TradeRecord]] = {"buy": [], "sell": []}
-    at = high - 1
-    while at >= low:
-        second = trades[at].timestamp
+    for _, second in itertools.groupby(newest, key=lambda trade: trade.timestamp):
         block: dict[str, list[TradeRecord]] = {"buy": [], "sell": []}
-        while at >= low and trades[at].timestamp == second:
-            trade = trades[at]
-            if query.side is None or trade.side == query.side:
-                block[trade.side].append(trade)
-            at -= 1
-        if not block["buy"] and not block["sell"]:
-            continue  # nothing of the requested side in this second
+        for trade in second:
+            block[trade.side].append(trade)
         empty = not taken["buy"] and not taken["sell"]
-        over = any(len(taken[s]) + len(block[s]) > query.limit for s in ("buy", "sell"))
+        over = any(len(taken[s]) + len(block[s]) > limit for s in ("buy", "sell"))
         if over and not empty:
             break  # the cutoff: this second starts the next page
         taken["buy"] += block["buy"]

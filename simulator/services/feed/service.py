@@ -155,6 +155,15 @@ class FeedService:
             price=price_of(target_volume, base_volume),
         )
 
+    def forget(self) -> None:
+        """The housekeeping sweep: seconds no ticker window reaches any more leave memory,
+        fills older than `keep_trades_s` leave the tape (one DELETE in the history file)."""
+        now = self._clock.time()
+        self.store.forget(
+            window_from=math.ceil(now - self.settings.window_s),
+            tape_from=math.ceil(now - self.settings.keep_trades_s),
+        )
+
     # --- reads -------------------------------------------------------------------------------
 
     def pairs(self) -> list[PublishedMarket]:
@@ -186,7 +195,10 @@ class FeedService:
             raise InvalidRequest(f"start_time {start_time} is after end_time {end_time}")
         self._require_index()
         query = TradeQuery(side, clamp_limit(limit), start_time, end_time)
-        return page(self.store.tape(market.ticker_id), query)
+        trades = self.store.archive.newest_first(
+            market.ticker_id, query.side, query.start_time, query.end_time
+        )
+        return page(trades, query.limit)
 
     def _select(
         self, ticker_id: str | None, base: str | None, target: str | None
@@ -235,19 +247,19 @@ class FeedService:
     async def _ticker(self, market: PublishedMarket, now: float) -> TickerFigures:
         bid = await self._side(market, "bid", now)
         ask = await self._side(market, "ask", now)
-        tape = self.store.tape(market.ticker_id)  # after the awaits: the tape as it is now
-        first = tape.index_at_or_after(math.ceil(now - self.settings.window_s))
-        window = tape.trades[first:]
+        # After the awaits: the window as it is now; its seconds, not its trades, are summed.
+        window = self.store.window(market.ticker_id)
+        seconds = window.since(math.ceil(now - self.settings.window_s))
         base_volume = target_volume = ZERO
-        for trade in window:
-            base_volume = EXACT.add(base_volume, trade.base_volume)
-            target_volume = EXACT.add(target_volume, trade.target_volume)
-        if window:
-            last = window[-1].price
-            high = max(trade.price for trade in window)
-            low = min(trade.price for trade in window)
+        for second in seconds:
+            base_volume = EXACT.add(base_volume, second.base_volume)
+            target_volume = EXACT.add(target_volume, second.target_volume)
+        if seconds:
+            last = seconds[-1].last_price
+            high = max(second.high for second in seconds)
+            low = min(second.low for second in seconds)
         else:
-            last = high = low = self._reference(bid, ask, tape.newest)
+            last = high = low = self._reference(bid, ask, window.newest)
         return TickerFigures(market, last, bid, ask, high, low, base_volume, target_volume)
 
     def _reference(self, bid: Decimal, ask: Decimal, newest: TradeRecord | None) -> Decimal:
@@ -298,7 +310,7 @@ class FeedService:
         # Nothing fillable, but a firm quote holds maker inventory on this side: the newest
         # cleared price, for at most reserved_fallback_s of continuous reservation.
         since = self.store.fallback_since.setdefault(key, min(reserved))
-        newest = self.store.tape(market.ticker_id).newest
+        newest = self.store.window(market.ticker_id).newest
         if newest is None or now - since > self.settings.reserved_fallback_s:
             return ZERO
         return newest.price
