@@ -10,11 +10,7 @@ up when they leave more (docs/performance.md "History writer in a process of its
 Standard library only, so it starts in tens of milliseconds. It reads batches from stdin and
 answers each on stdout, both as frames (a 4-byte length, then a pickle):
 - a batch: a list of `("write", sql, params, many)` and `("restore", backup_path)`, applied in
-  order, the writes of a batch in one transaction; columns given as `Packed` are compressed
-  here, and columns given as `Built` are built here first (the journal's rows: redacting every
-  body is most of their cost, done here rather than in the simulator's process; the function
-  named, pickled by reference, is imported here on first use: services/sim/journal_search.py,
-  which needs the standard library and rfqkit/redaction.py only);
+  order, the writes of a batch in one transaction; columns given as `Packed` are compressed here;
 - its answer: `(applied, failure)`: how many of the batch's items were applied, and the first
   failure's text (then nothing more is written: reads go on, writes stop).
 It ends when stdin closes (the simulator stopped, or was killed); signals meant for the
@@ -23,7 +19,6 @@ simulator's terminal (Ctrl-C) are ignored, so a stop never loses the last batch.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import pickle
 import signal
@@ -31,8 +26,8 @@ import sqlite3
 import struct
 import sys
 import zlib
-from collections.abc import Callable, Sequence
-from typing import IO, Any, NamedTuple
+from collections.abc import Sequence
+from typing import IO, Any
 
 NICE = 10  # added to the writer's niceness: it yields the cores to the event loop
 LENGTH = struct.Struct(">I")
@@ -40,14 +35,6 @@ LENGTH = struct.Struct(">I")
 
 class Packed(bytes):
     """A column kept compressed: JSON text, compressed by the writer (compress_row)."""
-
-
-class Built(NamedTuple):
-    """A column whose JSON is `build(source)`, built and compressed by the writer. `build` must
-    be a module-level function (pickled by its name) of the standard library and rfqsim only."""
-
-    build: Callable[[Any], Any]
-    source: Any
 
 
 def compress_row(json_text: bytes) -> bytes:
@@ -81,17 +68,8 @@ def connect(path: str) -> sqlite3.Connection:
     return conn
 
 
-def _column(value: Any) -> Any:
-    kind = type(value)
-    if kind is Packed:
-        return compress_row(value)
-    if kind is Built:
-        return compress_row(json.dumps(value.build(value.source)).encode())
-    return value
-
-
 def _unpacked(row: Sequence[Any]) -> tuple[Any, ...]:
-    return tuple(_column(v) for v in row)
+    return tuple(compress_row(v) if type(v) is Packed else v for v in row)
 
 
 class Writer:

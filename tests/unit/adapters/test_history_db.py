@@ -23,10 +23,9 @@ from simulator.adapters.store.history_db import (
     HistoryDb,
     HistoryFileError,
     HistoryState,
-    expand_row,
     remove_orphans,
 )
-from simulator.adapters.store.history_writer import NICE, Built
+from simulator.adapters.store.history_writer import NICE
 from simulator.adapters.store.rfq_archive import SqliteRfqArchive
 from simulator.services.rfq.archived import ArchivedRfq
 from simulator.services.rfq.model import FilledOrder, QuoteState
@@ -127,19 +126,6 @@ def test_the_writer_is_a_process_of_its_own_at_a_lower_priority(db: HistoryDb) -
     assert db.read("SELECT id FROM rfqs ORDER BY id") == [("rfq_1",), ("rfq_2",)]
     db.close()  # waits for the writer to end
     assert not writer.is_running()
-
-
-def test_a_built_column_is_built_by_the_writer_then_compressed(db: HistoryDb) -> None:
-    """The journal's rows are built there (their redaction is the costly part): the function
-    named goes by reference, its JSON is what the file keeps, compressed."""
-    db.write("CREATE TABLE built (n INTEGER, blob BLOB)")
-    db.write_many(
-        "INSERT INTO built VALUES (?, ?)",
-        [(1, Built(os.path.basename, "/journal/a.txt")), (2, Built(sorted, ["b", "a"]))],
-    )
-    db.flush()
-    rows = db.read("SELECT n, blob FROM built ORDER BY n")
-    assert [(n, expand_row(blob)) for n, blob in rows] == [(1, b'"a.txt"'), (2, b'["a", "b"]')]
 
 
 def test_a_writer_that_is_gone_stops_the_writes_and_says_so(db: HistoryDb) -> None:
