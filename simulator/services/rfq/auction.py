@@ -89,9 +89,10 @@ class Auction:
         self._history = history  # every ask and answer, for the RFQ's timeline
 
     async def run(
-        self, spec: TradeSpec, rfq_id: str, taker: str, reply_by: float, quote_ttl_s: float
+        self, spec: TradeSpec, rfq_id: str, taker: str, reply_by: float, latest_expiry: float
     ) -> AuctionOutcome:
-        """`reply_by` is simulator time; the wait itself is measured on the monotonic clock."""
+        """`reply_by` and `latest_expiry` (the RFQ's creation plus the quote TTL) are simulator
+        time; the wait itself is measured on the monotonic clock."""
         makers = eligible_makers(self._registry, spec)
         preferred_set = {w.lower() for w in spec.preferred}
         routing = RoutingState(
@@ -114,7 +115,9 @@ class Auction:
         budget_end = self._clock.monotonic() + max(
             0.0, reply_by - self._clock.time() - ANSWER_MARGIN_S
         )
-        expiry_window = (reply_by + MIN_QUOTE_LIFE_S, self._clock.time() + quote_ttl_s)
+        # The latest expiry counts from the RFQ's creation, not from now: under load the checks
+        # before the auction take milliseconds, and a quote may not outlive createdAt + TTL.
+        expiry_window = (reply_by + MIN_QUOTE_LIFE_S, latest_expiry)
         full = self._full_size_leg(spec)
 
         first = [m for m in makers if m.wallet_key in preferred_set] if preferred_set else makers

@@ -184,7 +184,7 @@ class RfqService:
                 )
             self._store.add(record)  # soliciting
             outcome = await self._auction.run(
-                spec, rfq_id, body.taker, reply_by, timing.quote_ttl_s
+                spec, rfq_id, body.taker, reply_by, now + timing.quote_ttl_s
             )
             record.routing = outcome.routing
             if not outcome.orders:
