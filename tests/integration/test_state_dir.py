@@ -55,12 +55,15 @@ def keyed(info: dict[str, Any]) -> Client:
     return Client(info["api_url"], headers={"Authorization": f"Bearer {key}"})
 
 
+DEMO_TAKER = Wallet(
+    "0x8f49B351160Eb48606dC0114761aaB526c18782D",  # demo wallet 0 under seed 0
+    "0x09125d91f85b4de824dfcfb5689ea4cdfc11521f7bbf29c2a0201613ba01073d",
+)
+
+
 def test_a_stop_and_start_keeps_a_quote_a_transfer_and_the_webhooks(tmp_path: Path) -> None:
     state_dir = tmp_path / "state"
-    taker = Wallet(
-        "0x8f49B351160Eb48606dC0114761aaB526c18782D",  # demo wallet 0 under seed 0
-        "0x09125d91f85b4de824dfcfb5689ea4cdfc11521f7bbf29c2a0201613ba01073d",
-    )
+    taker = DEMO_TAKER
     with serve(tmp_path, "--state-dir", str(state_dir), "--seed", "0") as first:
         http = keyed(first.info)
         body = ten_usdc(first.info, taker.address)
@@ -143,10 +146,7 @@ def test_a_stop_and_start_keeps_the_feeds_trades(tmp_path: Path) -> None:
     """A fill made before the stop is still a trade of /historical_trades after the start (the
     tape is in the history file), once, with the same figures, and /tickers counts it once."""
     state_dir = tmp_path / "state"
-    taker = Wallet(
-        "0x8f49B351160Eb48606dC0114761aaB526c18782D",  # demo wallet 0 under seed 0
-        "0x09125d91f85b4de824dfcfb5689ea4cdfc11521f7bbf29c2a0201613ba01073d",
-    )
+    taker = DEMO_TAKER
     with serve(tmp_path, "--state-dir", str(state_dir), "--seed", "0") as first:
         http = keyed(first.info)
         quoted = http.post("/v2/rfq/request", json=ten_usdc(first.info, taker.address))
