@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 REDACTED = "<redacted>"
 # Headers whose values are credentials (spec 1 "Authentication", claims, webhook and provider
@@ -62,34 +62,77 @@ SECRET_FIELDS = frozenset(
 _TEXT_FIELDS = sorted(SECRET_FIELDS - {"key"}, key=len, reverse=True)
 KNOWN_VALUE_MIN = 6  # a seen secret shorter than this is not searched for in free text
 
-_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+# The credential headers whose values a raw header line, a dict repr or `name=value` quotes.
+_QUOTED_HEADERS = (
+    "authorization",
+    "x-api-key",
+    "x-rfq-claim",
+    "x-ramp-claim",
+    "x-provider-signature",
+    "service-signature",
+)
+
+
+class SecretShape(NamedTuple):
+    """A secret's shape. `needles`: text the pattern cannot match without holding one of them
+    (compared lowercased when `folded`), so most text costs a few substring searches, not a
+    regular expression tried at every position (a maker frame or a firm quote's answer is
+    redacted for the history file at hundreds a second). A word boundary before a literal is
+    spelled as a look-behind after it (`rfqc_(?<!\\wrfqc_)` for `\\brfqc_`), so the search
+    starts from the literal."""
+
+    needles: tuple[str, ...]
+    folded: bool
+    pattern: re.Pattern[str]
+    replacement: str
+
+    def may_match(self, text: str) -> bool:
+        if self.folded:
+            if not text.isascii():  # a case-insensitive match need not survive str.lower()
+                return True
+            text = text.lower()
+        return any(needle in text for needle in self.needles)
+
+
+SECRET_SHAPES: tuple[SecretShape, ...] = (
     # A credential header's value, as a raw header line, a dict repr or `name=value`.
-    (
+    SecretShape(
+        _QUOTED_HEADERS,
+        True,
         re.compile(
-            r"(?i)\b((?:authorization|x-api-key|x-rfq-claim|x-ramp-claim|x-provider-signature"
-            r"|service-signature)['\"]?\s*[:=]\s*['\"]?)"
+            rf"(?i)\b((?:{'|'.join(re.escape(h) for h in _QUOTED_HEADERS)})['\"]?\s*[:=]\s*['\"]?)"
             r"(?:bearer\s+)?[^\s'\",;}\\]+"
         ),
         rf"\1{REDACTED}",
     ),
     # API keys `<env>_<live|test>_<public prefix>.<secret>`: the prefix stays (it is public).
-    (
+    SecretShape(
+        ("_live_", "_test_"),
+        False,
         re.compile(r"\b([a-z]{2,8}_(?:live|test)_[0-9A-Za-z]{4,64})\.[A-Za-z0-9_-]+"),
         rf"\1.{REDACTED}",
     ),
     # Claim tokens (RFQ, ramp), webhook signing secrets, provider API keys.
-    (re.compile(r"\b(rfqc_|rcl_|whsec_|sk_)[A-Za-z0-9_-]+"), rf"\1{REDACTED}"),
+    SecretShape(
+        ("rfqc_", "rcl_", "whsec_", "sk_"),
+        False,
+        re.compile(
+            r"(rfqc_|rcl_|whsec_|sk_)(?<!\wrfqc_)(?<!\wrcl_)(?<!\wwhsec_)(?<!\wsk_)[A-Za-z0-9_-]+"
+        ),
+        rf"\1{REDACTED}",
+    ),
     # Signatures (proofs of control, maker orders): 65 bytes of hex or more; hashes (32 bytes)
     # and addresses (20) stay readable.
-    (re.compile(r"\b0x[0-9a-fA-F]{130,}"), "0x" + REDACTED),
+    SecretShape(("0x",), False, re.compile(r"0x(?<!\w0x)[0-9a-fA-F]{130,}"), "0x" + REDACTED),
     # Webhook signature header values `t=...,v1=<hex>`.
-    (re.compile(r"\b(v1=)[0-9a-fA-F]{16,}"), rf"\1{REDACTED}"),
+    SecretShape(("v1=",), False, re.compile(r"(v1=)(?<!\wv1=)[0-9a-fA-F]{16,}"), rf"\1{REDACTED}"),
 )
 
 
 def redact(text: str) -> str:
-    for pattern, replacement in _PATTERNS:
-        text = pattern.sub(replacement, text)
+    for rule in SECRET_SHAPES:
+        if rule.may_match(text):
+            text = rule.pattern.sub(rule.replacement, text)
     return text
 
 

@@ -5,10 +5,19 @@ from __future__ import annotations
 
 import io
 import logging
+import random
+import re
 
 import pytest
 
-from rfqkit.redaction import REDACTED, RedactingFormatter, Redactor, install_redaction, redact
+from rfqkit.redaction import (
+    REDACTED,
+    SECRET_SHAPES,
+    RedactingFormatter,
+    Redactor,
+    install_redaction,
+    redact,
+)
 
 SECRET = "Zk3qT8yWv0nP4rXc1bLd7eFg2hJm5sQa9uIo6tRw3eY"
 KEY = f"tx_live_3f2a9c1b7e04.{SECRET}"
@@ -40,6 +49,53 @@ ADDRESS = "0x" + "12" * 20
 )
 def test_redact(text: str, expected: str) -> None:
     assert redact(text) == expected
+
+
+# Pieces of text near every shape a rule looks for: near misses, other cases, a word character
+# before `0x`, letters that only match case-insensitively outside ASCII (Kelvin K, long s).
+_PIECES = (
+    *(KEY, SECRET, SIGNATURE, TX_HASH, ADDRESS, "x" + SIGNATURE, "_" + SIGNATURE),
+    *("0x", "0X" + "ab" * 65, "rfqc_", "RFQC_abc", "xrfqc_abc", "whsec_Q1", "sk_", "rcl_x"),
+    *(
+        "_live_",
+        "tx_live_",
+        "sk_a-rfqc_b",
+        "-whsec_",
+        "xv1=" + "ab" * 9,
+        "ab_TEST_1234.x",
+        "v1=",
+        "V1=" + "9f" * 10,
+        "v1=" + "9f" * 8,
+    ),
+    *("t=1,v1=" + "ab" * 9, "Authorization", "AUTHORIZATION: ", "x-api-key=", "X-Rfq-Claim:'"),
+    *("x-ramp-claim", "x-provider-signature: ", "service-signature=", "Bearer "),
+    *("authori\u212aation", "\u017fervice-signature: v", "\u212a", "\u00e9"),
+    *(" ", ":", "=", "'", '"', ",", ";", "}", "\\", "\n", "abc", "123", "ff"),
+)
+
+
+def test_the_literal_guards_never_skip_a_match() -> None:
+    """`redact` runs a rule's pattern only where its needles occur: on many mixed texts the
+    result is what every pattern run unguarded gives, and each pattern spelled from its
+    literal gives what its `\\b` spelling gives."""
+    chance = random.Random(20261129)
+    # The shapes as first written, with `\\b` before their literals.
+    plain = {
+        2: re.compile(r"\b(rfqc_|rcl_|whsec_|sk_)[A-Za-z0-9_-]+"),
+        3: re.compile(r"\b0x[0-9a-fA-F]{130,}"),
+        4: re.compile(r"\b(v1=)[0-9a-fA-F]{16,}"),
+    }
+    for _ in range(4_000):
+        text = "".join(chance.choice(_PIECES) for _ in range(chance.randint(1, 12)))
+        unguarded = text
+        for shape in SECRET_SHAPES:
+            unguarded = shape.pattern.sub(shape.replacement, unguarded)
+        assert redact(text) == unguarded, text
+        for index, pattern in plain.items():
+            shape = SECRET_SHAPES[index]
+            assert shape.pattern.sub(shape.replacement, text) == pattern.sub(
+                shape.replacement, text
+            ), text
 
 
 def test_a_traceback_quoting_a_key_is_redacted() -> None:
