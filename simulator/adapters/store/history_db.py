@@ -40,7 +40,7 @@ from simulator.adapters.store.history_schema import HISTORY_FILE as HISTORY_FILE
 from simulator.adapters.store.history_schema import SCHEMA as SCHEMA
 from simulator.adapters.store.history_schema import SCHEMA_VERSION as SCHEMA_VERSION
 from simulator.adapters.store.history_schema import TABLES as TABLES
-from simulator.adapters.store.history_writer import Packed, read_frame, write_frame
+from simulator.adapters.store.history_writer import Packed, built_now, read_frame, write_frame
 from simulator.services.shared.state import StateFormatError, StateSchema, read_schema
 
 RowT = TypeVar("RowT", bound=BaseModel)
@@ -114,6 +114,16 @@ class _Restore:
 Item = Write | _Barrier | _Restore | None  # None: stop
 
 
+def _built_now(item: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A batch's write with its `Built` columns built in this process (history_writer.py)."""
+    if item[0] != "write":
+        return item
+    kind, sql, params, many = item
+    if many:
+        return (kind, sql, [tuple(built_now(v) for v in row) for row in params], many)
+    return (kind, sql, tuple(built_now(v) for v in params), many)
+
+
 class HistoryWriterFailed(RuntimeError):
     """The writer process stopped writing: what it reported, or that it is gone."""
 
@@ -126,6 +136,8 @@ class HistoryDb:
         self.queued = 0  # writes handed to the writer (loop thread)
         self.committed = 0  # of those, committed (sender thread; an int read is atomic)
         self.failure: BaseException | None = None  # the writer's fatal error, if any
+        # A stop has begun: rows still queued are built here, not by the niced writer process.
+        self.stopping = False
         self._reader: sqlite3.Connection | None = None
         self._sender: threading.Thread | None = None
         self._process: subprocess.Popen[bytes] | None = None
@@ -157,6 +169,7 @@ class HistoryDb:
         self._path.parent.mkdir(parents=True, exist_ok=True)
         self._check_version(self._path)
         self._reader = history_writer.connect(str(self._path))
+        self.stopping = False
         self._process = subprocess.Popen(
             [sys.executable, "-m", history_writer.__name__, str(self._path)],
             stdin=subprocess.PIPE,
@@ -280,6 +293,12 @@ class HistoryDb:
             return
         if not batch:
             return
+        if self.stopping:
+            try:
+                batch = [_built_now(item) for item in batch]
+            except Exception as exc:  # as in the writer: a row that would not build stops writes
+                self.failure = exc
+                return
         assert process.stdin is not None
         assert process.stdout is not None
         try:
@@ -345,6 +364,7 @@ class HistoryDb:
         """Commit what is queued, stop the writer; a temporary file is removed."""
         if self._sender is None or self._reader is None:
             return
+        self.stopping = True
         self._queue.put(None)
         self._sender.join(timeout=60)
         self._reader.close()

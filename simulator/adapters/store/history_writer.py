@@ -5,12 +5,18 @@ Why a process and not a thread: as a thread its work (compressing rows, SQLite i
 six indexes, checkpoints) took the interpreter lock between every row, in the process whose
 event loop answers firm quotes. Here it holds no lock the event loop needs, and it runs at a
 lower priority (`NICE`), so on a busy machine it takes the CPU the requests leave and catches
-up when they leave more (docs/performance.md "History writer in a process of its own").
+up when they leave more (docs/performance.md "History writer in a process of its own"). Once
+a stop has begun, the simulator builds the `Built` columns still queued itself (history_db.py),
+so a stop on a busy machine waits for this niced process to compress and insert them only.
 
 Standard library only, so it starts in tens of milliseconds. It reads batches from stdin and
 answers each on stdout, both as frames (a 4-byte length, then a pickle):
 - a batch: a list of `("write", sql, params, many)` and `("restore", backup_path)`, applied in
-  order, the writes of a batch in one transaction; columns given as `Packed` are compressed here;
+  order, the writes of a batch in one transaction; columns given as `Packed` are compressed
+  here, and columns given as `Built` are built here first (the journal's rows: redacting every
+  body is most of their cost, done here rather than in the simulator's process; the function
+  named, pickled by reference, is imported here on first use: services/sim/journal_search.py,
+  which needs the standard library and rfqkit/redaction.py only);
 - its answer: `(applied, failure)`: how many of the batch's items were applied, and the first
   failure's text (then nothing more is written: reads go on, writes stop).
 It ends when stdin closes (the simulator stopped, or was killed); signals meant for the
@@ -19,6 +25,7 @@ simulator's terminal (Ctrl-C) are ignored, so a stop never loses the last batch.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import pickle
 import signal
@@ -26,8 +33,8 @@ import sqlite3
 import struct
 import sys
 import zlib
-from collections.abc import Sequence
-from typing import IO, Any
+from collections.abc import Callable, Sequence
+from typing import IO, Any, NamedTuple
 
 NICE = 10  # added to the writer's niceness: it yields the cores to the event loop
 LENGTH = struct.Struct(">I")
@@ -35,6 +42,14 @@ LENGTH = struct.Struct(">I")
 
 class Packed(bytes):
     """A column kept compressed: JSON text, compressed by the writer (compress_row)."""
+
+
+class Built(NamedTuple):
+    """A column whose JSON is `build(source)`, built and compressed by the writer. `build` must
+    be a module-level function (pickled by its name) of the standard library and rfqsim only."""
+
+    build: Callable[[Any], Any]
+    source: Any
 
 
 def compress_row(json_text: bytes) -> bytes:
@@ -68,8 +83,20 @@ def connect(path: str) -> sqlite3.Connection:
     return conn
 
 
+def built_now(value: Any) -> Any:
+    """A `Built` column as the `Packed` JSON the writer would build of it; any other as it is."""
+    if type(value) is Built:
+        return Packed(json.dumps(value.build(value.source)).encode())
+    return value
+
+
+def _column(value: Any) -> Any:
+    value = built_now(value)
+    return compress_row(value) if type(value) is Packed else value
+
+
 def _unpacked(row: Sequence[Any]) -> tuple[Any, ...]:
-    return tuple(compress_row(v) if type(v) is Packed else v for v in row)
+    return tuple(_column(v) for v in row)
 
 
 class Writer:

@@ -3,10 +3,12 @@
 columns the lists filter on indexed together with (at, seq), so `GET /_sim/requests?status=500`
 or `GET /_sim/maker-messages?rfq_id=...` over a day is an index range, not a walk.
 
-The rows are built on the database's writer thread (history_db.py `write_many` with a function):
-the redaction, the JSON and a frame's RFQ (services/sim/journal_search.py `FrameRfqs`, which sees
-the frames in the order they were recorded) cost the request path nothing. What was put stays
-readable from `_pending` until the writer has committed it."""
+The rows are built off the request path: a frame's RFQ (services/sim/journal_search.py
+`FrameRfqs`, which sees the frames in the order they were recorded) on the database's sender
+thread (history_db.py `write_many` with a function), and the costly part, the redaction and the
+JSON of bodies, headers and frame texts, in the writer process (history_writer.py `Built`), so
+it takes no time of the simulator's process. What was put stays readable from `_pending` until
+the writer has committed it."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from collections import deque
 from typing import Any
 
 from simulator.adapters.store.history_db import HistoryDb, expand_row
-from simulator.adapters.store.history_writer import Packed
+from simulator.adapters.store.history_writer import Built
 from simulator.services.sim.journal_search import (
     FrameFilter,
     FrameRfqs,
@@ -25,6 +27,7 @@ from simulator.services.sim.journal_search import (
     key_of,
     request_from_stored,
     rfq_of_frames,
+    sendable,
     stored_frame,
     stored_request,
 )
@@ -39,13 +42,13 @@ _PUT_FRAME = (
 )
 _REQUEST_COLUMNS = "seq, request_id, at, method, path, status, latency_ms, key_prefix, rest"
 _FRAME_COLUMNS = "seq, at, direction, rfq_id, frame"
-RequestRow = tuple[int, str, float, str, str, int, float, str | None, Packed]
-FrameRow = tuple[int, float, str, str, str, str | None, Packed]
+RequestRow = tuple[int, str, float, str, str, int, float, str | None, Built]
+FrameRow = tuple[int, float, str, str, str, str | None, Built]
 
 
 def request_row(entry: JournalEntry) -> RequestRow:
-    """A request as the file keeps it: secrets out (built on the writer thread)."""
-    rest = Packed(json.dumps(stored_request(entry)).encode())
+    """A request as the file keeps it: secrets out (redacted by the writer process)."""
+    rest = Built(stored_request, sendable(entry))
     return (
         entry.seq,
         entry.request_id,
@@ -90,7 +93,7 @@ class SqliteJournalArchive:
         # (the write that carries it, the entry), oldest first: readable before it is committed
         self._pending: deque[tuple[int, JournalEntry]] = deque()
         self._pending_frames: deque[tuple[int, StreamEntry]] = deque()
-        self._rfqs = FrameRfqs()  # used on the writer thread only, frames in recorded order
+        self._rfqs = FrameRfqs()  # used on the sender thread only, frames in recorded order
         self._forgotten_before = float("-inf")  # rows older than this are gone (or going)
 
     def _prune(self) -> None:
@@ -110,7 +113,8 @@ class SqliteJournalArchive:
             self._pending.append((seq, entry))
 
     def frame_row(self, entry: StreamEntry) -> FrameRow:
-        """A frame as the file keeps it, with its RFQ (built on the writer thread, in order)."""
+        """A frame as the file keeps it, with its RFQ (worked out on the sender thread, in
+        order; the text redacted by the writer process)."""
         return (
             entry.seq,
             entry.at,
@@ -118,7 +122,7 @@ class SqliteJournalArchive:
             entry.wallet.lower(),
             entry.direction,
             self._rfqs.of(entry.text),
-            Packed(json.dumps(stored_frame(entry)).encode()),
+            Built(stored_frame, entry),
         )
 
     def put_frames(self, entries: list[StreamEntry]) -> None:

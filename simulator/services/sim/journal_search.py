@@ -6,16 +6,19 @@ and the forms an entry is kept in there.
 Lists are newest first by (at, seq); a cursor is the last item's key, so a page never repeats or
 skips an entry while new ones arrive at the head.
 
-What is written to the file is built here, off the request path (the archive's writer thread
-calls `stored_request` / `stored_frame`): secrets are redacted and credential headers dropped
-BEFORE a row exists, so no secret ever reaches the disk."""
+What is written to the file is built here, off the request path and out of the simulator's
+process: the history file's writer process calls `stored_request` / `stored_frame`
+(adapters/store/history_writer.py `Built`), which redact secrets BEFORE a row exists, so no
+secret ever reaches the disk; credential headers are dropped before an entry leaves the
+simulator (`sendable`). This module is imported there too, so it needs nothing but the
+standard library and rfqkit/redaction.py."""
 
 from __future__ import annotations
 
 import json
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
 from rfqkit.redaction import redact
@@ -180,6 +183,23 @@ def headers_view(headers: Headers | None) -> list[tuple[str, str]]:
     if len(values) != len(kept):  # a pattern took a line break: value by value instead
         values = [redact(value) for _, value in kept]
     return [(name, value) for (name, _), value in zip(kept, values, strict=True)]
+
+
+def _without_credentials(headers: Headers | None) -> list[tuple[str, str]] | None:
+    if headers is None:
+        return None
+    pairs = headers.items() if isinstance(headers, Mapping) else headers
+    return [(name, value) for name, value in pairs if name.lower() not in SECRET_HEADERS]
+
+
+def sendable(entry: JournalEntry) -> JournalEntry:
+    """The entry as it may leave this process for the writer's (pickled): its headers a plain
+    list (they are the server's own objects until then) without the credential headers."""
+    return replace(
+        entry,
+        request_headers=_without_credentials(entry.request_headers),
+        response_headers=_without_credentials(entry.response_headers),
+    )
 
 
 def _redacted_body(body: bytes | None) -> str | None:

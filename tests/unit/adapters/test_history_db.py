@@ -6,10 +6,17 @@ removed on close."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
 import os
 import signal
 import sqlite3
+import struct
 import subprocess
+import termios
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,9 +30,10 @@ from simulator.adapters.store.history_db import (
     HistoryDb,
     HistoryFileError,
     HistoryState,
+    expand_row,
     remove_orphans,
 )
-from simulator.adapters.store.history_writer import NICE
+from simulator.adapters.store.history_writer import NICE, Built
 from simulator.adapters.store.rfq_archive import SqliteRfqArchive
 from simulator.services.rfq.archived import ArchivedRfq
 from simulator.services.rfq.model import FilledOrder, QuoteState
@@ -126,6 +134,60 @@ def test_the_writer_is_a_process_of_its_own_at_a_lower_priority(db: HistoryDb) -
     assert db.read("SELECT id FROM rfqs ORDER BY id") == [("rfq_1",), ("rfq_2",)]
     db.close()  # waits for the writer to end
     assert not writer.is_running()
+
+
+def test_a_built_column_is_built_by_the_writer_then_compressed(db: HistoryDb) -> None:
+    """The journal's rows are built there (their redaction is the costly part): the function
+    named goes by reference, its JSON is what the file keeps, compressed."""
+    db.write("CREATE TABLE built (n INTEGER, blob BLOB)")
+    db.write_many(
+        "INSERT INTO built VALUES (?, ?)",
+        [(1, Built(os.path.basename, "/journal/a.txt")), (2, Built(sorted, ["b", "a"]))],
+    )
+    db.flush()
+    rows = db.read("SELECT n, blob FROM built ORDER BY n")
+    assert [(n, expand_row(blob)) for n, blob in rows] == [(1, b'"a.txt"'), (2, b'["a", "b"]')]
+
+
+def _unread_by(pid: int) -> int:
+    """Bytes waiting in a process's standard input (a pipe), not yet read by it."""
+    fd = os.open(f"/proc/{pid}/fd/0", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0])
+    finally:
+        os.close(fd)
+
+
+def test_once_a_stop_began_the_queued_rows_are_built_here(db: HistoryDb) -> None:
+    """The niced writer builds rows while the simulator runs; what is still queued when a stop
+    begins is built in the simulator's own process, so a stop on a busy machine does not wait
+    for the niced process to redact it. `os.readlink("/proc/self")` names the builder's pid."""
+    builder = Built(os.readlink, "/proc/self")
+    insert = "INSERT INTO built VALUES (?, ?)"
+    db.write("CREATE TABLE built (n INTEGER, blob BLOB)")
+    db.write_many(insert, [(1, builder)])
+    db.flush()
+    path, writer = db.path, psutil.Process(db.writer_pid)
+    writer.suspend()
+    while writer.status() != psutil.STATUS_STOPPED:  # SIGSTOP takes effect asynchronously
+        time.sleep(0.001)
+    db.write(insert, (0, None))
+    while _unread_by(writer.pid) == 0:  # handed over: the sender waits for its answer now
+        time.sleep(0.001)
+    db.write_many(insert, [(2, builder)])  # queued behind it
+    stopping = threading.Thread(target=db.close)
+    stopping.start()
+    while not db.stopping:  # close() says so before it queues the end
+        stopping.join(timeout=0.001)
+    writer.resume()
+    stopping.join(timeout=30)
+    assert not stopping.is_alive()
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        rows = conn.execute("SELECT n, blob FROM built WHERE n > 0 ORDER BY n").fetchall()
+    assert [(n, json.loads(expand_row(blob))) for n, blob in rows] == [
+        (1, str(writer.pid)),
+        (2, str(os.getpid())),
+    ]
 
 
 def test_a_writer_that_is_gone_stops_the_writes_and_says_so(db: HistoryDb) -> None:
