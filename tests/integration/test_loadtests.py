@@ -52,7 +52,8 @@ def run_profile(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], str]:
     )
     output = done.stdout + done.stderr
     summary_path = reports / "slo.json"
-    assert summary_path.exists(), output[-3000:]
+    # The exit status too: an empty output with a negative one is a run killed by a signal.
+    assert summary_path.exists(), f"exit status {done.returncode}\n{output[-3000:]}"
     return done.returncode, json.loads(summary_path.read_text()), output
 
 
