@@ -25,8 +25,8 @@ from bench import processes
 from bench.load import percentile
 from bench.report import Section
 from bench.sim_api import firm_body, setup_bench_key
-from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb, expand_row
-from simulator.adapters.store.history_writer import compress_row
+from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb
+from simulator.adapters.store.history_writer import compress_row, expand_row
 
 TITLE = "History at rest: a million RFQs in the history file"
 TARGET_MS = 20.0

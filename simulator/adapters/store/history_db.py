@@ -27,7 +27,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import zlib
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,7 +39,13 @@ from simulator.adapters.store.history_schema import HISTORY_FILE as HISTORY_FILE
 from simulator.adapters.store.history_schema import SCHEMA as SCHEMA
 from simulator.adapters.store.history_schema import SCHEMA_VERSION as SCHEMA_VERSION
 from simulator.adapters.store.history_schema import TABLES as TABLES
-from simulator.adapters.store.history_writer import Packed, built_now, read_frame, write_frame
+from simulator.adapters.store.history_writer import (
+    Packed,
+    built_now,
+    expand_row,
+    read_frame,
+    write_frame,
+)
 from simulator.services.shared.state import StateFormatError, StateSchema, read_schema
 
 RowT = TypeVar("RowT", bound=BaseModel)
@@ -74,10 +79,6 @@ def remove_orphans(directory: Path) -> list[Path]:
                     os.remove(f"{path}{suffix}")
             removed.append(path)
     return removed
-
-
-def expand_row(blob: bytes) -> bytes:
-    return zlib.decompress(blob)
 
 
 def pack(schema: BaseModel) -> Packed:

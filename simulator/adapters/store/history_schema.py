@@ -5,8 +5,9 @@ from __future__ import annotations
 
 # 2: rows are zlib-compressed JSON; 3: a timeline's list item apart; 4: the request journal
 # and the maker stream's frames (journal_requests, journal_frames), finished webhook
-# deliveries with their attempts (webhook_deliveries); 5: the rates feed's tape (feed_trades)
-SCHEMA_VERSION = 5
+# deliveries with their attempts (webhook_deliveries); 5: the rates feed's tape (feed_trades);
+# 6: rows compressed with a preset dictionary (row_dictionary.py)
+SCHEMA_VERSION = 6
 HISTORY_FILE = "rfqsim-history.sqlite3"
 
 SCHEMA = """

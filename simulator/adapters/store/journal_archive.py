@@ -16,8 +16,8 @@ import json
 from collections import deque
 from typing import Any
 
-from simulator.adapters.store.history_db import HistoryDb, expand_row
-from simulator.adapters.store.history_writer import Built
+from simulator.adapters.store.history_db import HistoryDb
+from simulator.adapters.store.history_writer import Built, expand_row
 from simulator.services.sim.journal_search import (
     FrameFilter,
     FrameRfqs,

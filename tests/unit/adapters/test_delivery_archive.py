@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from simulator.adapters.store.delivery_archive import SqliteDeliveryArchive
-from simulator.adapters.store.history_db import HistoryDb, HistoryState, expand_row
+from simulator.adapters.store.history_db import HistoryDb, HistoryState
+from simulator.adapters.store.history_writer import expand_row
 from simulator.randomness import RandomSource
 from simulator.runtime.webhooks import build_webhooks
 from simulator.services.webhooks.model import Attempt, Delivery

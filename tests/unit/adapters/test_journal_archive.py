@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import pytest
 
 from simulator.adapters.store.history_db import HistoryDb
+from simulator.adapters.store.history_writer import expand_row
 from simulator.adapters.store.journal_archive import SqliteJournalArchive
 from simulator.services.sim import journal_search
 from simulator.services.sim.journal import RequestJournal
@@ -103,7 +103,7 @@ def test_no_secret_reaches_the_file(db: HistoryDb, tmp_path: Path) -> None:
         ]
     assert len(rows) == 2
     stored = "\n".join(
-        zlib.decompress(v).decode() if isinstance(v, bytes) else str(v) for r in rows for v in r
+        expand_row(v).decode() if isinstance(v, bytes) else str(v) for r in rows for v in r
     )
     assert "tx_test_6ae2edaf29e7" in stored  # the public prefix stays: the row is there
     assert "https://maker.example/hook" in stored
