@@ -338,10 +338,13 @@ def _limits(inspection: Inspection, operation: SpecOperation | None) -> None:
     elif ex.surface == "v1":
         inspection.check(LIMITER_HEADERS["v1"], lambda: assert_retry_after(resp))
     elif operation is not None and operation.template == "/v2/rfq/request":
-        if resp.headers.get("X-RateLimit-Remaining") == "0":
-            inspection.check(RETRY_AFTER, lambda: assert_retry_after(resp))
-        else:  # the limiter let it through: the outstanding-RFQ cap
+        if resp.headers.get("X-RateLimit-Remaining") != "0":  # let through: the outstanding cap
             inspection.check(RETRY_AFTER, lambda: _no_retry_after(resp.headers.get_all))
+        elif resp.headers.get_all("Retry-After"):
+            inspection.check(RETRY_AFTER, lambda: assert_retry_after(resp))
+        # Remaining 0 and no Retry-After: the limiter's refusal, or the outstanding cap's on the
+        # request that took the window's last slot. Only the window seen before can tell
+        # (state.py `State._limiter`).
     else:
         inspection.check(RETRY_AFTER, lambda: assert_retry_after(resp))
 

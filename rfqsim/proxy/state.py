@@ -18,6 +18,8 @@ from typing import Any
 
 from conformance.assertions import CheckedQuote, assert_filled_record, iso_seconds
 from conformance.ramp_transfers import assert_moved_forward
+from conformance.response_checks import assert_retry_after
+from rfqsim.proxy.conventions import RETRY_AFTER
 from rfqsim.proxy.exchange import ProxiedExchange
 from rfqsim.proxy.expect import expect_equal, expect_true
 from rfqsim.proxy.findings import Inspection
@@ -431,6 +433,10 @@ class State:
             and ex.started > before.finished  # sent after the other was answered
             and abs(now.ends_at - before.ends_at) <= SAME_WINDOW_S
         ):
+            if before.remaining == 0 and ex.status == 429 and ex.path == "/v2/rfq/request":
+                # Sent once the window was spent: the limiter refused it, not the outstanding
+                # cap (conventions.py leaves this case here).
+                inspection.check(RETRY_AFTER, lambda: assert_retry_after(ex.response))
             inspection.check(
                 LIMITER[ex.surface],
                 lambda: expect_true(

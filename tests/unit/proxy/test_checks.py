@@ -297,6 +297,42 @@ def test_limiter_headers_retry_after_and_a_bad_keys_401() -> None:
     assert found(watch, capped) == {"rfq/limits/retry-after-set-two-time-window": "service"}
 
 
+def test_a_429_at_remaining_zero_needs_retry_after_only_once_the_window_was_spent() -> None:
+    """X-RateLimit-Remaining 0 on a firm request's 429 is the limiter's refusal, or the
+    outstanding cap's on the request that took the window's last slot (spec 1 "Limits": only
+    the limiter's carries Retry-After). The proxy asks for Retry-After only when the window it
+    saw before was already spent; a CI run once found a false fault there."""
+    watch, _, _ = watcher()
+    rule = "rfq/limits/retry-after-set-two-time-window"
+
+    def refused(remaining: str, after: Any = None) -> Any:
+        headers, body = error(429, "rate_limited")
+        ex = exchange(
+            "POST",
+            "/v2/rfq/request",
+            status=429,
+            request=firm_request(),
+            request_headers=keyed(),
+            body=body,
+            headers=[
+                *headers,
+                ("X-RateLimit-Limit", "60"),
+                ("X-RateLimit-Remaining", remaining),
+                ("X-RateLimit-Reset", "30"),
+            ],
+        )
+        if after is not None:
+            ex.started, ex.finished = after.finished + 0.01, after.finished + 0.02
+        return ex
+
+    capped = refused("1")  # the outstanding cap, the limiter let it through
+    assert rule not in found(watch, capped)
+    last_slot = refused("0", after=capped)  # the cap again, on the window's last slot
+    assert rule not in found(watch, last_slot)
+    spent = refused("0", after=last_slot)  # the limiter's: it must say when to retry
+    assert found(watch, spent).get(rule) == "service"
+
+
 def test_the_record_never_carries_the_claim_token_and_keeps_the_ttl() -> None:
     watch, _, _ = watcher()
     firm = firm_answer()
