@@ -38,7 +38,7 @@ from simulator.banner import banner, key_records, operator_inputs, write_ready_f
 from simulator.errors import InvalidRequest
 from simulator.runtime.app import create_app
 from simulator.runtime.chains import ChainStartupError
-from simulator.runtime.lifecycle import SHUTDOWN
+from simulator.runtime.lifecycle import SHUTDOWN, StopSteps
 from simulator.runtime.makers import spawn_fleet_process, start_fleet, stop_fleet
 from simulator.runtime.ports import taken_port_messages
 from simulator.runtime.provider import connect_provider_webhooks
@@ -143,15 +143,17 @@ class StopWatchdog:
     even when the event loop itself is blocked. `os._exit` skips the interpreter's exit join on
     stray threads; the Anvil children die with us (PR_SET_PDEATHSIG)."""
 
-    def __init__(self, deadline_s: float, ready_file: Path | None) -> None:
+    def __init__(
+        self, deadline_s: float, ready_file: Path | None, steps: StopSteps | None = None
+    ) -> None:
         self.deadline_s = deadline_s
         self.ready_file = ready_file
         self._timer: threading.Timer | None = None
-        self.step = "starting"  # the stop's step under way: said if the deadline passes
+        self.steps = steps or StopSteps()  # said, with their times, if the deadline passes
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def at(self, step: str) -> None:
-        self.step = step
+        self.steps.at(step)
 
     def arm(self) -> None:
         """Idempotent: the deadline counts from the first call."""
@@ -173,11 +175,12 @@ class StopWatchdog:
 
     def exit_now(self, why: str) -> None:
         log.error(
-            "stop did not finish (%s, deadline %.1fs, while %s); exiting now; where each thread "
-            "and task was follows",
+            "stop did not finish (%s, deadline %.1fs, while %s; steps: %s); exiting now; where "
+            "each thread and task was follows",
             why,
             self.deadline_s,
-            self.step,
+            self.steps.current,
+            self.steps.timings(),
         )
         self._where()
         if self.ready_file is not None:
@@ -196,15 +199,21 @@ class StopWatchdog:
             return
         with contextlib.suppress(Exception):  # read from this thread while the loop is stuck
             for task in list(asyncio.all_tasks(self._loop)):
-                frames = task.get_stack(limit=1)
-                where = (
-                    f"{frames[-1].f_code.co_filename}:{frames[-1].f_lineno}"
-                    f" {frames[-1].f_code.co_name}"
-                    if frames
-                    else "(not started)"
-                )
+                where = " > ".join(_await_chain(task.get_coro())) or "(not started)"
                 print(f"rfqsim: task {task.get_name()} at {where}", file=sys.stderr)
         sys.stderr.flush()
+
+
+def _await_chain(coro: Any) -> list[str]:
+    """Where a suspended task waits, outermost call first: each coroutine's line, down the
+    chain of what it awaits (a task's own stack shows only the outermost frame)."""
+    chain: list[str] = []
+    while coro is not None and len(chain) < 40:
+        frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
+        if frame is not None:
+            chain.append(f"{frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}")
+        coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
+    return chain
 
 
 async def serve(
@@ -234,7 +243,7 @@ async def serve(
         shutdown_timeout=settings.api.shutdown_grace_s,
     )
     shutdown = app[SHUTDOWN]  # a signal, or the runtime (a chain died, on_chain_exit: stop)
-    watchdog = StopWatchdog(settings.api.stop_deadline_s, ready_file)
+    watchdog = StopWatchdog(settings.api.stop_deadline_s, ready_file, shutdown.steps)
 
     def on_signal() -> None:
         watchdog.on_signal()
@@ -287,12 +296,14 @@ async def serve(
             await save_state(app, Path(settings.state.dir))
         watchdog.at("stopping the maker fleet")
         await stop_fleet(app)
-        watchdog.at("closing the app (requests in flight, background tasks, chains)")
+        # Then each part of the app as it closes (runtime/lifecycle.py `stop_step`).
+        watchdog.at("closing the app: requests in flight, open streams")
         await runner.cleanup()  # stops every Anvil we started
         if ready_file is not None:
             watchdog.at("removing the ready file")
             await asyncio.to_thread(ready_file.unlink, missing_ok=True)
         watchdog.disarm()
+        log.info("stopped: %s", shutdown.steps.timings())
 
 
 def _no_thread_left(timeout_s: float = 1.0) -> bool:

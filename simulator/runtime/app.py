@@ -105,7 +105,7 @@ from simulator.runtime.durable import durable_context
 from simulator.runtime.feed import build_feed, corridor_prices, feed_state
 from simulator.runtime.full_collections import full_collections_context
 from simulator.runtime.housekeeping import housekeeping_context
-from simulator.runtime.lifecycle import SHUTDOWN, Shutdown
+from simulator.runtime.lifecycle import SHUTDOWN, Shutdown, stop_step
 from simulator.runtime.limit_orders import book_context, book_state, build_book
 from simulator.runtime.makers import (
     FLEET,
@@ -441,17 +441,24 @@ def create_app(
     app.on_response_prepare.append(feed.add_cors_headers)
     app[PROVIDER] = ProviderHolder()
     app[GC_PAUSES] = GcPauseRecorder()
-    app.cleanup_ctx.append(_gc_pauses_context)
-    app.cleanup_ctx.append(full_collections_context)  # the simulator's, not CPython's schedule
-    app.cleanup_ctx.append(_history_context)  # closed (and its file removed) last
-    app.cleanup_ctx.append(scenario_context)  # a running scenario's task ends with the app
-    app.cleanup_ctx.append(housekeeping_context)  # bounded memory: lapsed state is swept
-    app.cleanup_ctx.append(durable_context)  # keys, limits, endpoints: to the file as they change
-    app.cleanup_ctx.append(webhooks_context)  # needs no chain: registry and delivery work alone
+    # Started in this order and closed in the reverse; each closing is a timed step of the stop.
+    contexts = [
+        _gc_pauses_context,
+        full_collections_context,  # the simulator's, not CPython's schedule
+        _history_context,  # closed (and its file removed) last
+        scenario_context,  # a running scenario's task ends with the app
+        housekeeping_context,  # bounded memory: lapsed state is swept
+        durable_context,  # keys, limits, endpoints: to the file as they change
+        webhooks_context,  # needs no chain: registry and delivery work alone
+    ]
     if start_chains:
-        app.cleanup_ctx.append(chains_context)
-        app.cleanup_ctx.append(provider_context)  # the sandbox settles on the chains: after them
-        app.cleanup_ctx.append(ramp_background_context)  # re-checks need the provider attached
-        app.cleanup_ctx.append(background_context)
-        app.cleanup_ctx.append(book_context)
+        contexts += [
+            chains_context,
+            provider_context,  # the sandbox settles on the chains: after them
+            ramp_background_context,  # re-checks need the provider attached
+            background_context,
+            book_context,
+        ]
+    for context in contexts:
+        app.cleanup_ctx.append(stop_step(context))
     return app
