@@ -7,6 +7,10 @@ heap holds only what requests decide on.
   event loop, a lower priority): a thread here takes every write from a queue, builds the rows
   of those given as functions, and hands everything queued when it wakes to the writer as one
   batch (one transaction), so a request never waits on the disk.
+- A stop never waits for that niced process to catch up on a busy machine: once `close()`
+  begins, what is still queued is written by the same thread with the same `Writer`, after the
+  writer process answered its batch in hand and ended; a temporary file's writer is killed and
+  its queue dropped, since the file is removed next.
 - Reads run on the caller's thread through a connection of their own (WAL lets them read while
   the writer writes). A write is visible to reads once committed; the archives built on this
   (rfq_archive.py, timeline_archive.py) keep what they queued visible until then
@@ -41,7 +45,7 @@ from simulator.adapters.store.history_schema import SCHEMA_VERSION as SCHEMA_VER
 from simulator.adapters.store.history_schema import TABLES as TABLES
 from simulator.adapters.store.history_writer import (
     Packed,
-    built_now,
+    Writer,
     expand_row,
     read_frame,
     write_frame,
@@ -115,16 +119,6 @@ class _Restore:
 Item = Write | _Barrier | _Restore | None  # None: stop
 
 
-def _built_now(item: tuple[Any, ...]) -> tuple[Any, ...]:
-    """A batch's write with its `Built` columns built in this process (history_writer.py)."""
-    if item[0] != "write":
-        return item
-    kind, sql, params, many = item
-    if many:
-        return (kind, sql, [tuple(built_now(v) for v in row) for row in params], many)
-    return (kind, sql, tuple(built_now(v) for v in params), many)
-
-
 class HistoryWriterFailed(RuntimeError):
     """The writer process stopped writing: what it reported, or that it is gone."""
 
@@ -137,8 +131,10 @@ class HistoryDb:
         self.queued = 0  # writes handed to the writer (loop thread)
         self.committed = 0  # of those, committed (sender thread; an int read is atomic)
         self.failure: BaseException | None = None  # the writer's fatal error, if any
-        # A stop has begun: rows still queued are built here, not by the niced writer process.
+        # A stop has begun: what is still queued is written by this process (a kept file) or
+        # dropped with the file (a temporary one), never left to the niced writer process.
         self.stopping = False
+        self._here: Writer | None = None  # this process's own writer, once a stop has begun
         self._reader: sqlite3.Connection | None = None
         self._sender: threading.Thread | None = None
         self._process: subprocess.Popen[bytes] | None = None
@@ -270,14 +266,11 @@ class HistoryDb:
                 if stop:
                     return
         finally:
-            with contextlib.suppress(OSError):
-                process.stdin.close()  # the writer ends once it has read everything
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            self._end_writer(process)
             process.stdout.close()
+            if self._here is not None:
+                self._here.conn.close()
+                self._here = None
 
     def _built(self, write: Write) -> tuple[Any, ...]:
         sql, params, many = write
@@ -295,25 +288,53 @@ class HistoryDb:
         if not batch:
             return
         if self.stopping:
-            try:
-                batch = [_built_now(item) for item in batch]
-            except Exception as exc:  # as in the writer: a row that would not build stops writes
-                self.failure = exc
-                return
+            self._write_here(process, batch)
+            return
         assert process.stdin is not None
         assert process.stdout is not None
         try:
             write_frame(process.stdin, batch)
             applied, failure = read_frame(process.stdout)
         except (OSError, EOFError, ValueError):
+            if self.stopping and self.temporary:
+                return  # killed by close(): its file goes with it
             self.failure = HistoryWriterFailed(
                 f"the history writer process {process.pid} is gone "
                 f"(exit status {process.poll()}); history is no longer written"
             )
             return
+        self._count(applied, failure)
+
+    def _write_here(self, process: subprocess.Popen[bytes], batch: list[tuple[Any, ...]]) -> None:
+        """Once a stop has begun: a temporary file's writes are dropped (the file is removed
+        next); a kept file's are written by this thread, at the simulator's priority, in place
+        of the writer process, so a stop on a busy machine does not wait for the niced process
+        to catch up."""
+        if self.temporary:
+            return
+        if self._here is None:
+            # It answered every batch it was given, so it holds no transaction: ended at once
+            # (a niced interpreter's own exit took 0.7 s on a busy machine).
+            process.kill()
+            self._end_writer(process)
+            self._here = Writer(history_writer.connect(str(self._path)))
+        self._count(*self._here.apply(batch))
+
+    def _count(self, applied: int, failure: str | None) -> None:
         if failure is not None:
             self.failure = HistoryWriterFailed(failure)
         self.committed += applied
+
+    @staticmethod
+    def _end_writer(process: subprocess.Popen[bytes]) -> None:
+        assert process.stdin is not None
+        with contextlib.suppress(OSError):
+            process.stdin.close()  # the writer ends once it has read everything
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
     # --- reads (the caller's thread) --------------------------------------------------------
 
@@ -362,10 +383,13 @@ class HistoryDb:
             self.write(f"DELETE FROM {table}")  # the table names are ours
 
     def close(self) -> None:
-        """Commit what is queued, stop the writer; a temporary file is removed."""
+        """Commit what is queued and stop the writer; a temporary file is removed instead, its
+        writer killed at once (nothing of it is kept, so nothing is waited for)."""
         if self._sender is None or self._reader is None:
             return
         self.stopping = True
+        if self.temporary and self._process is not None:
+            self._process.kill()
         self._queue.put(None)
         self._sender.join(timeout=60)
         self._reader.close()

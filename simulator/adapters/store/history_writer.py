@@ -6,8 +6,10 @@ six indexes, checkpoints) took the interpreter lock between every row, in the pr
 event loop answers firm quotes. Here it holds no lock the event loop needs, and it runs at a
 lower priority (`NICE`), so on a busy machine it takes the CPU the requests leave and catches
 up when they leave more (docs/performance.md "History writer in a process of its own"). Once
-a stop has begun, the simulator builds the `Built` columns still queued itself (history_db.py),
-so a stop on a busy machine waits for this niced process to compress and insert them only.
+a stop has begun, this process is given nothing more: it ends after its batch in hand, and
+the simulator writes what is still queued itself with the same `Writer` (a temporary file's
+is dropped with the file), so a stop on a busy machine never waits for a niced process to
+catch up (history_db.py `HistoryDb.close`).
 
 Standard library only, so it starts in tens of milliseconds. It reads batches from stdin and
 answers each on stdout, both as frames (a 4-byte length, then a pickle):

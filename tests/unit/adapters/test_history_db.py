@@ -158,10 +158,11 @@ def _unread_by(pid: int) -> int:
         os.close(fd)
 
 
-def test_once_a_stop_began_the_queued_rows_are_built_here(db: HistoryDb) -> None:
-    """The niced writer builds rows while the simulator runs; what is still queued when a stop
-    begins is built in the simulator's own process, so a stop on a busy machine does not wait
-    for the niced process to redact it. `os.readlink("/proc/self")` names the builder's pid."""
+def test_once_a_stop_began_the_queued_rows_are_written_here(db: HistoryDb) -> None:
+    """The niced writer builds and writes rows while the simulator runs; what is still queued
+    when a stop begins is built, compressed and inserted by the simulator's own process once
+    the writer answered its batch in hand, so a stop on a busy machine does not wait for the
+    niced process to catch up. `os.readlink("/proc/self")` names the builder's pid."""
     builder = Built(os.readlink, "/proc/self")
     insert = "INSERT INTO built VALUES (?, ?)"
     db.write("CREATE TABLE built (n INTEGER, blob BLOB)")
@@ -182,12 +183,38 @@ def test_once_a_stop_began_the_queued_rows_are_built_here(db: HistoryDb) -> None
     writer.resume()
     stopping.join(timeout=30)
     assert not stopping.is_alive()
+    assert not writer.is_running()
     with contextlib.closing(sqlite3.connect(path)) as conn:
         rows = conn.execute("SELECT n, blob FROM built WHERE n > 0 ORDER BY n").fetchall()
     assert [(n, json.loads(expand_row(blob))) for n, blob in rows] == [
         (1, str(writer.pid)),
         (2, str(os.getpid())),
     ]
+
+
+def test_a_temporary_file_is_closed_without_waiting_for_its_writer() -> None:
+    """Nothing of a temporary file is kept, so its close neither waits for the writer's batch
+    in hand nor writes what is queued: the writer is killed and the file removed, even while
+    the writer gets no CPU at all (suspended here, as a niced process on a busy machine
+    nearly is)."""
+    db = HistoryDb()
+    db.write("CREATE TABLE kept (n INTEGER)")
+    db.flush()
+    path, writer = db.path, psutil.Process(db.writer_pid)
+    writer.suspend()
+    while writer.status() != psutil.STATUS_STOPPED:
+        time.sleep(0.001)
+    db.write("INSERT INTO kept VALUES (1)")
+    while _unread_by(writer.pid) == 0:  # handed over: the sender waits for its answer now
+        time.sleep(0.001)
+    db.write("INSERT INTO kept VALUES (2)")  # queued behind it
+    stopping = threading.Thread(target=db.close)
+    stopping.start()
+    stopping.join(timeout=30)  # a wait for the suspended writer would never end
+    assert not stopping.is_alive()
+    assert not writer.is_running()
+    assert not path.exists()
+    assert db.failure is None
 
 
 def test_a_writer_that_is_gone_stops_the_writes_and_says_so(db: HistoryDb) -> None:
