@@ -47,7 +47,8 @@ fi
 
 main_start=$(date +%s)
 main_rc=0
-"$python" -m pytest -n 2 --dist loadgroup tests conformance/tests "$@" || main_rc=$?
+# The slowest tests are listed after every run: where the next minute of CI time comes from.
+"$python" -m pytest -n 2 --dist loadgroup --durations 25 tests conformance/tests "$@" || main_rc=$?
 wall "main pass" "$main_start"
 
 if [ -z "$foreign_pid" ]; then
