@@ -23,6 +23,7 @@ from conformance.chain import erc20_approve, hex_bytes, selector
 from conformance.funding import Balances
 from conformance.response_checks import parse_iso_utc
 from conformance.venue import VenueChain
+from conformance.wording import shown
 from contracts.orders import RfqOrder, checksum_address, decode_order
 
 FEE_BPS = 5
@@ -102,8 +103,12 @@ _ATOMIC = re.compile(r"^(0|[1-9][0-9]*)$")
 
 def atomic(value: Any, what: str = "amount") -> int:
     """An amount on the wire: a base-10 string of atomic units, no decimals; its int."""
-    assert isinstance(value, str), f"{what} is not a string: {value!r}"
-    assert _ATOMIC.match(value), f"{what} is not atomic: {value!r}"
+    assert isinstance(value, str), (
+        f"{what}: expected a base-10 string of atomic units, got {shown(value)}"
+    )
+    assert _ATOMIC.match(value), (
+        f"{what}: expected a base-10 string of atomic units, got {shown(value)}"
+    )
     return int(value)
 
 
@@ -118,7 +123,7 @@ def decode_swap(data: bytes) -> list[tuple[bytes, bytes]]:
     if data[:4] == EXECUTE:
         (single,) = abi_decode(["(bytes,bytes)"], data[4:])
         return [(bytes(single[0]), bytes(single[1]))]
-    assert data[:4] == EXECUTE_BATCH, f"swap is neither execute nor executeBatch: {data[:4]!r}"
+    assert data[:4] == EXECUTE_BATCH, f"swap is neither execute nor executeBatch: {shown(data[:4])}"
     (batch,) = abi_decode(["(bytes,bytes)[]"], data[4:])
     return [(bytes(order), bytes(sig)) for order, sig in batch]
 
@@ -203,7 +208,7 @@ def assert_firm_quote(
     if chain.fee_bps is not None:  # the corridor's fee, when the target's info names it
         for order in orders:
             assert order.feeAmount == order.outputAmount * chain.fee_bps // BPS, (
-                f"fee must be {chain.fee_bps} bps of the maker output, rounded down: {order!r}"
+                f"fee must be {chain.fee_bps} bps of the maker output, rounded down: {shown(order)}"
             )
     assert_quote_totals(quote, orders)
     assert_quote_meets_request(quote, orders, terms)

@@ -28,6 +28,7 @@ from conformance.chain import WAIT_TIMEOUT, calldata, wait_for
 from conformance.client import Client, Response
 from conformance.funding import fund_wallet
 from conformance.venue import Token, VenueChain
+from conformance.wording import shown
 from contracts.orders import RfqOrder, encode_order, sign_order
 from rfqkit.wallets import Wallet
 
@@ -67,8 +68,8 @@ PUBLISHED = {"NGNS": "NGN"}
 
 def number(value: Any, what: str = "number") -> Decimal:
     """A feed number: a decimal string; its value."""
-    assert isinstance(value, str), f"{what} is not a string: {value!r}"
-    assert DECIMAL.match(value), f"{what} is not a plain decimal string: {value!r}"
+    assert isinstance(value, str), f"{what}: expected a plain decimal string, got {shown(value)}"
+    assert DECIMAL.match(value), f"{what}: expected a plain decimal string, got {shown(value)}"
     return Decimal(value)
 
 
@@ -85,7 +86,7 @@ def assert_feed_transport(resp: Response) -> None:
     assert resp.headers.get("Access-Control-Allow-Origin") == "*", resp.headers
     cache = resp.headers.get("Cache-Control") or ""
     match = re.fullmatch(r"public, max-age=([0-9]+)", cache)
-    assert match, f"Cache-Control: {cache!r}"
+    assert match, f"Cache-Control: {shown(cache)}"
     assert 1 <= int(match.group(1)) <= 10, "cached for a few seconds"
     assert resp.request_id, "X-Request-Id on every response"
     assert "X-RateLimit-Limit" not in resp.headers, "no key, no per-key limiter"
@@ -101,8 +102,10 @@ def assert_feed_error_body(resp: Response) -> str:
     """Whatever the status: exactly `{error: "<string>"}`, an id, CORS open."""
     body = resp.json()
     assert isinstance(body, dict), body
-    assert set(body) == {"error"}, f"not the feed's error body: {body!r}"
-    assert isinstance(body["error"], str), f"error is not a string (the v2 envelope?): {body!r}"
+    assert set(body) == {"error"}, f"not the feed's error body: {shown(body)}"
+    assert isinstance(body["error"], str), (
+        f"error is not a string (the v2 envelope?): {shown(body)}"
+    )
     assert body["error"].strip(), body
     assert resp.request_id, "X-Request-Id on every response"
     assert resp.headers.get("Access-Control-Allow-Origin") == "*", resp.headers

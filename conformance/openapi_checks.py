@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from conformance.wording import shown
+
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 # Paths whose errors must use the v2 envelope (the rates feed has its own {error: string}).
 ENVELOPE_PREFIXES = ("/v1/", "/v2/")
@@ -21,14 +23,14 @@ def resolve(doc: Mapping[str, Any], node: Any) -> Any:
     seen: set[str] = set()
     while isinstance(node, Mapping) and isinstance(node.get("$ref"), str):
         ref = node["$ref"]
-        assert ref.startswith("#/"), f"non-local $ref {ref!r}"
-        assert ref not in seen, f"$ref cycle at {ref!r}"
+        assert ref.startswith("#/"), f"non-local $ref {shown(ref)}"
+        assert ref not in seen, f"$ref cycle at {shown(ref)}"
         seen.add(ref)
         target: Any = doc
         for part in ref[2:].split("/"):
             part = part.replace("~1", "/").replace("~0", "~")
-            assert isinstance(target, Mapping), f"bad $ref {ref!r}"
-            assert part in target, f"dangling $ref {ref!r}"
+            assert isinstance(target, Mapping), f"bad $ref {shown(ref)}"
+            assert part in target, f"dangling $ref {shown(ref)}"
             target = target[part]
         node = target
     return node

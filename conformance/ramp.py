@@ -22,6 +22,7 @@ from conformance.client import Client, Response
 from conformance.response_checks import assert_request_id
 from conformance.signing import sign_taker_proof
 from conformance.sim_control import SimControl
+from conformance.wording import shown
 
 PROVIDER = "ngnramp"  # the simulator's provider (docs/provider-sandbox.md)
 CHAIN = 97  # a chain the provider settles on, live and in the sandbox
@@ -202,7 +203,7 @@ class Ramp:
     def registered(self, wallet: RampWallet, **fields: Any) -> dict[str, Any]:
         """Register with a provider profile; returns ``customer``."""
         resp = self.register(wallet, **fields)
-        assert resp.status == 200, f"{resp.describe()}: {resp.raw[:500]!r}"
+        assert resp.status == 200, f"{resp.describe()}: {shown(resp.raw[:500])}"
         customer: dict[str, Any] = resp.json()["customer"]
         assert customer["hasProviderCustomer"] is True, customer
         return customer
@@ -214,7 +215,7 @@ class Ramp:
         :data:`REAL_REVIEW_WAIT_S`."""
         customer = self.registered(wallet)
         resp = self.submit_kyc(wallet, number)
-        assert resp.status == 200, f"{resp.describe()}: {resp.raw[:500]!r}"
+        assert resp.status == 200, f"{resp.describe()}: {shown(resp.raw[:500])}"
         kyc = self.review_cleared(wallet)
         assert kyc is not None, customer
         assert kyc["state"] == "verified", (customer, kyc)

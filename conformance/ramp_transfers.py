@@ -28,6 +28,7 @@ from conformance.funding import fund_wallet
 from conformance.ramp import Ramp, RampWallet
 from conformance.response_checks import assert_request_id, parse_iso_utc
 from conformance.venue import VenueChain, whole
+from conformance.wording import shown
 from rfqkit.json_rpc import hex_to_int
 from rfqkit.wallets import Wallet
 
@@ -192,7 +193,7 @@ class Transfers:
                 "accountNumber": account_number,
             },
         )
-        assert resp.status == 200, f"{resp.describe()}: {resp.raw[:300]!r}"
+        assert resp.status == 200, f"{resp.describe()}: {shown(resp.raw[:300])}"
         name = resp.json()["accountName"]
         return {
             "bankCode": SANDBOX_BANK,
@@ -206,7 +207,7 @@ class Transfers:
 
     def create(self, body: dict[str, Any]) -> Created:
         resp = self.post(body)
-        assert resp.status == 201, f"{resp.describe()}: {resp.raw[:800]!r}"
+        assert resp.status == 201, f"{resp.describe()}: {shown(resp.raw[:800])}"
         answer = resp.json()
         assert {"transfer", "claimToken"} <= set(answer), answer
         assert isinstance(answer["claimToken"], str)
@@ -227,7 +228,7 @@ class Transfers:
     def read(self, created: Created) -> dict[str, Any]:
         """The full view (the read re-checks the provider when the state is older than 8 s)."""
         resp = self.get(created.id, claim=created.claim_token)
-        assert resp.status == 200, f"{resp.describe()}: {resp.raw[:500]!r}"
+        assert resp.status == 200, f"{resp.describe()}: {shown(resp.raw[:500])}"
         transfer = check_transfer(resp.json()["transfer"])
         self._forward_only(transfer)
         return transfer
@@ -246,7 +247,7 @@ class Transfers:
         if after is not None:
             body["after"] = after
         resp = self.ramp.post("transfers/list", body)
-        assert resp.status == 200, f"{resp.describe()}: {resp.raw[:500]!r}"
+        assert resp.status == 200, f"{resp.describe()}: {shown(resp.raw[:500])}"
         answer = resp.json()
         assert {"transfers", "nextCursor"} <= set(answer), answer
         return dict(answer)
@@ -340,7 +341,7 @@ class Transfers:
 
     def outbox(self, transfer_id: str) -> list[dict[str, Any]]:
         resp = self.ramp.http.get("/_sim/outbox", params={"transferId": transfer_id})
-        assert resp.status == 200, f"{resp.describe()}: {resp.raw[:300]!r}"
+        assert resp.status == 200, f"{resp.describe()}: {shown(resp.raw[:300])}"
         emails = resp.json()["data"]["emails"]
         assert isinstance(emails, list)
         return emails

@@ -18,6 +18,7 @@ from typing import Any
 
 from conformance.assertions import RECORD_FIELDS, ROUTING_FIELDS, atomic
 from conformance.response_checks import parse_iso_utc
+from conformance.wording import shown
 
 # Spec 1 "RFQ record": status values.
 RFQ_STATUSES = frozenset(
@@ -70,7 +71,7 @@ def assert_record_fields(record: Mapping[str, Any]) -> None:
 
 
 def assert_record_status(record: Mapping[str, Any]) -> None:
-    assert record.get("status") in RFQ_STATUSES, f"status {record.get('status')!r}"
+    assert record.get("status") in RFQ_STATUSES, f"status {shown(record.get('status'))}"
 
 
 def assert_record_secrets(record: Mapping[str, Any]) -> None:
@@ -95,7 +96,7 @@ def assert_no_quote(data: Mapping[str, Any]) -> None:
 
 def assert_no_quote_reason(data: Mapping[str, Any]) -> None:
     """A no-quote's reason is one of the spec's three."""
-    assert data.get("reason") in NO_QUOTE_REASONS, f"reason {data.get('reason')!r}"
+    assert data.get("reason") in NO_QUOTE_REASONS, f"reason {shown(data.get('reason'))}"
 
 
 def assert_reserved_consistent(data: Mapping[str, Any]) -> None:
@@ -177,5 +178,5 @@ def assert_created_endpoint(created: Mapping[str, Any]) -> None:
 
 def assert_listed_endpoint(endpoint: Mapping[str, Any]) -> None:
     """An endpoint of GET /v1/webhooks: its fields, never its secret."""
-    assert set(endpoint) >= ENDPOINT_FIELDS, f"fields missing: {endpoint!r}"
-    assert "signingSecret" not in endpoint, f"secret listed: {endpoint!r}"
+    assert set(endpoint) >= ENDPOINT_FIELDS, f"fields missing: {shown(endpoint)}"
+    assert "signingSecret" not in endpoint, f"secret listed: {shown(endpoint)}"

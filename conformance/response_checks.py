@@ -16,13 +16,16 @@ from datetime import datetime
 from typing import Any
 
 from conformance.client import REQUEST_ID_HEADER, Response
+from conformance.wording import shown
 from rfqkit.timestamps import parse_iso
 
 
 def assert_request_id(resp: Response) -> str:
     """The response carries a non-empty ``X-Request-Id``; returns it."""
     values = resp.headers.get_all(REQUEST_ID_HEADER)
-    assert len(values) == 1, f"{resp.describe()}: expected one X-Request-Id header, got {values!r}"
+    assert len(values) == 1, (
+        f"{resp.describe()}: expected one X-Request-Id header, got {shown(values)}"
+    )
     assert values[0].strip(), f"{resp.describe()}: empty X-Request-Id"
     return values[0]
 
@@ -30,14 +33,14 @@ def assert_request_id(resp: Response) -> str:
 def assert_json_content_type(resp: Response) -> None:
     content_type = (resp.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
     assert content_type == "application/json", (
-        f"{resp.describe()}: Content-Type {resp.headers.get('Content-Type')!r}, "
+        f"{resp.describe()}: Content-Type {shown(resp.headers.get('Content-Type'))}, "
         "expected application/json"
     )
 
 
 def assert_data(resp: Response, status: int = 200) -> Any:
     """A success: the expected status and a JSON object body ``{data: ...}``; returns data."""
-    assert resp.status == status, f"{resp.describe()}: expected {status}: {resp.raw[:500]!r}"
+    assert resp.status == status, f"{resp.describe()}: expected {status}: {shown(resp.raw[:500])}"
     assert_request_id(resp)
     return assert_data_body(resp)
 
@@ -47,9 +50,9 @@ def assert_data_body(resp: Response) -> Any:
     ``error``; returns data."""
     assert_json_content_type(resp)
     body = resp.json()
-    assert isinstance(body, dict), f"{resp.describe()}: body is not an object: {body!r}"
-    assert "data" in body, f"{resp.describe()}: success body lacks 'data': {body!r}"
-    assert "error" not in body, f"{resp.describe()}: success body carries 'error': {body!r}"
+    assert isinstance(body, dict), f"{resp.describe()}: body is not an object: {shown(body)}"
+    assert "data" in body, f"{resp.describe()}: success body lacks 'data': {shown(body)}"
+    assert "error" not in body, f"{resp.describe()}: success body carries 'error': {shown(body)}"
     return body["data"]
 
 
@@ -62,17 +65,21 @@ def assert_error(
     ``request_id`` equals the ``X-Request-Id`` header and, when ``reason`` is given, that
     ``details.reason`` equals it.
     """
-    assert resp.status == status, f"{resp.describe()}: expected {status} {code}: {resp.raw[:500]!r}"
+    assert resp.status == status, (
+        f"{resp.describe()}: expected {status} {code}: {shown(resp.raw[:500])}"
+    )
     header_id = assert_request_id(resp)
     assert_json_content_type(resp)
     error = assert_envelope(resp)
     assert error.get("code") == code, (
-        f"{resp.describe()}: error.code {error.get('code')!r}, expected {code!r}"
+        f"{resp.describe()}: error.code {shown(error.get('code'))}, expected {shown(code)}"
     )
     assert_envelope_request_id(resp, error, header_id)
     if reason is not None:
         got = (error.get("details") or {}).get("reason")
-        assert got == reason, f"{resp.describe()}: details.reason {got!r}, expected {reason!r}"
+        assert got == reason, (
+            f"{resp.describe()}: details.reason {shown(got)}, expected {shown(reason)}"
+        )
     return error
 
 
@@ -82,19 +89,19 @@ def assert_envelope(resp: Response) -> dict[str, Any]:
     (The content type and the request id are :func:`assert_json_content_type` and
     :func:`assert_envelope_request_id`.)"""
     body = resp.json()
-    assert isinstance(body, dict), f"{resp.describe()}: error body is not an object: {body!r}"
-    assert "data" not in body, f"{resp.describe()}: error body carries 'data': {body!r}"
+    assert isinstance(body, dict), f"{resp.describe()}: error body is not an object: {shown(body)}"
+    assert "data" not in body, f"{resp.describe()}: error body carries 'data': {shown(body)}"
     error = body.get("error")
-    assert isinstance(error, dict), f"{resp.describe()}: no error object: {body!r}"
+    assert isinstance(error, dict), f"{resp.describe()}: no error object: {shown(body)}"
     code = error.get("code")
-    assert isinstance(code, str), f"{resp.describe()}: error.code is not a string: {code!r}"
+    assert isinstance(code, str), f"{resp.describe()}: error.code is not a string: {shown(code)}"
     assert code, f"{resp.describe()}: empty error code"
     message = error.get("message")
-    assert isinstance(message, str), f"{resp.describe()}: message is not a string: {message!r}"
+    assert isinstance(message, str), f"{resp.describe()}: message is not a string: {shown(message)}"
     assert message, f"{resp.describe()}: empty error message"
     details = error.get("details")
     assert details is None or isinstance(details, dict), (
-        f"{resp.describe()}: details must be an object when present: {details!r}"
+        f"{resp.describe()}: details must be an object when present: {shown(details)}"
     )
     return error
 
@@ -104,8 +111,8 @@ def assert_envelope_request_id(
 ) -> None:
     """``error.request_id`` equals the ``X-Request-Id`` header."""
     assert error.get("request_id") == header_id, (
-        f"{resp.describe()}: error.request_id {error.get('request_id')!r} "
-        f"!= X-Request-Id {header_id!r}"
+        f"{resp.describe()}: error.request_id {shown(error.get('request_id'))} "
+        f"!= X-Request-Id {shown(header_id)}"
     )
 
 
@@ -120,8 +127,8 @@ def assert_rate_limit_headers(resp: Response) -> tuple[int, int, int]:
     values: list[int] = []
     for name in RATE_LIMIT_HEADERS:
         got = resp.headers.get_all(name)
-        assert len(got) == 1, f"{resp.describe()}: expected one {name} header, got {got!r}"
-        assert got[0].strip().isdigit(), f"{resp.describe()}: {name} is {got[0]!r}"
+        assert len(got) == 1, f"{resp.describe()}: expected one {name} header, got {shown(got)}"
+        assert got[0].strip().isdigit(), f"{resp.describe()}: {name} is {shown(got[0])}"
         values.append(int(got[0]))
     limit, remaining, reset = values
     assert remaining <= limit, f"{resp.describe()}: remaining {remaining} > limit {limit}"
@@ -131,14 +138,14 @@ def assert_rate_limit_headers(resp: Response) -> tuple[int, int, int]:
 def assert_no_rate_limit_headers(resp: Response) -> None:
     """None of the X-RateLimit-* headers is present (the response was not rate-accounted)."""
     present = [name for name in RATE_LIMIT_HEADERS if name in resp.headers]
-    assert not present, f"{resp.describe()}: unexpected {present}: {resp.headers!r}"
+    assert not present, f"{resp.describe()}: unexpected {present}: {shown(resp.headers)}"
 
 
 def assert_retry_after(resp: Response, at_most: int = 60) -> int:
     """``Retry-After`` is one delay in whole seconds, 1..``at_most``; returns it."""
     got = resp.headers.get_all("Retry-After")
-    assert len(got) == 1, f"{resp.describe()}: expected one Retry-After header, got {got!r}"
-    assert got[0].strip().isdigit(), f"{resp.describe()}: Retry-After is {got[0]!r}"
+    assert len(got) == 1, f"{resp.describe()}: expected one Retry-After header, got {shown(got)}"
+    assert got[0].strip().isdigit(), f"{resp.describe()}: Retry-After is {shown(got[0])}"
     seconds = int(got[0])
     assert 1 <= seconds <= at_most, f"{resp.describe()}: Retry-After {seconds}"
     return seconds
@@ -148,9 +155,9 @@ def assert_allow(resp: Response, refused: str) -> set[str]:
     """A 405 names the methods the path does allow in ``Allow`` (RFC 9110), never the refused
     one; returns them."""
     allow = resp.headers.get("Allow")
-    assert allow, f"{resp.describe()}: 405 without an Allow header: {resp.headers!r}"
+    assert allow, f"{resp.describe()}: 405 without an Allow header: {shown(resp.headers)}"
     methods = {m.strip().upper() for m in allow.split(",") if m.strip()}
-    assert refused.upper() not in methods, f"Allow {allow!r} lists the refused method"
+    assert refused.upper() not in methods, f"Allow {shown(allow)} lists the refused method"
     return methods
 
 
@@ -171,11 +178,11 @@ def assert_issues(error: Mapping[str, Any], *field_names: str) -> list[Any]:
     """``details.issues`` is a non-empty array and names every given field; returns it."""
     details = error.get("details") or {}
     issues = details.get("issues") if isinstance(details, dict) else None
-    assert isinstance(issues, list), f"details.issues is not an array: {error!r}"
-    assert issues, f"details.issues is empty: {error!r}"
+    assert isinstance(issues, list), f"details.issues is not an array: {shown(error)}"
+    assert issues, f"details.issues is empty: {shown(error)}"
     for name in field_names:
         assert any(issue_names_field(issue, name) for issue in issues), (
-            f"no issue names field {name!r}: {issues!r}"
+            f"no issue names field {shown(name)}: {shown(issues)}"
         )
     return issues
 

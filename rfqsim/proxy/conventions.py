@@ -25,6 +25,7 @@ from conformance.response_checks import (
     assert_retry_after,
     parse_iso_utc,
 )
+from conformance.wording import shown
 from rfqsim.proxy.exchange import is_json_type
 from rfqsim.proxy.expect import expect_equal, expect_in
 from rfqsim.proxy.findings import Inspection
@@ -235,7 +236,7 @@ def check(inspection: Inspection, operation: SpecOperation | None, known_path: b
         inspection.fail(
             JSON_PARSES[surface],
             f"HTTP {ex.status} says {resp.headers.get('Content-Type')} but its body is not JSON "
-            f"({len(resp.raw)} bytes, starting {resp.raw[:40]!r})",
+            f"({len(resp.raw)} bytes, starting {shown(resp.raw[:40])})",
         )
 
 
@@ -261,7 +262,7 @@ def _error(inspection: Inspection) -> None:
         rule = next(iter(codes.values()))
         inspection.fail(
             rule,
-            f"HTTP {ex.status} answers code {error.get('code')!r}; the spec's table pairs "
+            f"HTTP {ex.status} answers code {shown(error.get('code'))}; the spec's table pairs "
             f"{ex.status} with {' or '.join(sorted(codes))}",
         )
     elif codes:
@@ -372,4 +373,4 @@ def _credentials(inspection: Inspection, operation: SpecOperation | None) -> Non
 
 def _no_retry_after(get_all: Any) -> None:
     got = get_all("Retry-After")
-    assert not got, f"Retry-After {got!r} on the outstanding-RFQ cap's 429"
+    assert not got, f"Retry-After: expected none on the outstanding-RFQ cap's 429, got {shown(got)}"

@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from conformance.wording import shown
+
 
 def expect_in(value: Any, allowed: frozenset[str], what: str) -> None:
-    assert value in allowed, f"{what} {value!r}, expected one of {sorted(allowed)}"
+    listed = ", ".join(shown(a) for a in sorted(allowed))
+    assert value in allowed, f"{what}: expected one of {listed}, got {shown(value)}"
 
 
 def expect_all_in(values: Iterable[Any], allowed: frozenset[str], what: str) -> None:
@@ -17,7 +20,7 @@ def expect_all_in(values: Iterable[Any], allowed: frozenset[str], what: str) -> 
 
 
 def expect_equal(value: Any, expected: Any, what: str) -> None:
-    assert value == expected, f"{what} {value!r}, expected {expected!r}"
+    assert value == expected, f"{what}: expected {shown(expected)}, got {shown(value)}"
 
 
 def expect_true(value: bool, what: str) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 
 from conformance.client import parse_json
+from conformance.wording import shown
 from rfqkit.redaction import Redactor
 from rfqsim.proxy.exchange import ProxiedExchange
 
@@ -97,11 +98,28 @@ def _body(raw: bytes | None, complete: bool, redactor: Redactor, known: frozense
     return redactor.text(text, known) + (" …" if cut else "")
 
 
+def _plain(exc: BaseException) -> str:
+    """What a failed check says, in the spec's words: the suite's own assertion text, a value
+    given in its place as JSON, and a check that could not read the answer as what it missed,
+    never Python's names or reprs (`KeyError: 'taker'`, `None`)."""
+    if isinstance(exc, AssertionError):
+        said = exc.args[0] if exc.args else None
+        if said is None or said == "":
+            return "the answer is not what the rule says"
+        if not isinstance(said, str):
+            return f"got {shown(said)}"
+        return said.partition("\nassert ")[0]  # without pytest's explanation, where rewritten
+    if isinstance(exc, KeyError):
+        return f"missing: {exc.args[0]}" if exc.args else "a required member is missing"
+    if isinstance(exc, IndexError):
+        return "an array has fewer items than the rule reads"
+    if isinstance(exc, TypeError | AttributeError):
+        return "a member holds another type of value than the spec gives it"
+    return "a value is not in the spec's format"  # ValueError: a number, hex or time unread
+
+
 def _message(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    if not isinstance(exc, AssertionError):
-        text = f"{type(exc).__name__}: {text}"
-    text = " ".join(text.split())
+    text = " ".join(_plain(exc).split())
     return text if len(text) <= MESSAGE_CHARS else text[: MESSAGE_CHARS - 1] + "…"
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from conformance.assertions import atomic
 from conformance.feed import number
 from conformance.resource_checks import RFQ_EVENTS, V1_EVENTS
+from conformance.wording import shown
 from rfqsim.proxy.expect import expect_true
 from rfqsim.proxy.findings import Inspection
 from rfqsim.proxy.spec import SpecOperation
@@ -27,6 +28,14 @@ HEX = re.compile(r"^0x(?:[0-9a-fA-F]{2})+$")
 API_KEY = re.compile(r"^tx_(?:live|test)_[^.\s]+\.\S+$")
 INTENT_KEY = re.compile(r"^[A-Za-z0-9_-]{12,64}$")
 ACCOUNT_NUMBER = re.compile(r"^[0-9]{6,12}$")
+FORMS = {  # each format in the words of a finding's "expected"
+    ADDRESS: "a 0x-prefixed address of 40 hex digits",
+    BYTES32: "0x and 64 hex digits",
+    HEX: "0x-prefixed hex of whole bytes",
+    API_KEY: "an API key, tx_live_ or tx_test_ then its id, a dot and its secret",
+    INTENT_KEY: "12-64 letters, digits, _ or -",
+    ACCOUNT_NUMBER: "6-12 digits",
+}
 MAX_STEERING = 10
 # issuedAt is Unix milliseconds: any time after September 2001 is above 10^12, and a value in
 # seconds stays below it until the year 33658.
@@ -90,13 +99,13 @@ RFQ_OWNED = frozenset({"/v2/rfq/{id}", "/v2/rfq/{id}/cancel", "/v2/rfq/{id}/subm
 
 
 def _matches(pattern: re.Pattern[str], value: Any, what: str) -> None:
-    assert isinstance(value, str), f"{what} {value!r} is not a string"
-    assert pattern.match(value), f"{what} {value!r} is malformed"
+    assert isinstance(value, str), f"{what}: expected a string, got {shown(value)}"
+    assert pattern.match(value), f"{what}: expected {FORMS[pattern]}, got {shown(value)}"
 
 
 def _integer(value: Any, what: str) -> None:
-    assert isinstance(value, int), f"{what} {value!r} is not an integer"
-    assert not isinstance(value, bool), f"{what} {value!r} is not an integer"
+    assert isinstance(value, int), f"{what}: expected an integer, got {shown(value)}"
+    assert not isinstance(value, bool), f"{what}: expected an integer, got {shown(value)}"
 
 
 def _address(value: Any, what: str) -> None:
@@ -115,19 +124,19 @@ def _proof(inspection: Inspection, proof: Any, rules: Mapping[str, str], present
 
 
 def _members(value: Any, names: tuple[str, ...]) -> None:
-    assert isinstance(value, Mapping), f"not an object: {value!r}"
+    assert isinstance(value, Mapping), f"expected a JSON object, got {shown(value)}"
     missing = [name for name in names if name not in value]
-    assert not missing, f"missing {missing}"
+    assert not missing, f"missing: {', '.join(missing)}"
 
 
 def _milliseconds(value: Any) -> None:
     _integer(value, "issuedAt")
-    assert value >= MS_FLOOR, f"issuedAt {value} is Unix seconds, not milliseconds"
+    assert value >= MS_FLOOR, f"issuedAt: expected Unix milliseconds, got {value} (seconds)"
 
 
 def _steering(value: Any, what: str) -> None:
     wallets = value.split(",") if isinstance(value, str) else value
-    assert isinstance(wallets, list), f"{what} {value!r}"
+    assert isinstance(wallets, list), f"{what}: expected an array of addresses, got {shown(value)}"
     assert len(wallets) <= MAX_STEERING, f"{what}: {len(wallets)} wallets, at most {MAX_STEERING}"
 
 
@@ -206,7 +215,9 @@ def _ramp(inspection: Inspection, path: str, body: Mapping[str, Any]) -> None:
 
 
 def _positive_decimal(value: Any) -> None:
-    assert number(value, "amount") > 0, f"amount {value!r} is not positive"
+    assert number(value, "amount") > 0, (
+        f"amount: expected a positive atomic amount, got {shown(value)}"
+    )
 
 
 def _v1(inspection: Inspection, operation: SpecOperation, body: Any) -> None:
@@ -240,13 +251,15 @@ def _v1(inspection: Inspection, operation: SpecOperation, body: Any) -> None:
 def _unix_seconds(value: Any) -> None:
     """A deadline in Unix seconds: an integer, or its decimal string (as prepare answers it)."""
     text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-    assert isinstance(text, str), f"deadline {value!r} is not Unix seconds"
-    assert text.isdigit(), f"deadline {value!r} is not Unix seconds"
-    assert int(text) < MS_FLOOR, f"deadline {value!r} is milliseconds, not Unix seconds"
+    assert isinstance(text, str), f"deadline: expected Unix seconds, got {shown(value)}"
+    assert text.isdigit(), f"deadline: expected Unix seconds, got {shown(value)}"
+    assert int(text) < MS_FLOOR, (
+        f"deadline: expected Unix seconds, got {shown(value)} (milliseconds)"
+    )
 
 
 def _list_limit(value: str) -> None:
-    assert value.isdigit(), f"limit {value!r} is not a whole number"
+    assert value.isdigit(), f"limit: expected a whole number, got {shown(value)}"
     assert 1 <= int(value) <= 200, f"limit {value}: 1 to 200"
 
 
@@ -287,21 +300,25 @@ def check(inspection: Inspection, operation: SpecOperation | None) -> None:
 
 
 def _json_media(media: str) -> None:
-    assert media == "application/json", f"the body is sent as {media or 'no media type'!r}"
+    assert media == "application/json", (
+        f"Content-Type: expected application/json, got {media or 'none'}"
+    )
 
 
 def _object(body: Any, parsed: bool) -> None:
     assert parsed, "the body is not JSON"
-    assert isinstance(body, Mapping), f"the body is not a JSON object: {body!r}"
+    assert isinstance(body, Mapping), f"body: expected a JSON object, got {shown(body)}"
 
 
 def _https(url: Any) -> None:
-    assert isinstance(url, str), f"url {url!r}"
-    assert url.startswith("https://"), f"url {url!r} is not https"
+    assert isinstance(url, str), f"url: expected an https URL, got {shown(url)}"
+    assert url.startswith("https://"), f"url: expected an https URL, got {shown(url)}"
 
 
 def _event_types(types: Any) -> None:
-    assert isinstance(types, list), f"eventTypes {types!r} is not an array"
+    assert isinstance(types, list), (
+        f"eventTypes: expected an array of event types, got {shown(types)}"
+    )
     assert types, "eventTypes is empty"
     unknown = [t for t in types if t not in WEBHOOK_EVENTS]
     assert not unknown, f"unknown event types {unknown}"

@@ -7,6 +7,7 @@ the conformance suite's; each runs under the rule id of the spec line it checks.
 
 from __future__ import annotations
 
+import string
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
@@ -50,6 +51,7 @@ from conformance.resource_checks import (
     assert_record_status,
     assert_reserved_consistent,
 )
+from conformance.wording import shown
 from contracts.orders import RfqOrder
 from rfqsim.proxy.conventions import fields
 from rfqsim.proxy.expect import expect_all_in, expect_equal, expect_in, expect_true
@@ -264,7 +266,7 @@ def _webhooks(inspection: Inspection) -> None:
 
 
 def _listed(data: Any) -> None:
-    assert isinstance(data, list), f"not a list of endpoints: {data!r}"
+    assert isinstance(data, list), f"data: expected an array of endpoints, got {shown(data)}"
     for endpoint in data:
         assert_listed_endpoint(endpoint)
 
@@ -404,17 +406,22 @@ def _status(data: Any) -> Any:
 
 def _released(data: Any, rfq_id: str) -> None:
     assert isinstance(data, Mapping), data
-    assert data.get("status") == "released", f"cancel reports status {data.get('status')!r}"
-    assert data.get("rfqId") == rfq_id, f"cancel reports rfqId {data.get('rfqId')!r}"
+    assert data.get("status") == "released", (
+        f'status: expected "released", got {shown(data.get("status"))}'
+    )
+    assert data.get("rfqId") == rfq_id, (
+        f"rfqId: expected {shown(rfq_id)}, got {shown(data.get('rfqId'))}"
+    )
 
 
 def _tx_hash(value: Any) -> None:
     if value is None:
         return
-    assert isinstance(value, str), f"txHash {value!r}"
-    assert len(value) == TX_HASH_LENGTH, f"txHash {value!r} is not a 32-byte hash"
-    assert value.startswith("0x"), f"txHash {value!r} lacks 0x"
-    int(value, 16)
+    said = f"txHash: expected 0x and 64 hex digits, got {shown(value)}"
+    assert isinstance(value, str), said
+    assert len(value) == TX_HASH_LENGTH, said
+    assert value.startswith("0x"), said
+    assert all(c in string.hexdigits for c in value[2:]), said
 
 
 def _absent(needle: bytes, raw: bytes, what: str) -> None:
@@ -427,7 +434,7 @@ def _no_member(body: Any, *names: str) -> None:
 
 
 def _string(value: Any, what: str) -> None:
-    assert isinstance(value, str), f"{what} {value!r} is not a string"
+    assert isinstance(value, str), f"{what}: expected a string, got {shown(value)}"
     assert value, f"empty {what}"
 
 

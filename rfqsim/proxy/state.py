@@ -13,12 +13,15 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
 from conformance.assertions import CheckedQuote, assert_filled_record, iso_seconds
 from conformance.ramp_transfers import assert_moved_forward
 from conformance.response_checks import assert_retry_after
+from conformance.wording import shown
+from rfqkit.timestamps import isoformat
 from rfqsim.proxy.conventions import RETRY_AFTER
 from rfqsim.proxy.exchange import ProxiedExchange
 from rfqsim.proxy.expect import expect_equal, expect_true
@@ -458,4 +461,7 @@ def _before_expiry(inspection: Inspection, rfq: WatchedRfq, rule: str, what: str
 
 
 def _same_instant(value: Any, seconds: float, what: str) -> None:
-    assert abs(iso_seconds(value) - seconds) < 0.001, f"{what} {value!r} is not the quote's"
+    expected = isoformat(datetime.fromtimestamp(seconds, UTC))
+    assert abs(iso_seconds(value) - seconds) < 0.001, (
+        f"{what}: expected the quote's, {expected}, got {shown(value)}"
+    )

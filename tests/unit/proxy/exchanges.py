@@ -118,6 +118,19 @@ def firm_request(**changes: Any) -> dict[str, Any]:
     return body
 
 
+def refused_proof(request: dict[str, Any]) -> ProxiedExchange:
+    """A keyless firm request the service refused 401 ``proof_of_control_invalid``."""
+    headers, answer = error(401, "unauthorized", details={"reason": "proof_of_control_invalid"})
+    return exchange(
+        "POST",
+        "/v2/rfq/request",
+        status=401,
+        request=request,
+        body=answer,
+        headers=[*headers, *limited()],
+    )
+
+
 def firm_answer(sell_amount: int = 10_000_000) -> dict[str, Any]:
     """A ``quoted`` answer for :func:`firm_request`: one maker order signed for real, its
     transactions built as the spec says (approve takerPays to the reactor, execute the order)."""

@@ -24,6 +24,7 @@ from tests.unit.proxy.exchanges import (
     ladder,
     limited,
     record,
+    refused_proof,
     request_id,
     watcher,
 )
@@ -484,26 +485,45 @@ def test_a_valid_signature_refused_as_invalid_breaks_rule_6() -> None:
 
     def refused_as_invalid(signer: Any, issued_at_ms: int) -> dict[str, str]:
         proof = sign_taker_proof(signer.key, taker.address, 97, issued_at_ms=issued_at_ms)
-        body = firm_request(taker=taker.address, takerProof=proof)
-        headers, answer = error(401, "unauthorized", details={"reason": "proof_of_control_invalid"})
-        return found(
-            watch,
-            exchange(
-                "POST",
-                "/v2/rfq/request",
-                status=401,
-                request=body,
-                body=answer,
-                headers=[*headers, *limited()],
-            ),
-        )
+        return found(watch, refused_proof(firm_request(taker=taker.address, takerProof=proof)))
 
     # An hour old but signed by the taker: stale, not invalid.
     assert refused_as_invalid(taker, now_ms - 3_600_000) == {
         "rfq/auth/proof-of-control/rule-6": "service"
     }
-    # Signed by another key: invalid it is.
-    assert refused_as_invalid(Account.create(), now_ms) == {}
+    # Signed by another key: invalid it is, and the client is told what it signed wrong.
+    other = Account.create()
+    assert refused_as_invalid(other, now_ms) == {"rfq/auth/proof-of-control/rule-3": "client"}
+
+
+def test_a_signature_of_another_key_names_the_address_and_the_data_to_sign() -> None:
+    from eth_account import Account
+
+    watch, _, out = watcher()
+    taker, other = Account.create(), Account.create()
+    issued_at = int(NOW.timestamp() * 1000)
+    proof = sign_taker_proof(other.key, taker.address, 97, issued_at_ms=issued_at)
+    (finding,) = watch.inspect(
+        refused_proof(firm_request(taker=taker.address, takerProof=proof))
+    ).found
+    assert finding.side == "client"
+    assert finding.message == (
+        f"takerProof.signature recovers to {other.address}, not the taker {taker.address}: it "
+        'must sign domain {name: "Service Taker Control", version: "1", chainId: 97} (no '
+        "verifyingContract), type TakerControl(address taker,uint256 chainId,bytes32 nonce,"
+        f"uint256 issuedAt), message {{taker: {taker.address}, chainId: 97, nonce: "
+        f"{proof['nonce']}, issuedAt: {issued_at}}}"
+    )
+    assert proof["signature"] not in out.getvalue()  # a proof's signature is never shown
+    # A signature of the right size that recovers to nothing at all: said so, with the data.
+    unrecoverable = {**proof, "signature": "0x" + "00" * 65}
+    request = firm_request(taker=taker.address, takerProof=unrecoverable)
+    (finding,) = watch.inspect(refused_proof(request)).found
+    assert (finding.rule, finding.side) == ("rfq/auth/proof-of-control/rule-3", "client")
+    assert finding.message.startswith(
+        "takerProof.signature recovers to no address (65 bytes; expected 65 bytes r, s, v or "
+        '64 compact) over domain {name: "Service Taker Control"'
+    )
 
 
 def test_feed_bodies_and_errors() -> None:
@@ -666,6 +686,48 @@ def test_webhook_secrets_are_never_listed_and_urls_are_https() -> None:
         headers=[*headers, *limited()],
     )
     assert found(watch, plain) == {"rfq/events/endpoint-urls-must-https": "client"}
+
+
+def test_findings_say_field_expected_and_got_in_json_never_python() -> None:
+    """The two findings a new user met as `taker None is not a string` and `eventTypes None is
+    not an array`, and a check that could not read its member (a KeyError inside)."""
+    watch, _, out = watcher()
+    headers, answer = error(400, "invalid_request")
+    for path, request in (
+        ("/v2/rfq/request", firm_request(taker=None)),
+        ("/v1/webhooks", {"url": "https://hooks.example/a", "eventTypes": None}),
+    ):
+        ex = exchange(
+            "POST",
+            path,
+            status=400,
+            request=request,
+            request_headers=keyed(),
+            body=answer,
+            headers=[*headers, *limited()],
+        )
+        watch.inspect(ex)
+    said = out.getvalue()
+    assert "taker: expected a string, got null" in said, said
+    assert "eventTypes: expected an array of event types, got null" in said, said
+    assert "None" not in said
+    assert "Error" not in said  # no Python exception names
+
+
+def test_a_check_that_cannot_read_a_member_says_which_is_missing() -> None:
+    from rfqsim.proxy.findings import Inspection
+
+    inspection = Inspection(exchange("GET", "/v2/health"))
+    inspection.check("rule-a", lambda: {"a": 1}["taker"])
+    inspection.check("rule-b", lambda: None.upper())  # type: ignore[attr-defined]
+    inspection.check("rule-c", lambda: int("zz", 16))
+    inspection.check("rule-d", lambda: [][0])
+    assert [f.message for f in inspection.found] == [
+        "missing: taker",
+        "a member holds another type of value than the spec gives it",
+        "a value is not in the spec's format",
+        "an array has fewer items than the rule reads",
+    ]
 
 
 def test_an_unknown_path_answered_400_and_simulator_paths_are_not_checked() -> None:

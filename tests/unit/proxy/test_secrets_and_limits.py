@@ -126,7 +126,7 @@ async def test_no_secret_reaches_any_output_whatever_its_shape(
     assert set(written) == {"violations.json", "violations.md", "junit.xml"}
     violations = json.loads(written["violations.json"])["violations"]
     messages = " ".join(v["message"] for v in violations)
-    assert "'claimToken': '<redacted>'" in messages  # the findings quote the very values
+    assert '"claimToken": "<redacted>"' in messages  # the findings quote the very values
     assert {v["path"] for v in violations} >= {"/v2/rfq/request", "/v1/webhooks"}
     for name, text in {"stdout": out, "stderr": err, **written}.items():
         for secret in SECRETS:
