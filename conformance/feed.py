@@ -121,13 +121,46 @@ def assert_pairs(pairs: Any) -> None:
 
 
 def assert_tickers(tickers: Any) -> None:
-    """GET /tickers: an array of tickers with every field, numbers as decimal strings."""
+    """GET /tickers: an array of tickers with every field, numbers as decimal strings, and
+    the relations between one ticker's own fields that the spec implies (below)."""
+    assert_ticker_shapes(tickers)
+    for ticker in tickers:
+        assert_ticker_sides(ticker)
+        assert_ticker_range(ticker)
+
+
+def assert_ticker_shapes(tickers: Any) -> None:
     assert isinstance(tickers, list), tickers
     for ticker in tickers:
         assert set(ticker) >= TICKER_FIELDS, sorted(set(ticker) ^ TICKER_FIELDS)
         assert ticker["ticker_id"] == f"{ticker['base_currency']}_{ticker['target_currency']}"
         for name in TICKER_NUMBERS:
             number(ticker[name], f"{ticker['ticker_id']}.{name}")
+
+
+def _ticker_number(ticker: Mapping[str, Any], name: str) -> Decimal:
+    return number(ticker[name], f"{ticker['ticker_id']}.{name}")
+
+
+def assert_ticker_sides(ticker: Mapping[str, Any]) -> None:
+    """bid (selling the base) is not above ask (buying it) when both sides quote: both are
+    what a trade of the same size clears at, net of fees ("GET /tickers" bid and ask)."""
+    bid, ask = _ticker_number(ticker, "bid"), _ticker_number(ticker, "ask")
+    if bid > 0 and ask > 0:
+        assert bid <= ask, (
+            f"{ticker['ticker_id']}: bid {ticker['bid']} is above ask {ticker['ask']}: selling "
+            "the base clears above buying it (the sides inverted?)"
+        )
+
+
+def assert_ticker_range(ticker: Mapping[str, Any]) -> None:
+    """low <= last_price <= high: the lowest, most recent and highest cleared price of the
+    same 24 h (or, with no trade, the one reference for all three)."""
+    low, last, high = (_ticker_number(ticker, n) for n in ("low", "last_price", "high"))
+    assert low <= last <= high, (
+        f"{ticker['ticker_id']}: expected low <= last_price <= high, got low {ticker['low']}, "
+        f"last_price {ticker['last_price']}, high {ticker['high']}"
+    )
 
 
 def assert_trades(body: Any) -> None:

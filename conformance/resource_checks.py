@@ -70,6 +70,26 @@ def assert_record_fields(record: Mapping[str, Any]) -> None:
     assert set(record) >= RECORD_FIELDS, sorted(set(record) ^ RECORD_FIELDS)
 
 
+def _not_before(later: str, earlier: str, what: str) -> None:
+    """`later` is not before `earlier`, allowing the second a whole-second spelling hides."""
+    a, b = parse_iso_utc(later).timestamp(), parse_iso_utc(earlier).timestamp()
+    slack = 1.0 if a.is_integer() or b.is_integer() else 0.0
+    assert a + slack >= b, f"{what}: expected not before createdAt {earlier}, got {later}"
+
+
+def assert_record_reply_by(record: Mapping[str, Any]) -> None:
+    """replyBy, the end of the maker reply budget, is not before the RFQ was created."""
+    _not_before(record["replyBy"], record["createdAt"], "replyBy")
+
+
+def assert_record_settled_times(record: Mapping[str, Any]) -> None:
+    """submittedAt and filledAt, once set, are not before the RFQ was created (filledAt is a
+    block's time: whole seconds)."""
+    for name in ("submittedAt", "filledAt"):
+        if record.get(name) is not None:
+            _not_before(record[name], record["createdAt"], name)
+
+
 def assert_record_status(record: Mapping[str, Any]) -> None:
     assert record.get("status") in RFQ_STATUSES, f"status {shown(record.get('status'))}"
 

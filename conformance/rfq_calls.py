@@ -19,6 +19,7 @@ from eth_utils.address import to_checksum_address
 
 from conformance.chain import WAIT_TIMEOUT, calldata, hex_bytes, wait_for
 from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
+from conformance.resource_checks import assert_record_reply_by, assert_record_settled_times
 from conformance.response_checks import assert_data
 from conformance.service_clock import Clocked
 from conformance.signing import proof_json, sign_digest_raw, sign_taker_proof, taker_control_digest
@@ -146,8 +147,11 @@ def preview(client: Client, body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def get_record(client: Client, rfq_id: str, claim_token: str | None = None) -> dict[str, Any]:
+    """GET /v2/rfq/{id}, its times checked against each other on every read."""
     headers = claim(claim_token) if claim_token else None
     data: dict[str, Any] = assert_data(client.get(f"/v2/rfq/{rfq_id}", headers=headers))
+    assert_record_reply_by(data)
+    assert_record_settled_times(data)
     return data
 
 

@@ -12,11 +12,13 @@ SHOWN_CHARS = 160  # longer values are cut, with "…" at the end
 
 def shown(value: Any) -> str:
     if isinstance(value, bytes | bytearray):
+        raw = bytes(value)
         try:
-            text = bytes(value).decode()
+            value = raw.decode()
         except UnicodeDecodeError:
-            return _cut("0x" + bytes(value).hex())
-        value = text if text.isprintable() or not text else "0x" + bytes(value).hex()
+            return _cut("0x" + raw.hex())  # not text: its bytes
+        if not value.isprintable():
+            return _cut("0x" + raw.hex())
     try:
         spelled = json.dumps(value, ensure_ascii=False, default=str)
     except ValueError:  # a structure that refers to itself

@@ -44,6 +44,7 @@ from conformance.rfq_calls import (
     request_quote,
     rfq_body,
 )
+from conformance.service_clock import ServiceClock
 from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.venue import Token, VenueChain
@@ -112,20 +113,26 @@ def test_rfq_fills_are_trades_in_natural_direction_with_exact_amounts(
     chain: VenueChain,
     source: Wallet,
     liquidity: Liquidity,
+    clock: ServiceClock,
 ) -> None:
     usdt, ngns, wbnb, usdc = (chain.token(s) for s in ("USDT", "NGNS", "WBNB", "USDC"))
     node = chain.rpc()
     taker = fund_wallet(chain, source, {usdt.address: usdt.units(60), usdc.address: usdc.units(5)})
 
-    # 1. The taker sells 12.5 USDT (18 dp) for NGNS (6 dp): a sell of USDT_NGN. Not reported.
-    data = expect_quoted(
-        request_quote(
-            trader,
-            rfq_body(chain, "USDT", "NGNS", sell_amount=usdt.units("12.5"), taker=taker.address),
+    def filled(
+        sell: str, buy: str, sell_amount: int | None = None, buy_amount: int | None = None
+    ) -> dict[str, Any]:
+        """A firm quote of `sell` for `buy`, executed by the taker: its receipt."""
+        body = rfq_body(
+            chain, sell, buy, sell_amount=sell_amount, buy_amount=buy_amount, taker=taker.address
         )
-    )
+        return node.wait_receipt(
+            execute_quote(chain, taker, expect_quoted(request_quote(trader, body)))
+        )
+
+    # 1. The taker sells 12.5 USDT (18 dp) for NGNS (6 dp): a sell of USDT_NGN. Not reported.
     before = Balances.read(node, [usdt.address, ngns.address], [taker.address])
-    receipt = node.wait_receipt(execute_quote(chain, taker, data))
+    receipt = filled("USDT", "NGNS", sell_amount=usdt.units("12.5"))
     after = before.again()
     (trade,) = check_published(reader, chain, receipt, "USDT_NGN", usdt, ngns)
     assert trade["type"] == "sell", "the taker sold the base"
@@ -136,26 +143,29 @@ def test_rfq_fills_are_trades_in_natural_direction_with_exact_amounts(
     assert trade["base_volume"] == volume(paid, 18), "what left the taker's wallet"
     assert trade["target_volume"] == volume(got, 6), "what reached it"
     assert Decimal(trade["price"]) > 1000, "NGN per USDT, not USDT per NGN"
+    # Another sell of the pair in a later second: newest first then shows on the test's own
+    # two trades, whatever else the corridor traded (two fills in one second cannot show it).
+    first = trade
+    wait_for(
+        lambda: True if clock.now_ms() // 1000 > first["trade_timestamp"] else None,
+        interval=0.05,
+        what="the service clock past the first fill's second",
+    )
+    receipt = filled("USDT", "NGNS", sell_amount=usdt.units("1.5"))
+    (later,) = check_published(reader, chain, receipt, "USDT_NGN", usdt, ngns)
+    assert later["trade_timestamp"] > first["trade_timestamp"], (first, later)
+    listed = [t["trade_id"] for t in get_trades(reader, "USDT_NGN", type="sell")["sell"]]
+    assert listed.index(later["trade_id"]) < listed.index(first["trade_id"]), "newest first"
 
     # 2. The taker buys exactly 0.01 WBNB with USDT: a buy of WBNB_USDT (USDT per WBNB).
-    want = wbnb.units("0.01")
-    data = expect_quoted(
-        request_quote(trader, rfq_body(chain, "USDT", "WBNB", buy_amount=want, taker=taker.address))
-    )
-    receipt = node.wait_receipt(execute_quote(chain, taker, data))
+    receipt = filled("USDT", "WBNB", buy_amount=wbnb.units("0.01"))
     (trade,) = check_published(reader, chain, receipt, "WBNB_USDT", wbnb, usdt)
     assert trade["type"] == "buy", "the taker bought the base"
     assert trade["base_volume"] == "0.01"
     assert Decimal(trade["price"]) > 100, "USDT per WBNB"
 
     # 3. The taker sells 2.5 USDC (6 dp) for USDT (18 dp): a sell of USDC_USDT.
-    data = expect_quoted(
-        request_quote(
-            trader,
-            rfq_body(chain, "USDC", "USDT", sell_amount=usdc.units("2.5"), taker=taker.address),
-        )
-    )
-    receipt = node.wait_receipt(execute_quote(chain, taker, data))
+    receipt = filled("USDC", "USDT", sell_amount=usdc.units("2.5"))
     (trade,) = check_published(reader, chain, receipt, "USDC_USDT", usdc, usdt)
     assert (trade["type"], trade["base_volume"]) == ("sell", "2.5")
     assert Decimal("0.9") < Decimal(trade["price"]) < Decimal("1.1")

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from conformance.assertions import assert_same_creation
 from conformance.ramp import CALL_CAPABILITIES, PERSON, Ramp, RampWallet, fresh_wallet
 from conformance.ramp_transfers import (
     ACCOUNT,
@@ -238,6 +239,7 @@ def test_sell_from_bank_resolution_through_an_onchain_deposit(
     "ramp/auth/item-3",
     "ramp/auth/item-5",
     "ramp/errors/404-not_found",
+    "ramp/resources/transfer/createdat",
 )
 def test_full_wallet_and_support_views_and_the_list(ramp: Ramp, transfers: Transfers) -> None:
     wallet = fresh_wallet()
@@ -277,6 +279,9 @@ def test_full_wallet_and_support_views_and_the_list(ramp: Ramp, transfers: Trans
     assert rest["nextCursor"] is None
     for item in page["transfers"] + rest["transfers"]:
         assert item["payOut"]["accountNumber"] == ACCOUNT[-4:]
+    # A row of the list is the record read again: its creation time is the record's.
+    (row,) = rest["transfers"]
+    assert_same_creation(first.id, full["createdAt"], row["createdAt"])
     assert transfers.listed(fresh_wallet())["transfers"] == []
 
     # The id alone, a wrong token, someone else's wallet, an unknown id: all 404.

@@ -18,6 +18,7 @@ from eth_account import Account
 from conformance.assertions import (
     assert_filled_record,
     assert_firm_quote,
+    assert_same_creation,
     assert_settled,
     iso_seconds,
 )
@@ -141,6 +142,7 @@ def test_cancel_releases_the_makers_and_any_key_of_the_partner_owns_the_rfq(
     "rfq/errors/404-not_found",
     "rfq/errors/409-conflict",
     "rfq/states/quoted-or-submitted-settlement-seen-on-chain",
+    "rfq/resources/rfq-record/createdat",
 )
 def test_cancel_rules_seen_by_one_client(
     target: Target,
@@ -158,6 +160,7 @@ def test_cancel_rules_seen_by_one_client(
     usdt, ngns = chain.token("USDT"), chain.token("NGNS")
     first = kept.keep(trader, _quote(trader, chain, taker))
     rfq_id, token = first["rfqId"], first["claimToken"]
+    created = get_record(trader, rfq_id)["createdAt"]  # read again once filled: the same
     assert_error(cancel(anyone, rfq_id, "rfqc_" + "x" * 43), 404, "not_found")
     assert_error(anyone.post(f"/v2/rfq/{rfq_id}/cancel"), 404, "not_found")
     released = assert_data(cancel(anyone, rfq_id, token))
@@ -176,6 +179,7 @@ def test_cancel_rules_seen_by_one_client(
     execute_quote(chain, taker, first)
     record = wait_status(trader, rfq_id, None, "filled")
     assert_filled_record(record, checked)
+    assert_same_creation(rfq_id, created, record["createdAt"])
     assert_settled(
         before, before.again(), chain, checked, taker=taker.address, sell="USDT", buy="NGNS"
     )

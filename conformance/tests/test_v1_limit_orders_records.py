@@ -14,6 +14,7 @@ import dataclasses
 
 import pytest
 
+from conformance.assertions import assert_same_creation
 from conformance.chain import hex_bytes
 from conformance.client import Client
 from conformance.response_checks import assert_data, assert_error
@@ -52,6 +53,7 @@ NGNS_PER_USDC = 1500  # an ask: the operator bids about 1600 NGNS per USDC
     "v1/endpoints/get-v1-limit-orders",
     "v1/errors/404-not_found",
     "v1/limits/list-limits",
+    "v1/resources/limit-order-record/createdat",
 )
 @pytest.mark.needs("taker_wallet")
 def test_records_are_listed_by_wallet_newest_first(
@@ -81,6 +83,12 @@ def test_records_are_listed_by_wallet_newest_first(
     )
     two = assert_data(integrator.client.get("/v1/limit-orders", params={**query, "limit": 2}))
     assert [o["id"] for o in two] == ids[:0:-1]
+    # A row of the list is the record read again: its terms and creation time are the record's.
+    for row in listed:
+        record = get_order(integrator.client, row["id"])
+        assert_same_creation(row["id"], row["createdAt"], record["createdAt"])
+        for name in ("chainId", "sellToken", "sellAmount", "buyToken", "buyAmount", "nonce"):
+            assert record[name] == row[name], (name, record[name], row[name])
     for limit in (0, 201, "x"):
         resp = integrator.client.get("/v1/limit-orders", params={**query, "limit": limit})
         assert_error(resp, 400, "invalid_request")

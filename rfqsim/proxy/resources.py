@@ -47,7 +47,9 @@ from conformance.resource_checks import (
     assert_no_quote_reason,
     assert_preview,
     assert_record_fields,
+    assert_record_reply_by,
     assert_record_secrets,
+    assert_record_settled_times,
     assert_record_status,
     assert_reserved_consistent,
 )
@@ -87,6 +89,8 @@ RECORD = "rfq/endpoints/get-v2-rfq-id"
 RECORD_STATUS = "rfq/resources/rfq-record/status"
 RECORD_ID = "rfq/resources/rfq-record/rfqid"
 RECORD_TX_HASH = "rfq/resources/rfq-record/txhash"
+RECORD_REPLY_BY = "rfq/resources/rfq-record/replyby"
+RECORD_SETTLED_TIMES = "rfq/resources/rfq-record/submittedat-filledat"
 RECORD_SECRETS = "rfq/resources/rfq-record/signed-order-signature-claim"
 QUOTE_TTL = "rfq/limits/quote-ttl"
 SUBMIT_ANSWER = "rfq/endpoints/post-v2-rfq-id-submit"
@@ -115,6 +119,11 @@ DESCRIPTION_VERSION = "rfq/versioning/item-4"
 SIGNED_PAYLOADS = frozenset({"signature", "encodedOrder"})
 # (chain, sell token, buy token) -> the tokens' decimals, as the ladder published them.
 Decimals = Callable[[int, str, str], tuple[int, int] | None]
+# What one ticker's own fields must agree on, each under its rule (conformance/feed.py).
+TICKER_RELATIONS = (
+    ("v1/feed/get-tickers/bid-and-ask", feed.assert_ticker_sides),
+    ("v1/feed/get-tickers/last_price-high-and-low", feed.assert_ticker_range),
+)
 
 
 def quote_terms(request: Any, decimals: tuple[int, int] | None) -> QuoteTerms | None:
@@ -207,6 +216,10 @@ def _record(inspection: Inspection) -> None:
     run(RECORD_SECRETS, lambda: _absent(b"rfqc_", ex.response.raw, "a claim token"))
     run(RECORD_ID, lambda: expect_equal(record.get("rfqId"), ex.path.rsplit("/", 1)[-1], "rfqId"))
     run(RECORD_TX_HASH, lambda: _tx_hash(record.get("txHash")))
+    if all(isinstance(record.get(n), str) for n in ("createdAt", "replyBy")):
+        # The times against each other (each time's format is a rule of its own).
+        run(RECORD_REPLY_BY, lambda: assert_record_reply_by(record))
+        run(RECORD_SETTLED_TIMES, lambda: assert_record_settled_times(record))
     if record.get("expiresAt") is not None and record.get("createdAt") is not None:
         run(
             QUOTE_TTL,
@@ -283,10 +296,15 @@ def _feed(inspection: Inspection, operation: SpecOperation | None) -> None:
     body = resp.json()
     shape = {
         "/pairs": feed.assert_pairs,
-        "/tickers": feed.assert_tickers,
+        "/tickers": feed.assert_ticker_shapes,
         "/historical_trades": feed.assert_trades,
     }[operation.template]
-    inspection.check(operation.rule, lambda: shape(body))
+    if not inspection.check(operation.rule, lambda: shape(body)):
+        return
+    if operation.template == "/tickers":
+        for ticker in body:  # each relation under its own rule
+            for rule, relation in TICKER_RELATIONS:
+                inspection.check(rule, partial(relation, ticker))
 
 
 def _ramp(inspection: Inspection, operation: SpecOperation) -> None:

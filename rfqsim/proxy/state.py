@@ -27,6 +27,7 @@ from rfqsim.proxy.exchange import ProxiedExchange
 from rfqsim.proxy.expect import expect_equal, expect_true
 from rfqsim.proxy.findings import Inspection
 from rfqsim.proxy.memory import ExpiringMap
+from rfqsim.proxy.read_twice import ReadTwice
 from rfqsim.proxy.resources import within_ttl
 from rfqsim.proxy.spec import SpecOperation
 
@@ -125,6 +126,7 @@ class State:
         self.replays: ExpiringMap[tuple[str, str, str, str], Replay] = ExpiringMap(capacity)
         self.windows: ExpiringMap[tuple[str, str, int], Window] = ExpiringMap(capacity)
         self.decimals: ExpiringMap[tuple[int, str], int] = ExpiringMap(capacity)
+        self.read_twice = ReadTwice(capacity)
 
     def size(self) -> int:
         return sum(
@@ -137,6 +139,7 @@ class State:
                 self.replays,
                 self.windows,
                 self.decimals,
+                self.read_twice,
             )
         )
 
@@ -168,6 +171,7 @@ class State:
         if operation is None or not ex.readable:
             return
         template = operation.template
+        self.read_twice.observe(inspection, operation)
         if ex.method == "POST" and ex.path.startswith("/v1/") and ex.status < 300:
             self._idempotency(inspection)
         if template == "/v2/rfq/request" and ex.status == 200:

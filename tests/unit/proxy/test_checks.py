@@ -436,6 +436,100 @@ def test_status_transitions_claims_submits_and_cancels_across_exchanges() -> Non
     }
 
 
+def test_a_records_creation_time_is_the_same_on_every_read() -> None:
+    """Read twice: the record's createdAt may be spelled to the second in one view, but a
+    creation time that moves is the service's finding (the held-back break that passed)."""
+    watch, _, out = watcher()
+    firm = firm_answer()
+    found(watch, _firm(firm))
+
+    def read(created_at: str) -> dict[str, str]:
+        ex = exchange(
+            "GET",
+            f"/v2/rfq/{firm['rfqId']}",
+            request_headers=keyed(),
+            body={"data": record(firm, createdAt=created_at, replyBy=reply_by)},
+            headers=answer_headers(request_id(), *limited()),
+        )
+        return found(watch, ex)
+
+    reply_by = isoformat(NOW + timedelta(seconds=10))  # after every createdAt read below
+    first = isoformat(NOW + timedelta(milliseconds=250))
+    assert read(first) == {}
+    assert read(first) == {}
+    assert read(isoformat(NOW, timespec="seconds")) == {}  # the same second, spelled whole
+    assert read(isoformat(NOW + timedelta(seconds=3))) == {
+        "rfq/resources/rfq-record/createdat": "service"
+    }
+    assert f"{firm['rfqId']}: expected the createdAt first read, {first}" in out.getvalue()
+
+
+def test_a_records_times_come_after_its_creation() -> None:
+    """replyBy, submittedAt and filledAt are compared with createdAt on every read; a block's
+    whole-second filledAt may read up to a second before a createdAt in milliseconds."""
+    watch, _, out = watcher()
+    firm = firm_answer()
+    found(watch, _firm(firm))
+
+    def read(**changes: Any) -> dict[str, str]:
+        ex = exchange(
+            "GET",
+            f"/v2/rfq/{firm['rfqId']}",
+            request_headers=keyed(),
+            body={"data": record(firm, **changes)},
+            headers=answer_headers(request_id(), *limited()),
+        )
+        return found(watch, ex)
+
+    created = NOW + timedelta(milliseconds=400)
+    assert read(createdAt=isoformat(created)) == {}
+    whole_second_fill = isoformat(NOW, timespec="seconds")
+    assert read(createdAt=isoformat(created), filledAt=whole_second_fill) == {}
+    early = isoformat(created - timedelta(seconds=2))
+    assert read(createdAt=isoformat(created), replyBy=early) == {
+        "rfq/resources/rfq-record/replyby": "service"
+    }
+    assert read(createdAt=isoformat(created), submittedAt=early) == {
+        "rfq/resources/rfq-record/submittedat-filledat": "service"
+    }
+    assert f"submittedAt: expected not before createdAt {isoformat(created)}, got {early}" in (
+        out.getvalue()
+    )
+
+
+def test_a_trade_read_again_keeps_its_price_and_volumes() -> None:
+    """A feed trade is a dedupe key's row: read again (another page, another filter) it shows
+    the same price, volumes, time and side; the spelling of a decimal may differ."""
+    watch, _, out = watcher()
+    transport = [("Access-Control-Allow-Origin", "*"), ("Cache-Control", "public, max-age=2")]
+    trade = {
+        "trade_id": "0x" + "ab" * 32 + "-0",
+        "price": "1550.25",
+        "base_volume": "12.5",
+        "target_volume": "19378.125",
+        "trade_timestamp": 1_767_268_800,
+        "type": "sell",
+    }
+
+    def read(**changes: Any) -> dict[str, str]:
+        ex = exchange(
+            "GET",
+            "/historical_trades?ticker_id=USDT_NGN",
+            body={"buy": [], "sell": [trade | changes]},
+            headers=answer_headers(request_id(), *transport),
+        )
+        return found(watch, ex)
+
+    assert read() == {}
+    assert read(price="1550.250") == {}  # the same number
+    assert read(price="1551") == {
+        "v1/feed/get-historical_trades/trade_id-fills-transaction-hash": "service"
+    }
+    assert f'{trade["trade_id"]}: expected the price first read, "1550.25", got "1551"' in (
+        out.getvalue()
+    )
+
+
 def test_a_claim_token_returned_twice_is_found() -> None:
     watch, _, _ = watcher()
     firm = firm_answer()
@@ -578,6 +672,51 @@ def test_feed_bodies_and_errors() -> None:
         headers=answer_headers(rid, *transport),
     )
     assert found(watch, ms) == {"v1/feed/get-historical_trades/response-buy-sell-newest": "service"}
+
+
+@pytest.mark.parametrize(
+    ("change", "rule", "said"),
+    [
+        (
+            {"bid": "1560.2", "ask": "1540.8"},
+            "v1/feed/get-tickers/bid-and-ask",
+            "USDT_NGN: bid 1560.2 is above ask 1540.8",
+        ),
+        (
+            {"low": "1551", "last_price": "1550", "high": "1552"},
+            "v1/feed/get-tickers/last_price-high-and-low",
+            "USDT_NGN: expected low <= last_price <= high, got low 1551, last_price 1550, "
+            "high 1552",
+        ),
+    ],
+)
+def test_a_ticker_whose_own_fields_disagree_is_found(
+    change: dict[str, str], rule: str, said: str
+) -> None:
+    """Two fields of one answer compared, no control needed: sides inverted, a last price
+    outside its own day's range."""
+    watch, _, out = watcher()
+    ticker = {
+        "ticker_id": "USDT_NGN",
+        "base_currency": "USDT",
+        "target_currency": "NGN",
+        "last_price": "1550",
+        "bid": "1540.8",
+        "ask": "1560.2",
+        "high": "1552",
+        "low": "1549",
+        "base_volume": "100",
+        "target_volume": "155000",
+    }
+    transport = [("Access-Control-Allow-Origin", "*"), ("Cache-Control", "public, max-age=2")]
+    headers = answer_headers(request_id(), *transport)
+    assert found(watch, exchange("GET", "/tickers", body=[ticker], headers=headers)) == {}
+    broken = exchange("GET", "/tickers", body=[ticker | change], headers=headers)
+    assert found(watch, broken) == {rule: "service"}
+    assert said in out.getvalue()
+    # A side nobody quotes reads 0, which is below any bid: not a crossing.
+    one_sided = exchange("GET", "/tickers", body=[ticker | {"ask": "0"}], headers=headers)
+    assert found(watch, one_sided) == {}
 
 
 def test_a_ramp_transfer_never_moves_backwards() -> None:
