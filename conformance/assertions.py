@@ -95,13 +95,17 @@ def iso_seconds(value: Any) -> float:
     return parse_iso_utc(value).timestamp()
 
 
-def assert_same_creation(identity: str, first: str, again: str) -> None:
-    """Two reads of one record show one creation instant: the same to the millisecond, or
-    within a second where either read spells it in whole seconds (the spec does not say the
-    precision, so two views may differ in it)."""
+def same_instant(first: str, again: str) -> bool:
+    """Two spellings of one instant: the same to the millisecond, or within a second where
+    either is in whole seconds (the spec does not say the precision, so two views may differ
+    in it)."""
     a, b = iso_seconds(first), iso_seconds(again)
-    allowed = 1.0 if a.is_integer() or b.is_integer() else 0.001
-    assert abs(a - b) < allowed, (
+    return abs(a - b) < (1.0 if a.is_integer() or b.is_integer() else 0.001)
+
+
+def assert_same_creation(identity: str, first: str, again: str) -> None:
+    """Two reads of one record show one creation instant (`same_instant`)."""
+    assert same_instant(first, again), (
         f"{identity}: expected the createdAt first read, {first}, got {again}: a record's "
         "creation time moved between reads"
     )
