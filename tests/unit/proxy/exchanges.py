@@ -118,6 +118,20 @@ def firm_request(**changes: Any) -> dict[str, Any]:
     return body
 
 
+def rate_limited_firm(*extra: tuple[str, str]) -> ProxiedExchange:
+    """A keyed firm request answered 429 ``rate_limited``, with ``extra`` headers."""
+    headers, body = error(429, "rate_limited")
+    return exchange(
+        "POST",
+        "/v2/rfq/request",
+        status=429,
+        request=firm_request(),
+        request_headers=keyed(),
+        body=body,
+        headers=[*headers, *extra],
+    )
+
+
 def refused_proof(request: dict[str, Any]) -> ProxiedExchange:
     """A keyless firm request the service refused 401 ``proof_of_control_invalid``."""
     headers, answer = error(401, "unauthorized", details={"reason": "proof_of_control_invalid"})

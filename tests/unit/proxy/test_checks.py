@@ -23,6 +23,7 @@ from tests.unit.proxy.exchanges import (
     keyed,
     ladder,
     limited,
+    rate_limited_firm,
     record,
     refused_proof,
     request_id,
@@ -285,16 +286,7 @@ def test_limiter_headers_retry_after_and_a_bad_keys_401() -> None:
         ],
     )
     assert found(watch, rate_limited) == {"rfq/limits/retry-after-set-two-time-window": "service"}
-    headers, body = error(429, "rate_limited")
-    capped = exchange(
-        "POST",
-        "/v2/rfq/request",
-        status=429,
-        request=firm_request(),
-        request_headers=keyed(),
-        body=body,
-        headers=[*headers, *limited(), ("Retry-After", "5")],
-    )
+    capped = rate_limited_firm(*limited(), ("Retry-After", "5"))
     assert found(watch, capped) == {"rfq/limits/retry-after-set-two-time-window": "service"}
 
 
@@ -307,20 +299,10 @@ def test_a_429_at_remaining_zero_needs_retry_after_only_once_the_window_was_spen
     rule = "rfq/limits/retry-after-set-two-time-window"
 
     def refused(remaining: str, after: Any = None) -> Any:
-        headers, body = error(429, "rate_limited")
-        ex = exchange(
-            "POST",
-            "/v2/rfq/request",
-            status=429,
-            request=firm_request(),
-            request_headers=keyed(),
-            body=body,
-            headers=[
-                *headers,
-                ("X-RateLimit-Limit", "60"),
-                ("X-RateLimit-Remaining", remaining),
-                ("X-RateLimit-Reset", "30"),
-            ],
+        ex = rate_limited_firm(
+            ("X-RateLimit-Limit", "60"),
+            ("X-RateLimit-Remaining", remaining),
+            ("X-RateLimit-Reset", "30"),
         )
         if after is not None:
             ex.started, ex.finished = after.finished + 0.01, after.finished + 0.02
