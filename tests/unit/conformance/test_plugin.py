@@ -14,6 +14,7 @@ import sys
 import textwrap
 import threading
 import time
+import tomllib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -21,13 +22,11 @@ from typing import Any
 
 import pytest
 
-INI = textwrap.dedent(
-    """\
-    [pytest]
-    addopts = -p no:cacheprovider --strict-markers
-    asyncio_default_fixture_loop_scope = function
-    """
-)
+# The project's own options: the plugins it leaves out are left out here too.
+ADDOPTS = tomllib.loads((Path(__file__).parents[3] / "pyproject.toml").read_text())["tool"][
+    "pytest"
+]["ini_options"]["addopts"]
+INI = f"[pytest]\naddopts = {ADDOPTS}\nasyncio_default_fixture_loop_scope = function\n"
 
 FAKE_RFQSIM = textwrap.dedent(
     """\
