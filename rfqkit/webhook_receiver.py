@@ -231,7 +231,8 @@ class WebhookReceiver:
         if behaviour == "hang":
             assert self._released is not None
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._released.wait(), self.hang_seconds)
+                async with asyncio.timeout(self.hang_seconds):
+                    await self._released.wait()
             return 503
         return behaviour
 

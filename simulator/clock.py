@@ -78,7 +78,8 @@ class Clock:
         while (remaining := unix_seconds - self.time()) > 0:
             advanced = self._advanced
             try:
-                await asyncio.wait_for(advanced.wait(), timeout=remaining)
+                async with asyncio.timeout(remaining):
+                    await advanced.wait()
             except TimeoutError:
                 continue
 

@@ -92,7 +92,8 @@ async def _probe(client: HttpRampProvider, health: DependencyHealth, name: str) 
     while True:
         await asyncio.sleep(PROBE_INTERVAL_S)
         try:
-            await asyncio.wait_for(client.capabilities(), PROBE_INTERVAL_S)
+            async with asyncio.timeout(PROBE_INTERVAL_S):
+                await client.capabilities()
         except (ProviderError, TimeoutError) as exc:
             detail = str(exc) or type(exc).__name__
             if health.report(name, False, detail):

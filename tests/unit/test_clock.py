@@ -37,6 +37,19 @@ async def test_sleep_until_wakes_on_advance() -> None:
     await asyncio.wait_for(sleeper, timeout=1)
 
 
+async def test_a_cancel_that_meets_an_advance_is_not_lost() -> None:
+    """A stop cancels the housekeeping task while it sleeps on the clock; a cancel that came
+    with an advance waking it was once lost (asyncio.wait_for on Python 3.11), and the sleep
+    returned as if it had only woken."""
+    clock = Clock()
+    sleeper = asyncio.create_task(clock.sleep_until(clock.time() + 3600))
+    await asyncio.sleep(0)  # it sleeps
+    await clock.advance(3600)  # wakes it ...
+    sleeper.cancel()  # ... and the stop comes in the same turn of the loop
+    with pytest.raises(asyncio.CancelledError):
+        await sleeper
+
+
 async def test_listener_failure_propagates_but_time_has_moved() -> None:
     clock = Clock()
 

@@ -64,3 +64,36 @@ def test_fill_index_states() -> None:
     assert checks.fill_index(56) == ProbeResult(up=False, reason="paused", block=10)
     # Before its first scan an indexer counts from its start.
     assert probe({}, {3: FakeIndexer(0, None)}, faults).fill_index(3) == ProbeResult(up=True)
+
+
+class CancellingChain:
+    """Answers at once, and cancels `task` as it answers: the cancel and the answer meet."""
+
+    def __init__(self) -> None:
+        self.task: asyncio.Task[Any] | None = None
+
+    async def rpc(self, method: str, params: list[Any] | None = None) -> Any:
+        assert self.task is not None
+        self.task.cancel()
+        return "0x2a"
+
+
+async def test_a_cancel_that_meets_the_answer_stops_the_loop_that_probes() -> None:
+    """The chain supervisor probes in a loop; a stop cancels it. A cancel that arrived as the
+    node answered was once lost (asyncio.wait_for on Python 3.11), and the stop waited for a
+    loop that went on probing."""
+    chain = CancellingChain()
+    prober = probe({56: chain}, {}, Faults())
+
+    async def loop() -> str:
+        for _ in range(3):
+            await prober.chain(56)
+            await asyncio.sleep(0)
+        return "went on probing after the cancel"
+
+    chain.task = asyncio.create_task(loop())
+    try:
+        outcome = await chain.task
+    except asyncio.CancelledError:
+        outcome = "stopped"
+    assert outcome == "stopped"

@@ -38,7 +38,8 @@ class ChainDependencyProbe:
         if chain is None:
             return ProbeResult(up=False, reason="not_started")
         try:
-            head = await asyncio.wait_for(chain.rpc("eth_blockNumber"), self._chain_timeout_s)
+            async with asyncio.timeout(self._chain_timeout_s):
+                head = await chain.rpc("eth_blockNumber")
             return ProbeResult(up=True, block=int(head, 16))
         except ChainUnavailable as exc:
             return ProbeResult(up=False, reason="unreachable", detail=str(exc))

@@ -229,7 +229,8 @@ async def stream(request: web.Request) -> web.StreamResponse:
         await response.write(_hello(topics, "Last-Event-ID" in request.headers))
         while not subscription.closed:
             try:
-                await asyncio.wait_for(subscription.wake.wait(), KEEPALIVE_S)
+                async with asyncio.timeout(KEEPALIVE_S):
+                    await subscription.wake.wait()
             except TimeoutError:
                 await response.write(b": keepalive\n\n")
                 continue

@@ -117,7 +117,8 @@ class OutstandingSlots:
                 raise self._over_cap(owner, cap)
             changed = self._changed.setdefault(owner, asyncio.Event())
             try:
-                await asyncio.wait_for(changed.wait(), wait_s)
+                async with asyncio.timeout(wait_s):
+                    await changed.wait()
             except TimeoutError:
                 raise self._over_cap(owner, cap) from None
 

@@ -43,7 +43,8 @@ class RequestGate:
         request of the simulator's own fleet, which passes while `admitting_own` holds."""
         if not self._open.is_set() and not (own and self.admitting_own):
             try:
-                await asyncio.wait_for(self._open.wait(), self.wait_s)
+                async with asyncio.timeout(self.wait_s):
+                    await self._open.wait()
             except TimeoutError:
                 raise StateChangeInterrupted from None
 
@@ -69,7 +70,8 @@ class RequestGate:
         try:
             cancelled = 0
             try:
-                await asyncio.wait_for(self._drained.wait(), self.drain_s)
+                async with asyncio.timeout(self.drain_s):
+                    await self._drained.wait()
             except TimeoutError:
                 late = set(self._inside)
                 cancelled = len(late)
