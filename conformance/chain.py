@@ -133,13 +133,15 @@ class Chain:
         *,
         value: int = 0,
         gas: int | None = None,
+        gas_price: int | None = None,
     ) -> str:
         """Sign and broadcast one transaction; returns its hash (does not wait). One sender at a
         time per wallet across processes: a given wallet (the QA team's, funding fresh takers)
         is shared by the xdist workers, and two of them reading the same pending nonce would
         have one transaction refused ("nonce too low")."""
         with sender_lock(self.url, wallet.address):
-            return self.broadcast(self.sign(wallet, to, data, value=value, gas=gas))
+            signed = self.sign(wallet, to, data, value=value, gas=gas, gas_price=gas_price)
+            return self.broadcast(signed)
 
     def broadcast(self, signed: SignedTx) -> str:
         tx_hash = self.rpc("eth_sendRawTransaction", ["0x" + signed.raw.hex()])
@@ -154,13 +156,15 @@ class Chain:
         *,
         value: int = 0,
         gas: int | None = None,
+        gas_price: int | None = None,
     ) -> SignedTx:
         """Sign (not send) one legacy transaction with the next nonce; its hash is known before
         it is broadcast, so it can be reported to /submit first. ``to`` None creates a contract
-        (``data``: its creation code)."""
+        (``data``: its creation code). ``gas_price`` defaults to the node's ``eth_gasPrice``."""
         sender = wallet.address
         nonce = hex_to_int(self.rpc("eth_getTransactionCount", [sender, "pending"]))
-        gas_price = hex_to_int(self.rpc("eth_gasPrice"))
+        if gas_price is None:
+            gas_price = hex_to_int(self.rpc("eth_gasPrice"))
         if gas is None:
             estimate_tx = {"from": sender, "data": "0x" + data.hex(), "value": hex(value)}
             if to is not None:
@@ -197,9 +201,10 @@ class Chain:
         *,
         value: int = 0,
         gas: int | None = None,
+        gas_price: int | None = None,
     ) -> dict[str, Any]:
         """Send, wait for the receipt and require success; returns the receipt."""
-        tx_hash = self.send(wallet, to, data, value=value, gas=gas)
+        tx_hash = self.send(wallet, to, data, value=value, gas=gas, gas_price=gas_price)
         receipt = self.wait_receipt(tx_hash)
         if hex_to_int(receipt.get("status")) != 1:
             raise TxFailed(f"transaction {tx_hash} to {to} reverted: {receipt!r}")

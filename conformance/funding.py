@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from eth_abi.abi import decode as abi_decode
 from eth_utils.address import to_checksum_address
 
+from conformance import loans
 from conformance.chain import Chain, calldata
 from conformance.venue import VenueChain
 from rfqkit.wallets import Wallet
@@ -31,9 +32,12 @@ def fund_wallet(
     wallet: Wallet | None = None,
 ) -> Wallet:
     """A fresh (or the given) wallet holding ``tokens`` ({token address: atomic amount}) and
-    ``native`` coin, transferred from ``source`` (a demo wallet)."""
+    ``native`` coin, transferred from ``source`` (a demo wallet, else the QA team's last taker
+    wallet), which gets back whatever the wallet holds at the end of the run."""
     node = chain.rpc()
     target = wallet or Wallet.create()
+    # A loan, noted before the first transfer: the run gives it back at its end (loans.py).
+    loans.record(node, source, target, tuple(chain.tokens.values()))
     if native:
         node.transact(source, target.address, value=native, gas=21_000)
     for token, amount in tokens.items():

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from conformance import loans
 from conformance.client import Client
 from conformance.inputs import InputError, Inputs
 from conformance.needs import INHERENT, InputProblem, control_skip_message, inherent_reason
@@ -62,10 +63,14 @@ class _State:
     proxy_findings: list[dict[str, Any]] = field(
         default_factory=list
     )  # per proxy (--through-proxy)
+    lender: loans.RunLender | None = None  # with --base-url, on the controller
+    repaid: list[str] = field(default_factory=list)  # what went back, for the summary
 
 
 _STATE = pytest.StashKey[_State]()
 PROXY_KEY = "rfqsim_conformance_proxy"  # a worker's proxy findings, in its workeroutput
+LOANS_KEY = "rfqsim_conformance_loans"  # the run's loans directory, in a worker's workerinput
+LOANS_FILE = "loans.json"  # in the report directory: what each funded wallet gave back
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -252,6 +257,23 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _is_worker(config):
         # Under xdist the controller sees every worker's reports; workers write nothing.
         config.pluginmanager.register(_Reporter(config, state), "rfqsim-conformance-reporter")
+    _start_lending(config, state, inputs)
+
+
+def _start_lending(config: pytest.Config, state: _State, inputs: Inputs) -> None:
+    """Against a given deployment (--base-url) the wallets tests fund from the QA team's
+    wallet are loans, given back at the end (conformance/loans.py): the controller opens the
+    run's ledger directory, workers write theirs in it. A simulator the harness starts takes
+    its chains (and what was lent there) with it when it stops."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        if workerinput.get(LOANS_KEY):
+            loans.open_ledger(Path(workerinput[LOANS_KEY]), str(workerinput["workerid"]))
+        return
+    if config.getoption("--base-url") is None or config.option.collectonly:
+        return
+    state.lender, earlier = loans.RunLender.start(inputs.taker_wallets)
+    state.repaid += loans.summary(earlier, earlier=True)
 
 
 def _proxy_dir(config: pytest.Config, given: Path) -> Path:
@@ -430,6 +452,12 @@ class _Reporter:
             self.marked = {rule for item in session.items for rule in spec_rule_ids(item)}
 
     @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """(xdist) Where a worker writes the loans it makes."""
+        if self.state.lender is not None:
+            node.workerinput[LOANS_KEY] = str(self.state.lender.run.directory)
+
+    @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """(xdist) A worker's index of the tests it collected, selected or not."""
         output = getattr(node, "workeroutput", {})
@@ -453,6 +481,14 @@ class _Reporter:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         state, config = self.state, self.config
+        directory = Path(config.getoption("--conformance-report"))
+        if not directory.is_absolute():
+            directory = config.invocation_params.dir / directory
+        if state.lender is not None:  # every worker is done: nothing is lent any more
+            repaid = state.lender.finish()
+            state.lender = None
+            loans.write_json(directory / LOANS_FILE, repaid)
+            state.repaid += loans.summary(repaid)
         if not state.collector:
             return
         given = config.getoption("--base-url")
@@ -467,9 +503,6 @@ class _Reporter:
             base_url=base_url,
             suite=state.index.tests,
         )
-        directory = Path(config.getoption("--conformance-report"))
-        if not directory.is_absolute():
-            directory = config.invocation_params.dir / directory
         state.report_paths = write_report(directory, state.matrix)
         minimum = config.getoption("--min-control-free")
         if minimum is not None and control_free_share(state.matrix) < minimum:
@@ -511,6 +544,8 @@ class _Reporter:
                 terminalreporter.write_line(line)
         if self.config.getoption("--list-uncovered"):
             _write_uncovered(terminalreporter, uncovered(matrix))
+        for line in self.state.repaid:
+            terminalreporter.write_line(line)
 
 
 # -- fixtures ----------------------------------------------------------------------------

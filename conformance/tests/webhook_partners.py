@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from conformance import loans
 from conformance.chain import Chain
 from conformance.chain import wait_for as poll
 from conformance.client import Client
@@ -26,6 +27,7 @@ from conformance.resource_checks import RFQ_EVENTS
 from conformance.response_checks import assert_data, parse_iso_utc
 from conformance.sim_control import SimControl
 from conformance.target import Target
+from conformance.venue import Venue
 from rfqkit.wallets import Wallet
 from rfqkit.webhook_receiver import ReceivedRequest
 
@@ -95,6 +97,8 @@ class WebhookPartner:
         source = Wallet(str(demo["address"]), str(demo["private_key"]))
         taker = Wallet.create()
         chain = self.chain
+        tokens = Venue.of(self.target).chain(CHAIN_ID).tokens.values()
+        loans.record(chain, source, taker, tuple(tokens))  # given back at the end of the run
         chain.transfer(source, self.token("USDT"), taker.address, 2 * SELL_AMOUNT)
         if gas_money:
             chain.transact(source, taker.address, value=10**17)

@@ -15,6 +15,8 @@ few minutes on a loaded machine. The whole suite with the first subset's inputs 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +24,9 @@ from typing import Any
 
 import pytest
 
+from conformance import loans
+from conformance.chain import Chain, wait_for
+from conformance.inputs import parse_wallet
 from tests.integration.serve_process import RFQSIM, Served, serve
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("conformance-inputs")]
@@ -148,3 +153,93 @@ def test_a_faithful_deployment_has_no_failure_whatever_inputs_are_given(
     # The pre-run check said, one line each, what it checked.
     assert "rfqsim conformance: checking the inputs" in done.stdout
     assert f"  ok    target {foreign.api_url}" in done.stdout
+    assert_loans_given_back(foreign, subset, tmp_path / "report", done.stdout)
+
+
+def assert_loans_given_back(served: Served, subset: str, report: Path, stdout: str) -> None:
+    """Every wallet the run funded from the given taker wallet holds nothing at the end: its
+    tokens and coin went back to that wallet (conformance/loans.py)."""
+    repaid = json.loads((report / "loans.json").read_text())
+    lender = parse_wallet(str(served.info["taker_wallets"][0])).address
+    if subset in ("no wallet", "no RPC URL"):
+        assert repaid == [], (subset, repaid)
+        return
+    assert repaid, f"{subset}: the settling test funds a taker from the given wallet"
+    assert all(r["error"] is None and r["lender"] == lender for r in repaid), repaid
+    chains = {c["chain_id"]: c for c in served.info["chains"]}
+    for r in repaid:
+        chain = chains[r["chain_id"]]
+        node = Chain(chain["rpc_url"], r["chain_id"])
+        assert r["tokens"], r  # every token of the chain, read before paying back
+        for token in r["tokens"].values():
+            assert node.balance_of(token["address"], r["borrower"]) == 0, r
+        assert node.native_balance(r["borrower"]) == 0, r
+    assert f" gave back to {lender}: " in stdout, stdout[-3000:]
+
+
+def test_a_run_stopped_by_ctrl_c_or_killed_still_gives_back_what_it_lent(
+    foreign: Served, tmp_path: Path
+) -> None:
+    """Ctrl-C: the run pays back before it exits. Killed: its ledger stays, and the next run pays
+    it back before it starts."""
+    ledgers = tmp_path / "tmp"  # the runs' $TMPDIR: their ledgers and nothing else's
+    ledgers.mkdir()
+    env = {**os.environ, "TMPDIR": str(ledgers)}
+
+    def start(report: Path, selection: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [
+                str(RFQSIM),
+                "conformance",
+                "--base-url",
+                foreign.api_url,
+                *inputs(foreign, "one key probed"),
+                "--report",
+                str(report),
+                "--",
+                "-p",
+                "no:randomly",
+                "-k",
+                selection,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+        )
+
+    def first_loan() -> Path:
+        """The run's ledger once a wallet is funded (it is written before the first transfer)."""
+        found = wait_for(
+            lambda: next(iter(ledgers.glob(f"{loans.ROOT_NAME}/*/main.jsonl")), None),
+            timeout=180,
+            interval=0.2,
+            what="the run's first loan",
+        )
+        return found
+
+    # Ctrl-C
+    run = start(tmp_path / "interrupted", "test_exact_input_single_maker_settles_keyless")
+    ledger = first_loan()
+    run.send_signal(signal.SIGINT)
+    output, _ = run.communicate(timeout=120)
+    assert_loans_given_back(foreign, "one key probed", tmp_path / "interrupted", output)
+    assert not ledger.parent.exists(), output[-2000:]  # paid back: nothing left for later
+
+    # Killed: the ledger stays; the next run (which funds nothing) pays it back first.
+    run = start(tmp_path / "killed", "test_exact_input_single_maker_settles_keyless")
+    ledger = first_loan()
+    borrowers = [json.loads(line) for line in ledger.read_text().splitlines()]
+    run.kill()
+    run.communicate(timeout=60)
+    next_run = start(tmp_path / "next", LADDER.split("[")[0])
+    output, _ = next_run.communicate(timeout=300)
+    assert next_run.returncode == 0, output[-3000:]
+    assert f"an earlier run's loans: 1 wallet(s) gave back to {borrowers[0]['lender']}" in output
+    assert not ledger.parent.exists()
+    chain = next(c for c in foreign.info["chains"] if c["chain_id"] == borrowers[0]["chain_id"])
+    node = Chain(chain["rpc_url"], borrowers[0]["chain_id"])
+    taker = parse_wallet(borrowers[0]["borrower_key"]).address
+    for token in borrowers[0]["tokens"]:
+        assert node.balance_of(token["address"], taker) == 0
