@@ -41,7 +41,6 @@ ROOT_NAME = "rfqsim-conformance-loans"
 LOCK_NAME = ".lock"
 TOKEN_TRANSFER_GAS = 100_000  # the gas a borrower is given per token it sends back
 NATIVE_TRANSFER_GAS = 21_000
-GAS_PRICE_FACTOR = 2  # of the node's eth_gasPrice, for the transactions that pay back
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
@@ -193,6 +192,10 @@ class RunLoans:
     def release(self) -> None:
         """Remove the directory (its loans are paid back) and drop the lock."""
         shutil.rmtree(self.directory, ignore_errors=True)
+        self.close()
+
+    def close(self) -> None:
+        """Drop the lock and keep the directory: the next run pays back what is left."""
         if self._lock is not None:
             self._lock.close()
             self._lock = None
@@ -272,13 +275,14 @@ def repay(
 
 
 def _repay_one(chain: Chain, loan: Loan, lender: Wallet | None, repayment: Repayment) -> None:
-    """One price for every transaction here, twice the node's (a base fee that rises between
-    the reading and the block does not strand them): the coin left is then known to the wei,
-    and the borrower ends with none."""
+    """One price for every transaction here, the node's ``eth_gasPrice`` read once: the coin
+    left is then known to the wei, and the borrower ends with none. Never more than the node
+    asks: a node suggests a price from the tips recent blocks paid, so paying above it raises
+    the next suggestion, for every sender of the chain."""
     borrower = loan.borrower
     held = {t: chain.balance_of(t.address, borrower.address) for t in loan.tokens}
     held = {t: amount for t, amount in held.items() if amount > 0}
-    price = GAS_PRICE_FACTOR * int(str(chain.rpc("eth_gasPrice")), 16)
+    price = int(str(chain.rpc("eth_gasPrice")), 16)
     needed = len(held) * TOKEN_TRANSFER_GAS * price  # what is left after is sent back too
     native = chain.native_balance(borrower.address)
     if held and native < needed:
@@ -344,6 +348,8 @@ class RunLender:
         repaid = repay(self.run.loans(), self.wallet)
         if all(r.error is None or r.chain_gone for r in repaid):
             self.run.release()
+        else:
+            self.run.close()
         return repaid
 
 

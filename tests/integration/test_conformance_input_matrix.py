@@ -27,6 +27,7 @@ import pytest
 from conformance import loans
 from conformance.chain import Chain, wait_for
 from conformance.inputs import parse_wallet
+from rfqkit.json_rpc import hex_to_int
 from tests.integration.serve_process import RFQSIM, Served, serve
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("conformance-inputs")]
@@ -50,7 +51,15 @@ LADDER = "test_ladder_lists_every_pair_both_ways_with_increasing_points[97]"
 @pytest.fixture(scope="module")
 def foreign(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     with serve(tmp_path_factory.mktemp("foreign"), "--no-control-api") as running:
+        GAS_PRICE_AT_START.update({c["chain_id"]: gas_price(c) for c in running.info["chains"]})
         yield running
+
+
+GAS_PRICE_AT_START: dict[int, int] = {}  # each chain's eth_gasPrice before any run
+
+
+def gas_price(chain: dict[str, Any]) -> int:
+    return hex_to_int(Chain(chain["rpc_url"], chain["chain_id"]).rpc("eth_gasPrice"))
 
 
 def inputs(served: Served, subset: str) -> list[str]:
@@ -174,6 +183,9 @@ def assert_loans_given_back(served: Served, subset: str, report: Path, stdout: s
         for token in r["tokens"].values():
             assert node.balance_of(token["address"], r["borrower"]) == 0, r
         assert node.native_balance(r["borrower"]) == 0, r
+        # Paying back never outbids the node: a price above its suggestion raises the next one
+        # for every sender of the chain (tips feed the suggestion), run after run.
+        assert gas_price(chain) <= 2 * GAS_PRICE_AT_START[r["chain_id"]], r
     assert f" gave back to {lender}: " in stdout, stdout[-3000:]
 
 

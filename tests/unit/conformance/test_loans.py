@@ -20,8 +20,7 @@ from rfqkit.wallets import Wallet
 
 USDT = Token("USDT", to_checksum_address("0x" + "11" * 20), 6, usdt_like=True)
 NGNS = Token("NGNS", to_checksum_address("0x" + "22" * 20), 6, usdt_like=False)
-GAS_PRICE = 10**9  # the node's; the loans module pays twice that
-PRICE = loans.GAS_PRICE_FACTOR * GAS_PRICE
+GAS_PRICE = 10**9  # the node's eth_gasPrice
 
 
 class FakeChain:
@@ -103,10 +102,10 @@ def test_a_borrower_sends_every_token_and_its_coin_back_and_gets_gas_when_it_has
     assert chain.balance_of(USDT.address, lender.address) == 2_000_000
     assert chain.balance_of(NGNS.address, lender.address) == 3_100_000_500
     taker_back = repaid[0]
-    assert taker_back.gas_given == 2 * loans.TOKEN_TRANSFER_GAS * PRICE  # none to spare
+    assert taker_back.gas_given == 2 * loans.TOKEN_TRANSFER_GAS * GAS_PRICE  # none to spare
     assert taker_back.tokens == {USDT: 2_000_000, NGNS: 3_100_000_000}
     assert repaid[1].gas_given == 0  # the maker paid with its own coin
-    assert repaid[1].native == 10**17 - (loans.TOKEN_TRANSFER_GAS + 21_000) * PRICE
+    assert repaid[1].native == 10**17 - (loans.TOKEN_TRANSFER_GAS + 21_000) * GAS_PRICE
     lines = loans.summary(repaid)
     assert lines[0].startswith(f"loans: 2 wallet(s) gave back to {lender.address}: ")
     assert "NGNS 3100.0005, USDT 2" in lines[0]
