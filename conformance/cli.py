@@ -26,11 +26,14 @@ import sys
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, TextIO
 
 from conformance.areas import AREAS
+from conformance.chain import Chain
 from conformance.client import Client
+from conformance.discovery import discover_chain
 from conformance.inputs import (
     KEY_FORMAT,
     PROBED_SCOPES,
@@ -43,6 +46,7 @@ from conformance.inputs import (
     probe_scopes,
     read_config,
 )
+from conformance.run_cost import COIN, KEPT, amounts_text, needed, runs_left
 from rfqkit.json_rpc import RpcError, hex_to_int, rpc
 
 __all__ = ["AREAS", "TESTS_DIR", "build_parser", "main", "preflight", "pytest_args", "run"]
@@ -159,7 +163,8 @@ def checks(args: argparse.Namespace) -> list[PreflightCheck]:
     """The pre-run checks, in order: the target answers, every RPC URL is the chain it claims,
     every key (flags and config) authenticates with its scopes, every maker credential as one,
     every taker wallet is a key
-    and holds gas on the test chains. Stops after the target when it does not answer."""
+    and holds gas on the test chains, and the funding wallet (the last) holds what the selected
+    areas lend. Stops after the target when it does not answer."""
     base = args.base_url.rstrip("/")
     try:
         health = _get_json(f"{base}/v2/health")
@@ -209,7 +214,55 @@ def checks(args: argparse.Namespace) -> list[PreflightCheck]:
         else:
             detail = f"holds gas on chain {', '.join(str(c) for c in sorted(test_chains))}"
             done.append(PreflightCheck(what, detail=detail if test_chains else "a private key"))
+    if inputs.taker_wallets and inputs.keys:
+        funder = inputs.taker_wallets[-1]
+        keyed = Client(base, headers={"X-API-Key": inputs.keys[0].key})
+        areas = args.only or list(AREAS)
+        for chain_id, url in sorted(test_chains.items()):
+            done.append(funds_check(keyed, funder.address, chain_id, url, areas))
     return done
+
+
+def funds_check(
+    client: Client, funder: str, chain_id: int, rpc_url: str, areas: list[str]
+) -> PreflightCheck:
+    """The funding wallet (the last taker wallet: it funds fresh makers and takers) against
+    what the selected areas lend at once (conformance/run_cost.py): its balances, and about how
+    many full runs they still pay for. Too little of a token is a pre-run error."""
+    what = f"funds of {funder} on chain {chain_id}"
+    try:
+        tokens = discover_chain(client, chain_id, rpc_url, "test")["tokens"]
+        node = Chain(rpc_url, chain_id)
+        held = {
+            str(t["symbol"]): Decimal(node.balance_of(str(t["address"]), funder)).scaleb(
+                -int(t["decimals"])
+            )
+            for t in tokens
+        }
+        held[COIN] = Decimal(node.native_balance(funder)).scaleb(-18)
+    except (AssertionError, OSError, RpcError, ValueError, KeyError) as exc:
+        return PreflightCheck(what, detail=f"not read ({_plain(exc)}); the run goes on")
+    need = needed(areas).get(chain_id, {})
+    short = {s: a for s, a in need.items() if held.get(s, Decimal(0)) < a}
+    if short:
+        lacking = ", ".join(
+            f"{amounts_text({s: held.get(s, Decimal(0))})} (lends up to {amounts_text({s: a})})"
+            for s, a in short.items()
+        )
+        return PreflightCheck(
+            what, f"holds {lacking} for the selected areas at once; fund it first"
+        )
+    detail = f"holds {amounts_text(held)}"
+    if need:
+        detail += f"; the selected areas lend up to {amounts_text(need)} at once"
+        left = runs_left(held, need, KEPT.get(chain_id, {}))
+        if left is not None:
+            detail += f", and a full run keeps {amounts_text(KEPT[chain_id])}: about {left} runs"
+    return PreflightCheck(what, detail=detail)
+
+
+def _plain(exc: BaseException) -> str:
+    return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
 
 
 def preflight(args: argparse.Namespace, out: TextIO | None = None) -> None:

@@ -37,7 +37,7 @@ def fund_wallet(
     node = chain.rpc()
     target = wallet or Wallet.create()
     # A loan, noted before the first transfer: the run gives it back at its end (loans.py).
-    loans.record(node, source, target, tuple(chain.tokens.values()))
+    loans.record(node, source, target, tuple(chain.tokens.values()), tokens, native)
     if native:
         node.transact(source, target.address, value=native, gas=21_000)
     for token, amount in tokens.items():

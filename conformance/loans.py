@@ -25,7 +25,7 @@ import secrets
 import shutil
 import tempfile
 import urllib.parse
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -33,6 +33,7 @@ from typing import IO, Any
 
 from conformance.chain import Chain, TxFailed, erc20_transfer
 from conformance.inputs import parse_wallet
+from conformance.run_cost import COIN, amounts_text
 from conformance.venue import Token
 from rfqkit.json_rpc import RpcError
 from rfqkit.wallets import Wallet
@@ -57,6 +58,9 @@ class Loan:
     lender: str  # address
     borrower: Wallet
     tokens: tuple[Token, ...]  # every token of the chain, not only those lent
+    lent: Mapping[str, int] = field(default_factory=dict)  # atomic amounts by token address
+    native: int = 0  # wei lent
+    test: str = ""  # the test that funded it (pytest's node id), for the cost per area
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -64,6 +68,9 @@ class Loan:
             "rpc_url": self.rpc_url,
             "lender": self.lender,
             "borrower_key": self.borrower.private_key,
+            "lent": {address: str(amount) for address, amount in self.lent.items()},
+            "native": str(self.native),
+            "test": self.test,
             "tokens": [
                 {
                     "address": t.address,
@@ -86,7 +93,26 @@ class Loan:
                 Token(str(t["symbol"]), str(t["address"]), int(t["decimals"]), t["usdt_like"])
                 for t in data["tokens"]
             ),
+            lent={str(a): int(v) for a, v in (data.get("lent") or {}).items()},
+            native=int(data.get("native") or 0),
+            test=str(data.get("test") or ""),
         )
+
+    def lent_json(self) -> dict[str, Any]:
+        """What was lent, for the report (no key)."""
+        known = {t.address.lower(): t for t in self.tokens}
+        tokens = {}
+        for address, amount in self.lent.items():
+            token = known.get(address.lower())
+            if token is not None:
+                tokens[token.symbol] = f"{Decimal(amount).scaleb(-token.decimals).normalize():f}"
+        return {
+            "test": self.test,
+            "chain_id": self.chain_id,
+            "borrower": self.borrower.address,
+            "tokens": tokens,  # whole tokens
+            "native": f"{Decimal(self.native).scaleb(-18).normalize():f}",  # whole coin
+        }
 
 
 @dataclass
@@ -157,12 +183,22 @@ def close_ledger() -> None:
     _LEDGER = None
 
 
-def record(chain: Chain, lender: Wallet, borrower: Wallet, tokens: tuple[Token, ...]) -> None:
-    """A wallet the suite made was funded by ``lender``: note it (nothing without a ledger, as
-    in a helper used outside a pytest run)."""
+def record(
+    chain: Chain,
+    lender: Wallet,
+    borrower: Wallet,
+    tokens: tuple[Token, ...],
+    lent: Mapping[str, int],
+    native: int = 0,
+) -> None:
+    """A wallet the suite made is funded by ``lender`` with ``lent`` (atomic amounts by token
+    address) and ``native`` wei: note it (nothing without a ledger, as in a helper used outside
+    a pytest run)."""
     if _LEDGER is None or lender.address.lower() == borrower.address.lower():
         return
-    _LEDGER.lent(Loan(chain.chain_id, chain.url, lender.address, borrower, tokens))
+    test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+    loan = Loan(chain.chain_id, chain.url, lender.address, borrower, tokens, lent, native, test)
+    _LEDGER.lent(loan)
 
 
 # -- the run's directory ----------------------------------------------------------------------
@@ -340,17 +376,18 @@ class RunLender:
     def wallet(self, address: str) -> Wallet | None:
         return self._wallets.get(address.lower())
 
-    def finish(self) -> list[Repayment]:
-        """Everything the run lent, given back once no process of the run lends any more. The
-        directory stays (for the next run) when a borrower on a chain that still answers could
-        not pay back."""
+    def finish(self) -> tuple[list[Loan], list[Repayment]]:
+        """Everything the run lent, and given back once no process of the run lends any more.
+        The directory stays (for the next run) when a borrower on a chain that still answers
+        could not pay back."""
         close_ledger()
-        repaid = repay(self.run.loans(), self.wallet)
+        lent = self.run.loans()
+        repaid = repay(lent, self.wallet)
         if all(r.error is None or r.chain_gone for r in repaid):
             self.run.release()
         else:
             self.run.close()
-        return repaid
+        return lent, repaid
 
 
 def summary(repaid: Sequence[Repayment], *, earlier: bool = False) -> list[str]:
@@ -367,16 +404,15 @@ def summary(repaid: Sequence[Repayment], *, earlier: bool = False) -> list[str]:
     lines = []
     for lender in lenders:
         paid = [r for r in repaid if r.lender == lender and r.error is None]
-        amounts = ", ".join(
-            f"{symbol} {Decimal(amount).scaleb(-decimals).normalize():f}"
-            for (who, symbol, decimals), amount in sorted(back.items())
+        amounts = {
+            symbol: Decimal(amount).scaleb(-decimals)
+            for (who, symbol, decimals), amount in back.items()
             if who == lender
-        )
-        native = sum(r.native for r in paid) - sum(r.gas_given for r in paid)
+        }
+        amounts[COIN] = Decimal(sum(r.native - r.gas_given for r in paid)).scaleb(-18)
         lines.append(
-            f"{what}: {len(paid)} wallet(s) gave back to {lender}: {amounts or 'no tokens'}; "
-            f"native coin {Decimal(native).scaleb(-18).quantize(Decimal('0.0001'))} net of the gas "
-            "given"
+            f"{what}: {len(paid)} wallet(s) gave back to {lender}: {amounts_text(amounts)} "
+            "(coin net of the gas given)"
         )
     gone = [r for r in repaid if r.chain_gone]
     if gone:
@@ -387,6 +423,11 @@ def summary(repaid: Sequence[Repayment], *, earlier: bool = False) -> list[str]:
     return lines
 
 
-def write_json(path: Path, repaid: Sequence[Repayment]) -> None:
+def write_json(path: Path, lent: Sequence[Loan], repaid: Sequence[Repayment]) -> None:
+    """``loans.json``: what each test lent (no keys) and what each wallet gave back."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps([r.to_json() for r in repaid], indent=2) + "\n")
+    body = {
+        "lent": [loan.lent_json() for loan in lent],
+        "given_back": [r.to_json() for r in repaid],
+    }
+    path.write_text(json.dumps(body, indent=2) + "\n")

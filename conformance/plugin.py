@@ -485,9 +485,9 @@ class _Reporter:
         if not directory.is_absolute():
             directory = config.invocation_params.dir / directory
         if state.lender is not None:  # every worker is done: nothing is lent any more
-            repaid = state.lender.finish()
+            lent, repaid = state.lender.finish()
             state.lender = None
-            loans.write_json(directory / LOANS_FILE, repaid)
+            loans.write_json(directory / LOANS_FILE, lent, repaid)
             state.repaid += loans.summary(repaid)
         if not state.collector:
             return

@@ -98,10 +98,13 @@ class WebhookPartner:
         taker = Wallet.create()
         chain = self.chain
         tokens = Venue.of(self.target).chain(CHAIN_ID).tokens.values()
-        loans.record(chain, source, taker, tuple(tokens))  # given back at the end of the run
+        native = 10**17 if gas_money else 0
+        lent = {self.token("USDT"): 2 * SELL_AMOUNT}
+        # A loan, given back at the end of the run (conformance/loans.py).
+        loans.record(chain, source, taker, tuple(tokens), lent, native)
         chain.transfer(source, self.token("USDT"), taker.address, 2 * SELL_AMOUNT)
-        if gas_money:
-            chain.transact(source, taker.address, value=10**17)
+        if native:
+            chain.transact(source, taker.address, value=native)
         return taker
 
     def firm_quote(self, taker: Wallet) -> dict[str, Any]:

@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 from eth_account import Account
 
+from conformance import run_cost
+from conformance.chain import Chain
 from conformance.client import Client
 from conformance.response_checks import assert_data
+from rfqkit.wallets import Wallet
 from tests.integration.serve_process import RFQSIM, Served, serve
 
 pytestmark = pytest.mark.integration
@@ -66,6 +69,49 @@ def test_wrong_rpc_and_bad_key(served: Served, tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     one_line_failure(unfunded, "has no gas on chain 97")
+
+
+def test_a_funding_wallet_short_of_what_the_areas_lend_stops_the_run_naming_the_token(
+    served: Served, tmp_path: Path
+) -> None:
+    """The last taker wallet funds fresh makers and takers: the pre-run check reads its balances
+    and stops a run whose areas lend more of a token than it holds (never a test failure)."""
+    chain = next(c for c in served.info["chains"] if c["chain_id"] == 97)
+    demo = served.info["demo_wallets"][-1]
+    poor = Wallet.create()  # gas, and no token at all
+    Chain(chain["rpc_url"], 97).transact(
+        Wallet(str(demo["address"]), str(demo["private_key"])), poor.address, value=10**18
+    )
+    key = str(served.info["demo_keys"][1]["key"])
+    inputs = ("--base-url", served.api_url, "--rpc-url", f"97={chain['rpc_url']}")
+    lends = run_cost.needed(["feed"])[97]
+    assert lends.get("NGNS"), "the feed area lends NGNS (conformance/run_cost.py LENT)"
+    short = conformance(
+        *inputs, "--api-key", key, "--taker-key", poor.private_key, "--only", "feed", cwd=tmp_path
+    )
+    one_line_failure(
+        short,
+        f"funds of {poor.address} on chain 97 holds NGNS 0 (lends up to "
+        f"{run_cost.amounts_text({'NGNS': lends['NGNS']})})",
+    )
+    assert "fund it first" in short.stderr
+    # The demo wallet holds enough: its line says how much, what the areas lend, runs left.
+    rich = conformance(
+        *inputs,
+        "--api-key",
+        key,
+        "--taker-key",
+        str(demo["private_key"]),
+        "--only",
+        "feed",
+        "--",
+        "-k",
+        "no_test_is_named_like_this",
+        cwd=tmp_path,
+    )
+    line = next(x for x in rich.stdout.splitlines() if "funds of" in x)
+    assert line.startswith(f"  ok    funds of {demo['address']} on chain 97: holds "), line
+    assert f"the selected areas lend up to {run_cost.amounts_text(lends)} at once" in line
 
 
 def test_a_maker_credential_is_checked_as_one(served: Served, tmp_path: Path) -> None:

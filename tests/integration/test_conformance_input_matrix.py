@@ -168,7 +168,9 @@ def test_a_faithful_deployment_has_no_failure_whatever_inputs_are_given(
 def assert_loans_given_back(served: Served, subset: str, report: Path, stdout: str) -> None:
     """Every wallet the run funded from the given taker wallet holds nothing at the end: its
     tokens and coin went back to that wallet (conformance/loans.py)."""
-    repaid = json.loads((report / "loans.json").read_text())
+    written = json.loads((report / "loans.json").read_text())
+    repaid = written["given_back"]
+    assert len(written["lent"]) >= len(repaid), written  # a wallet may be funded twice
     lender = parse_wallet(str(served.info["taker_wallets"][0])).address
     if subset in ("no wallet", "no RPC URL"):
         assert repaid == [], (subset, repaid)

@@ -108,7 +108,7 @@ def test_a_borrower_sends_every_token_and_its_coin_back_and_gets_gas_when_it_has
     assert repaid[1].native == 10**17 - (loans.TOKEN_TRANSFER_GAS + 21_000) * GAS_PRICE
     lines = loans.summary(repaid)
     assert lines[0].startswith(f"loans: 2 wallet(s) gave back to {lender.address}: ")
-    assert "NGNS 3100.0005, USDT 2" in lines[0]
+    assert lines[0].endswith(": NGNS 3,100, USDT 2, coin 0.1 (coin net of the gas given)")
 
 
 def test_a_borrower_without_gas_whose_lender_was_not_given_says_so() -> None:
@@ -141,10 +141,19 @@ def test_the_ledger_is_private_and_written_line_by_line(tmp_path: Path) -> None:
         chain = FakeChain()
         lender, taker = Wallet.create(), Wallet.create()
         loans.open_ledger(run.directory, "gw0")
-        loans.record(chain, lender, taker, (USDT, NGNS))  # type: ignore[arg-type]
-        loans.record(chain, lender, lender, (USDT,))  # type: ignore[arg-type]  # not a loan
+        lent = {USDT.address: 5_000_000}
+        loans.record(chain, lender, taker, (USDT, NGNS), lent, 10**18)  # type: ignore[arg-type]
+        loans.record(chain, lender, lender, (USDT,), lent)  # type: ignore[arg-type]  # not a loan
         # Read before the ledger is closed: each line is on disk as soon as it is written.
-        assert run.loans() == [_loan(chain, lender, taker)]
+        (loan,) = run.loans()
+        assert (loan.borrower, loan.lender, loan.tokens) == (taker, lender.address, (USDT, NGNS))
+        assert (loan.lent, loan.native) == (lent, 10**18)
+        assert loan.test == (
+            "tests/unit/conformance/test_loans.py::"
+            "test_the_ledger_is_private_and_written_line_by_line"
+        )
+        assert loan.lent_json()["tokens"] == {"USDT": "5"}
+        assert loan.lent_json()["native"] == "1"
         path = run.directory / "gw0.jsonl"
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         assert lender.private_key not in path.read_text()
