@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli import TESTS_DIR, build_parser, pytest_args
+from conformance.cli import TESTS_DIR, build_parser, pytest_args, run
 from conformance.needs import inherent_reason
 from conformance.report import (
     BASE_URL_PROPERTY,
@@ -239,6 +239,23 @@ def test_list_uncovered_is_a_static_collection_unless_asked_to_run() -> None:
     chosen = pytest_args(parser.parse_args([]), ["conformance/tests/test_health.py::test_x", "-q"])
     assert whole not in chosen
     assert chosen[0] == "-p", chosen
+
+
+def test_no_schemathesis_leaves_its_module_out_whatever_else_is_chosen() -> None:
+    parser = build_parser()
+    module = str(TESTS_DIR / "test_schemathesis.py")
+    for argv, extra in (
+        ([], []),
+        (["--only", "schema", "--only", "conventions"], []),
+        ([], ["-k", "openapi"]),
+    ):
+        command = pytest_args(parser.parse_args([*argv, "--no-schemathesis"]), extra)
+        assert f"--ignore={module}" in command, command
+        assert module not in command, command  # not given as a path either
+        with_it = pytest_args(parser.parse_args(argv), extra)
+        assert f"--ignore={module}" not in with_it
+    # Nothing would be left to run: said at once, before any check or test.
+    assert run(parser.parse_args(["--only", "schema", "--no-schemathesis"])) == 2
 
 
 def test_rules_whose_every_test_inherently_needs_control_leave_the_control_free_share() -> None:
