@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance.areas import AREAS, area_of
 from conformance.mutants.catalogue import all_mutations
 from conformance.mutants.mutations import Mutation
 from conformance.mutants.proxy import running_proxy
@@ -48,6 +49,7 @@ class Outcome:
     failed: list[str]  # tests that failed under the mutant (and passed in the identity run)
     ran: int  # tests that ran (passed or failed) under the mutant
     seconds: float
+    area: str = "other"  # the area of the mutation's first test module (conformance/areas.py)
 
 
 def _pytest(
@@ -128,8 +130,11 @@ def _run_mutant(
 ) -> Outcome:
     selected = [n for n in passing if n.split("::")[0].rsplit("/", 1)[-1] in mutation.modules]
     started = time.monotonic()
+    area = area_of(mutation.modules[0])
     if not selected:
-        return Outcome(mode, mutation.name, mutation.breaks, mutation.equivalent, False, [], 0, 0.0)
+        return Outcome(
+            mode, mutation.name, mutation.breaks, mutation.equivalent, False, [], 0, 0.0, area
+        )
     ids = [f"{ROOT}/{n}" for n in sorted(selected)]  # not a Path: "//" in a param id stays
     with running_proxy(upstream, mutation) as proxy:
         results = _pytest(proxy.url, ids, ["-x", *args], workdir / mutation.name, timeout)
@@ -145,6 +150,7 @@ def _run_mutant(
         failed,
         ran,
         seconds,
+        area,
     )
 
 
@@ -162,6 +168,17 @@ def score(outcomes: list[Outcome], mode: str) -> tuple[int, int, int]:
     return sum(1 for o in breaking if o.caught), len(breaking), alarms
 
 
+def area_scores(outcomes: list[Outcome], mode: str) -> dict[str, tuple[int, int]]:
+    """(caught, breaking mutations) per area of one mode, in the areas' order."""
+    found: dict[str, tuple[int, int]] = {}
+    for o in outcomes:
+        if o.mode == mode and not o.equivalent:
+            caught, total = found.get(o.area, (0, 0))
+            found[o.area] = (caught + o.caught, total + 1)
+    order = [*AREAS, "other"]
+    return {a: found[a] for a in sorted(found, key=lambda a: order.index(a) if a in order else 99)}
+
+
 def render(outcomes: list[Outcome]) -> str:
     modes = list(dict.fromkeys(o.mode for o in outcomes))
     lines = ["# Mutation score of the conformance suite", ""]
@@ -172,6 +189,15 @@ def render(outcomes: list[Outcome]) -> str:
     for mode in modes:
         caught, total, alarms = score(outcomes, mode)
         lines.append(f"| {mode} | {caught} of {total} | {alarms} |")
+    areas = list(dict.fromkeys(a for mode in modes for a in area_scores(outcomes, mode)))
+    lines += ["", "Per area (the area of a mutation's first test module):", ""]
+    lines += ["| area | " + " | ".join(modes) + " |", "|---|" + "---|" * len(modes)]
+    for area in areas:
+        cells = []
+        for mode in modes:
+            caught, total = area_scores(outcomes, mode).get(area, (0, 0))
+            cells.append(f"{caught} of {total}" if total else "-")
+        lines.append(f"| {area} | " + " | ".join(cells) + " |")
     lines += ["", "| mutation | breaks | " + " | ".join(modes) + " |"]
     lines.append("|---|---|" + "---|" * len(modes))
     by_name: dict[str, dict[str, Outcome]] = {}
@@ -222,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     for mode in modes:
         caught, total, alarms = score(outcomes, mode)
         print(f"{mode}: {caught} of {total} mutations caught, {alarms} false alarms")
+        per_area = area_scores(outcomes, mode)
+        print("  " + ", ".join(f"{a} {c} of {t}" for a, (c, t) in per_area.items()))
     print(f"report: {report / 'mutants.md'}")
     return 0
 

@@ -265,6 +265,28 @@ def all_mutations() -> list[Mutation]:
             r.feed_wrapped,
             ("test_feed_pairs_tickers.py",),
         ),
+        # Added with the issue on cross-field and read-twice checks.
+        m(
+            "feed_trades_oldest_first",
+            "v1/feed: /historical_trades lists each side newest first",
+            r.trades,
+            r.feed_oldest_first,
+            ("test_feed_trades.py",),
+        ),
+        m(
+            "feed_ticker_sides_inverted",
+            "v1/feed: a ticker's bid (selling the base) is not above its ask",
+            r.tickers,
+            r.tickers_sides_inverted,
+            ("test_feed_pairs_tickers.py",),
+        ),
+        m(
+            "rfq_created_at_moves",
+            "rfq record: createdAt is when the RFQ was made, the same on every read",
+            record_status,
+            rewrite_data(r.created_moves),
+            ("test_rfq_lifecycle.py", "test_rfq_settlement_single_maker.py"),
+        ),
         m(
             "webhook_list_shows_secret",
             "webhook endpoint: signingSecret only at creation",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 from conformance.mutants.mutations import (
@@ -174,6 +175,30 @@ def feed_ms(ex: Exchange) -> None:
 
 def feed_wrapped(ex: Exchange) -> None:
     ex.set_json({"data": ex.json()})
+
+
+def feed_oldest_first(ex: Exchange) -> None:
+    body = ex.json()
+    if isinstance(body, dict):
+        for side in ("buy", "sell"):
+            body[side] = list(reversed(body.get(side) or []))
+        ex.set_json(body)
+
+
+def tickers_sides_inverted(ex: Exchange) -> None:
+    body = ex.json()
+    if isinstance(body, list):
+        for ticker in body:
+            if isinstance(ticker, dict) and "bid" in ticker and "ask" in ticker:
+                ticker["bid"], ticker["ask"] = ticker["ask"], ticker["bid"]
+        ex.set_json(body)
+
+
+def created_moves(data: dict[str, Any]) -> None:
+    """A record's createdAt as of the read (each read a later instant): immutable in the spec."""
+    if "createdAt" in data:
+        now = datetime.now(UTC)
+        data["createdAt"] = now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
 def levels_reversed(data: dict[str, Any]) -> None:

@@ -105,6 +105,11 @@ CAUGHT: dict[str, frozenset[str]] = {
     "openapi_without_errors": frozenset({"rfq/endpoints/get-v2-openapi-json"}),
     "ratelimit_remaining_constant": frozenset({"rfq/limits/rate-limit-headers-responses-handled"}),
     "ramp_providers_unwrapped": frozenset({"ramp/endpoints/get-v2-ramp-providers"}),
+    "feed_trades_oldest_first": frozenset(
+        {"v1/feed/get-historical_trades/response-buy-sell-newest"}
+    ),
+    "feed_ticker_sides_inverted": frozenset({"v1/feed/get-tickers/bid-and-ask"}),
+    "rfq_created_at_moves": frozenset({"rfq/resources/rfq-record/createdat"}),
 }
 # What a passive observer cannot see (docs/conformance.md "The watching proxy's mutation score").
 MISSED = {
@@ -169,8 +174,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 def _traffic(served: Served) -> Traffic:
-    """The traffic's inputs: a key of its own, a funded taker, a ticker with a trade on it
-    (one quote filled on chain), limits that let a client IP meet a 429 after 3 calls."""
+    """The traffic's inputs: a key of its own, a funded taker, a ticker with two trades on it
+    (two quotes filled on chain, in different seconds), limits that let a client IP meet a 429
+    after 3 calls."""
     sim = SimControl(Client(served.api_url))
     target = Target(
         served.api_url,
@@ -196,15 +202,20 @@ def _traffic(served: Served) -> Traffic:
         "sellAmount": str(10 * 10**6),
         "taker": filler.address,
     }
-    firm = keyed.post("/v2/rfq/request", json=body, timeout=75).json()["data"]
-    execute_quote(chain, filler, firm)
+    # Two fills of the same side, the second two seconds of service time later: the trade
+    # history then has an order a reader can check (newest first).
+    for fill in range(2):
+        if fill:
+            sim.advance(2)
+        firm = keyed.post("/v2/rfq/request", json=body, timeout=75).json()["data"]
+        execute_quote(chain, filler, firm)
     pairs = Client(served.api_url).get("/pairs").json()
     ticker = next(p["ticker_id"] for p in pairs if {p["base"], p["target"]} == {"USDC", "USDT"})
 
     def traded() -> bool:
         trades = Client(served.api_url).get("/historical_trades", params={"ticker_id": ticker})
         body = trades.json()
-        return bool(body["buy"] or body["sell"])
+        return len(body["buy"]) + len(body["sell"]) >= 2
 
     wait_for(lambda: True if traded() else None, what="the fill on the feed")
     return Traffic("", sim, chain, str(key), venue.demo_wallets[0].address, ticker)

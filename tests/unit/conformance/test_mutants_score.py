@@ -1,0 +1,32 @@
+"""`just mutants`' report: the score per mode and per area (conformance/mutants/__main__.py)."""
+
+from __future__ import annotations
+
+from conformance.mutants.__main__ import Outcome, area_scores, render
+
+
+def outcome(mode: str, name: str, area: str, caught: bool, equivalent: bool = False) -> Outcome:
+    return Outcome(mode, name, "a statement", equivalent, caught, [], 1, 1.0, area)
+
+
+OUTCOMES = [
+    outcome("no-control", "feed_a", "feed", True),
+    outcome("no-control", "feed_b", "feed", False),
+    outcome("no-control", "rfq_a", "rfq", True),
+    outcome("no-control", "lowercase", "rfq", False, equivalent=True),  # allowed: not scored
+    outcome("control", "feed_a", "feed", True),
+    outcome("control", "feed_b", "feed", True),
+]
+
+
+def test_each_area_is_scored_per_mode_without_the_allowed_changes() -> None:
+    assert area_scores(OUTCOMES, "no-control") == {"rfq": (1, 1), "feed": (1, 2)}
+    assert area_scores(OUTCOMES, "control") == {"feed": (2, 2)}
+
+
+def test_the_report_has_a_row_per_area_and_a_dash_where_a_mode_ran_none() -> None:
+    page = render(OUTCOMES)
+    assert "| area | no-control | control |" in page
+    assert "| rfq | 1 of 1 | - |" in page
+    assert "| feed | 1 of 2 | 2 of 2 |" in page
+    assert page.index("| rfq |") < page.index("| feed |")  # the areas' own order
