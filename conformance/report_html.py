@@ -66,7 +66,8 @@ SCRIPT = """
   function apply() {
     var want = state.value, text = words.value.toLowerCase(), count = 0;
     rows.forEach(function (row) {
-      var match = (want === 'all' || row.dataset.state === want || row.dataset.kind === want)
+      var match = (want === 'all' || row.dataset.state === want || row.dataset.kind === want
+                   || (want === 'selected' && row.dataset.state !== 'not_selected'))
         && (!text || row.textContent.toLowerCase().indexOf(text) !== -1);
       row.hidden = !match;
       if (match) { count += 1; }
@@ -78,6 +79,10 @@ SCRIPT = """
   apply();
 })();
 """
+
+
+def _some_not_selected(matrix: Mapping[str, Any]) -> bool:
+    return any(rule.get("status") == NOT_SELECTED for rule in matrix.get("rules") or [])
 
 
 def _e(value: object) -> str:
@@ -184,7 +189,9 @@ def _totals(matrix: Mapping[str, Any]) -> str:
 
 
 def render_html(matrix: Mapping[str, Any]) -> str:
-    options = [("all", "every rule")]
+    # A run that selected part of the suite (--only, -k) opens on the rules it selected.
+    options = [("selected", "every rule this run selected")] if _some_not_selected(matrix) else []
+    options += [("all", "every rule")]
     options += [(s, s.replace("_", " ")) for s in (FAILED, PASSED, SKIPPED)]
     options += [(k, f"skipped: {KIND_LABEL[k]}") for k in SKIP_KINDS]
     options += [(NOT_COVERED, "not covered"), (NOT_SELECTED, "not selected")]
