@@ -152,6 +152,28 @@ def test_every_rule_ends_in_exactly_one_state_and_skips_have_a_kind() -> None:
     assert skipped_tests[f"{CONVENTIONS}::test_portable"] == "not_ported"
 
 
+def test_tests_skipped_as_not_ported_are_counted_even_when_no_rule_is() -> None:
+    """A test that could run without control but does not, beside one that decides the same
+    rule: the rule is not not_ported, and the headline says why the test-level count is not 0."""
+    collector = ResultCollector()
+    base = "http://127.0.0.1:1"
+    _add(collector, f"{CONVENTIONS}::test_ok", ("rfq/a/passed",), "passed")
+    _add(
+        collector,
+        f"{CONVENTIONS}::test_portable",
+        ("rfq/a/passed",),
+        "skipped",
+        reason=control_skip_message(base, None),
+    )
+    matrix = build_matrix(RULES[:1], collector.results.values(), base_url=base, suite={})
+    lines = headline(matrix)
+    assert lines[0].endswith("(inherent_control 0, missing_input 0, not_ported 0)")
+    assert lines[1] == (
+        "not_ported: 0 rules, though 1 tests are skipped as not ported yet: another test "
+        "decides every rule they check"
+    )
+
+
 def test_the_headline_judges_only_the_selected_rules() -> None:
     lines = headline(_matrix())
     assert lines[0] == (
