@@ -33,12 +33,16 @@ def _cpu_s(process: psutil.Process) -> float:
     return float(times.user + times.system)
 
 
+def is_fleet_process(process: psutil.Process) -> bool:
+    """Whether ``process`` is a simulator's maker fleet process: forked by ``rfqsim serve`` (named
+    ``makers.child``) or started as ``python -m makers.child``."""
+    return process.name() == "makers.child" or "makers.child" in " ".join(process.cmdline())
+
+
 def fleet_wiring(process: psutil.Process) -> str:
-    """``own`` when the fleet runs in a child process (``python -m makers.child``), else
-    ``in``."""
+    """``own`` when the fleet runs in a child process of its own, else ``in``."""
     try:
-        children = process.children()
-        if any("makers.child" in " ".join(child.cmdline()) for child in children):
+        if any(is_fleet_process(child) for child in process.children()):
             return "own"
     except psutil.Error:
         return "unknown"

@@ -21,6 +21,7 @@ from typing import Any
 from aiohttp import web
 
 from rfqkit.anvil import AnvilStartError
+from simulator.adapters.rfq.forked_child import ForkedChild, fork_fleet_child
 from simulator.adapters.sim.state_dir import SavedState, StateDirError, read_state_dir
 from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb, HistoryFileError
 from simulator.api.http.appkeys import (
@@ -39,7 +40,7 @@ from simulator.errors import InvalidRequest
 from simulator.runtime.app import create_app
 from simulator.runtime.chains import ChainStartupError
 from simulator.runtime.lifecycle import SHUTDOWN, StopSteps
-from simulator.runtime.makers import spawn_fleet_process, start_fleet, stop_fleet
+from simulator.runtime.makers import FLEET, spawn_fleet_process, start_fleet, stop_fleet
 from simulator.runtime.ports import taken_port_messages
 from simulator.runtime.provider import connect_provider_webhooks
 from simulator.runtime.scenario import read_scenario_file
@@ -222,8 +223,10 @@ async def serve(
     access_log: bool,
     saved: SavedState | None = None,
     scenario: ScenarioPlan | None = None,
+    forked_fleet: ForkedChild | None = None,
 ) -> int:
     app = create_app(settings)
+    app[FLEET].forked = forked_fleet
     if saved is not None:
         try:  # every part read with its participant's schema before anything starts
             app[STATE].registry.check(saved.services)
@@ -457,6 +460,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"rfqsim: {message}", file=sys.stderr)
     if taken:
         return EXIT_PORT_TAKEN
+    # The fleet's own process shares our imports when forked now, before any loop or thread.
+    own_fleet = settings.makers is not None and settings.makers_process == "own"
+    forked_fleet = fork_fleet_child() if own_fleet else None
     try:
         code = asyncio.run(
             serve(
@@ -465,6 +471,7 @@ def run(args: argparse.Namespace) -> int:
                 args.access_log,
                 saved,
                 scenario,
+                forked_fleet,
             )
         )
     except (AnvilStartError, ChainStartupError) as exc:

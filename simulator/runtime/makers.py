@@ -28,6 +28,7 @@ from simulator.adapters.rfq.fleet_process import (
     FleetProcess,
     ProcessFleetControl,
 )
+from simulator.adapters.rfq.forked_child import ForkedChild
 from simulator.api.http.appkeys import ACCESS, RANDOM, SETTINGS, VENUE
 from simulator.errors import FleetProcessUnreachable
 from simulator.runtime.lifecycle import CHAIN_SUPERVISOR
@@ -42,6 +43,7 @@ log = logging.getLogger("rfqsim.fleet")
 class FleetHolder:
     fleet: MakerFleet | None = None  # the running fleet in this process (makers_process: in)
     process: FleetProcess | None = None  # the fleet's own process (makers_process: own)
+    forked: ForkedChild | None = None  # that process, forked by `serve` before its event loop
     running: bool = False  # a fleet runs (here or in `process`)
     config: FleetConfig | None = None  # what the fleet runs
     api_url: str | None = None  # where it connects (set by start_fleet)
@@ -127,12 +129,15 @@ def v1_keys_for(app: web.Application, config: FleetConfig) -> dict[str, dict[str
 
 
 async def spawn_fleet_process(app: web.Application) -> None:
-    """With `makers_process: own`, the fleet's process before anything else starts: its
-    imports (about a second) then overlap the chains' start-up and the deployment instead of
-    adding to the start-up time. Its fleet starts with start_fleet, once the API listens."""
+    """With `makers_process: own`, the fleet's process before anything else starts: the one
+    `serve` forked before its event loop (its imports are ours), else a new one, whose imports
+    then overlap the chains' start-up and the deployment. Its fleet starts with start_fleet,
+    once the API listens."""
     settings = app[SETTINGS]
+    holder = app[FLEET]
     if settings.makers is not None and settings.makers_process == "own":
-        app[FLEET].process = await FleetProcess.spawn()
+        forked, holder.forked = holder.forked, None
+        holder.process = await (FleetProcess.adopt(forked) if forked else FleetProcess.spawn())
 
 
 async def start_fleet(app: web.Application, api_url: str) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 from makers.control import FAILED, ControlError, decode, encode
 from rfqkit.anvil import die_with_parent
 from simulator.adapters.rfq.fleet import fleet_error, member_from_json
+from simulator.adapters.rfq.forked_child import LINE_LIMIT, ForkedChild, ForkedProcess
 from simulator.errors import FleetProcessUnreachable
 from simulator.services.rfq.ports import FleetMemberStatus
 
@@ -32,15 +33,15 @@ CALL_TIMEOUT_S = 10.0  # a status read, a chain restart
 RECONFIGURE_TIMEOUT_S = 45.0  # a maker told to go online tries to reconnect for up to 30 s
 START_TIMEOUT_S = 90.0  # every maker connected and ready (MakerFleet.start waits up to 30 s)
 STOP_TIMEOUT_S = 10.0  # the fleet closed, then the process gone
-LINE_LIMIT = 1 << 24  # bytes of one reply line (a status of many makers)
 
 
 class FleetProcess:
-    """One child process and its channel. `spawn()` starts it; `call()` sends one request and
-    returns its result (ControlError when the fleet refused it, FleetProcessUnreachable when
-    the process could not answer); `close()` stops the fleet and ends the process."""
+    """One child process and its channel. `spawn()` starts it (`adopt()` takes one forked
+    before the event loop, forked_child.py); `call()` sends one request and returns its result
+    (ControlError when the fleet refused it, FleetProcessUnreachable when the process could not
+    answer); `close()` stops the fleet and ends the process."""
 
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
+    def __init__(self, process: asyncio.subprocess.Process | ForkedProcess) -> None:
         self._process = process
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}  # request id -> its reply
@@ -62,6 +63,12 @@ class FleetProcess:
             limit=LINE_LIMIT,
         )
         log.info("maker fleet process started (pid %d)", process.pid)
+        return cls(process)
+
+    @classmethod
+    async def adopt(cls, child: ForkedChild) -> FleetProcess:
+        process = await ForkedProcess.connect(child)
+        log.info("maker fleet process started (pid %d, forked at start-up)", process.pid)
         return cls(process)
 
     @property

@@ -15,6 +15,7 @@ from typing import Any
 import psutil
 import pytest
 
+from loadtests.machine import is_fleet_process
 from makers.config import default_fleet
 from rfqsim.pytest_plugin import RfqSim, RfqSimError
 from tests.integration.serve_process import Served, serve, stop
@@ -39,7 +40,7 @@ def sim(served: Served) -> RfqSim:
 
 
 def fleet_children(pid: int) -> list[psutil.Process]:
-    return [p for p in psutil.Process(pid).children() if "makers.child" in " ".join(p.cmdline())]
+    return [p for p in psutil.Process(pid).children() if is_fleet_process(p)]
 
 
 def fleet(sim: RfqSim) -> list[dict[str, Any]]:
@@ -82,6 +83,9 @@ def test_the_fleet_runs_in_a_child_and_answers_makers_get_and_patch(
     served: Served, sim: RfqSim
 ) -> None:
     (child,) = fleet_children(served.process.pid)
+    # forked by serve before its event loop: our imports, not a `python -m makers.child` of its own
+    assert child.name() == "makers.child"
+    assert child.cmdline() == psutil.Process(served.process.pid).cmdline()
     members = fleet(sim)
     assert [m["name"] for m in members] == NAMES
     assert all(m["connected"] for m in members)
@@ -138,6 +142,7 @@ def test_a_child_that_dies_leaves_the_simulator_serving_and_a_reset_starts_anoth
     sim.reset()
     (replacement,) = fleet_children(served.process.pid)
     assert replacement.pid != child.pid
+    assert replacement.cmdline()[1:3] == ["-m", "makers.child"]  # a process of its own now
     assert [(m["name"], m["connected"]) for m in fleet(sim)] == [(n, True) for n in NAMES]
     assert firm_quote(sim)["status"] == "quoted"
 
