@@ -4,6 +4,7 @@ mistake, and a real run of an area against a running simulator."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,8 @@ from rfqkit.wallets import Wallet
 from tests.integration.serve_process import RFQSIM, Served, serve
 
 pytestmark = pytest.mark.integration
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "conformance.md"
 
 
 def conformance(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -161,6 +164,28 @@ def test_an_area_runs_against_a_deployment_and_writes_the_matrix(
     assert f"{totals['not_selected']} rules not selected" in result.stdout
     assert (report / "matrix.md").exists()
     assert (report / "matrix.html").exists()
+    # docs/conformance.md shows what this command prints: each line of its sample, figures
+    # aside, is a line of the real output.
+    printed = [line.strip() for line in result.stdout.splitlines()]
+    for shape in sample_shapes("$ rfqsim conformance --config ready.json --only conventions"):
+        assert any(shape.fullmatch(line) for line in printed), (shape.pattern, printed[-8:])
+
+
+def sample_shapes(command: str) -> list[re.Pattern[str]]:
+    """The summary lines docs/conformance.md shows after `command` (those after its `...`, up
+    to the next blank line), each as a pattern in which every figure may differ."""
+    lines = DOCS.read_text().splitlines()
+    start = lines.index("...", next(i for i, x in enumerate(lines) if x.startswith(command)))
+    shown = []
+    for line in lines[start + 1 :]:
+        if not line.strip():
+            break
+        shown.append(line.strip())
+    assert shown, f"docs/conformance.md shows no output after {command!r}"
+    figure = re.compile(r"\d+(?:[.,]\d+)*")
+    return [
+        re.compile(figure.pattern.join(re.escape(part) for part in figure.split(x))) for x in shown
+    ]
 
 
 def test_a_broken_key_in_the_config_file_stops_the_run_before_any_test(

@@ -280,3 +280,26 @@ def test_request_ids_are_read_from_the_suites_messages_and_quoted_bodies() -> No
     assert request_ids(text) == ["req_1", "abc-2"]
     assert request_ids("") == []
     assert render_html(_matrix()).count("<tr class='rule") == len(RULES)
+
+
+def test_an_area_row_is_judged_by_that_areas_tests_alone() -> None:
+    """A rule checked from two areas: in a whole run the other area's test passes it, yet the
+    row of the area whose test skipped shows it skipped, as a run of that area alone does."""
+    base = "http://127.0.0.1:1"
+    wallet = skip_message("taker_wallet", "2 taker wallets (--taker-key HEX, repeated)")
+
+    def run(whole: bool) -> dict[str, Any]:
+        collector = ResultCollector()
+        _add(collector, f"{AUTH}::test_needs_wallets", ("rfq/a/wallet",), "skipped", reason=wallet)
+        _add(collector, f"{AUTH}::test_ok", ("rfq/a/passed",), "passed")
+        if whole:
+            _add(collector, f"{CONVENTIONS}::test_also", ("rfq/a/wallet",), "passed")
+        return build_matrix(RULES, collector.results.values(), base_url=base, suite={})
+
+    whole, alone = run(whole=True), run(whole=False)
+    rows = {row["area"]: row for row in whole["areas"]}
+    assert next(r["status"] for r in whole["rules"] if r["id"] == "rfq/a/wallet") == "passed"
+    assert rows["auth"]["rules_passed"] == 1
+    assert rows["auth"]["rules_skipped"]["missing_input"] == 1
+    assert rows["conventions"]["rules_passed"] == 1  # the same rule, by its own test there
+    assert [row for row in alone["areas"] if row["area"] == "auth"] == [rows["auth"]]
