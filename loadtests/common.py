@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 REPO = Path(__file__).resolve().parents[1]
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
 REPORTS_DIR = Path(__file__).resolve().parent / "reports"
+PROGRESS_FILE = "progress.json"  # next to slo.json: the master's figures so far
 
 # Load runs are bounded: a mistyped `-u 5000` or `-t 10h` is refused, not run.
 DEFAULT_USERS = 20

@@ -36,6 +36,7 @@ from locust.runners import MasterRunner, Runner, WorkerRunner
 from loadtests.common import (
     DEFAULT_RUN_TIME_S,
     DEFAULT_USERS,
+    PROGRESS_FILE,
     NotLoopback,
     add_options,
     check_bounds,
@@ -47,7 +48,7 @@ from loadtests.market import build_market, reply_budget_ms
 from loadtests.provision import LOAD_LIMITS, RunSetup, fund_takers, limits_to_restore
 from loadtests.report_page import write_page
 from loadtests.sim_added import DEFAULT_WARN_MS
-from loadtests.slo import SloCheck, Tally, Thresholds, dumps, standard_checks
+from loadtests.slo import SloCheck, Tally, Thresholds, dumps, progress, standard_checks
 from loadtests.summary import build_summary, summary_path
 
 log = logging.getLogger("loadtests")
@@ -58,6 +59,7 @@ STOPPED_MESSAGE = "rfqsim_stopped"
 TALLY_KEY = "rfqsim_tally"
 SETUP_WAIT_S = 60.0
 WORKER_STOP_WAIT_S = 15.0
+PROGRESS_EVERY_S = 2.0
 EXIT_PASSED, EXIT_VIOLATED, EXIT_NOT_RUN = 0, 1, 2
 
 _options_registered = threading.Event()  # locust has one global parser hook; add ours once
@@ -97,6 +99,7 @@ class Harness:
         self._key_ids: list[str] = []
         self.workers_seen = 0  # workers connected when the test stopped (master)
         self.measured: dict[str, Any] = {}  # loadtests.machine figures of the run
+        self._progress_due = 0.0  # monotonic: when progress.json is next written
         self._finished = False
         self._restored = False
         self._released = False
@@ -273,6 +276,8 @@ class Harness:
             status=status,
             no_quote_reason=str(reason) if reason else None,
         )
+        if self.environment is not None and role(self.environment.runner) == "local":
+            self._write_progress()
 
     def _on_report_to_master(self, client_id: str, data: dict[str, Any], **_: Any) -> None:
         if self.tally is not None:
@@ -281,6 +286,33 @@ class Harness:
     def _on_worker_report(self, client_id: str, data: dict[str, Any], **_: Any) -> None:
         if self.tally is not None and TALLY_KEY in data:
             self.tally.merge(data[TALLY_KEY])
+            self._write_progress()
+
+    def _write_progress(self, *, final: bool = False) -> None:
+        """At most every PROGRESS_EVERY_S (and once more, `final`, with the summary), the
+        master's (or a local run's) figures so far into progress.json next to slo.json (only
+        where that place is fixed: --slo-summary or --csv), replaced whole so a reader never
+        sees half a file."""
+        now = time.monotonic()
+        if (
+            self.tally is None
+            or self.environment is None
+            or (now < self._progress_due and not final)
+        ):
+            return
+        self._progress_due = now + PROGRESS_EVERY_S
+        options = self.options
+        if not (options.slo_summary or options.csv_prefix):
+            return
+        path = summary_path(options, self.profile).parent / PROGRESS_FILE
+        limits = Thresholds.from_options(options)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_suffix(".partial")
+            partial.write_text(json.dumps(progress(self.tally, limits, self.judged)))
+            partial.replace(path)
+        except OSError as exc:
+            log.warning("could not write %s: %s", path, exc)
 
     # -- stop and clean up -------------------------------------------------------------
 
@@ -413,6 +445,7 @@ class Harness:
             float(getattr(self.options, "sim_added_warn_ms", DEFAULT_WARN_MS)), self.measured
         )
         summary["simulator_added"] = added
+        self._write_progress(final=True)
         path = summary_path(self.options, self.profile)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(dumps(summary), encoding="utf-8")

@@ -13,8 +13,9 @@ locust against it and stops it afterwards. Reports go to ``loadtests/reports/<pr
 own time), ``slo.json`` (every figure), locust's ``locust.html``, ``locust_stats.csv`` (and the
 other CSVs), ``locust.json`` and ``locust.log`` (locust's own output: its stats tables every 2 s
 and at the end).
-The terminal shows one progress line (requests, failures, median and p99 so far) and, at the
-end, the verdict with each check. The exit code is locust's, which the profile's SLO sets on
+The terminal shows one progress line (requests, failures, and the judged requests' p50 and SLO
+percentile so far: the figures slo.json and report.html will have) and, at the end, the verdict
+with each check. The exit code is locust's, which the profile's SLO sets on
 the master: 0 passed, 1 a threshold violated, 2 could not run.
 """
 
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import json
 import os
 import shutil
@@ -41,6 +41,7 @@ from loadtests.common import (
     DEFAULT_RUN_TIME_S,
     DEFAULT_USERS,
     PROFILES_DIR,
+    PROGRESS_FILE,
     REPO,
     REPORTS_DIR,
     SHAPES,
@@ -233,25 +234,27 @@ def simulator(extra: list[str], log_path: Path) -> Iterator[dict[str, Any]]:
                         process.wait()
 
 
-PROGRESS_EVERY_S = 5.0  # locust rewrites its stats CSV every 2 s
+PROGRESS_EVERY_S = 5.0  # the master rewrites progress.json every 2 s
 
 
-def progress_line(stats_csv: Path, elapsed_s: float, run_time_s: float) -> str | None:
-    """One line from locust's stats CSV ("Aggregated" row); None before it has one."""
+def progress_line(progress_json: Path, elapsed_s: float, run_time_s: float) -> str | None:
+    """One line from the master's progress.json (loadtests/harness.py): the figures the report
+    will have, so far; None before it exists."""
     try:
-        with stats_csv.open(encoding="utf-8", newline="") as handle:
-            rows = list(csv.DictReader(handle))
-    except (OSError, csv.Error):
+        now = json.loads(progress_json.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
-    total = next((row for row in rows if row.get("Name") == "Aggregated"), None)
-    if total is None:
-        return None
-    return (
+    line = (
         f"{min(elapsed_s, run_time_s):.0f}/{run_time_s:.0f} s  "
-        f"{int(total.get('Request Count') or 0):,} requests  "
-        f"{int(total.get('Failure Count') or 0):,} failures  "
-        f"median {total.get('50%') or '-'} ms  p99 {total.get('99%') or '-'} ms"
+        f"{int(now['requests']):,} requests  {int(now['errors']):,} failures"
     )
+    if now.get("judged"):
+        names = ", ".join(now["judged_requests"])
+        line += (
+            f"  {names}: p50 {now['p50_ms']:g} ms  p{now['percentile']:g} "
+            f"{now['slo_percentile_ms']:g} ms  {int(now['over_budget']):,} over the budget"
+        )
+    return line
 
 
 def run_locust(
@@ -286,8 +289,8 @@ def run_locust(
                     if deadline is not None and time.monotonic() >= deadline:
                         raise
                 if log_path is not None:
-                    stats = log_path.with_name("locust_stats.csv")
-                    line = progress_line(stats, time.monotonic() - started, run_time_s)
+                    now = log_path.with_name(PROGRESS_FILE)
+                    line = progress_line(now, time.monotonic() - started, run_time_s)
                     if line is not None:
                         start, end = ("\r", "") if tty else ("", "\n")
                         print(f"{start}loadtests: {line}", end=end, flush=True)

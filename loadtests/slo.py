@@ -321,5 +321,21 @@ def figures(tally: Tally, limits: Thresholds) -> dict[str, Any]:
     }
 
 
+def progress(tally: Tally, limits: Thresholds, judged: frozenset[str]) -> dict[str, Any]:
+    """What the terminal's progress line shows while a run goes on (``progress.json``): the
+    counts and the judged requests' percentiles, from the same exact tally as the summary's
+    ``figures``, so the line's figures are the report's figures so far."""
+    return {
+        "requests": tally.requests,
+        "errors": tally.errors,
+        "judged_requests": sorted(judged),
+        "judged": tally.judged,
+        "percentile": limits.percentile,
+        "p50_ms": tally.quantile_ms(50),
+        "slo_percentile_ms": tally.quantile_ms(limits.percentile),
+        "over_budget": tally.over_budget,
+    }
+
+
 def dumps(summary: dict[str, Any]) -> str:
     return json.dumps(summary, indent=2, sort_keys=False) + "\n"

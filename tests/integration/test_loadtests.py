@@ -21,7 +21,7 @@ from loadtests.common import NotLoopback, check_bounds, ensure_loopback, parse_d
 from loadtests.control import Control
 from loadtests.run import progress_line
 from loadtests.shapes import plan
-from loadtests.slo import Tally, Thresholds, allowed_over, standard_checks
+from loadtests.slo import Tally, Thresholds, allowed_over, progress, standard_checks
 from tests.integration.serve_process import REPO, serve
 
 RUN_TIMEOUT_S = 90
@@ -96,6 +96,17 @@ def test_a_short_storm_passes_and_leaves_reports_and_the_simulator_as_it_was(
     judged = summary["figures"]["judged"]
     assert judged["count"] > 0
     assert judged["over_threshold"] == 0
+    # The progress line's last figures are the report's: the same tally, written once more
+    # with the summary.
+    last = json.loads((tmp_path / "reports" / "progress.json").read_text())
+    assert (last["judged"], last["p50_ms"], last["slo_percentile_ms"]) == (
+        judged["count"],
+        judged["p50_ms"],
+        judged["p99_ms"],
+    )
+    assert last["requests"] == summary["figures"]["requests"]
+    names = ", ".join(summary["slo"]["judged_requests"])
+    assert f"{names}: p50 " in output, output[-3000:]  # the line names what it judges
     assert summary["figures"]["errors"] == 0
     counters = summary["figures"]["counters"]
     assert counters["quoted"] > 0
@@ -259,14 +270,15 @@ def test_per_name_max_counts_requests_the_budget_does_not_judge() -> None:
     assert tally.max_ms == 40.0  # the judged maximum stays the judged one
 
 
-def test_the_progress_line_reads_locust_stats_csv(tmp_path: Path) -> None:
-    stats = tmp_path / "locust_stats.csv"
-    assert progress_line(stats, 3, 60) is None  # nothing written yet
-    stats.write_text(
-        "Type,Name,Request Count,Failure Count,50%,99%\n"
-        "POST,firm,10,0,40,120\n"
-        ",Aggregated,1234,2,45,130\n"
-    )
-    assert progress_line(stats, 12.4, 60) == (
-        "12/60 s  1,234 requests  2 failures  median 45 ms  p99 130 ms"
+def test_the_progress_line_reads_the_masters_progress_json(tmp_path: Path) -> None:
+    now = tmp_path / "progress.json"
+    assert progress_line(now, 3, 60) is None  # nothing written yet
+    limits = Thresholds(750, 30, 99, 0.01, 0.05)
+    tally = Tally(limits.budget_ms, limits.threshold_ms)
+    for ms in (40.0, 45.0, 800.0):
+        tally.record("firm", ms, judged=True, error=None, status="quoted")
+    tally.record("cancel", 2.0, judged=False, error=None, status=None)  # not in the figures
+    now.write_text(json.dumps(progress(tally, limits, frozenset({"firm"}))))
+    assert progress_line(now, 12.4, 60) == (
+        "12/60 s  4 requests  0 failures  firm: p50 45 ms  p99 800 ms  1 over the budget"
     )
