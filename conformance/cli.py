@@ -2,7 +2,7 @@
 
     rfqsim conformance [--config FILE] [--base-url URL] [--rpc-url CHAIN=URL ...]
                        [--api-key KEY[=SCOPES] ...] [--maker-key KEY ...] [--taker-key HEX ...]
-                       [--webhook-public-url URL] [--only AREA ...]
+                       [--webhook-public-url URL | --webhook-local [STATE_DIR]] [--only AREA ...]
                        [--list-uncovered [--run]] [--report DIR] [-- PYTEST ARGS]
 
 Without --base-url the suite starts its own `rfqsim serve`. Against another deployment it first
@@ -32,7 +32,7 @@ from typing import Any, TextIO
 
 from conformance.areas import AREAS
 from conformance.chain import Chain
-from conformance.client import Client
+from conformance.client import Client, is_loopback_url
 from conformance.discovery import discover_chain
 from conformance.inputs import (
     KEY_FORMAT,
@@ -46,6 +46,7 @@ from conformance.inputs import (
     probe_scopes,
     read_config,
 )
+from conformance.public_receiver import CA_FILE, local_state_dir
 from conformance.run_cost import COIN, KEPT, amounts_text, needed, runs_left
 from rfqkit.json_rpc import RpcError, hex_to_int, rpc
 
@@ -221,7 +222,24 @@ def checks(args: argparse.Namespace) -> list[PreflightCheck]:
         areas = args.only or list(AREAS)
         for chain_id, url in sorted(test_chains.items()):
             done.append(funds_check(keyed, funder.address, chain_id, url, areas))
+    if args.webhook_local is not None:
+        done.append(webhook_local_check(base, args.webhook_local, args.webhook_public_url))
     return done
+
+
+def webhook_local_check(base: str, given: str, public_url: str | None) -> PreflightCheck:
+    """``--webhook-local``: a loopback target, and its local webhook CA where it is looked for
+    (a simulator writes it when it first needs it; the suite creates it otherwise, and the
+    simulator then uses that one)."""
+    what = "webhook receiver (--webhook-local)"
+    if public_url:
+        return PreflightCheck(what, "give --webhook-local or --webhook-public-url, not both")
+    if not is_loopback_url(base):
+        return PreflightCheck(what, f"needs rfqsim serve on this machine; {base} is not loopback")
+    state_dir = local_state_dir(given or None, Path.cwd())
+    ca = state_dir / CA_FILE
+    found = "its local CA" if ca.exists() else "no CA yet (the run creates it)"
+    return PreflightCheck(what, detail=f"https on a free loopback port; {state_dir}: {found}")
 
 
 def funds_check(
@@ -333,6 +351,8 @@ def pytest_args(args: argparse.Namespace, extra: list[str]) -> list[str]:
         command += ["--maker-key", value]
     if args.webhook_public_url:
         command += ["--webhook-public-url", args.webhook_public_url]
+    if args.webhook_local is not None:
+        command += [f"--webhook-local={args.webhook_local}"]
     if args.list_uncovered:
         command.append("--list-uncovered")
         if not args.run:
@@ -398,6 +418,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--webhook-public-url", help="https URL where this machine receives webhooks"
+    )
+    parser.add_argument(
+        "--webhook-local",
+        nargs="?",
+        const="",
+        metavar="STATE_DIR",
+        help="the target is rfqsim serve on this machine: receive its webhooks on loopback, "
+        "with a certificate from its local CA in STATE_DIR (default $RFQSIM_STATE_DIR, "
+        "else .rfqsim)",
     )
     parser.add_argument(
         "--only", action="append", choices=sorted(AREAS), help="run one area (repeatable)"

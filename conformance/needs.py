@@ -66,7 +66,8 @@ HOW: dict[str, str] = {
     "key:maker": "--maker-key KEY (a maker credential of the test environment: maker:* scopes "
     "only, as its operator issues one to a maker)",
     "taker_wallet": "--taker-key HEX (an EOA with gas and sell tokens on the test chain)",
-    "webhook_url": "--webhook-public-url URL (public https, reaching this machine)",
+    "webhook_url": "--webhook-public-url URL (public https, reaching this machine), or "
+    "--webhook-local against rfqsim serve on this machine",
     "rpc": "--rpc-url CHAIN=URL for the test chain",
     "loopback": "a --base-url on 127.0.0.0/8 (the suite then chooses its client IP per test; "
     "run it on the deployment's own host)",

@@ -187,6 +187,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--webhook-tls-key", default=None, metavar="FILE", help="PEM key for --webhook-tls-cert"
     )
     group.addoption(
+        "--webhook-local",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="STATE_DIR",
+        help="the target is `rfqsim serve` on this machine (a loopback --base-url): receive its "
+        "webhooks on a free loopback port, with a certificate from its local webhook CA in "
+        "STATE_DIR (default $RFQSIM_STATE_DIR, else .rfqsim where it was started)",
+    )
+    group.addoption(
         "--no-control",
         action="store_true",
         default=False,

@@ -87,6 +87,13 @@ def public_receiver(inputs: Inputs) -> Iterator[PublicReceiver]:
 CA_FILE = "webhook-ca.pem"  # rfqsim's local CA: key PEM then certificate PEM, owner-only
 
 
+def local_state_dir(given: str | None, cwd: Path) -> Path:
+    """Where a loopback ``rfqsim serve`` keeps its local webhook CA: ``given``, else
+    ``$RFQSIM_STATE_DIR``, else ``.rfqsim``, relative paths from ``cwd`` (where it started)."""
+    path = Path(given or os.environ.get("RFQSIM_STATE_DIR") or ".rfqsim")
+    return path if path.is_absolute() else cwd / path
+
+
 def loopback_public_webhook(state_dir: Path, directory: Path) -> Inputs:
     """What an operator of ``rfqsim serve --no-control-api`` hands a QA team for webhooks: a
     "public" https URL on a free loopback port with a certificate the simulator's sender trusts

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -13,7 +12,7 @@ from conformance.client import Client, request
 from conformance.inputs import InputError, Inputs, combine, inputs_of
 from conformance.needs import InputProblem
 from conformance.proxy_process import ProxyProcess
-from conformance.public_receiver import loopback_public_webhook
+from conformance.public_receiver import local_state_dir, loopback_public_webhook
 from conformance.server import DEFAULT_START_TIMEOUT, SimulatorProcess, find_rfqsim_bin
 from conformance.sim_control import SimControl
 
@@ -226,10 +225,8 @@ class TargetManager:
             # A foreign deployment: only what its operator would hand a QA team, and a
             # "public" webhook URL on loopback in place of the QA team's tunnel.
             self._scratch = tempfile.TemporaryDirectory(prefix="rfqsim-conformance-hooks-")
-            state_dir = Path(os.environ.get("RFQSIM_STATE_DIR") or ".rfqsim")
             webhook = loopback_public_webhook(
-                state_dir if state_dir.is_absolute() else self.rootdir / state_dir,
-                Path(self._scratch.name),
+                local_state_dir(None, self.rootdir), Path(self._scratch.name)
             )
             inputs = combine(combine(webhook, inputs_of(info)), self.inputs)
             manager_rpc = {c: g.rpc_url for c, g in inputs.chains.items() if g.rpc_url}

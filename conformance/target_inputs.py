@@ -4,13 +4,17 @@ config file) and the check of a test's ``needs`` against them and the target."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 
 from conformance.client import is_loopback_url
-from conformance.inputs import Inputs, merge, read_config
+from conformance.inputs import Inputs, combine, merge, read_config
 from conformance.needs import KEY_SCOPES, control_skip_message, unmet
+from conformance.public_receiver import local_state_dir, loopback_public_webhook
 from conformance.target import Target
 
 
@@ -25,7 +29,7 @@ def given_inputs(config: pytest.Config, rpc_urls: Mapping[int, str]) -> Inputs:
         "RFQSIM_WEBHOOK_PUBLIC_URL"
     )
     spendable = list(config.getoption("--spendable-key")) or _env_list("RFQSIM_SPENDABLE_KEY")
-    return merge(
+    given = merge(
         base,
         keys=keys,
         spendable_keys=spendable,
@@ -36,6 +40,21 @@ def given_inputs(config: pytest.Config, rpc_urls: Mapping[int, str]) -> Inputs:
         webhook_tls=(config.getoption("--webhook-tls-cert"), config.getoption("--webhook-tls-key")),
         maker_keys=maker_keys,
     )
+    local = config.getoption("--webhook-local")
+    if local is None:
+        return given
+    if given.webhook_public_url:
+        raise ValueError("--webhook-local and --webhook-public-url: give one of them")
+    base_url = config.getoption("--base-url")
+    if not base_url or not is_loopback_url(base_url):
+        raise ValueError(
+            "--webhook-local receives the webhooks of `rfqsim serve` on this machine: "
+            "it needs a loopback --base-url (http://127.0.0.1:PORT)"
+        )
+    scratch = Path(tempfile.mkdtemp(prefix="rfqsim-conformance-hooks-"))
+    config.add_cleanup(lambda: shutil.rmtree(scratch, ignore_errors=True))
+    state_dir = local_state_dir(local or None, Path.cwd())
+    return combine(loopback_public_webhook(state_dir, scratch), given)
 
 
 def _env_list(name: str) -> list[str]:

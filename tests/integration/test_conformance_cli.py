@@ -4,10 +4,12 @@ mistake, and a real run of an area against a running simulator."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from eth_account import Account
@@ -215,3 +217,48 @@ def test_a_broken_key_in_the_config_file_stops_the_run_before_any_test(
     secret = corrupted.split(".", 1)[1]
     assert secret not in result.stdout + result.stderr
     assert not report.exists(), "no test ran"
+
+
+def test_webhook_local_lets_a_loopback_deployments_webhooks_reach_the_suite(
+    tmp_path: Path,
+) -> None:
+    """`--webhook-local` against `rfqsim serve --no-control-api` on this machine: the suite's
+    receiver listens on loopback with a certificate of the deployment's local CA, so the
+    webhook rules run with no public URL; without the flag the same test is skipped, naming
+    the flag."""
+    state = tmp_path / "state"
+    test = "test_a_takers_swap_is_delivered_as_filled_with_the_settled_amounts"
+    env = {**os.environ, "RFQSIM_STATE_DIR": str(state)}
+    with serve(tmp_path, "--no-control-api", env=env) as foreign:
+        ready = tmp_path / "ready.json"
+        given = ["--base-url", foreign.api_url, "--config", str(ready)]
+        given += [f"--rpc-url={c['chain_id']}={c['rpc_url']}" for c in foreign.info["chains"]]
+
+        def outcome(*flags: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+            report = tmp_path / f"report{len(flags)}"
+            result = conformance(
+                *given,
+                *flags,
+                "--only",
+                "webhooks",
+                "--report",
+                str(report),
+                "--",
+                "-k",
+                test,
+                cwd=tmp_path,
+            )
+            assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+            tests = json.loads((report / "matrix.json").read_text())["tests"]
+            (only,) = [t for t in tests if t["nodeid"].endswith(test)]
+            return result, only
+
+        _, skipped = outcome()
+        assert skipped["outcome"] == "skipped"
+        assert "--webhook-local" in skipped["reason"], skipped["reason"]
+        result, passed = outcome("--webhook-local", str(state))
+        assert passed["outcome"] == "passed", passed
+        assert (
+            f"ok    webhook receiver (--webhook-local): https on a free loopback port; {state}"
+            in (result.stdout)
+        )

@@ -11,11 +11,13 @@ import pytest
 from eth_account import Account
 from multidict import CIMultiDict
 
+from conformance.cli import webhook_local_check
 from conformance.client import Headers, Pacing, Response, checksummed
 from conformance.inputs import GivenKey, InputError, combine, merge, parse_key, read_config
 from conformance.mutants.catalogue import all_mutations
 from conformance.mutants.mutations import Exchange
 from conformance.needs import MISSING_INPUT, needs_in, skip_kind, unmet
+from conformance.public_receiver import CA_FILE
 from conformance.report import render_skipped
 
 WALLET = "0x" + "11" * 32
@@ -331,3 +333,21 @@ def test_wait_for_room_waits_the_window_out_only_when_too_little_is_left(
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_webhook_local_is_checked_before_the_run(tmp_path: Path) -> None:
+    local = "http://127.0.0.1:8080"
+    remote = webhook_local_check("https://staging.example", str(tmp_path), None)
+    assert (
+        remote.problem
+        == "needs rfqsim serve on this machine; https://staging.example is not loopback"
+    )
+    both = webhook_local_check(local, str(tmp_path), "https://hooks.example/qa")
+    assert both.problem == "give --webhook-local or --webhook-public-url, not both"
+    fresh = webhook_local_check(local, str(tmp_path), None)
+    assert fresh.problem is None
+    assert (
+        fresh.detail == f"https on a free loopback port; {tmp_path}: no CA yet (the run creates it)"
+    )
+    (tmp_path / CA_FILE).write_text("a CA")
+    assert webhook_local_check(local, str(tmp_path), None).detail.endswith(": its local CA")
