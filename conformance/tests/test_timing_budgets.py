@@ -31,12 +31,14 @@ from conformance.funding import fund_wallet
 from conformance.maker_probe import MakerProbe, new_maker_key, stream_url
 from conformance.response_checks import assert_data, parse_iso_utc
 from conformance.rfq_calls import (
+    eoa_proof,
     expect_no_quote,
     keyless_client,
     request_quote,
     rfq_body,
     service_now_ms,
 )
+from conformance.service_clock import ServiceClock
 from conformance.sim_control import SimControl
 from conformance.target import Target
 from conformance.timing import TimingTolerances
@@ -96,24 +98,28 @@ def _wallet(probe: MakerProbe) -> str:
     "rfq/resources/rfq-record/replyby",
 )
 def test_the_record_ends_the_reply_budget_after_it_was_created(
-    trader: Client, chain: VenueChain, tolerances: TimingTolerances
+    caller: Client, chain: VenueChain, clock: ServiceClock, tolerances: TimingTolerances
 ) -> None:
     # What any client sees of the reply budget: the record's replyBy ("end of the maker reply
     # budget") is the corridor's budget after createdAt: the spec's default 750 ms, or what
     # --reply-budget-ms says the deployment set for the test corridor. Restricted to a wallet
     # that is no maker and exact output (funds are checked after pricing), so it holds nothing
-    # and needs no funded taker.
+    # and needs no funded taker. Keyless, with a proof of a wallet of its own, from a client IP
+    # no other test uses (on loopback): the outstanding-RFQ cap of a key shared with other
+    # tests, which they may hold for a quote's whole life, cannot refuse it.
+    taker = Wallet.create()
     body = rfq_body(
         chain,
         "USDT",
         "NGNS",
         buy_amount=chain.token("NGNS").units(2),
-        taker=Account.create().address,
+        taker=taker.address,
         restrictedLiquidityWallets=[Account.create().address],
+        proof=eoa_proof(clock, taker, chain.chain_id),
     )
-    data = expect_no_quote(request_quote(trader, body), "no_restricted_liquidity")
+    data = expect_no_quote(request_quote(caller, body), "no_restricted_liquidity")
     record = assert_data(
-        trader.get(f"/v2/rfq/{data['rfqId']}", headers={"X-Rfq-Claim": data["claimToken"]})
+        caller.get(f"/v2/rfq/{data['rfqId']}", headers={"X-Rfq-Claim": data["claimToken"]})
     )
     budget_ms = (iso_seconds(record["replyBy"]) - iso_seconds(record["createdAt"])) * 1000
     assert abs(budget_ms - tolerances.reply_budget_ms) <= 1, record  # millisecond timestamps
