@@ -118,6 +118,29 @@ def split_chart(split: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> str:
     )
 
 
+def _makers(makers: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
+    """Per request name with auctions, each maker's own wait and how often it was the slowest
+    to answer (Server-Timing `maker` entries), the slowest first."""
+    out = []
+    for name, rows in makers.items():
+        auctions = sum(int(row["slowest"]) for row in rows.values())
+        if not auctions:
+            continue
+        cells = "".join(
+            f"<tr data-maker='{_e(maker)}'><td>{_e(maker)}</td><td>{_e(row['count'])}</td>"
+            f"<td>{_e(row['p50_ms'])}</td><td>{_e(row['p99_ms'])}</td><td>{_e(row['max_ms'])}</td>"
+            f"<td>{_e(row['slowest'])} of {auctions}</td></tr>"
+            for maker, row in rows.items()
+        )
+        out.append(
+            f"<table class='makers' data-request='{_e(name)}'><caption>The makers' wait of "
+            f"{_e(name)}, per maker</caption><tr><th>maker</th><th>asked in</th>"
+            "<th>wait p50, ms</th><th>wait p99, ms</th><th>max, ms</th>"
+            f"<th>slowest to answer</th></tr>{cells}</table>"
+        )
+    return out
+
+
 def render_page(summary: Mapping[str, Any]) -> str:
     added = summary.get("simulator_added") or {}
     verdict = "PASSED" if summary.get("passed") else "FAILED"
@@ -151,6 +174,7 @@ def render_page(summary: Mapping[str, Any]) -> str:
         body.append(f"<figure id='split'>{split_chart(split)}</figure>")
     else:
         body.append("<p id='split'>The target sent no Server-Timing: no split.</p>")
+    body += _makers(added.get("makers") or {})
     body += [f"<p class='warning' id='warning'>{_e(line)}</p>" for line in warning]
     body.append("<pre id='simulator-added'>" + _e("\n".join(plain)) + "</pre>")
     body.append("<h2>Latency per request name</h2>")

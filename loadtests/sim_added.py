@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from rfqkit.server_timing import server_timing
+from rfqkit.server_timing import maker_waits, server_timing
 
 STEPS_PER_MS = 10  # kept rounded up to 0.1 ms
 DEFAULT_WARN_MS = 10.0
@@ -92,11 +92,21 @@ class SimAdded:
 
     by_name: dict[str, Added] = field(default_factory=dict)
     split: dict[str, dict[str, Added]] = field(default_factory=dict)
+    # Per request name and maker: that maker's own wait in the auctions it was asked in
+    # (Server-Timing `maker` entries), and how often it was the slowest of its auction.
+    makers: dict[str, dict[str, Added]] = field(default_factory=dict)
+    slowest: dict[str, Counter[str]] = field(default_factory=dict)
 
     def record(self, name: str, header: str | None, latency_ms: float | None = None) -> None:
         metrics = server_timing(header)
         if "sim" not in metrics:
             return
+        waits = maker_waits(header)
+        if waits:
+            mine = self.makers.setdefault(name, {})
+            for maker, ms in waits.items():
+                mine.setdefault(maker, Added()).record(ms)
+            self.slowest.setdefault(name, Counter())[max(waits, key=waits.__getitem__)] += 1
         makers = metrics.get("makers", 0.0)
         added = max(0.0, metrics["sim"] - makers)
         self.by_name.setdefault(name, Added()).record(added)
@@ -113,6 +123,11 @@ class SimAdded:
                 name: {part: a.to_json() for part, a in parts.items()}
                 for name, parts in self.split.items()
             },
+            "makers": {
+                name: {maker: a.to_json() for maker, a in makers.items()}
+                for name, makers in self.makers.items()
+            },
+            "slowest": {name: dict(counts) for name, counts in self.slowest.items()},
         }
 
     def merge(self, data: Mapping[str, Any]) -> None:
@@ -122,6 +137,12 @@ class SimAdded:
             mine = self.split.setdefault(name, {part: Added() for part in PARTS})
             for part, added in parts.items():
                 mine[part].merge(added)
+        for name, makers in (data.get("makers") or {}).items():
+            into = self.makers.setdefault(name, {})
+            for maker, added in makers.items():
+                into.setdefault(maker, Added()).merge(added)
+        for name, counts in (data.get("slowest") or {}).items():
+            self.slowest.setdefault(name, Counter()).update({m: int(n) for m, n in counts.items()})
 
     def total(self) -> Added:
         total = Added()
@@ -148,6 +169,15 @@ class SimAdded:
             "split": {
                 name: {part: a.figures() for part, a in parts.items() if a.count}
                 for name, parts in sorted(self.split.items())
+            },
+            "makers": {
+                name: {
+                    maker: {**a.figures(), "slowest": self.slowest.get(name, Counter())[maker]}
+                    for maker, a in sorted(
+                        makers.items(), key=lambda kv: -self.slowest.get(name, Counter())[kv[0]]
+                    )
+                }
+                for name, makers in sorted(self.makers.items())
             },
             "measured": dict(measured or {}),
         }
@@ -192,6 +222,28 @@ def causes(figures: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     return seen, todo
 
 
+def maker_lines(makers: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
+    """Per request name with auctions: whose wait the makers' wait was. The slowest maker
+    first (the one most often the last to answer its auction), then each maker's own wait."""
+    lines = []
+    for name, rows in makers.items():
+        auctions = sum(int(row["slowest"]) for row in rows.values())
+        if not auctions:
+            continue
+        first, top = next(iter(rows.items()))
+        lines.append(
+            f"makers' wait of {name}: mostly {first}'s, the slowest to answer in "
+            f"{top['slowest']} of {auctions} auctions (its wait p50 {top['p50_ms']} ms, "
+            f"p99 {top['p99_ms']} ms)"
+        )
+        for maker, row in rows.items():
+            lines.append(
+                f"  {maker}: asked in {row['count']}, wait p50 {row['p50_ms']} ms, "
+                f"p99 {row['p99_ms']} ms, max {row['max_ms']} ms, slowest in {row['slowest']}"
+            )
+    return lines
+
+
 def summary_lines(figures: Mapping[str, Any]) -> list[str]:
     """What the SLO report prints of the summary's `simulator_added` block."""
     overall = figures.get("all")
@@ -208,6 +260,7 @@ def summary_lines(figures: Mapping[str, Any]) -> list[str]:
             f"  {name}: {row['count']} requests, p50 {row['p50_ms']} ms, "
             f"p99 {row['p99_ms']} ms, max {row['max_ms']} ms"
         )
+    lines += maker_lines(figures.get("makers") or {})
     if figures["warned"]:
         seen, todo = causes(figures)
         lines.append(

@@ -8,7 +8,7 @@ import json
 from loadtests.report_page import bins, render_page
 from loadtests.sim_added import SimAdded, added_ms
 from loadtests.slo import Tally
-from rfqkit.server_timing import server_timing
+from rfqkit.server_timing import maker_wait_entry, maker_waits, server_timing
 
 
 def test_server_timing_entries_are_read_and_the_makers_wait_subtracted() -> None:
@@ -148,3 +148,35 @@ def test_the_load_report_page_shows_the_verdict_the_split_and_a_histogram_per_na
         (760.0, 780.0, 0),
         (780.0, 800.0, 3),
     ]
+
+
+def test_each_makers_wait_is_read_and_the_slowest_named() -> None:
+    header = 'sim;dur=395, makers;dur=390, maker;dur=2.1;desc="alpha", maker;dur=388;desc="de,lta"'
+    assert server_timing(header) == {"sim": 395.0, "makers": 390.0}  # maker entries apart
+    assert maker_waits(header) == {"alpha": 2.1, "de,lta": 388.0}  # a comma inside quotes
+    assert maker_waits(maker_wait_entry('say "hi"\\', 1.5)) == {'say "hi"\\': 1.5}
+    worker, master = SimAdded(), SimAdded()
+    for _ in range(3):
+        worker.record("firm", header)
+    worker.record("firm", 'sim;dur=9, makers;dur=5, maker;dur=5;desc="alpha"')
+    worker.record("cancel", "sim;dur=1")  # no auction: no maker figures
+    master.merge(json.loads(json.dumps(worker.to_json())))  # as a worker hands it over
+    figures, lines, _ = master.report(10.0)
+    assert list(figures["makers"]) == ["firm"]
+    assert list(figures["makers"]["firm"]) == ["de,lta", "alpha"]  # the slowest first
+    assert figures["makers"]["firm"]["de,lta"] == {
+        "count": 3,
+        "p50_ms": 388.0,
+        "p99_ms": 388.0,
+        "max_ms": 388.0,
+        "slowest": 3,
+    }
+    assert figures["makers"]["firm"]["alpha"]["slowest"] == 1
+    assert (
+        "makers' wait of firm: mostly de,lta's, the slowest to answer in 3 of 4 auctions "
+        "(its wait p50 388.0 ms, p99 388.0 ms)"
+    ) in lines
+    page = render_page({"simulator_added": figures, "passed": True})
+    assert "<table class='makers' data-request='firm'>" in page
+    assert "<tr data-maker='de,lta'><td>de,lta</td><td>3</td>" in page
+    assert "<td>3 of 4</td>" in page
