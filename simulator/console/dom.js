@@ -70,3 +70,31 @@ export function pretty(value) {
   if (typeof value === "string") return value;
   return JSON.stringify(value, null, 2);
 }
+
+// A list with its detail in a panel beside it (a request log's side panel): the panel stays in
+// view while the list scrolls under it, so a row far down opens where the reader is looking.
+// Closed, the list takes the whole width.
+export class Split {
+  constructor(list, label) {
+    this.detail = h("aside", { class: "detail", "aria-label": label, hidden: true });
+    this.root = h("div", { class: "split" }, h("div", { class: "pane" }, list), this.detail);
+  }
+
+  show(closeHref, ...children) {
+    replace(this.detail, h("p", { class: "close" }, h("a", { href: closeHref }, "Close")), children);
+    this.detail.hidden = false;
+    this.root.classList.add("open");
+  }
+
+  hide() {
+    replace(this.detail);
+    this.detail.hidden = true;
+    this.root.classList.remove("open");
+  }
+}
+
+// What a section shows when it has nothing: a sentence, never a bare heading or an empty table.
+// `wrap` puts the items in their container (a list, a table body's table).
+export function orElse(items, sentence, wrap = (all) => all) {
+  return items.length ? wrap(items) : h("p", { class: "empty" }, sentence);
+}

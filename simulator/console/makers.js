@@ -3,7 +3,7 @@
 // behaviour, latency and online switch, changed with PATCH /_sim/makers/{name}.
 
 import { get, send } from "./api.js";
-import { field, h, ms, replace, short, svg } from "./dom.js";
+import { field, h, ms, orElse, replace, short, svg } from "./dom.js";
 import { on } from "./live.js";
 
 const BEHAVIOURS = ["normal", "silent", "late", "decline", "bad_signature", "underfunded", "flaky"];
@@ -19,6 +19,18 @@ function histogram(replies, budget) {
   return svg("svg", { class: "histogram", viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": "reply latency histogram" },
     bins.map((count, i) => svg("rect", { x: i * barW + 1, y: height - (count / top) * (height - 6), width: barW - 2, height: (count / top) * (height - 6), class: "bar" })),
     budgetX <= width ? svg("line", { x1: budgetX, x2: budgetX, y1: 0, y2: height, class: "budget" }) : null);
+}
+
+// One row per maker: its connections (one per API key, live and test) grouped by wallet. The
+// replies are the wallet's, the same on each of its connections.
+export function byWallet(online) {
+  const makers = new Map();
+  for (const connection of online) {
+    const key = connection.wallet.toLowerCase();
+    if (!makers.has(key)) makers.set(key, { ...connection, keys: [] });
+    makers.get(key).keys.push({ maker_id: connection.maker_id, environment: connection.environment });
+  }
+  return [...makers.values()];
 }
 
 export class MakersView {
@@ -45,15 +57,16 @@ export class MakersView {
 
   render(view) {
     const budget = view.reply_budget_ms;
-    const online = h("table", { class: "list", "aria-label": "makers online" },
-      h("thead", {}, h("tr", {}, ["maker", "wallet", "key", "env", "p50", "p99", ...OUTCOMES, "latency histogram"].map((c) => h("th", {}, c)))),
-      h("tbody", {}, view.online.map((m) => h("tr", { dataset: { maker: m.name || m.wallet } },
-        h("td", {}, m.name || "(bot)"), h("td", {}, short(m.wallet, 12)), h("td", {}, m.maker_id), h("td", {}, m.environment),
+    const online = orElse(byWallet(view.online), "No maker is connected to the maker stream.", (makers) => h("table", { class: "list", "aria-label": "makers online" },
+      h("thead", {}, h("tr", {}, ["maker", "wallet", "keys", "p50", "p99", ...OUTCOMES, "latency histogram"].map((c) => h("th", {}, c)))),
+      h("tbody", {}, makers.map((m) => h("tr", { dataset: { maker: m.name || m.wallet } },
+        h("td", {}, m.name || "(bot)"), h("td", { title: m.wallet }, short(m.wallet, 12)),
+        h("td", { class: "keys" }, h("ul", { class: "keys" }, m.keys.map((k) => h("li", {}, `${k.maker_id} (${k.environment})`)))),
         h("td", { class: m.replies.p50_ms > budget ? "over" : "" }, ms(m.replies.p50_ms)),
         h("td", { class: m.replies.p99_ms > budget ? "over" : "" }, ms(m.replies.p99_ms)),
         OUTCOMES.map((o) => h("td", { class: "count" }, m.replies.counts[o] || 0)),
-        h("td", {}, histogram(m.replies, budget))))));
-    const fleet = h("div", { class: "fleet" }, view.fleet.map((m) => this.controls(m)));
+        h("td", {}, histogram(m.replies, budget)))))));
+    const fleet = orElse(view.fleet.map((m) => this.controls(m)), "No simulated fleet runs in this simulator.", (members) => h("div", { class: "fleet" }, members));
     replace(this.body, h("p", {}, `Reply budget ${budget} ms (the line in each histogram).`), online,
       h("h3", {}, "Simulated fleet"), fleet);
   }

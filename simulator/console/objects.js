@@ -3,9 +3,9 @@
 // as a waterfall of its makers' answers against the reply-budget line.
 
 import { get } from "./api.js";
-import { field, h, ms, replace, short, svg, time } from "./dom.js";
+import { Split, field, h, ms, replace, short, svg, time } from "./dom.js";
 import { on } from "./live.js";
-import { amount, simNow, symbol } from "./state.js";
+import { amountNode, rate, rateNode, simNow, symbol, tokenNode } from "./state.js";
 
 const KEPT_ON_PAGE = 500;
 const STATUSES = {
@@ -16,19 +16,47 @@ const STATUSES = {
 };
 const TITLES = { rfqs: "RFQs", swaps: "v1 swaps", "limit-orders": "v1 limit orders", transfers: "Ramp transfers" };
 
+// Which token each amount of a summary or a step is in (docs/admin-api.md "Timelines"): `sell`
+// is the summary's sell_token, `buy` its buy_token. A limit order's summary is the maker's side,
+// so a fill's maker_gave is in its sell token; an RFQ's and a swap's, the taker's.
+const TAKER_SIDE = {
+  sell_amount: "sell", sold_amount: "sell", buy_amount: "buy", fee_amount: "sell",
+  sold: "sell", proceeds: "buy", maker_gave: "buy", maker_received: "sell", fee: "sell",
+};
+const AMOUNTS = {
+  rfqs: TAKER_SIDE,
+  swaps: TAKER_SIDE,
+  "limit-orders": { sell_amount: "sell", buy_amount: "buy", maker_gave: "sell", maker_received: "buy", fee: "buy" },
+  transfers: {},
+};
+
 function makerName(ref) {
   return ref.name || short(ref.wallet, 10);
 }
 
-function pair(item) {
+// A value of a summary or a step as the page shows it: amounts in token units (atomic on
+// hover), tokens by symbol, simulator times without the zone letter, makers by name.
+function shown(kind, summary, key, value) {
+  if (value === null || value === undefined) return "—";
+  const side = AMOUNTS[kind][key];
+  if (side) return amountNode(summary.chain_id, summary[`${side}_token`], value);
+  if (key === "sell_token" || key === "buy_token") return tokenNode(summary.chain_id, value);
+  if (key === "rate_ray") return rateNode(summary.chain_id, summary.sell_token, summary.buy_token, value);
+  if (key === "at" || key.endsWith("_at")) return time(value);
+  if (key === "winners") return value.map(makerName).join(" + ") || "—";
+  if (key === "losers") {
+    return value.map((l) => `${makerName(l)} (${l.why}${l.vs_winner_bps !== null && l.vs_winner_bps !== undefined ? `, ${l.vs_winner_bps} bps behind` : ""})`).join(", ") || "—";
+  }
+  return typeof value === "object" ? JSON.stringify(value) : String(value);
+}
+
+function pair(kind, item) {
   const s = item.summary;
   if (s.side) return `${s.side} ${s.source_amount} → ${s.target_amount} (${s.fiat}/${s.token})`;
-  const sell = symbol(s.chain_id, s.sell_token);
-  const buy = symbol(s.chain_id, s.buy_token);
-  const size = s.sell_amount
-    ? amount(s.chain_id, s.sell_token, s.sell_amount)
-    : amount(s.chain_id, s.buy_token, s.buy_amount);
-  return `${sell} → ${buy} · ${size ?? ""}`;
+  const sold = s.sold_amount ?? s.sell_amount;
+  const side = (amountValue, token) => (amountValue === null || amountValue === undefined
+    ? tokenNode(s.chain_id, token) : amountNode(s.chain_id, token, amountValue));
+  return [side(sold, s.sell_token), " → ", side(s.buy_amount, s.buy_token)];
 }
 
 function countdown(expiresAt, status) {
@@ -44,19 +72,22 @@ export class ObjectsView {
     this.openId = null;
     this.filters = { status: "", taker: "", maker: "" };
     this.rows = h("tbody");
-    this.detail = h("section", { class: "detail", "aria-label": "timeline" });
+    this.empty = h("p", { class: "empty", hidden: true });
+    const columns = ["created", "id", "status", "what", "makers", kind === "rfqs" ? "winner" : null, "expiry"];
+    this.table = h(
+      "table",
+      { class: "list", "aria-label": `${TITLES[kind]} list` },
+      h("thead", {}, h("tr", {}, columns.filter((c) => c !== null).map((c) => h("th", {}, c)))),
+      this.rows,
+    );
+    this.split = new Split([this.table, this.empty], "timeline");
+    this.detail = this.split.detail;
     this.root = h(
       "section",
       { class: "view", "aria-label": TITLES[kind] },
       h("h2", {}, TITLES[kind]),
       this.filterBar(),
-      h(
-        "table",
-        { class: "list", "aria-label": `${TITLES[kind]} list` },
-        h("thead", {}, h("tr", {}, ["created", "id", "status", "what", "makers", kind === "rfqs" ? "winner" : "", "expiry"].map((c) => h("th", {}, c)))),
-        this.rows,
-      ),
-      this.detail,
+      this.split.root,
     );
     on(kind, (payload) => this.live(payload.items));
     on("state", () => this.load());
@@ -110,7 +141,12 @@ export class ObjectsView {
   }
 
   render() {
-    replace(this.rows, this.sorted().map((item) => this.row(item)));
+    const shownItems = this.sorted();
+    replace(this.rows, shownItems.map((item) => this.row(item)));
+    const filtered = Object.values(this.filters).some(Boolean);
+    this.table.hidden = shownItems.length === 0;
+    this.empty.hidden = shownItems.length > 0;
+    this.empty.textContent = filtered ? `No ${TITLES[this.kind]} match these filters.` : `No ${TITLES[this.kind]} yet.`;
   }
 
   row(item) {
@@ -121,9 +157,9 @@ export class ObjectsView {
       h("td", {}, time(item.created_at)),
       h("td", {}, h("a", { href: `#/${this.kind}/${item.id}` }, item.id)),
       h("td", { class: `status s-${item.status}` }, item.status),
-      h("td", {}, pair(item)),
+      h("td", { class: "what" }, pair(this.kind, item)),
       h("td", {}, item.makers.map(makerName).join(", ")),
-      h("td", {}, winners.map(makerName).join(" + ")),
+      this.kind === "rfqs" ? h("td", {}, winners.map(makerName).join(" + ")) : null,
       h("td", { class: "countdown", dataset: { expires: item.summary.expires_at || "", status: item.status } },
         countdown(item.summary.expires_at, item.status)),
     );
@@ -139,20 +175,22 @@ export class ObjectsView {
 
   async open(id) {
     this.openId = id;
+    for (const row of this.rows.querySelectorAll("tr")) row.classList.toggle("open", row.dataset.id === id);
     let timeline;
     try {
-      timeline = await get(`/_sim/${this.kind}/${id}`);
+      timeline = await get(`/_sim/${this.kind}/${encodeURIComponent(id)}`);
     } catch (error) {
-      replace(this.detail, h("p", { class: "error" }, String(error.message)));
+      if (this.openId === id) this.split.show(`#/${this.kind}`, h("p", { class: "error" }, String(error.message)));
       return;
     }
     if (this.openId !== id) return;
-    replace(this.detail, this.drawDetail(timeline));
+    this.split.show(`#/${this.kind}`, this.drawDetail(timeline));
   }
 
   close() {
     this.openId = null;
-    replace(this.detail);
+    for (const row of this.rows.querySelectorAll("tr.open")) row.classList.remove("open");
+    this.split.hide();
   }
 
   drawDetail(t) {
@@ -161,25 +199,71 @@ export class ObjectsView {
       h("h3", {}, `${t.id} · `, h("span", { class: `status s-${t.status}` }, t.status), " ",
         h("span", { class: "countdown", dataset: { expires: t.summary.expires_at || "", status: t.status } },
           countdown(t.summary.expires_at, t.status))),
-      h("dl", { class: "facts" }, facts.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v === null ? "—" : String(v))])),
+      h("dl", { class: "facts", "aria-label": "summary" },
+        facts.map(([k, v]) => [h("dt", {}, k), h("dd", { dataset: { fact: k } }, shown(this.kind, t.summary, k, v))])),
       this.kind === "rfqs" ? waterfall(t) : null,
+      this.kind === "rfqs" ? quotes(t) : null,
       h("h4", {}, "Steps"),
       h("table", { class: "steps", "aria-label": "steps" },
         h("thead", {}, h("tr", {}, ["+ms", "step", "details"].map((c) => h("th", {}, c)))),
-        h("tbody", {}, t.steps.map(stepRow))),
+        h("tbody", {}, t.steps.map((step) => stepRow(this.kind, t.summary, step)))),
       t.webhooks.length ? h("h4", {}, "Webhook deliveries") : null,
-      t.webhooks.map((d) => h("p", {}, `${d.event_type} → ${d.endpoint_id}: ${d.status}, ${d.attempts.length} attempt(s)`)),
+      t.webhooks.length ? h("ul", {}, t.webhooks.map((d) => h("li", {}, `${d.event_type} → ${d.endpoint_id}: ${d.status}, ${d.attempts.length} attempt(s)`))) : null,
     ];
   }
 }
 
-function stepRow(step) {
-  const { at, offset_ms: offset, kind, ...rest } = step;
+function stepRow(kind, summary, step) {
+  const { at, offset_ms: offset, kind: stepKind, ...rest } = step;
   const details = Object.entries(rest)
     .filter(([, v]) => v !== null && !(Array.isArray(v) && v.length === 0))
-    .map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`)
-    .join(" · ");
-  return h("tr", { class: `k-${kind}` }, h("td", {}, offset.toFixed(1)), h("td", {}, kind), h("td", {}, details));
+    .flatMap(([k, v], i) => [i ? " · " : "", `${k}: `, shown(kind, summary, k, v)]);
+  return h("tr", { class: `k-${stepKind}` }, h("td", {}, offset.toFixed(1)), h("td", {}, stepKind), h("td", {}, details));
+}
+
+// Each maker asked: its final answer (the one carrying its signed order, if any), by ask.
+function answersByAsk(t) {
+  const answers = t.steps.filter((s) => s.kind === "answered");
+  return t.steps.filter((s) => s.kind === "asked").map((ask) => {
+    const mine = answers.filter((a) => a.quote_id === ask.quote_id);
+    return { ask, answer: mine[mine.length - 1], offer: mine.find((a) => a.buy_amount !== null && a.buy_amount !== undefined), all: mine };
+  });
+}
+
+// Who quoted what: per maker asked, its order's amounts in token units and its rate, and for a
+// losing quote the winner's rate against its own and the difference in bps.
+function quotes(t) {
+  const s = t.summary;
+  const selected = t.steps.find((step) => step.kind === "selected");
+  const winners = new Set((selected ? selected.winners : []).map((w) => w.wallet));
+  const losers = new Map((selected ? selected.losers : []).map((l) => [l.wallet, l]));
+  const rows = answersByAsk(t);
+  const winning = rows.find((r) => winners.has(r.ask.maker) && r.offer);
+  const pairName = `${symbol(s.chain_id, s.buy_token)}/${symbol(s.chain_id, s.sell_token)}`;
+  const against = (r) => {
+    if (winners.has(r.ask.maker) && r.answer && r.answer.outcome === "quoted") return h("span", { class: "winner" }, "winner");
+    const lost = losers.get(r.ask.maker);
+    if (!lost) return r.answer ? "" : "waiting";
+    if (lost.vs_winner_bps === null || lost.vs_winner_bps === undefined || !winning) return lost.why;
+    const name = winning.ask.maker_name || short(winning.ask.maker, 10);
+    return `${lost.why}: ${lost.vs_winner_bps} bps below ${name}'s ${rate(winning.offer.rate_ray)}`;
+  };
+  return h("table", { class: "quotes", "aria-label": "quotes" },
+    h("caption", {}, "Who quoted what: what each maker's signed order asks of the taker (fee included) and gives it"),
+    h("thead", {}, h("tr", {}, ["maker", "answer", "taker pays", "taker receives", `rate ${pairName}`, "against the winner"].map((c) => h("th", {}, c)))),
+    h("tbody", {}, rows.map((r) => {
+      const name = r.ask.maker_name || r.ask.maker;
+      const outcome = r.answer ? r.answer.outcome : "waiting";
+      const o = r.offer || {};
+      return h("tr", { dataset: { maker: name, outcome } },
+        h("td", { title: r.ask.maker }, name),
+        h("td", {}, outcome, r.answer && r.answer.reason ? ` (${r.answer.reason})` : ""),
+        h("td", { class: "sell" }, r.offer ? [amountNode(s.chain_id, s.sell_token, o.sell_amount),
+          h("span", { class: "fee" }, "fee ", amountNode(s.chain_id, s.sell_token, o.fee_amount))] : "—"),
+        h("td", { class: "buy" }, r.offer ? amountNode(s.chain_id, s.buy_token, o.buy_amount) : "—"),
+        h("td", { class: "rate" }, r.offer ? rateNode(s.chain_id, s.sell_token, s.buy_token, o.rate_ray, false) : "—"),
+        h("td", { class: "against" }, against(r)));
+    })));
 }
 
 const COLOURS = {
@@ -191,14 +275,8 @@ function waterfall(t) {
   // One row per ask: from when it was sent to its answer (or the end of the wait), coloured by
   // outcome; the reply budget as a vertical line.
   const budget = t.summary.reply_budget_ms || 750;
-  const asks = t.steps.filter((s) => s.kind === "asked");
-  const answers = t.steps.filter((s) => s.kind === "answered");
   const winners = new Set((t.summary.winners || []).map((w) => w.wallet));
-  const rows = asks.map((ask) => {
-    const mine = answers.filter((a) => a.quote_id === ask.quote_id);
-    const last = mine[mine.length - 1];
-    return { ask, answer: last, all: mine };
-  });
+  const rows = answersByAsk(t);
   const ends = rows.map((r) => (r.answer ? r.ask.offset_ms + r.answer.latency_ms : r.ask.offset_ms));
   const span = Math.max(budget * 1.15, ...ends.map((e) => e * 1.05), 50);
   const width = 760;

@@ -3,7 +3,7 @@
 // when opened) and copies the request as a curl command. Errors are grouped by path and status.
 
 import { get } from "./api.js";
-import { field, h, ms, pretty, replace, time } from "./dom.js";
+import { Split, field, h, ms, orElse, pretty, replace, time } from "./dom.js";
 import { on } from "./live.js";
 
 const KEPT_ON_PAGE = 500;
@@ -35,18 +35,20 @@ export class RequestsView {
     this.filters = { path: "", status: "" };
     this.openSeq = null;
     this.rows = h("tbody");
-    this.errors = h("ul", { class: "errors", "aria-label": "errors grouped" });
-    this.detail = h("section", { class: "detail", "aria-label": "request" });
+    this.errors = h("div", { class: "errors", "aria-label": "errors grouped" });
+    this.empty = h("p", { class: "empty", hidden: true });
+    this.table = h("table", { class: "list", "aria-label": "requests list" },
+      h("thead", {}, h("tr", {}, ["at", "method", "path", "status", "latency", "key"].map((c) => h("th", {}, c)))),
+      this.rows);
+    this.split = new Split([this.table, this.empty], "request");
+    this.detail = this.split.detail;
     const path = h("input", { type: "text", size: 24, placeholder: "/v2/rfq/*", onchange: (e) => this.setFilter("path", e.target.value.trim()) });
     const status = h("input", { type: "number", min: 100, max: 599, onchange: (e) => this.setFilter("status", e.target.value) });
     this.root = h("section", { class: "view", "aria-label": "Requests" },
       h("h2", {}, "Requests"),
       h("div", { class: "filters" }, field("path", path), field("status code", status)),
       h("h3", {}, "Errors"), this.errors,
-      h("table", { class: "list", "aria-label": "requests list" },
-        h("thead", {}, h("tr", {}, ["at", "method", "path", "status", "latency", "key"].map((c) => h("th", {}, c)))),
-        this.rows),
-      this.detail);
+      h("h3", {}, "Journal"), this.split.root);
     on("requests", (payload) => this.live(payload.requests));
     on("state", () => this.load());
   }
@@ -80,7 +82,7 @@ export class RequestsView {
     const all = [...this.entries.values()].sort((a, b) => b.seq - a.seq);
     for (const extra of all.slice(KEPT_ON_PAGE)) this.entries.delete(extra.seq);
     const shown = all.slice(0, KEPT_ON_PAGE);
-    replace(this.rows, shown.map((e) => h("tr", { class: e.status >= 400 ? "failed" : "", dataset: { seq: e.seq } },
+    replace(this.rows, shown.map((e) => h("tr", { class: [e.status >= 400 ? "failed" : "", e.seq === this.openSeq ? "open" : ""].join(" ").trim(), dataset: { seq: e.seq } },
       h("td", {}, time(e.at)), h("td", {}, e.method),
       h("td", {}, h("a", { href: `#/requests/${e.seq}` }, e.path)),
       h("td", { class: "status" }, e.status), h("td", {}, ms(e.latency_ms)), h("td", {}, e.key_prefix ?? "—"))));
@@ -89,17 +91,23 @@ export class RequestsView {
       const key = `${e.method} ${e.path} → ${e.status}`;
       groups.set(key, (groups.get(key) || 0) + 1);
     }
-    replace(this.errors, [...groups.entries()].map(([key, count]) => h("li", {}, `${count} × ${key}`)));
+    const grouped = [...groups.entries()].map(([key, count]) => h("li", {}, `${count} × ${key}`));
+    replace(this.errors, orElse(grouped, "No errors among the requests shown.", (items) => h("ul", {}, items)));
+    const filtered = Boolean(this.filters.path || this.filters.status);
+    this.table.hidden = shown.length === 0;
+    this.empty.hidden = shown.length > 0;
+    this.empty.textContent = filtered ? "No requests match these filters." : "No requests recorded yet.";
   }
 
   async open(seq) {
     this.openSeq = Number(seq);
+    for (const row of this.rows.querySelectorAll("tr")) row.classList.toggle("open", Number(row.dataset.seq) === this.openSeq);
     const listed = this.entries.get(this.openSeq);
     const found = listed ? (await get("/_sim/requests", { request_id: listed.request_id, limit: 100 })).requests : [];
     const entry = found.find((e) => e.seq === this.openSeq);
     if (this.openSeq !== Number(seq)) return;
     if (!entry) {
-      replace(this.detail, h("p", {}, "Not in the kept requests."));
+      this.split.show("#/requests", h("p", {}, `Request ${seq} is not among the kept requests shown.`));
       return;
     }
     const curl = curlOf(entry, window.location.origin);
@@ -108,7 +116,7 @@ export class RequestsView {
       h("table", { class: "headers", "aria-label": `${title} headers` },
         h("tbody", {}, side.headers.map(([n, v]) => h("tr", {}, h("th", {}, n), h("td", {}, v))))),
       h("pre", { class: "body", "aria-label": `${title} body` }, side.body === null ? "(no body)" : pretty(side.body)));
-    replace(this.detail,
+    this.split.show("#/requests",
       h("h3", {}, `${entry.method} ${entry.path} → ${entry.status} · ${entry.request_id}`),
       h("p", {}, h("button", { type: "button", onclick: async () => {
         try {
@@ -124,6 +132,7 @@ export class RequestsView {
 
   close() {
     this.openSeq = null;
-    replace(this.detail);
+    for (const row of this.rows.querySelectorAll("tr.open")) row.classList.remove("open");
+    this.split.hide();
   }
 }

@@ -3,9 +3,9 @@
 // transfers with the sandbox's actions (pay in, stall, fail).
 
 import { get, send } from "./api.js";
-import { field, h, replace, short, time } from "./dom.js";
+import { field, h, orElse, replace, short, time } from "./dom.js";
 import { on } from "./live.js";
-import { amount, setClock, shared } from "./state.js";
+import { amount, setClock, shared, simNow } from "./state.js";
 
 function section(title, ...children) {
   return h("section", { class: "panel", "aria-label": title }, h("h3", {}, title), ...children);
@@ -38,6 +38,7 @@ export class VenueView {
       section("Ramp", this.ramp));
     on("clock", (clock) => this.showClock(clock));
     on("state", () => this.load());
+    setInterval(() => this.tickClock(), 1000); // the service clock runs between its changes
     on("transfers", () => this.loadRamp());
   }
 
@@ -52,7 +53,13 @@ export class VenueView {
 
   showClock(clock) {
     setClock(clock);
-    replace(this.clock, `now ${time(clock.now)} (ahead of real time by ${Math.round(clock.offset_seconds)} s)`);
+    this.tickClock();
+  }
+
+  tickClock() {
+    // The stream says when the clock is moved; between moves it runs with real time.
+    const now = new Date(simNow()).toISOString().slice(0, 19);
+    replace(this.clock, `now ${time(now)} (ahead of real time by ${Math.round(shared.offsetMs / 1000)} s)`);
   }
 
   async load() {
@@ -77,6 +84,7 @@ export class VenueView {
     const list = await get("/_sim/snapshots");
     replace(this.snapshots, list.snapshots.map((s) => h("li", {}, `${s.name} (${time(s.created_at)}) `,
       h("button", { type: "button", onclick: () => this.act(() => send("POST", `/_sim/snapshots/${encodeURIComponent(s.name)}/restore`), `restored ${s.name}`) }, `Restore ${s.name}`))));
+    this.snapshots.hidden = list.snapshots.length === 0;
   }
 
   async loadChains() {
@@ -111,11 +119,11 @@ export class VenueView {
     try {
       const tickers = await get("/tickers");
       const trades = await Promise.all(tickers.map((t) => get("/historical_trades", { ticker_id: t.ticker_id, limit: 10 }).then((x) => [t, x])));
-      replace(this.tape, trades.map(([t, x]) => {
+      replace(this.tape, orElse(trades.map(([t, x]) => {
         const rows = [...(x.buy || []), ...(x.sell || [])].sort((a, b) => b.trade_timestamp - a.trade_timestamp).slice(0, 10);
         return h("div", {}, h("h4", {}, `${t.ticker_id}: last ${t.last_price}, bid ${t.bid}, ask ${t.ask}`),
           rows.length ? h("ul", {}, rows.map((r) => h("li", {}, `${new Date(r.trade_timestamp * 1000).toISOString()} ${r.type} ${r.base_volume} @ ${r.price}`))) : h("p", {}, "no trades yet"));
-      }));
+      }), "The rates feed publishes no market."));
     } catch (error) {
       replace(this.tape, h("p", {}, `feed: ${error.message}`));
     }
@@ -133,10 +141,12 @@ export class VenueView {
     const action = (id, name, path, body) => h("button", { type: "button", onclick: () => this.act(() => send("POST", `/_sim/ramp/transfers/${encodeURIComponent(id)}/${path}`, body), `${name} ${id}`) }, `${name} ${id}`);
     replace(this.ramp,
       h("h4", {}, "Customers"),
-      h("ul", {}, state.customers.map((c) => h("li", {}, `${c.id ?? ""} ${c.email ?? ""} · KYC ${c.review && c.review.state ? c.review.state : "—"}`))),
+      orElse(state.customers.map((c) => h("li", {}, `${c.id ?? ""} ${c.email ?? ""} · KYC ${c.review && c.review.state ? c.review.state : "—"}`)),
+        "No ramp customer yet.", (items) => h("ul", {}, items)),
       h("h4", {}, "Transfers"),
-      h("ul", {}, transfers.items.map((t) => h("li", {}, h("a", { href: `#/transfers/${t.id}` }, t.id),
+      orElse(transfers.items.map((t) => h("li", {}, h("a", { href: `#/transfers/${t.id}` }, t.id),
         ` ${t.summary.side} ${t.summary.source_amount} · ${t.status} (${t.summary.provider_status}) `,
-        action(t.id, "Pay in", "pay-in", {}), " ", action(t.id, "Stall", "stall"), " ", action(t.id, "Fail", "fail", { refund: false })))));
+        action(t.id, "Pay in", "pay-in", {}), " ", action(t.id, "Stall", "stall"), " ", action(t.id, "Fail", "fail", { refund: false }))),
+        "No ramp transfer yet.", (items) => h("ul", {}, items)));
   }
 }

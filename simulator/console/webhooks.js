@@ -2,39 +2,45 @@
 // retry), the event payload and a Redeliver button (POST .../redeliver).
 
 import { get, send } from "./api.js";
-import { h, ms, pretty, replace, time } from "./dom.js";
+import { h, ms, orElse, pretty, replace, time } from "./dom.js";
 import { on } from "./live.js";
 
 export class WebhooksView {
   constructor() {
     this.deliveries = new Map();
-    this.endpoints = h("tbody");
+    this.endpointIds = new Set();
+    this.endpoints = h("div");
     this.list = h("div", { class: "deliveries", "aria-label": "deliveries" });
     this.message = h("p", { class: "note", role: "status" });
     this.root = h("section", { class: "view", "aria-label": "Webhooks" },
-      h("h2", {}, "Webhooks"),
-      h("h3", {}, "Endpoints"),
-      h("table", { class: "list", "aria-label": "endpoints" },
-        h("thead", {}, h("tr", {}, ["id", "partner", "url", "events", "status", "created"].map((c) => h("th", {}, c)))),
-        this.endpoints),
-      h("h3", {}, "Deliveries"), this.message, this.list);
+      h("h2", {}, "Webhooks"), this.message,
+      h("h3", {}, "Endpoints"), this.endpoints,
+      h("h3", {}, "Deliveries"), this.list);
     on("deliveries", (payload) => this.live(payload.deliveries));
     on("state", () => this.load());
   }
 
   async load() {
     const [endpoints, deliveries] = await Promise.all([get("/_sim/webhooks/endpoints"), get("/_sim/webhooks/deliveries", { limit: 200 })]);
-    replace(this.endpoints, endpoints.endpoints.map((e) => h("tr", {},
-      h("td", {}, e.id), h("td", {}, e.partner_id), h("td", {}, e.url), h("td", {}, e.event_types.join(", ")), h("td", {}, e.status), h("td", {}, time(e.created_at)))));
+    this.showEndpoints(endpoints.endpoints);
     this.deliveries = new Map(deliveries.deliveries.map((d) => [d.id, d]));
     this.render();
   }
 
+  showEndpoints(endpoints) {
+    this.endpointIds = new Set(endpoints.map((e) => e.id));
+    replace(this.endpoints, orElse(endpoints.map((e) => h("tr", {},
+      h("td", {}, e.id), h("td", {}, e.partner_id), h("td", {}, e.url), h("td", {}, e.event_types.join(", ")), h("td", {}, e.status), h("td", {}, time(e.created_at)))),
+    "No webhook endpoint registered (POST /v1/webhooks registers one).",
+    (rows) => h("table", { class: "list", "aria-label": "endpoints" },
+      h("thead", {}, h("tr", {}, ["id", "partner", "url", "events", "status", "created"].map((c) => h("th", {}, c)))),
+      h("tbody", {}, rows))));
+  }
+
   live(deliveries) {
     for (const d of deliveries) this.deliveries.set(d.id, d);
-    if (deliveries.some((d) => !this.endpoints.textContent.includes(d.endpoint_id))) {
-      get("/_sim/webhooks/endpoints").then((e) => replace(this.endpoints, e.endpoints.map((x) => h("tr", {},
-        h("td", {}, x.id), h("td", {}, x.partner_id), h("td", {}, x.url), h("td", {}, x.event_types.join(", ")), h("td", {}, x.status), h("td", {}, time(x.created_at))))));
+    if (deliveries.some((d) => !this.endpointIds.has(d.endpoint_id))) {
+      get("/_sim/webhooks/endpoints").then((e) => this.showEndpoints(e.endpoints));
     }
     this.render();
   }
@@ -52,7 +58,7 @@ export class WebhooksView {
 
   render() {
     const all = [...this.deliveries.values()].sort((a, b) => (a.created_at < b.created_at ? 1 : -1));
-    replace(this.list, all.map((d) => h("article", { class: `delivery d-${d.status}`, dataset: { id: d.id }, "aria-label": `delivery ${d.id}` },
+    replace(this.list, orElse(all.map((d) => h("article", { class: `delivery d-${d.status}`, dataset: { id: d.id }, "aria-label": `delivery ${d.id}` },
       h("h4", {}, `${d.event_type} · ${d.id} → ${d.endpoint_id} · ${d.status}`,
         d.next_attempt_at ? ` · next retry ${time(d.next_attempt_at)}` : ""),
       h("button", { type: "button", onclick: () => this.redeliver(d.id) }, "Redeliver"),
@@ -62,6 +68,7 @@ export class WebhooksView {
           h("td", {}, a.attempt), h("td", {}, time(a.started_at)), h("td", { class: "http-status" }, a.response_status ?? "—"),
           h("td", {}, ms(a.latency_ms)), h("td", {}, a.error ?? ""), h("td", {}, a.outcome),
           h("td", {}, [a.manual ? "manual" : "scheduled", a.duplicate ? "duplicate" : ""].filter(Boolean).join(", ")))))),
-      h("details", {}, h("summary", {}, "event payload"), h("pre", {}, pretty(d.event))))));
+      h("details", {}, h("summary", {}, "event payload"), h("pre", {}, pretty(d.event)))),
+    ), "No webhook delivery yet."));
   }
 }

@@ -1,12 +1,15 @@
 """The console in a real browser (Debian's chromium, driven by Playwright) against a real
 `rfqsim serve`: live updates without reload, the fleet's controls, the clock, webhook attempts
-and Redeliver, hostile input rendered inert; no request leaves 127.0.0.1 and no script error
-happens on any page (checked after every test). Screenshots of every view are taken here too
-(docs/console.md shows them: `just screenshots`)."""
+and Redeliver, hostile input rendered inert; who quoted what in an RFQ, amounts in token units,
+details opening beside their list at a stable URL, one row per maker, no bare heading; no
+request leaves 127.0.0.1 and no script error happens on any page (checked after every test).
+Screenshots of every view are taken here too (docs/console.md shows them: `just
+screenshots`)."""
 
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -14,12 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, Page
+from playwright.sync_api import BrowserContext, Page, expect
 
+from conformance.chain import Chain
 from conformance.client import Client
 from conformance.ramp import Ramp, fresh_wallet
 from conformance.ramp_transfers import Transfers
 from conformance.sim_control import SimControl
+from rfqkit.wallets import Wallet
 from rfqkit.webhook_receiver import WebhookReceiver
 from rfqsim.pytest_plugin import RfqSim
 from tests.integration.browser import Watched, chromium, chromium_path, screenshot_dir, watch
@@ -29,6 +34,7 @@ from tests.integration.serve_process import serve
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("console-browser")]
 
 CHAIN = 97
+VIEWS = ("rfqs", "swaps", "limit-orders", "transfers", "requests", "makers", "webhooks", "venue")
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +73,17 @@ def go(page: Page, view: str) -> None:
     page.locator(f"body[data-view='{view.split('/')[0]}']").wait_for()
 
 
+def unrolled_screenshot(page: Page, path: Path) -> None:
+    """The whole page with its open detail panel unrolled: the panel scrolls inside a box as
+    high as the window, so the window is made as high as the panel's content first."""
+    height = page.evaluate(
+        "() => Math.max(document.documentElement.scrollHeight,"
+        " document.querySelector('aside.detail').scrollHeight + 120)"
+    )
+    page.set_viewport_size({"width": 1300, "height": min(int(height), 8000)})
+    page.screenshot(path=str(path), full_page=True)
+
+
 def answer(page: Page, maker: str) -> Any:
     return page.locator(f"ul.answers li[data-maker='{maker}']")
 
@@ -89,7 +106,7 @@ def test_a_firm_quote_appears_live_with_every_maker_its_reply_time_and_the_winne
     winner = page.locator("ul.answers li", has=page.locator(".winner"))
     assert winner.count() == 1
     assert winner.get_attribute("data-outcome") == "quoted"
-    page.screenshot(path=str(shots / "rfq-timeline.png"), full_page=True)
+    unrolled_screenshot(page, shots / "rfq-timeline.png")
 
 
 def test_a_maker_made_silent_from_the_page_is_silent_in_the_next_rfq(
@@ -189,7 +206,7 @@ def test_a_hostile_request_body_renders_as_text_and_runs_nothing(
     assert page.locator("main script, main img, main b").count() == 0  # nothing became markup
     assert page.evaluate("window.__pwned") is None
     assert "curl" in page.get_by_label("curl command").inner_text()
-    page.screenshot(path=str(shots / "requests.png"), full_page=True)
+    unrolled_screenshot(page, shots / "requests.png")
 
 
 def test_every_view_opens_without_a_script_error_or_a_foreign_request(
@@ -213,6 +230,212 @@ def test_every_view_opens_without_a_script_error_or_a_foreign_request(
         if shown is not None:
             page.locator(f"tr[data-id='{shown}']").wait_for()
         page.screenshot(path=str(shots / f"{view}.png"), full_page=True)
+
+
+def in_token_units(sim: RfqSim, token: str, atomic: str) -> str:
+    """An atomic amount as the page writes it: whole tokens, at most six decimals (cut), and
+    the token's symbol."""
+    (known,) = [t for t in sim.chain(CHAIN)["tokens"] if t["address"] == token]
+    whole, fraction = divmod(int(atomic), 10 ** known["decimals"])
+    decimals = f"{fraction:0{known['decimals']}d}"[:6].rstrip("0")
+    return f"{whole}{'.' + decimals if decimals else ''} {known['symbol']}"
+
+
+def number(value: float) -> str:
+    """A number as JavaScript writes it (4.0 is 4)."""
+    return str(int(value)) if value == int(value) else repr(value)
+
+
+def test_who_quoted_what_names_each_quotes_amounts_rate_and_distance_from_the_winner(
+    console: Watched, sim: RfqSim
+) -> None:
+    page = console.page
+    sim.set_maker("delta", behaviour="decline")  # three quotes and a decline, every time
+    quote = firm(sim)
+    timeline = sim.call("GET", f"/_sim/rfqs/{quote['rfqId']}")
+    summary = timeline["summary"]
+    (selected,) = [s for s in timeline["steps"] if s["kind"] == "selected"]
+    (winner,) = selected["winners"]
+    behind = {loser["name"]: loser["vs_winner_bps"] for loser in selected["losers"]}
+    assert behind["delta"] is None
+    assert [name for name, bps in behind.items() if bps is not None] != []
+    go(page, f"rfqs/{quote['rfqId']}")
+    table = page.get_by_role("table", name="quotes")
+    table.locator("tr[data-maker='delta']").wait_for()
+    expect(table.locator("thead")).to_contain_text("rate USDT/USDC")  # buy per sell
+    for step in [s for s in timeline["steps"] if s["kind"] == "answered"]:
+        row = table.locator(f"tr[data-maker='{step['maker_name']}']")
+        if step["outcome"] != "quoted":
+            assert row.locator("td.buy").inner_text() == "—"
+            continue
+        buy = row.locator("td.buy span.amount")
+        assert buy.inner_text() == in_token_units(sim, summary["buy_token"], step["buy_amount"])
+        assert buy.get_attribute("title") == f"{step['buy_amount']} (atomic units)"
+        sell = row.locator("td.sell > span.amount")
+        assert sell.inner_text() == in_token_units(sim, summary["sell_token"], step["sell_amount"])
+        fee = in_token_units(sim, summary["sell_token"], step["fee_amount"])
+        assert row.locator("td.sell .fee").inner_text() == f"fee {fee}"
+        rate = row.locator("td.rate span.rate")
+        assert re.fullmatch(r"\d+\.\d+", rate.inner_text())
+        assert (rate.get_attribute("title") or "").startswith(f"{step['rate_ray']} (RAY")
+        against = row.locator("td.against").inner_text()
+        if step["maker_name"] == winner["name"]:
+            assert against == "winner"
+        else:  # the winner's rate against its own, and how far below it it was
+            bps = number(behind[step["maker_name"]])
+            assert f"worse_price: {bps} bps below {winner['name']}'s" in against, against
+    assert "declined" in table.locator("tr[data-maker='delta'] td.against").inner_text()
+
+
+def test_a_filled_rfqs_header_shows_both_amounts_in_token_units(
+    console: Watched, sim: RfqSim
+) -> None:
+    page = console.page
+    quote = firm(sim)
+    go(page, f"rfqs/{quote['rfqId']}")
+    detail = page.locator("aside.detail")
+    detail.locator("h3 .status", has_text="quoted").wait_for()
+    chain = Chain(sim.rpc_urls[CHAIN], CHAIN)
+    taker = Wallet(sim.demo_wallets[0]["address"], sim.demo_wallets[0]["private_key"])
+    for name in ("approval", "swap"):
+        tx = quote["transactions"][name]
+        chain.transact(taker, tx["to"], bytes.fromhex(tx["data"][2:]))
+    detail.locator("h3 .status", has_text="filled").wait_for()  # live, without a reload
+    summary = sim.call("GET", f"/_sim/rfqs/{quote['rfqId']}")["summary"]
+    assert summary["buy_amount"] is not None
+    for fact, token in (("sell_amount", "sell_token"), ("buy_amount", "buy_token")):
+        shown = detail.locator(f"dd[data-fact='{fact}'] span.amount")
+        assert shown.inner_text() == in_token_units(sim, summary[token], summary[fact])
+        assert shown.get_attribute("title") == f"{summary[fact]} (atomic units)"
+    assert detail.locator("dd[data-fact='sell_amount']").inner_text() == "10 USDC"
+    assert detail.locator("dd[data-fact='buy_token']").inner_text() == "USDT"
+    what = page.locator(f"tr[data-id='{quote['rfqId']}'] td.what").inner_text()
+    assert re.fullmatch(r"10 USDC → \d+(\.\d+)? USDT", what), what
+
+
+def test_a_request_far_down_the_journal_opens_in_view_and_its_url_opens_it_again(
+    console: Watched, sim: RfqSim
+) -> None:
+    page = console.page
+    for _ in range(40):
+        sim.call("GET", "/_sim/clock")
+    go(page, "requests")
+    rows = page.get_by_role("table", name="requests list").locator("tbody tr")
+    rows.nth(39).wait_for()
+    row = rows.nth(30)
+    seq = row.get_attribute("data-seq")
+    row.get_by_role("link").click()  # scrolled to it first: far below the top of the page
+    heading = page.locator("aside.detail h3")
+    heading.wait_for()
+    assert page.evaluate("window.scrollY") > 0
+    expect(heading).to_be_in_viewport()
+    assert page.url.endswith(f"#/requests/{seq}")
+    opened = heading.inner_text()
+    assert opened.startswith("GET /_sim/clock → 200 · ")
+    page.reload(wait_until="domcontentloaded")
+    page.locator("body[data-ready=true]").wait_for()
+    expect(page.locator("aside.detail h3")).to_have_text(opened)
+    expect(page.locator("aside.detail h3")).to_be_in_viewport()
+    page.get_by_role("link", name="Close").click()
+    expect(page.locator("aside.detail")).to_be_hidden()
+    assert page.url.endswith("#/requests")
+
+
+def test_the_service_clock_ticks_without_a_reload(console: Watched, sim: RfqSim) -> None:
+    page = console.page
+    go(page, "venue")
+    clock = page.locator("p.clock-now")
+    expect(clock).to_have_text(re.compile(r"^now \d{4}-\d\d-\d\d \d\d:\d\d:\d\d "))
+    first = clock.inner_text()
+    page.wait_for_function(
+        "first => document.querySelector('p.clock-now').textContent !== first", arg=first
+    )
+    second = clock.inner_text()
+    assert second[4:23] > first[4:23], (first, second)  # later, by the simulator's clock
+    sim.advance_clock(3600)
+    expect(clock).to_contain_text("ahead of real time by 3600 s")
+
+
+def test_each_maker_is_one_row_listing_its_keys(console: Watched, sim: RfqSim) -> None:
+    page = console.page
+    online = sim.call("GET", "/_sim/makers")["online"]
+    keys: dict[str, set[str]] = {}
+    for connection in online:
+        keys.setdefault(connection["name"], set()).add(
+            f"{connection['maker_id']} ({connection['environment']})"
+        )
+    assert all(len(listed) == 2 for listed in keys.values()), keys  # a live and a test key
+    go(page, "makers")
+    rows = page.get_by_role("table", name="makers online").locator("tbody tr")
+    rows.locator("ul.keys li").first.wait_for()
+    assert sorted(rows.evaluate_all("rows => rows.map(r => r.dataset.maker)")) == sorted(keys)
+    for name, listed in keys.items():
+        shown = rows.and_(page.locator(f"[data-maker='{name}']")).locator("ul.keys li")
+        assert set(shown.all_inner_texts()) == listed
+
+
+BARE_HEADINGS = """() => [...document.querySelectorAll("main h2, main h3, main h4")]
+  .filter((heading) => {
+    let next = heading.nextElementSibling;
+    while (next && (next.hidden || next.getAttribute("role") === "status")) {
+      next = next.nextElementSibling;
+    }
+    if (!next) return true;
+    const copy = next.cloneNode(true);
+    copy.querySelectorAll("thead, caption, [hidden]").forEach((n) => n.remove());
+    return copy.textContent.trim() === "" && !copy.querySelector("svg, input, select, button");
+  })
+  .map((heading) => heading.textContent)"""
+
+
+def test_no_view_shows_a_bare_heading_or_an_empty_table(console: Watched, sim: RfqSim) -> None:
+    page = console.page
+    quote = firm(sim)
+    sim.call("GET", "/_sim/clock")
+    (request,) = sim.call("GET", "/_sim/requests", query={"limit": 1})["requests"]
+    for view in (*VIEWS, f"rfqs/{quote['rfqId']}", f"requests/{request['seq']}"):
+        go(page, view)
+        page.get_by_role("heading", level=2).first.wait_for()
+        if "/" in view:
+            page.locator("aside.detail h3, aside.detail p").first.wait_for()
+        assert page.evaluate(BARE_HEADINGS) == [], view
+        empty_tables = page.evaluate(
+            "() => [...document.querySelectorAll('main table')]"
+            ".filter(t => t.offsetParent !== null && t.tBodies[0]"
+            " && t.tBodies[0].rows.length === 0).map(t => t.getAttribute('aria-label'))"
+        )
+        assert empty_tables == [], view
+    go(page, "swaps")
+    page.get_by_text("No v1 swaps yet.").wait_for()
+    go(page, "webhooks")
+    page.get_by_text("No webhook endpoint registered").wait_for()
+    page.get_by_text("No webhook delivery yet.").wait_for()
+
+
+def test_a_v1_swap_shows_what_it_sold_and_bought_in_token_units(
+    console: Watched, sim: RfqSim
+) -> None:
+    page = console.page
+    swap = v1_swap(sim)
+    summary = sim.call("GET", f"/_sim/swaps/{swap}")["summary"]
+    go(page, "swaps")
+    what = page.locator(f"tr[data-id='{swap}'] td.what")
+    what.wait_for()
+    sold = in_token_units(sim, summary["sell_token"], summary["sold_amount"])
+    bought = in_token_units(sim, summary["buy_token"], summary["buy_amount"])
+    assert sold.endswith(" USDC")
+    assert bought.endswith(" NGNS")
+    assert what.inner_text() == f"{sold} → {bought}"
+    titles = what.locator("span.amount").evaluate_all("spans => spans.map(s => s.title)")
+    assert titles == [
+        f"{summary['sold_amount']} (atomic units)",
+        f"{summary['buy_amount']} (atomic units)",
+    ]
+    page.get_by_role("link", name=swap).click()
+    detail = page.locator("aside.detail")
+    expect(detail.locator("dd[data-fact='sold_amount']")).to_have_text(sold)
+    expect(detail.locator("dd[data-fact='buy_amount']")).to_have_text(bought)
+    expect(detail.locator("tr.k-built")).to_contain_text(f"sold: {sold}")
 
 
 def v1_swap(sim: RfqSim) -> str:

@@ -86,9 +86,15 @@ def _step(step: dict[str, Any], names: MakerNames) -> schemas.StepView:
     if isinstance(out.get("winners"), list):
         out["winners"] = _refs(out["winners"], names)
     if isinstance(out.get("losers"), list):
+        # [wallet, why, vs_winner_bps]; a step kept by an older version has no third value
         out["losers"] = [
-            {"wallet": wallet, "name": names.name_of(wallet), "why": why}
-            for wallet, why in out["losers"]
+            {
+                "wallet": wallet,
+                "name": names.name_of(wallet),
+                "why": why,
+                "vs_winner_bps": behind[0] if behind else None,
+            }
+            for wallet, why, *behind in out["losers"]
         ]
     return schemas.StepView.model_validate(out)
 

@@ -14,7 +14,7 @@ from rfqkit.maker_protocol import Released, Rfq
 from simulator.clock import Clock
 from simulator.errors import UpstreamError
 from simulator.randomness import RandomSource
-from simulator.services.rfq.history import Outcome, RfqHistory
+from simulator.services.rfq.history import Offer, Outcome, RfqHistory
 from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.makers import (
     DeclineReply,
@@ -38,9 +38,10 @@ from simulator.services.rfq.quote_checks import (
     check_terms,
     filled_order,
     hold_if_funded,
+    offer,
 )
 from simulator.services.rfq.trades import TradeSpec
-from simulator.services.shared.amounts import fee_on, net_of_fee
+from simulator.services.shared.amounts import fee_on, net_of_fee, shortfall_bps
 
 ANSWER_MARGIN_S = 0.015  # kept back from the reply budget for selection and the response
 MIN_QUOTE_LIFE_S = 5.0  # a maker's cutoff must leave the taker at least this long after replyBy
@@ -67,6 +68,7 @@ class _Reply:
     chain_error: bool = False  # the maker's funding could not be read on chain
     replied_at: float = 0.0  # monotonic: when the answer was read (or the wait timed out)
     lost_because: str = ""  # why it is not the quote, if it is not (the timeline's selection)
+    offer: Offer | None = None  # what its signed order offered, if it sent one that decoded
 
 
 class Auction:
@@ -161,7 +163,11 @@ class Auction:
                 rfq_id,
                 "single",
                 [best.maker.wallet],
-                [[r.maker.wallet, r.lost_because] for r in replies if r is not best],
+                [
+                    [r.maker.wallet, r.lost_because, self._behind(best, r)]
+                    for r in replies
+                    if r is not best
+                ],
             )
             await self._release_losers([r for r in usable if r is not best], rfq_id)
             assert best.order is not None
@@ -181,7 +187,7 @@ class Auction:
                 rfq_id,
                 "bundle",
                 [o.maker for o in bundle],
-                [[r.maker.wallet, r.lost_because] for r in replies],
+                [[r.maker.wallet, r.lost_because, None] for r in replies],
             )
             if preferred_set and any(o.maker.lower() not in preferred_set for o in bundle):
                 routing.fallback_used = True
@@ -208,6 +214,14 @@ class Auction:
         if spec.exact_input:
             return max(usable, key=lambda r: r.order.maker_gives if r.order else 0)
         return min(usable, key=lambda r: r.order.taker_pays if r.order else 0)
+
+    @staticmethod
+    def _behind(best: _Reply, loser: _Reply) -> float | None:
+        """How far a usable losing quote's rate falls short of the winner's (bps); None for an
+        answer that was not a usable quote."""
+        if loser.order is None or loser.offer is None or best.offer is None:
+            return None
+        return shortfall_bps(best.offer.rate_ray, loser.offer.rate_ray)
 
     async def _release_losers(self, losers: list[_Reply], rfq_id: str) -> None:
         for loser in losers:
@@ -349,11 +363,21 @@ class Auction:
         replied_at = self._clock.monotonic()
         latency_ms = (replied_at - asked_at) * 1000
 
+        offered: Offer | None = None  # once its signed order is read
+
         def answered(
             outcome: Outcome, reason: str | None = None, detail: str | None = None
         ) -> None:
             history.answered(
-                rfq_id, maker.wallet, maker.maker_id, quote_id, outcome, latency_ms, reason, detail
+                rfq_id,
+                maker.wallet,
+                maker.maker_id,
+                quote_id,
+                outcome,
+                latency_ms,
+                reason,
+                detail,
+                offered,
             )
 
         if isinstance(reply, DeclineReply):
@@ -371,6 +395,7 @@ class Auction:
             if isinstance(reply, MalformedReply):
                 raise QuoteRejected(reply.detail, "malformed")
             order, signature = reply.order, reply.signature
+            offered = offer(order, spec.sell.decimals, spec.buy.decimals)
             expires_at = reply.expires_at_ms / 1000
             check_terms(ask, order, expires_at)
             check_signature(ask, order, signature)
@@ -415,5 +440,11 @@ class Auction:
         answered("quoted")
         order_entry = filled_order(ask, order, signature, expires_at)
         return _Reply(
-            maker, ask, order_entry, preferred, replied_at=replied_at, lost_because="worse_price"
+            maker,
+            ask,
+            order_entry,
+            preferred,
+            replied_at=replied_at,
+            lost_because="worse_price",
+            offer=offered,
         )

@@ -42,8 +42,21 @@ RFQ_STEPS: StepKinds = {
     "received": ("caller", "taker", "preferred", "restricted", "reply_budget_ms", "head_start_ms"),
     # round: preferred (first), open (everyone, or after the head start), bundle (a leg)
     "asked": ("maker", "maker_id", "quote_id", "round", "preferred"),
-    "answered": ("maker", "quote_id", "outcome", "latency_ms", "reason", "detail"),
-    # mode: single or bundle; winners: wallets; losers: [[wallet, why]]
+    # sell_amount ... rate_ray: what the maker's signed order offered (Offer), when it sent one
+    "answered": (
+        "maker",
+        "quote_id",
+        "outcome",
+        "latency_ms",
+        "reason",
+        "detail",
+        "sell_amount",
+        "buy_amount",
+        "fee_amount",
+        "rate_ray",
+    ),
+    # mode: single or bundle; winners: wallets; losers: [[wallet, why, vs_winner_bps]]
+    # (vs_winner_bps: how far a usable losing quote's rate fell short of the winner's)
     "selected": ("mode", "winners", "losers"),
     # status quoted or no_quote; reason: the no_quote reason; latency_ms: request to response
     "responded": ("status", "reason", "latency_ms", "expires_at"),
@@ -55,6 +68,23 @@ RFQ_STEPS: StepKinds = {
 }
 
 LATENCIES_KEPT = 1_000  # reply latencies kept per maker (p50/p99, histogram)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What one maker's signed order offered the taker, in atomic units (quote_checks.offer)."""
+
+    sell_amount: int  # what would leave the taker: the order's output plus its fee
+    buy_amount: int  # what the taker would receive: the order's input
+    fee_amount: int
+    rate_ray: int  # buy per sell in whole tokens, RAY-scaled (shared/amounts.rate_ray)
+
+    def values(self) -> tuple[str, str, str, str]:
+        """As the `answered` step keeps them (amounts as text)."""
+        return str(self.sell_amount), str(self.buy_amount), str(self.fee_amount), str(self.rate_ray)
+
+
+NO_OFFER = (None, None, None, None)  # an answer without a signed order
 
 
 @dataclass
@@ -145,10 +175,12 @@ class RfqHistory:
         latency_ms: float,
         reason: str | None = None,
         detail: str | None = None,
+        offer: Offer | None = None,
     ) -> None:
         latency_ms = round(latency_ms, 3)
+        offered = NO_OFFER if offer is None else offer.values()
         self.timelines.step(
-            rfq_id, "answered", wallet, quote_id, outcome, latency_ms, reason, detail
+            rfq_id, "answered", wallet, quote_id, outcome, latency_ms, reason, detail, *offered
         )
         replies = self._replies(wallet, maker_id)
         replies.counts[outcome] = replies.counts.get(outcome, 0) + 1
@@ -161,7 +193,9 @@ class RfqHistory:
     ) -> None:
         """An answer arrived after the budget for a request recorded `silent`: it is `late`."""
         latency_ms = round(latency_ms, 3)
-        self.timelines.step(rfq_id, "answered", wallet, quote_id, "late", latency_ms, kind, None)
+        self.timelines.step(
+            rfq_id, "answered", wallet, quote_id, "late", latency_ms, kind, None, *NO_OFFER
+        )
         replies = self._replies(wallet, maker_id)
         if replies.counts.get("silent", 0) > 0:
             replies.counts["silent"] -= 1
@@ -169,7 +203,9 @@ class RfqHistory:
         replies.latencies_ms.append(latency_ms)
         self._makers_changed()
 
-    def selected(self, rfq_id: str, mode: str, winners: list[str], losers: list[list[str]]) -> None:
+    def selected(
+        self, rfq_id: str, mode: str, winners: list[str], losers: list[list[str | float | None]]
+    ) -> None:
         timeline = self.timelines.get(rfq_id)
         if timeline is not None:
             timeline.summary["winners"] = winners
@@ -188,6 +224,15 @@ class RfqHistory:
             timeline.summary["expires_at"] = expires_at
         self.timelines.step(rfq_id, "responded", status, reason, round(latency_ms, 3), expires_at)
         self.timelines.status(rfq_id, status, "response")
+
+    def amounts(self, rfq_id: str, sell_amount: int | None, buy_amount: int | None) -> None:
+        """The amounts the RFQ's record shows now (the quote's, then what settled): its
+        summary's `sell_amount` and `buy_amount`."""
+        self.timelines.update(
+            rfq_id,
+            sell_amount=None if sell_amount is None else str(sell_amount),
+            buy_amount=None if buy_amount is None else str(buy_amount),
+        )
 
     # --- after the response --------------------------------------------------------------
 

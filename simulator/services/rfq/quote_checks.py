@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from contracts.orders import RfqOrder, encode_order, order_hash, recover_order_signer
+from simulator.services.rfq.history import Offer
 from simulator.services.rfq.inventory import MakerHold, MakerInventory
 from simulator.services.rfq.model import FilledOrder
-from simulator.services.shared.amounts import fee_on
+from simulator.services.shared.amounts import fee_on, rate_ray
 from simulator.services.shared.venue import ChainVenue
 
 # Why an order was not usable, as timelines and the console name it (the maker is told `detail`).
@@ -145,4 +146,15 @@ def filled_order(ask: Ask, order: RfqOrder, signature: bytes, expires_at: float)
         nonce=order.nonce,
         deadline=order.deadline,
         expires_at=expires_at,
+    )
+
+
+def offer(order: RfqOrder, sell_decimals: int, buy_decimals: int) -> Offer:
+    """What a signed order offers the taker, usable or not (its answer's timeline step)."""
+    taker_pays = order.outputAmount + order.feeAmount
+    return Offer(
+        sell_amount=taker_pays,
+        buy_amount=order.inputAmount,
+        fee_amount=order.feeAmount,
+        rate_ray=rate_ray(taker_pays, sell_decimals, order.inputAmount, buy_decimals),
     )

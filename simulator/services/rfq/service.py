@@ -237,6 +237,7 @@ class RfqService:
             deps.funds.hold(rfq_id, quote.taker_pays, quote.latest_order_deadline)
             deps.slots.extend(rfq_id, quote.latest_order_deadline)
             deps.inventory_extend(rfq_id, quote.expires_at)
+            history.amounts(rfq_id, record.sell_amount, record.buy_amount)
             history.responded(rfq_id, "quoted", None, since(started), quote.expires_at)
             return RequestOutcome(
                 record,

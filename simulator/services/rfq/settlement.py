@@ -119,6 +119,7 @@ class Settlement:
         record.settled_sell = sum(f.output_amount + f.fee_amount for f in fills)
         record.settled_buy = sum(f.input_amount for f in fills)
         record.settled_fee = sum(f.fee_amount for f in fills)
+        self._deps.history.amounts(record.rfq_id, record.sell_amount, record.buy_amount)
         self._deps.history.status(record.rfq_id, "filled", cause)
         # A fill frees the outstanding slot, the taker's reservation and the makers' holds.
         self._deps.slots.release(record.rfq_id)

@@ -53,6 +53,14 @@ def rate_ray(sell: int, sell_decimals: int, buy: int, buy_decimals: int) -> int:
     return rate
 
 
+def shortfall_bps(best: int, other: int) -> float:
+    """How far the rate `other` falls short of the rate `best`, in basis points of `best`,
+    rounded to two decimals (negative: `other` is the better one; 0 without a `best`)."""
+    if best == 0:
+        return 0.0
+    return round((best - other) * BPS / best, 2)
+
+
 Curve = list[tuple[int, int]]  # increasing (sell, buy) points; (0, 0) is implied
 
 

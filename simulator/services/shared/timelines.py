@@ -120,6 +120,13 @@ class Timelines:
             timeline.steps.append((self._time(), kind, *values))
             self._changed(object_id)
 
+    def update(self, object_id: str, **facts: Any) -> None:
+        """Facts of its summary changed (an RFQ's amounts once quoted, once settled)."""
+        timeline = self._changing(object_id)
+        if timeline is not None:
+            timeline.summary.update(facts)
+            self._changed(object_id)
+
     def status(self, object_id: str, status: str, cause: str, *values: Any) -> None:
         """The object's status changed: a `status` step (status, cause, extra values)."""
         timeline = self._changing(object_id)

@@ -189,7 +189,9 @@ class SwapService:
                 "chain_id": record.chain_id,
                 "sell_token": record.sell_token,
                 "buy_token": record.buy_token,
-                "sell_amount": str(record.sell_amount),
+                "sell_amount": str(record.sell_amount),  # as requested
+                "sold_amount": str(record.sold),  # what its orders take, fee included
+                "buy_amount": str(record.proceeds),  # what the taker receives
                 "taker": record.taker,
                 "makers": list(dict.fromkeys(o.maker for o in record.orders)),
                 "expires_at": expires_at,

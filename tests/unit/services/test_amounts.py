@@ -14,6 +14,7 @@ from simulator.services.shared.amounts import (
     rate_ray,
     sample,
     sell_for_buy,
+    shortfall_bps,
     valid_curve,
 )
 
@@ -46,6 +47,14 @@ def test_rate_ray_is_decimal_normalized() -> None:
 
 
 CURVE = [(100, 200), (200, 380), (400, 700)]
+
+
+def test_shortfall_is_in_bps_of_the_better_rate() -> None:
+    assert shortfall_bps(2 * RAY, RAY) == 5000.0
+    assert shortfall_bps(3 * RAY, 2 * RAY) == 3333.33
+    assert shortfall_bps(RAY, RAY) == 0.0
+    assert shortfall_bps(RAY, 2 * RAY) == -10000.0  # the other is the better one
+    assert shortfall_bps(0, RAY) == 0.0
 
 
 def test_interpolation_and_inverse() -> None:

@@ -120,3 +120,18 @@ def test_closing_the_feed_wakes_every_reader_to_end() -> None:
     readers = [changes.subscribe(frozenset({"rfqs"})), changes.subscribe(frozenset({"clock"}))]
     changes.close()
     assert all(r.closed and r.wake.is_set() for r in readers)
+
+
+def test_an_update_changes_the_summary_and_tells_the_feed() -> None:
+    changes = ChangeFeed()
+    reader = changes.subscribe(frozenset({"rfqs"}))
+    timelines = Timelines("rfqs", Ticks(), RFQ_STEPS, capacity=10, changes=changes.mark)
+    timelines.start("rfq_1", "soliciting", {"sell_amount": "10", "buy_amount": None})
+    changes.take()
+    timelines.update("rfq_1", buy_amount="9")
+    timelines.update("rfq_gone", buy_amount="1")  # never started: nothing happens
+    timeline = timelines.get("rfq_1")
+    assert timeline is not None
+    assert timeline.summary == {"sell_amount": "10", "buy_amount": "9"}
+    assert changes.take() == {"rfqs": {"rfq_1"}}
+    changes.unsubscribe(reader)
