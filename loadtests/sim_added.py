@@ -238,7 +238,7 @@ def maker_lines(makers: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[s
         )
         for maker, row in rows.items():
             lines.append(
-                f"  {maker}: asked in {row['count']}, wait p50 {row['p50_ms']} ms, "
+                f"    {maker}: asked in {row['count']}, wait p50 {row['p50_ms']} ms, "
                 f"p99 {row['p99_ms']} ms, max {row['max_ms']} ms, slowest in {row['slowest']}"
             )
     return lines

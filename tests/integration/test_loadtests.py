@@ -22,6 +22,7 @@ from loadtests.control import Control
 from loadtests.run import progress_line
 from loadtests.shapes import plan
 from loadtests.slo import Tally, Thresholds, allowed_over, progress, standard_checks
+from makers.config import default_fleet
 from tests.integration.serve_process import REPO, serve
 
 RUN_TIMEOUT_S = 90
@@ -84,6 +85,16 @@ def test_a_short_storm_passes_and_leaves_reports_and_the_simulator_as_it_was(
     assert added["all"]["count"] > 0
     assert added["by_name"]["POST /v2/rfq/request"]["count"] > 0, added["by_name"].keys()
     assert added["warn_ms"] == 10.0
+    # Whose wait the makers' wait was: each maker of the default fleet, named, the slowest
+    # to answer first, and said in the terminal.
+    makers = added["makers"]["POST /v2/rfq/request"]
+    assert set(makers) <= {m.name for m in default_fleet().makers}, makers
+    assert (
+        sum(row["slowest"] for row in makers.values())
+        == added["split"]["POST /v2/rfq/request"]["makers"]["count"]
+    )
+    slowest = next(iter(makers))
+    assert f"makers' wait of POST /v2/rfq/request: mostly {slowest}'s" in output, output[-3000:]
     assert "Aggregated" in (tmp_path / "reports" / "locust.log").read_text()
     assert summary["passed"] is True
     assert summary["exit_code"] == 0

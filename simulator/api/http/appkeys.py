@@ -110,6 +110,7 @@ CALLER: web.RequestKey[Caller] = web.RequestKey("caller")  # set by the access m
 REQUEST_STARTED: web.RequestKey[float] = web.RequestKey("request_started")
 # Seconds a firm request waited for makers, set by its handler: Server-Timing `makers`
 MAKER_WAIT_S: web.RequestKey[float] = web.RequestKey("maker_wait_s")
+MAKER_WAITS: web.RequestKey[list[str]] = web.RequestKey("maker_waits")  # Server-Timing entries
 RATE_DECISION: web.RequestKey[Decision] = web.RequestKey(
     "rate_decision"
 )  # per-key limiter's verdict

@@ -56,7 +56,7 @@ async def request_quote(request: web.Request) -> web.Response:
             restricted=body.restricted_liquidity_wallets,  # type: ignore[arg-type]
         ),
     )
-    record_maker_wait(request, outcome.maker_wait_s)
+    record_maker_wait(request, outcome.maker_wait_s, outcome.maker_waits_s)
     answer = schemas.RfqRequestResult.model_validate(Joined(outcome, outcome.record))
     return data_response(answer, exclude_none=True)
 

@@ -4,7 +4,8 @@ wire models from them, as it does the record from StoredRfq). The service fills 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Literal
 
 from simulator.services.rfq.model import NoQuoteReason, RoutingState, StoredRfq
@@ -81,5 +82,6 @@ class RequestOutcome:
     record: StoredRfq
     claim_token: str  # returned exactly once; only its hash is stored
     maker_wait_s: float = 0.0  # time the auction waited for makers (Server-Timing `makers`)
+    maker_waits_s: Mapping[str, float] = field(default_factory=dict)  # each maker's, by wallet
     transactions: TransactionPair | None = None  # a firm quote's approval and swap
     retry_after_ms: int | None = None  # a no-quote's wait until record.reserved_until

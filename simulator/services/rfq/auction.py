@@ -57,6 +57,9 @@ class AuctionOutcome:
     # last answer read or its timeout), reported to callers in the Server-Timing header so the
     # simulator's own time can be told apart from the makers' (docs/decisions.md).
     maker_wait_s: float = 0.0
+    # Each maker's own part of it: from the first round's start until its answer was read (or
+    # its wait ended), by wallet; the makers asked in that round (Server-Timing `maker`).
+    maker_waits_s: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -152,6 +155,7 @@ class Auction:
                 ]
         replies = list(await asyncio.gather(*tasks))
         maker_wait = max(r.replied_at for r in replies) - round_start
+        waits = {r.maker.wallet: r.replied_at - round_start for r in replies}
         usable = [r for r in replies if r.order is not None]
         routing.preferred_quotes_received = sum(
             1 for r in usable if r.preferred and (preferred_set or spec.restricted)
@@ -171,7 +175,9 @@ class Auction:
             )
             await self._release_losers([r for r in usable if r is not best], rfq_id)
             assert best.order is not None
-            return AuctionOutcome(routing, depth, [best.order], maker_wait_s=maker_wait)
+            return AuctionOutcome(
+                routing, depth, [best.order], maker_wait_s=maker_wait, maker_waits_s=waits
+            )
         if any(r.chain_error for r in replies):
             raise UpstreamError(
                 "Makers' funding could not be read on chain; retry",
@@ -197,9 +203,13 @@ class Auction:
             routing.preferred_quotes_received += sum(
                 1 for o in bundle if preferred_set and o.maker.lower() in preferred_set
             )
-            return AuctionOutcome(routing, depth, bundle, maker_wait_s=maker_wait)
+            return AuctionOutcome(
+                routing, depth, bundle, maker_wait_s=maker_wait, maker_waits_s=waits
+            )
         reason = "no_restricted_liquidity" if spec.restricted else "no_valid_quote"
-        return AuctionOutcome(routing, depth, reason=reason, maker_wait_s=maker_wait)
+        return AuctionOutcome(
+            routing, depth, reason=reason, maker_wait_s=maker_wait, maker_waits_s=waits
+        )
 
     @staticmethod
     def _full_size_leg(spec: TradeSpec) -> MakerLeg:

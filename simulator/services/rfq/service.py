@@ -202,6 +202,7 @@ class RfqService:
                     record,
                     claim_token,
                     outcome.maker_wait_s,
+                    outcome.maker_waits_s,
                     retry_after_ms=reservation.retry_after_ms,
                 )
             taker_pays = sum(o.taker_pays for o in outcome.orders)
@@ -243,6 +244,7 @@ class RfqService:
                 record,
                 claim_token,
                 outcome.maker_wait_s,
+                outcome.maker_waits_s,
                 transactions=for_quote(spec.chain.chain_id, spec.sell.address, quote),
             )
         except BaseException as failed:

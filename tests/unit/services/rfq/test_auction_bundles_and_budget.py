@@ -126,13 +126,18 @@ async def test_silent_makers_cost_the_reply_budget_and_no_more(rfq: RfqHarness) 
 async def test_the_outcome_says_how_long_the_makers_were_waited_for(rfq: RfqHarness) -> None:
     # The Server-Timing `makers` figure (docs/decisions.md F23): from the first `rfq` sent to the
     # last answer read, inside the request's own time.
-    rfq.maker(1, delay_s=0.2)
-    rfq.maker(2)
+    slow = rfq.maker(1, delay_s=0.2)
+    fast = rfq.maker(2)
     started = rfq.clock.monotonic()
     outcome = await rfq.request()
     took = rfq.clock.monotonic() - started
     assert outcome.record.status == "quoted"
     assert 0.2 <= outcome.maker_wait_s <= took
+    # ... and each maker's part of it (Server-Timing `maker`): the slow one ended the wait.
+    waits = outcome.maker_waits_s
+    assert set(waits) == {slow.wallet.address, fast.wallet.address}
+    assert waits[slow.wallet.address] == outcome.maker_wait_s
+    assert waits[fast.wallet.address] < 0.2
     # A silent maker is waited for until the budget ends (less the answer margin).
     rfq.maker(3, mode="silent")
     started = rfq.clock.monotonic()
