@@ -30,20 +30,33 @@ def wait_ready(
     process: subprocess.Popen[str], ready: Path, timeout: float = 60, log: Path | None = None
 ) -> dict[str, Any]:
     """The ready file's facts once it appears; the process's stderr (its pipe, or the file
-    `log` it writes to) when it exits first."""
+    `log` it writes to) when it exits first, or when it is not ready in time: it is then told
+    to stop (SIGTERM), and its stop watchdog writes where each thread and task waited."""
     deadline = time.monotonic() + timeout
     while not ready.exists():
         if process.poll() is not None:
-            if log is not None:
-                stderr = log.read_text(errors="replace")[-6000:]
-            else:
-                assert process.stderr is not None, "pass the file stderr goes to as `log`"
-                stderr = process.stderr.read()
-            raise AssertionError(f"rfqsim exited {process.returncode}: {stderr}")
+            raise AssertionError(f"rfqsim exited {process.returncode}: {_stderr(process, log)}")
         if time.monotonic() > deadline:
-            raise AssertionError("rfqsim did not write its ready file in time")
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=30)  # the watchdog's deadline, then its dump
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            raise AssertionError(
+                f"rfqsim did not write its ready file within {timeout:g} s; stopped, it wrote: "
+                f"{_stderr(process, log)}"
+            )
         time.sleep(0.02)
     return dict(json.loads(ready.read_text()))
+
+
+def _stderr(process: subprocess.Popen[str], log: Path | None) -> str:
+    """The last of what an exited process wrote to stderr."""
+    if log is not None:
+        return log.read_text(errors="replace")[-12000:]
+    assert process.stderr is not None, "pass the file stderr goes to as `log`"
+    return process.stderr.read()[-12000:]
 
 
 def stop(process: subprocess.Popen[str], sig: int = signal.SIGTERM) -> int:
