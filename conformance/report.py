@@ -16,6 +16,7 @@ copies, so everything needed (the rule ids, the base URL) travels in ``user_prop
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -455,6 +456,9 @@ def _control_free_lines(matrix: Mapping[str, Any]) -> list[str]:
     ]
 
 
+_NEEDS = re.compile(r"needs ([a-z_]+(?::[a-z0-9]+)?|time<=\d+s): (.*)$", re.DOTALL)
+
+
 def _grouped(
     kind: str,
     rules: Sequence[Mapping[str, Any]],
@@ -479,6 +483,40 @@ def _grouped(
     return [*lines, ""]
 
 
+def wanted_inputs(rule: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What exactly would run a rule skipped for a missing input: (input, how to give it), as
+    its skipped tests' own reasons say (a second key of the same partner, a key with one scope
+    only, ...), not the input's general description."""
+    found: dict[tuple[str, str], None] = {}
+    for test in rule.get("tests") or []:
+        if test.get("skip_kind") != MISSING_INPUT:
+            continue
+        reason = str(test.get("reason") or "")
+        match = _NEEDS.match(reason)
+        if match is not None and match.group(1) != "sim_control":
+            found.setdefault((match.group(1), match.group(2)), None)
+    return list(found)
+
+
+def _wanted(rules: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The missing-input rules grouped by exactly what would run them (a rule whose tests want
+    different things is under each)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for rule in rules:
+        for wanted in wanted_inputs(rule) or [(n, HOW.get(n, n)) for n in rule.get("needs", [])]:
+            groups.setdefault(wanted, []).append(rule["id"])
+    lines = [
+        f"### {KIND_LABEL[MISSING_INPUT]} ({len(rules)} rules)",
+        "",
+        "| input | what would run them | rules |",
+        "|---|---|---|",
+    ]
+    for (need, how), ids in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):
+        listed = "<br>".join(f"`{i}`" for i in ids)
+        lines.append(f"| `{need}` | {_cell(how)} | {len(ids)}: {listed} |")
+    return [*lines, ""]
+
+
 def render_skipped(rules: Sequence[Mapping[str, Any]]) -> list[str]:
     """Markdown: the skipped rules by kind, each with what would run it or why nothing can."""
     skipped = [r for r in rules if r["status"] == SKIPPED]
@@ -487,7 +525,7 @@ def render_skipped(rules: Sequence[Mapping[str, Any]]) -> list[str]:
     lines = ["## Skipped rules by kind", ""]
     wanting = [r for r in skipped if r.get("skip_kind") == MISSING_INPUT]
     if wanting:
-        lines += _grouped(MISSING_INPUT, wanting, "needs", "input | how to give it", HOW)
+        lines += _wanted(wanting)
     debt = [r for r in skipped if r.get("skip_kind") == NOT_PORTED]
     if debt:
         lines += [

@@ -16,7 +16,7 @@ from conformance.client import Headers, Pacing, Response, checksummed
 from conformance.inputs import GivenKey, InputError, combine, merge, parse_key, read_config
 from conformance.mutants.catalogue import all_mutations
 from conformance.mutants.mutations import Exchange
-from conformance.needs import MISSING_INPUT, needs_in, skip_kind, unmet
+from conformance.needs import HOW, MISSING_INPUT, needs_in, skip_kind, skip_message, unmet
 from conformance.public_receiver import CA_FILE
 from conformance.report import render_skipped
 
@@ -351,3 +351,37 @@ def test_webhook_local_is_checked_before_the_run(tmp_path: Path) -> None:
     )
     (tmp_path / CA_FILE).write_text("a CA")
     assert webhook_local_check(local, str(tmp_path), None).detail.endswith(": its local CA")
+
+
+def test_the_missing_input_table_names_exactly_what_would_run_each_rule() -> None:
+    """A rule skipped because the given trades key has both taker scopes wants a key with one
+    scope only: the table says that, not the key:trades input in general (which was given)."""
+    only_write = skip_message("key:trades", "--api-key KEY=trades:write (and no other taker scope)")
+    partner = skip_message("key:trades", "another tx_test_ key of the partner of tx_test_a…")
+    wallets = skip_message("taker_wallet", "2 taker wallets (--taker-key HEX, repeated); 1 given")
+
+    def skipped(*reasons: str) -> list[dict[str, str]]:
+        return [
+            {"nodeid": f"t.py::{i}", "outcome": "skipped", "reason": r, "skip_kind": MISSING_INPUT}
+            for i, r in enumerate(reasons)
+        ]
+
+    rules = [
+        {"id": "r/write", "status": "skipped", "skip_kind": MISSING_INPUT, "needs": ["key:trades"],
+         "tests": skipped(only_write)},
+        {"id": "r/two", "status": "skipped", "skip_kind": MISSING_INPUT,
+         "needs": ["key:trades", "taker_wallet"], "tests": skipped(partner, wallets)},
+    ]  # fmt: skip
+    text = "\n".join(render_skipped(rules))
+    assert (
+        "| `key:trades` | --api-key KEY=trades:write (and no other taker scope) | 1: `r/write` |"
+        in text
+    )
+    assert (
+        "| `key:trades` | another tx_test_ key of the partner of tx_test_a… | 1: `r/two` |" in text
+    )
+    assert (
+        "| `taker_wallet` | 2 taker wallets (--taker-key HEX, repeated); 1 given | 1: `r/two` |"
+        in text
+    )
+    assert HOW["key:trades"] not in text  # the general description of an input that was given
