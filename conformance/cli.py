@@ -236,10 +236,11 @@ def webhook_local_check(base: str, given: str, public_url: str | None) -> Prefli
         return PreflightCheck(what, "give --webhook-local or --webhook-public-url, not both")
     if not is_loopback_url(base):
         return PreflightCheck(what, f"needs rfqsim serve on this machine; {base} is not loopback")
-    state_dir = local_state_dir(given or None, Path.cwd())
-    ca = state_dir / CA_FILE
-    found = "its local CA" if ca.exists() else "no CA yet (the run creates it)"
-    return PreflightCheck(what, detail=f"https on a free loopback port; {state_dir}: {found}")
+    cwd = Path.cwd()
+    state_dir = local_state_dir(given or None, cwd)
+    found = "its local CA" if (state_dir / CA_FILE).exists() else "no CA yet (the run creates it)"
+    shown = state_dir.relative_to(cwd) if state_dir.is_relative_to(cwd) else state_dir
+    return PreflightCheck(what, detail=f"https on a free loopback port; {shown}: {found}")
 
 
 def funds_check(
