@@ -17,7 +17,6 @@ copies, so everything needed (the rule ids, the base URL) travels in ``user_prop
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -35,6 +34,7 @@ from conformance.needs import (
     skip_kind,
 )
 from conformance.rules import DOCUMENTS, Rule
+from rfqkit import junit
 from rfqkit.timestamps import isoformat
 
 RULES_PROPERTY = "spec_rules"  # user_properties key: space-separated rule ids
@@ -624,50 +624,34 @@ def render_markdown(matrix: Mapping[str, Any]) -> str:
 
 def render_junit(matrix: Mapping[str, Any]) -> str:
     """JUnit XML of every test the report saw (one testsuite per area), with the spec rules
-    each checks as properties: what CI systems (GitLab, Jenkins, GitHub annotators) read."""
+    each checks as properties (rfqkit/junit.py)."""
     tests: list[Mapping[str, Any]] = matrix.get("tests", [])
-    root = ET.Element(
-        "testsuites",
-        name="rfqsim conformance",
-        tests=str(len(tests)),
-        failures=str(sum(1 for t in tests if t["outcome"] == FAILED)),
-        skipped=str(sum(1 for t in tests if t["outcome"] == SKIPPED)),
-        errors="0",
-        time=f"{sum(t.get('duration_s', 0) for t in tests):.3f}",
-        timestamp=str(matrix["generated_at"]),
-    )
+    suites = []
     for area in dict.fromkeys(t["area"] for t in tests):
-        members = [t for t in tests if t["area"] == area]
-        suite = ET.SubElement(
-            root,
-            "testsuite",
-            name=f"conformance.{area}",
-            tests=str(len(members)),
-            failures=str(sum(1 for t in members if t["outcome"] == FAILED)),
-            skipped=str(sum(1 for t in members if t["outcome"] == SKIPPED)),
-            errors="0",
-            time=f"{sum(t.get('duration_s', 0) for t in members):.3f}",
-        )
-        for test in members:
+        cases = []
+        for test in (t for t in tests if t["area"] == area):
             path, _, name = str(test["nodeid"]).partition("::")
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                classname=path.removesuffix(".py").replace("/", "."),
-                name=name or path,
-                file=path,
-                time=f"{test.get('duration_s', 0):.3f}",
+            outcome = test["outcome"]
+            cases.append(
+                junit.Case(
+                    name=name or path,
+                    classname=path.removesuffix(".py").replace("/", "."),
+                    time_s=float(test.get("duration_s", 0)),
+                    file=path,
+                    properties=[("spec_rule", rule) for rule in test["rules"]],
+                    failure=(
+                        (
+                            test.get("reason", "failed"),
+                            test.get("details") or test.get("reason", ""),
+                        )
+                        if outcome == FAILED
+                        else None
+                    ),
+                    skipped=test.get("reason", "") if outcome == SKIPPED else None,
+                )
             )
-            properties = ET.SubElement(case, "properties")
-            for rule in test["rules"]:
-                ET.SubElement(properties, "property", name="spec_rule", value=rule)
-            if test["outcome"] == FAILED:
-                failure = ET.SubElement(case, "failure", message=test.get("reason", "failed"))
-                failure.text = test.get("details") or test.get("reason", "")
-            elif test["outcome"] == SKIPPED:
-                ET.SubElement(case, "skipped", message=test.get("reason", ""))
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+        suites.append(junit.Suite(f"conformance.{area}", cases))
+    return junit.render("rfqsim conformance", suites, timestamp=str(matrix["generated_at"]))
 
 
 def uncovered(matrix: Mapping[str, Any]) -> list[str]:

@@ -12,8 +12,8 @@ import os
 import tempfile
 from collections import defaultdict
 from pathlib import Path
-from xml.etree import ElementTree as ET
 
+from rfqkit import junit
 from rfqsim.proxy.findings import KEPT_PER_KIND, Finding, Findings
 from rfqsim.proxy.spec import rules
 
@@ -112,36 +112,25 @@ def as_markdown(findings: Findings, upstream: str) -> str:
 
 
 def as_junit(findings: Findings) -> str:
+    """One test case per rule the run exercised or saw violated (rfqkit/junit.py)."""
     violated: dict[str, list[Finding]] = defaultdict(list)
     for finding in findings.kept:
         violated[finding.rule].append(finding)
     counted: dict[str, int] = defaultdict(int)
     for (rule_id, _), count in findings.counts.items():
         counted[rule_id] += count
-    suite = ET.Element(
-        "testsuite",
-        name="rfqsim proxy",
-        tests=str(len(findings.exercised)),
-        failures=str(len(counted)),
-        errors="0",
-        skipped="0",
-    )
-    properties = ET.SubElement(suite, "properties")
-    ET.SubElement(properties, "property", name="exchanges", value=str(findings.exchanges))
+    cases = []
     for rule_id in sorted(findings.exercised | set(counted)):
-        case = ET.SubElement(
-            suite, "testcase", classname=f"proxy.{rule_id.split('/', 1)[0]}", name=rule_id
-        )
+        failure = None
         if rule_id in counted:
             shown = violated[rule_id][:SHOWN_PER_RULE]
-            failure = ET.SubElement(
-                case,
-                "failure",
-                message=f"{counted[rule_id]} violations: {shown[0].message if shown else ''}",
+            failure = (
+                f"{counted[rule_id]} violations: {shown[0].message if shown else ''}",
+                "\n".join(f.line() for f in shown) + "\n" + _statement(rule_id),
             )
-            failure.text = "\n".join(f.line() for f in shown) + "\n" + _statement(rule_id)
-    ET.indent(suite)
-    return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
+        cases.append(junit.Case(rule_id, f"proxy.{rule_id.split('/', 1)[0]}", failure=failure))
+    suite = junit.Suite("rfqsim proxy", cases, properties=[("exchanges", str(findings.exchanges))])
+    return junit.render("rfqsim proxy", [suite])
 
 
 def write(directory: Path, findings: Findings, upstream: str) -> None:
