@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from html import escape
 from typing import Any
 
 from conformance.needs import INHERENT_CONTROL, MISSING_INPUT, NOT_PORTED, SKIP_KINDS
@@ -25,6 +24,7 @@ from conformance.report import (
     STATES,
     headline,
 )
+from rfqkit.html_page import e, page
 from rfqkit.svg_chart import PALETTE, Segment, stacked_bars
 
 COLORS = {
@@ -41,18 +41,14 @@ ORDER = [FAILED, NOT_PORTED, MISSING_INPUT, INHERENT_CONTROL, PASSED, NOT_COVERE
 _REQUEST_ID = re.compile(r"(?:X-Request-Id |['\"]request_id['\"]: ?['\"])([A-Za-z0-9_.:\-]+)")
 
 STYLE = """
-body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #111; }
-h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.5em; }
-table { border-collapse: collapse; width: 100%; }
-th, td { border: 1px solid #ccc; padding: 4px 6px; vertical-align: top; text-align: left; }
-th { background: #f3f3f3; }
+table { width: 100%; }
 #rules { table-layout: fixed; } #rules td { overflow-wrap: anywhere; }
 #rules th:nth-child(1) { width: 20%; } #rules th:nth-child(2) { width: 16%; }
 #rules th:nth-child(3) { width: 8%; } #rules th:nth-child(4) { width: 26%; }
 .state { font-weight: bold; }
 .failed .state { color: #b00; } .passed .state { color: #060; }
 ul.tests { margin: 0; padding-left: 1.1em; } code { font-size: 0.92em; }
-pre { white-space: pre-wrap; margin: 0.3em 0; background: #fff4f0; padding: 4px; }
+pre { margin: 0.3em 0; background: #fff4f0; padding: 4px; }
 .filters { margin: 0.8em 0; } .filters label { margin-right: 1em; }
 #totals td, #totals th { text-align: right; }
 """
@@ -83,10 +79,6 @@ SCRIPT = """
 
 def _some_not_selected(matrix: Mapping[str, Any]) -> bool:
     return any(rule.get("status") == NOT_SELECTED for rule in matrix.get("rules") or [])
-
-
-def _e(value: object) -> str:
-    return escape(str(value), quote=True)
 
 
 def request_ids(details: str) -> list[str]:
@@ -137,19 +129,19 @@ def chart(matrix: Mapping[str, Any]) -> str:
 def _tests_cell(rule: Mapping[str, Any], details: Mapping[str, str]) -> str:
     items = []
     for test in rule["tests"]:
-        line = f"<code>{_e(test['nodeid'])}</code> {_e(test['outcome'])}"
+        line = f"<code>{e(test['nodeid'])}</code> {e(test['outcome'])}"
         if test.get("skip_kind"):
-            line += f" ({_e(test['skip_kind'])})"
+            line += f" ({e(test['skip_kind'])})"
         if test["outcome"] == FAILED:
-            line += f"<pre>{_e(test.get('reason', ''))}</pre>"
+            line += f"<pre>{e(test.get('reason', ''))}</pre>"
             ids = request_ids(details.get(test["nodeid"], ""))
             if ids:
-                line += "request id: " + ", ".join(f"<code>{_e(i)}</code>" for i in ids)
+                line += "request id: " + ", ".join(f"<code>{e(i)}</code>" for i in ids)
         elif test.get("reason") and test["outcome"] != PASSED:
-            line += f": {_e(test['reason'])}"
+            line += f": {e(test['reason'])}"
         items.append(f"<li>{line}</li>")
     for nodeid in rule.get("not_selected_tests", []):
-        items.append(f"<li><code>{_e(nodeid)}</code> not selected</li>")
+        items.append(f"<li><code>{e(nodeid)}</code> not selected</li>")
     return f"<ul class='tests'>{''.join(items)}</ul>" if items else "no test"
 
 
@@ -162,15 +154,15 @@ def _rows(matrix: Mapping[str, Any]) -> list[str]:
         label = state.replace("_", " ")
         if rule.get("skip_kind"):
             label += f": {rule['skip_kind']}"
-        reason = f"<div>{_e(rule['skip_reason'])}</div>" if rule.get("skip_reason") else ""
+        reason = f"<div>{e(rule['skip_reason'])}</div>" if rule.get("skip_reason") else ""
         not_shown = " <em>(not shown)</em>" if rule.get("kind") == "not_shown" else ""
         rows.append(
-            f"<tr class='rule {_e(state)}' data-rule-id='{_e(rule['id'])}' "
-            f"data-state='{_e(state)}' data-kind='{_e(rule.get('skip_kind') or '')}'>"
-            f"<td><code>{_e(rule['id'])}</code></td>"
-            f"<td><span class='state'>{_e(label)}</span>{not_shown}{reason}</td>"
-            f"<td>{_e(rule.get('source', ''))}:{_e(rule.get('line', ''))}</td>"
-            f"<td class='statement'>{_e(rule['text'])}</td>"
+            f"<tr class='rule {e(state)}' data-rule-id='{e(rule['id'])}' "
+            f"data-state='{e(state)}' data-kind='{e(rule.get('skip_kind') or '')}'>"
+            f"<td><code>{e(rule['id'])}</code></td>"
+            f"<td><span class='state'>{e(label)}</span>{not_shown}{reason}</td>"
+            f"<td>{e(rule.get('source', ''))}:{e(rule.get('line', ''))}</td>"
+            f"<td class='statement'>{e(rule['text'])}</td>"
             f"<td>{_tests_cell(rule, details)}</td></tr>"
         )
     return rows
@@ -179,12 +171,12 @@ def _rows(matrix: Mapping[str, Any]) -> list[str]:
 def _totals(matrix: Mapping[str, Any]) -> str:
     totals = matrix["totals"]
     names = ["rules", *STATES, "selected", "tests"]
-    head = "".join(f"<th>{_e(n.replace('_', ' '))}</th>" for n in names)
-    cells = "".join(f"<td data-total='{_e(n)}'>{_e(totals[n])}</td>" for n in names)
+    head = "".join(f"<th>{e(n.replace('_', ' '))}</th>" for n in names)
+    cells = "".join(f"<td data-total='{e(n)}'>{e(totals[n])}</td>" for n in names)
     kinds = "".join(
-        f"<td data-skip-kind='{_e(k)}'>{_e(totals['skipped_by_kind'][k])}</td>" for k in SKIP_KINDS
+        f"<td data-skip-kind='{e(k)}'>{e(totals['skipped_by_kind'][k])}</td>" for k in SKIP_KINDS
     )
-    kind_head = "".join(f"<th>skipped: {_e(k)}</th>" for k in SKIP_KINDS)
+    kind_head = "".join(f"<th>skipped: {e(k)}</th>" for k in SKIP_KINDS)
     return f"<table id='totals'><tr>{head}{kind_head}</tr><tr>{cells}{kinds}</tr></table>"
 
 
@@ -195,18 +187,14 @@ def render_html(matrix: Mapping[str, Any]) -> str:
     options += [(s, s.replace("_", " ")) for s in (FAILED, PASSED, SKIPPED)]
     options += [(k, f"skipped: {KIND_LABEL[k]}") for k in SKIP_KINDS]
     options += [(NOT_COVERED, "not covered"), (NOT_SELECTED, "not selected")]
-    select = "".join(f"<option value='{_e(v)}'>{_e(t)}</option>" for v, t in options)
-    lines = "".join(f"<li>{_e(line)}</li>" for line in headline(matrix))
-    return "\n".join(
+    select = "".join(f"<option value='{e(v)}'>{e(t)}</option>" for v, t in options)
+    lines = "".join(f"<li>{e(line)}</li>" for line in headline(matrix))
+    return page(
+        "Conformance report",
         [
-            "<!doctype html>",
-            "<html lang='en'><head><meta charset='utf-8'>",
-            "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-            "<title>Conformance report</title>",
-            f"<style>{STYLE}</style></head><body>",
             "<h1>Conformance report</h1>",
-            f"<p>Generated {_e(matrix['generated_at'])} against "
-            f"<code>{_e(matrix['base_url'])}</code>.</p>",
+            f"<p>Generated {e(matrix['generated_at'])} against "
+            f"<code>{e(matrix['base_url'])}</code>.</p>",
             f"<ul id='headline'>{lines}</ul>",
             _totals(matrix),
             f"<h2>Rules by state</h2>{chart(matrix)}",
@@ -219,8 +207,7 @@ def render_html(matrix: Mapping[str, Any]) -> str:
             "<th>statement</th><th>tests</th></tr></thead><tbody>",
             *_rows(matrix),
             "</tbody></table>",
-            f"<script>{SCRIPT}</script>",
-            "</body></html>",
-            "",
-        ]
+        ],
+        style=STYLE,
+        script=SCRIPT,
     )

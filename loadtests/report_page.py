@@ -19,11 +19,11 @@ import json
 import math
 import sys
 from collections.abc import Mapping
-from html import escape
 from pathlib import Path
 from typing import Any
 
 from loadtests.sim_added import summary_lines
+from rfqkit.html_page import e, page
 from rfqkit.svg_chart import PALETTE, Segment, histogram, nice_ticks, stacked_bars
 
 MAX_BINS = 60
@@ -35,18 +35,9 @@ PART_LABELS = {
 PART_COLORS = {"makers": PALETTE[0], "added": PALETTE[1], "outside": PALETTE[7]}
 
 STYLE = """
-body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #111; }
-h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.5em; }
-table { border-collapse: collapse; } th, td { border: 1px solid #ccc; padding: 4px 6px; }
-th { background: #f3f3f3; text-align: left; }
 .pass { color: #060; font-weight: bold; } .fail { color: #b00; font-weight: bold; }
 .warning { background: #fff4e0; border-left: 4px solid #e69f00; padding: 6px 10px; }
-pre { white-space: pre-wrap; }
 """
-
-
-def _e(value: object) -> str:
-    return escape(str(value), quote=True)
 
 
 def bins(counts: Mapping[str, int]) -> list[tuple[float, float, int]]:
@@ -69,9 +60,9 @@ def _checks(summary: Mapping[str, Any]) -> str:
         passed = bool(check["passed"])
         mark = "<span class='pass'>pass</span>" if passed else "<span class='fail'>FAIL</span>"
         rows.append(
-            f"<tr data-check='{_e(check['name'])}'><td>{mark}</td><td>{_e(check['name'])}</td>"
-            f"<td>{_e(check['observed'])}</td><td>{_e(check['limit'])}</td>"
-            f"<td>{_e(check['detail'])}</td></tr>"
+            f"<tr data-check='{e(check['name'])}'><td>{mark}</td><td>{e(check['name'])}</td>"
+            f"<td>{e(check['observed'])}</td><td>{e(check['limit'])}</td>"
+            f"<td>{e(check['detail'])}</td></tr>"
         )
     return (
         "<table id='checks'><tr><th>verdict</th><th>check</th><th>observed</th><th>limit</th>"
@@ -94,7 +85,7 @@ def _histograms(summary: Mapping[str, Any]) -> list[str]:
             marker=float(budget) if marked else None,
             marker_label=f"reply budget {budget:g} ms" if marked else "",
         )
-        out.append(f"<figure data-histogram='{_e(name)}'>{chart}</figure>")
+        out.append(f"<figure data-histogram='{e(name)}'>{chart}</figure>")
     return out
 
 
@@ -127,14 +118,14 @@ def _makers(makers: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
         if not auctions:
             continue
         cells = "".join(
-            f"<tr data-maker='{_e(maker)}'><td>{_e(maker)}</td><td>{_e(row['count'])}</td>"
-            f"<td>{_e(row['p50_ms'])}</td><td>{_e(row['p99_ms'])}</td><td>{_e(row['max_ms'])}</td>"
-            f"<td>{_e(row['slowest'])} of {auctions}</td></tr>"
+            f"<tr data-maker='{e(maker)}'><td>{e(maker)}</td><td>{e(row['count'])}</td>"
+            f"<td>{e(row['p50_ms'])}</td><td>{e(row['p99_ms'])}</td><td>{e(row['max_ms'])}</td>"
+            f"<td>{e(row['slowest'])} of {auctions}</td></tr>"
             for maker, row in rows.items()
         )
         out.append(
-            f"<table class='makers' data-request='{_e(name)}'><caption>The makers' wait of "
-            f"{_e(name)}, per maker</caption><tr><th>maker</th><th>asked in</th>"
+            f"<table class='makers' data-request='{e(name)}'><caption>The makers' wait of "
+            f"{e(name)}, per maker</caption><tr><th>maker</th><th>asked in</th>"
             "<th>wait p50, ms</th><th>wait p99, ms</th><th>max, ms</th>"
             f"<th>slowest to answer</th></tr>{cells}</table>"
         )
@@ -156,15 +147,11 @@ def render_page(summary: Mapping[str, Any]) -> str:
     warning = [line for line in lines if line.startswith("WARNING")]
     plain = [line for line in lines if not line.startswith("WARNING")]
     body = [
-        "<!doctype html>",
-        "<html lang='en'><head><meta charset='utf-8'>",
-        f"<title>Load run {_e(summary.get('profile'))}: {verdict}</title>",
-        f"<style>{STYLE}</style></head><body>",
-        f"<h1>Load run {_e(summary.get('profile'))}: <span id='verdict' "
+        f"<h1>Load run {e(summary.get('profile'))}: <span id='verdict' "
         f"class='{'pass' if summary.get('passed') else 'fail'}'>SLO {verdict}</span> "
-        f"(exit {_e(summary.get('exit_code'))})</h1>",
+        f"(exit {e(summary.get('exit_code'))})</h1>",
         "<table>"
-        + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in facts)
+        + "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in facts)
         + "</table>",
         "<h2>The verdict, check by check</h2>",
         _checks(summary),
@@ -175,12 +162,11 @@ def render_page(summary: Mapping[str, Any]) -> str:
     else:
         body.append("<p id='split'>The target sent no Server-Timing: no split.</p>")
     body += _makers(added.get("makers") or {})
-    body += [f"<p class='warning' id='warning'>{_e(line)}</p>" for line in warning]
-    body.append("<pre id='simulator-added'>" + _e("\n".join(plain)) + "</pre>")
+    body += [f"<p class='warning' id='warning'>{e(line)}</p>" for line in warning]
+    body.append("<pre id='simulator-added'>" + e("\n".join(plain)) + "</pre>")
     body.append("<h2>Latency per request name</h2>")
     body += _histograms(summary)
-    body += ["</body></html>", ""]
-    return "\n".join(body)
+    return page(f"Load run {summary.get('profile')}: {verdict}", body, style=STYLE)
 
 
 def write_page(path: Path, summary: Mapping[str, Any]) -> Path:
