@@ -9,8 +9,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from conformance.report import render_junit, render_markdown
+from conformance.report import render_junit
 from conformance.report_html import render_html
+from conformance.report_markdown import render_markdown
 
 
 def write_report(directory: Path, matrix: Mapping[str, Any]) -> tuple[Path, Path, Path]:

@@ -18,7 +18,7 @@ from conformance.mutants.catalogue import all_mutations
 from conformance.mutants.mutations import Exchange
 from conformance.needs import HOW, MISSING_INPUT, needs_in, skip_kind, skip_message, unmet
 from conformance.public_receiver import CA_FILE
-from conformance.report import render_skipped
+from conformance.report_markdown import render_skipped
 
 WALLET = "0x" + "11" * 32
 

@@ -17,11 +17,11 @@ from conformance.report import (
     RULES_PROPERTY,
     ResultCollector,
     build_matrix,
-    render_markdown,
     rule_status,
     uncovered,
 )
 from conformance.report_files import write_report
+from conformance.report_markdown import render_markdown
 from conformance.rules import Rule
 
 RULES = [

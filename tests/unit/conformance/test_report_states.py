@@ -18,10 +18,10 @@ from conformance.report import (
     ResultCollector,
     build_matrix,
     headline,
-    render_markdown,
 )
 from conformance.report_files import write_report
 from conformance.report_html import render_html, request_ids
+from conformance.report_markdown import render_markdown
 from conformance.rules import Rule
 
 CONVENTIONS = "conformance/tests/test_conventions.py"
