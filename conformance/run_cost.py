@@ -25,16 +25,17 @@ COIN = "coin"  # the chain's native coin, beside the token symbols
 Amounts = dict[int, dict[str, Decimal]]  # chain id -> symbol (or COIN) -> whole amount
 
 # Whole tokens and coin lent by a full control-free run, per area and chain: measured on
-# 2026-11-29 (56 wallets), rounded up. The feed's NGNS follows the makers' inventory (its
-# ticker test reserves a share of it). Areas absent lend nothing.
+# 2026-11-29, once the tests traded the smallest sizes the corridors allow (56 wallets), rounded
+# up. The feed's NGNS follows the makers' inventory (its ticker test reserves a share of it).
+# Areas absent lend nothing.
 LENT: dict[str, Amounts] = {
-    "rfq": {97: {"USDC": Decimal(10), "USDT": Decimal(215), COIN: Decimal(5)}},
+    "rfq": {97: {"USDC": Decimal(10), "USDT": Decimal("112.5"), COIN: Decimal(5)}},
     "timing": {97: {"USDT": Decimal(6)}},
     "feed": {
         97: {
             "NGNS": Decimal(335_000),
-            "USDC": Decimal(75),
-            "USDT": Decimal(320),
+            "USDC": Decimal("70.5"),
+            "USDT": Decimal("251.5"),
             COIN: Decimal(7),
         }
     },
@@ -42,16 +43,17 @@ LENT: dict[str, Amounts] = {
         97: {
             "NGNS": Decimal(47_580),
             "USDC": Decimal("7.5"),
-            "USDT": Decimal(3),
+            "USDT": Decimal("2.5"),
             COIN: Decimal(34),
         }
     },
 }
 
 # What a full control-free run keeps of the funding wallet's funds (before minus after, same
-# measurement): the USDT and USDC its takers sold to the venue's makers, and gas. It comes back
-# richer in NGNS (what they bought), which no count of runs left depends on.
-KEPT: Amounts = {97: {"USDT": Decimal(46), "USDC": Decimal("2.1"), COIN: Decimal("0.14")}}
+# measurement): the USDT its takers sold to the venue's makers at the smallest sizes the
+# corridors allow, and gas. USDC and NGNS come back a little richer (what the takers bought),
+# which no count of runs left depends on.
+KEPT: Amounts = {97: {"USDT": Decimal("0.6"), COIN: Decimal("0.12")}}
 
 
 def lent_per_area(loans_json: Mapping[str, Any]) -> dict[str, Amounts]:

@@ -117,7 +117,12 @@ def test_rfq_fills_are_trades_in_natural_direction_with_exact_amounts(
 ) -> None:
     usdt, ngns, wbnb, usdc = (chain.token(s) for s in ("USDT", "NGNS", "WBNB", "USDC"))
     node = chain.rpc()
-    taker = fund_wallet(chain, source, {usdt.address: usdt.units(60), usdc.address: usdc.units(5)})
+    # The smallest sizes the corridors allow (multiples of the chain's minimum, 0.01 of the
+    # named token on chain 97): a QA team's wallet pays for what the taker trades away.
+    least = chain.min_size
+    taker = fund_wallet(
+        chain, source, {usdt.address: usdt.units(least * 100), usdc.address: usdc.units(least * 5)}
+    )
 
     def filled(
         sell: str, buy: str, sell_amount: int | None = None, buy_amount: int | None = None
@@ -130,9 +135,9 @@ def test_rfq_fills_are_trades_in_natural_direction_with_exact_amounts(
             execute_quote(chain, taker, expect_quoted(request_quote(trader, body)))
         )
 
-    # 1. The taker sells 12.5 USDT (18 dp) for NGNS (6 dp): a sell of USDT_NGN. Not reported.
+    # 1. The taker sells 0.125 USDT (18 dp) for NGNS (6 dp): a sell of USDT_NGN. Not reported.
     before = Balances.read(node, [usdt.address, ngns.address], [taker.address])
-    receipt = filled("USDT", "NGNS", sell_amount=usdt.units("12.5"))
+    receipt = filled("USDT", "NGNS", sell_amount=usdt.units(least * Decimal("12.5")))
     after = before.again()
     (trade,) = check_published(reader, chain, receipt, "USDT_NGN", usdt, ngns)
     assert trade["type"] == "sell", "the taker sold the base"
@@ -151,23 +156,26 @@ def test_rfq_fills_are_trades_in_natural_direction_with_exact_amounts(
         interval=0.05,
         what="the service clock past the first fill's second",
     )
-    receipt = filled("USDT", "NGNS", sell_amount=usdt.units("1.5"))
+    receipt = filled("USDT", "NGNS", sell_amount=usdt.units(least * Decimal("1.5")))
     (later,) = check_published(reader, chain, receipt, "USDT_NGN", usdt, ngns)
     assert later["trade_timestamp"] > first["trade_timestamp"], (first, later)
     listed = [t["trade_id"] for t in get_trades(reader, "USDT_NGN", type="sell")["sell"]]
     assert listed.index(later["trade_id"]) < listed.index(first["trade_id"]), "newest first"
 
-    # 2. The taker buys exactly 0.01 WBNB with USDT: a buy of WBNB_USDT (USDT per WBNB).
-    receipt = filled("USDT", "WBNB", buy_amount=wbnb.units("0.01"))
+    # 2. The taker buys WBNB with the least USDT: a buy of WBNB_USDT (USDT per WBNB).
+    before = Balances.read(node, [usdt.address, wbnb.address], [taker.address])
+    receipt = filled("USDT", "WBNB", sell_amount=usdt.units(least))
+    after = before.again()
     (trade,) = check_published(reader, chain, receipt, "WBNB_USDT", wbnb, usdt)
     assert trade["type"] == "buy", "the taker bought the base"
-    assert trade["base_volume"] == "0.01"
+    assert trade["base_volume"] == volume(before.delta(after, wbnb.address, taker.address), 18)
+    assert trade["target_volume"] == volume(-before.delta(after, usdt.address, taker.address), 18)
     assert Decimal(trade["price"]) > 100, "USDT per WBNB"
 
-    # 3. The taker sells 2.5 USDC (6 dp) for USDT (18 dp): a sell of USDC_USDT.
-    receipt = filled("USDC", "USDT", sell_amount=usdc.units("2.5"))
+    # 3. The taker sells 0.025 USDC (6 dp) for USDT (18 dp): a sell of USDC_USDT.
+    receipt = filled("USDC", "USDT", sell_amount=usdc.units(least * Decimal("2.5")))
     (trade,) = check_published(reader, chain, receipt, "USDC_USDT", usdc, usdt)
-    assert (trade["type"], trade["base_volume"]) == ("sell", "2.5")
+    assert (trade["type"], trade["base_volume"]) == ("sell", "0.025")
     assert Decimal("0.9") < Decimal(trade["price"]) < Decimal("1.1")
 
     # The type filter: both keys, the other side empty.
@@ -197,8 +205,10 @@ def test_last_price_is_the_newest_trade_and_the_day_lies_within_high_and_low(
     liquidity: Liquidity,
 ) -> None:
     usdt, ngns = chain.token("USDT"), chain.token("NGNS")
-    taker = fund_wallet(chain, source, {usdt.address: usdt.units(10)})
-    body = rfq_body(chain, "USDT", "NGNS", sell_amount=usdt.units(3), taker=taker.address)
+    taker = fund_wallet(chain, source, {usdt.address: usdt.units(chain.min_size * 10)})
+    body = rfq_body(
+        chain, "USDT", "NGNS", sell_amount=usdt.units(chain.min_size * 3), taker=taker.address
+    )
     receipt = chain.rpc().wait_receipt(
         execute_quote(chain, taker, expect_quoted(request_quote(trader, body)))
     )

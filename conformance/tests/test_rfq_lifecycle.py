@@ -56,25 +56,29 @@ CHAIN = 97
 SWEEP_TIMEOUT = 5.0  # how long a status change may take after its boundary passed
 
 
+def size(chain: VenueChain) -> int:
+    """What the tests here sell: ten times the chain's minimum (0.1 USDT on chain 97), small as
+    a QA team's wallet pays for what is traded away, and still a size makers quote."""
+    return chain.token("USDT").units(chain.min_size * 10)
+
+
 @pytest.fixture
 def taker(chain: VenueChain, source: Wallet) -> Wallet:
     usdt = chain.token("USDT")
-    return fund_wallet(chain, source, {usdt.address: usdt.units(20)})
+    return fund_wallet(chain, source, {usdt.address: 20 * size(chain)})
 
 
 def _quote(client: Client, chain: VenueChain, taker: Wallet, **extra: Any) -> dict[str, Any]:
-    usdt = chain.token("USDT")
-    body = rfq_body(chain, "USDT", "NGNS", sell_amount=usdt.units(1), taker=taker.address, **extra)
+    body = rfq_body(chain, "USDT", "NGNS", sell_amount=size(chain), taker=taker.address, **extra)
     return expect_quoted(request_quote(client, body))
 
 
 def _no_quote(client: Client, chain: VenueChain, taker: Wallet) -> dict[str, Any]:
-    usdt = chain.token("USDT")
     body = rfq_body(
         chain,
         "USDT",
         "NGNS",
-        sell_amount=usdt.units(1),
+        sell_amount=size(chain),
         taker=taker.address,
         restrictedLiquidityWallets=[Account.create().address],
     )
@@ -169,7 +173,7 @@ def test_cancel_rules_seen_by_one_client(
     _conflict(trader.post(f"/v2/rfq/{rfq_id}/cancel"))
 
     checked = assert_firm_quote(
-        chain, first, sell="USDT", buy="NGNS", taker=taker.address, sell_amount=usdt.units(1)
+        chain, first, sell="USDT", buy="NGNS", taker=taker.address, sell_amount=size(chain)
     )
     before = Balances.read(
         chain.rpc(),
@@ -324,7 +328,7 @@ def test_lapsed_quote_expires_and_a_late_fill_corrects_it(
     data = _quote(trader, chain, taker)
     rfq_id, quote = data["rfqId"], data["quote"]
     checked = assert_firm_quote(
-        chain, data, sell="USDT", buy="NGNS", taker=taker.address, sell_amount=usdt.units(1)
+        chain, data, sell="USDT", buy="NGNS", taker=taker.address, sell_amount=size(chain)
     )
     winner = fleet.name_of(checked.makers[0])
     approve_for_quote(chain, taker, data)
