@@ -28,7 +28,7 @@ from rfqkit.wallets import Wallet
 from rfqkit.webhook_receiver import WebhookReceiver
 from rfqsim.pytest_plugin import RfqSim
 from tests.integration.browser import Watched, chromium, chromium_path, screenshot_dir, watch
-from tests.integration.makers.test_fleet_process import firm_quote as firm
+from tests.integration.firm_quotes import firm_quote as firm
 from tests.integration.serve_process import serve
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("console-browser")]

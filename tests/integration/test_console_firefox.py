@@ -13,7 +13,7 @@ import pytest
 
 from rfqsim.pytest_plugin import RfqSim
 from tests.integration.firefox import Page, firefox, firefox_path
-from tests.integration.makers.test_fleet_process import firm_quote as firm
+from tests.integration.firm_quotes import firm_quote as firm
 from tests.integration.serve_process import serve
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("console-firefox")]

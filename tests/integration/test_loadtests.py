@@ -10,10 +10,7 @@ import html
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -23,43 +20,11 @@ from loadtests.run import progress_line
 from loadtests.shapes import plan
 from loadtests.slo import Tally, Thresholds, allowed_over, progress, standard_checks
 from makers.config import default_fleet
-from tests.integration.serve_process import REPO, serve
+from tests.integration.load_runs import checks_by_name, run_profile
+from tests.integration.serve_process import serve
 
-RUN_TIMEOUT_S = 90
 # The two runs share one xdist worker so they do not compete with each other for the CPU.
 SERIAL = pytest.mark.xdist_group("loadtests")
-
-
-def run_profile(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], str]:
-    """``python -m loadtests.run rfq_storm ARGS``: (exit code, slo.json, output)."""
-    reports = tmp_path / "reports"
-    env = {**os.environ, "RFQSIM_STATE_DIR": str(tmp_path / "state")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "loadtests.run",
-            "rfq_storm",
-            "--report-dir",
-            str(reports),
-            *args,
-        ],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
-    )
-    output = done.stdout + done.stderr
-    summary_path = reports / "slo.json"
-    # The exit status too: an empty output with a negative one is a run killed by a signal.
-    assert summary_path.exists(), f"exit status {done.returncode}\n{output[-3000:]}"
-    return done.returncode, json.loads(summary_path.read_text()), output
-
-
-def checks_by_name(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {c["name"]: c for c in summary["checks"]}
 
 
 @pytest.mark.integration

@@ -15,6 +15,7 @@ import pytest
 
 from contracts.orders import RfqOrder, sign_order
 from rfqkit.wallets import demo_wallet, maker_wallet
+from tests.integration.maker_keys import create_key
 from tests.integration.serve_process import Served, serve
 
 pytestmark = pytest.mark.integration
@@ -30,12 +31,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 async def session() -> AsyncIterator[aiohttp.ClientSession]:
     async with aiohttp.ClientSession() as client:
         yield client
-
-
-async def create_key(session: aiohttp.ClientSession, api: str, **body: Any) -> str:
-    async with session.post(f"{api}/_sim/keys", json=body) as resp:
-        assert resp.status == 201, await resp.text()
-        return str((await resp.json())["data"]["key"])
 
 
 async def maker_key(

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from conformance.client import Client, Response
+from tests.integration.load_runs import checks_by_name, run_profile
 from tests.integration.proxy_process import proxy, service_violations, summary
+from tests.integration.quickstart_snippets import run_every_snippet, snippets
 from tests.integration.serve_process import Served, serve
-from tests.integration.test_loadtests import checks_by_name, run_profile
-from tests.integration.test_quickstart_integrator import run_every_snippet, snippets
 
 pytestmark = pytest.mark.integration
 # Rules the quickstart's traffic must have exercised (it cannot hide behind checking nothing).

@@ -16,9 +16,9 @@ from contracts.orders import RfqOrder, sign_order
 from makers.client import MakerClient
 from rfqkit.maker_protocol import MakerQuote, OrderTerms, Released, Rfq
 from rfqkit.wallets import demo_wallet, maker_wallet
+from tests.integration.maker_keys import create_key
 from tests.integration.proxy_process import proxy, summary
 from tests.integration.serve_process import Served, serve
-from tests.integration.test_maker_stream import create_key
 
 pytestmark = pytest.mark.integration
 WAIT_S = 30.0

@@ -4,10 +4,8 @@ fleet in the simulator's process."""
 
 from __future__ import annotations
 
-import json
 import signal
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,11 +16,11 @@ import pytest
 from loadtests.machine import is_fleet_process
 from makers.config import default_fleet
 from rfqsim.pytest_plugin import RfqSim, RfqSimError
+from tests.integration.firm_quotes import firm_quote
 from tests.integration.serve_process import Served, serve, stop
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("fleet-process")]
 
-CHAIN = 97
 NAMES = [m.name for m in default_fleet().makers]
 
 
@@ -55,28 +53,6 @@ def wait_for(check: Any, what: str, timeout_s: float = 30.0) -> Any:
             raise AssertionError(f"no {what} within {timeout_s:g}s")
         time.sleep(0.05)
     return result
-
-
-def firm_quote(sim: RfqSim) -> dict[str, Any]:
-    body = {
-        "chainId": CHAIN,
-        "sellToken": sim.token(CHAIN, "USDC"),
-        "buyToken": sim.token(CHAIN, "USDT"),
-        "sellAmount": "10000000",
-        "taker": sim.demo_wallets[0]["address"],
-    }
-    request = urllib.request.Request(
-        f"{sim.base_url}/v2/rfq/request",
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={
-            "Content-Type": "application/json",
-            "Authorization": f"Bearer {sim.demo_keys['taker-test']}",
-        },
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        assert response.status == 200
-        return dict(json.loads(response.read())["data"])
 
 
 def test_the_fleet_runs_in_a_child_and_answers_makers_get_and_patch(

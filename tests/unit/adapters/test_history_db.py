@@ -39,7 +39,7 @@ from simulator.services.rfq.archived import ArchivedRfq
 from simulator.services.rfq.model import FilledOrder, QuoteState
 from simulator.services.shared.fills import Fill
 from simulator.services.shared.state import StateFormatError
-from tests.unit.services.rfq.test_store import record as stored
+from tests.unit.services.rfq.stored_records import record as stored
 
 
 def archived(rfq_id: str, at_rest_since: float, order_hash: bytes | None = None) -> ArchivedRfq:

@@ -25,7 +25,7 @@ from simulator.services.sim.journal_search import (
     headers_view,
     key_of,
 )
-from tests.unit.state.test_gate_and_journal import request_fields
+from tests.unit.state.journal_fields import request_fields
 
 API_KEY = "tx_test_6ae2edaf29e7.X7j-oebgi6fxuM9RKuWBNDA-zhbeRA0s_35baqF6d1s"
 KEY_SECRET = API_KEY.partition(".")[2]

@@ -15,7 +15,7 @@ from simulator.adapters.store.timeline_archive import SqliteTimelineArchive
 from simulator.services.rfq.history import RFQ_STEPS
 from simulator.services.shared.timeline_search import TimelineFilter, key_of, search
 from simulator.services.shared.timelines import Timelines, TimelineState
-from tests.unit.services.test_timelines import Ticks
+from tests.unit.services.ticks import Ticks
 
 SELL, BUY = "0x" + "aa" * 20, "0x" + "bb" * 20
 

@@ -4,7 +4,7 @@ reaches the simulator, the makers or the provider sandbox."""
 
 from __future__ import annotations
 
-from tests.unit.test_layering import graph, resolve, top, within
+from tests.unit.import_graph import graph, resolve, top, within
 
 FORBIDDEN = ("simulator", "makers", "provider_sandbox")
 

@@ -8,7 +8,6 @@ import asyncio
 import json
 import signal
 import socket
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -19,9 +18,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from tests.unit.proxy.exchanges import answer_headers, request_id
+from tests.unit.proxy.proxy_process import RFQSIM, WAIT_S, start_proxy
 
-RFQSIM = Path(sys.executable).with_name("rfqsim")
-WAIT_S = 30.0
 FINDING_KEYS = {
     "rule",
     "side",
@@ -60,17 +58,6 @@ async def upstream() -> AsyncIterator[str]:
         await server.close()
 
 
-async def _start(*args: str) -> tuple[asyncio.subprocess.Process, str]:
-    process = await asyncio.create_subprocess_exec(
-        str(RFQSIM), "proxy", *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
-    assert process.stdout is not None
-    line = (await asyncio.wait_for(process.stdout.readline(), WAIT_S)).decode()
-    assert "listening on http://" in line, line
-    url = line.split("listening on ", 1)[1].split(" ", 1)[0]
-    return process, url
-
-
 async def _line(process: asyncio.subprocess.Process) -> str:
     assert process.stdout is not None
     return (await asyncio.wait_for(process.stdout.readline(), WAIT_S)).decode()
@@ -80,7 +67,7 @@ async def test_a_run_prints_each_violation_and_writes_the_report_on_sigterm(
     upstream: str, tmp_path: Path
 ) -> None:
     report = tmp_path / "report"
-    process, url = await _start(
+    process, url = await start_proxy(
         "--upstream",
         upstream,
         "--listen",
@@ -136,7 +123,7 @@ async def test_a_run_prints_each_violation_and_writes_the_report_on_sigterm(
 async def test_a_clean_run_exits_0_even_with_fail_on_violation(
     upstream: str, tmp_path: Path
 ) -> None:
-    process, url = await _start(
+    process, url = await start_proxy(
         "--upstream",
         upstream,
         "--listen",

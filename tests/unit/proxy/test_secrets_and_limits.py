@@ -20,7 +20,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from tests.unit.proxy.exchanges import answer_headers, request_id
-from tests.unit.proxy.test_command import WAIT_S, _start
+from tests.unit.proxy.proxy_process import WAIT_S, start_proxy
 
 # Secrets in no shape the patterns know: only their names give them away.
 CLAIM = "plainClaimToken0123456789"
@@ -100,7 +100,7 @@ async def test_no_secret_reaches_any_output_whatever_its_shape(
 ) -> None:
     url, _ = upstream
     report = tmp_path / "report"
-    process, proxy = await _start(
+    process, proxy = await start_proxy(
         *("--upstream", url, "--listen", "127.0.0.1:0", "--report", str(report)),
         *("--redact-header", "X-Auth-Token"),
     )
@@ -142,7 +142,7 @@ async def test_a_silent_upstream_is_a_502_envelope_within_the_timeout(
     upstream: tuple[str, asyncio.Event], tmp_path: Path
 ) -> None:
     url, _ = upstream
-    process, proxy = await _start(
+    process, proxy = await start_proxy(
         *("--upstream", url, "--listen", "127.0.0.1:0", "--report", str(tmp_path / "r")),
         *("--upstream-timeout", str(TIMEOUT_S)),
     )
@@ -165,7 +165,7 @@ async def test_a_200_that_says_json_and_is_not_is_a_service_finding(
 ) -> None:
     url, _ = upstream
     report = tmp_path / "report"
-    process, proxy = await _start(
+    process, proxy = await start_proxy(
         "--upstream", url, "--listen", "127.0.0.1:0", "--report", str(report)
     )
     async with aiohttp.ClientSession() as client, client.get(f"{proxy}/v2/health") as resp:
@@ -184,7 +184,7 @@ async def test_a_listen_address_off_loopback_is_warned_about(
 ) -> None:
     url, _ = upstream
     for listen, warned in (("0.0.0.0:0", True), ("127.0.0.1:0", False), ("localhost:0", False)):
-        process, _ = await _start(
+        process, _ = await start_proxy(
             "--upstream", url, "--listen", listen, "--report", str(tmp_path / "r")
         )
         _, err = await _stop(process)

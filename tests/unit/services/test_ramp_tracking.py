@@ -5,7 +5,6 @@ SMTP delivery (RA24)."""
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import replace
 
 import pytest
@@ -14,27 +13,15 @@ from eth_account import Account
 from simulator.errors import InvalidRequest, NotFound, Unauthorized
 from simulator.services.ramp.emails import Outbox, SmtpTarget
 from simulator.services.ramp.model import TransferRecord
-from simulator.services.ramp.ports import PersonDetails, ProviderTransfer
+from simulator.services.ramp.ports import PersonDetails
 from simulator.services.ramp.webhooks import sign, signature_valid
+from tests.unit.services.ramp_events import event
 from tests.unit.services.ramp_harness import SECRET, Ramp
 
 
 def status(record: TransferRecord) -> str:
     """The status now (a function call, so mypy does not carry narrowing across awaits)."""
     return record.status
-
-
-def event(ramp: Ramp, transfer: ProviderTransfer, event_id: str) -> bytes:
-    """A webhook body; the harness's parser returns `transfer` for it."""
-    ramp.parsed[transfer.id + event_id] = transfer
-    return json.dumps(
-        {
-            "id": event_id,
-            "type": "transfer.updated",
-            "created": "2030-01-01T00:00:00Z",
-            "data": {"transfer": {"id": transfer.id + event_id}},
-        }
-    ).encode()
 
 
 def test_signature_rules() -> None:

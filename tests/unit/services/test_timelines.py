@@ -13,18 +13,7 @@ from simulator.services.rfq.history import (
 )
 from simulator.services.shared.changes import ChangeFeed
 from simulator.services.shared.timelines import Timelines, TimelineState, render_steps
-
-
-class Ticks:
-    """A clock that moves `step` seconds at each reading."""
-
-    def __init__(self, now: float = 100.0, step: float = 0.5) -> None:
-        self.now = now
-        self.step = step
-
-    def __call__(self) -> float:
-        self.now += self.step
-        return self.now
+from tests.unit.services.ticks import Ticks
 
 
 def test_only_the_last_n_objects_are_kept_and_steps_of_dropped_ones_are_ignored() -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from simulator.services.sim.gate import RequestGate, StateChangeInterrupted
 from simulator.services.sim.journal import FrameFilter, JournalFilter, RequestJournal, body_view
+from tests.unit.state.journal_fields import request_fields
 
 
 async def inside(gate: RequestGate, release: asyncio.Event) -> str:
@@ -108,25 +109,6 @@ async def test_while_the_fleet_restarts_only_its_own_requests_pass_the_closed_ga
     async with gate.closed():
         with pytest.raises(StateChangeInterrupted):
             await gate.enter(own=True)
-
-
-def request_fields(index: int, at: float) -> dict[str, object]:
-    """A plain GET's fields as the journal middleware records them."""
-    return {
-        "request_id": f"req_{index}",
-        "at": at,
-        "method": "GET",
-        "path": "/v2/rfq/levels",
-        "query": "",
-        "status": 200,
-        "latency_ms": 1.0,
-        "key_prefix": None,
-        "request_type": None,
-        "request_body": None,
-        "request_size": 0,
-        "response_body": None,
-        "response_size": 0,
-    }
 
 
 def journal_with(*entries: dict[str, object]) -> RequestJournal:

@@ -63,10 +63,10 @@ from simulator.settings import LimitSettings, WebhookSettings, load_settings
 from tests.unit.services.feed.harness import NGNS, USDT
 from tests.unit.services.feed.harness import Harness as FeedHarness
 from tests.unit.services.limit_orders.harness import build, caller, place
+from tests.unit.services.ramp_events import event
 from tests.unit.services.ramp_harness import SECRET, NoChain, Ramp, sign_proof
 from tests.unit.services.rfq.harness import TX, RfqHarness
-from tests.unit.services.swaps.test_swaps import COST, TAKER, swap_request
-from tests.unit.services.test_ramp_tracking import event
+from tests.unit.services.swaps.swap_requests import COST, TAKER, swap_request
 from tests.unit.webhook_fakes import (
     MemoryDeliveryArchive,
     RecordingCertificates,

@@ -29,7 +29,7 @@ from tests.unit.services.limit_orders.harness import (
     place,
     venue,
 )
-from tests.unit.services.swaps.test_swaps import swap_request
+from tests.unit.services.swaps.swap_requests import swap_request
 
 E6 = 10**6
 FEE_BPS = 5

@@ -5,18 +5,12 @@ expired/failed within 24 hours, and nothing corrected after them."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from simulator.api.rfq import schemas
 from simulator.services.rfq.model import StoredRfq
 from tests.unit.services.rfq.harness import NGNS, ONE, TAKER, TX, RfqHarness, status
+from tests.unit.services.rfq.rfq_bodies import rfq_body
 
 DAY_S = 24 * 3600.0
-
-
-def rfq_body(rfq: RfqHarness, index: int = -1) -> dict[str, Any]:
-    body: dict[str, Any] = rfq.events.events[index].body["data"]["rfq"]
-    return body
 
 
 async def failed(rfq: RfqHarness) -> StoredRfq:

@@ -10,24 +10,7 @@ from simulator.services.rfq.store import TieredRfqStore
 from simulator.services.shared.fills import Fill
 from tests.unit.services.rfq.fake_archive import MemoryRfqArchive
 from tests.unit.services.rfq.harness import ONE, TX, RfqHarness
-
-
-def record(rfq_id: str) -> StoredRfq:
-    return StoredRfq(
-        rfq_id=rfq_id,
-        chain_id=97,
-        sell_token="0xS",
-        buy_token="0xB",
-        requested_sell=1,
-        requested_buy=None,
-        taker="0xT",
-        owner="ip:127.0.0.1",
-        partner_id=None,
-        claim_hash=b"",
-        created_at=0.0,
-        reply_by=0.75,
-        quote_ttl_ms=60_000,
-    )
+from tests.unit.services.rfq.stored_records import record
 
 
 def fill(order_hash: bytes, log_index: int = 0) -> Fill:

@@ -12,7 +12,7 @@ from simulator.errors import Conflict, NotFound, UpstreamError
 from simulator.services.rfq.model import StoredRfq
 from simulator.services.rfq.time_control import RfqTimeControl
 from tests.unit.services.rfq.harness import NGNS, TAKER, TX, RfqHarness, status
-from tests.unit.services.rfq.test_settlement import rfq_body
+from tests.unit.services.rfq.rfq_bodies import rfq_body
 
 
 def control(rfq: RfqHarness) -> RfqTimeControl:

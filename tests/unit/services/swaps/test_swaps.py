@@ -18,25 +18,7 @@ from tests.unit.services.limit_orders.harness import (
     caller,
     place,
 )
-
-TAKER = "0x" + "9a" * 20
-COST = 1_000_500  # 1 USDC output + 5 bp fee
-
-
-def swap_request(sell_amount: int, **changes: object) -> SwapRequest:
-    fields: dict[str, object] = {
-        "chain_id": CHAIN_ID,
-        "sell_token": USDC_T.address,
-        "buy_token": NGNS_T.address,
-        "sell_amount": sell_amount,
-        "taker": TAKER,
-        "min_rate": None,
-        "require_full_fill": False,
-        "preferred": None,
-        "restricted": None,
-    }
-    fields.update(changes)
-    return SwapRequest(**fields)  # type: ignore[arg-type]
+from tests.unit.services.swaps.swap_requests import COST, TAKER, swap_request
 
 
 async def three_orders(h: Harness) -> list[str]:
