@@ -30,6 +30,9 @@ from conformance.sim_control import SimControl
 
 Reply = Literal["decline", "silent"]
 CONNECT_TIMEOUT_S = 10.0
+# How long opens_the_stream listens for the service's first word (a service may also wait for
+# the maker's): the simulator's welcome comes at once.
+FIRST_WORD_S = 3.0
 
 
 @dataclass(frozen=True)
@@ -158,21 +161,32 @@ class MakerProbe:
 
 
 def opens_the_stream(stream_url: str, maker_key: str) -> None:
-    """Opens the maker stream with ``maker_key`` and closes it at once, reading nothing the
-    service sends (its protocol is not shown): the WebSocket upgrade must succeed, else an
-    AssertionError names the handshake's status. A credential that never stays connected is
-    never asked to price anything."""
+    """Opens the maker stream with ``maker_key``: the WebSocket upgrade must succeed, else an
+    AssertionError names the handshake's status; and the service must not close the connection
+    before it says anything. Its protocol is not shown, so whatever comes first within
+    ``FIRST_WORD_S`` passes (a text or binary message), and so does nothing (a service that
+    waits for the maker to speak first); a close, or the connection dropped, fails: a
+    credential that never stays connected is never asked to price anything."""
 
     async def handshake() -> None:
         headers = {"Authorization": f"Bearer {maker_key}"}
         async with aiohttp.ClientSession() as session:
             try:
-                async with session.ws_connect(stream_url, headers=headers, heartbeat=None):
-                    pass
+                ws = await session.ws_connect(stream_url, headers=headers, heartbeat=None)
             except aiohttp.WSServerHandshakeError as exc:
                 raise AssertionError(
                     f"the maker stream refused a maker credential: {exc.status} {exc.message}"
                 ) from exc
+            async with ws:
+                try:
+                    async with asyncio.timeout(FIRST_WORD_S):
+                        first = await ws.receive()
+                except TimeoutError:
+                    return  # nothing said yet, and the connection still open
+                assert first.type in (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY), (
+                    "the maker stream closed a maker credential's connection before saying "
+                    f"anything: {first.type.name} (close code {ws.close_code}, {first.extra!r})"
+                )
 
     asyncio.run(asyncio.wait_for(handshake(), CONNECT_TIMEOUT_S))
 

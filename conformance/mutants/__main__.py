@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from conformance.areas import AREAS, area_of
-from conformance.mutants.catalogue import all_mutations
+from conformance.mutants.catalogue import MAKER_STREAM, all_mutations
 from conformance.mutants.mutations import Mutation
 from conformance.mutants.proxy import running_proxy
+from conformance.public_receiver import loopback_public_webhook
 from conformance.server import SimulatorProcess, find_rfqsim_bin
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +50,9 @@ class Outcome:
     failed: list[str]  # tests that failed under the mutant (and passed in the identity run)
     ran: int  # tests that ran (passed or failed) under the mutant
     seconds: float
-    area: str = "other"  # the area of the mutation's first test module (conformance/areas.py)
+    # The mutation's own area (the maker stream's), else that of its first test module
+    # (conformance/areas.py).
+    area: str = "other"
 
 
 def _pytest(
@@ -79,11 +82,23 @@ def _pytest(
 
 def _mode_args(mode: str, info: dict[str, Any], workdir: Path) -> list[str]:
     """How the suite learns about the target: nothing more than the base URL with control;
-    without it the operator's inputs (the ready file is exactly such a config file)."""
+    without it the operator's inputs (the ready file is exactly such a config file) and, in
+    place of the QA team's tunnel, a "public" webhook URL on loopback whose certificate the
+    simulator trusts (as the suite's own ``--no-control`` gives it, conformance/target.py)."""
     if mode == "control":
         return []
+    state_dir = Path(os.environ.get("RFQSIM_STATE_DIR") or ".rfqsim")
+    hooks = loopback_public_webhook(
+        state_dir if state_dir.is_absolute() else ROOT / state_dir, workdir
+    )
+    webhook = {
+        "webhook_public_url": hooks.webhook_public_url,
+        "webhook_listen": hooks.webhook_listen,
+        "webhook_tls_cert": hooks.webhook_tls_cert,
+        "webhook_tls_key": hooks.webhook_tls_key,
+    }
     config = workdir / "operator-inputs.json"
-    config.write_text(json.dumps(info))
+    config.write_text(json.dumps({**info, **webhook}))
     args = ["--conformance-config", str(config)]
     for chain in info.get("chains") or []:
         args += ["--rpc-url", f"{chain['chain_id']}={chain['rpc_url']}"]
@@ -130,7 +145,7 @@ def _run_mutant(
 ) -> Outcome:
     selected = [n for n in passing if n.split("::")[0].rsplit("/", 1)[-1] in mutation.modules]
     started = time.monotonic()
-    area = area_of(mutation.modules[0])
+    area = mutation.area or area_of(mutation.modules[0])
     if not selected:
         return Outcome(
             mode, mutation.name, mutation.breaks, mutation.equivalent, False, [], 0, 0.0, area
@@ -176,6 +191,7 @@ def area_scores(outcomes: list[Outcome], mode: str) -> dict[str, tuple[int, int]
             caught, total = found.get(o.area, (0, 0))
             found[o.area] = (caught + o.caught, total + 1)
     order = [*AREAS, "other"]
+    order.insert(order.index("rfq") + 1, MAKER_STREAM)  # a part of rfq, scored on its own
     return {a: found[a] for a in sorted(found, key=lambda a: order.index(a) if a in order else 99)}
 
 
@@ -190,7 +206,7 @@ def render(outcomes: list[Outcome]) -> str:
         caught, total, alarms = score(outcomes, mode)
         lines.append(f"| {mode} | {caught} of {total} | {alarms} |")
     areas = list(dict.fromkeys(a for mode in modes for a in area_scores(outcomes, mode)))
-    lines += ["", "Per area (the area of a mutation's first test module):", ""]
+    lines += ["", "Per area (the area of a mutation's first test module, or its own):", ""]
     lines += ["| area | " + " | ".join(modes) + " |", "|---|" + "---|" * len(modes)]
     for area in areas:
         cells = []

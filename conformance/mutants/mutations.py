@@ -5,6 +5,9 @@ A mutation sees one whole exchange (:class:`Exchange`: the request as sent, the 
 service gave it) and rewrites the answer in place when :meth:`Mutation.applies`. Each names the
 spec statement it breaks and the test modules expected to notice (``modules``), which bound
 how much of the suite a mutation run executes.
+
+A WebSocket (the maker stream) is no exchange: the proxy relays its frames one by one, and a
+mutation with a :attr:`Mutation.rewrite_frame` sees each text frame as it passes.
 """
 
 from __future__ import annotations
@@ -57,6 +60,12 @@ class Exchange:
 
 Predicate = Callable[[Exchange], bool]
 Rewrite = Callable[[Exchange], None]
+# Which way a WebSocket frame goes: from the service to the client, or from the client to it.
+DOWN, UP = "down", "up"
+# A text frame going ``direction`` -> the text to relay instead, or None: the service closes
+# the connection there (code CLOSE_POLICY), and neither that frame nor any later one passes.
+FrameRewrite = Callable[[str, str], str | None]
+CLOSE_POLICY = 1008  # RFC 6455 7.4.1: policy violation, what a server refusing a peer sends
 
 
 @dataclass
@@ -69,9 +78,22 @@ class Mutation:
     # A change the spec allows (lowercase addresses, an extra field): the suite must NOT fail.
     equivalent: bool = False
     state: dict[str, Any] = field(default_factory=dict)  # per-run memory (ramp statuses)
+    # Its frames, for a mutation of a WebSocket; HTTP exchanges are left to applies/apply.
+    rewrite_frame: FrameRewrite | None = None
+    # The area it is scored in; None: the area of its first module (conformance/areas.py).
+    area: str | None = None
 
 
 # -- building blocks (used by the catalogue) ---------------------------------------------
+
+
+def never(ex: Exchange) -> bool:
+    """For a mutation of WebSocket frames only: no HTTP exchange is touched."""
+    return False
+
+
+def leave(ex: Exchange) -> None:
+    """The rewrite of a mutation that never applies to an exchange."""
 
 
 def rewrite_data(change: Callable[[dict[str, Any]], None]) -> Rewrite:

@@ -4,8 +4,9 @@ Every request is forwarded as it came (method, path, query, headers, body) from 
 own address when that is a loopback address, so the service still sees one client IP per test;
 the answer comes back through the active :class:`~conformance.mutants.mutations.Mutation`,
 which may rewrite its status, headers or body. WebSocket upgrades are relayed frame by frame,
-unchanged. The proxy runs in a thread of its own (:class:`MutationProxy`), so a test tool can
-start it, point the suite at :attr:`MutationProxy.url` and stop it.
+each text frame through the mutation's ``rewrite_frame`` when it has one (else unchanged). The
+proxy runs in a thread of its own (:class:`MutationProxy`), so a test tool can start it, point
+the suite at :attr:`MutationProxy.url` and stop it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
-from conformance.mutants.mutations import Exchange, Mutation
+from conformance.mutants.mutations import CLOSE_POLICY, DOWN, UP, Exchange, Mutation
 
 # Hop-by-hop headers (RFC 9110 7.6.1) and the ones aiohttp recomputes from the body.
 _HOP = frozenset(
@@ -104,21 +105,27 @@ class _Handler:
         session = self.upstream.session(request.remote)
         headers = {k: v for k, v in request.headers.items() if k.lower().startswith(("auth", "x-"))}
         url = self.upstream.base_url.replace("http", "ws", 1) + request.rel_url.path_qs
+        rewrite = self.mutation.rewrite_frame if self.mutation is not None else None
         async with session.ws_connect(url, headers=headers) as upstream:
             downstream = web.WebSocketResponse()
             await downstream.prepare(request)
 
-            async def pump(src: Any, dst: Any) -> None:
+            async def pump(src: Any, dst: Any, direction: str) -> None:
                 async for message in src:
                     if message.type == aiohttp.WSMsgType.TEXT:
-                        await dst.send_str(message.data)
+                        text = message.data if rewrite is None else rewrite(direction, message.data)
+                        if text is None:  # the mutated service closes the connection here
+                            await downstream.close(code=CLOSE_POLICY, message=b"closed")
+                            await upstream.close()
+                            return
+                        await dst.send_str(text)
                     elif message.type == aiohttp.WSMsgType.BINARY:
                         await dst.send_bytes(message.data)
                     else:
                         break
                 await dst.close()
 
-            await asyncio.gather(pump(upstream, downstream), pump(downstream, upstream))
+            await asyncio.gather(pump(upstream, downstream, DOWN), pump(downstream, upstream, UP))
             return downstream
 
 

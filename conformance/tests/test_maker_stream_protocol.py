@@ -1,8 +1,9 @@
 """The maker stream (spec 1-rfq-v2: "The message protocol of WSS /v2/maker/stream (used by maker
 credentials): not shown"; decisions R16, designed in docs/maker-protocol.md).
 
-Who may open the stream is the spec's (maker credentials; a taker key is 403, no credential 401):
-checked on any deployment with a given maker credential (``--maker-key``). The ``welcome`` a
+Who may open the stream is the spec's (maker credentials; a taker key is 403, no credential or a
+bad key 401, each refusal an error envelope with its request id): checked on any deployment, the
+maker credential's side with a given one (``--maker-key``). The ``welcome`` a
 maker gets and the ``rfq`` message a firm request sends it are rfqsim's own protocol, checked
 from a maker bot's side (conformance/maker_probe.py) on the simulator only
 (``sim_only(because="decision")``): another deployment may speak another protocol.
@@ -20,7 +21,11 @@ from eth_utils.address import to_checksum_address
 from conformance.client import Client
 from conformance.key_source import KeySource
 from conformance.maker_probe import MakerProbe, new_maker_key, opens_the_stream, stream_url
-from conformance.response_checks import assert_error, parse_iso_utc
+from conformance.response_checks import (
+    assert_error,
+    assert_no_rate_limit_headers,
+    parse_iso_utc,
+)
 from conformance.rfq_calls import expect_no_quote, get_record, request_quote, rfq_body
 from conformance.sim_control import SimControl
 from conformance.target import Target
@@ -68,28 +73,69 @@ RFQ_FIELDS = {
 }
 
 
-@pytest.mark.needs("key:maker")
+def _client(target: Target, http: Client) -> Client:
+    """A given taker key is shared by the tests: its window is paced, not spent."""
+    return http if target.controllable else http.paced()
+
+
+# Handshake failures are plain HTTP answers in the error envelope, before any upgrade, each with
+# its X-Request-Id (assert_error).
+
+
+@pytest.mark.spec(
+    "rfq/endpoints/message-protocol-wss-v2",
+    "rfq/errors/401-unauthorized",
+    "rfq/errors/envelope",
+    "rfq/overview/conventions/every-response-carries-x-request-id",
+)
+def test_the_stream_without_a_credential_is_401(target: Target, http: Client) -> None:
+    assert_error(_client(target, http).get(STREAM), 401, "unauthorized")
+
+
+@pytest.mark.spec(
+    "rfq/endpoints/message-protocol-wss-v2",
+    "rfq/auth/api-keys/revoked-suspended-unknown-malformed",
+    "rfq/errors/401-unauthorized",
+    "rfq/limits/absent-responses-rejected-earlier",
+)
+def test_an_unknown_or_malformed_key_on_the_stream_is_401_without_rate_limit_headers(
+    target: Target, http: Client
+) -> None:
+    client = _client(target, http)
+    for headers in (
+        {"Authorization": "Bearer tx_test_0123456789ab." + "A" * 43},  # well formed, unknown
+        {"X-API-Key": "nonsense"},  # malformed
+    ):
+        refused = client.get(STREAM, headers=headers)
+        assert_error(refused, 401, "unauthorized")
+        # Rejected before the per-key limiter: its headers are absent (spec 1 "Limits").
+        assert_no_rate_limit_headers(refused)
+
+
 @pytest.mark.spec(
     "rfq/endpoints/message-protocol-wss-v2",
     "rfq/auth/api-keys/maker-credentials-look-like",
-    "rfq/errors/401-unauthorized",
+    "rfq/auth/api-keys/scopes",
     "rfq/errors/403-forbidden",
 )
-def test_only_maker_credentials_open_the_stream(
-    target: Target, http: Client, maker_credential: str
-) -> None:
-    # A given taker key is shared by the tests: its window is paced, not spent.
-    client = http if target.controllable else http.paced()
-    # Handshake failures are plain HTTP answers in the error envelope, before any upgrade.
-    assert_error(client.get(STREAM), 401, "unauthorized")
+def test_a_taker_key_on_the_stream_is_403(target: Target, http: Client) -> None:
     keys = KeySource(target, "stream")
     try:
         taker = keys.make("test", ("trades:write", "trades:read"))
         headers = {"Authorization": f"Bearer {taker['key']}"}
-        assert_error(client.get(STREAM, headers=headers), 403, "forbidden")
+        assert_error(_client(target, http).get(STREAM, headers=headers), 403, "forbidden")
     finally:
         keys.close()
-    # A maker credential opens it.
+
+
+@pytest.mark.needs("key:maker")
+@pytest.mark.spec(
+    "rfq/endpoints/message-protocol-wss-v2",
+    "rfq/auth/api-keys/maker-credentials-look-like",
+)
+def test_a_maker_credential_opens_the_stream(target: Target, maker_credential: str) -> None:
+    # The upgrade succeeds and the service does not close the connection before it says
+    # anything (whatever it says: the protocol is not shown).
     opens_the_stream(stream_url(target.base_url), maker_credential)
 
 

@@ -349,6 +349,8 @@ def test_replay_with_the_same_intent_key_returns_the_same_transfer(
     first = transfers.create(body)
     again = transfers.create({**body, "proof": ramp.proof(wallet)})  # the lost response's retry
     assert again.id == first.id
+    # The existing transfer, made once: its creation time is the first answer's.
+    assert_same_creation(first.id, first.transfer["createdAt"], again.transfer["createdAt"])
     assert again.claim_token != first.claim_token
     for token in (first.claim_token, again.claim_token):
         assert transfers.read(Created(first.transfer, token))["id"] == first.id

@@ -212,6 +212,9 @@ def test_parallel_requests_with_one_key_create_once(
     created = [r for r in answers if r.status == 201]
     assert created, [r.describe() for r in answers]
     assert len({assert_data(r, 201)["id"] for r in created}) == 1, "one creation, replayed"
+    # A replay is the first response: the secret shown once is the first answer's in each.
+    secrets_shown = {assert_data(r, 201)["signingSecret"] for r in created}
+    assert len(secrets_shown) == 1, "the replays carry another signing secret"
     assert not mine or len({r.raw for r in created}) == 1, "replayed byte for byte"
     for resp in answers:
         if resp.status == 201:

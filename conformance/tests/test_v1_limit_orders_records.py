@@ -83,11 +83,13 @@ def test_records_are_listed_by_wallet_newest_first(
     )
     two = assert_data(integrator.client.get("/v1/limit-orders", params={**query, "limit": 2}))
     assert [o["id"] for o in two] == ids[:0:-1]
-    # A row of the list is the record read again: its terms and creation time are the record's.
+    # A row of the list is the record read again: its terms, rates, deadline and creation time
+    # are the record's.
     for row in listed:
         record = get_order(integrator.client, row["id"])
         assert_same_creation(row["id"], row["createdAt"], record["createdAt"])
-        for name in ("chainId", "sellToken", "sellAmount", "buyToken", "buyAmount", "nonce"):
+        terms = ("chainId", "sellToken", "sellAmount", "buyToken", "buyAmount", "nonce")
+        for name in (*terms, "rateRay", "executionRateRay", "deadline"):
             assert record[name] == row[name], (name, record[name], row[name])
     for limit in (0, 201, "x"):
         resp = integrator.client.get("/v1/limit-orders", params={**query, "limit": limit})

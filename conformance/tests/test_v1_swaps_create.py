@@ -146,6 +146,7 @@ def test_a_swap_is_built_from_whole_orders_with_an_approval_and_one_batch(
     for tx in (approval, batch):
         assert {"to", "data", "value"} <= set(tx), tx
         assert hex_bytes(tx["data"]), tx
+    assert batch["value"] == "0", batch  # spec 3 "Unsigned transaction": always 0 for swaps
     Shapes(target).address(approval["to"], usdc.address)
     if not target.is_simulator:
         assert get_swap(integrator.client, swap["id"])["id"] == swap["id"]

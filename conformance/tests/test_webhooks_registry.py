@@ -20,6 +20,7 @@ import pytest
 from conformance.client import Client, fresh_loopback_address, is_loopback_url
 from conformance.key_source import KeySource
 from conformance.resource_checks import (
+    ENDPOINT_FIELDS,
     RFQ_EVENTS,
     V1_EVENTS,
     assert_created_endpoint,
@@ -102,6 +103,11 @@ def _list(caller: Client, key: dict[str, Any]) -> list[dict[str, Any]]:
     return data
 
 
+def _as_made(endpoint: dict[str, Any]) -> dict[str, Any]:
+    """An endpoint's fields (spec 1 "Webhook endpoint") but its secret, shown only at creation."""
+    return {name: endpoint.get(name) for name in sorted(ENDPOINT_FIELDS)}
+
+
 def _none_registered(caller: Client, key: dict[str, Any], *tried: Any) -> None:
     """Nothing this test tried to register (by URL or id) is listed. A key of the test's own
     partner (a simulator) must list nothing at all; a given key is shared with other tests,
@@ -130,10 +136,12 @@ def test_create_returns_the_endpoint_with_its_secret(caller: Client, new_key: Ke
     again = _create(caller, key, _url(), ["rfq.filled"])
     assert again["id"] != created["id"]
     assert again["signingSecret"] != secret
-    # The secret is returned only at creation: the list shows the endpoint without it.
+    # The secret is returned only at creation: the list shows the endpoint without it, and
+    # otherwise as it was made.
     listed = {e["id"]: e for e in _list(caller, key)}
     assert created["id"] in listed, listed
     assert "signingSecret" not in listed[created["id"]], listed[created["id"]]
+    assert _as_made(listed[created["id"]]) == _as_made(created), (listed, created)
 
 
 @pytest.mark.spec(
@@ -164,6 +172,10 @@ def test_list_shows_the_partners_endpoints_without_secrets(
     assert seen_by(key) == made, listed
     for endpoint in listed:
         assert_listed_endpoint(endpoint)
+    # Each row is the endpoint as it was made (without its secret).
+    rows = {e["id"]: e for e in listed}
+    for endpoint in (first, second):
+        assert _as_made(rows[endpoint["id"]]) == _as_made(endpoint), (rows, endpoint)
     assert "whsec_" not in caller.get("/v1/webhooks", headers=_auth(key)).raw.decode()
     # Any key of the same partner sees the same endpoints.
     assert seen_by(sibling) == made

@@ -240,6 +240,11 @@ def test_the_watching_proxy_flags_each_mutation_the_traffic_exercises(
     rows: list[tuple[str, str, str]] = []
     wrong: list[str] = []
     for mutation in all_mutations():
+        if not (mutation.name in CAUGHT or mutation.name in MISSED or mutation.equivalent):
+            # The scripted traffic exercises the mutations in CAUGHT and MISSED (and the
+            # allowed changes); the catalogue's later ones (the maker stream, ramp views, v1,
+            # the webhook registry) are scored against the suite by `just mutants` only.
+            continue
         flagged = _run(served, traffic, counting(mutation, changed), tmp_path / mutation.name)
         exercised = changed[mutation.name] > 0
         if not exercised:

@@ -30,3 +30,16 @@ def test_the_report_has_a_row_per_area_and_a_dash_where_a_mode_ran_none() -> Non
     assert "| rfq | 1 of 1 | - |" in page
     assert "| feed | 1 of 2 | 2 of 2 |" in page
     assert page.index("| rfq |") < page.index("| feed |")  # the areas' own order
+
+
+def test_the_maker_stream_is_scored_on_its_own_right_after_rfq() -> None:
+    outcomes = [
+        outcome("no-control", "v1_a", "v1", True),
+        outcome("no-control", "stream_a", "maker stream", True),
+        outcome("no-control", "stream_b", "maker stream", False),
+        outcome("no-control", "rfq_a", "rfq", True),
+    ]
+    scores = area_scores(outcomes, "no-control")
+    assert list(scores) == ["rfq", "maker stream", "v1"]
+    assert scores["maker stream"] == (1, 2)
+    assert "| maker stream | 1 of 2 |" in render(outcomes)
