@@ -10,7 +10,7 @@ The spec forbids no unknown field in any body, so none is reported.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
@@ -220,32 +220,54 @@ def _positive_decimal(value: Any) -> None:
     )
 
 
-def _v1(inspection: Inspection, operation: SpecOperation, body: Any) -> None:
+def _v1_swap(inspection: Inspection, body: Mapping[str, Any]) -> None:
     check = inspection.check
+    check(V1_SWAP["chainId"], lambda: _integer(body.get("chainId"), "chainId"), "client")
+    for name in ("sellToken", "buyToken", "taker"):
+        check(V1_SWAP[name], partial(_address, body.get(name), name), "client")
+    check(V1_SWAP["sellAmount"], lambda: atomic(body.get("sellAmount"), "sellAmount"), "client")
+    if body.get("minRate") is not None:
+        check(V1_SWAP["minRate"], lambda: atomic(body["minRate"], "minRate"), "client")
+
+
+def _v1_submit(inspection: Inspection, body: Mapping[str, Any]) -> None:
+    inspection.check(V1_SUBMIT, lambda: _matches(BYTES32, body.get("txHash"), "txHash"), "client")
+
+
+def _v1_prepare(inspection: Inspection, body: Mapping[str, Any]) -> None:
+    check = inspection.check
+    check(V1_PREPARE, lambda: atomic(body.get("sellAmount"), "sellAmount"), "client")
+    if body.get("buyAmount") is not None:
+        check(V1_PREPARE, lambda: atomic(body["buyAmount"], "buyAmount"), "client")
+    check(V1_PREPARE, lambda: _unix_seconds(body.get("deadline")), "client")
+
+
+def _v1_place(inspection: Inspection, body: Mapping[str, Any]) -> None:
+    for name in ("inputAmount", "outputAmount"):
+        inspection.check(V1_PLACE, partial(atomic, body.get(name), name), "client")
+    inspection.check(V1_PLACE, lambda: _matches(HEX, body.get("signature"), "signature"), "client")
+
+
+# The v1 request bodies checked, by operation (method, template of the spec's tables).
+V1_BODIES: dict[tuple[str, str], Callable[[Inspection, Mapping[str, Any]], None]] = {
+    ("POST", "/v1/swaps"): _v1_swap,
+    ("POST", "/v1/swaps/{id}/submit"): _v1_submit,
+    ("POST", "/v1/limit-orders/prepare"): _v1_prepare,
+    ("POST", "/v1/limit-orders"): _v1_place,
+}
+V1_LISTS = frozenset({("GET", "/v1/swaps"), ("GET", "/v1/limit-orders")})  # a `limit` query
+
+
+def _v1(inspection: Inspection, operation: SpecOperation, body: Any) -> None:
     ex = inspection.exchange
-    template = operation.template
-    if template == "/v1/swaps" and ex.method == "POST" and isinstance(body, Mapping):
-        check(V1_SWAP["chainId"], lambda: _integer(body.get("chainId"), "chainId"), "client")
-        for name in ("sellToken", "buyToken", "taker"):
-            check(V1_SWAP[name], partial(_address, body.get(name), name), "client")
-        check(V1_SWAP["sellAmount"], lambda: atomic(body.get("sellAmount"), "sellAmount"), "client")
-        if body.get("minRate") is not None:
-            check(V1_SWAP["minRate"], lambda: atomic(body["minRate"], "minRate"), "client")
-    elif template == "/v1/swaps/{id}/submit" and isinstance(body, Mapping):
-        check(V1_SUBMIT, lambda: _matches(BYTES32, body.get("txHash"), "txHash"), "client")
-    elif template == "/v1/limit-orders/prepare" and isinstance(body, Mapping):
-        check(V1_PREPARE, lambda: atomic(body.get("sellAmount"), "sellAmount"), "client")
-        if body.get("buyAmount") is not None:
-            check(V1_PREPARE, lambda: atomic(body["buyAmount"], "buyAmount"), "client")
-        check(V1_PREPARE, lambda: _unix_seconds(body.get("deadline")), "client")
-    elif template == "/v1/limit-orders" and ex.method == "POST" and isinstance(body, Mapping):
-        for name in ("inputAmount", "outputAmount"):
-            check(V1_PLACE, partial(atomic, body.get(name), name), "client")
-        check(V1_PLACE, lambda: _matches(HEX, body.get("signature"), "signature"), "client")
-    elif template == "/v1/quote" and "sellAmount" in ex.query:
-        check(V1_QUOTE, lambda: atomic(ex.query["sellAmount"], "sellAmount"), "client")
-    if ex.method == "GET" and "limit" in ex.query and template in ("/v1/swaps", "/v1/limit-orders"):
-        check(V1_LIST_LIMIT, lambda: _list_limit(ex.query["limit"]), "client")
+    key = (operation.method, operation.template)
+    checked = V1_BODIES.get(key)
+    if checked is not None and isinstance(body, Mapping):
+        checked(inspection, body)
+    if key == ("GET", "/v1/quote") and "sellAmount" in ex.query:
+        inspection.check(V1_QUOTE, lambda: atomic(ex.query["sellAmount"], "sellAmount"), "client")
+    if key in V1_LISTS and "limit" in ex.query:
+        inspection.check(V1_LIST_LIMIT, lambda: _list_limit(ex.query["limit"]), "client")
 
 
 def _unix_seconds(value: Any) -> None:
@@ -286,17 +308,29 @@ def check(inspection: Inspection, operation: SpecOperation | None) -> None:
     inspection.check(BODY_JSON, lambda: _json_media(media), "client")
     if not inspection.check(BODY_JSON, lambda: _object(body, parsed), "client"):
         return
-    if template in ("/v2/rfq/request", "/v2/rfq/preview"):
-        _rfq_body(inspection, body, firm=template == "/v2/rfq/request")
-    elif template == "/v2/rfq/{id}/submit":
-        inspection.check(
-            SUBMIT_BODY, lambda: _matches(BYTES32, body.get("txHash"), "txHash"), "client"
-        )
-    elif template == "/v1/webhooks":
-        inspection.check(WEBHOOK_HTTPS, lambda: _https(body.get("url")), "client")
-        inspection.check(WEBHOOK_TYPES, lambda: _event_types(body.get("eventTypes")), "client")
+    checked = POST_BODIES.get(template)
+    if checked is not None:
+        checked(inspection, body)
     elif operation.surface == "ramp":
         _ramp(inspection, template, body)
+
+
+def _submit(inspection: Inspection, body: Mapping[str, Any]) -> None:
+    inspection.check(SUBMIT_BODY, lambda: _matches(BYTES32, body.get("txHash"), "txHash"), "client")
+
+
+def _webhook(inspection: Inspection, body: Mapping[str, Any]) -> None:
+    inspection.check(WEBHOOK_HTTPS, lambda: _https(body.get("url")), "client")
+    inspection.check(WEBHOOK_TYPES, lambda: _event_types(body.get("eventTypes")), "client")
+
+
+# The RFQ API's and the webhook registry's POST bodies checked, by the operation's template.
+POST_BODIES: dict[str, Callable[[Inspection, Mapping[str, Any]], None]] = {
+    "/v2/rfq/request": lambda inspection, body: _rfq_body(inspection, body, firm=True),
+    "/v2/rfq/preview": lambda inspection, body: _rfq_body(inspection, body, firm=False),
+    "/v2/rfq/{id}/submit": _submit,
+    "/v1/webhooks": _webhook,
+}
 
 
 def _json_media(media: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import string
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -383,32 +384,48 @@ def check(
         return
     if not ex.response.is_json:
         return
-    template, ok = operation.template, 200 <= ex.status < 300
+    template = operation.template
     if operation.surface == "ramp":
         _ramp(inspection, operation)
     elif operation.surface == "v1":
         _v1(inspection, operation)
-    elif template == "/v2/rfq/request" and ok:
-        _request_answer(inspection, decimals)
-    elif template == "/v2/rfq/preview" and ok:
-        _preview_answer(inspection)
-    elif template == "/v2/rfq/{id}" and ok:
-        _record(inspection)
-    elif template == "/v2/rfq/{id}/submit" and ok:
-        data = ex.data
-        inspection.check(
-            SUBMIT_ANSWER, lambda: expect_in(_status(data), RFQ_STATUSES, "data.status")
-        )
-    elif template == "/v2/rfq/{id}/cancel" and ok:
-        data = ex.data
-        rfq_id = ex.path.split("/")[3]
-        inspection.check(CANCEL_ANSWER, lambda: _released(data, rfq_id))
-    elif template == "/v2/rfq/levels" and ok:
-        _ladder(inspection, learn_ladder)
+    elif template in RFQ_ANSWERS:
+        if 200 <= ex.status < 300:
+            RFQ_ANSWERS[template](inspection, _Learned(decimals, learn_ladder))
     elif template.startswith("/v1/webhooks"):
         _webhooks(inspection)
     elif template == "/v2/openapi.json":
         _description(inspection)
+
+
+@dataclass(frozen=True)
+class _Learned:
+    """What the proxy has learnt so far that an answer's check may need or add to."""
+
+    decimals: Decimals
+    learn_ladder: Callable[[Mapping[str, Any]], None]
+
+
+def _submit_answer(inspection: Inspection, learned: _Learned) -> None:
+    data = inspection.exchange.data
+    inspection.check(SUBMIT_ANSWER, lambda: expect_in(_status(data), RFQ_STATUSES, "data.status"))
+
+
+def _cancel_answer(inspection: Inspection, learned: _Learned) -> None:
+    data = inspection.exchange.data
+    rfq_id = inspection.exchange.path.split("/")[3]
+    inspection.check(CANCEL_ANSWER, lambda: _released(data, rfq_id))
+
+
+# The RFQ API's successful answers checked, by the operation's template.
+RFQ_ANSWERS: dict[str, Callable[[Inspection, _Learned], None]] = {
+    "/v2/rfq/request": lambda inspection, learned: _request_answer(inspection, learned.decimals),
+    "/v2/rfq/preview": lambda inspection, learned: _preview_answer(inspection),
+    "/v2/rfq/{id}": lambda inspection, learned: _record(inspection),
+    "/v2/rfq/{id}/submit": _submit_answer,
+    "/v2/rfq/{id}/cancel": _cancel_answer,
+    "/v2/rfq/levels": lambda inspection, learned: _ladder(inspection, learned.learn_ladder),
+}
 
 
 # -- small assertions ----------------------------------------------------------------------
