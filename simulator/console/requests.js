@@ -102,12 +102,12 @@ export class RequestsView {
   async open(seq) {
     this.openSeq = Number(seq);
     for (const row of this.rows.querySelectorAll("tr")) row.classList.toggle("open", Number(row.dataset.seq) === this.openSeq);
-    const listed = this.entries.get(this.openSeq);
-    const found = listed ? (await get("/_sim/requests", { request_id: listed.request_id, limit: 100 })).requests : [];
+    // Read whole by its number: a link to one older than the rows on the page opens it too.
+    const found = (await get("/_sim/requests", { seq: this.openSeq, limit: 1 })).requests;
     const entry = found.find((e) => e.seq === this.openSeq);
     if (this.openSeq !== Number(seq)) return;
     if (!entry) {
-      this.split.show("#/requests", h("p", {}, `Request ${seq} is not among the kept requests shown.`));
+      this.split.show("#/requests", h("p", {}, `Request ${seq} is no longer kept (journal.kept_s).`));
       return;
     }
     const curl = curlOf(entry, window.location.origin);

@@ -341,6 +341,28 @@ def test_a_request_far_down_the_journal_opens_in_view_and_its_url_opens_it_again
     assert page.url.endswith("#/requests")
 
 
+def test_a_link_to_a_request_older_than_the_page_shows_opens_it(
+    console: Watched, sim: RfqSim
+) -> None:
+    """The list shows the newest 500 requests; a link to one before them (shared, bookmarked)
+    still opens its detail, read by its number (GET /_sim/requests?seq=N)."""
+    page = console.page
+    sim.call("GET", "/_sim/clock?mark=old")
+    (old,) = sim.call("GET", "/_sim/requests", query={"path": "/_sim/clock", "limit": 1})[
+        "requests"
+    ]
+    for _ in range(510):  # pushes it off the page's 500 rows
+        sim.call("GET", "/v2/health")
+    go(page, "requests")
+    rows = page.get_by_role("table", name="requests list").locator("tbody tr")
+    rows.nth(499).wait_for()
+    assert page.locator(f"tbody tr[data-seq='{old['seq']}']").count() == 0, "not on the page"
+    page.goto(page.url.split("#", 1)[0] + f"#/requests/{old['seq']}")
+    heading = page.locator("aside.detail h3")
+    expect(heading).to_have_text(f"GET /_sim/clock → 200 · {old['request_id']}")
+    expect(page.locator("aside.detail pre.curl")).to_contain_text("mark=old")
+
+
 def test_the_service_clock_ticks_without_a_reload(console: Watched, sim: RfqSim) -> None:
     page = console.page
     go(page, "venue")

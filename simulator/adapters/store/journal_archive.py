@@ -144,6 +144,7 @@ class SqliteJournalArchive:
         )
         for column, value in (
             ("request_id", where.request_id),
+            ("seq", where.seq),
             ("method", None if where.method is None else where.method.upper()),
             ("status", where.status),
         ):

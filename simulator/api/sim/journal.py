@@ -86,6 +86,7 @@ async def list_requests(request: web.Request) -> web.Response:
         since=query.since.timestamp() if query.since else None,
         until=query.until.timestamp() if query.until else None,
         request_id=query.request_id,
+        seq=query.seq,
         before=None if query.cursor is None else decode_cursor(query.cursor, int),
         limit=query.limit + 1,  # one more than asked: whether another page follows
     )
@@ -162,7 +163,7 @@ def add_routes(table: RouteTable) -> None:
         "simListRequests",
         "The latest requests: method, path, status, latency, key prefix, bodies "
         "(secrets redacted), newest first, from memory then the history file (journal.kept_s); "
-        "filters path (prefix*), method, status, since, until, request_id; pages by cursor",
+        "filters path (prefix*), method, status, since, until, request_id, seq; pages by cursor",
         query=schemas.JournalQuery,
         responses={200: schemas.JournalPage},
         errors=(InvalidRequest, Conflict, InternalError),

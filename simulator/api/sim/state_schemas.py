@@ -62,6 +62,9 @@ class JournalQuery(SnakeApiModel):
         default=None, description="Simulator time, inclusive, with its zone (…Z)"
     )
     request_id: str | None = Field(default=None, max_length=64)
+    seq: int | None = Field(
+        default=None, ge=0, description="The entry numbered so (a console link #/requests/N)"
+    )
     until: AwareDatetime | None = Field(
         default=None, description="Simulator time, exclusive, with its zone (…Z)"
     )

@@ -77,6 +77,7 @@ class JournalFilter:
     since: float | None = None  # simulator time, inclusive
     until: float | None = None  # simulator time, exclusive
     request_id: str | None = None
+    seq: int | None = None  # the entry numbered so
     before: Key | None = None  # the cursor: strictly older than this key
     limit: int = 100
     # What the ring already answered (services/sim/journal.py): the archive skips it.
@@ -96,6 +97,7 @@ class JournalFilter:
             and (self.since is None or entry.at >= self.since)
             and (self.until is None or entry.at < self.until)
             and (self.request_id is None or entry.request_id == self.request_id)
+            and (self.seq is None or entry.seq == self.seq)
             and (self.before is None or key_of(entry) < self.before)
             and (self.after is None or key_of(entry) > self.after)
             and (self.below_seq is None or entry.seq < self.below_seq)

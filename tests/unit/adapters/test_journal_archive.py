@@ -124,6 +124,11 @@ def test_lists_search_memory_then_the_file_and_page_by_cursor(db: HistoryDb) -> 
     assert ids(journal, limit=4) == ["req_9", "req_8", "req_7", "req_6"]
     assert ids(journal, status=500) == ["req_9", "req_7", "req_5", "req_3", "req_1"]
     assert ids(journal, request_id="req_0") == ["req_0"]
+    # By number, in the file (req_0) and in memory (req_9): what a console link opens.
+    for n in (0, 9):
+        (entry,) = journal.requests(JournalFilter(request_id=f"req_{n}"))
+        assert ids(journal, seq=entry.seq) == [f"req_{n}"]
+    assert ids(journal, seq=10_000) == []
     seen: list[str] = []
     before = None
     while True:
