@@ -53,6 +53,10 @@ class Outcome:
     # The mutation's own area (the maker stream's), else that of its first test module
     # (conformance/areas.py).
     area: str = "other"
+    # False when no test of its modules passed this mode's identity run (without control: all
+    # of them need it, as a ramp status can only move once the provider is told to pay in):
+    # the mutation cannot be judged here, and the mode's score leaves it out, saying so.
+    judged: bool = True
 
 
 def _pytest(
@@ -148,7 +152,16 @@ def _run_mutant(
     area = mutation.area or area_of(mutation.modules[0])
     if not selected:
         return Outcome(
-            mode, mutation.name, mutation.breaks, mutation.equivalent, False, [], 0, 0.0, area
+            mode,
+            mutation.name,
+            mutation.breaks,
+            mutation.equivalent,
+            False,
+            [],
+            0,
+            0.0,
+            area,
+            judged=False,
         )
     ids = [f"{ROOT}/{n}" for n in sorted(selected)]  # not a Path: "//" in a param id stays
     with running_proxy(upstream, mutation) as proxy:
@@ -170,6 +183,8 @@ def _run_mutant(
 
 
 def _verdict(outcome: Outcome) -> str:
+    if not outcome.judged:
+        return "not judged"
     if outcome.equivalent:
         return "false alarm" if outcome.caught else "accepted"
     return "caught" if outcome.caught else "survived"
@@ -177,17 +192,22 @@ def _verdict(outcome: Outcome) -> str:
 
 def score(outcomes: list[Outcome], mode: str) -> tuple[int, int, int]:
     """(caught, breaking mutations, false alarms on allowed changes) of one mode."""
-    mine = [o for o in outcomes if o.mode == mode]
+    mine = [o for o in outcomes if o.mode == mode and o.judged]
     breaking = [o for o in mine if not o.equivalent]
     alarms = sum(1 for o in mine if o.equivalent and o.caught)
     return sum(1 for o in breaking if o.caught), len(breaking), alarms
+
+
+def not_judged(outcomes: list[Outcome], mode: str) -> str:
+    """The mutations one mode could not judge, by name ("" when it judged them all)."""
+    return ", ".join(o.mutation for o in outcomes if o.mode == mode and not o.judged)
 
 
 def area_scores(outcomes: list[Outcome], mode: str) -> dict[str, tuple[int, int]]:
     """(caught, breaking mutations) per area of one mode, in the areas' order."""
     found: dict[str, tuple[int, int]] = {}
     for o in outcomes:
-        if o.mode == mode and not o.equivalent:
+        if o.mode == mode and o.judged and not o.equivalent:
             caught, total = found.get(o.area, (0, 0))
             found[o.area] = (caught + o.caught, total + 1)
     order = [*AREAS, "other"]
@@ -205,6 +225,9 @@ def render(outcomes: list[Outcome]) -> str:
     for mode in modes:
         caught, total, alarms = score(outcomes, mode)
         lines.append(f"| {mode} | {caught} of {total} | {alarms} |")
+    for mode in modes:
+        if unjudged := not_judged(outcomes, mode):
+            lines += ["", f"Not judged {mode} (no test of their modules runs there): {unjudged}."]
     areas = list(dict.fromkeys(a for mode in modes for a in area_scores(outcomes, mode)))
     lines += ["", "Per area (the area of a mutation's first test module, or its own):", ""]
     lines += ["| area | " + " | ".join(modes) + " |", "|---|" + "---|" * len(modes)]
@@ -264,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     for mode in modes:
         caught, total, alarms = score(outcomes, mode)
         print(f"{mode}: {caught} of {total} mutations caught, {alarms} false alarms")
+        if unjudged := not_judged(outcomes, mode):
+            print(f"  not judged (no test of their modules runs in this mode): {unjudged}")
         per_area = area_scores(outcomes, mode)
         print("  " + ", ".join(f"{a} {c} of {t}" for a, (c, t) in per_area.items()))
     print(f"report: {report / 'mutants.md'}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.mutants.__main__ import Outcome, area_scores, render
+from conformance.mutants.__main__ import Outcome, area_scores, not_judged, render, score
 
 
 def outcome(mode: str, name: str, area: str, caught: bool, equivalent: bool = False) -> Outcome:
@@ -43,3 +43,19 @@ def test_the_maker_stream_is_scored_on_its_own_right_after_rfq() -> None:
     assert list(scores) == ["rfq", "maker stream", "v1"]
     assert scores["maker stream"] == (1, 2)
     assert "| maker stream | 1 of 2 |" in render(outcomes)
+
+
+def test_a_mutation_no_test_of_this_mode_can_run_is_not_judged_and_said_so() -> None:
+    # Without control no test of the ramp lifecycle runs (money moves only when the provider
+    # is told to pay in): that mutation is neither caught nor survived there.
+    unjudged = Outcome(
+        "no-control", "ramp_backwards", "ramp/states", False, False, [], 0, 0.0, "ramp", False
+    )
+    outcomes = [*OUTCOMES, unjudged, outcome("no-control", "ramp_a", "ramp", True)]
+    assert area_scores(outcomes, "no-control")["ramp"] == (1, 1)
+    assert score(outcomes, "no-control") == (3, 4, 0)  # feed 1 of 2, rfq 1, ramp 1; not it
+    assert not_judged(outcomes, "no-control") == "ramp_backwards"
+    assert not_judged(outcomes, "control") == ""
+    page = render(outcomes)
+    assert "Not judged no-control (no test of their modules runs there): ramp_backwards." in page
+    assert "| `ramp_backwards` | ramp/states | not judged | - |" in page
