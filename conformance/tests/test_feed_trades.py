@@ -159,12 +159,12 @@ def test_rfq_fills_are_trades_in_natural_direction_with_exact_amounts(
     receipt = filled("USDT", "NGNS", sell_amount=usdt.units(least * Decimal("1.5")))
     (later,) = check_published(reader, chain, receipt, "USDT_NGN", usdt, ngns)
     assert later["trade_timestamp"] > first["trade_timestamp"], (first, later)
-    sells = get_trades(reader, "USDT_NGN", type="sell")["sell"]
-    listed = [t["trade_id"] for t in sells]
+    sold = get_trades(reader, "USDT_NGN", type="sell")["sell"]
+    listed = [t["trade_id"] for t in sold]
     assert listed.index(later["trade_id"]) < listed.index(first["trade_id"]), "newest first"
     # trade_id is stable: the first trade read again, a second of service time later, is the
     # same row, figure for figure.
-    again = sells[listed.index(first["trade_id"])]
+    again = sold[listed.index(first["trade_id"])]
     assert again == first, f"trade {first['trade_id']} read again: {again}, first {first}"
 
     # 2. The taker buys WBNB with the least USDT: a buy of WBNB_USDT (USDT per WBNB).
