@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from conformance.areas import AREAS, area_of
-from conformance.mutants.catalogue import MAKER_STREAM, all_mutations
+from conformance.mutants.area_catalogue import MAKER_STREAM
+from conformance.mutants.catalogue import all_mutations
 from conformance.mutants.mutations import Mutation
 from conformance.mutants.proxy import running_proxy
 from conformance.public_receiver import loopback_public_webhook

@@ -8,13 +8,12 @@ gives fresh instances.
 from __future__ import annotations
 
 from conformance.mutants import rewrites as r
+from conformance.mutants.area_catalogue import area_mutations
 from conformance.mutants.mutations import (
     Mutation,
     drop_header,
     error_answer,
     firm,
-    leave,
-    never,
     no_quote,
     recode,
     record_status,
@@ -24,10 +23,6 @@ from conformance.mutants.mutations import (
 )
 
 RFQ_FLOW = ("test_rfq_settlement_single_maker.py", "test_rfq_lifecycle.py")
-STREAM = ("test_maker_stream_protocol.py",)
-RAMP_VIEWS = ("test_ramp_transfers.py",)
-# The maker stream's mutations are scored on their own, not with the rest of the rfq area.
-MAKER_STREAM = "maker stream"
 ERRORS = ("test_conventions.py", "test_claims.py", "test_rfq_paths_validation.py")
 
 
@@ -338,196 +333,7 @@ def all_mutations() -> list[Mutation]:
             r.providers_unwrapped,
             ("test_ramp_catalog.py",),
         ),
-        # Added for every area (issue 34): the maker stream, the webhook registry, the ramp, v1.
-        m(
-            "stream_unauthenticated_403",
-            "rfq/errors/401-unauthorized: a missing, unknown or malformed key is 401, not 403",
-            r.stream_refused(401),
-            recode(403, "forbidden"),
-            STREAM,
-            area=MAKER_STREAM,
-        ),
-        m(
-            "stream_taker_key_401",
-            "rfq/auth/api-keys: a key without the scope (a taker key on the stream) is 403",
-            r.stream_refused(403),
-            recode(401, "unauthorized"),
-            STREAM,
-            area=MAKER_STREAM,
-        ),
-        m(
-            "stream_refusal_text_plain",
-            "rfq/errors/envelope: the stream's refusals are error bodies like any other",
-            r.stream_refused(),
-            r.plain_refusal,
-            STREAM,
-            area=MAKER_STREAM,
-        ),
-        m(
-            "stream_refusal_without_request_id",
-            "rfq/overview/conventions: every response carries X-Request-Id (the stream's too)",
-            r.stream_refused(),
-            drop_header("X-Request-Id"),
-            STREAM,
-            area=MAKER_STREAM,
-        ),
-        m(
-            "stream_ratelimit_headers_on_401",
-            "rfq/limits: X-RateLimit-* absent on a bad key's 401 (the stream's too)",
-            r.stream_keyed_401,
-            r.ip_backstop_headers,
-            STREAM,
-            area=MAKER_STREAM,
-        ),
-        m(
-            "stream_maker_closed_at_once",
-            "rfq/endpoints: WSS /v2/maker/stream is used by maker credentials (not closed on them)",
-            never,
-            leave,
-            STREAM,
-            rewrite_frame=r.close_at_once(),
-            area=MAKER_STREAM,
-        ),
-        m(
-            "webhook_created_200",
-            "rfq/endpoints/post-v1-webhooks: 201 with the endpoint",
-            r.webhook_created,
-            r.answer_200,
-            ("test_webhooks_registry.py", "test_webhooks_rfq_events.py"),
-        ),
-        m(
-            "webhook_secret_not_the_signing_one",
-            "rfq/events/signature: HMAC keyed with the endpoint's signingSecret (the one shown)",
-            r.webhook_created,
-            r.other_secret(),
-            ("test_webhooks_rfq_events.py", "test_webhooks_delivery.py"),
-        ),
-        m(
-            "webhook_list_row_disagrees",
-            "rfq/endpoints/get-v1-webhooks: the partner's endpoints as made, without secrets",
-            r.webhook_list,
-            r.webhook_rows_default_types,
-            ("test_webhooks_registry.py",),
-        ),
-        m(
-            "webhook_delete_unknown_200",
-            "rfq/endpoints/delete-v1-webhooks-id: 404 if unknown (or another partner's)",
-            r.webhook_delete_404,
-            r.deleted_anyway,
-            ("test_webhooks_registry.py",),
-        ),
-        m(
-            "webhook_http_url_accepted",
-            "rfq/events: endpoint URLs must be https (400 otherwise)",
-            r.https_refused,
-            r.http_endpoint_made,
-            ("test_webhooks_registry.py",),
-        ),
-        m(
-            "ramp_created_at_moves",
-            "ramp transfer: createdAt, the same on every read, the list and a replay",
-            r.ramp_transfer_answer,
-            r.ramp_created_moves,
-            RAMP_VIEWS,
-        ),
-        m(
-            "ramp_replay_same_claim_token",
-            "ramp transfers: an idempotent replay returns a fresh claim token",
-            r.ramp_created,
-            r.first_claim_token(),
-            RAMP_VIEWS,
-        ),
-        m(
-            "ramp_wallet_view_requoted",
-            "ramp masked views: only the payout account is masked; amounts in full",
-            r.ramp_wallet_read,
-            r.wallet_view_requoted,
-            RAMP_VIEWS,
-        ),
-        m(
-            "ramp_masked_account_in_full",
-            "ramp masked views: the payout account number cut to its last four digits",
-            r.ramp_transfer_answer,
-            r.account_in_full(),
-            RAMP_VIEWS,
-        ),
-        m(
-            "ramp_list_oldest_first",
-            "ramp: POST /v2/ramp/transfers/list is newest first",
-            r.ramp_list,
-            r.ramp_list_reversed,
-            RAMP_VIEWS,
-        ),
-        m(
-            "ramp_wrong_claim_403",
-            "ramp/reading: a wrong id and a wrong token both answer 404",
-            r.ramp_wrong_claim,
-            recode(403, "forbidden"),
-            RAMP_VIEWS,
-        ),
-        m(
-            "v1_bad_key_403",
-            "v1/auth/item-4: a missing, revoked or bad key is 401 (403 is a missing scope)",
-            r.v1_unauthorized,
-            recode(403, "forbidden"),
-            ("test_v1_auth.py", "test_v1_corridors.py"),
-        ),
-        m(
-            "v1_limit_orders_oldest_first",
-            "v1: GET /v1/limit-orders lists the wallet's orders newest first",
-            r.limit_order_list,
-            r.v1_list_reversed,
-            ("test_v1_limit_orders_records.py",),
-        ),
-        m(
-            "v1_list_row_disagrees",
-            "v1 limit order record: exactly the amounts the order named (its list row too)",
-            r.limit_order_list,
-            r.v1_rows_amounts_swapped,
-            ("test_v1_limit_orders_records.py",),
-        ),
-        m(
-            "v1_record_rates_swapped",
-            "v1 limit order record: rateRay the book rate, executionRateRay the maker frame",
-            r.limit_order_record,
-            r.v1_rates_swapped,
-            ("test_v1_limit_orders_place.py", "test_v1_limit_orders_records.py"),
-        ),
-        m(
-            "v1_filled_without_settlement",
-            "v1/states: FILLED once the fill reconciles, txHash and filledAt set",
-            r.limit_order_read,
-            r.v1_fill_unreconciled,
-            ("test_v1_limit_orders_states.py", "test_v1_limit_orders_lifecycle.py"),
-        ),
-        m(
-            "v1_status_not_derived_live",
-            "v1: GET /v1/limit-orders status derived live (past deadline EXPIRED, spent CANCELLED)",
-            r.limit_order_read,
-            r.v1_stored_status,
-            ("test_v1_limit_orders_states.py",),
-        ),
-        m(
-            "v1_swap_value_nonzero",
-            "v1 unsigned transaction: value always 0 for swaps",
-            r.swap_created,
-            rewrite_data(r.v1_swap_value),
-            ("test_v1_swaps_create.py",),
-        ),
-        m(
-            "v1_submit_other_hash_200",
-            "v1/errors/409-conflict: a submit in a state that does not allow it",
-            r.v1_submit_409,
-            r.v1_submit_accepted,
-            ("test_v1_swaps_create.py", "test_v1_swaps_lifecycle.py"),
-        ),
-        m(
-            "v1_replay_made_again",
-            "v1 Idempotency-Key: a retry with the same key replays the first response",
-            r.idempotent_replay,
-            r.replay_made_again(),
-            ("test_v1_idempotency.py",),
-        ),
+        *area_mutations(),
         # Equivalent: changes the spec allows; a suite that fails on them is stricter than it.
         m(
             "addresses_lowercased",

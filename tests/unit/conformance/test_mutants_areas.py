@@ -17,8 +17,9 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from conformance.areas import area_of
-from conformance.mutants import rewrites as r
-from conformance.mutants.catalogue import MAKER_STREAM, all_mutations
+from conformance.mutants import area_rewrites as a
+from conformance.mutants.area_catalogue import MAKER_STREAM
+from conformance.mutants.catalogue import all_mutations
 from conformance.mutants.mutations import CLOSE_POLICY, DOWN, UP, Exchange, Mutation, leave, never
 from conformance.mutants.proxy import running_proxy
 
@@ -87,7 +88,7 @@ def test_http_mutations_leave_frames_alone_and_frame_mutations_leave_exchanges_a
 
 
 def test_close_at_once_closes_on_the_services_first_frame_only() -> None:
-    rewrite = r.close_at_once()
+    rewrite = a.close_at_once()
     assert rewrite(UP, '{"type": "pong"}') == '{"type": "pong"}'
     assert rewrite(DOWN, '{"type": "welcome"}') is None
 
@@ -97,7 +98,7 @@ def test_close_at_once_closes_on_the_services_first_frame_only() -> None:
 
 def refusal(status: int, code: str, headers: dict[str, str] | None = None) -> Exchange:
     body = {"error": {"code": code, "message": "no", "request_id": "req_1"}}
-    return exchange(r.STREAM_PATH, status, body, headers=headers)
+    return exchange(a.STREAM_PATH, status, body, headers=headers)
 
 
 def test_stream_refusals_are_recoded_only_on_the_stream() -> None:
@@ -107,7 +108,7 @@ def test_stream_refusals_are_recoded_only_on_the_stream() -> None:
     assert (taker.status, taker.error_code()) == (401, "unauthorized")
     elsewhere = exchange("/v2/rfq/levels", 401, {"error": {"code": "unauthorized"}})
     assert not mutations()["stream_unauthenticated_403"].applies(elsewhere)
-    opened = exchange(r.STREAM_PATH, 200, {})
+    opened = exchange(a.STREAM_PATH, 200, {})
     assert not mutations()["stream_refusal_text_plain"].applies(opened)
 
 
@@ -321,10 +322,10 @@ def test_v1_bad_key_401_becomes_403_only_on_v1() -> None:
 
 
 def test_limit_order_predicates_tell_records_from_quote_and_prepare() -> None:
-    assert r.limit_order_record(exchange("/v1/limit-orders/lo_1", 200, {"data": order("lo_1")}))
+    assert a.limit_order_record(exchange("/v1/limit-orders/lo_1", 200, {"data": order("lo_1")}))
     for path in ("/v1/limit-orders/quote", "/v1/limit-orders/prepare", "/v1/limit-orders"):
-        assert not r.limit_order_record(exchange(path, 200, {"data": {}})), path
-    assert r.limit_order_list(exchange("/v1/limit-orders", 200, {"data": []}))
+        assert not a.limit_order_record(exchange(path, 200, {"data": {}})), path
+    assert a.limit_order_list(exchange("/v1/limit-orders", 200, {"data": []}))
 
 
 def test_the_list_is_reversed_and_its_rows_swap_their_amounts() -> None:
@@ -509,7 +510,7 @@ def test_each_text_frame_goes_through_the_rewrite_in_its_direction(echo: EchoSer
 def test_a_rewrite_answering_none_closes_the_connection_as_a_policy_violation(
     echo: EchoService,
 ) -> None:
-    with running_proxy(echo.url, frame_mutation(r.close_at_once())) as proxy:
+    with running_proxy(echo.url, frame_mutation(a.close_at_once())) as proxy:
         heard, last = asyncio.run(converse(proxy.url, [], 1))
     assert heard == [], "the service's first frame is never relayed"
     assert last.type == aiohttp.WSMsgType.CLOSE
