@@ -23,7 +23,9 @@ pool with the sender's next nonce until some later transaction makes the node mi
 last of a burst, the deployment's funding on a busy machine, then waits for a transaction that
 never comes. So once nothing was mined for `NUDGE_S` while an awaited transaction is pending with
 its sender's next nonce, the node is asked to mine (`evm_mine`, once per stall; a node without
-it answers an error, which is ignored) and a warning names the transaction."""
+it answers an error, which is ignored) and a warning names the transaction. A block mined on that
+request is not progress: a node that mines it empty, the transaction still pending, has the wait
+fail at its deadline with what the node reports, never spin on one empty block after another."""
 
 from __future__ import annotations
 
@@ -128,6 +130,7 @@ class ReceiptWaiter:
         ask: list[str] = []  # without a receipt after a round in which the head moved
         unknown: dict[str, int] = {}  # rounds in a row the node did not know each of those
         nudged = False  # asked the node to mine since the last progress
+        ours = 0  # blocks the node mined on our request (evm_mine), not yet seen on the head
         while self._waiting:
             hashes = list(self._waiting)
             ask = [h for h in ask if h in self._waiting]
@@ -146,7 +149,12 @@ class ReceiptWaiter:
                 if isinstance(number, str):
                     height = int(number, 16)
                     head_moved = head is not None and height > head
-                    moved = head_moved
+                    # A block mined on our own request is no progress: the node may mine it
+                    # empty, leaving the transaction it was for where it was, for ever.
+                    risen = height - head if head is not None and head_moved else 0
+                    own = min(ours, risen)
+                    ours -= own
+                    moved = risen > own
                     head = height
                 receipts = outcomes[1 : 1 + len(hashes)]
                 for tx_hash, receipt in zip(hashes, receipts, strict=True):
@@ -171,13 +179,15 @@ class ReceiptWaiter:
                 return
             elif not nudged and self._time() - progress_at > NUDGE_S:
                 nudged = True
-                await self._nudge(list(self._waiting))
+                if await self._nudge(list(self._waiting)):
+                    ours += 1
             if self._waiting:
                 await self._sleep(delay)
                 delay = min(delay * 2, MAX_DELAY_S)
 
-    async def _nudge(self, hashes: list[str]) -> None:
-        """Ask the node to mine if one of `hashes` is pending with its sender's next nonce."""
+    async def _nudge(self, hashes: list[str]) -> bool:
+        """Ask the node to mine if one of `hashes` is pending with its sender's next nonce;
+        whether it did ask."""
         try:
             txs = await self._node.batch_outcomes(
                 [("eth_getTransactionByHash", [h]) for h in hashes]
@@ -188,7 +198,7 @@ class ReceiptWaiter:
                 if isinstance(tx, dict) and tx.get("blockNumber") is None
             ]
             if not pending:
-                return
+                return False
             counts = await self._node.batch_outcomes(
                 [("eth_getTransactionCount", [sender, "latest"]) for _, sender, _ in pending]
             )
@@ -198,7 +208,7 @@ class ReceiptWaiter:
                 if isinstance(count, str) and int(count, 16) == nonce
             ]
             if not ready:
-                return
+                return False
             tx_hash, sender, nonce = ready[0]
             log.warning(
                 "chain %s: %s (from %s, nonce %d) is ready but nothing was mined for %g s: "
@@ -210,8 +220,9 @@ class ReceiptWaiter:
                 NUDGE_S,
             )
             await self._node.batch_outcomes([("evm_mine", [])])
+            return True
         except (ChainUnavailable, KeyError, ValueError):
-            return  # the stall's own deadline and error still apply
+            return False  # the stall's own deadline and error still apply
 
     def _settle(self, tx_hash: str, receipt: dict[str, Any]) -> None:
         for future in self._waiting.pop(tx_hash, []):

@@ -175,15 +175,18 @@ class StopWatchdog:
             self._timer.cancel()
 
     def exit_now(self, why: str) -> None:
-        log.error(
-            "stop did not finish (%s, deadline %.1fs, while %s; steps: %s); exiting now; where "
-            "each thread and task was follows",
-            why,
-            self.deadline_s,
-            self.steps.current,
-            self.steps.timings(),
-        )
-        self._where()
+        try:  # whatever goes wrong in saying so, the process still exits below
+            log.error(
+                "stop did not finish (%s, deadline %.1fs, while %s; steps: %s); exiting now; "
+                "where each thread and task was follows",
+                why,
+                self.deadline_s,
+                self.steps.current,
+                self.steps.timings(),
+            )
+            self._where()
+        except Exception:
+            log.exception("stop did not finish (%s); exiting now", why)
         if self.ready_file is not None:
             with contextlib.suppress(OSError):
                 self.ready_file.unlink(missing_ok=True)

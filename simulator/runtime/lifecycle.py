@@ -30,7 +30,10 @@ class StopSteps:
         return self._began[-1][0] if self._began else "starting"
 
     def timings(self) -> str:
-        """Each step so far with its seconds, the last one's until now."""
+        """Each step so far with its seconds, the last one's until now ("none" before the
+        first: a stop asked for while the process was still starting)."""
+        if not self._began:
+            return "none"
         ends = [began for _, began in self._began[1:]] + [time.monotonic()]
         return ", ".join(
             f"{step} {end - began:.2f} s"

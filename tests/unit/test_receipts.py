@@ -227,3 +227,41 @@ async def test_a_cancelled_waiter_is_forgotten_and_the_others_still_served() -> 
     later = node.batches[rounds:]
     assert later
     assert all(("eth_getTransactionReceipt", [gone]) not in batch for batch in later)
+
+
+async def test_blocks_mined_empty_on_request_are_no_progress_and_the_wait_fails_in_time(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Seen in a loaded CI run: the node mined each requested block empty, the ready
+    transaction still pending; every such block counted as progress, so a start-up waited
+    for ever. Blocks the waiter asked for are not progress: the wait fails at its deadline,
+    naming the transaction, its sender and nonce."""
+    node = FakeNode()
+    tx = "0x" + "7a" * 32
+    node.pool[tx] = {"from": SENDER, "nonce": hex(2), "blockNumber": None}
+    node.nonce_on_chain = 2
+
+    def mine_empty(n: FakeNode) -> None:  # the miss: requested blocks come without it
+        for calls in n.batches[-1:]:
+            if ("evm_mine", []) in calls:
+                n.receipts.pop(tx, None)
+                n.pool[tx] = {"from": SENDER, "nonce": hex(2), "blockNumber": None}
+                n.nonce_on_chain = 2
+
+    original = node.batch_outcomes
+
+    async def batch(calls: list[tuple[str, list[Any]]]) -> list[Any]:
+        answers = await original(calls)
+        mine_empty(node)
+        return answers
+
+    node.batch_outcomes = batch  # type: ignore[method-assign]
+    with (
+        caplog.at_level(logging.WARNING, logger="rfqkit.receipts"),
+        pytest.raises(ReceiptMissing) as missing,
+    ):
+        await node.waiter(stall_s=10).receipt(tx, Sent(SENDER, 2))
+    assert node.mined_on_request == 1  # once per stall: its empty block did not reset it
+    assert node.now < 10 + 1  # at the deadline, not for ever
+    assert tx in str(missing.value)
+    assert SENDER in str(missing.value)
