@@ -224,13 +224,18 @@ def test_a_run_stopped_by_ctrl_c_or_killed_still_gives_back_what_it_lent(
         )
 
     def first_loan() -> Path:
-        """The run's ledger once a wallet is funded (it is written before the first transfer)."""
-        found = wait_for(
-            lambda: next(iter(ledgers.glob(f"{loans.ROOT_NAME}/*/main.jsonl")), None),
-            timeout=180,
-            interval=0.2,
-            what="the run's first loan",
-        )
+        """The run's ledger once it notes a wallet's loan (a whole line, written before the
+        first transfer). The file exists a moment before its first line: a Ctrl-C then finds
+        nothing lent (run L27 went red on that window)."""
+
+        def noted() -> Path | None:
+            for ledger in ledgers.glob(f"{loans.ROOT_NAME}/*/main.jsonl"):
+                text = ledger.read_text()
+                if text.endswith("\n") and text.strip():
+                    return ledger
+            return None
+
+        found: Path = wait_for(noted, timeout=180, interval=0.2, what="the run's first loan")
         return found
 
     # Ctrl-C
