@@ -11,12 +11,12 @@ import pytest
 from eth_account import Account
 from multidict import CIMultiDict
 
-from conformance.cli import webhook_local_check
 from conformance.client import Headers, Pacing, Response, checksummed
 from conformance.inputs import GivenKey, InputError, combine, merge, parse_key, read_config
 from conformance.mutants.catalogue import all_mutations
 from conformance.mutants.mutations import Exchange
 from conformance.needs import HOW, MISSING_INPUT, needs_in, skip_kind, skip_message, unmet
+from conformance.preflight import webhook_local_check
 from conformance.public_receiver import CA_FILE
 from conformance.report_markdown import render_skipped
 
