@@ -4,7 +4,7 @@ non-ASCII digits); amounts are also range-checked against 2^256-1 in code."""
 from __future__ import annotations
 
 import functools
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from eth_utils.address import is_checksum_address, to_checksum_address
 from pydantic import AfterValidator, BeforeValidator, Field
@@ -87,12 +87,19 @@ Bytes32 = Annotated[str, Field(pattern=BYTES32_PATTERN, description="0x-prefixed
 HexBytes = Annotated[str, Field(pattern=HEX_PATTERN, max_length=20_000)]
 TxHash = Annotated[str, Field(pattern=TX_HASH_PATTERN, description="0x-prefixed 32-byte hash")]
 _WALLET = r"0x[0-9a-fA-F]{40}"
-WalletList = Annotated[
-    Annotated[list[Annotated[str, Field(pattern=ADDRESS_PATTERN)]], Field(max_length=10)]
-    | Annotated[str, Field(pattern=rf"^ *{_WALLET} *(, *{_WALLET} *){{0,9}}$")],
-    Field(description="Up to 10 maker funding wallets: a JSON array or a comma-separated string"),
-    AfterValidator(_wallet_list),
-]
+if TYPE_CHECKING:
+    # What a handler reads: the validator below always makes a checksummed list of the JSON
+    # array or the comma-separated string the schema accepts.
+    WalletList = list[str]
+else:
+    WalletList = Annotated[
+        Annotated[list[Annotated[str, Field(pattern=ADDRESS_PATTERN)]], Field(max_length=10)]
+        | Annotated[str, Field(pattern=rf"^ *{_WALLET} *(, *{_WALLET} *){{0,9}}$")],
+        Field(
+            description="Up to 10 maker funding wallets: a JSON array or a comma-separated string"
+        ),
+        AfterValidator(_wallet_list),
+    ]
 
 
 # -- what a service's value becomes in a response ------------------------------------------------

@@ -30,8 +30,8 @@ async def quote(request: web.Request) -> web.Response:
         buy_token=query.buy_token,
         sell_amount=int(query.sell_amount),
         margin_bps=query.margin_bps,
-        preferred=query.preferred_liquidity_wallets,  # type: ignore[arg-type]
-        restricted=query.restricted_liquidity_wallets,  # type: ignore[arg-type]
+        preferred=query.preferred_liquidity_wallets,
+        restricted=query.restricted_liquidity_wallets,
     )
     return data_response(schemas.LimitOrderQuote.model_validate(result))
 

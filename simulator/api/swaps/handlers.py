@@ -27,11 +27,6 @@ from simulator.services.swaps.service import SwapRequest
 OFFERS = TypeAdapter(list[schemas.Offer])
 
 
-def _wallets(value: object) -> list[str] | None:
-    # WalletList validates to a checksummed list (or None).
-    return list(value) if isinstance(value, list) else None
-
-
 async def order_book(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.OrderBookQuery)
     found = await request.app[BOOK].service.order_book(
@@ -39,8 +34,8 @@ async def order_book(request: web.Request) -> web.Response:
         chain_id=query.chain_id,
         sell_token=query.sell_token,
         buy_token=query.buy_token,
-        preferred=_wallets(query.preferred_liquidity_wallets),
-        restricted=_wallets(query.restricted_liquidity_wallets),
+        preferred=query.preferred_liquidity_wallets,
+        restricted=query.restricted_liquidity_wallets,
     )
     # The offers (up to hundreds) are rendered once per ranking the book service hands out
     # (it caches them per block); the few fields around them are rendered per request.
@@ -80,8 +75,8 @@ def _request(
         taker=taker,
         min_rate=int(query.min_rate) if query.min_rate is not None else None,
         require_full_fill=require_full_fill,
-        preferred=_wallets(query.preferred_liquidity_wallets),
-        restricted=_wallets(query.restricted_liquidity_wallets),
+        preferred=query.preferred_liquidity_wallets,
+        restricted=query.restricted_liquidity_wallets,
     )
 
 
