@@ -191,16 +191,7 @@ def _service_refusal(body: PreviewBody) -> str | None:
     """The service's own verdict (`validate_trade` in services/rfq/trades.py, as preview and
     request call it) on a body that parsed: the refusal's details.reason, None when accepted."""
     try:
-        validate_trade(
-            _venue(),
-            chain_id=body.chain_id,
-            sell_token=body.sell_token,
-            buy_token=body.buy_token,
-            sell_amount=body.sell_amount,
-            buy_amount=body.buy_amount,
-            preferred=body.preferred_liquidity_wallets,  # type: ignore[arg-type]
-            restricted=body.restricted_liquidity_wallets,  # type: ignore[arg-type]
-        )
+        validate_trade(_venue(), body.trade())
     except InvalidRequest as exc:
         return str((exc.details or {}).get("reason"))
     return None

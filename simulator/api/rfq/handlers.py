@@ -28,15 +28,7 @@ from simulator.services.rfq.service import FirmRequest
 
 async def preview(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.PreviewBody)
-    answer = request.app[RFQ].service.preview(
-        chain_id=body.chain_id,
-        sell_token=body.sell_token,
-        buy_token=body.buy_token,
-        sell_amount=body.sell_amount,
-        buy_amount=body.buy_amount,
-        preferred=body.preferred_liquidity_wallets,  # type: ignore[arg-type]
-        restricted=body.restricted_liquidity_wallets,  # type: ignore[arg-type]
-    )
+    answer = request.app[RFQ].service.preview(body.trade())
     return data_response(schemas.PreviewResult.model_validate(answer), exclude_none=True)
 
 
@@ -44,17 +36,7 @@ async def request_quote(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.RfqRequestBody)
     outcome = await request.app[RFQ].service.request(
         request[CALLER],
-        FirmRequest(
-            chain_id=body.chain_id,
-            sell_token=body.sell_token,
-            buy_token=body.buy_token,
-            sell_amount=body.sell_amount,
-            buy_amount=body.buy_amount,
-            taker=body.taker,
-            proof=taker_proof(body.taker_proof),
-            preferred=body.preferred_liquidity_wallets,  # type: ignore[arg-type]
-            restricted=body.restricted_liquidity_wallets,  # type: ignore[arg-type]
-        ),
+        FirmRequest(body.trade(), body.taker, taker_proof(body.taker_proof)),
     )
     record_maker_wait(request, outcome.maker_wait_s, outcome.maker_waits_s)
     answer = schemas.RfqRequestResult.model_validate(Joined(outcome, outcome.record))

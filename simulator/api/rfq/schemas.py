@@ -20,6 +20,7 @@ from simulator.api.http.fields import (
     WalletList,
 )
 from simulator.api.http.schemas import ApiModel
+from simulator.services.rfq.trades import TradeRequest
 
 
 class TakerProofBody(ApiModel):
@@ -70,6 +71,18 @@ class PreviewBody(ApiModel):
     buy_amount: Amount | None = Field(default=None, description="Exact output")
     preferred_liquidity_wallets: WalletList | None = None
     restricted_liquidity_wallets: WalletList | None = None
+
+    def trade(self) -> TradeRequest:
+        """The trade asked for, as the service's rules take it: amounts in atomic units."""
+        return TradeRequest(
+            chain_id=self.chain_id,
+            sell_token=self.sell_token,
+            buy_token=self.buy_token,
+            sell_amount=None if self.sell_amount is None else int(self.sell_amount),
+            buy_amount=None if self.buy_amount is None else int(self.buy_amount),
+            preferred=self.preferred_liquidity_wallets,
+            restricted=self.restricted_liquidity_wallets,
+        )
 
 
 class RfqRequestBody(PreviewBody):

@@ -8,7 +8,7 @@ from simulator.errors import InvalidRequest
 from simulator.services.feed.ports import Clearing, SideTrade
 from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.pricing import IndicativePricing
-from simulator.services.rfq.trades import validate_trade
+from simulator.services.rfq.trades import TradeRequest, validate_trade
 from simulator.services.shared.venue import VenueDirectory
 
 
@@ -24,13 +24,13 @@ class RfqLevelPrices:
         try:
             spec = validate_trade(
                 self._venue,
-                chain_id=trade.leg.chain_id,
-                sell_token=trade.sell.address,
-                buy_token=trade.buy.address,
-                sell_amount=None if trade.sell_amount is None else str(trade.sell_amount),
-                buy_amount=None if trade.buy_amount is None else str(trade.buy_amount),
-                preferred=None,
-                restricted=None,
+                TradeRequest(
+                    trade.leg.chain_id,
+                    trade.sell.address,
+                    trade.buy.address,
+                    trade.sell_amount,
+                    trade.buy_amount,
+                ),
             )
         except InvalidRequest:
             return None  # below the chain's minimum, or not an RFQ corridor: nothing to fill

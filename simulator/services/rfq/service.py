@@ -19,7 +19,7 @@ from simulator.services.rfq.deps import RfqDeps
 from simulator.services.rfq.model import QuoteState, StoredRfq
 from simulator.services.rfq.ports import RfqStore
 from simulator.services.rfq.pricing import LadderView, eligible_makers
-from simulator.services.rfq.trades import TradeSpec, validate_trade
+from simulator.services.rfq.trades import TradeRequest, TradeSpec, validate_trade
 from simulator.services.rfq.transactions import for_quote
 from simulator.services.shared.amounts import rate_ray
 from simulator.services.shared.venue import ChainVenue
@@ -27,15 +27,9 @@ from simulator.services.shared.venue import ChainVenue
 
 @dataclass(frozen=True)
 class FirmRequest:
-    chain_id: int
-    sell_token: str
-    buy_token: str
-    sell_amount: str | None
-    buy_amount: str | None
+    trade: TradeRequest
     taker: str
     proof: TakerProof | None
-    preferred: list[str] | None
-    restricted: list[str] | None
 
 
 def _claim_hash(token: str) -> bytes:
@@ -69,27 +63,8 @@ class RfqService:
             )
         return self._deps.pricing.ladder(chain)
 
-    def preview(
-        self,
-        *,
-        chain_id: int,
-        sell_token: str,
-        buy_token: str,
-        sell_amount: str | None,
-        buy_amount: str | None,
-        preferred: list[str] | None,
-        restricted: list[str] | None,
-    ) -> PreviewAnswer:
-        spec = validate_trade(
-            self._deps.venue,
-            chain_id=chain_id,
-            sell_token=sell_token,
-            buy_token=buy_token,
-            sell_amount=sell_amount,
-            buy_amount=buy_amount,
-            preferred=preferred,
-            restricted=restricted,
-        )
+    def preview(self, trade: TradeRequest) -> PreviewAnswer:
+        spec = validate_trade(self._deps.venue, trade)
         outcome = self._deps.pricing.preview(spec)
         if outcome.price is not None:
             return PreviewAnswer.of(spec, outcome, Reservation())
@@ -102,16 +77,7 @@ class RfqService:
         deps = self._deps
         if deps.faults.venue_paused:
             raise VenueUnavailable("Quotes are briefly not served; retry")
-        spec = validate_trade(
-            deps.venue,
-            chain_id=body.chain_id,
-            sell_token=body.sell_token,
-            buy_token=body.buy_token,
-            sell_amount=body.sell_amount,
-            buy_amount=body.buy_amount,
-            preferred=body.preferred,
-            restricted=body.restricted,
-        )
+        spec = validate_trade(deps.venue, body.trade)
         caller.require_chain_environment(spec.chain.chain_id, spec.chain.environment)
         if caller.key is None:
             # Before any maker is asked or inventory locked (401 proof_of_control_*).

@@ -11,6 +11,21 @@ from simulator.services.shared.venue import ChainVenue, VenueCorridor, VenueDire
 
 
 @dataclass(frozen=True)
+class TradeRequest:
+    """What a caller asked to trade, as a preview and a firm request both send it: the API
+    layer's one value for the rules below (amounts in atomic units, steering lists checksummed
+    by the schema)."""
+
+    chain_id: int
+    sell_token: str
+    buy_token: str
+    sell_amount: int | None  # exact input
+    buy_amount: int | None  # exact output
+    preferred: list[str] | None = None
+    restricted: list[str] | None = None
+
+
+@dataclass(frozen=True)
 class TradeSpec:
     chain: ChainVenue
     corridor: VenueCorridor
@@ -41,17 +56,10 @@ def _dedupe(wallets: list[str] | None) -> tuple[str, ...]:
     return tuple(seen.values())
 
 
-def validate_trade(
-    venue: VenueDirectory,
-    *,
-    chain_id: int,
-    sell_token: str,
-    buy_token: str,
-    sell_amount: str | None,
-    buy_amount: str | None,
-    preferred: list[str] | None,
-    restricted: list[str] | None,
-) -> TradeSpec:
+def validate_trade(venue: VenueDirectory, trade: TradeRequest) -> TradeSpec:
+    chain_id, sell_token, buy_token = trade.chain_id, trade.sell_token, trade.buy_token
+    sell_amount, buy_amount = trade.sell_amount, trade.buy_amount
+    preferred, restricted = trade.preferred, trade.restricted
     chain = venue.chain(chain_id)
     if chain is None:
         raise InvalidRequest(
@@ -88,14 +96,14 @@ def validate_trade(
     fee_bps = corridor.timing.fee_bps
     if sell_amount is not None:
         minimum = min_sell_amount(chain.min_size, sell.decimals, fee_bps)
-        if int(sell_amount) < minimum:
+        if sell_amount < minimum:
             raise InvalidRequest(
                 f"sellAmount is below the minimum of {minimum}",
                 details={"reason": "below_minimum", "field": "sellAmount", "minimum": str(minimum)},
             )
     if buy_amount is not None:
         minimum = whole_tokens(chain.min_size, buy.decimals)
-        if int(buy_amount) < minimum:
+        if buy_amount < minimum:
             raise InvalidRequest(
                 f"buyAmount is below the minimum of {minimum}",
                 details={"reason": "below_minimum", "field": "buyAmount", "minimum": str(minimum)},
@@ -105,8 +113,8 @@ def validate_trade(
         corridor=corridor,
         sell=sell,
         buy=buy,
-        sell_amount=int(sell_amount) if sell_amount is not None else None,
-        buy_amount=int(buy_amount) if buy_amount is not None else None,
+        sell_amount=sell_amount,
+        buy_amount=buy_amount,
         preferred=_dedupe(preferred),
         restricted=_dedupe(restricted),
     )

@@ -38,6 +38,7 @@ from simulator.services.rfq.model import FilledOrder, StoredRfq
 from simulator.services.rfq.ports import ChainUnreadable, FleetMemberStatus, RfqStore
 from simulator.services.rfq.service import FirmRequest
 from simulator.services.rfq.store import TieredRfqStore
+from simulator.services.rfq.trades import TradeRequest
 from simulator.services.shared.amounts import fee_on
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.fills import Fill, FillFanout
@@ -329,17 +330,16 @@ class RfqHarness:
         caller: Caller | None = None,
         taker: str = TAKER.address,
     ) -> RequestOutcome:
-        body = FirmRequest(
+        trade = TradeRequest(
             chain_id=CHAIN_ID,
             sell_token=USDT.address,
             buy_token=NGNS.address,
-            sell_amount=str(sell) if buy is None and sell is not None else None,
-            buy_amount=str(buy) if buy is not None else None,
-            taker=taker,
-            proof=None,
+            sell_amount=sell if buy is None else None,
+            buy_amount=buy,
             preferred=preferred,
             restricted=restricted,
         )
+        body = FirmRequest(trade, taker, proof=None)
         return await self.service.request(caller or self.caller, body)
 
     async def quoted(self, **request: Any) -> StoredRfq:

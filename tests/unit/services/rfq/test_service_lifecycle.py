@@ -4,14 +4,14 @@ submit and cancel rules."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from eth_account import Account
 
 from simulator.errors import Conflict, NotFound, Unauthorized
 from simulator.services.access.callers import Caller
+from simulator.services.access.proofs import TakerProof
 from simulator.services.rfq.service import FirmRequest
+from simulator.services.rfq.trades import TradeRequest
 from tests.unit.services.ramp_harness import sign_proof
 from tests.unit.services.rfq.harness import NGNS, TAKER, TX, USDT, RfqHarness
 
@@ -19,19 +19,9 @@ KEYLESS = Caller(ip="10.0.0.1", key=None)
 OTHER_TX = "0x" + "cd" * 32
 
 
-def firm(**changes: object) -> FirmRequest:
-    body = FirmRequest(
-        chain_id=97,
-        sell_token=USDT.address,
-        buy_token=NGNS.address,
-        sell_amount=str(100 * 10**18),
-        buy_amount=None,
-        taker=TAKER.address,
-        proof=None,
-        preferred=None,
-        restricted=None,
-    )
-    return dataclasses.replace(body, **changes)  # type: ignore[arg-type]
+def firm(proof: TakerProof | None = None) -> FirmRequest:
+    trade = TradeRequest(97, USDT.address, NGNS.address, 100 * 10**18, None)
+    return FirmRequest(trade, TAKER.address, proof)
 
 
 async def test_a_keyless_request_needs_a_proof_then_lives_on_the_grant(rfq: RfqHarness) -> None:
