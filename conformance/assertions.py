@@ -7,7 +7,8 @@ request's :class:`QuoteTerms` and the answer (so a watching proxy runs them too)
 :class:`conformance.funding.Balances` snapshots (of the :func:`settlement_holders`) and
 :func:`assert_filled_record` the record of a filled RFQ. Beside them the wire readers and the
 arithmetic the checks share: :func:`atomic`, :func:`iso_seconds`, :func:`fee_on` (5 bps),
-:func:`rate_ray` and :func:`decode_swap`.
+:func:`rate_ray` and :func:`decode_swap`; :func:`iso_seconds` and :func:`same_instant` live in
+:mod:`conformance.response_checks` and are importable from here too.
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ from eth_abi.abi import decode as abi_decode
 
 from conformance.chain import erc20_approve, hex_bytes, selector
 from conformance.funding import Balances
+from conformance.response_checks import iso_seconds as iso_seconds
 from conformance.response_checks import parse_iso_utc
+from conformance.response_checks import same_instant as same_instant
+from conformance.stable_reads import CREATION, TWO_READS, assert_stable
 from conformance.venue import VenueChain
 from conformance.wording import shown
 from contracts.orders import RfqOrder, checksum_address, decode_order
@@ -91,24 +95,10 @@ def fee_on(maker_receives: int) -> int:
     return maker_receives * FEE_BPS // BPS
 
 
-def iso_seconds(value: Any) -> float:
-    return parse_iso_utc(value).timestamp()
-
-
-def same_instant(first: str, again: str) -> bool:
-    """Two spellings of one instant: the same to the millisecond, or within a second where
-    either is in whole seconds (the spec does not say the precision, so two views may differ
-    in it)."""
-    a, b = iso_seconds(first), iso_seconds(again)
-    return abs(a - b) < (1.0 if a.is_integer() or b.is_integer() else 0.001)
-
-
 def assert_same_creation(identity: str, first: str, again: str) -> None:
-    """Two reads of one record show one creation instant (`same_instant`)."""
-    assert same_instant(first, again), (
-        f"{identity}: expected the createdAt first read, {first}, got {again}: a record's "
-        "creation time moved between reads"
-    )
+    """Two reads of one record show one creation instant: :func:`assert_stable` on createdAt
+    alone (the watching proxy's read-twice check says it in these words)."""
+    assert_stable(CREATION, identity, {"createdAt": first}, {"createdAt": again}, what=TWO_READS)
 
 
 RAY = 10**27

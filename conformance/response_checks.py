@@ -5,7 +5,8 @@ error envelope ``{error: {code, message, request_id, details?}}`` with ``request
 the header (:func:`assert_error`; for any status and code :func:`assert_envelope` and
 :func:`assert_envelope_request_id`), ``details.issues`` naming the offending fields
 (:func:`assert_issues`), the ``X-RateLimit-*`` and ``Retry-After`` headers, and ISO-8601 UTC
-timestamps (:func:`parse_iso_utc`). Each fails the test with the request and the body it saw.
+timestamps (:func:`parse_iso_utc`, :func:`iso_seconds`; two spellings of one instant:
+:func:`same_instant`). Each fails the test with the request and the body it saw.
 """
 
 from __future__ import annotations
@@ -193,3 +194,15 @@ def parse_iso_utc(value: Any) -> datetime:
         return parse_iso(value)
     except ValueError as exc:
         raise AssertionError(str(exc)) from None
+
+
+def iso_seconds(value: Any) -> float:
+    return parse_iso_utc(value).timestamp()
+
+
+def same_instant(first: str, again: str) -> bool:
+    """Two spellings of one instant: the same to the millisecond, or within a second where
+    either is in whole seconds (the spec does not say the precision, so two views may differ
+    in it)."""
+    a, b = iso_seconds(first), iso_seconds(again)
+    return abs(a - b) < (1.0 if a.is_integer() or b.is_integer() else 0.001)

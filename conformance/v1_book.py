@@ -149,6 +149,12 @@ def submit(client: Client, body: Mapping[str, Any]) -> Response:
     return client.post("/v1/limit-orders", json=dict(body))
 
 
+def with_idempotency_key(client: Client) -> Client:
+    """``client`` sending one fresh ``Idempotency-Key`` on every request: a create, then its
+    replay (spec 3 "Endpoints": a retry with the same key replays the first response)."""
+    return client.with_headers({"Idempotency-Key": f"conformance-{secrets.token_hex(8)}"})
+
+
 @dataclass(frozen=True)
 class PlacedOrder:
     order_id: str
@@ -173,9 +179,11 @@ def place(
     buy_amount: int | None = None,
     pricing: Mapping[str, Any] | None = None,
     ttl_s: int = 600,
+    submit_with: Client | None = None,
 ) -> PlacedOrder:
     """prepare -> eth_signTypedData_v4 -> submit, expecting 201 (a fastFill order once a
-    market-maker bid is live to price it)."""
+    market-maker bid is live to price it); ``submit_with`` submits instead of the integrator's
+    client (one with an Idempotency-Key)."""
     if pricing is not None and pricing.get("mode") == "fastFill":
         wait_fast_fill_bids(integrator.client, chain, sell, buy, sell_amount)
     deadline = clock.now_ms() // 1000 + ttl_s
@@ -193,7 +201,7 @@ def place(
         ),
     )
     body = signed_body(prepared, sign_typed_data(prepared, maker))
-    answer: dict[str, Any] = assert_data(submit(integrator.client, body), 201)
+    answer: dict[str, Any] = assert_data(submit(submit_with or integrator.client, body), 201)
     return PlacedOrder(str(answer["id"]), prepared, body, answer)
 
 

@@ -10,6 +10,7 @@ the provider's call counters or change its config are ``sim_only`` (they use ``/
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -20,6 +21,7 @@ from conformance.client import Client, Response
 from conformance.ramp import CALL_CREATE_CUSTOMER, CALL_UPDATE_CUSTOMER, PERSON, Ramp, fresh_wallet
 from conformance.response_checks import assert_error, assert_issues
 from conformance.sim_control import SimControl
+from conformance.stable_reads import KINDS, Pair, a_second_later, assert_stable
 from conformance.tests.ramp_answers import customer_of, ok
 
 DETAILS_FIELDS = {"firstName", "lastName", "email", "phone", "registered"}
@@ -164,6 +166,32 @@ def test_birth_date_and_address_are_never_returned(ramp: Ramp) -> None:
     if ramp.sim is not None:
         state = str(ramp.provider_customers(wallet))
         assert "1992" not in state, "not even the provider's view shows it back"
+
+
+@pytest.mark.spec(
+    "ramp/endpoints/post-v2-ramp-customers-details",
+    *KINDS["ramp_customer"].rules,
+    *KINDS["ramp_customer_details"].rules,
+)
+def test_a_customer_reads_the_same_a_second_later_and_after_the_same_registration(
+    ramp: Ramp,
+) -> None:
+    """One record per wallet: its details read twice a second apart are the same, and so are
+    the customer and its details after the same registration is sent again (birth date and
+    address are sent each time, and never returned)."""
+    wallet = fresh_wallet()
+    person = {**PERSON, "birthDate": "29-02-1992", "address": ADDRESS}
+    customer = customer_of(ramp.register(wallet, **person))
+    details = ok(ramp.details(wallet))["details"]
+    read_at = time.monotonic()
+    later = a_second_later(read_at, "details")
+    again = ok(ramp.details(wallet))["details"]
+    assert_stable("ramp_customer_details", wallet.address, details, again, what=later)
+    resent = Pair("registration sent again")
+    again = customer_of(ramp.register(wallet, **person))
+    assert_stable("ramp_customer", customer["id"], customer, again, what=resent)
+    again = ok(ramp.details(wallet))["details"]
+    assert_stable("ramp_customer_details", wallet.address, details, again, what=resent)
 
 
 @pytest.mark.spec(

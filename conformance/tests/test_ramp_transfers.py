@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
-from conformance.assertions import assert_same_creation
 from conformance.ramp import CALL_CAPABILITIES, PERSON, Ramp, RampWallet, fresh_wallet
 from conformance.ramp_transfers import (
     ACCOUNT,
@@ -31,6 +31,7 @@ from conformance.ramp_transfers import (
     wait_until,
 )
 from conformance.response_checks import assert_error
+from conformance.stable_reads import KINDS, REPLAY, a_second_later, assert_stable, row_of
 from conformance.venue import VenueChain, whole
 from rfqkit.json_rpc import hex_to_int
 from rfqkit.wallets import Wallet
@@ -239,7 +240,7 @@ def test_sell_from_bank_resolution_through_an_onchain_deposit(
     "ramp/auth/item-3",
     "ramp/auth/item-5",
     "ramp/errors/404-not_found",
-    "ramp/resources/transfer/createdat",
+    *KINDS["ramp_transfer"].rules,
 )
 def test_full_wallet_and_support_views_and_the_list(ramp: Ramp, transfers: Transfers) -> None:
     wallet = fresh_wallet()
@@ -247,6 +248,7 @@ def test_full_wallet_and_support_views_and_the_list(ramp: Ramp, transfers: Trans
     created = [transfers.create(transfers.body(wallet, "sell", str(500 + n))) for n in range(3)]
     first = created[0]
     full = transfers.read(first)
+    read_at = time.monotonic()
     assert full["payOut"]["accountNumber"] == ACCOUNT
     account_name = full["payOut"]["accountName"]
 
@@ -279,9 +281,11 @@ def test_full_wallet_and_support_views_and_the_list(ramp: Ramp, transfers: Trans
     assert rest["nextCursor"] is None
     for item in page["transfers"] + rest["transfers"]:
         assert item["payOut"]["accountNumber"] == ACCOUNT[-4:]
-    # A row of the list is the record read again: its creation time is the record's.
+    # A row of the list is the record read again, and so is the full view a second later.
     (row,) = rest["transfers"]
-    assert_same_creation(first.id, full["createdAt"], row["createdAt"])
+    assert_stable("ramp_transfer", first.id, full, row, what=row_of())
+    later = a_second_later(read_at)
+    assert_stable("ramp_transfer", first.id, full, transfers.read(first), what=later)
     assert transfers.listed(fresh_wallet())["transfers"] == []
 
     # The id alone, a wrong token, someone else's wallet, an unknown id: all 404.
@@ -338,7 +342,7 @@ def test_emails_instructions_funds_received_and_result(ramp: Ramp, transfers: Tr
 @pytest.mark.spec(
     "ramp/overview/properties-that-must-hold/creation-idempotent-per-intentkey",
     "ramp/endpoints/post-v2-ramp-transfers/idempotent-per-intentkey",
-    "ramp/resources/transfer/claim-token",
+    *KINDS["ramp_transfer"].rules,
 )
 def test_replay_with_the_same_intent_key_returns_the_same_transfer(
     ramp: Ramp, transfers: Transfers
@@ -349,8 +353,8 @@ def test_replay_with_the_same_intent_key_returns_the_same_transfer(
     first = transfers.create(body)
     again = transfers.create({**body, "proof": ramp.proof(wallet)})  # the lost response's retry
     assert again.id == first.id
-    # The existing transfer, made once: its creation time is the first answer's.
-    assert_same_creation(first.id, first.transfer["createdAt"], again.transfer["createdAt"])
+    # The existing transfer, made once: the first answer's, field for field.
+    assert_stable("ramp_transfer", first.id, first.transfer, again.transfer, what=REPLAY)
     assert again.claim_token != first.claim_token
     for token in (first.claim_token, again.claim_token):
         assert transfers.read(Created(first.transfer, token))["id"] == first.id

@@ -18,7 +18,6 @@ from eth_account import Account
 from conformance.assertions import (
     assert_filled_record,
     assert_firm_quote,
-    assert_same_creation,
     assert_settled,
     iso_seconds,
 )
@@ -48,6 +47,7 @@ from conformance.rfq_calls import (
 )
 from conformance.service_clock import ServiceClock
 from conformance.sim_control import SimControl
+from conformance.stable_reads import KINDS, a_second_later, assert_stable
 from conformance.target import Target
 from conformance.venue import VenueChain
 from rfqkit.wallets import Wallet
@@ -146,7 +146,7 @@ def test_cancel_releases_the_makers_and_any_key_of_the_partner_owns_the_rfq(
     "rfq/errors/404-not_found",
     "rfq/errors/409-conflict",
     "rfq/states/quoted-or-submitted-settlement-seen-on-chain",
-    "rfq/resources/rfq-record/createdat",
+    *KINDS["rfq"].rules,
 )
 def test_cancel_rules_seen_by_one_client(
     target: Target,
@@ -159,12 +159,14 @@ def test_cancel_rules_seen_by_one_client(
 ) -> None:
     """The cancel rules a client sees without control: the claim token alone cancels, a
     stranger gets 404, a second cancel, a filled, a no_quote or a submitted RFQ 409, and a
-    cancelled quote can still be filled on chain."""
+    cancelled quote can still be filled on chain; the record read once quoted and again once
+    filled shows the same immutable fields."""
     anyone = keyless_client(target, http)
     usdt, ngns = chain.token("USDT"), chain.token("NGNS")
     first = kept.keep(trader, _quote(trader, chain, taker))
     rfq_id, token = first["rfqId"], first["claimToken"]
-    created = get_record(trader, rfq_id)["createdAt"]  # read again once filled: the same
+    quoted = get_record(trader, rfq_id)  # read again once filled: the same
+    quoted_at = time.monotonic()
     assert_error(cancel(anyone, rfq_id, "rfqc_" + "x" * 43), 404, "not_found")
     assert_error(anyone.post(f"/v2/rfq/{rfq_id}/cancel"), 404, "not_found")
     released = assert_data(cancel(anyone, rfq_id, token))
@@ -181,9 +183,10 @@ def test_cancel_rules_seen_by_one_client(
         [taker.address, chain.fee_recipient, *checked.makers],
     )
     execute_quote(chain, taker, first)
+    later = a_second_later(quoted_at)
     record = wait_status(trader, rfq_id, None, "filled")
     assert_filled_record(record, checked)
-    assert_same_creation(rfq_id, created, record["createdAt"])
+    assert_stable("rfq", rfq_id, quoted, record, what=later)
     assert_settled(
         before, before.again(), chain, checked, taker=taker.address, sell="USDT", buy="NGNS"
     )

@@ -11,15 +11,16 @@ rfqsim's decision (B9), held to rfqsim only.
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import pytest
 
-from conformance.assertions import assert_same_creation
 from conformance.chain import hex_bytes
 from conformance.client import Client
 from conformance.response_checks import assert_data, assert_error
 from conformance.service_clock import Clocked
 from conformance.sim_control import SimControl
+from conformance.stable_reads import KINDS, REPLAY, a_second_later, assert_stable, row_of
 from conformance.target import Target
 from conformance.v1_book import (
     Integrator,
@@ -30,6 +31,7 @@ from conformance.v1_book import (
     sign_typed_data,
     submit,
     v1_integrator,
+    with_idempotency_key,
 )
 from conformance.v1_target import (
     RECORD_FIELDS,
@@ -53,7 +55,8 @@ NGNS_PER_USDC = 1500  # an ask: the operator bids about 1600 NGNS per USDC
     "v1/endpoints/get-v1-limit-orders",
     "v1/errors/404-not_found",
     "v1/limits/list-limits",
-    "v1/resources/limit-order-record/createdat",
+    "v1/endpoints/every-post-creates-may",
+    *KINDS["limit_order"].rules,
 )
 @pytest.mark.needs("taker_wallet")
 def test_records_are_listed_by_wallet_newest_first(
@@ -67,10 +70,12 @@ def test_records_are_listed_by_wallet_newest_first(
     usdc, ngns = chain.token("USDC"), chain.token("NGNS")
     sell = ngns.units(NGNS_PER_USDC)
     maker = funded_maker(chain, source, {ngns: 3 * sell})
-    ids = [
-        place(integrator, clock, chain, maker, ngns, sell, usdc, buy_amount=usdc.units(1)).order_id
-        for _ in range(3)
+    keyed, one = with_idempotency_key(integrator.client), usdc.units(1)
+    placed = [  # the newest submitted with an Idempotency-Key
+        place(integrator, clock, chain, maker, ngns, sell, usdc, buy_amount=one, submit_with=by)
+        for by in (None, None, keyed)
     ]
+    ids = [order.order_id for order in placed]
     assert_error(
         integrator.client.get("/v1/limit-orders/lo_000000000000000000000000"), 404, "not_found"
     )
@@ -83,14 +88,18 @@ def test_records_are_listed_by_wallet_newest_first(
     )
     two = assert_data(integrator.client.get("/v1/limit-orders", params={**query, "limit": 2}))
     assert [o["id"] for o in two] == ids[:0:-1]
-    # A row of the list is the record read again: its terms, rates, deadline and creation time
-    # are the record's.
+    # A row of the list is the record read again, and so is the record a second later; the
+    # create replayed under its Idempotency-Key is the first answer.
+    records = {row["id"]: get_order(integrator.client, row["id"]) for row in listed}
+    read_at = time.monotonic()
     for row in listed:
-        record = get_order(integrator.client, row["id"])
-        assert_same_creation(row["id"], row["createdAt"], record["createdAt"])
-        terms = ("chainId", "sellToken", "sellAmount", "buyToken", "buyAmount", "nonce")
-        for name in (*terms, "rateRay", "executionRateRay", "deadline"):
-            assert record[name] == row[name], (name, record[name], row[name])
+        assert_stable("limit_order", row["id"], row, records[row["id"]], what=row_of())
+    replay = assert_data(submit(keyed, placed[2].body), 201)
+    assert_stable("limit_order", ids[2], placed[2].answer, replay, what=REPLAY)
+    later = a_second_later(read_at)
+    for order_id, record in records.items():
+        again = get_order(integrator.client, order_id)
+        assert_stable("limit_order", order_id, record, again, what=later)
     for limit in (0, 201, "x"):
         resp = integrator.client.get("/v1/limit-orders", params={**query, "limit": limit})
         assert_error(resp, 400, "invalid_request")

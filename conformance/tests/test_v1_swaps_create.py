@@ -13,6 +13,7 @@ and a second partner need control.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from conformance.client import Client
 from conformance.response_checks import assert_data, assert_error, parse_iso_utc
 from conformance.service_clock import Clocked
 from conformance.sim_control import SimControl
+from conformance.stable_reads import KINDS, REPLAY, a_second_later, assert_stable, row_of
 from conformance.target import Target
 from conformance.v1_book import (
     Integrator,
@@ -34,6 +36,7 @@ from conformance.v1_book import (
     rate,
     swap_body,
     v1_integrator,
+    with_idempotency_key,
 )
 from conformance.v1_target import (
     Shapes,
@@ -130,7 +133,9 @@ def body_for(
     "v1/resources/create-swap-request/fields-create-swap-request-after",
     "v1/states/swap-status/values",
     "v1/overview/non-custodial",
-    "v1/endpoints/get-v1-swaps-id",
+    "v1/endpoints/every-post-creates-may",
+    "v1/endpoints/get-v1-swaps",
+    *KINDS["swap"].rules,
 )
 def test_a_swap_is_built_from_whole_orders_with_an_approval_and_one_batch(
     integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet, target: Target
@@ -139,8 +144,20 @@ def test_a_swap_is_built_from_whole_orders_with_an_approval_and_one_batch(
     makers = makers_at(integrator, clock, chain, source, [1500, 1480, 1450])
     cost = cost_of(integrator, chain, makers[0], target)
     body = body_for(chain, makers, 2 * cost + 7)  # room for two whole orders, 7 units over
-    swap = create_swap(integrator.client, body)
+    keyed = with_idempotency_key(integrator.client)
+    swap = create_swap(keyed, body)
+    created_at = time.monotonic()
     assert swap["status"] == "QUOTED"
+    # Read more than once it is the swap created: replayed under its Idempotency-Key, read a
+    # second later, and a row of the list where the page (its shape is not shown) shows it.
+    assert_stable("swap", swap["id"], swap, create_swap(keyed, body), what=REPLAY)
+    later = a_second_later(created_at)
+    record = get_swap(integrator.client, swap["id"])
+    assert_stable("swap", swap["id"], swap, record, what=later)
+    row = listed_swap(integrator.client, swap["id"])
+    assert row is not None or not target.is_simulator, f"{swap['id']} is not on the first page"
+    if row is not None:
+        assert_stable("swap", swap["id"], row, record, what=row_of())
     # The unsigned transactions: an approval to the allowance target, then the swap.
     approval, batch = swap["transactions"]["approval"], swap["transactions"]["swap"]
     for tx in (approval, batch):
@@ -149,7 +166,6 @@ def test_a_swap_is_built_from_whole_orders_with_an_approval_and_one_batch(
     assert batch["value"] == "0", batch  # spec 3 "Unsigned transaction": always 0 for swaps
     Shapes(target).address(approval["to"], usdc.address)
     if not target.is_simulator:
-        assert get_swap(integrator.client, swap["id"])["id"] == swap["id"]
         return  # the rest of the 201 body is not shown (rfqsim's: B15)
     assert set(swap) == SWAP_FIELDS, sorted(set(swap) ^ SWAP_FIELDS)
     assert (swap["chainId"], swap["sellToken"], swap["buyToken"]) == (
@@ -184,7 +200,16 @@ def test_a_swap_is_built_from_whole_orders_with_an_approval_and_one_batch(
     orders = [decode_order(encoded) for encoded, _ in signed]
     assert [o.maker for o in orders] == [makers[0].address, makers[1].address]
     assert all(o.taker == "0x0000000000000000000000000000000000000000" for o in orders)
-    assert get_swap(integrator.client, swap["id"]) == swap
+    assert record == swap
+
+
+def listed_swap(client: Client, swap_id: str) -> dict[str, Any] | None:
+    """The row naming ``swap_id`` on the first page of GET /v1/swaps (limit 200), looked for
+    wherever the page holds a list (its shape is not shown; rfqsim's is B15, newest first)."""
+    page = assert_data(client.get("/v1/swaps", params={"limit": 200}))
+    held = page.values() if isinstance(page, dict) else [page]
+    rows = [row for part in held if isinstance(part, list) for row in part]
+    return next((r for r in rows if isinstance(r, dict) and r.get("id") == swap_id), None)
 
 
 @pytest.mark.spec(

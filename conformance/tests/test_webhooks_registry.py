@@ -12,6 +12,7 @@ delivered there.
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -20,7 +21,6 @@ import pytest
 from conformance.client import Client, fresh_loopback_address, is_loopback_url
 from conformance.key_source import KeySource
 from conformance.resource_checks import (
-    ENDPOINT_FIELDS,
     RFQ_EVENTS,
     V1_EVENTS,
     assert_created_endpoint,
@@ -28,6 +28,7 @@ from conformance.resource_checks import (
 )
 from conformance.response_checks import assert_data, assert_error, assert_issues
 from conformance.sim_control import SimControl
+from conformance.stable_reads import KINDS, a_second_later, assert_stable, row_of
 from conformance.target import Target
 from conformance.webhooks import NOWHERE
 
@@ -48,6 +49,7 @@ SHARED_RULES = (
 )
 
 KeyFactory = Callable[..., dict[str, Any]]
+AS_MADE = row_of("creation answer")  # a row of GET /v1/webhooks against POST's answer
 
 
 @pytest.fixture
@@ -103,9 +105,12 @@ def _list(caller: Client, key: dict[str, Any]) -> list[dict[str, Any]]:
     return data
 
 
-def _as_made(endpoint: dict[str, Any]) -> dict[str, Any]:
-    """An endpoint's fields (spec 1 "Webhook endpoint") but its secret, shown only at creation."""
-    return {name: endpoint.get(name) for name in sorted(ENDPOINT_FIELDS)}
+def _listed(caller: Client, key: dict[str, Any], endpoint_id: str) -> dict[str, Any]:
+    """The row of GET /v1/webhooks naming the endpoint."""
+    rows = [e for e in _list(caller, key) if e.get("id") == endpoint_id]
+    assert len(rows) == 1, f"{endpoint_id} listed {len(rows)} times"
+    assert_listed_endpoint(rows[0])
+    return rows[0]
 
 
 def _none_registered(caller: Client, key: dict[str, Any], *tried: Any) -> None:
@@ -124,6 +129,7 @@ def _none_registered(caller: Client, key: dict[str, Any], *tried: Any) -> None:
     *SHARED_RULES,
     "rfq/events/outbound-webhooks-partner-feature",
     "rfq/endpoints/get-v1-webhooks",
+    *KINDS["webhook_endpoint"].rules,
 )
 def test_create_returns_the_endpoint_with_its_secret(caller: Client, new_key: KeyFactory) -> None:
     key = new_key()
@@ -137,11 +143,13 @@ def test_create_returns_the_endpoint_with_its_secret(caller: Client, new_key: Ke
     assert again["id"] != created["id"]
     assert again["signingSecret"] != secret
     # The secret is returned only at creation: the list shows the endpoint without it, and
-    # otherwise as it was made.
-    listed = {e["id"]: e for e in _list(caller, key)}
-    assert created["id"] in listed, listed
-    assert "signingSecret" not in listed[created["id"]], listed[created["id"]]
-    assert _as_made(listed[created["id"]]) == _as_made(created), (listed, created)
+    # otherwise as it was made, a second later too.
+    row = _listed(caller, key, created["id"])
+    listed_at = time.monotonic()
+    assert_stable("webhook_endpoint", created["id"], created, row, what=AS_MADE)
+    later = a_second_later(listed_at, "list row")
+    row_again = _listed(caller, key, created["id"])
+    assert_stable("webhook_endpoint", created["id"], row, row_again, what=later)
 
 
 @pytest.mark.spec(
@@ -175,7 +183,9 @@ def test_list_shows_the_partners_endpoints_without_secrets(
     # Each row is the endpoint as it was made (without its secret).
     rows = {e["id"]: e for e in listed}
     for endpoint in (first, second):
-        assert _as_made(rows[endpoint["id"]]) == _as_made(endpoint), (rows, endpoint)
+        assert_stable(
+            "webhook_endpoint", endpoint["id"], endpoint, rows[endpoint["id"]], what=AS_MADE
+        )
     assert "whsec_" not in caller.get("/v1/webhooks", headers=_auth(key)).raw.decode()
     # Any key of the same partner sees the same endpoints.
     assert seen_by(sibling) == made

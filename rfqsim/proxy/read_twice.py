@@ -1,92 +1,82 @@
 """What never changes once an object exists, compared across reads: every read of an RFQ
 record, a ramp transfer, a v1 limit order or a feed trade (the answer to its creation, its own
 GET, a row of a list) shows the same creation time and the same terms, so the proxy keeps the
-first values it saw per object and compares every later read with them, each field under its
-rule (the suite's read-twice checks use the same comparison, conformance/assertions.py
-`assert_same_creation`).
-
-Values are compared as what they mean, not as text: a time as an instant (a view in whole
-seconds agrees with a finer one within that second), an address or hash whatever its letter
-case, a decimal string as a number."""
+first values it saw per object and compares every later read with them, each member under its
+rule. What is fixed and how two reads compare is the suite's own table and comparison
+(conformance/stable_reads.py `KINDS`, `same_member`); the proxy compares the members that the
+answer to a creation shows alike (an RFQ's amounts are the request's cap in the answer and the
+settled amounts on the record, so they are left to the suite's record-to-record reads)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from decimal import Decimal
 from functools import partial
 from typing import Any
 
-from conformance.assertions import assert_same_creation, iso_seconds, same_instant
-from conformance.wording import shown
+from conformance.response_checks import iso_seconds
+from conformance.stable_reads import INSTANT, assert_member_unchanged
+from conformance.stable_reads import KINDS as FIXED
 from rfqsim.proxy.findings import Inspection
 from rfqsim.proxy.memory import ExpiringMap
 from rfqsim.proxy.spec import SpecOperation
 
 HOUR = 3600.0
-TIMES = frozenset({"createdAt", "deadline"})
-DECIMAL = re.compile(r"^[0-9]+(\.[0-9]+)?$")
 
 
 @dataclass(frozen=True)
 class Kind:
-    identity: str  # the member naming the object
-    fields: tuple[tuple[str, str], ...]  # (member, its rule), compared on every later read
+    fixed: str  # its kind in the suite's table (conformance/stable_reads.py KINDS)
+    members: tuple[str, ...]  # compared on every later read
     lifetime_s: float  # how long the first read is kept
 
+    @property
+    def identity(self) -> str:
+        identity = FIXED[self.fixed].identity
+        assert identity is not None
+        return identity
 
-RFQ = "rfq/resources/rfq-record/"
-RAMP = "ramp/resources/transfer/"
-ORDER = "v1/resources/limit-order-record/"
-ORDER_TERMS = ORDER + "selltoken-sellamount-buytoken-buyamount"
-TRADE_ID = "v1/feed/get-historical_trades/trade_id-fills-transaction-hash"  # a dedupe key
+    @property
+    def title(self) -> str:
+        return FIXED[self.fixed].title
+
+    def how(self, member: str) -> str:
+        return FIXED[self.fixed].fields[member]
+
+    def rule(self, member: str) -> str:
+        rule = FIXED[self.fixed].rule_for(member)
+        assert rule is not None
+        return rule
+
+
 KINDS = {
     "rfq": Kind(
-        "rfqId",
-        (
-            ("createdAt", RFQ + "createdat"),
-            ("chainId", RFQ + "chainid"),
-            ("sellToken", RFQ + "selltoken-buytoken"),
-            ("buyToken", RFQ + "selltoken-buytoken"),
-            ("taker", RFQ + "taker"),
-            ("quoteTtlMs", RFQ + "quotettlms"),
-        ),
+        "rfq",
+        ("createdAt", "chainId", "sellToken", "buyToken", "taker", "quoteTtlMs"),
         25 * HOUR,  # the quote, the order deadline and the 24 h correction window
     ),
     "ramp": Kind(
-        "id",
-        (
-            ("createdAt", RAMP + "createdat"),
-            ("side", RAMP + "side"),
-            ("chainId", RAMP + "chainid"),
-            ("fiat", RAMP + "fiat-token"),
-            ("token", RAMP + "fiat-token"),
-            ("provider", RAMP + "provider"),
-            ("providerTransferId", RAMP + "providertransferid"),
-        ),
+        "ramp_transfer",
+        ("createdAt", "side", "chainId", "fiat", "token", "provider", "providerTransferId"),
         3 * 24 * HOUR + HOUR,  # re-checked for three days after its payment window
     ),
     "v1-limit-orders": Kind(
-        "id",
+        "limit_order",
         (
-            ("createdAt", ORDER + "createdat"),
-            ("chainId", ORDER + "chainid"),
-            ("sellToken", ORDER_TERMS),
-            ("sellAmount", ORDER_TERMS),
-            ("buyToken", ORDER_TERMS),
-            ("buyAmount", ORDER_TERMS),
-            ("nonce", ORDER + "nonce"),
-            ("deadline", ORDER + "deadline"),
+            "createdAt",
+            "chainId",
+            "sellToken",
+            "sellAmount",
+            "buyToken",
+            "buyAmount",
+            "nonce",
+            "deadline",
         ),
         25 * HOUR,
     ),
     "feed-trades": Kind(
-        "trade_id",
-        tuple(
-            (name, TRADE_ID)
-            for name in ("price", "base_volume", "target_volume", "trade_timestamp", "type")
-        ),
+        "feed_trade",
+        ("price", "base_volume", "target_volume", "trade_timestamp", "type"),
         25 * HOUR,  # the feed's day, and an hour
     ),
 }
@@ -119,28 +109,6 @@ def _objects(body: Any) -> Iterator[Mapping[str, Any]]:
     yield from (c for c in candidates if isinstance(c, Mapping))
 
 
-def same_value(name: str, first: Any, again: Any) -> bool:
-    """Whether two reads of one member mean the same (see the module)."""
-    if isinstance(first, str) and isinstance(again, str):
-        if name in TIMES:
-            return same_instant(first, again)
-        if first.startswith("0x") and again.startswith("0x"):
-            return first.lower() == again.lower()
-        if DECIMAL.match(first) and DECIMAL.match(again):
-            return Decimal(first) == Decimal(again)
-    return bool(first == again)
-
-
-def assert_unchanged(identity: str, name: str, first: Any, again: Any) -> None:
-    if name == "createdAt" and isinstance(first, str) and isinstance(again, str):
-        assert_same_creation(identity, first, again)  # the suite's own words for it
-        return
-    assert same_value(name, first, again), (
-        f"{identity}: expected the {name} first read, {shown(first)}, got {shown(again)}: "
-        "it never changes once the object exists"
-    )
-
-
 class ReadTwice:
     def __init__(self, capacity: int) -> None:
         self._seen: ExpiringMap[tuple[str, str], tuple[Any, ...]] = ExpiringMap(capacity)
@@ -158,15 +126,25 @@ class ReadTwice:
             identity = found.get(kind.identity)
             if not isinstance(identity, str):
                 continue
-            values = tuple(found.get(member) for member, _ in kind.fields)
+            values = tuple(found.get(member) for member in kind.members)
             first = self._seen.get((name, identity))
             if first is None:
                 if self._readable(values, kind):
                     self._seen.set((name, identity), values, kind.lifetime_s)
                 continue
-            for (member, rule), was, now in zip(kind.fields, first, values, strict=True):
+            titled = f"{kind.title} {identity}"
+            for member, was, now in zip(kind.members, first, values, strict=True):
                 if was is not None and now is not None:  # a view may leave a member out
-                    inspection.check(rule, partial(assert_unchanged, identity, member, was, now))
+                    check = partial(
+                        assert_member_unchanged,
+                        titled,
+                        member,
+                        kind.how(member),
+                        was,
+                        now,
+                        "read again",
+                    )
+                    inspection.check(kind.rule(member), check)
             merged = tuple(
                 now if was is None else was for was, now in zip(first, values, strict=True)
             )
@@ -176,8 +154,8 @@ class ReadTwice:
     @staticmethod
     def _readable(values: tuple[Any, ...], kind: Kind) -> bool:
         """Kept only when its times parse (their format is a rule of its own)."""
-        for (member, _), value in zip(kind.fields, values, strict=True):
-            if member in TIMES and value is not None:
+        for member, value in zip(kind.members, values, strict=True):
+            if kind.how(member) == INSTANT and value is not None:
                 try:
                     iso_seconds(value)
                 except (ValueError, TypeError, AssertionError):
