@@ -8,12 +8,6 @@ import { on } from "./live.js";
 import { amountNode, rate, rateNode, simNow, symbol, tokenNode } from "./state.js";
 
 const KEPT_ON_PAGE = 500;
-const STATUSES = {
-  rfqs: ["soliciting", "quoted", "no_quote", "submitted", "filled", "failed", "expired", "error"],
-  swaps: ["QUOTED", "SUBMITTED", "FILLED", "EXPIRED", "CANCELLED"],
-  "limit-orders": ["ACTIVE", "FILLED", "CANCELLED", "EXPIRED", "SUPERSEDED"],
-  transfers: ["AWAITING_FUNDS", "PROCESSING", "COMPLETED", "FAILED", "REFUNDED", "CANCELLED", "EXPIRED"],
-};
 const TITLES = { rfqs: "RFQs", swaps: "v1 swaps", "limit-orders": "v1 limit orders", transfers: "Ramp transfers" };
 
 // Which token each amount of a summary or a step is in (docs/admin-api.md "Timelines"): `sell`
@@ -94,9 +88,11 @@ export class ObjectsView {
     setInterval(() => this.tick(), 1000);
   }
 
+  // The status choices are the server's (the list's `statuses`), filled in by the first load.
   filterBar() {
     const status = h("select", { onchange: (e) => this.setFilter("status", e.target.value) },
-      h("option", { value: "" }, "any"), STATUSES[this.kind].map((s) => h("option", { value: s }, s)));
+      h("option", { value: "" }, "any"));
+    this.statusSelect = status;
     const taker = h("input", { type: "text", size: 18, onchange: (e) => this.setFilter("taker", e.target.value.trim()) });
     const maker = h("input", { type: "text", size: 14, onchange: (e) => this.setFilter("maker", e.target.value.trim()) });
     return h("div", { class: "filters" }, field("status", status), field(this.kind === "transfers" ? "wallet" : "taker", taker), field("maker", maker));
@@ -109,6 +105,9 @@ export class ObjectsView {
 
   async load() {
     const page = await get(`/_sim/${this.kind}`, { ...this.filters, limit: KEPT_ON_PAGE });
+    if (this.statusSelect.options.length === 1) {
+      this.statusSelect.append(...page.statuses.map((s) => h("option", { value: s }, s)));
+    }
     this.items = new Map(page.items.map((item) => [item.id, item]));
     this.render();
   }

@@ -6,7 +6,7 @@ for maker wallets, and the webhook deliveries of the events an object produced."
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
@@ -20,9 +20,19 @@ from simulator.api.http.routes import RouteTable
 from simulator.api.sim import timeline_schemas as schemas
 from simulator.api.webhooks.schemas import DeliveryView
 from simulator.errors import InternalError, InvalidRequest, NotFound
+from simulator.services.limit_orders.history import LIMIT_ORDER_STEPS
+from simulator.services.ramp.history import TRANSFER_STEPS
+from simulator.services.rfq.history import RFQ_STEPS
 from simulator.services.shared.maker_names import MakerNames
 from simulator.services.shared.timeline_search import TimelineFilter, search
-from simulator.services.shared.timelines import Timeline, Timelines, render_steps
+from simulator.services.shared.timelines import (
+    StepKinds,
+    Timeline,
+    Timelines,
+    render_steps,
+    time_fields,
+)
+from simulator.services.swaps.history import SWAP_STEPS
 
 
 @dataclass(frozen=True)
@@ -30,13 +40,21 @@ class TimelineKind:
     topic: str  # the history's name, the path segment and the live stream's event name
     noun: str  # for summaries: "RFQ"
     operation: str  # operation id stem: Rfq -> simListRfqs, simGetRfq
+    steps: StepKinds  # the area's step table
+    models: dict[str, type[schemas.StepModel]] = field(init=False)  # its steps' models, by kind
+    detail: type[schemas.TimelineItem] = field(init=False)  # one object's timeline
+
+    def __post_init__(self) -> None:
+        models = schemas.step_models(self.steps)
+        object.__setattr__(self, "models", models)
+        object.__setattr__(self, "detail", schemas.detail_model(self.operation, models))
 
 
 KINDS: tuple[TimelineKind, ...] = (
-    TimelineKind("rfqs", "RFQ", "Rfq"),
-    TimelineKind("swaps", "v1 swap", "Swap"),
-    TimelineKind("limit-orders", "v1 limit order", "LimitOrder"),
-    TimelineKind("transfers", "ramp transfer", "Transfer"),
+    TimelineKind("rfqs", "RFQ", "Rfq", RFQ_STEPS),
+    TimelineKind("swaps", "v1 swap", "Swap", SWAP_STEPS),
+    TimelineKind("limit-orders", "v1 limit order", "LimitOrder", LIMIT_ORDER_STEPS),
+    TimelineKind("transfers", "ramp transfer", "Transfer", TRANSFER_STEPS),
 )
 
 
@@ -79,8 +97,21 @@ def render_item(timeline: Timeline, names: MakerNames) -> schemas.TimelineItem:
     return schemas.TimelineItem.model_validate(item_json(timeline, names))
 
 
-def _step(step: dict[str, Any], names: MakerNames) -> schemas.StepView:
-    out = _times(step)
+def _step_times(step: dict[str, Any], kinds: StepKinds) -> dict[str, Any]:
+    """A step's simulator times (its `at` and the fields its type says are `SimTime`) as the
+    API's ISO strings."""
+    step_type = kinds.types.get(step["kind"])
+    times = frozenset() if step_type is None else time_fields(step_type)
+    return {
+        key: isoformat_unix(value)
+        if key in times and isinstance(value, int | float) and not isinstance(value, bool)
+        else value
+        for key, value in step.items()
+    }
+
+
+def _step(step: dict[str, Any], kind: TimelineKind, names: MakerNames) -> schemas.StepModel:
+    out = _step_times(step, kind.steps)
     if isinstance(out.get("maker"), str):
         out["maker_name"] = names.name_of(out["maker"])
     if isinstance(out.get("winners"), list):
@@ -96,14 +127,19 @@ def _step(step: dict[str, Any], names: MakerNames) -> schemas.StepView:
             }
             for wallet, why, *behind in out["losers"]
         ]
-    return schemas.StepView.model_validate(out)
+    return schemas.read_step(kind.models[out["kind"]], out)
 
 
 def render_detail(
-    timeline: Timeline, timelines: Timelines, names: MakerNames, request: web.Request
-) -> schemas.TimelineDetail:
+    timeline: Timeline,
+    timelines: Timelines,
+    kind: TimelineKind,
+    names: MakerNames,
+    request: web.Request,
+) -> schemas.TimelineItem:
     item = render_item(timeline, names)
-    steps = render_steps(timeline, timelines.kinds)
+    # A step of a kind no longer recorded (an older version's) has no model: left out.
+    steps = [s for s in render_steps(timeline, timelines.kinds) if s["kind"] in kind.models]
     outbox = request.app[WEBHOOKS].outbox
     deliveries = [
         DeliveryView.model_validate(delivery)
@@ -111,10 +147,12 @@ def render_detail(
         if step["kind"] == "event"
         for delivery in outbox.find(event_id=step["id"])
     ]
-    return schemas.TimelineDetail(
-        **item.model_dump(),
-        steps=[_step(s, names) for s in steps],
-        webhooks=deliveries,
+    return kind.detail.model_validate(
+        {
+            **item.model_dump(),
+            "steps": [_step(s, kind, names) for s in steps],
+            "webhooks": deliveries,
+        }
     )
 
 
@@ -149,6 +187,7 @@ def _list_handler(kind: TimelineKind) -> Any:
             schemas.TimelineList(
                 items=[render_item(t, names) for t in page],
                 kept=timelines.capacity,
+                statuses=list(timelines.kinds.statuses),
                 next_cursor=(
                     encode_cursor(page[-1].created_at, page[-1].object_id)
                     if len(found) > query.limit
@@ -169,7 +208,7 @@ def _get_handler(kind: TimelineKind) -> Any:
                 f"No {kind.noun} with this id in the kept timelines",
                 details={"reason": "unknown_or_dropped"},
             )
-        detail = render_detail(timeline, timelines, request.app[MAKER_NAMES], request)
+        detail = render_detail(timeline, timelines, kind, request.app[MAKER_NAMES], request)
         return data_response(detail)
 
     return handler
@@ -197,6 +236,6 @@ def add_routes(table: RouteTable) -> None:
             f"simGet{kind.operation}",
             f"One {kind.noun}'s timeline: every step with its time, and the webhook "
             "deliveries of the events it produced",
-            responses={200: schemas.TimelineDetail},
+            responses={200: kind.detail},
             errors=(NotFound, InternalError),
         )

@@ -11,10 +11,18 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple, get_args
 
+from simulator.services.rfq.model import RfqStatus
 from simulator.services.shared.state import StateSchema
-from simulator.services.shared.timelines import StepKinds, Timelines
+from simulator.services.shared.timelines import (
+    EventStep,
+    SimTime,
+    StatusStep,
+    StepKinds,
+    SubmittedStep,
+    Timelines,
+)
 
 Outcome = Literal[
     "quoted",  # a signed order that passed every check (usable)
@@ -35,37 +43,114 @@ OUTCOMES: tuple[Outcome, ...] = (
     "unverified",
 )
 
-# The field names of each step kind's values (render_steps), in the order they are recorded.
-RFQ_STEPS: StepKinds = {
-    # caller: who asked (key prefix or ip); preferred/restricted: the steering lists;
-    # head_start_ms: the preferred makers' head start (0 without preferred makers)
-    "received": ("caller", "taker", "preferred", "restricted", "reply_budget_ms", "head_start_ms"),
-    # round: preferred (first), open (everyone, or after the head start), bundle (a leg)
-    "asked": ("maker", "maker_id", "quote_id", "round", "preferred"),
-    # sell_amount ... rate_ray: what the maker's signed order offered (Offer), when it sent one
-    "answered": (
-        "maker",
-        "quote_id",
-        "outcome",
-        "latency_ms",
-        "reason",
-        "detail",
-        "sell_amount",
-        "buy_amount",
-        "fee_amount",
-        "rate_ray",
-    ),
-    # mode: single or bundle; winners: wallets; losers: [[wallet, why, vs_winner_bps]]
-    # (vs_winner_bps: how far a usable losing quote's rate fell short of the winner's)
-    "selected": ("mode", "winners", "losers"),
-    # status quoted or no_quote; reason: the no_quote reason; latency_ms: request to response
-    "responded": ("status", "reason", "latency_ms", "expires_at"),
-    "status": ("status", "cause"),
-    "cancelled": (),
-    "submitted": ("tx_hash",),
-    "fill": ("maker", "tx_hash", "block", "maker_gave", "maker_received", "fee"),
-    "event": ("type", "id"),
-}
+RFQ_STATUSES: tuple[str, ...] = (*get_args(RfqStatus), "error")  # error: the request failed
+
+
+class RfqReceivedStep(NamedTuple):
+    """The request arrived. caller: who asked (key prefix or ip); preferred/restricted: the
+    steering lists; head_start_ms: the preferred makers' head start (0 without preferred)."""
+
+    at: SimTime
+    kind: str
+    caller: str
+    taker: str
+    preferred: list[str]
+    restricted: list[str]
+    reply_budget_ms: int
+    head_start_ms: int
+
+
+class RfqAskedStep(NamedTuple):
+    """A maker was asked. round: preferred (first), open (everyone, or after the head start),
+    bundle (a leg)."""
+
+    at: SimTime
+    kind: str
+    maker: str
+    maker_id: str
+    quote_id: str
+    round: str
+    preferred: bool
+
+
+class RfqAnsweredStep(NamedTuple):
+    """A maker answered (or did not, in time). sell_amount ... rate_ray: what its signed order
+    offered (Offer), when it sent one."""
+
+    at: SimTime
+    kind: str
+    maker: str
+    quote_id: str
+    outcome: str
+    latency_ms: float
+    reason: str | None
+    detail: str | None
+    sell_amount: str | None
+    buy_amount: str | None
+    fee_amount: str | None
+    rate_ray: str | None
+
+
+class RfqSelectedStep(NamedTuple):
+    """The quote was made. mode: single or bundle; winners: wallets; losers: [[wallet, why,
+    vs_winner_bps]] (vs_winner_bps: how far a usable losing quote's rate fell short of the
+    winner's)."""
+
+    at: SimTime
+    kind: str
+    mode: str
+    winners: list[str]
+    losers: list[list[str | float | None]]
+
+
+class RfqRespondedStep(NamedTuple):
+    """The response. status: quoted, no_quote or error; reason: the no_quote reason (or the
+    error's code); latency_ms: request to response."""
+
+    at: SimTime
+    kind: str
+    status: str
+    reason: str | None
+    latency_ms: float
+    expires_at: SimTime | None
+
+
+class RfqCancelledStep(NamedTuple):
+    """The taker cancelled its quote."""
+
+    at: SimTime
+    kind: str
+
+
+class RfqFillStep(NamedTuple):
+    """A maker's order filled on chain (amounts in atomic units, as text)."""
+
+    at: SimTime
+    kind: str
+    maker: str
+    tx_hash: str
+    block: int | None
+    maker_gave: str
+    maker_received: str
+    fee: str
+
+
+# Every kind of an RFQ's step, as kept (render_steps), and the statuses an RFQ can have.
+RFQ_STEPS = StepKinds(
+    {
+        "received": RfqReceivedStep,
+        "asked": RfqAskedStep,
+        "answered": RfqAnsweredStep,
+        "selected": RfqSelectedStep,
+        "responded": RfqRespondedStep,
+        "status": StatusStep,
+        "cancelled": RfqCancelledStep,
+        "submitted": SubmittedStep,
+        "fill": RfqFillStep,
+        "event": EventStep,
+    },
+    RFQ_STATUSES,
+)
 
 LATENCIES_KEPT = 1_000  # reply latencies kept per maker (p50/p99, histogram)
 

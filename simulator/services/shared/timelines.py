@@ -5,8 +5,10 @@ Each area appends to its own `Timelines` (the port its services see is `Timeline
 `Timeline` per object, in creation order, holding a small summary for lists and filters and its
 steps. Only the last `capacity` objects are kept, whatever the traffic: the oldest drop off as new
 ones start. Recording is on the firm-quote path, so a step is a plain tuple `(at, kind, *values)`
-appended to a list; the field names of each kind live in the area's step table
-(`StepKinds`) and are applied only when a timeline is read (`render_steps`).
+appended to a list. Each kind has its type, a `NamedTuple` of those same fields (`at`, `kind`,
+then its values, typed; `SimTime` marks a time), listed in the area's step table (`StepKinds`,
+with the statuses its objects can have); names and types are applied only when a timeline is
+read (`typed_step`, `render_steps`, and the API's one model per kind).
 
 Every step value is JSON-native (str, int, float, bool, None, lists of those), so a dump for
 snapshots and the state directory is little more than the data (through the state codec, as
@@ -17,13 +19,67 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from functools import cache
+from typing import Any, NamedTuple, NewType, Protocol, get_type_hints
 
 from simulator.services.shared.events import Event
 from simulator.services.shared.state import StateSchema, read_schema
 
-Step = tuple[Any, ...]  # (at, kind, *values): values in the order the kind's field names say
-StepKinds = Mapping[str, tuple[str, ...]]  # step kind -> the names of its values
+Step = tuple[Any, ...]  # (at, kind, *values): as kept; its kind's NamedTuple names the values
+StepType = type[NamedTuple]  # one kind's step: fields `at: SimTime`, `kind: str`, then its values
+SimTime = NewType("SimTime", float)  # a simulator time in seconds: rendered as ISO-8601
+
+
+class StatusStep(NamedTuple):
+    """The object's status changed (`Timelines.status`); cause: why, in words."""
+
+    at: SimTime
+    kind: str
+    status: str
+    cause: str
+
+
+class EventStep(NamedTuple):
+    """An event was published about the object (`EventSteps`)."""
+
+    at: SimTime
+    kind: str
+    type: str
+    id: str
+
+
+class SubmittedStep(NamedTuple):
+    """The taker reported its settlement transaction."""
+
+    at: SimTime
+    kind: str
+    tx_hash: str
+
+
+@dataclass(frozen=True)
+class StepKinds:
+    """An area's step table: each kind and its type (a `NamedTuple` whose fields are the kept
+    tuple's, in order), and every status its objects can have (the console's status filter)."""
+
+    types: Mapping[str, StepType]
+    statuses: tuple[str, ...]
+
+    def names(self, kind: str) -> tuple[str, ...]:
+        """The names of a kind's values (after `at` and `kind`); none for an unknown kind."""
+        step_type = self.types.get(kind)
+        return () if step_type is None else step_type._fields[2:]
+
+
+@cache
+def time_fields(step_type: StepType) -> frozenset[str]:
+    """The fields of a step type that are simulator times (`SimTime`, or `SimTime | None`)."""
+    return frozenset(
+        name
+        for name, hint in get_type_hints(step_type).items()
+        if hint is SimTime or hint == SimTime | None
+    )
+
+
 ChangeListener = Callable[[str, str], None]  # (topic, object id): told every change
 
 
@@ -211,12 +267,21 @@ class TimelineState:
         self._timelines.restore(self.check(state))
 
 
+def typed_step(step: Step, kinds: StepKinds) -> NamedTuple | None:
+    """A kept step as its kind's `NamedTuple` (None for a kind the table does not know, or a
+    step of an older version with other values)."""
+    step_type = kinds.types.get(step[1])
+    if step_type is None or len(step) != len(step_type._fields):
+        return None
+    return step_type._make(step)
+
+
 def render_step(step: Step, kinds: StepKinds, since: float) -> dict[str, Any]:
     """One step as the API shows it: `at`, `offset_ms` from `since`, `kind` and named values
     (a value the kind does not name, from an older version, is left out)."""
     at, kind, *values = step
     out: dict[str, Any] = {"at": at, "offset_ms": round((at - since) * 1000, 3), "kind": kind}
-    out.update(zip(kinds.get(kind, ()), values, strict=False))
+    out.update(zip(kinds.names(kind), values, strict=False))
     return out
 
 

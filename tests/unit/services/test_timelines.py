@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from simulator.services.limit_orders.history import LIMIT_ORDER_STEPS
+from simulator.services.ramp.history import TRANSFER_STEPS
 from simulator.services.rfq.history import (
     HISTOGRAM_BIN_MS,
     HISTOGRAM_BINS,
@@ -12,7 +14,16 @@ from simulator.services.rfq.history import (
     summarize,
 )
 from simulator.services.shared.changes import ChangeFeed
-from simulator.services.shared.timelines import Timelines, TimelineState, render_steps
+from simulator.services.shared.timelines import (
+    StatusStep,
+    SubmittedStep,
+    Timelines,
+    TimelineState,
+    render_steps,
+    time_fields,
+    typed_step,
+)
+from simulator.services.swaps.history import SWAP_STEPS
 from tests.unit.services.ticks import Ticks
 
 
@@ -124,3 +135,36 @@ def test_an_update_changes_the_summary_and_tells_the_feed() -> None:
     assert timeline.summary == {"sell_amount": "10", "buy_amount": "9"}
     assert changes.take() == {"rfqs": {"rfq_1"}}
     changes.unsubscribe(reader)
+
+
+def test_a_kept_step_reads_back_as_its_kinds_named_tuple() -> None:
+    timelines = Timelines("rfqs", Ticks(), RFQ_STEPS, capacity=10)
+    timelines.start("rfq_1", "soliciting", {})
+    timelines.step("rfq_1", "submitted", "0xhash")
+    timelines.status("rfq_1", "submitted", "the taker reported its transaction")
+    state = TimelineState("rfq.timelines", timelines)
+    other = Timelines("rfqs", Ticks(), RFQ_STEPS, capacity=10)
+    TimelineState("rfq.timelines", other).load(json.loads(json.dumps(state.dump())))
+    timeline = other.get("rfq_1")
+    assert timeline is not None
+    submitted, status = (typed_step(s, RFQ_STEPS) for s in timeline.steps)
+    assert isinstance(submitted, SubmittedStep)
+    assert (submitted.at, submitted.kind, submitted.tx_hash) == (101.0, "submitted", "0xhash")
+    assert isinstance(status, StatusStep)
+    assert status.cause == "the taker reported its transaction"
+    # A step with other values (an older version's) is no typed step.
+    assert typed_step((1.0, "submitted"), RFQ_STEPS) is None
+    assert typed_step((1.0, "unknown", "x"), RFQ_STEPS) is None
+
+
+def test_each_areas_step_table_names_its_kinds_values_and_statuses() -> None:
+    for kinds in (RFQ_STEPS, SWAP_STEPS, LIMIT_ORDER_STEPS, TRANSFER_STEPS):
+        assert kinds.statuses
+        for step_type in kinds.types.values():
+            assert step_type._fields[:2] == ("at", "kind")
+            assert "at" in time_fields(step_type)
+    assert RFQ_STEPS.names("responded") == ("status", "reason", "latency_ms", "expires_at")
+    assert time_fields(RFQ_STEPS.types["responded"]) == {"at", "expires_at"}
+    assert RFQ_STEPS.names("unknown") == ()
+    assert "error" in RFQ_STEPS.statuses
+    assert "SENDING" in TRANSFER_STEPS.statuses
