@@ -12,14 +12,12 @@ Usable by an integrator's own maker bot::
 What it does for you: the handshake with `Authorization: Bearer <key>` (401/403 raise
 MakerAuthError at once, never retried), the `welcome`, answering server pings, one task per
 `rfq` running your handler and sending its Quote/Decline (None = stay silent), callbacks for
-`filled`/`expired`/`released`/`error`, client-side coalescing of `levels` to the server's
-`levelsMinIntervalMs` per direction (levels equal to the last ones sent are not repeated until
-half of `levelsMaxAgeMs` has passed, unless asked), `sync()` (a ping whose pong proves the server
-has read every frame sent before it), detecting a dead server (no frame for 2.5 ping intervals)
-and reconnecting with exponential backoff until `close()`. Every task it starts
-is cancelled and awaited by `close()`. Levels, the most frequent message, are checked and
-written without the pydantic models (`makers.levels`); the URL, backoff, handshake and errors
-live in `makers.stream`.
+`filled`/`expired`/`released`/`error`, `levels` coalesced to the server's
+`levelsMinIntervalMs` per direction (makers.levels: unchanged levels are not repeated until half
+of `levelsMaxAgeMs` has passed, unless asked), `sync()` (a ping whose pong proves the server has
+read every frame sent before it), a dead server detected (no frame for 2.5 ping intervals) and
+reconnection with exponential backoff until `close()`, which cancels and awaits every task it
+started. The URL, backoff, handshake and errors live in makers.stream.
 """
 
 from __future__ import annotations
@@ -68,6 +66,7 @@ from rfqkit.maker_protocol import (
     parse_server_message,
     serialize,
 )
+from rfqkit.tasks import cancel_others
 
 __all__ = [
     "STREAM_PATH",
@@ -228,7 +227,7 @@ class MakerClient:
             self._run_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._run_task
-        await self._cancel_tasks(self._tasks)
+        await cancel_others(self._tasks)
         if self._own_session and self._session is not None:
             await self._session.close()
             self._session = None
@@ -383,7 +382,7 @@ class MakerClient:
                         waiting.set_exception(
                             MakerConnectionError(f"{self.name}: the connection closed")
                         )
-                await self._cancel_tasks(conn.rfq_tasks)
+                await cancel_others(conn.rfq_tasks)
                 conn.levels.cancel()
                 if self._on_disconnect is not None and not self._closing:
                     self._spawn(self._on_disconnect(), "on_disconnect")
@@ -499,13 +498,3 @@ class MakerClient:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("%s failed", task.get_name(), exc_info=task.exception())
-
-    @staticmethod
-    async def _cancel_tasks(tasks: set[asyncio.Task[Any]]) -> None:
-        pending = [t for t in tasks if not t.done()]
-        current = asyncio.current_task()
-        pending = [t for t in pending if t is not current]
-        for task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)

@@ -34,7 +34,8 @@ from makers.client import Backoff
 from makers.commitments import Commitment, Commitments
 from makers.config import FleetConfig, MakerConfig
 from makers.latency import RandomLike
-from makers.simulated import LATE_MARGIN_S, SWEEP_GRACE_MS, MakerStats, SimulatedMaker
+from makers.maker_stats import MakerStats
+from makers.simulated import LATE_MARGIN_S, SWEEP_GRACE_MS, SimulatedMaker
 
 __all__ = [
     "LATE_MARGIN_S",

@@ -14,9 +14,7 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
@@ -31,6 +29,7 @@ from makers.config import MakerConfig
 from makers.failures import RepeatedFailures
 from makers.latency import RandomLike, sample_seconds
 from makers.levels import LevelsRounds
+from makers.maker_stats import MakerStats
 from makers.pricing import DEFAULT_USD_TOKENS, PricingModel
 from makers.quoting import Quoter, underfunded_factor
 from rfqkit.chain_errors import ChainUnreadable
@@ -51,30 +50,6 @@ log = logging.getLogger("makers.fleet")
 
 SWEEP_GRACE_MS = 10_000  # a commitment the server never confirmed lapses this long after expiry
 LATE_MARGIN_S = 0.05  # how far past the reply budget a `late` maker answers, at least
-
-
-@dataclass
-class MakerStats:
-    rfqs: int = 0
-    quotes: int = 0
-    declines: Counter[str] = field(default_factory=Counter)
-    silent: int = 0
-    filled: int = 0
-    expired: int = 0
-    released: Counter[str] = field(default_factory=Counter)
-    errors: Counter[str] = field(default_factory=Counter)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "rfqs": self.rfqs,
-            "quotes": self.quotes,
-            "declines": dict(self.declines),
-            "silent": self.silent,
-            "filled": self.filled,
-            "expired": self.expired,
-            "released": dict(self.released),
-            "errors": dict(self.errors),
-        }
 
 
 class SimulatedMaker:

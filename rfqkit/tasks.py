@@ -53,6 +53,17 @@ async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]]) -> None:
             await task
 
 
+async def cancel_others(tasks: Iterable[asyncio.Task[Any]]) -> None:
+    """Cancels every unfinished task but the one calling, then waits for them all, whatever
+    each raises (a client's tasks, cancelled by one of them as it closes)."""
+    current = asyncio.current_task()
+    pending = [t for t in tasks if not t.done() and t is not current]
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.gather(*pending, return_exceptions=True)
+
+
 @contextlib.asynccontextmanager
 async def running(job: Coroutine[Any, Any, None], *, name: str) -> AsyncIterator[None]:
     """`job` as a task named `name` for the body of the `async with`, cancelled and awaited
