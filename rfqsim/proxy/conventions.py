@@ -30,7 +30,7 @@ from rfqsim.proxy.exchange import is_json_type
 from rfqsim.proxy.expect import expect_equal, expect_in
 from rfqsim.proxy.findings import Inspection
 from rfqsim.proxy.requests import API_KEY, RFQ_OWNED, SCHEMA_RULES
-from rfqsim.proxy.spec import DOCUMENT, SpecOperation, error_table
+from rfqsim.proxy.spec import DOCUMENT, DOCUMENT_PATHS, SpecOperation, error_table, paths_of
 
 REQUEST_ID = {
     "rfq": "rfq/overview/conventions/every-response-carries-x-request-id",
@@ -117,7 +117,7 @@ TIMESTAMP_FIELDS = {
     ),
     "ramp": frozenset({"expiresAt", "createdAt", "at", "expires_at", "stuckSince"}),
 }
-HEALTH_PATHS = frozenset({"/v2/health", "/v1/health"})
+HEALTH_PATHS = paths_of("health")
 # Amount and rate fields: spec 1 (atomic strings, RAY strings) and spec 3's v1 resources.
 ATOMIC_FIELDS = {
     "rfq": frozenset(
@@ -243,7 +243,7 @@ def check(inspection: Inspection, operation: SpecOperation | None, known_path: b
 def _error(inspection: Inspection) -> None:
     ex = inspection.exchange
     surface, resp = ex.surface, ex.response
-    if ex.path == "/v1/status" and ex.status == 503:
+    if ex.path in paths_of("status") and ex.status == 503:
         return  # spec 3: 503 "down", body not shown
     envelope = ENVELOPE[surface]
     if not inspection.check(envelope, lambda: assert_json_content_type(resp)):
@@ -290,9 +290,9 @@ def _success(inspection: Inspection, operation: SpecOperation | None) -> None:
     surface, resp = ex.surface, ex.response
     if surface in JSON_BODIES:
         inspection.check(JSON_BODIES[surface], lambda: assert_json_content_type(resp))
-    if surface == "rfq" and ex.path != "/v2/openapi.json":
+    if surface == "rfq" and ex.path != DOCUMENT_PATHS["rfq"]:
         inspection.check(WRAPPED, lambda: assert_data_body(resp))
-    if ex.path.endswith("/openapi.json"):
+    if ex.path in DOCUMENT_PATHS.values():
         return
     kinds: dict[str, frozenset[str]] = {}
     if surface in TIMESTAMP_FIELDS:
@@ -338,7 +338,7 @@ def _limits(inspection: Inspection, operation: SpecOperation | None) -> None:
         inspection.check(RAMP_429, lambda: assert_retry_after(resp))
     elif ex.surface == "v1":
         inspection.check(LIMITER_HEADERS["v1"], lambda: assert_retry_after(resp))
-    elif operation is not None and operation.template == "/v2/rfq/request":
+    elif operation is not None and operation.role == "firm":
         if resp.headers.get("X-RateLimit-Remaining") != "0":  # let through: the outstanding cap
             inspection.check(RETRY_AFTER, lambda: _no_retry_after(resp.headers.get_all))
         elif resp.headers.get_all("Retry-After"):
@@ -364,7 +364,7 @@ def _credentials(inspection: Inspection, operation: SpecOperation | None) -> Non
     ex = inspection.exchange
     if ex.status != 403:
         return
-    if operation is not None and operation.template in RFQ_OWNED and not ex.keyed:
+    if operation in RFQ_OWNED and not ex.keyed:
         inspection.fail(NEVER_403, "a caller without a key was answered 403 on an RFQ, not 404")
     key = ex.api_key
     if key is not None and not API_KEY.match(key):

@@ -22,7 +22,6 @@ from conformance.openapi_checks import operations, resolve
 from rfqsim.proxy.findings import Inspection
 from rfqsim.proxy.spec import SpecOperation
 
-DOCUMENT_PATHS = ("/v2/openapi.json", "/v1/openapi.json", "/feed/openapi.json")
 MAX_ERRORS_SHOWN = 3
 _PARAMETER = re.compile(r"\\\{[^}]+\\\}")
 _CLOSED = ("additionalProperties", "unevaluatedProperties")

@@ -16,10 +16,8 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from conformance.client import Headers, Response, parse_json
+from rfqsim.proxy.spec import surface_of
 
-# Paths that are rfqsim's own and no part of the service the spec describes.
-SIMULATOR_ONLY = ("/_sim", "/_provider")
-FEED_PATHS = frozenset({"/tickers", "/pairs", "/historical_trades", "/feed/openapi.json"})
 KEY_HEADERS = ("Authorization", "X-API-Key")
 
 JSON_TYPES = ("application/json", "+json")
@@ -29,23 +27,6 @@ def is_json_type(content_type: str | None) -> bool:
     """A JSON media type (application/json, application/problem+json, ...)."""
     media = (content_type or "").split(";", 1)[0].strip().lower()
     return media.startswith("application/") and media.endswith(JSON_TYPES)
-
-
-def surface_of(path: str) -> str:
-    """Which part of the service a path belongs to: ``rfq`` (v2 RFQ, health, the shared webhook
-    registry), ``ramp``, ``v1``, ``feed``, ``simulator`` (rfqsim's own /_sim, /_provider: not
-    checked) or ``other`` (a path no spec document names)."""
-    if path.startswith(SIMULATOR_ONLY):
-        return "simulator"
-    if path.startswith("/v2/ramp/"):
-        return "ramp"
-    if path.startswith("/v2/") or path.startswith("/v1/webhooks"):
-        return "rfq"
-    if path.startswith("/v1/"):
-        return "v1"
-    if path in FEED_PATHS:
-        return "feed"
-    return "other"
 
 
 @dataclass

@@ -31,8 +31,9 @@ from yarl import URL
 
 from conformance.client import Headers
 from rfqkit.local_guard import origin_of
-from rfqsim.proxy.exchange import ProxiedExchange, is_json_type, surface_of
+from rfqsim.proxy.exchange import ProxiedExchange, is_json_type
 from rfqsim.proxy.findings import Findings
+from rfqsim.proxy.spec import surface_of
 from rfqsim.proxy.watcher import CHECKED_SURFACES, Watcher
 
 VIOLATIONS_HEADER = "X-Rfqsim-Violations"

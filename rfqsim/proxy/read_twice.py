@@ -82,19 +82,6 @@ KINDS = {
 }
 
 
-def _kind(operation: SpecOperation) -> str | None:
-    template = operation.template
-    if template == "/historical_trades":
-        return "feed-trades"
-    if operation.surface == "v1":
-        return "v1-limit-orders" if template.startswith("/v1/limit-orders") else None
-    if template.startswith(("/v2/rfq/request", "/v2/rfq/{id}")):
-        return "rfq"
-    if template.startswith("/v2/ramp/transfers"):
-        return "ramp"
-    return None
-
-
 def _objects(body: Any) -> Iterator[Mapping[str, Any]]:
     """The objects of an answer: `data` itself or each row of a `data` list, the ramp's
     `transfer` and `transfers`, the feed's `buy` and `sell` trades."""
@@ -118,8 +105,8 @@ class ReadTwice:
 
     def observe(self, inspection: Inspection, operation: SpecOperation) -> None:
         ex = inspection.exchange
-        name = _kind(operation)
-        if name is None or not 200 <= ex.status < 300 or not ex.readable:
+        name = operation.reads
+        if not name or not 200 <= ex.status < 300 or not ex.readable:
             return
         kind = KINDS[name]
         for found in _objects(ex.json):

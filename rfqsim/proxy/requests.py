@@ -18,6 +18,7 @@ from conformance.assertions import atomic
 from conformance.feed import number
 from conformance.resource_checks import RFQ_EVENTS, V1_EVENTS
 from conformance.wording import shown
+from rfqsim.proxy import spec
 from rfqsim.proxy.expect import expect_true
 from rfqsim.proxy.findings import Inspection
 from rfqsim.proxy.spec import SpecOperation
@@ -85,17 +86,17 @@ V1_QUOTE = "v1/endpoints/get-v1-quote"
 # wrong type or format): the service's 400 names it in details.issues, and never accepts it.
 SCHEMA_RULES = frozenset({AMOUNTS, CHAIN_ID, TAKER, SUBMIT_BODY, *PROOF.values(), PROOF_FIELDS})
 # Ramp POSTs that name a wallet (spec 2 "Endpoints": provider, wallet, chainId, proof).
-RAMP_WALLET_PATHS = frozenset(
+RAMP_WALLET_POSTS = frozenset(
     {
-        "/v2/ramp/customers",
-        "/v2/ramp/customers/details",
-        "/v2/ramp/customers/kyc",
-        "/v2/ramp/customers/kyc/status",
-        "/v2/ramp/customers/kyc/link",
-        "/v2/ramp/transfers",
+        spec.RAMP_CUSTOMER,
+        spec.RAMP_CUSTOMER_DETAILS,
+        spec.RAMP_KYC,
+        spec.RAMP_KYC_STATUS,
+        spec.RAMP_KYC_LINK,
+        spec.RAMP_TRANSFER_CREATE,
     }
 )
-RFQ_OWNED = frozenset({"/v2/rfq/{id}", "/v2/rfq/{id}/cancel", "/v2/rfq/{id}/submit"})
+RFQ_OWNED = frozenset({spec.RFQ_GET, spec.RFQ_CANCEL, spec.RFQ_SUBMIT})
 
 
 def _matches(pattern: re.Pattern[str], value: Any, what: str) -> None:
@@ -186,15 +187,15 @@ def _key(inspection: Inspection) -> None:
         inspection.check(KEY_FORMAT, lambda: _matches(API_KEY, key, "API key"), "client")
 
 
-def _ramp(inspection: Inspection, path: str, body: Mapping[str, Any]) -> None:
+def _ramp(inspection: Inspection, operation: SpecOperation, body: Mapping[str, Any]) -> None:
     check = inspection.check
-    if path in RAMP_WALLET_PATHS:
+    if operation in RAMP_WALLET_POSTS:
         wallet_post = ("provider", "wallet", "chainId", "proof")
         if check(RAMP_WALLET_POST, lambda: _members(body, wallet_post), "client"):
             check(RAMP_WALLET_POST, lambda: _address(body["wallet"], "wallet"), "client")
             rules = dict.fromkeys(("nonce", "issuedAt", "signature"), RAMP_PROOF)
             _proof(inspection, body["proof"], rules, RAMP_PROOF)
-    if path == "/v2/ramp/transfers":
+    if operation == spec.RAMP_TRANSFER_CREATE:
         check(
             RAMP_INTENT_KEY,
             lambda: _matches(INTENT_KEY, body.get("intentKey"), "intentKey"),
@@ -206,7 +207,7 @@ def _ramp(inspection: Inspection, path: str, body: Mapping[str, Any]) -> None:
             lambda: expect_true(body.get("side") in ("buy", "sell"), "side buy/sell"),
             "client",
         )
-    if path == "/v2/ramp/banks/resolve":
+    if operation == spec.RAMP_BANK_RESOLVE:
         check(
             RAMP_ACCOUNT,
             lambda: _matches(ACCOUNT_NUMBER, body.get("accountNumber"), "accountNumber"),
@@ -248,25 +249,24 @@ def _v1_place(inspection: Inspection, body: Mapping[str, Any]) -> None:
     inspection.check(V1_PLACE, lambda: _matches(HEX, body.get("signature"), "signature"), "client")
 
 
-# The v1 request bodies checked, by operation (method, template of the spec's tables).
-V1_BODIES: dict[tuple[str, str], Callable[[Inspection, Mapping[str, Any]], None]] = {
-    ("POST", "/v1/swaps"): _v1_swap,
-    ("POST", "/v1/swaps/{id}/submit"): _v1_submit,
-    ("POST", "/v1/limit-orders/prepare"): _v1_prepare,
-    ("POST", "/v1/limit-orders"): _v1_place,
+# The v1 request bodies checked, by operation.
+V1_BODIES: dict[SpecOperation, Callable[[Inspection, Mapping[str, Any]], None]] = {
+    spec.V1_SWAP_CREATE: _v1_swap,
+    spec.V1_SWAP_SUBMIT: _v1_submit,
+    spec.V1_LIMIT_PREPARE: _v1_prepare,
+    spec.V1_LIMIT_PLACE: _v1_place,
 }
-V1_LISTS = frozenset({("GET", "/v1/swaps"), ("GET", "/v1/limit-orders")})  # a `limit` query
+V1_LISTS = frozenset({spec.V1_SWAP_LIST, spec.V1_LIMIT_LIST})  # a `limit` query
 
 
 def _v1(inspection: Inspection, operation: SpecOperation, body: Any) -> None:
     ex = inspection.exchange
-    key = (operation.method, operation.template)
-    checked = V1_BODIES.get(key)
+    checked = V1_BODIES.get(operation)
     if checked is not None and isinstance(body, Mapping):
         checked(inspection, body)
-    if key == ("GET", "/v1/quote") and "sellAmount" in ex.query:
+    if operation == spec.V1_QUOTE and "sellAmount" in ex.query:
         inspection.check(V1_QUOTE, lambda: atomic(ex.query["sellAmount"], "sellAmount"), "client")
-    if key in V1_LISTS and "limit" in ex.query:
+    if operation in V1_LISTS and "limit" in ex.query:
         inspection.check(V1_LIST_LIMIT, lambda: _list_limit(ex.query["limit"]), "client")
 
 
@@ -292,8 +292,7 @@ def check(inspection: Inspection, operation: SpecOperation | None) -> None:
     if operation is None or not ex.request_complete:
         return
     body, parsed = ex.request_json
-    template = operation.template
-    if template in RFQ_OWNED and not ex.keyed and "X-Rfq-Claim" not in ex.request_headers:
+    if operation in RFQ_OWNED and not ex.keyed and "X-Rfq-Claim" not in ex.request_headers:
         inspection.fail(
             NO_CREDENTIAL,
             "neither an API key nor an X-Rfq-Claim token: the rfqId alone never authorizes",
@@ -302,17 +301,17 @@ def check(inspection: Inspection, operation: SpecOperation | None) -> None:
     if operation.surface == "v1":
         _v1(inspection, operation, body)
         return
-    if ex.method != "POST" or template in ("/v2/rfq/{id}/cancel",):
+    if ex.method != "POST" or operation == spec.RFQ_CANCEL:
         return
     media = (ex.request_headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
     inspection.check(BODY_JSON, lambda: _json_media(media), "client")
     if not inspection.check(BODY_JSON, lambda: _object(body, parsed), "client"):
         return
-    checked = POST_BODIES.get(template)
+    checked = POST_BODIES.get(operation)
     if checked is not None:
         checked(inspection, body)
     elif operation.surface == "ramp":
-        _ramp(inspection, template, body)
+        _ramp(inspection, operation, body)
 
 
 def _submit(inspection: Inspection, body: Mapping[str, Any]) -> None:
@@ -324,12 +323,12 @@ def _webhook(inspection: Inspection, body: Mapping[str, Any]) -> None:
     inspection.check(WEBHOOK_TYPES, lambda: _event_types(body.get("eventTypes")), "client")
 
 
-# The RFQ API's and the webhook registry's POST bodies checked, by the operation's template.
-POST_BODIES: dict[str, Callable[[Inspection, Mapping[str, Any]], None]] = {
-    "/v2/rfq/request": lambda inspection, body: _rfq_body(inspection, body, firm=True),
-    "/v2/rfq/preview": lambda inspection, body: _rfq_body(inspection, body, firm=False),
-    "/v2/rfq/{id}/submit": _submit,
-    "/v1/webhooks": _webhook,
+# The RFQ API's and the webhook registry's POST bodies checked, by operation.
+POST_BODIES: dict[SpecOperation, Callable[[Inspection, Mapping[str, Any]], None]] = {
+    spec.RFQ_REQUEST: lambda inspection, body: _rfq_body(inspection, body, firm=True),
+    spec.RFQ_PREVIEW: lambda inspection, body: _rfq_body(inspection, body, firm=False),
+    spec.RFQ_SUBMIT: _submit,
+    spec.WEBHOOK_CREATE: _webhook,
 }
 
 

@@ -56,6 +56,7 @@ from conformance.resource_checks import (
 )
 from conformance.wording import shown
 from contracts.orders import RfqOrder
+from rfqsim.proxy import spec
 from rfqsim.proxy.conventions import fields
 from rfqsim.proxy.expect import expect_all_in, expect_equal, expect_in, expect_true
 from rfqsim.proxy.findings import Inspection
@@ -296,16 +297,23 @@ def _feed(inspection: Inspection, operation: SpecOperation | None) -> None:
     inspection.check(FEED_TRANSPORT, lambda: feed.assert_feed_transport(resp))
     body = resp.json()
     shape = {
-        "/pairs": feed.assert_pairs,
-        "/tickers": feed.assert_ticker_shapes,
-        "/historical_trades": feed.assert_trades,
-    }[operation.template]
+        spec.FEED_PAIRS: feed.assert_pairs,
+        spec.FEED_TICKERS: feed.assert_ticker_shapes,
+        spec.FEED_TRADES: feed.assert_trades,
+    }[operation]
     if not inspection.check(operation.rule, lambda: shape(body)):
         return
-    if operation.template == "/tickers":
+    if operation == spec.FEED_TICKERS:
         for ticker in body:  # each relation under its own rule
             for rule, relation in TICKER_RELATIONS:
                 inspection.check(rule, partial(relation, ticker))
+
+
+# A transfer's creation: its answer carries the transfer and its claim token, once.
+TRANSFER_CREATES = frozenset({spec.RAMP_TRANSFER_CREATE, spec.RAMP_RETRY})
+SWAP_ANSWERS = frozenset(
+    {spec.V1_SWAP_CREATE, spec.V1_SWAP_LIST, spec.V1_SWAP_SUBMIT, spec.V1_SWAP_GET}
+)
 
 
 def _ramp(inspection: Inspection, operation: SpecOperation) -> None:
@@ -313,12 +321,12 @@ def _ramp(inspection: Inspection, operation: SpecOperation) -> None:
     body = ex.json
     if not isinstance(body, Mapping) or not 200 <= ex.status < 300:
         return
-    if operation.template == "/v2/ramp/providers":
+    if operation == spec.RAMP_PROVIDERS:
         inspection.check(PROVIDERS, lambda: assert_providers(body))
-    elif operation.template == "/v2/ramp/transfers" or operation.template.endswith("/retry-payout"):
+    elif operation in TRANSFER_CREATES:
         inspection.check(TRANSFER_CREATED, lambda: check_transfer(body.get("transfer")))
         inspection.check(TRANSFER_CLAIM, lambda: _string(body.get("claimToken"), "claimToken"))
-    elif operation.template == "/v2/ramp/transfers/{id}":
+    elif operation == spec.RAMP_TRANSFER_GET:
         if "X-Ramp-Claim" in ex.request_headers:
             inspection.check(TRANSFER_READ, lambda: check_transfer(body.get("transfer")))
         inspection.check(TRANSFER_CLAIM, lambda: _no_member(body, "claimToken"))
@@ -329,18 +337,15 @@ def _v1(inspection: Inspection, operation: SpecOperation) -> None:
     data = ex.data
     if not 200 <= ex.status < 300 or data is None:
         return
-    template = operation.template
-    if template == "/v1/order-book":
+    if operation == spec.V1_ORDER_BOOK:
         inspection.check(ORDER_BOOK_PAYLOADS, lambda: _no_member(data, *SIGNED_PAYLOADS))
-    elif template.startswith("/v1/limit-orders") and ex.method == "GET":
+    elif operation in (spec.V1_LIMIT_LIST, spec.V1_LIMIT_GET):
         statuses = [v for _, v in fields(data, frozenset({"status"}))]
-        if template != "/v1/limit-orders/quote":
-            inspection.check(
-                LIMIT_ORDER_STATUS,
-                lambda: expect_all_in(statuses, LIMIT_ORDER_STATUSES, "status"),
-            )
-    elif template.startswith("/v1/swaps") and isinstance(data, Mapping):
-        swaps = data.get("swaps") if template == "/v1/swaps" and ex.method == "GET" else [data]
+        inspection.check(
+            LIMIT_ORDER_STATUS, lambda: expect_all_in(statuses, LIMIT_ORDER_STATUSES, "status")
+        )
+    elif operation in SWAP_ANSWERS and isinstance(data, Mapping):
+        swaps = data.get("swaps") if operation == spec.V1_SWAP_LIST else [data]
         found = [s.get("status") for s in swaps or [] if isinstance(s, Mapping)]
         statuses = [s for s in found if s is not None]
         inspection.check(SWAP_STATUS, lambda: expect_all_in(statuses, SWAP_STATUSES, "status"))
@@ -384,17 +389,16 @@ def check(
         return
     if not ex.response.is_json:
         return
-    template = operation.template
     if operation.surface == "ramp":
         _ramp(inspection, operation)
     elif operation.surface == "v1":
         _v1(inspection, operation)
-    elif template in RFQ_ANSWERS:
+    elif operation in RFQ_ANSWERS:
         if 200 <= ex.status < 300:
-            RFQ_ANSWERS[template](inspection, _Learned(decimals, learn_ladder))
-    elif template.startswith("/v1/webhooks"):
+            RFQ_ANSWERS[operation](inspection, _Learned(decimals, learn_ladder))
+    elif operation in (spec.WEBHOOK_CREATE, spec.WEBHOOK_LIST, spec.WEBHOOK_DELETE):
         _webhooks(inspection)
-    elif template == "/v2/openapi.json":
+    elif operation == spec.V2_DOCUMENT:
         _description(inspection)
 
 
@@ -417,14 +421,14 @@ def _cancel_answer(inspection: Inspection, learned: _Learned) -> None:
     inspection.check(CANCEL_ANSWER, lambda: _released(data, rfq_id))
 
 
-# The RFQ API's successful answers checked, by the operation's template.
-RFQ_ANSWERS: dict[str, Callable[[Inspection, _Learned], None]] = {
-    "/v2/rfq/request": lambda inspection, learned: _request_answer(inspection, learned.decimals),
-    "/v2/rfq/preview": lambda inspection, learned: _preview_answer(inspection),
-    "/v2/rfq/{id}": lambda inspection, learned: _record(inspection),
-    "/v2/rfq/{id}/submit": _submit_answer,
-    "/v2/rfq/{id}/cancel": _cancel_answer,
-    "/v2/rfq/levels": lambda inspection, learned: _ladder(inspection, learned.learn_ladder),
+# The RFQ API's successful answers checked, by operation.
+RFQ_ANSWERS: dict[SpecOperation, Callable[[Inspection, _Learned], None]] = {
+    spec.RFQ_REQUEST: lambda inspection, learned: _request_answer(inspection, learned.decimals),
+    spec.RFQ_PREVIEW: lambda inspection, learned: _preview_answer(inspection),
+    spec.RFQ_GET: lambda inspection, learned: _record(inspection),
+    spec.RFQ_SUBMIT: _submit_answer,
+    spec.RFQ_CANCEL: _cancel_answer,
+    spec.RFQ_LEVELS: lambda inspection, learned: _ladder(inspection, learned.learn_ladder),
 }
 
 

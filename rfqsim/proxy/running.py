@@ -20,9 +20,10 @@ from aiohttp import web
 from rfqkit.local_guard import HostCheck, refusal_of
 from rfqkit.redaction import Redactor, install_redaction
 from rfqsim.proxy import report
-from rfqsim.proxy.documents import DOCUMENT_PATHS, Documents
+from rfqsim.proxy.documents import Documents
 from rfqsim.proxy.findings import Findings
 from rfqsim.proxy.forward import Forwarder, own_error
+from rfqsim.proxy.spec import DOCUMENT_PATHS
 from rfqsim.proxy.state import State
 from rfqsim.proxy.watcher import Watcher
 
@@ -117,7 +118,7 @@ class Proxy:
 
     async def _load_documents(self) -> None:
         """The upstream's descriptions it has (a deployment without one is checked without)."""
-        for path in DOCUMENT_PATHS:
+        for path in DOCUMENT_PATHS.values():
             if path in self.documents.loaded:
                 continue
             try:

@@ -22,6 +22,7 @@ from conformance.ramp_transfers import assert_moved_forward
 from conformance.response_checks import assert_retry_after
 from conformance.wording import shown
 from rfqkit.timestamps import isoformat
+from rfqsim.proxy import spec
 from rfqsim.proxy.conventions import RETRY_AFTER
 from rfqsim.proxy.exchange import ProxiedExchange
 from rfqsim.proxy.expect import expect_equal, expect_true
@@ -170,20 +171,19 @@ class State:
         self._limiter(inspection)
         if operation is None or not ex.readable:
             return
-        template = operation.template
         self.read_twice.observe(inspection, operation)
-        if ex.method == "POST" and ex.path.startswith("/v1/") and ex.status < 300:
+        if operation in spec.IDEMPOTENT_POSTS and ex.status < 300:
             self._idempotency(inspection)
-        if template == "/v2/rfq/request" and ex.status == 200:
+        if operation == spec.RFQ_REQUEST and ex.status == 200:
             self._created(inspection)
-        elif template == "/v2/rfq/{id}":
+        elif operation == spec.RFQ_GET:
             self._read(inspection)
-        elif template == "/v2/rfq/{id}/submit":
+        elif operation == spec.RFQ_SUBMIT:
             self._submitted(inspection)
-        elif template == "/v2/rfq/{id}/cancel":
+        elif operation == spec.RFQ_CANCEL:
             self._cancelled(inspection)
         elif operation.surface == "ramp":
-            self._ramp(inspection, template)
+            self._ramp(inspection, operation)
 
     def _known(self, ex: ProxiedExchange) -> tuple[str, WatchedRfq | None]:
         rfq_id = ex.path.split("/")[3]
@@ -349,14 +349,14 @@ class State:
 
     # -- ramp -----------------------------------------------------------------------------
 
-    def _ramp(self, inspection: Inspection, template: str) -> None:
+    def _ramp(self, inspection: Inspection, operation: SpecOperation) -> None:
         ex = inspection.exchange
         body = ex.json
         if not isinstance(body, Mapping) or not 200 <= ex.status < 300:
             return
-        if template == "/v2/ramp/transfers" or template.endswith("/retry-payout"):
+        if operation in (spec.RAMP_TRANSFER_CREATE, spec.RAMP_RETRY):
             self._claim_once(inspection, body.get("claimToken"), TRANSFER_CLAIM)
-        if template == "/v2/ramp/transfers":
+        if operation == spec.RAMP_TRANSFER_CREATE:
             self._intent(inspection, body)
         listed = body.get("transfers")
         transfers: list[Any] = listed if isinstance(listed, list) else []
@@ -440,7 +440,11 @@ class State:
             and ex.started > before.finished  # sent after the other was answered
             and abs(now.ends_at - before.ends_at) <= SAME_WINDOW_S
         ):
-            if before.remaining == 0 and ex.status == 429 and ex.path == "/v2/rfq/request":
+            if (
+                before.remaining == 0
+                and ex.status == 429
+                and spec.RFQ_REQUEST.pattern.match(ex.path)
+            ):
                 # Sent once the window was spent: the limiter refused it, not the outstanding
                 # cap (conventions.py leaves this case here).
                 inspection.check(RETRY_AFTER, lambda: assert_retry_after(ex.response))
