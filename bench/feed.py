@@ -24,7 +24,7 @@ from bench import processes
 from bench.load import LoadResult, merge, percentile, run_load
 from bench.report import Section
 from bench.sim_api import FAST_MAKERS, open_limits
-from conformance.chain import Chain, calldata
+from conformance.wire.chain import Chain, calldata
 from contracts.orders import RfqOrder, encode_order, sign_order
 from rfqkit.wallets import Wallet
 

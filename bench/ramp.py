@@ -18,7 +18,7 @@ from bench import processes
 from bench.load import percentile, run_load
 from bench.report import Section
 from bench.sim_api import open_limits
-from conformance.signing import sign_taker_proof
+from conformance.wire.signing import sign_taker_proof
 from rfqkit.timestamps import unix_seconds
 
 PROVIDER = "ngnramp"

@@ -25,11 +25,11 @@ from bench import processes
 from bench.load import LoadResult, merge, percentile, run_load
 from bench.report import Section
 from bench.sim_api import open_limits
-from conformance.chain import Chain
-from conformance.client import Client
-from conformance.funding import fund_wallet
-from conformance.sim_control import SimControl
-from conformance.venue import VenueChain
+from conformance.deployment.funding import fund_wallet
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.venue import VenueChain
+from conformance.wire.chain import Chain
+from conformance.wire.client import Client
 from rfqkit.wallets import Wallet
 
 CONFIG = Path(__file__).with_name("v1_book.yaml")

@@ -1,12 +1,12 @@
-"""`rfqsim conformance`: the conformance suite (conformance/cli.py) as an rfqsim command."""
+"""`rfqsim conformance`: the conformance suite (conformance/harness/cli.py) as an rfqsim command."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from conformance.cli import add_arguments
-from conformance.cli import run as run_conformance
+from conformance.harness.cli import add_arguments
+from conformance.harness.cli import run as run_conformance
 
 
 def add_parser(commands: Any) -> None:

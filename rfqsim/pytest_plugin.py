@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from conformance.server import SimulatorProcess, find_rfqsim_bin
+from conformance.wire.server import SimulatorProcess, find_rfqsim_bin
 from simulator.services.access.keys import demo_key_material
 
 DEMO_KEY_ENVIRONMENTS = {"taker-live": "live", "taker-test": "test", "aggregator-live": "live"}

@@ -28,13 +28,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.areas import AREAS, area_of
 from conformance.mutants.area_catalogue import MAKER_STREAM
 from conformance.mutants.catalogue import all_mutations
 from conformance.mutants.mutations import Mutation
 from conformance.mutants.proxy import running_proxy
-from conformance.public_receiver import loopback_public_webhook
-from conformance.server import SimulatorProcess, find_rfqsim_bin
+from conformance.wire.areas import AREAS, area_of
+from conformance.wire.public_receiver import loopback_public_webhook
+from conformance.wire.server import SimulatorProcess, find_rfqsim_bin
 
 ROOT = Path(__file__).resolve().parents[2]
 _BLOCKS = itertools.count(1)  # loopback blocks handed to successive pytest runs
@@ -52,7 +52,7 @@ class Outcome:
     ran: int  # tests that ran (passed or failed) under the mutant
     seconds: float
     # The mutation's own area (the maker stream's), else that of its first test module
-    # (conformance/areas.py).
+    # (conformance/wire/areas.py).
     area: str = "other"
     # False when no test of its modules passed this mode's identity run (without control: all
     # of them need it, as a ramp status can only move once the provider is told to pay in):
@@ -89,7 +89,8 @@ def _mode_args(mode: str, info: dict[str, Any], workdir: Path) -> list[str]:
     """How the suite learns about the target: nothing more than the base URL with control;
     without it the operator's inputs (the ready file is exactly such a config file) and, in
     place of the QA team's tunnel, a "public" webhook URL on loopback whose certificate the
-    simulator trusts (as the suite's own ``--no-control`` gives it, conformance/target.py)."""
+    simulator trusts (as the suite's own ``--no-control`` gives it,
+    conformance/deployment/target.py)."""
     if mode == "control":
         return []
     state_dir = Path(os.environ.get("RFQSIM_STATE_DIR") or ".rfqsim")

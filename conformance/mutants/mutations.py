@@ -80,7 +80,7 @@ class Mutation:
     state: dict[str, Any] = field(default_factory=dict)  # per-run memory (ramp statuses)
     # Its frames, for a mutation of a WebSocket; HTTP exchanges are left to applies/apply.
     rewrite_frame: FrameRewrite | None = None
-    # The area it is scored in; None: the area of its first module (conformance/areas.py).
+    # The area it is scored in; None: the area of its first module (conformance/wire/areas.py).
     area: str | None = None
 
 

@@ -13,13 +13,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from conformance.deployment.target import Target, TargetError, TargetManager, parse_rpc_urls
 from conformance.schema import junit
 from conformance.schema.auth import external_caller, simulator_caller
 from conformance.schema.deviations import DEFAULT_PATH, DeviationFileError, load
 from conformance.schema.results import RunError, RunResult
 from conformance.schema.runner import run
 from conformance.schema.settings import RunSettings
-from conformance.target import Target, TargetError, TargetManager, parse_rpc_urls
 
 DEFAULT_JUNIT = Path("conformance-report") / "schemathesis-junit.xml"
 

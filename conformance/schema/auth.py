@@ -26,12 +26,12 @@ from typing import Any
 from eth_account import Account
 from eth_utils.address import to_checksum_address
 
-from conformance.client import Client
-from conformance.funding import fund_wallet
-from conformance.response_checks import parse_iso_utc
-from conformance.signing import sign_taker_proof
-from conformance.target import Target
-from conformance.venue import Venue
+from conformance.deployment.funding import fund_wallet
+from conformance.deployment.target import Target
+from conformance.deployment.venue import Venue
+from conformance.wire.client import Client
+from conformance.wire.response_checks import parse_iso_utc
+from conformance.wire.signing import sign_taker_proof
 from rfqkit.wallets import Wallet
 
 PARTNER = "schemathesis"

@@ -21,9 +21,9 @@ from typing import Any
 
 from schemathesis.generation import GenerationMode
 
-from conformance.client import Client
 from conformance.schema.auth import RunCredentials
 from conformance.schema.deviations import DeviationSet, Observed
+from conformance.wire.client import Client
 
 RFQ_REQUEST = "POST /v2/rfq/request"
 STEERED = (RFQ_REQUEST, "POST /v2/rfq/preview")

@@ -21,7 +21,6 @@ from typing import Any
 
 from schemathesis.engine import Status, events, from_schema
 
-from conformance.client import Client
 from conformance.schema.auth import RunCredentials, redact, scrub
 from conformance.schema.config import (
     build_config,
@@ -52,6 +51,7 @@ from conformance.schema.settings import (
     PassPlan,
     RunSettings,
 )
+from conformance.wire.client import Client
 
 
 def _request_text(interaction: Any) -> str:

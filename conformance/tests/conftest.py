@@ -9,24 +9,24 @@ from typing import Any
 
 import pytest
 
-from conformance.client import Client, fresh_loopback_address, is_loopback_url
-from conformance.control import Fleet, Janitor, Liquidity, controlled_fleet, janitor
-from conformance.inputs import TAKER_SCOPES
-from conformance.key_source import KeySource
-from conformance.needs import skip_message
-from conformance.public_receiver import public_receiver
-from conformance.ramp import Ramp
-from conformance.ramp_transfers import Transfers
-from conformance.rfq_calls import bearer, new_key, wait_ladder
-from conformance.server import SimulatorProcess, find_rfqsim_bin
-from conformance.sim_control import SimControl
-from conformance.target import Target
-from conformance.target_inputs import resolved_inputs
+from conformance.calls.control import Fleet, Janitor, Liquidity, controlled_fleet, janitor
+from conformance.calls.ramp import Ramp
+from conformance.calls.ramp_transfers import Transfers
+from conformance.calls.rfq_calls import bearer, new_key, wait_ladder
+from conformance.calls.v1_book import Integrator
+from conformance.calls.v1_target import integrator_for
+from conformance.calls.webhooks import fetch_certificate
+from conformance.deployment.key_source import KeySource
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.deployment.target_inputs import resolved_inputs
+from conformance.deployment.venue import Venue, VenueChain
 from conformance.tests.webhook_partners import WebhookPartner
-from conformance.v1_book import Integrator
-from conformance.v1_target import integrator_for
-from conformance.venue import Venue, VenueChain
-from conformance.webhooks import fetch_certificate
+from conformance.wire.client import Client, fresh_loopback_address, is_loopback_url
+from conformance.wire.inputs import TAKER_SCOPES
+from conformance.wire.needs import skip_message
+from conformance.wire.public_receiver import public_receiver
+from conformance.wire.server import SimulatorProcess, find_rfqsim_bin
 from rfqkit.wallets import Wallet
 from rfqkit.webhook_receiver import WebhookReceiver
 
@@ -197,7 +197,7 @@ def integrator(target: Target, http: Client) -> Integrator:
 def receiver(target: Target) -> Iterator[WebhookReceiver]:
     """An https receiver the target delivers to: on a simulator, one on a free loopback port
     with a certificate from its local CA; elsewhere, the receiver behind the QA team's public
-    URL (conformance/public_receiver.py)."""
+    URL (conformance/wire/public_receiver.py)."""
     if target.controllable:
         cert_pem, key_pem, _ = fetch_certificate(target.base_url)
         with WebhookReceiver(cert_pem, key_pem) as running:

@@ -15,10 +15,10 @@ from typing import Any
 
 from eth_account import Account
 
-from conformance.client import Client, Response
-from conformance.needs import InputProblem
-from conformance.response_checks import assert_data, assert_error, assert_rate_limit_headers
-from conformance.target import Target
+from conformance.deployment.target import Target
+from conformance.wire.client import Client, Response
+from conformance.wire.needs import InputProblem
+from conformance.wire.response_checks import assert_data, assert_error, assert_rate_limit_headers
 
 CHAIN = 97  # test environment: minimum size 0.01
 OTHER_CHAIN = 56

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.client import Response
-from conformance.response_checks import assert_request_id
+from conformance.wire.client import Response
+from conformance.wire.response_checks import assert_request_id
 
 KYC_FIELDS = {
     "state",

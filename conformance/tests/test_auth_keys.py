@@ -18,20 +18,20 @@ from typing import Any
 import pytest
 from eth_account import Account
 
-from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
-from conformance.inputs import KEY_FORMAT as GIVEN_KEY_FORMAT
-from conformance.key_source import KeySource
-from conformance.needs import skip_message
-from conformance.response_checks import (
+from conformance.deployment.key_source import KeySource
+from conformance.deployment.service_clock import ServiceClock
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.wire.client import Client, Response, fresh_loopback_address, is_loopback_url
+from conformance.wire.inputs import KEY_FORMAT as GIVEN_KEY_FORMAT
+from conformance.wire.needs import skip_message
+from conformance.wire.response_checks import (
     assert_data,
     assert_error,
     assert_no_rate_limit_headers,
     assert_rate_limit_headers,
 )
-from conformance.service_clock import ServiceClock
-from conformance.signing import random_nonce, sign_taker_proof
-from conformance.sim_control import SimControl
-from conformance.target import Target
+from conformance.wire.signing import random_nonce, sign_taker_proof
 
 ONE_TOKEN = 10**18  # 1 USDT: above the minimum size on both chains
 LIVE_CHAIN, TEST_CHAIN = 56, 97
@@ -58,7 +58,7 @@ def caller(target: Target, http: Client) -> Client:
 @pytest.fixture
 def new_key(target: Target) -> Iterator[KeyFactory]:
     """Keys of this test's own partner (or a named one) through /_sim, revoked afterwards; the
-    given keys on a target without control (conformance.key_source)."""
+    given keys on a target without control (conformance.deployment.key_source)."""
     source = KeySource(target, "keys")
 
     def make(

@@ -9,9 +9,9 @@ that holds nothing; cancel and submit of a no-quote answer 409, which shows the 
 authorization (an unauthorized caller gets 404, or 403 for a key without the scope).
 
 Keys come from ``/_sim/keys`` (one partner per test) on a simulator, else from the QA team's
-keys (conformance.key_source): exact-scope keys, two keys of one partner and a key of another,
-told apart by their ``partner`` labels; a key missing skips the test, naming it. Requests leave
-from a loopback address no other test uses (paced without control: the given keys are shared).
+keys (conformance.deployment.key_source): exact-scope keys, two keys of one partner and a key of
+another, told apart by their ``partner`` labels; a key missing skips the test, naming it. Requests
+leave from a loopback address no other test uses (paced without control: the given keys are shared).
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from typing import Any
 import pytest
 from eth_account import Account
 
-from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
-from conformance.key_source import KeySource
-from conformance.response_checks import assert_data, assert_error
-from conformance.service_clock import ServiceClock
-from conformance.signing import sign_taker_proof
-from conformance.target import Target
-from conformance.webhooks import NOWHERE
+from conformance.calls.webhooks import NOWHERE
+from conformance.deployment.key_source import KeySource
+from conformance.deployment.service_clock import ServiceClock
+from conformance.deployment.target import Target
+from conformance.wire.client import Client, Response, fresh_loopback_address, is_loopback_url
+from conformance.wire.response_checks import assert_data, assert_error
+from conformance.wire.signing import sign_taker_proof
 
 CHAIN = 97
 ONE_TOKEN = 10**18  # 1 USDT (18 decimals)
@@ -53,7 +53,8 @@ def new_caller(target: Target, http: Client) -> Callable[[], Client]:
 @pytest.fixture
 def new_key(target: Target) -> Iterator[KeyFactory]:
     """``new_key(*scopes, exact=..., same_partner_as=..., other_partner_than=...)``: a test key
-    of this test's own partner through /_sim, else a given one (conformance.key_source)."""
+    of this test's own partner through /_sim, else a given one
+    (conformance.deployment.key_source)."""
     source = KeySource(target, "auth-matrix")
 
     def make(*scopes: str, **wanted: Any) -> dict[str, Any]:

@@ -17,12 +17,9 @@ from eth_abi.abi import encode
 from eth_account import Account
 from eth_utils.crypto import keccak
 
-from conformance.client import Client, fresh_loopback_address, is_loopback_url
-from conformance.response_checks import assert_data
-from conformance.service_clock import ServiceClock
-from conformance.signing import proof_json, random_nonce, sign_taker_proof, taker_control_digest
-from conformance.sim_control import SimControl
-from conformance.target import Target
+from conformance.deployment.service_clock import ServiceClock
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
 from conformance.tests.proof_requests import (
     CHAIN,
     OTHER_CHAIN,
@@ -33,7 +30,15 @@ from conformance.tests.proof_requests import (
     request_body,
     send_request,
 )
-from conformance.timing import TimingTolerances
+from conformance.wire.client import Client, fresh_loopback_address, is_loopback_url
+from conformance.wire.response_checks import assert_data
+from conformance.wire.signing import (
+    proof_json,
+    random_nonce,
+    sign_taker_proof,
+    taker_control_digest,
+)
+from conformance.wire.timing import TimingTolerances
 
 WINDOW_MS = 60_000
 GRANT_SECONDS = 12 * 3600

@@ -19,19 +19,9 @@ from eth_account import Account
 from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 
-from conformance.client import Client
-from conformance.response_checks import assert_error
-from conformance.service_clock import ServiceClock
-from conformance.signing import (
-    create_account_calldata,
-    proof_json,
-    random_nonce,
-    sign_digest_raw,
-    taker_control_digest,
-    wrap_erc6492,
-)
-from conformance.sim_control import SimControl
-from conformance.target import Target
+from conformance.deployment.service_clock import ServiceClock
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
 from conformance.tests.proof_requests import (
     CHAIN,
     ONE_TOKEN,
@@ -42,6 +32,16 @@ from conformance.tests.proof_requests import (
     request_body,
     send_request,
     token_address,
+)
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_error
+from conformance.wire.signing import (
+    create_account_calldata,
+    proof_json,
+    random_nonce,
+    sign_digest_raw,
+    taker_control_digest,
+    wrap_erc6492,
 )
 from rfqkit.json_rpc import hex_to_int, rpc
 

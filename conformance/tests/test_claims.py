@@ -15,19 +15,19 @@ from typing import Any
 import pytest
 from eth_account import Account
 
-from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
-from conformance.key_source import KeySource
-from conformance.resource_checks import assert_record_fields, assert_record_secrets
-from conformance.response_checks import (
+from conformance.checks.resource_checks import assert_record_fields, assert_record_secrets
+from conformance.deployment.key_source import KeySource
+from conformance.deployment.service_clock import Clocked, ServiceClock
+from conformance.deployment.target import Target
+from conformance.wire.client import Client, Response, fresh_loopback_address, is_loopback_url
+from conformance.wire.response_checks import (
     assert_data,
     assert_error,
     assert_issues,
     assert_rate_limit_headers,
     parse_iso_utc,
 )
-from conformance.service_clock import Clocked, ServiceClock
-from conformance.signing import sign_taker_proof
-from conformance.target import Target
+from conformance.wire.signing import sign_taker_proof
 
 CHAIN = 97
 ONE_TOKEN = 10**18
@@ -57,7 +57,7 @@ def new_key(target: Target) -> Iterator[KeyFactory]:
     """Test-environment trades keys of the test's own partner through /_sim (revoked after),
     another key of a key's partner or a key of another partner when asked
     (``same_partner_as=``, ``other_partner_than=``); the given keys without control
-    (conformance.key_source)."""
+    (conformance.deployment.key_source)."""
     source = KeySource(target, "claims")
 
     def make(**wanted: Any) -> Any:

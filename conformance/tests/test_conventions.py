@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from conformance.client import Client
-from conformance.response_checks import (
+from conformance.wire.client import Client
+from conformance.wire.response_checks import (
     assert_allow,
     assert_error,
     assert_issues,

@@ -12,13 +12,13 @@ import secrets
 
 import pytest
 
-from conformance.chain import wait_for
-from conformance.client import Client
-from conformance.control import faults
-from conformance.feed import assert_feed_error, assert_feed_ok, get_pairs, get_tickers
-from conformance.rfq_calls import keyless_client
-from conformance.sim_control import SimControl
-from conformance.target import Target
+from conformance.calls.control import faults
+from conformance.calls.feed import assert_feed_error, assert_feed_ok, get_pairs, get_tickers
+from conformance.calls.rfq_calls import keyless_client
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.wire.chain import wait_for
+from conformance.wire.client import Client
 
 FEED_PATHS = ("/pairs", "/tickers", "/historical_trades")
 

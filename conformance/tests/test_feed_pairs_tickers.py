@@ -20,10 +20,8 @@ from typing import Any
 
 import pytest
 
-from conformance.chain import wait_for
-from conformance.client import Client
-from conformance.control import FAST, Fleet
-from conformance.feed import (
+from conformance.calls.control import FAST, Fleet
+from conformance.calls.feed import (
     fill_logs,
     get_pairs,
     get_ticker,
@@ -33,8 +31,7 @@ from conformance.feed import (
     published,
     wait_trades,
 )
-from conformance.funding import fund_wallet
-from conformance.rfq_calls import (
+from conformance.calls.rfq_calls import (
     cancel,
     execute_quote,
     expect_quoted,
@@ -45,10 +42,7 @@ from conformance.rfq_calls import (
     request_quote,
     rfq_body,
 )
-from conformance.service_clock import ServiceClock
-from conformance.sim_control import SimControl
-from conformance.target import Target
-from conformance.v1_book import (
+from conformance.calls.v1_book import (
     Integrator,
     PlacedOrder,
     funded_maker,
@@ -57,8 +51,14 @@ from conformance.v1_book import (
     place,
     v1_integrator,
 )
-from conformance.v1_target import with_signature_transfer
-from conformance.venue import Venue, VenueChain
+from conformance.calls.v1_target import with_signature_transfer
+from conformance.deployment.funding import fund_wallet
+from conformance.deployment.service_clock import ServiceClock
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.deployment.venue import Venue, VenueChain
+from conformance.wire.chain import wait_for
+from conformance.wire.client import Client
 from rfqkit.wallets import Wallet
 
 SIZE_SYMBOLS = ("USDT", "USDC")  # the stable sides that size bid and ask (decisions)

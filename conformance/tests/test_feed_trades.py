@@ -18,11 +18,8 @@ from typing import Any
 
 import pytest
 
-from conformance.assertions import assert_firm_quote
-from conformance.chain import wait_for
-from conformance.client import Client
-from conformance.control import FAST, Fleet, Liquidity
-from conformance.feed import (
+from conformance.calls.control import FAST, Fleet, Liquidity
+from conformance.calls.feed import (
     DirectMaker,
     FillLog,
     Leg,
@@ -36,8 +33,7 @@ from conformance.feed import (
     volume,
     wait_trades,
 )
-from conformance.funding import Balances, fund_wallet
-from conformance.rfq_calls import (
+from conformance.calls.rfq_calls import (
     execute_quote,
     expect_quoted,
     keyless_client,
@@ -45,11 +41,15 @@ from conformance.rfq_calls import (
     request_quote,
     rfq_body,
 )
-from conformance.service_clock import ServiceClock
-from conformance.sim_control import SimControl
-from conformance.stable_reads import KINDS, a_second_later, assert_stable
-from conformance.target import Target
-from conformance.venue import Token, VenueChain
+from conformance.checks.assertions import assert_firm_quote
+from conformance.checks.stable_reads import KINDS, a_second_later, assert_stable
+from conformance.deployment.funding import Balances, fund_wallet
+from conformance.deployment.service_clock import ServiceClock
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.deployment.venue import Token, VenueChain
+from conformance.wire.chain import wait_for
+from conformance.wire.client import Client
 from rfqkit.wallets import Wallet
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.client import Client
-from conformance.response_checks import assert_data, assert_json_content_type, parse_iso_utc
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_data, assert_json_content_type, parse_iso_utc
 
 WRAPPED = (
     "rfq/overview/conventions/successful-bodies-wrapped-object",

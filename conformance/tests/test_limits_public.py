@@ -18,9 +18,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conformance.client import Client, Response, fresh_loopback_address
-from conformance.control import Janitor
-from conformance.response_checks import (
+from conformance.calls.control import Janitor
+from conformance.calls.rfq_calls import eoa_proof, rfq_body
+from conformance.deployment.service_clock import ServiceClock
+from conformance.deployment.target import Target
+from conformance.deployment.venue import VenueChain
+from conformance.wire.client import Client, Response, fresh_loopback_address
+from conformance.wire.response_checks import (
     RATE_LIMIT_HEADERS,
     assert_data,
     assert_error,
@@ -28,10 +32,6 @@ from conformance.response_checks import (
     assert_rate_limit_headers,
     assert_retry_after,
 )
-from conformance.rfq_calls import eoa_proof, rfq_body
-from conformance.service_clock import ServiceClock
-from conformance.target import Target
-from conformance.venue import VenueChain
 from rfqkit.wallets import Wallet
 
 KEYLESS_PER_MINUTE = 60  # spec 1 "Limits": without a key the same 60/min per client IP

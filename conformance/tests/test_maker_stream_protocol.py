@@ -5,7 +5,7 @@ Who may open the stream is the spec's (maker credentials; a taker key is 403, no
 bad key 401, each refusal an error envelope with its request id): checked on any deployment, the
 maker credential's side with a given one (``--maker-key``). The ``welcome`` a
 maker gets and the ``rfq`` message a firm request sends it are rfqsim's own protocol, checked
-from a maker bot's side (conformance/maker_probe.py) on the simulator only
+from a maker bot's side (conformance/deployment/maker_probe.py) on the simulator only
 (``sim_only(because="decision")``): another deployment may speak another protocol.
 """
 
@@ -18,18 +18,23 @@ import pytest
 from eth_account import Account
 from eth_utils.address import to_checksum_address
 
-from conformance.client import Client
-from conformance.key_source import KeySource
-from conformance.maker_probe import MakerProbe, new_maker_key, opens_the_stream, stream_url
-from conformance.response_checks import (
+from conformance.calls.rfq_calls import expect_no_quote, get_record, request_quote, rfq_body
+from conformance.deployment.key_source import KeySource
+from conformance.deployment.maker_probe import (
+    MakerProbe,
+    new_maker_key,
+    opens_the_stream,
+    stream_url,
+)
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.deployment.venue import VenueChain
+from conformance.wire.client import Client
+from conformance.wire.response_checks import (
     assert_error,
     assert_no_rate_limit_headers,
     parse_iso_utc,
 )
-from conformance.rfq_calls import expect_no_quote, get_record, request_quote, rfq_body
-from conformance.sim_control import SimControl
-from conformance.target import Target
-from conformance.venue import VenueChain
 
 STREAM = "/v2/maker/stream"
 WELCOME_FIELDS = {

@@ -8,14 +8,14 @@ import pytest
 from openapi_spec_validator import validate
 from openapi_spec_validator.validation import OpenAPIV31SpecValidator
 
-from conformance.client import Client
-from conformance.openapi_checks import (
+from conformance.deployment.target import Target
+from conformance.wire.client import Client
+from conformance.wire.openapi_checks import (
     error_responses_without_envelope,
     operations,
     operations_without_error_response,
 )
-from conformance.response_checks import assert_json_content_type
-from conformance.target import Target
+from conformance.wire.response_checks import assert_json_content_type
 
 DESCRIPTION = (
     "rfq/endpoints/get-v2-openapi-json",

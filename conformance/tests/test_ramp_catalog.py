@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
-from conformance.ramp import (
+from conformance.calls.ramp import (
     CALL_BANKS,
     CALL_CREATE_CUSTOMER,
     CALL_RESOLVE,
@@ -25,7 +24,10 @@ from conformance.ramp import (
     assert_providers,
     fresh_wallet,
 )
-from conformance.response_checks import (
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.wire.client import Client, Response, fresh_loopback_address, is_loopback_url
+from conformance.wire.response_checks import (
     assert_error,
     assert_issues,
     assert_json_content_type,
@@ -33,8 +35,6 @@ from conformance.response_checks import (
     assert_request_id,
     assert_retry_after,
 )
-from conformance.sim_control import SimControl
-from conformance.target import Target
 
 BANKS_CACHE_S = 15 * 60
 GOOD_ACCOUNT = "0123456789"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conformance.ramp import (
+from conformance.calls.ramp import (
     CALL_KYC_LINK,
     CALL_READ_KYC,
     CALL_SUBMIT_KYC,
@@ -27,8 +27,8 @@ from conformance.ramp import (
     fresh_wallet,
     image_b64,
 )
-from conformance.response_checks import assert_error, assert_issues
 from conformance.tests.ramp_answers import customer_of, kyc_of, ok
+from conformance.wire.response_checks import assert_error, assert_issues
 
 # -- KYC submission ------------------------------------------------------------------------
 

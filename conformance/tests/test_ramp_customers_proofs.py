@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from conformance.ramp import PERSON, SMALL_IMAGE, Ramp, document, fresh_wallet
-from conformance.response_checks import assert_error
+from conformance.calls.ramp import PERSON, SMALL_IMAGE, Ramp, document, fresh_wallet
 from conformance.tests.ramp_answers import customer_of, kyc_of, ok
+from conformance.wire.response_checks import assert_error
 
 
 @pytest.mark.spec(

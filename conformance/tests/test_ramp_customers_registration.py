@@ -17,12 +17,18 @@ from typing import Any
 
 import pytest
 
-from conformance.client import Client, Response
-from conformance.ramp import CALL_CREATE_CUSTOMER, CALL_UPDATE_CUSTOMER, PERSON, Ramp, fresh_wallet
-from conformance.response_checks import assert_error, assert_issues
-from conformance.sim_control import SimControl
-from conformance.stable_reads import KINDS, Pair, a_second_later, assert_stable
+from conformance.calls.ramp import (
+    CALL_CREATE_CUSTOMER,
+    CALL_UPDATE_CUSTOMER,
+    PERSON,
+    Ramp,
+    fresh_wallet,
+)
+from conformance.checks.stable_reads import KINDS, Pair, a_second_later, assert_stable
+from conformance.deployment.sim_control import SimControl
 from conformance.tests.ramp_answers import customer_of, ok
+from conformance.wire.client import Client, Response
+from conformance.wire.response_checks import assert_error, assert_issues
 
 DETAILS_FIELDS = {"firstName", "lastName", "email", "phone", "registered"}
 ADDRESS = {"line1": "1 Marina Road", "city": "Lagos", "state": "Lagos", "postalCode": "101001"}

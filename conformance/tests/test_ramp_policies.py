@@ -10,12 +10,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from conformance.client import Client
-from conformance.key_source import KeySource
-from conformance.ramp import CALL_CAPABILITIES, Ramp, fresh_wallet
-from conformance.ramp_transfers import Transfers
-from conformance.response_checks import assert_error, assert_issues
-from conformance.target import Target
+from conformance.calls.ramp import CALL_CAPABILITIES, Ramp, fresh_wallet
+from conformance.calls.ramp_transfers import Transfers
+from conformance.deployment.key_source import KeySource
+from conformance.deployment.target import Target
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_error, assert_issues
 
 CLIENT_TIMEOUT_S = 30  # spec "Limits": client timeout for POST /v2/ramp/transfers, 30 s or more
 PROVIDER_LATENCY_MS = 1500  # every provider answer held this long (sandbox `apiLatencyMs`)

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from conformance.ramp import CALL_CAPABILITIES, PERSON, Ramp, RampWallet, fresh_wallet
-from conformance.ramp_transfers import (
+from conformance.calls.ramp import CALL_CAPABILITIES, PERSON, Ramp, RampWallet, fresh_wallet
+from conformance.calls.ramp_transfers import (
     ACCOUNT,
     Created,
     Transfers,
@@ -30,9 +30,9 @@ from conformance.ramp_transfers import (
     token_transfers_to,
     wait_until,
 )
-from conformance.response_checks import assert_error
-from conformance.stable_reads import KINDS, REPLAY, a_second_later, assert_stable, row_of
-from conformance.venue import VenueChain, whole
+from conformance.checks.stable_reads import KINDS, REPLAY, a_second_later, assert_stable, row_of
+from conformance.deployment.venue import VenueChain, whole
+from conformance.wire.response_checks import assert_error
 from rfqkit.json_rpc import hex_to_int
 from rfqkit.wallets import Wallet
 

@@ -13,17 +13,17 @@ from typing import Any
 
 import pytest
 
-from conformance.client import Client, fresh_loopback_address, is_loopback_url
-from conformance.ramp import REVIEW_DELAY_S, Ramp, fresh_wallet
-from conformance.ramp_transfers import SANDBOX_BANK, Transfers
-from conformance.response_checks import (
+from conformance.calls.ramp import REVIEW_DELAY_S, Ramp, fresh_wallet
+from conformance.calls.ramp_transfers import SANDBOX_BANK, Transfers
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.wire.client import Client, fresh_loopback_address, is_loopback_url
+from conformance.wire.response_checks import (
     assert_error,
     assert_issues,
     assert_no_rate_limit_headers,
     assert_retry_after,
 )
-from conformance.sim_control import SimControl
-from conformance.target import Target
 
 
 @pytest.fixture

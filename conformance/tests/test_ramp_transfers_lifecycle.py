@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from conformance.ramp import Ramp, fresh_wallet
-from conformance.ramp_transfers import (
+from conformance.calls.ramp import Ramp, fresh_wallet
+from conformance.calls.ramp_transfers import (
     EXPIRE_AFTER_S,
     PAYMENT_WINDOW_S,
     RETRY_AFTER_S,
@@ -24,8 +24,8 @@ from conformance.ramp_transfers import (
     receipt_of,
     wait_until,
 )
-from conformance.response_checks import assert_error, parse_iso_utc
-from conformance.venue import VenueChain
+from conformance.deployment.venue import VenueChain
+from conformance.wire.response_checks import assert_error, parse_iso_utc
 from rfqkit.json_rpc import hex_to_int
 
 pytestmark = pytest.mark.sim_only

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.client import Client
-from conformance.ramp import Ramp, fresh_wallet
-from conformance.ramp_transfers import Transfers
-from conformance.response_checks import assert_error
-from conformance.sim_control import SimControl
+from conformance.calls.ramp import Ramp, fresh_wallet
+from conformance.calls.ramp_transfers import Transfers
+from conformance.deployment.sim_control import SimControl
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_error
 
 
 @pytest.mark.sim_only(because="deployment")

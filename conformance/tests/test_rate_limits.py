@@ -15,16 +15,16 @@ from typing import Any
 import pytest
 from eth_account import Account
 
-from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
-from conformance.response_checks import (
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.wire.client import Client, Response, fresh_loopback_address, is_loopback_url
+from conformance.wire.response_checks import (
     assert_data,
     assert_error,
     assert_no_rate_limit_headers,
     assert_rate_limit_headers,
     assert_retry_after,
 )
-from conformance.sim_control import SimControl
-from conformance.target import Target
 
 CHAIN = 97
 ONE_TOKEN = 10**18

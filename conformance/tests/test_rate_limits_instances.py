@@ -15,11 +15,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from conformance.client import Client, Response, fresh_loopback_address, is_loopback_url
-from conformance.response_checks import assert_data, assert_error, assert_rate_limit_headers
-from conformance.server import SimulatorProcess, find_rfqsim_bin
-from conformance.sim_control import SimControl
-from conformance.target import Target
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.wire.client import Client, Response, fresh_loopback_address, is_loopback_url
+from conformance.wire.response_checks import assert_data, assert_error, assert_rate_limit_headers
+from conformance.wire.server import SimulatorProcess, find_rfqsim_bin
 
 CHAIN = 97
 LIMIT = 3  # keyless requests per minute per client IP, on each instance

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from conformance.assertions import iso_seconds
-from conformance.client import Client, Response
-from conformance.control import Fleet, Janitor
-from conformance.funding import fund_wallet
-from conformance.rfq_calls import keyed_client, new_key, rfq_body
-from conformance.sim_control import SimControl
-from conformance.venue import Venue, VenueChain
+from conformance.calls.control import Fleet, Janitor
+from conformance.calls.rfq_calls import keyed_client, new_key, rfq_body
+from conformance.checks.assertions import iso_seconds
+from conformance.deployment.funding import fund_wallet
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.venue import Venue, VenueChain
+from conformance.wire.client import Client, Response
 from rfqkit.wallets import Wallet
 
 CHAIN = 97

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.assertions import iso_seconds
-from conformance.chain import wait_for
-from conformance.client import Client
-from conformance.control import FAST, Fleet
-from conformance.funding import fund_wallet
-from conformance.response_checks import assert_data, assert_error
-from conformance.rfq_calls import (
+from conformance.calls.control import FAST, Fleet
+from conformance.calls.rfq_calls import (
     approve_for_quote,
     broadcast_swap,
     expect_quoted,
@@ -19,8 +14,13 @@ from conformance.rfq_calls import (
     rfq_body,
     wait_status,
 )
-from conformance.sim_control import SimControl
-from conformance.venue import VenueChain
+from conformance.checks.assertions import iso_seconds
+from conformance.deployment.funding import fund_wallet
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.venue import VenueChain
+from conformance.wire.chain import wait_for
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_data, assert_error
 from rfqkit.wallets import Wallet
 
 DAY = 86_400

@@ -10,20 +10,8 @@ from typing import Any
 import pytest
 from eth_account import Account
 
-from conformance.assertions import ROUTING_FIELDS, atomic, fee_on, iso_seconds, rate_ray
-from conformance.chain import wait_for
-from conformance.client import Client
-from conformance.control import FAST, Fleet, Janitor, Liquidity
-from conformance.funding import fund_wallet
-from conformance.resource_checks import (
-    LADDER_FIELDS,
-    PAIR_FIELDS,
-    assert_ladder_points,
-    assert_preview,
-    ladder_directions,
-)
-from conformance.response_checks import assert_data, assert_error, parse_iso_utc
-from conformance.rfq_calls import (
+from conformance.calls.control import FAST, Fleet, Janitor, Liquidity
+from conformance.calls.rfq_calls import (
     expect_quoted,
     keyless_client,
     ladder,
@@ -33,10 +21,22 @@ from conformance.rfq_calls import (
     rfq_body,
     wait_ladder,
 )
-from conformance.service_clock import ServiceClock
-from conformance.sim_control import SimControl
-from conformance.target import Target
-from conformance.venue import Venue, VenueChain
+from conformance.checks.assertions import ROUTING_FIELDS, atomic, fee_on, iso_seconds, rate_ray
+from conformance.checks.resource_checks import (
+    LADDER_FIELDS,
+    PAIR_FIELDS,
+    assert_ladder_points,
+    assert_preview,
+    ladder_directions,
+)
+from conformance.deployment.funding import fund_wallet
+from conformance.deployment.service_clock import ServiceClock
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.deployment.venue import Venue, VenueChain
+from conformance.wire.chain import wait_for
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_data, assert_error, parse_iso_utc
 from rfqkit.wallets import Wallet
 
 CHAIN = 97

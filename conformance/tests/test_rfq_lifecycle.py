@@ -15,19 +15,8 @@ from typing import Any
 import pytest
 from eth_account import Account
 
-from conformance.assertions import (
-    assert_filled_record,
-    assert_firm_quote,
-    assert_settled,
-    iso_seconds,
-)
-from conformance.chain import TxFailed, wait_for
-from conformance.client import Client, Response
-from conformance.control import Fleet, Janitor, Liquidity, limits
-from conformance.funding import Balances, fund_wallet
-from conformance.resource_checks import assert_record_fields
-from conformance.response_checks import assert_data, assert_error, parse_iso_utc
-from conformance.rfq_calls import (
+from conformance.calls.control import Fleet, Janitor, Liquidity, limits
+from conformance.calls.rfq_calls import (
     approve_for_quote,
     broadcast_swap,
     cancel,
@@ -45,11 +34,22 @@ from conformance.rfq_calls import (
     submit,
     wait_status,
 )
-from conformance.service_clock import ServiceClock
-from conformance.sim_control import SimControl
-from conformance.stable_reads import KINDS, a_second_later, assert_stable
-from conformance.target import Target
-from conformance.venue import VenueChain
+from conformance.checks.assertions import (
+    assert_filled_record,
+    assert_firm_quote,
+    assert_settled,
+    iso_seconds,
+)
+from conformance.checks.resource_checks import assert_record_fields
+from conformance.checks.stable_reads import KINDS, a_second_later, assert_stable
+from conformance.deployment.funding import Balances, fund_wallet
+from conformance.deployment.service_clock import ServiceClock
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.deployment.venue import VenueChain
+from conformance.wire.chain import TxFailed, wait_for
+from conformance.wire.client import Client, Response
+from conformance.wire.response_checks import assert_data, assert_error, parse_iso_utc
 from rfqkit.wallets import Wallet
 
 CHAIN = 97

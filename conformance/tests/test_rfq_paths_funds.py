@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from conformance.assertions import atomic, iso_seconds
-from conformance.chain import wait_for
-from conformance.client import Client
-from conformance.control import FAST, Fleet, Janitor, Liquidity
-from conformance.funding import fund_wallet
-from conformance.response_checks import assert_data, assert_error
-from conformance.rfq_calls import expect_quoted, request_quote, rfq_body
-from conformance.service_clock import ServiceClock
-from conformance.venue import VenueChain
+from conformance.calls.control import FAST, Fleet, Janitor, Liquidity
+from conformance.calls.rfq_calls import expect_quoted, request_quote, rfq_body
+from conformance.checks.assertions import atomic, iso_seconds
+from conformance.deployment.funding import fund_wallet
+from conformance.deployment.service_clock import ServiceClock
+from conformance.deployment.venue import VenueChain
+from conformance.wire.chain import wait_for
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_data, assert_error
 from rfqkit.wallets import Wallet
 
 # Within this much of a quote's expiry (by the service clock) a cancel may meet it live or

@@ -15,19 +15,8 @@ from typing import Any
 import pytest
 from eth_account import Account
 
-from conformance.assertions import atomic, iso_seconds
-from conformance.chain import wait_for
-from conformance.client import Client
-from conformance.control import FAST, Fleet, Janitor
-from conformance.funding import fund_wallet
-from conformance.resource_checks import (
-    NO_QUOTE_FIELDS,
-    NO_QUOTE_OPTIONAL,
-    assert_no_quote,
-    assert_reserved_consistent,
-)
-from conformance.response_checks import assert_data, parse_iso_utc
-from conformance.rfq_calls import (
+from conformance.calls.control import FAST, Fleet, Janitor
+from conformance.calls.rfq_calls import (
     eoa_proof,
     expect_no_quote,
     expect_quoted,
@@ -39,10 +28,21 @@ from conformance.rfq_calls import (
     request_quote,
     rfq_body,
 )
-from conformance.service_clock import ServiceClock
-from conformance.sim_control import SimControl
-from conformance.target import Target
-from conformance.venue import VenueChain
+from conformance.checks.assertions import atomic, iso_seconds
+from conformance.checks.resource_checks import (
+    NO_QUOTE_FIELDS,
+    NO_QUOTE_OPTIONAL,
+    assert_no_quote,
+    assert_reserved_consistent,
+)
+from conformance.deployment.funding import fund_wallet
+from conformance.deployment.service_clock import ServiceClock
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.deployment.venue import VenueChain
+from conformance.wire.chain import wait_for
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_data, parse_iso_utc
 from rfqkit.wallets import Wallet
 
 OUTSTANDING_CAP = 4  # spec 1-rfq-v2 "Limits": outstanding RFQs per client IP without a key

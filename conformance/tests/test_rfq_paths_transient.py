@@ -9,13 +9,13 @@ from __future__ import annotations
 import pytest
 from eth_account import Account
 
-from conformance.client import Client
-from conformance.control import Fleet, Janitor, faults
-from conformance.funding import fund_wallet
-from conformance.response_checks import assert_error
-from conformance.rfq_calls import expect_quoted, request_quote, rfq_body
-from conformance.sim_control import SimControl
-from conformance.venue import VenueChain
+from conformance.calls.control import Fleet, Janitor, faults
+from conformance.calls.rfq_calls import expect_quoted, request_quote, rfq_body
+from conformance.deployment.funding import fund_wallet
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.venue import VenueChain
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_error
 from rfqkit.wallets import Wallet
 
 CHAIN = 97

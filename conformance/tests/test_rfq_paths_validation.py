@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from eth_account import Account
 
-from conformance.client import Client
-from conformance.key_source import KeySource
-from conformance.response_checks import assert_error, assert_issues
-from conformance.rfq_calls import keyed_client, rfq_body
-from conformance.target import Target
-from conformance.venue import Venue, VenueChain
+from conformance.calls.rfq_calls import keyed_client, rfq_body
+from conformance.deployment.key_source import KeySource
+from conformance.deployment.target import Target
+from conformance.deployment.venue import Venue, VenueChain
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_error, assert_issues
 
 
 def _case_body(chain: VenueChain, case: str, taker: str) -> tuple[dict[str, Any], str, str | None]:

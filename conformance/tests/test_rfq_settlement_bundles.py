@@ -10,19 +10,19 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.assertions import (
+from conformance.calls.control import FAST, Fleet
+from conformance.calls.rfq_calls import execute_quote, preview, request_quote, rfq_body, wait_status
+from conformance.checks.assertions import (
     assert_filled_record,
     assert_firm_quote,
     assert_settled,
     iso_seconds,
     settlement_holders,
 )
-from conformance.chain import wait_for
-from conformance.client import Client
-from conformance.control import FAST, Fleet
-from conformance.funding import Balances, fund_wallet
-from conformance.rfq_calls import execute_quote, preview, request_quote, rfq_body, wait_status
-from conformance.venue import VenueChain
+from conformance.deployment.funding import Balances, fund_wallet
+from conformance.deployment.venue import VenueChain
+from conformance.wire.chain import wait_for
+from conformance.wire.client import Client
 from rfqkit.wallets import Wallet
 
 

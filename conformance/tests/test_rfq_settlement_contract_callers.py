@@ -11,20 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.assertions import (
-    assert_filled_record,
-    assert_firm_quote,
-    assert_settled,
-    iso_seconds,
-    settlement_holders,
-)
-from conformance.chain import TxFailed, hex_bytes
-from conformance.client import Client
-from conformance.control import Fleet, Liquidity
-from conformance.funding import Balances, create_smart_account, fund_wallet, smart_account_batch
-from conformance.key_source import KeySource
-from conformance.response_checks import assert_error
-from conformance.rfq_calls import (
+from conformance.calls.control import Fleet, Liquidity
+from conformance.calls.rfq_calls import (
     deploy_sample_router,
     expect_quoted,
     keyless_client,
@@ -34,10 +22,27 @@ from conformance.rfq_calls import (
     smart_account_proof,
     wait_status,
 )
-from conformance.service_clock import ServiceClock
-from conformance.sim_control import SimControl
-from conformance.target import Target
-from conformance.venue import VenueChain
+from conformance.checks.assertions import (
+    assert_filled_record,
+    assert_firm_quote,
+    assert_settled,
+    iso_seconds,
+    settlement_holders,
+)
+from conformance.deployment.funding import (
+    Balances,
+    create_smart_account,
+    fund_wallet,
+    smart_account_batch,
+)
+from conformance.deployment.key_source import KeySource
+from conformance.deployment.service_clock import ServiceClock
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.deployment.venue import VenueChain
+from conformance.wire.chain import TxFailed, hex_bytes
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_error
 from rfqkit.wallets import Wallet
 
 CHAIN = 97

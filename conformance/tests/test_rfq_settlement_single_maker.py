@@ -14,20 +14,8 @@ from typing import Any
 
 import pytest
 
-from conformance.assertions import (
-    RECORD_FIELDS,
-    assert_filled_record,
-    assert_firm_quote,
-    assert_settled,
-    iso_seconds,
-    settlement_holders,
-)
-from conformance.chain import TxFailed, hex_bytes
-from conformance.client import Client
-from conformance.control import Liquidity
-from conformance.funding import Balances, fund_wallet
-from conformance.response_checks import assert_data, assert_error, parse_iso_utc
-from conformance.rfq_calls import (
+from conformance.calls.control import Liquidity
+from conformance.calls.rfq_calls import (
     approve_for_quote,
     broadcast_swap,
     eoa_proof,
@@ -38,9 +26,21 @@ from conformance.rfq_calls import (
     submit,
     wait_status,
 )
-from conformance.service_clock import ServiceClock
-from conformance.target import Target
-from conformance.venue import VenueChain
+from conformance.checks.assertions import (
+    RECORD_FIELDS,
+    assert_filled_record,
+    assert_firm_quote,
+    assert_settled,
+    iso_seconds,
+    settlement_holders,
+)
+from conformance.deployment.funding import Balances, fund_wallet
+from conformance.deployment.service_clock import ServiceClock
+from conformance.deployment.target import Target
+from conformance.deployment.venue import VenueChain
+from conformance.wire.chain import TxFailed, hex_bytes
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_data, assert_error, parse_iso_utc
 from rfqkit.wallets import Wallet
 
 CHAIN = 97

@@ -3,7 +3,7 @@
 
 A caller learns an RFQ's id and claim token only from the answer, which comes after the makers
 were asked, so it never sees `soliciting`. The test sees the auction from a maker's side
-instead: a maker bot of its own (conformance/maker_probe.py), the only maker the request
+instead: a maker bot of its own (conformance/deployment/maker_probe.py), the only maker the request
 allows and one that never answers, receives the firm request with its rfqId while the caller is
 still waiting; the partner's key then reads the record as `soliciting`.
 """
@@ -15,13 +15,13 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from eth_account import Account
 
-from conformance.client import Client
-from conformance.maker_probe import MakerProbe, new_maker_key, stream_url
-from conformance.response_checks import assert_data, assert_error
-from conformance.rfq_calls import expect_no_quote, request_quote, rfq_body
-from conformance.sim_control import SimControl
-from conformance.target import Target
-from conformance.venue import VenueChain
+from conformance.calls.rfq_calls import expect_no_quote, request_quote, rfq_body
+from conformance.deployment.maker_probe import MakerProbe, new_maker_key, stream_url
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.deployment.venue import VenueChain
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_data, assert_error
 
 REPLY_BUDGET_S = 0.75
 

@@ -14,12 +14,8 @@ from typing import Any
 import pytest
 from eth_account import Account
 
-from conformance.assertions import assert_firm_quote
-from conformance.client import Client
-from conformance.control import FAST, Fleet, Janitor, Liquidity
-from conformance.funding import fund_wallet
-from conformance.response_checks import assert_data, assert_error, assert_issues
-from conformance.rfq_calls import (
+from conformance.calls.control import FAST, Fleet, Janitor, Liquidity
+from conformance.calls.rfq_calls import (
     cancel,
     eoa_proof,
     expect_no_quote,
@@ -29,9 +25,13 @@ from conformance.rfq_calls import (
     request_quote,
     rfq_body,
 )
-from conformance.sim_control import SimControl
-from conformance.target import Target
-from conformance.venue import VenueChain
+from conformance.checks.assertions import assert_firm_quote
+from conformance.deployment.funding import fund_wallet
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.deployment.venue import VenueChain
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_data, assert_error, assert_issues
 from rfqkit.wallets import Wallet
 
 CHAIN = 97

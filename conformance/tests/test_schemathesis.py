@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.inputs import TAKER_SCOPES, GivenKey
-from conformance.needs import skip_message
+from conformance.deployment.target import Target
+from conformance.deployment.target_inputs import resolved_inputs
 from conformance.schema import junit
 from conformance.schema.auth import external_caller, simulator_caller
 from conformance.schema.config import build_config, explicit_links_resolved, load_schema
@@ -36,8 +36,8 @@ from conformance.schema.links import LINKS, LinkError, add_links
 from conformance.schema.results import FailureRecord, RunResult
 from conformance.schema.runner import run
 from conformance.schema.settings import ENV_MAX_EXAMPLES, FULL_MIN_REQUESTS, RunSettings
-from conformance.target import Target
-from conformance.target_inputs import resolved_inputs
+from conformance.wire.inputs import TAKER_SCOPES, GivenKey
+from conformance.wire.needs import skip_message
 
 # The timeout covers a full run (about 3 minutes here) on a slower machine, and a default run
 # paced at 55 requests a minute against a target whose limits cannot be raised (more than 30

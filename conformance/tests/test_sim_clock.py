@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.client import Client
-from conformance.response_checks import parse_iso_utc
-from conformance.sim_control import SimControl
-from conformance.target import Target
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.wire.client import Client
+from conformance.wire.response_checks import parse_iso_utc
 from rfqkit.json_rpc import hex_to_int, rpc
 
 pytestmark = pytest.mark.sim_only(because="simulator")

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from eth_utils.address import is_checksum_address
 
-from conformance.sim_control import SimControl
-from conformance.target import Target
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
 from rfqkit.json_rpc import hex_to_int, rpc
 
 pytestmark = pytest.mark.sim_only(because="simulator")

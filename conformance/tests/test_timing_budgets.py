@@ -11,8 +11,8 @@ The proof clock window (60 s either side) and the 12 h grant are in test_auth_pr
 with ``--clock-window-tolerance-ms`` and ``--grant-tolerance-s``.
 
 Which maker the service asked, and when, is seen from the makers' side: the test connects maker
-bots of its own to the maker stream (conformance/maker_probe.py) and records when each firm
-request reached them.
+bots of its own to the maker stream (conformance/deployment/maker_probe.py) and records when each
+firm request reached them.
 """
 
 from __future__ import annotations
@@ -24,13 +24,8 @@ from typing import Any
 import pytest
 from eth_account import Account
 
-from conformance.assertions import assert_firm_quote, iso_seconds
-from conformance.client import Client
-from conformance.control import FAST, Fleet, Janitor, Liquidity
-from conformance.funding import fund_wallet
-from conformance.maker_probe import MakerProbe, new_maker_key, stream_url
-from conformance.response_checks import assert_data, parse_iso_utc
-from conformance.rfq_calls import (
+from conformance.calls.control import FAST, Fleet, Janitor, Liquidity
+from conformance.calls.rfq_calls import (
     eoa_proof,
     expect_no_quote,
     keyless_client,
@@ -38,11 +33,16 @@ from conformance.rfq_calls import (
     rfq_body,
     service_now_ms,
 )
-from conformance.service_clock import ServiceClock
-from conformance.sim_control import SimControl
-from conformance.target import Target
-from conformance.timing import TimingTolerances
-from conformance.venue import VenueChain
+from conformance.checks.assertions import assert_firm_quote, iso_seconds
+from conformance.deployment.funding import fund_wallet
+from conformance.deployment.maker_probe import MakerProbe, new_maker_key, stream_url
+from conformance.deployment.service_clock import ServiceClock
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.deployment.venue import VenueChain
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_data, parse_iso_utc
+from conformance.wire.timing import TimingTolerances
 from rfqkit.wallets import Wallet
 
 CHAIN = 97

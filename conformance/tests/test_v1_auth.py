@@ -17,20 +17,7 @@ from typing import Any
 
 import pytest
 
-from conformance.client import (
-    Client,
-    Response,
-)
-from conformance.needs import skip_message
-from conformance.response_checks import (
-    assert_data,
-    assert_error,
-)
-from conformance.sim_control import (
-    SimControl,
-)
-from conformance.target import Target
-from conformance.v1_calls import (
+from conformance.calls.v1_calls import (
     KEY_SHAPE,
     V1Keys,
     api_key_header,
@@ -40,8 +27,22 @@ from conformance.v1_calls import (
     v1_keys,
     webhook_body,
 )
+from conformance.deployment.sim_control import (
+    SimControl,
+)
+from conformance.deployment.target import Target
+from conformance.wire.client import (
+    Client,
+    Response,
+)
+from conformance.wire.needs import skip_message
+from conformance.wire.response_checks import (
+    assert_data,
+    assert_error,
+)
 
-# Keys come from /_sim/keys on a simulator, else from the QA team (conformance.v1_calls.V1Keys).
+# Keys come from /_sim/keys on a simulator, else from the QA team
+# (conformance.calls.v1_calls.V1Keys).
 
 TEST_CHAIN = 97  # "Chain 97 runs a live test corridor"
 LIVE_CHAIN = 56

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.client import Client
-from conformance.response_checks import assert_error
-from conformance.target import Target
-from conformance.v1_book import V1_SCOPES, v1_integrator
-from conformance.v1_calls import V1Keys, bearer
-from conformance.venue import VenueChain
+from conformance.calls.v1_book import V1_SCOPES, v1_integrator
+from conformance.calls.v1_calls import V1Keys, bearer
+from conformance.deployment.target import Target
+from conformance.deployment.venue import VenueChain
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_error
 from rfqkit.wallets import Wallet
 
 ZERO_HASH = "0x" + "00" * 32

@@ -5,7 +5,7 @@ with aggregate capacities and no signed payloads; an order whose maker spent its
 posting is gone from the very next read; the two pricing frames with 6- and 18-decimal tokens.
 
 Without control the integrator is the given ``key:v1`` and the makers are funded from the given
-taker wallet; the shapes are the spec's (conformance.v1_target).
+taker wallet; the shapes are the spec's (conformance.calls.v1_target).
 """
 
 from __future__ import annotations
@@ -14,10 +14,7 @@ from typing import Any
 
 import pytest
 
-from conformance.response_checks import assert_data, assert_error, parse_iso_utc
-from conformance.service_clock import Clocked
-from conformance.target import Target
-from conformance.v1_book import (
+from conformance.calls.v1_book import (
     Integrator,
     book_rate,
     funded_maker,
@@ -26,11 +23,14 @@ from conformance.v1_book import (
     place,
     rate,
 )
-from conformance.v1_target import (
+from conformance.calls.v1_target import (
     Shapes,
     book_chain,  # noqa: F401  (overrides the chain fixture)
 )
-from conformance.venue import Token, VenueChain
+from conformance.deployment.service_clock import Clocked
+from conformance.deployment.target import Target
+from conformance.deployment.venue import Token, VenueChain
+from conformance.wire.response_checks import assert_data, assert_error, parse_iso_utc
 from rfqkit.wallets import Wallet
 
 pytestmark = pytest.mark.needs("key:v1")

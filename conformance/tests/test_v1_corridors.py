@@ -12,16 +12,16 @@ from typing import Any
 
 import pytest
 
-from conformance.client import (
+from conformance.calls.v1_calls import V1Keys, bearer, own_address_client, v1_keys
+from conformance.deployment.target import Target
+from conformance.wire.client import (
     Client,
 )
-from conformance.response_checks import (
+from conformance.wire.response_checks import (
     assert_data,
     assert_error,
     assert_rate_limit_headers,
 )
-from conformance.target import Target
-from conformance.v1_calls import V1Keys, bearer, own_address_client, v1_keys
 
 RULES = ("v1/endpoints/get-v1-corridors", "v1/auth/quotes-read")
 ITEM_FIELDS = {

@@ -25,21 +25,7 @@ from typing import Any
 
 import pytest
 
-from conformance.chain import wait_for
-from conformance.client import (
-    Client,
-    Response,
-)
-from conformance.response_checks import (
-    assert_data,
-    assert_error,
-)
-from conformance.sim_control import (
-    SimControl,
-)
-from conformance.stable_reads import KINDS, REPLAY, assert_stable
-from conformance.target import Target
-from conformance.v1_calls import (
+from conformance.calls.v1_calls import (
     UploadingRequest,
     V1Keys,
     bearer,
@@ -47,7 +33,21 @@ from conformance.v1_calls import (
     v1_keys,
     webhook_body,
 )
-from conformance.webhooks import NOWHERE
+from conformance.calls.webhooks import NOWHERE
+from conformance.checks.stable_reads import KINDS, REPLAY, assert_stable
+from conformance.deployment.sim_control import (
+    SimControl,
+)
+from conformance.deployment.target import Target
+from conformance.wire.chain import wait_for
+from conformance.wire.client import (
+    Client,
+    Response,
+)
+from conformance.wire.response_checks import (
+    assert_data,
+    assert_error,
+)
 
 RULES = (
     "v1/endpoints/every-post-creates-may",

@@ -18,11 +18,8 @@ from typing import Any
 
 import pytest
 
-from conformance.control import faults
-from conformance.response_checks import assert_data, parse_iso_utc
-from conformance.service_clock import Clocked
-from conformance.sim_control import SimControl
-from conformance.v1_book import (
+from conformance.calls.control import faults
+from conformance.calls.v1_book import (
     Integrator,
     create_swap,
     deliveries,
@@ -40,8 +37,11 @@ from conformance.v1_book import (
     wait_for_sweep_since,
     wait_order,
 )
-from conformance.v1_target import fast_filled
-from conformance.venue import VenueChain
+from conformance.calls.v1_target import fast_filled
+from conformance.deployment.service_clock import Clocked
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.venue import VenueChain
+from conformance.wire.response_checks import assert_data, parse_iso_utc
 from rfqkit.wallets import Wallet
 from rfqkit.webhook_receiver import ReceivedRequest, WebhookReceiver
 

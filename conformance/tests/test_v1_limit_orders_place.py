@@ -19,14 +19,7 @@ import pytest
 from eth_account.messages import encode_typed_data
 from eth_utils.crypto import keccak
 
-from conformance.chain import hex_bytes
-from conformance.client import Client
-from conformance.funding import fund_wallet
-from conformance.key_source import KeySource
-from conformance.response_checks import assert_data, assert_error, parse_iso_utc
-from conformance.service_clock import Clocked
-from conformance.target import Target
-from conformance.v1_book import (
+from conformance.calls.v1_book import (
     Integrator,
     book_rate,
     create_swap,
@@ -48,14 +41,21 @@ from conformance.v1_book import (
     v1_integrator,
     wait_order,
 )
-from conformance.v1_calls import bearer
-from conformance.v1_target import (
+from conformance.calls.v1_calls import bearer
+from conformance.calls.v1_target import (
     RECORD_FIELDS,
     Shapes,
     book_chain,  # noqa: F401  (overrides the chain fixture)
     sample_order,
 )
-from conformance.venue import VenueChain
+from conformance.deployment.funding import fund_wallet
+from conformance.deployment.key_source import KeySource
+from conformance.deployment.service_clock import Clocked
+from conformance.deployment.target import Target
+from conformance.deployment.venue import VenueChain
+from conformance.wire.chain import hex_bytes
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_data, assert_error, parse_iso_utc
 from contracts.orders import (
     ZERO_ADDRESS,
     RfqOrder,

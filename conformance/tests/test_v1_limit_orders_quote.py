@@ -14,11 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.client import Client
-from conformance.response_checks import assert_data, assert_error
-from conformance.service_clock import Clocked
-from conformance.target import Target
-from conformance.v1_book import (
+from conformance.calls.v1_book import (
     RAY,
     Integrator,
     book_rate,
@@ -31,11 +27,15 @@ from conformance.v1_book import (
     rate,
     wait_fast_fill_bids,
 )
-from conformance.v1_target import (
+from conformance.calls.v1_target import (
     Shapes,
     book_chain,  # noqa: F401  (overrides the chain fixture)
 )
-from conformance.venue import Token, VenueChain
+from conformance.deployment.service_clock import Clocked
+from conformance.deployment.target import Target
+from conformance.deployment.venue import Token, VenueChain
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_data, assert_error
 from rfqkit.wallets import Wallet
 
 pytestmark = pytest.mark.needs("key:v1")

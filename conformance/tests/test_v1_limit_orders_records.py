@@ -15,14 +15,7 @@ import time
 
 import pytest
 
-from conformance.chain import hex_bytes
-from conformance.client import Client
-from conformance.response_checks import assert_data, assert_error
-from conformance.service_clock import Clocked
-from conformance.sim_control import SimControl
-from conformance.stable_reads import KINDS, REPLAY, a_second_later, assert_stable, row_of
-from conformance.target import Target
-from conformance.v1_book import (
+from conformance.calls.v1_book import (
     Integrator,
     fee_of,
     funded_maker,
@@ -33,12 +26,19 @@ from conformance.v1_book import (
     v1_integrator,
     with_idempotency_key,
 )
-from conformance.v1_target import (
+from conformance.calls.v1_target import (
     RECORD_FIELDS,
     Shapes,
     book_chain,  # noqa: F401  (overrides the chain fixture)
 )
-from conformance.venue import VenueChain
+from conformance.checks.stable_reads import KINDS, REPLAY, a_second_later, assert_stable, row_of
+from conformance.deployment.service_clock import Clocked
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.deployment.venue import VenueChain
+from conformance.wire.chain import hex_bytes
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_data, assert_error
 from contracts.orders import (
     decode_order,
     permit_witness_typed_data,

@@ -14,21 +14,21 @@ import time
 
 import pytest
 
-from conformance.response_checks import assert_data
-from conformance.service_clock import Clocked
-from conformance.target import Target
-from conformance.v1_book import (
+from conformance.calls.v1_book import (
     Integrator,
     funded_maker,
     get_order,
     invalidate_nonce,
     place,
 )
-from conformance.v1_target import (
+from conformance.calls.v1_target import (
     book_chain,  # noqa: F401  (overrides the chain fixture)
     fast_filled,
 )
-from conformance.venue import VenueChain
+from conformance.deployment.service_clock import Clocked
+from conformance.deployment.target import Target
+from conformance.deployment.venue import VenueChain
+from conformance.wire.response_checks import assert_data
 from rfqkit.wallets import Wallet
 
 pytestmark = pytest.mark.needs("key:v1", "taker_wallet")

@@ -18,25 +18,25 @@ from typing import Any
 
 import pytest
 
-from conformance.client import (
+from conformance.calls.v1_calls import V1Keys, bearer, v1_keys, webhook_body
+from conformance.deployment.sim_control import (
+    SimControl,
+)
+from conformance.deployment.target import Target
+from conformance.deployment.target_inputs import resolved_inputs
+from conformance.wire.client import (
     Client,
     Response,
     fresh_loopback_address,
     is_loopback_url,
 )
-from conformance.response_checks import (
+from conformance.wire.response_checks import (
     assert_data,
     assert_error,
     assert_no_rate_limit_headers,
     assert_rate_limit_headers,
     assert_retry_after,
 )
-from conformance.sim_control import (
-    SimControl,
-)
-from conformance.target import Target
-from conformance.target_inputs import resolved_inputs
-from conformance.v1_calls import V1Keys, bearer, v1_keys, webhook_body
 
 WINDOW_S = 60
 LIMIT_RULES = ("v1/limits/per-key-rate-limit", "v1/errors/429-rate_limited")

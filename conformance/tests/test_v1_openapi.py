@@ -13,12 +13,12 @@ import pytest
 from openapi_spec_validator import validate
 from openapi_spec_validator.validation import OpenAPIV31SpecValidator
 
-from conformance.response_checks import (
+from conformance.calls.v1_calls import own_address_client
+from conformance.deployment.target import Target
+from conformance.wire.response_checks import (
     assert_json_content_type,
     assert_no_rate_limit_headers,
 )
-from conformance.target import Target
-from conformance.v1_calls import own_address_client
 
 HTTP_METHODS = ("get", "put", "post", "delete", "patch")
 # Spec 3 "Endpoints" (a templated segment written {id}).

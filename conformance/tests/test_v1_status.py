@@ -10,23 +10,23 @@ from typing import Any
 
 import pytest
 
-from conformance.chain import wait_for
-from conformance.client import (
+from conformance.calls.control import faults
+from conformance.calls.v1_calls import own_address_client
+from conformance.deployment.sim_control import (
+    SimControl,
+)
+from conformance.deployment.target import Target
+from conformance.wire.chain import wait_for
+from conformance.wire.client import (
     Client,
     Response,
 )
-from conformance.control import faults
-from conformance.response_checks import (
+from conformance.wire.response_checks import (
     assert_data,
     assert_json_content_type,
     assert_no_rate_limit_headers,
     parse_iso_utc,
 )
-from conformance.sim_control import (
-    SimControl,
-)
-from conformance.target import Target
-from conformance.v1_calls import own_address_client
 
 STATUS = ("v1/endpoints/get-v1-status", "v1/auth/item-1")
 CHECK_FIELDS = {"status", "critical", "chainId", "reason", "blockNumber"}

@@ -16,11 +16,7 @@ from typing import Any
 
 import pytest
 
-from conformance.funding import Balances
-from conformance.response_checks import assert_data, assert_error, parse_iso_utc
-from conformance.service_clock import Clocked
-from conformance.target import Target
-from conformance.v1_book import (
+from conformance.calls.v1_book import (
     Integrator,
     create_swap,
     execute_swap,
@@ -38,8 +34,12 @@ from conformance.v1_book import (
     wait_order,
     wait_swap,
 )
-from conformance.v1_target import book_chain  # noqa: F401  (overrides the chain fixture)
-from conformance.venue import VenueChain
+from conformance.calls.v1_target import book_chain  # noqa: F401  (overrides the chain fixture)
+from conformance.deployment.funding import Balances
+from conformance.deployment.service_clock import Clocked
+from conformance.deployment.target import Target
+from conformance.deployment.venue import VenueChain
+from conformance.wire.response_checks import assert_data, assert_error, parse_iso_utc
 from rfqkit.wallets import Wallet
 from rfqkit.webhook_receiver import WebhookReceiver
 

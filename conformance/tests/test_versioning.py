@@ -12,9 +12,9 @@ import secrets
 
 import pytest
 
-from conformance.client import Client, Response
-from conformance.response_checks import assert_data, assert_error
-from conformance.sim_control import SimControl
+from conformance.deployment.sim_control import SimControl
+from conformance.wire.client import Client, Response
+from conformance.wire.response_checks import assert_data, assert_error
 
 CHAIN = 97
 

@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 import pytest
 
-from conformance.response_checks import assert_data, parse_iso_utc
-from conformance.sim_control import SimControl
+from conformance.calls.webhooks import RfqEventReceiver
+from conformance.deployment.sim_control import SimControl
 from conformance.tests.webhook_partners import (
     CHAIN_ID,
     WAIT_S,
@@ -26,7 +26,7 @@ from conformance.tests.webhook_partners import (
     check_signature,
     service_now,
 )
-from conformance.webhooks import RfqEventReceiver
+from conformance.wire.response_checks import assert_data, parse_iso_utc
 from rfqkit.webhook_receiver import WebhookReceiver
 
 pytestmark = pytest.mark.sim_only

@@ -18,19 +18,19 @@ from typing import Any
 
 import pytest
 
-from conformance.client import Client, fresh_loopback_address, is_loopback_url
-from conformance.key_source import KeySource
-from conformance.resource_checks import (
+from conformance.calls.webhooks import NOWHERE
+from conformance.checks.resource_checks import (
     RFQ_EVENTS,
     V1_EVENTS,
     assert_created_endpoint,
     assert_listed_endpoint,
 )
-from conformance.response_checks import assert_data, assert_error, assert_issues
-from conformance.sim_control import SimControl
-from conformance.stable_reads import KINDS, a_second_later, assert_stable, row_of
-from conformance.target import Target
-from conformance.webhooks import NOWHERE
+from conformance.checks.stable_reads import KINDS, a_second_later, assert_stable, row_of
+from conformance.deployment.key_source import KeySource
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.wire.client import Client, fresh_loopback_address, is_loopback_url
+from conformance.wire.response_checks import assert_data, assert_error, assert_issues
 
 MINTED: list[str] = []  # URLs registered by the running test (one test at a time per process)
 

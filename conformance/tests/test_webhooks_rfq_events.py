@@ -18,11 +18,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from conformance.client import Client
-from conformance.key_source import KeySource
-from conformance.response_checks import parse_iso_utc
-from conformance.target import Target
+from conformance.deployment.key_source import KeySource
+from conformance.deployment.target import Target
 from conformance.tests.webhook_partners import WebhookPartner, check_event, check_signature
+from conformance.wire.client import Client
+from conformance.wire.response_checks import parse_iso_utc
 from rfqkit.webhook_receiver import WebhookReceiver
 
 # Spec 1 "Delivery rules": a non-2xx is retried with exponential backoff, whose schedule is not

@@ -4,7 +4,7 @@ scopes) that registers endpoints and requests firm quotes on chain 97 for a fres
 (funded from a demo wallet, so allowances left by other tests cannot interfere with the
 USDT-like approve); :func:`expire` advances the clock past ``expiresAt`` (``rfq.expired``) and
 :meth:`WebhookPartner.execute` has the taker approve and broadcast ``transactions.swap`` itself
-(``rfq.filled``). What arrives is checked independently of conformance/webhooks.py:
+(``rfq.filled``). What arrives is checked independently of conformance/calls/webhooks.py:
 :func:`check_signature` recomputes the HMAC over the raw body, :func:`check_event` the body's
 fields and headers; :func:`attempts_made` and :func:`wait_for` poll the simulator's delivery log.
 """
@@ -19,15 +19,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from conformance import loans
-from conformance.chain import Chain
-from conformance.chain import wait_for as poll
-from conformance.client import Client
-from conformance.resource_checks import RFQ_EVENTS
-from conformance.response_checks import assert_data, parse_iso_utc
-from conformance.sim_control import SimControl
-from conformance.target import Target
-from conformance.venue import Venue
+from conformance.checks.resource_checks import RFQ_EVENTS
+from conformance.deployment import loans
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.deployment.venue import Venue
+from conformance.wire.chain import Chain
+from conformance.wire.chain import wait_for as poll
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_data, parse_iso_utc
 from rfqkit.wallets import Wallet
 from rfqkit.webhook_receiver import ReceivedRequest
 
@@ -100,7 +100,7 @@ class WebhookPartner:
         tokens = Venue.of(self.target).chain(CHAIN_ID).tokens.values()
         native = 10**17 if gas_money else 0
         lent = {self.token("USDT"): 2 * SELL_AMOUNT}
-        # A loan, given back at the end of the run (conformance/loans.py).
+        # A loan, given back at the end of the run (conformance/deployment/loans.py).
         loans.record(chain, source, taker, tuple(tokens), lent, native)
         chain.transfer(source, self.token("USDT"), taker.address, 2 * SELL_AMOUNT)
         if native:

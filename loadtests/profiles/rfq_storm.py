@@ -18,7 +18,7 @@ from typing import Any
 
 from locust import task
 
-from conformance.signing import sign_taker_proof
+from conformance.wire.signing import sign_taker_proof
 from loadtests.harness import Harness
 from loadtests.users import CANCEL, FIRM, FIRM_KEYLESS, ProfileShape, SimUser, describe_failure
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from conformance.assertions import atomic
-from conformance.feed import number
-from conformance.response_checks import (
+from conformance.calls.feed import number
+from conformance.checks.assertions import atomic
+from conformance.wire.response_checks import (
     RATE_LIMIT_HEADERS,
     assert_allow,
     assert_data_body,
@@ -25,7 +25,7 @@ from conformance.response_checks import (
     assert_retry_after,
     parse_iso_utc,
 )
-from conformance.wording import shown
+from conformance.wire.wording import shown
 from rfqsim.proxy.exchange import is_json_type
 from rfqsim.proxy.expect import expect_equal, expect_in
 from rfqsim.proxy.findings import Inspection

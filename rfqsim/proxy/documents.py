@@ -18,7 +18,7 @@ from typing import Any
 
 import jsonschema_rs
 
-from conformance.openapi_checks import operations, resolve
+from conformance.wire.openapi_checks import operations, resolve
 from rfqsim.proxy.findings import Inspection
 from rfqsim.proxy.spec import SpecOperation
 

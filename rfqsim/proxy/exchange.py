@@ -1,5 +1,5 @@
 """One request and its answer as the proxy saw them (:class:`ProxiedExchange`), in the forms the
-checks read: the answer as the conformance suite's own :class:`conformance.client.Response` (so
+checks read: the answer as the conformance suite's own :class:`conformance.wire.client.Response` (so
 its assertions run on it unchanged), each body parsed once, and what identifies the caller (an
 API key, a claim token, the client's IP).
 """
@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import parse_qsl
 
-from conformance.client import Headers, Response, parse_json
+from conformance.wire.client import Headers, Response, parse_json
 from rfqsim.proxy.spec import surface_of
 
 KEY_HEADERS = ("Authorization", "X-API-Key")

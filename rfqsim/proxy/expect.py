@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from conformance.wording import shown
+from conformance.wire.wording import shown
 
 
 def expect_in(value: Any, allowed: frozenset[str], what: str) -> None:

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 
-from conformance.client import parse_json
-from conformance.wording import shown
+from conformance.wire.client import parse_json
+from conformance.wire.wording import shown
 from rfqkit.redaction import Redactor
 from rfqsim.proxy.exchange import ProxiedExchange
 

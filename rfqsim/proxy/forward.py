@@ -29,7 +29,7 @@ from aiohttp import hdrs, web
 from multidict import CIMultiDict
 from yarl import URL
 
-from conformance.client import Headers
+from conformance.wire.client import Headers
 from rfqkit.local_guard import origin_of
 from rfqsim.proxy.exchange import ProxiedExchange, is_json_type
 from rfqsim.proxy.findings import Findings

@@ -16,7 +16,7 @@ from typing import Any
 
 from eth_utils.address import to_checksum_address
 
-from conformance.signing import (
+from conformance.wire.signing import (
     DOMAIN_NAME,
     DOMAIN_VERSION,
     PRIMARY_TYPE,

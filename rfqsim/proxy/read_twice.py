@@ -3,7 +3,7 @@ record, a ramp transfer, a v1 limit order or a feed trade (the answer to its cre
 GET, a row of a list) shows the same creation time and the same terms, so the proxy keeps the
 first values it saw per object and compares every later read with them, each member under its
 rule. What is fixed and how two reads compare is the suite's own table and comparison
-(conformance/stable_reads.py `KINDS`, `same_member`); the proxy compares the members that the
+(conformance/checks/stable_reads.py `KINDS`, `same_member`); the proxy compares the members that the
 answer to a creation shows alike (an RFQ's amounts are the request's cap in the answer and the
 settled amounts on the record, so they are left to the suite's record-to-record reads)."""
 
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from conformance.response_checks import iso_seconds
-from conformance.stable_reads import INSTANT, assert_member_unchanged
-from conformance.stable_reads import KINDS as FIXED
+from conformance.checks.stable_reads import INSTANT, assert_member_unchanged
+from conformance.checks.stable_reads import KINDS as FIXED
+from conformance.wire.response_checks import iso_seconds
 from rfqsim.proxy.findings import Inspection
 from rfqsim.proxy.memory import ExpiringMap
 from rfqsim.proxy.spec import SpecOperation
@@ -26,7 +26,7 @@ HOUR = 3600.0
 
 @dataclass(frozen=True)
 class Kind:
-    fixed: str  # its kind in the suite's table (conformance/stable_reads.py KINDS)
+    fixed: str  # its kind in the suite's table (conformance/checks/stable_reads.py KINDS)
     members: tuple[str, ...]  # compared on every later read
     lifetime_s: float  # how long the first read is kept
 

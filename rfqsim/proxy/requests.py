@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
-from conformance.assertions import atomic
-from conformance.feed import number
-from conformance.resource_checks import RFQ_EVENTS, V1_EVENTS
-from conformance.wording import shown
+from conformance.calls.feed import number
+from conformance.checks.assertions import atomic
+from conformance.checks.resource_checks import RFQ_EVENTS, V1_EVENTS
+from conformance.wire.wording import shown
 from rfqsim.proxy import spec
 from rfqsim.proxy.expect import expect_true
 from rfqsim.proxy.findings import Inspection

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from conformance import feed
-from conformance.assertions import (
+from conformance.calls import feed
+from conformance.calls.ramp import assert_providers
+from conformance.calls.ramp_transfers import check_transfer
+from conformance.checks.assertions import (
     QuoteTerms,
     assert_quote_amounts,
     assert_quote_approval,
@@ -30,13 +32,7 @@ from conformance.assertions import (
     assert_quote_transactions,
     iso_seconds,
 )
-from conformance.openapi_checks import (
-    error_responses_without_envelope,
-    operations_without_error_response,
-)
-from conformance.ramp import assert_providers
-from conformance.ramp_transfers import check_transfer
-from conformance.resource_checks import (
+from conformance.checks.resource_checks import (
     RFQ_STATUSES,
     assert_created_endpoint,
     assert_ladder_depth,
@@ -54,7 +50,11 @@ from conformance.resource_checks import (
     assert_record_status,
     assert_reserved_consistent,
 )
-from conformance.wording import shown
+from conformance.wire.openapi_checks import (
+    error_responses_without_envelope,
+    operations_without_error_response,
+)
+from conformance.wire.wording import shown
 from contracts.orders import RfqOrder
 from rfqsim.proxy import spec
 from rfqsim.proxy.conventions import fields
@@ -121,7 +121,7 @@ DESCRIPTION_VERSION = "rfq/versioning/item-4"
 SIGNED_PAYLOADS = frozenset({"signature", "encodedOrder"})
 # (chain, sell token, buy token) -> the tokens' decimals, as the ladder published them.
 Decimals = Callable[[int, str, str], tuple[int, int] | None]
-# What one ticker's own fields must agree on, each under its rule (conformance/feed.py).
+# What one ticker's own fields must agree on, each under its rule (conformance/calls/feed.py).
 TICKER_RELATIONS = (
     ("v1/feed/get-tickers/bid-and-ask", feed.assert_ticker_sides),
     ("v1/feed/get-tickers/last_price-high-and-low", feed.assert_ticker_range),

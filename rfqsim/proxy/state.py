@@ -17,10 +17,10 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
-from conformance.assertions import CheckedQuote, assert_filled_record, iso_seconds
-from conformance.ramp_transfers import assert_moved_forward
-from conformance.response_checks import assert_retry_after
-from conformance.wording import shown
+from conformance.calls.ramp_transfers import assert_moved_forward
+from conformance.checks.assertions import CheckedQuote, assert_filled_record, iso_seconds
+from conformance.wire.response_checks import assert_retry_after
+from conformance.wire.wording import shown
 from rfqkit.timestamps import isoformat
 from rfqsim.proxy import spec
 from rfqsim.proxy.conventions import RETRY_AFTER

@@ -1,4 +1,4 @@
-"""`rfqsim proxy` as a real child process for integration tests (conformance/proxy_process.py):
+"""`rfqsim proxy` as a real child process for integration tests (conformance/wire/proxy_process.py):
 started on a free port in front of an upstream, stopped with SIGINT, its report read back."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from conformance.proxy_process import ProxyProcess, service_violations, summary
+from conformance.wire.proxy_process import ProxyProcess, service_violations, summary
 from tests.integration.serve_process import RFQSIM
 
 __all__ = ["ProxyProcess", "proxy", "service_violations", "summary"]

@@ -19,12 +19,12 @@ from typing import Any
 
 from eth_account import Account
 
-from conformance.client import Client, Response, fresh_loopback_address
-from conformance.ramp import Ramp, fresh_wallet
-from conformance.ramp_transfers import Transfers, wait_until
-from conformance.signing import sign_taker_proof
-from conformance.sim_control import SimControl
-from conformance.venue import VenueChain
+from conformance.calls.ramp import Ramp, fresh_wallet
+from conformance.calls.ramp_transfers import Transfers, wait_until
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.venue import VenueChain
+from conformance.wire.client import Client, Response, fresh_loopback_address
+from conformance.wire.signing import sign_taker_proof
 
 CHAIN = 97
 ONE_USDC = 10**6

@@ -13,9 +13,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.chain import Chain
-from conformance.client import Response, request
-from conformance.webhooks import fetch_certificate
+from conformance.calls.webhooks import fetch_certificate
+from conformance.wire.chain import Chain
+from conformance.wire.client import Response, request
 from rfqkit.wallets import Wallet
 from rfqkit.webhook_receiver import WebhookReceiver
 from rfqkit.webhook_signatures import verify_signature

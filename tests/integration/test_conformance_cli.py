@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from eth_account import Account
 
-from conformance import run_cost
-from conformance.chain import Chain
-from conformance.client import Client
-from conformance.response_checks import assert_data
+from conformance.deployment import run_cost
+from conformance.wire.chain import Chain
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_data
 from rfqkit.wallets import Wallet
 from tests.integration.serve_process import RFQSIM, Served, serve
 
@@ -90,7 +90,7 @@ def test_a_funding_wallet_short_of_what_the_areas_lend_stops_the_run_naming_the_
     key = str(served.info["demo_keys"][1]["key"])
     inputs = ("--base-url", served.api_url, "--rpc-url", f"97={chain['rpc_url']}")
     lends = run_cost.needed(["feed"])[97]
-    assert lends.get("NGNS"), "the feed area lends NGNS (conformance/run_cost.py LENT)"
+    assert lends.get("NGNS"), "the feed area lends NGNS (conformance/deployment/run_cost.py LENT)"
     short = conformance(
         *inputs, "--api-key", key, "--taker-key", poor.private_key, "--only", "feed", cwd=tmp_path
     )

@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from conformance import loans
-from conformance.chain import Chain, wait_for
-from conformance.inputs import parse_wallet
+from conformance.deployment import loans
+from conformance.wire.chain import Chain, wait_for
+from conformance.wire.inputs import parse_wallet
 from rfqkit.json_rpc import hex_to_int
 from tests.integration.serve_process import RFQSIM, Served, serve
 
@@ -167,7 +167,7 @@ def test_a_faithful_deployment_has_no_failure_whatever_inputs_are_given(
 
 def assert_loans_given_back(served: Served, subset: str, report: Path, stdout: str) -> None:
     """Every wallet the run funded from the given taker wallet holds nothing at the end: its
-    tokens and coin went back to that wallet (conformance/loans.py)."""
+    tokens and coin went back to that wallet (conformance/deployment/loans.py)."""
     written = json.loads((report / "loans.json").read_text())
     repaid = written["given_back"]
     assert len(written["lent"]) >= len(repaid), written  # a wallet may be funded twice

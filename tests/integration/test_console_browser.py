@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
-from conformance.chain import Chain
-from conformance.client import Client
-from conformance.ramp import Ramp, fresh_wallet
-from conformance.ramp_transfers import Transfers
-from conformance.sim_control import SimControl
+from conformance.calls.ramp import Ramp, fresh_wallet
+from conformance.calls.ramp_transfers import Transfers
+from conformance.deployment.sim_control import SimControl
+from conformance.wire.chain import Chain
+from conformance.wire.client import Client
 from rfqkit.wallets import Wallet
 from rfqkit.webhook_receiver import WebhookReceiver
 from rfqsim.pytest_plugin import RfqSim

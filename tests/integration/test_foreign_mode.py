@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from conformance.client import Client
 from conformance.mutants.catalogue import all_mutations
 from conformance.mutants.proxy import running_proxy
-from conformance.response_checks import assert_data, assert_error
+from conformance.wire.client import Client
+from conformance.wire.response_checks import assert_data, assert_error
 from rfqkit.json_rpc import hex_to_int, rpc
 from tests.integration.serve_process import Served, serve
 

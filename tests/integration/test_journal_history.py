@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from conformance.client import Client
-from conformance.sim_control import SimControl
+from conformance.deployment.sim_control import SimControl
+from conformance.wire.client import Client
 from rfqsim.pytest_plugin import RfqSim
 from tests.integration.serve_process import serve, stop
 

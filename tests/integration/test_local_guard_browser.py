@@ -30,7 +30,7 @@ import pytest
 from aiohttp import web
 from playwright.sync_api import BrowserContext, Page
 
-from conformance.proxy_process import ProxyProcess
+from conformance.wire.proxy_process import ProxyProcess
 from rfqkit.anvil import start_anvil
 from rfqsim.pytest_plugin import RfqSim
 from tests.integration.browser import chromium, chromium_path

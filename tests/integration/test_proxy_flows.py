@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.client import Client, Response
+from conformance.wire.client import Client, Response
 from tests.integration.load_runs import checks_by_name, run_profile
 from tests.integration.proxy_process import proxy, service_violations, summary
 from tests.integration.quickstart_snippets import run_every_snippet, snippets

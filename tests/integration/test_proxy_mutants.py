@@ -19,16 +19,16 @@ from pathlib import Path
 
 import pytest
 
-from conformance.chain import wait_for
-from conformance.client import Client
+from conformance.calls.rfq_calls import execute_quote
+from conformance.deployment.sim_control import SimControl
+from conformance.deployment.target import Target
+from conformance.deployment.venue import Venue
 from conformance.mutants.catalogue import all_mutations
 from conformance.mutants.mutations import Exchange as MutatedExchange
 from conformance.mutants.mutations import Mutation
 from conformance.mutants.proxy import running_proxy
-from conformance.rfq_calls import execute_quote
-from conformance.sim_control import SimControl
-from conformance.target import Target
-from conformance.venue import Venue
+from conformance.wire.chain import wait_for
+from conformance.wire.client import Client
 from rfqsim.proxy.running import Options, Proxy
 from tests.integration.proxy_traffic import CHAIN, Traffic
 from tests.integration.serve_process import Served, serve

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conformance.report import RULES_PROPERTY, ResultCollector, build_matrix
-from conformance.report_files import write_report
+from conformance.report.files import write_report
 from conformance.rules import Rule
 from tests.integration.browser import chromium
 

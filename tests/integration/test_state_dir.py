@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from conformance.chain import Chain
-from conformance.client import Client
-from conformance.feed import fill_logs, get_trades, wait_trades
-from conformance.ramp import Ramp, fresh_wallet
-from conformance.ramp_transfers import Transfers
-from conformance.sim_control import SimControl
-from conformance.webhooks import fetch_certificate
+from conformance.calls.feed import fill_logs, get_trades, wait_trades
+from conformance.calls.ramp import Ramp, fresh_wallet
+from conformance.calls.ramp_transfers import Transfers
+from conformance.calls.webhooks import fetch_certificate
+from conformance.deployment.sim_control import SimControl
+from conformance.wire.chain import Chain
+from conformance.wire.client import Client
 from rfqkit.wallets import Wallet
 from rfqkit.webhook_receiver import WebhookReceiver
 from simulator import __version__

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from conformance.rfq_calls import random_tx_hash
+from conformance.calls.rfq_calls import random_tx_hash
 from tests.integration.rfq_world import (
     CHAIN_ID,
     Api,

@@ -16,11 +16,11 @@ import aiohttp
 import pytest
 from eth_account import Account
 
-from conformance.chain import Chain
-from conformance.client import Client
-from conformance.ramp import Ramp, fresh_wallet
-from conformance.ramp_transfers import Transfers
-from conformance.sim_control import SimControl
+from conformance.calls.ramp import Ramp, fresh_wallet
+from conformance.calls.ramp_transfers import Transfers
+from conformance.deployment.sim_control import SimControl
+from conformance.wire.chain import Chain
+from conformance.wire.client import Client
 from contracts.orders import RfqOrder, sign_order
 from makers.client import MakerClient
 from makers.quoting import quote_message

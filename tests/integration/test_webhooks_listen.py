@@ -20,8 +20,8 @@ from typing import IO, Any
 
 import pytest
 
-from conformance.client import request
-from conformance.response_checks import parse_iso_utc
+from conformance.wire.client import request
+from conformance.wire.response_checks import parse_iso_utc
 from rfqkit.webhook_receiver import (
     WebhookReceiver,
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.inputs import inputs_of
+from conformance.wire.inputs import inputs_of
 from simulator.banner import banner, key_records, operator_inputs
 from simulator.clock import Clock
 from simulator.randomness import RandomSource

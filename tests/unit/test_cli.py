@@ -63,7 +63,7 @@ def test_light_commands_do_not_import_the_simulator_app(argv: list[str]) -> None
         "import sys\n"
         "from rfqsim.cli import main\n"
         f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('simulator.runtime.app', 'web3', 'pytest', 'conformance.cli')"
+        "heavy = [m for m in ('simulator.runtime.app', 'web3', 'pytest', 'conformance.harness.cli')"
         " if m in sys.modules]\n"
         "print(heavy)\n"
     )

@@ -5,7 +5,7 @@ extraction) live in tests/unit/conformance."""
 
 from __future__ import annotations
 
-from conformance.cli import AREAS, TESTS_DIR
+from conformance.harness.cli import AREAS, TESTS_DIR
 
 
 def test_every_behaviour_test_file_belongs_to_exactly_one_area() -> None:

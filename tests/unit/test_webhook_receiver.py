@@ -1,4 +1,5 @@
-"""conformance/webhooks.py: the safe receiver's correction rule and the threaded test receiver."""
+"""conformance/calls/webhooks.py: the safe receiver's correction rule and the threaded test
+receiver."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from typing import Any
 import pytest
 import trustme
 
-from conformance.client import request
-from conformance.webhooks import (
+from conformance.calls.webhooks import (
     RfqEventReceiver,
 )
+from conformance.wire.client import request
 from rfqkit.webhook_receiver import (
     WebhookReceiver,
 )

@@ -1,5 +1,5 @@
-"""Signing (simulator side) against verification (receiver side, conformance/webhooks.py) and a
-hand-computed HMAC, so neither implementation only agrees with itself."""
+"""Signing (simulator side) against verification (receiver side, conformance/calls/webhooks.py) and
+a hand-computed HMAC, so neither implementation only agrees with itself."""
 
 from __future__ import annotations
 

@@ -11,14 +11,14 @@ import pytest
 from eth_account import Account
 from multidict import CIMultiDict
 
-from conformance.client import Headers, Pacing, Response, checksummed
-from conformance.inputs import GivenKey, InputError, combine, merge, parse_key, read_config
+from conformance.deployment.preflight import webhook_local_check
 from conformance.mutants.catalogue import all_mutations
 from conformance.mutants.mutations import Exchange
-from conformance.needs import HOW, MISSING_INPUT, needs_in, skip_kind, skip_message, unmet
-from conformance.preflight import webhook_local_check
-from conformance.public_receiver import CA_FILE
-from conformance.report_markdown import render_skipped
+from conformance.report.markdown import render_skipped
+from conformance.wire.client import Headers, Pacing, Response, checksummed
+from conformance.wire.inputs import GivenKey, InputError, combine, merge, parse_key, read_config
+from conformance.wire.needs import HOW, MISSING_INPUT, needs_in, skip_kind, skip_message, unmet
+from conformance.wire.public_receiver import CA_FILE
 
 WALLET = "0x" + "11" * 32
 
@@ -299,8 +299,8 @@ def test_wait_for_room_waits_the_window_out_only_when_too_little_is_left(
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from conformance import client as client_module
-    from conformance.client import Client
+    from conformance.wire import client as client_module
+    from conformance.wire.client import Client
 
     remaining = ["3"]
 

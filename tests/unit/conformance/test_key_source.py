@@ -1,14 +1,14 @@
-"""Choosing among the QA team's keys without the control API (conformance.key_source): scopes,
-exact scopes and partner labels; a key that no given one fits skips naming the input."""
+"""Choosing among the QA team's keys without the control API (conformance.deployment.key_source):
+scopes, exact scopes and partner labels; a key that no given one fits skips naming the input."""
 
 from __future__ import annotations
 
 import pytest
 
-from conformance.inputs import GivenKey, Inputs
-from conformance.key_source import KeySource
-from conformance.needs import MISSING_INPUT, needs_in, skip_kind
-from conformance.target import Target
+from conformance.deployment.key_source import KeySource
+from conformance.deployment.target import Target
+from conformance.wire.inputs import GivenKey, Inputs
+from conformance.wire.needs import MISSING_INPUT, needs_in, skip_kind
 
 TRADES = frozenset({"trades:write", "trades:read"})
 EVERY = TRADES | {"webhooks:manage", "quotes:read"}

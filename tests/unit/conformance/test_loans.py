@@ -1,5 +1,5 @@
-"""conformance/loans.py: the ledger a run writes as it funds wallets, paying back through a fake
-chain (balances in memory, transfers move them), and what a killed run left."""
+"""conformance/deployment/loans.py: the ledger a run writes as it funds wallets, paying back through
+a fake chain (balances in memory, transfers move them), and what a killed run left."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import Any
 from eth_abi.abi import decode as abi_decode
 from eth_utils.address import to_checksum_address
 
-from conformance import loans
-from conformance.chain import selector
-from conformance.venue import Token
+from conformance.deployment import loans
+from conformance.deployment.venue import Token
+from conformance.wire.chain import selector
 from rfqkit.wallets import Wallet
 
 USDT = Token("USDT", to_checksum_address("0x" + "11" * 20), 6, usdt_like=True)
@@ -167,7 +167,7 @@ def test_a_run_that_died_is_found_by_the_next_one_and_a_live_one_is_not(tmp_path
     live = loans.RunLoans.create(tmp_path)
     # A run killed before it paid back: its process (and so its lock) is gone.
     code = (
-        "import sys; from pathlib import Path; from conformance import loans; "
+        "import sys; from pathlib import Path; from conformance.deployment import loans; "
         "run = loans.RunLoans.create(Path(sys.argv[1])); print(run.directory); "
         "import os; os._exit(0)"
     )

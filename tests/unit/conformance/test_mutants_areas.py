@@ -16,12 +16,12 @@ import pytest
 from aiohttp import web
 from multidict import CIMultiDict
 
-from conformance.areas import area_of
 from conformance.mutants import area_rewrites as a
 from conformance.mutants.area_catalogue import MAKER_STREAM
 from conformance.mutants.catalogue import all_mutations
 from conformance.mutants.mutations import CLOSE_POLICY, DOWN, UP, Exchange, Mutation, leave, never
 from conformance.mutants.proxy import running_proxy
+from conformance.wire.areas import area_of
 
 
 def exchange(

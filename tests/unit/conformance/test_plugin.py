@@ -465,7 +465,7 @@ INPUT_TESTS = textwrap.dedent(
     """\
     import pytest
 
-    from conformance.needs import InputProblem
+    from conformance.wire.needs import InputProblem
 
     @pytest.mark.spec("rfq/errors/404-not_found")
     def test_pass(http):

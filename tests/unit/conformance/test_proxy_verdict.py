@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.proxy_process import findings_of, verdict
+from conformance.wire.proxy_process import findings_of, verdict
 
 
 def violation(

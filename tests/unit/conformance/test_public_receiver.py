@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import trustme
 
-from conformance.inputs import Inputs
-from conformance.public_receiver import (
+from conformance.wire.inputs import Inputs
+from conformance.wire.public_receiver import (
     CA_FILE,
     listen_address,
     lock_path,

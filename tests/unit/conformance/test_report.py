@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli import TESTS_DIR, build_parser, pytest_args, run
-from conformance.needs import inherent_reason
+from conformance.harness.cli import TESTS_DIR, build_parser, pytest_args, run
 from conformance.report import (
     BASE_URL_PROPERTY,
     INHERENT_PROPERTY,
@@ -20,9 +19,10 @@ from conformance.report import (
     rule_status,
     uncovered,
 )
-from conformance.report_files import write_report
-from conformance.report_markdown import render_markdown
+from conformance.report.files import write_report
+from conformance.report.markdown import render_markdown
 from conformance.rules import Rule
+from conformance.wire.needs import inherent_reason
 
 RULES = [
     Rule("rfq/a/one", "rfq", "A", "one", "First | with a pipe"),

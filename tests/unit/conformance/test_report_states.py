@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from conformance.needs import control_skip_message, skip_kind, skip_message
 from conformance.report import (
     INHERENT_PROPERTY,
     RULES_PROPERTY,
@@ -19,10 +18,11 @@ from conformance.report import (
     build_matrix,
     headline,
 )
-from conformance.report_files import write_report
-from conformance.report_html import render_html, request_ids
-from conformance.report_markdown import render_markdown
+from conformance.report.files import write_report
+from conformance.report.html import render_html, request_ids
+from conformance.report.markdown import render_markdown
 from conformance.rules import Rule
+from conformance.wire.needs import control_skip_message, skip_kind, skip_message
 
 CONVENTIONS = "conformance/tests/test_conventions.py"
 AUTH = "conformance/tests/test_auth_keys.py"

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from conformance import rules as rules_module
-from conformance.rule_text import slugify
 from conformance.rules import (
     DOCUMENTS,
     Rule,
@@ -18,6 +17,7 @@ from conformance.rules import (
     parse_document,
     parse_rules,
 )
+from conformance.rules.text import slugify
 
 ID_PATTERN = re.compile(r"^(rfq|ramp|v1)(/[a-z0-9_][a-z0-9_-]*)+$")
 TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")

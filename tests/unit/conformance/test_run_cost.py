@@ -1,12 +1,12 @@
-"""conformance/run_cost.py: a run's loans summed per area, what a selection needs at once, the
-runs a balance still pays for, and the amounts as the pre-run check writes them."""
+"""conformance/deployment/run_cost.py: a run's loans summed per area, what a selection needs at
+once, the runs a balance still pays for, and the amounts as the pre-run check writes them."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 
-from conformance import run_cost
-from conformance.run_cost import COIN
+from conformance.deployment import run_cost
+from conformance.deployment.run_cost import COIN
 
 LOANS_JSON = {
     "lent": [

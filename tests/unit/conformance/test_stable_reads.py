@@ -1,5 +1,5 @@
-"""conformance/stable_reads.py `assert_stable`: two reads of one object agree on what the spec
-fixes at creation, whatever else moved, and the second shows no secret the spec returns at
+"""conformance/checks/stable_reads.py `assert_stable`: two reads of one object agree on what the
+spec fixes at creation, whatever else moved, and the second shows no secret the spec returns at
 creation only; a failure names the object, the field, both values and the pair of reads."""
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
-from conformance.assertions import assert_same_creation
-from conformance.rules import rules_by_id
-from conformance.stable_reads import (
+from conformance.checks.assertions import assert_same_creation
+from conformance.checks.stable_reads import (
     KINDS,
     MIN_GAP_S,
     REPLAY,
@@ -21,6 +20,7 @@ from conformance.stable_reads import (
     assert_stable,
     row_of,
 )
+from conformance.rules import rules_by_id
 
 RFQ: dict[str, Any] = {
     "rfqId": "rfq_1",

@@ -1,4 +1,4 @@
-"""conformance/wording.py `shown`: values as the spec's JSON spells them, never Python's."""
+"""conformance/wire/wording.py `shown`: values as the spec's JSON spells them, never Python's."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from conformance.wording import SHOWN_CHARS, shown
+from conformance.wire.wording import SHOWN_CHARS, shown
 
 
 @pytest.mark.parametrize(

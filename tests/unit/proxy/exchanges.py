@@ -14,9 +14,9 @@ from typing import Any
 
 from eth_account import Account
 
-from conformance.assertions import rate_ray
-from conformance.chain import calldata, erc20_approve
-from conformance.client import Headers
+from conformance.checks.assertions import rate_ray
+from conformance.wire.chain import calldata, erc20_approve
+from conformance.wire.client import Headers
 from contracts.orders import RfqOrder, encode_order, sign_order
 from rfqkit.timestamps import isoformat
 from rfqsim.proxy.documents import Documents

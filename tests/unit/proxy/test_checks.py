@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conformance.signing import sign_taker_proof
+from conformance.wire.signing import sign_taker_proof
 from rfqkit.timestamps import isoformat
 from tests.unit.proxy.exchanges import (
     NOW,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from eth_account import Account
 
-from conformance.signing import sign_taker_proof
+from conformance.wire.signing import sign_taker_proof
 from rfqsim.proxy.exchange import ProxiedExchange
 from tests.unit.proxy.exchanges import (
     error,
