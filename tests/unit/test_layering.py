@@ -41,6 +41,29 @@ SIMULATOR_RULES: dict[str, tuple[str, ...]] = {
     "simulator.adapters": ("simulator.api", "simulator.runtime", "simulator.cli"),
     "simulator.api": ("simulator.adapters", "simulator.runtime", "simulator.cli", "web3"),
 }
+# Inside the conformance harness, bottom up: wire (the client, the chain, the conventions every
+# answer follows), deployment (the target and its venue), checks, calls; rules and report beside
+# them; harness (the plugin and the CLI) on top. A folder may not reach the ones named.
+CONFORMANCE_RULES: dict[str, tuple[str, ...]] = {
+    "conformance.wire": (
+        "conformance.deployment",
+        "conformance.checks",
+        "conformance.calls",
+        "conformance.report",
+        "conformance.harness",
+    ),
+    "conformance.rules": (
+        "conformance.deployment",
+        "conformance.checks",
+        "conformance.calls",
+        "conformance.report",
+        "conformance.harness",
+    ),
+    "conformance.deployment": ("conformance.checks", "conformance.calls", "conformance.harness"),
+    "conformance.checks": ("conformance.calls", "conformance.harness"),
+    "conformance.calls": ("conformance.harness",),
+    "conformance.report": ("conformance.harness",),
+}
 # Third-party libraries services must not reach even through our own modules.
 SERVICE_FORBIDDEN_LIBRARIES = ("aiohttp", "web3")
 
@@ -55,16 +78,26 @@ def test_packages_import_only_the_layers_below_them() -> None:
     assert wrong == [], "wrong-way arrows between packages:\n" + "\n".join(wrong)
 
 
-def test_simulator_layers_point_one_way() -> None:
+def wrong_way(rules: dict[str, tuple[str, ...]]) -> list[str]:
     wrong: list[str] = []
     for module, names in sorted(graph().items()):
-        for layer, forbidden in SIMULATOR_RULES.items():
+        for layer, forbidden in rules.items():
             if not within(module, layer):
                 continue
             for name in sorted(names):
                 if any(within(name, f) for f in forbidden):
                     wrong.append(f"{module} imports {name}")
-    assert wrong == [], "wrong-way arrows inside the simulator:\n" + "\n".join(dict.fromkeys(wrong))
+    return list(dict.fromkeys(wrong))
+
+
+def test_simulator_layers_point_one_way() -> None:
+    wrong = wrong_way(SIMULATOR_RULES)
+    assert wrong == [], "wrong-way arrows inside the simulator:\n" + "\n".join(wrong)
+
+
+def test_conformance_folders_point_one_way() -> None:
+    wrong = wrong_way(CONFORMANCE_RULES)
+    assert wrong == [], "wrong-way arrows inside conformance/:\n" + "\n".join(wrong)
 
 
 def reachable(start: str) -> Iterable[tuple[str, str]]:
