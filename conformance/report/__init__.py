@@ -1,5 +1,7 @@
-"""The run report: every spec rule with its tests and a state (``matrix.json``, ``matrix.md``,
-the page ``matrix.html``), and every test as JUnit XML (``junit.xml``, what CI systems read).
+"""The run report's matrix: the results collected from pytest, and every spec rule with its
+tests and a state, built here (`build_matrix`) and written by the package's other modules
+(files.py: ``matrix.json``; markdown.py: ``matrix.md``; html.py: the page ``matrix.html``;
+junit.py: every test as JUnit XML, ``junit.xml``, what CI systems read).
 
 Every rule ends in exactly one state (:data:`STATES`): ``passed`` (a test passed, none failed),
 ``failed`` (a test failed), ``skipped`` (every test of it this run selected was skipped),
@@ -32,7 +34,6 @@ from conformance.wire.needs import (
     needs_in,
     skip_kind,
 )
-from rfqkit import junit
 from rfqkit.timestamps import isoformat
 
 RULES_PROPERTY = "spec_rules"  # user_properties key: space-separated rule ids
@@ -413,38 +414,6 @@ def headline(matrix: Mapping[str, Any]) -> list[str]:
         f"need the control API passed ({control_free_share(matrix):.1f} %)"
     )
     return lines
-
-
-def render_junit(matrix: Mapping[str, Any]) -> str:
-    """JUnit XML of every test the report saw (one testsuite per area), with the spec rules
-    each checks as properties (rfqkit/junit.py)."""
-    tests: list[Mapping[str, Any]] = matrix.get("tests", [])
-    suites = []
-    for area in dict.fromkeys(t["area"] for t in tests):
-        cases = []
-        for test in (t for t in tests if t["area"] == area):
-            path, _, name = str(test["nodeid"]).partition("::")
-            outcome = test["outcome"]
-            cases.append(
-                junit.Case(
-                    name=name or path,
-                    classname=path.removesuffix(".py").replace("/", "."),
-                    time_s=float(test.get("duration_s", 0)),
-                    file=path,
-                    properties=[("spec_rule", rule) for rule in test["rules"]],
-                    failure=(
-                        (
-                            test.get("reason", "failed"),
-                            test.get("details") or test.get("reason", ""),
-                        )
-                        if outcome == FAILED
-                        else None
-                    ),
-                    skipped=test.get("reason", "") if outcome == SKIPPED else None,
-                )
-            )
-        suites.append(junit.Suite(f"conformance.{area}", cases))
-    return junit.render("rfqsim conformance", suites, timestamp=str(matrix["generated_at"]))
 
 
 def uncovered(matrix: Mapping[str, Any]) -> list[str]:

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from conformance.report import render_junit
 from conformance.report.html import render_html
+from conformance.report.junit import render_junit
 from conformance.report.markdown import render_markdown
 
 
