@@ -12,7 +12,7 @@ agrees with a finer one within that second), an address or a hash whatever its l
 spec accepts both), a decimal string as a number, an event-type list as a set, anything else
 exactly as JSON. A list row may show fewer fields than its record where the spec does not give
 the row's shape, so a row is compared on the fields both show; any other second read must show every
-field the first showed. The pairs of reads are :class:`Pair` values: :func:`a_second_later`
+field the first showed. The pairs of reads are :class:`ReadPair` values: :func:`a_second_later`
 (which waits out what is left of the second since the first read completed), :func:`row_of`,
 :data:`REPLAY`; a failure names the object, the field, both values and the pair, and never a
 secret's value.
@@ -232,7 +232,7 @@ CREATION = "creation"
 
 
 @dataclass(frozen=True)
-class Pair:
+class ReadPair:
     """Which two reads are compared, as a failure names them."""
 
     label: str
@@ -240,26 +240,26 @@ class Pair:
     replay: bool = False  # the create answered again: it carries what the create did
 
 
-TWO_READS = Pair("two reads")
-REPLAY = Pair("replay of the create", replay=True)
+TWO_READS = ReadPair("two reads")
+REPLAY = ReadPair("replay of the create", replay=True)
 
 
-def row_of(view: str = "record") -> Pair:
-    return Pair(f"list row vs {view}", row=True)
+def row_of(view: str = "record") -> ReadPair:
+    return ReadPair(f"list row vs {view}", row=True)
 
 
-def a_second_later(read_at: float, view: str = "record") -> Pair:
+def a_second_later(read_at: float, view: str = "record") -> ReadPair:
     """The pair of a read made now and the first, whose completion ``read_at`` took from
     ``time.monotonic()``: waits out what is left of :data:`MIN_GAP_S` since then first (reads
     apart in time are the requirement itself, so this wait is no guess at the service's pace)."""
     left = read_at + MIN_GAP_S - time.monotonic()
     if left > 0:
         time.sleep(left)
-    return Pair(f"{view} read {time.monotonic() - read_at:.1f} s later")
+    return ReadPair(f"{view} read {time.monotonic() - read_at:.1f} s later")
 
 
 def assert_stable(
-    kind: str, identity: str, first: Mapping[str, Any], again: Mapping[str, Any], *, what: Pair
+    kind: str, identity: str, first: Mapping[str, Any], again: Mapping[str, Any], *, what: ReadPair
 ) -> None:
     """Two reads of one object of ``kind`` (a key of :data:`KINDS`) show the same immutable
     fields, and the second none of the secrets the spec shows only at creation (a replay of the

@@ -24,7 +24,7 @@ from conformance.calls.ramp import (
     Ramp,
     fresh_wallet,
 )
-from conformance.checks.stable_reads import KINDS, Pair, a_second_later, assert_stable
+from conformance.checks.stable_reads import KINDS, ReadPair, a_second_later, assert_stable
 from conformance.deployment.sim_control import SimControl
 from conformance.tests.ramp_answers import customer_of, ok
 from conformance.wire.client import Client, Response
@@ -193,7 +193,7 @@ def test_a_customer_reads_the_same_a_second_later_and_after_the_same_registratio
     later = a_second_later(read_at, "details")
     again = ok(ramp.details(wallet))["details"]
     assert_stable("ramp_customer_details", wallet.address, details, again, what=later)
-    resent = Pair("registration sent again")
+    resent = ReadPair("registration sent again")
     again = customer_of(ramp.register(wallet, **person))
     assert_stable("ramp_customer", customer["id"], customer, again, what=resent)
     again = ok(ramp.details(wallet))["details"]

@@ -25,7 +25,7 @@ HOUR = 3600.0
 
 
 @dataclass(frozen=True)
-class Kind:
+class WatchedKind:
     fixed: str  # its kind in the suite's table (conformance/checks/stable_reads.py KINDS)
     members: tuple[str, ...]  # compared on every later read
     lifetime_s: float  # how long the first read is kept
@@ -50,17 +50,17 @@ class Kind:
 
 
 KINDS = {
-    "rfq": Kind(
+    "rfq": WatchedKind(
         "rfq",
         ("createdAt", "chainId", "sellToken", "buyToken", "taker", "quoteTtlMs"),
         25 * HOUR,  # the quote, the order deadline and the 24 h correction window
     ),
-    "ramp": Kind(
+    "ramp": WatchedKind(
         "ramp_transfer",
         ("createdAt", "side", "chainId", "fiat", "token", "provider", "providerTransferId"),
         3 * 24 * HOUR + HOUR,  # re-checked for three days after its payment window
     ),
-    "v1-limit-orders": Kind(
+    "v1-limit-orders": WatchedKind(
         "limit_order",
         (
             "createdAt",
@@ -74,7 +74,7 @@ KINDS = {
         ),
         25 * HOUR,
     ),
-    "feed-trades": Kind(
+    "feed-trades": WatchedKind(
         "feed_trade",
         ("price", "base_volume", "target_volume", "trade_timestamp", "type"),
         25 * HOUR,  # the feed's day, and an hour
@@ -139,7 +139,7 @@ class ReadTwice:
                 self._seen.set((name, identity), merged, kind.lifetime_s)
 
     @staticmethod
-    def _readable(values: tuple[Any, ...], kind: Kind) -> bool:
+    def _readable(values: tuple[Any, ...], kind: WatchedKind) -> bool:
         """Kept only when its times parse (their format is a rule of its own)."""
         for member, value in zip(kind.members, values, strict=True):
             if kind.how(member) == INSTANT and value is not None:

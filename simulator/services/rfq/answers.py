@@ -16,14 +16,14 @@ from simulator.services.shared.amounts import rate_ray
 
 
 @dataclass(frozen=True)
-class Reservation:
+class ReservedElsewhere:
     """When another caller's live quote holds the liquidity a no-quote asked for."""
 
     reserved_until: float | None = None  # when that quote lapses
     retry_after_ms: int | None = None  # from the answer's time to then
 
     @classmethod
-    def at(cls, now: float, until: float | None) -> Reservation:
+    def at(cls, now: float, until: float | None) -> ReservedElsewhere:
         if until is None or until <= now:
             return cls()
         return cls(until, int((until - now) * 1000))
@@ -47,7 +47,9 @@ class PreviewAnswer:
     retry_after_ms: int | None = None
 
     @classmethod
-    def of(cls, spec: TradeSpec, outcome: PreviewOutcome, reserved: Reservation) -> PreviewAnswer:
+    def of(
+        cls, spec: TradeSpec, outcome: PreviewOutcome, reserved: ReservedElsewhere
+    ) -> PreviewAnswer:
         """The price for `spec`, or the no-quote with `reserved` (a price reserves nothing)."""
         depth, price = outcome.depth, outcome.price
         if price is None:

@@ -14,7 +14,7 @@ from rfqkit.maker_protocol import Released, Rfq
 from simulator.clock import Clock
 from simulator.errors import UpstreamError
 from simulator.randomness import RandomSource
-from simulator.services.rfq.history import Offer, Outcome, RfqHistory
+from simulator.services.rfq.history import MakerOffer, Outcome, RfqHistory
 from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.makers import (
     DeclineReply,
@@ -71,7 +71,7 @@ class _Reply:
     chain_error: bool = False  # the maker's funding could not be read on chain
     replied_at: float = 0.0  # monotonic: when the answer was read (or the wait timed out)
     lost_because: str = ""  # why it is not the quote, if it is not (the timeline's selection)
-    offer: Offer | None = None  # what its signed order offered, if it sent one that decoded
+    offer: MakerOffer | None = None  # what its signed order offered, if it sent one that decoded
 
 
 class Auction:
@@ -373,7 +373,7 @@ class Auction:
         replied_at = self._clock.monotonic()
         latency_ms = (replied_at - asked_at) * 1000
 
-        offered: Offer | None = None  # once its signed order is read
+        offered: MakerOffer | None = None  # once its signed order is read
 
         def answered(
             outcome: Outcome, reason: str | None = None, detail: str | None = None

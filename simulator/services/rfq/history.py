@@ -75,7 +75,7 @@ class RfqAskedStep(NamedTuple):
 
 class RfqAnsweredStep(NamedTuple):
     """A maker answered (or did not, in time). sell_amount ... rate_ray: what its signed order
-    offered (Offer), when it sent one."""
+    offered, when it sent one."""
 
     at: SimTime
     kind: str
@@ -156,7 +156,7 @@ LATENCIES_KEPT = 1_000  # reply latencies kept per maker (p50/p99, histogram)
 
 
 @dataclass(frozen=True)
-class Offer:
+class MakerOffer:
     """What one maker's signed order offered the taker, in atomic units (quote_checks.offer)."""
 
     sell_amount: int  # what would leave the taker: the order's output plus its fee
@@ -260,7 +260,7 @@ class RfqHistory:
         latency_ms: float,
         reason: str | None = None,
         detail: str | None = None,
-        offer: Offer | None = None,
+        offer: MakerOffer | None = None,
     ) -> None:
         latency_ms = round(latency_ms, 3)
         offered = NO_OFFER if offer is None else offer.values()

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from contracts.orders import RfqOrder, encode_order, order_hash, recover_order_signer
-from simulator.services.rfq.history import Offer
+from simulator.services.rfq.history import MakerOffer
 from simulator.services.rfq.inventory import MakerHold, MakerInventory
 from simulator.services.rfq.model import FilledOrder
 from simulator.services.shared.amounts import fee_on, rate_ray
@@ -149,10 +149,10 @@ def filled_order(ask: Ask, order: RfqOrder, signature: bytes, expires_at: float)
     )
 
 
-def offer(order: RfqOrder, sell_decimals: int, buy_decimals: int) -> Offer:
+def offer(order: RfqOrder, sell_decimals: int, buy_decimals: int) -> MakerOffer:
     """What a signed order offers the taker, usable or not (its answer's timeline step)."""
     taker_pays = order.outputAmount + order.feeAmount
-    return Offer(
+    return MakerOffer(
         sell_amount=taker_pays,
         buy_amount=order.inputAmount,
         fee_amount=order.feeAmount,

@@ -13,7 +13,7 @@ from simulator.errors import Conflict, InvalidRequest, NotFound, ServiceError, V
 from simulator.randomness import RandomSource, secret_token
 from simulator.services.access.callers import Caller
 from simulator.services.access.proofs import TakerProof
-from simulator.services.rfq.answers import PreviewAnswer, RequestOutcome, Reservation
+from simulator.services.rfq.answers import PreviewAnswer, RequestOutcome, ReservedElsewhere
 from simulator.services.rfq.auction import Auction
 from simulator.services.rfq.deps import RfqDeps
 from simulator.services.rfq.model import QuoteState, StoredRfq
@@ -67,9 +67,9 @@ class RfqService:
         spec = validate_trade(self._deps.venue, trade)
         outcome = self._deps.pricing.preview(spec)
         if outcome.price is not None:
-            return PreviewAnswer.of(spec, outcome, Reservation())
+            return PreviewAnswer.of(spec, outcome, ReservedElsewhere())
         until = self._reserved_until(spec, None)
-        return PreviewAnswer.of(spec, outcome, Reservation.at(self._clock.time(), until))
+        return PreviewAnswer.of(spec, outcome, ReservedElsewhere.at(self._clock.time(), until))
 
     # --- firm request ------------------------------------------------------------------
 
@@ -158,7 +158,7 @@ class RfqService:
                 record.no_quote_reason = outcome.reason or "no_valid_quote"
                 record.available_sell = outcome.depth.sell or None
                 record.available_buy = outcome.depth.buy or None
-                reservation = Reservation.at(
+                reservation = ReservedElsewhere.at(
                     self._clock.time(), self._reserved_until(spec, caller.identity)
                 )
                 record.reserved_until = reservation.reserved_until
