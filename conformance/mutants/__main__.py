@@ -8,7 +8,9 @@ hands a QA team) it starts one simulator, then:
    that do not pass there are left out of the mutant runs, so a mutant is never "caught" by a
    test that fails anyway;
 2. for each mutation, starts the proxy with it and runs that mutation's modules (``-x``); the
-   mutant is caught when a test that passed in the identity run fails.
+   mutant is caught when a test that passed in the identity run fails. With ``--every-test`` the
+   run goes on past the first failure, so the report says how many tests catch each break
+   (and which breaks rest on one test only).
 
 It writes ``<report>/mutants.json`` and ``mutants.md`` and prints one line per mutant.
 """
@@ -58,6 +60,7 @@ class Outcome:
     # of them need it, as a ramp status can only move once the provider is told to pay in):
     # the mutation cannot be judged here, and the mode's score leaves it out, saying so.
     judged: bool = True
+    every_test: bool = False  # run past the first failure: `failed` is every test that caught it
 
 
 def _pytest(
@@ -112,7 +115,12 @@ def _mode_args(mode: str, info: dict[str, Any], workdir: Path) -> list[str]:
 
 
 def run_mode(
-    mode: str, mutations: list[Mutation], rfqsim_bin: str, timeout: float, workdir: Path
+    mode: str,
+    mutations: list[Mutation],
+    rfqsim_bin: str,
+    timeout: float,
+    workdir: Path,
+    every_test: bool = False,
 ) -> list[Outcome]:
     """One mode's runs; each pytest run's log and report stay under ``workdir``."""
     extra_args = ["--no-control-api"] if mode == "no-control" else []
@@ -131,10 +139,13 @@ def run_mode(
         passing = {n for n, outcome in identity.items() if outcome == "passed"}
         print(f"[{mode}] identity run: {len(passing)} of {len(identity)} tests pass")
         for mutation in mutations:
-            outcomes.append(_run_mutant(mode, mutation, upstream, args, passing, workdir, timeout))
+            outcomes.append(
+                _run_mutant(mode, mutation, upstream, args, passing, workdir, timeout, every_test)
+            )
             last = outcomes[-1]
             verdict = _verdict(last)
-            print(f"[{mode}] {mutation.name:<32} {verdict:<11} ({last.ran} tests ran)")
+            caught_by = f", {len(last.failed)} caught it" if every_test else ""
+            print(f"[{mode}] {mutation.name:<32} {verdict:<11} ({last.ran} tests ran{caught_by})")
     finally:
         process.stop()
     return outcomes
@@ -148,6 +159,7 @@ def _run_mutant(
     passing: set[str],
     workdir: Path,
     timeout: float,
+    every_test: bool = False,
 ) -> Outcome:
     selected = [n for n in passing if n.split("::")[0].rsplit("/", 1)[-1] in mutation.modules]
     started = time.monotonic()
@@ -167,7 +179,8 @@ def _run_mutant(
         )
     ids = [f"{ROOT}/{n}" for n in sorted(selected)]  # not a Path: "//" in a param id stays
     with running_proxy(upstream, mutation) as proxy:
-        results = _pytest(proxy.url, ids, ["-x", *args], workdir / mutation.name, timeout)
+        stop = [] if every_test else ["-x"]
+        results = _pytest(proxy.url, ids, [*stop, *args], workdir / mutation.name, timeout)
     failed = sorted(n for n, outcome in results.items() if outcome == "failed" and n in passing)
     ran = sum(1 for outcome in results.values() if outcome in ("passed", "failed"))
     seconds = round(time.monotonic() - started, 1)
@@ -181,6 +194,7 @@ def _run_mutant(
         ran,
         seconds,
         area,
+        every_test=every_test,
     )
 
 
@@ -252,7 +266,28 @@ def render(outcomes: list[Outcome]) -> str:
             verdict = "-" if found is None else _verdict(found)
             cells.append(f"**{verdict}**" if verdict in ("survived", "false alarm") else verdict)
         lines.append(f"| `{name}` | {breaks} | " + " | ".join(cells) + " |")
+    lines += _caught_by(outcomes, modes)
     return "\n".join(lines) + "\n"
+
+
+def _caught_by(outcomes: list[Outcome], modes: list[str]) -> list[str]:
+    """With --every-test: how many tests caught each break, and those one test alone caught."""
+    lines: list[str] = []
+    for mode in modes:
+        counted = [
+            o
+            for o in outcomes
+            if o.mode == mode and o.every_test and o.judged and not o.equivalent and o.caught
+        ]
+        if not counted:
+            continue
+        alone = [o for o in counted if len(o.failed) == 1]
+        lines += ["", f"Tests catching each break, {mode}:", ""]
+        lines += ["| mutation | tests that caught it |", "|---|---|"]
+        lines += [f"| `{o.mutation}` | {len(o.failed)} |" for o in counted]
+        names = ", ".join(f"`{o.mutation}` ({o.failed[0]})" for o in alone) or "none"
+        lines += ["", f"Caught by one test only ({len(alone)} of {len(counted)}): {names}."]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -271,6 +306,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--timeout", type=float, default=900, help="seconds per pytest run (default 900)"
     )
+    parser.add_argument(
+        "--every-test",
+        action="store_true",
+        help="run every test of a mutation's modules, not just up to the first that fails: the "
+        "report counts the tests that catch each break (slower)",
+    )
     args = parser.parse_args(argv)
     mutations = all_mutations()
     if args.patterns:
@@ -282,7 +323,9 @@ def main(argv: list[str] | None = None) -> int:
     outcomes: list[Outcome] = []
     report = Path(args.report)
     for mode in modes:
-        outcomes += run_mode(mode, mutations, rfqsim_bin, args.timeout, report / "mutants" / mode)
+        outcomes += run_mode(
+            mode, mutations, rfqsim_bin, args.timeout, report / "mutants" / mode, args.every_test
+        )
     report.mkdir(parents=True, exist_ok=True)
     (report / "mutants.json").write_text(json.dumps([asdict(o) for o in outcomes], indent=2) + "\n")
     (report / "mutants.md").write_text(render(outcomes))

@@ -59,3 +59,34 @@ def test_a_mutation_no_test_of_this_mode_can_run_is_not_judged_and_said_so() -> 
     page = render(outcomes)
     assert "Not judged no-control (no test of their modules runs there): ramp_backwards." in page
     assert "| `ramp_backwards` | ramp/states | not judged | - |" in page
+
+
+def test_with_every_test_the_report_counts_the_tests_that_caught_each_break() -> None:
+    def counted(name: str, failed: list[str]) -> Outcome:
+        return Outcome(
+            "no-control",
+            name,
+            "a statement",
+            False,
+            bool(failed),
+            failed,
+            5,
+            1.0,
+            "feed",
+            every_test=True,
+        )
+
+    outcomes = [
+        counted("feed_a", ["test_feed.py::test_one", "test_feed.py::test_two"]),
+        counted("feed_b", ["test_feed.py::test_one"]),
+        counted("feed_c", []),  # survived: not a count of catching tests
+    ]
+    page = render(outcomes)
+    assert "| `feed_a` | 2 |" in page
+    assert "| `feed_b` | 1 |" in page
+    assert "`feed_c` |" not in page.split("Tests catching each break")[1]
+    assert "Caught by one test only (1 of 2): `feed_b` (test_feed.py::test_one)." in page
+
+
+def test_without_every_test_the_report_counts_nothing() -> None:
+    assert "Tests catching each break" not in render(OUTCOMES)
