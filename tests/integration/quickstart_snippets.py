@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from tests.free_ports import unclaimed_port
 from tests.integration.rfq_world import Api
 from tests.integration.serve_process import REPO
 
@@ -43,12 +44,6 @@ def snippets() -> dict[str, str]:
         "trigger",
     }
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def lines_of(stream: IO[str]) -> queue.Queue[str]:
@@ -160,7 +155,7 @@ def run_every_snippet(code: dict[str, str], env: dict[str, str], scratch: Path) 
     assert re.search(r"^FILLED sw_[0-9a-f]+ txHash 0x[0-9a-f]{64} proceeds \d+$", out, re.M), out
 
     # 4. The webhook: listen forwards to the handler, trigger makes the venue send one.
-    port = free_port()
+    port = unclaimed_port()
     hook_env = {**env, "PORT": str(port)}
     listen = subprocess.Popen(
         ["bash", "-c", code["listen"]],

@@ -6,7 +6,6 @@ banks) and its /_sim/ramp controls from that sandbox over HTTP."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import urllib.request
@@ -15,15 +14,10 @@ from typing import Any
 
 import pytest
 
+from tests.free_ports import unclaimed_port
 from tests.integration.serve_process import REPO, serve, stop, wait_ready
 
 pytestmark = pytest.mark.integration
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def get(url: str) -> Any:
@@ -32,7 +26,7 @@ def get(url: str) -> Any:
 
 
 def test_the_simulator_uses_a_sandbox_started_elsewhere(tmp_path: Path) -> None:
-    port = free_port()
+    port = unclaimed_port()
     provider_url = f"http://127.0.0.1:{port}"
     with serve(tmp_path, "--no-makers", "--provider-url", provider_url) as served:
         # Before the sandbox runs, nobody can run the corridor (RA26): an empty list.

@@ -5,7 +5,6 @@ foreign mode hands itself (a certificate from the simulator's local CA)."""
 from __future__ import annotations
 
 import fcntl
-import socket
 import ssl
 import threading
 import urllib.request
@@ -22,12 +21,7 @@ from conformance.wire.public_receiver import (
     loopback_public_webhook,
     public_receiver,
 )
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+from tests.free_ports import unclaimed_port
 
 
 def test_listen_address_defaults_and_parses() -> None:
@@ -40,7 +34,7 @@ def test_listen_address_defaults_and_parses() -> None:
 
 
 def test_plain_http_behind_a_tls_terminating_tunnel_reports_the_public_url() -> None:
-    port = free_port()
+    port = unclaimed_port()
     inputs = Inputs(
         webhook_public_url="https://hooks.example/qa/in", webhook_listen=f"127.0.0.1:{port}"
     )
@@ -57,7 +51,7 @@ def test_plain_http_behind_a_tls_terminating_tunnel_reports_the_public_url() -> 
 
 
 def test_one_test_at_a_time_holds_the_address() -> None:
-    port = free_port()
+    port = unclaimed_port()
     inputs = Inputs(webhook_public_url="https://h.example/x", webhook_listen=f"127.0.0.1:{port}")
     entered = threading.Event()
     lock_file = lock_path("127.0.0.1", port)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
-import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -22,6 +21,7 @@ from rfqsim.proxy.findings import Findings
 from rfqsim.proxy.forward import VIOLATIONS_HEADER, Forwarder
 from rfqsim.proxy.state import State
 from rfqsim.proxy.watcher import Watcher
+from tests.free_ports import unclaimed_port
 from tests.unit.proxy.exchanges import answer_headers, request_id
 
 Seen = dict[str, Any]
@@ -335,14 +335,8 @@ async def test_a_refused_upgrade_is_answered_with_the_upstreams_answer(
     assert findings.total == 0
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 async def test_an_unreachable_upstream_is_a_502_envelope_and_reported() -> None:
-    dead = f"http://127.0.0.1:{_free_port()}"
+    dead = f"http://127.0.0.1:{unclaimed_port()}"
     server, findings, forwarder = await _proxy(dead)
     try:
         async with aiohttp.ClientSession() as client:
