@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from tests.free_ports import unclaimed_port
+from rfqkit.free_ports import unclaimed_port
 from tests.integration.rfq_world import Api
 from tests.integration.serve_process import REPO
 

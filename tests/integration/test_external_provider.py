@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.free_ports import unclaimed_port
+from rfqkit.free_ports import unclaimed_port
 from tests.integration.serve_process import REPO, serve, stop, wait_ready
 
 pytestmark = pytest.mark.integration

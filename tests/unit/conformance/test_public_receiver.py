@@ -21,7 +21,7 @@ from conformance.wire.public_receiver import (
     loopback_public_webhook,
     public_receiver,
 )
-from tests.free_ports import unclaimed_port
+from rfqkit.free_ports import unclaimed_port
 
 
 def test_listen_address_defaults_and_parses() -> None:

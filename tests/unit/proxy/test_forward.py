@@ -16,12 +16,12 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from rfqkit.free_ports import unclaimed_port
 from rfqsim.proxy.documents import Documents
 from rfqsim.proxy.findings import Findings
 from rfqsim.proxy.forward import VIOLATIONS_HEADER, Forwarder
 from rfqsim.proxy.state import State
 from rfqsim.proxy.watcher import Watcher
-from tests.free_ports import unclaimed_port
 from tests.unit.proxy.exchanges import answer_headers, request_id
 
 Seen = dict[str, Any]
