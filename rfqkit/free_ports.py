@@ -31,18 +31,24 @@ def _worker() -> int:
     return int(name[2:]) if name[2:].isdigit() else 0
 
 
-def unclaimed_port() -> int:
-    """A port of 127.0.0.1 that nothing is bound to, outside the kernel's ephemeral range."""
-    top = max(_ephemeral_start(), LOWEST + WORKER_SLICES)
-    size = (top - LOWEST) // WORKER_SLICES
-    first = LOWEST + (_worker() % WORKER_SLICES) * size
+def unclaimed_port(span: int = 1) -> int:
+    """A port P of 127.0.0.1 such that nothing is bound to P .. P + span - 1 (a simulator's two
+    chains take two ports in a row), outside the kernel's ephemeral range."""
+    top = max(_ephemeral_start(), LOWEST + WORKER_SLICES * (span + 1))
+    size = (top - LOWEST) // WORKER_SLICES - (span - 1)
+    first = LOWEST + (_worker() % WORKER_SLICES) * (size + span - 1)
     start = random.SystemRandom().randrange(size)
     for step in range(size):
         port = first + (start + step) % size
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        return port
-    raise RuntimeError(f"no free loopback port in {first}-{first + size - 1}")
+        if all(_free(port + i) for i in range(span)):
+            return port
+    raise RuntimeError(f"no {span} free loopback ports in a row in {first}-{first + size - 1}")
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True

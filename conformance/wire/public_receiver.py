@@ -18,7 +18,6 @@ import contextlib
 import fcntl
 import hashlib
 import os
-import socket
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,6 +27,7 @@ from urllib.parse import urlsplit
 import trustme
 
 from conformance.wire.inputs import Inputs
+from rfqkit.free_ports import unclaimed_port
 from rfqkit.webhook_receiver import WebhookReceiver
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
@@ -119,9 +119,7 @@ def loopback_public_webhook(state_dir: Path, directory: Path) -> Inputs:
     cert_file.write_bytes(b"".join(pem.bytes() for pem in leaf.cert_chain_pems))
     key_file.write_bytes(leaf.private_key_pem.bytes())
     key_file.chmod(0o600)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
+    port = unclaimed_port()  # bound by the receiver later: not a port the kernel hands out
     return Inputs(
         webhook_public_url=f"https://127.0.0.1:{port}/webhooks",
         webhook_listen=f"127.0.0.1:{port}",

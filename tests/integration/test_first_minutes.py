@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from rfqkit.free_ports import unclaimed_port
 from rfqkit.json_rpc import rpc
 from tests.integration.serve_process import RFQSIM, wait_ready
 
@@ -29,23 +30,6 @@ def listening() -> Iterator[int]:
         holder.bind(("127.0.0.1", 0))
         holder.listen()
         yield int(holder.getsockname()[1])
-
-
-def two_free_ports() -> int:
-    """A port P with P+1 also free (the two chains' RPC ports)."""
-    for _ in range(50):
-        with socket.socket() as first:
-            first.bind(("127.0.0.1", 0))
-            port = int(first.getsockname()[1])
-            if port >= 65535:
-                continue
-            with socket.socket() as second:
-                try:
-                    second.bind(("127.0.0.1", port + 1))
-                except OSError:
-                    continue
-        return port
-    raise AssertionError("no two consecutive free ports")
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -118,7 +102,7 @@ def answers(url: str, rpc_urls: set[str]) -> bool:
 def test_the_banner_pins_the_rpc_ports_every_url_answers_and_demo_keys_repeat(
     tmp_path: Path,
 ) -> None:
-    base = two_free_ports()
+    base = unclaimed_port(span=2)  # the two chains' RPC ports
     runs: list[list[str]] = []
     for index in range(2):
         run_dir = tmp_path / str(index)

@@ -5,7 +5,6 @@ conflict with the existing transfer)."""
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -13,6 +12,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from rfqkit.free_ports import unclaimed_port
 from simulator.adapters.ramp.provider_client import HttpRampProvider
 from simulator.services.ramp.ports import (
     PersonDetails,
@@ -223,9 +223,7 @@ async def test_status_mapping(provider: tuple[HttpRampProvider, dict[str, Any]])
 
 
 async def test_nobody_listening_is_unreachable() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = unclaimed_port()
     client = HttpRampProvider("ngnramp", f"http://127.0.0.1:{port}", "sk")
     try:
         with pytest.raises(ProviderUnreachable):
