@@ -120,11 +120,10 @@ class RpcMakerChain:
                 "value": 0,
                 "data": data,
             }
-            signed = account.sign_transaction(tx)
-            tx_hash = str(
-                await self.rpc.rpc("eth_sendRawTransaction", ["0x" + signed.raw_transaction.hex()])
-            )
-        return tx_hash, await self.rpc.receipt(tx_hash, Sent(account.address, int(nonce, 16)))
+            raw = "0x" + account.sign_transaction(tx).raw_transaction.hex()
+            tx_hash = str(await self.rpc.rpc("eth_sendRawTransaction", [raw]))
+        sent = Sent(account.address, int(nonce, 16), raw)
+        return tx_hash, await self.rpc.receipt(tx_hash, sent)
 
     async def send(self, private_key: str, to: str, data: bytes, *, gas: int) -> tuple[str, bool]:
         tx_hash, receipt = await self._transact(private_key, to, data, gas)

@@ -205,14 +205,12 @@ class AnvilChain:
             }
             if to is not None:
                 tx["to"] = to
-            signed = sender.sign_transaction(tx)
-            tx_hash = await self.rpc(
-                "eth_sendRawTransaction", ["0x" + signed.raw_transaction.hex()]
-            )
+            raw = "0x" + sender.sign_transaction(tx).raw_transaction.hex()
+            tx_hash = await self.rpc("eth_sendRawTransaction", [raw])
             self._nonces[sender.address] = nonce + 1
         if len(self._sent) >= SENT_KEPT:  # sends nobody awaited: forget the oldest
             del self._sent[next(iter(self._sent))]
-        self._sent[tx_hash] = Sent(sender.address, nonce)
+        self._sent[tx_hash] = Sent(sender.address, nonce, raw)
         return cast(str, tx_hash)
 
     async def receipt(self, tx_hash: str, sent: Sent | None = None) -> dict[str, Any]:

@@ -25,7 +25,15 @@ never comes. So once nothing was mined for `NUDGE_S` while an awaited transactio
 its sender's next nonce, the node is asked to mine (`evm_mine`, once per stall; a node without
 it answers an error, which is ignored) and a warning names the transaction. A block mined on that
 request is not progress: a node that mines it empty, the transaction still pending, has the wait
-fail at its deadline with what the node reports, never spin on one empty block after another."""
+fail at its deadline with what the node reports, never spin on one empty block after another.
+
+A node that mined that block empty holds the transaction in its pool without taking it as ready
+(the state of foundry-rs/foundry#10122's report: the pool's "queued" part, with no gap to wait
+for). So once another `NUDGE_S` passes with nothing mined, a transaction whose signed bytes the
+sender handed over (`Sent.raw`) is taken out of the pool (`anvil_dropTransaction`) and sent
+again as it was: it enters the pool anew, ready, and the automine takes it (once per stall, with
+a warning; the same bytes, so the same hash the callers wait for). Without its bytes, or on a
+node that refuses either call, the stall's deadline and its error apply as before."""
 
 from __future__ import annotations
 
@@ -58,6 +66,7 @@ class Sent:
 
     sender: str
     nonce: int
+    raw: str | None = None  # the signed transaction as sent (0x hex), to send it again
 
 
 class BatchingNode(Protocol):
@@ -129,7 +138,7 @@ class ReceiptWaiter:
         failure = "it answered, but the receipt was not there"
         ask: list[str] = []  # without a receipt after a round in which the head moved
         unknown: dict[str, int] = {}  # rounds in a row the node did not know each of those
-        nudged = False  # asked the node to mine since the last progress
+        nudged = resent = False  # asked the node to mine / sent a transaction again, this stall
         ours = 0  # blocks the node mined on our request (evm_mine), not yet seen on the head
         while self._waiting:
             hashes = list(self._waiting)
@@ -173,7 +182,7 @@ class ReceiptWaiter:
             if moved:
                 progress_at = self._time()
                 delay = FIRST_DELAY_S
-                nudged = False
+                nudged = resent = False
             elif self._time() - progress_at > self.stall_s:
                 await self._fail_all(failure)
                 return
@@ -181,32 +190,60 @@ class ReceiptWaiter:
                 nudged = True
                 if await self._nudge(list(self._waiting)):
                     ours += 1
+            elif nudged and not resent and self._time() - progress_at > 2 * NUDGE_S:
+                resent = True
+                await self._send_again(list(self._waiting))
             if self._waiting:
                 await self._sleep(delay)
                 delay = min(delay * 2, MAX_DELAY_S)
+
+    async def _ready(self, hashes: list[str]) -> list[tuple[str, str, int]]:
+        """(hash, sender, nonce) of each of `hashes` pending with its sender's next nonce."""
+        txs = await self._node.batch_outcomes([("eth_getTransactionByHash", [h]) for h in hashes])
+        pending = [
+            (h, str(tx["from"]), int(str(tx["nonce"]), 16))
+            for h, tx in zip(hashes, txs, strict=True)
+            if isinstance(tx, dict) and tx.get("blockNumber") is None
+        ]
+        if not pending:
+            return []
+        counts = await self._node.batch_outcomes(
+            [("eth_getTransactionCount", [sender, "latest"]) for _, sender, _ in pending]
+        )
+        return [
+            (h, sender, nonce)
+            for (h, sender, nonce), count in zip(pending, counts, strict=True)
+            if isinstance(count, str) and int(count, 16) == nonce
+        ]
+
+    async def _send_again(self, hashes: list[str]) -> None:
+        """Take a ready transaction the node will not mine out of its pool and send it again."""
+        try:
+            for tx_hash, sender, nonce in await self._ready(hashes):
+                sent = self._sent.get(tx_hash)
+                if sent is None or sent.raw is None:
+                    continue
+                log.warning(
+                    "chain %s: %s (from %s, nonce %d) is still ready but not mined after "
+                    "%g s: taking it out of the node's pool and sending it again",
+                    self._node.chain_id,
+                    tx_hash,
+                    sender,
+                    nonce,
+                    2 * NUDGE_S,
+                )
+                await self._node.batch_outcomes(
+                    [("anvil_dropTransaction", [tx_hash]), ("eth_sendRawTransaction", [sent.raw])]
+                )
+                return
+        except (ChainUnavailable, KeyError, ValueError):
+            return  # the stall's own deadline and error still apply
 
     async def _nudge(self, hashes: list[str]) -> bool:
         """Ask the node to mine if one of `hashes` is pending with its sender's next nonce;
         whether it did ask."""
         try:
-            txs = await self._node.batch_outcomes(
-                [("eth_getTransactionByHash", [h]) for h in hashes]
-            )
-            pending = [
-                (h, str(tx["from"]), int(str(tx["nonce"]), 16))
-                for h, tx in zip(hashes, txs, strict=True)
-                if isinstance(tx, dict) and tx.get("blockNumber") is None
-            ]
-            if not pending:
-                return False
-            counts = await self._node.batch_outcomes(
-                [("eth_getTransactionCount", [sender, "latest"]) for _, sender, _ in pending]
-            )
-            ready = [
-                (h, sender, nonce)
-                for (h, sender, nonce), count in zip(pending, counts, strict=True)
-                if isinstance(count, str) and int(count, 16) == nonce
-            ]
+            ready = await self._ready(hashes)
             if not ready:
                 return False
             tx_hash, sender, nonce = ready[0]

@@ -33,6 +33,7 @@ class FakeNode:
         self.now = 0.0
         self.on_round: list[Any] = []  # callables run before each round's answer
         self.mined_on_request = 0  # evm_mine calls
+        self.raw_hashes: dict[str, str] = {}  # a signed transaction's bytes -> its hash
 
     async def batch_outcomes(self, calls: list[tuple[str, list[Any]]]) -> list[Any]:
         self.batches.append(calls)
@@ -50,6 +51,15 @@ class FakeNode:
                 outcomes.append(self.pool.get(params[0]))
             elif method == "eth_getTransactionCount":
                 outcomes.append(hex(self.nonce_on_chain))
+            elif method == "anvil_dropTransaction":
+                self.pool.pop(params[0], None)
+                outcomes.append(None)
+            elif method == "eth_sendRawTransaction":  # automine: mined on arrival
+                tx_hash = self.raw_hashes[params[0]]
+                self.receipts[tx_hash] = mined(tx_hash)
+                self.nonce_on_chain += 1
+                self.head += 1
+                outcomes.append(tx_hash)
             elif method == "evm_mine":  # Anvil's manual mine: every ready transaction
                 self.mined_on_request += 1
                 for tx_hash, tx in list(self.pool.items()):
@@ -265,3 +275,34 @@ async def test_blocks_mined_empty_on_request_are_no_progress_and_the_wait_fails_
     assert node.now < 10 + 1  # at the deadline, not for ever
     assert tx in str(missing.value)
     assert SENDER in str(missing.value)
+
+
+async def test_a_ready_transaction_still_not_mined_is_sent_again_from_its_bytes(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The node mines the requested block empty and keeps the ready transaction in its pool
+    (foundry-rs/foundry#10122). NUDGE_S later, with its signed bytes known, the waiter takes it
+    out of the pool and sends it again: the node takes it at once, under the same hash."""
+    node = FakeNode()
+    tx, raw = "0x" + "7a" * 32, "0xf86c0285"
+    node.raw_hashes[raw] = tx
+    node.pool[tx] = {"from": SENDER, "nonce": hex(2), "blockNumber": None}
+    node.nonce_on_chain = 2
+    original = node.batch_outcomes
+
+    async def stuck(calls: list[tuple[str, list[Any]]]) -> list[Any]:
+        if ("evm_mine", []) in calls:  # the miss: the requested block comes without it
+            node.mined_on_request += 1
+            node.head += 1
+            return ["0x0" if m == "evm_mine" else None for m, _ in calls]
+        return await original(calls)
+
+    node.batch_outcomes = stuck  # type: ignore[method-assign]
+    with caplog.at_level(logging.WARNING, logger="rfqkit.receipts"):
+        receipt = await node.waiter(stall_s=30).receipt(tx, Sent(SENDER, 2, raw))
+    assert receipt["transactionHash"] == tx
+    assert node.mined_on_request == 1
+    assert 2 * NUDGE_S < node.now < 2 * NUDGE_S + 0.5  # at the first round past twice NUDGE_S
+    (again,) = [b for b in node.batches if ("eth_sendRawTransaction", [raw]) in b]
+    assert again == [("anvil_dropTransaction", [tx]), ("eth_sendRawTransaction", [raw])]
+    assert f"{tx} (from {SENDER}, nonce 2) is still ready but not mined" in caplog.text
