@@ -130,6 +130,14 @@ class Ramp:
     def now_ms(self) -> int:
         return self.sim.now_ms() if self.sim is not None else int(time.time() * 1000)
 
+    def stale_issued_at_ms(self) -> int:
+        """An issuedAt a second past the 60 s window of the service clock and of this machine's
+        wall clock: stale by the spec's rule, and for a simulator whose clock a test moved and
+        which then also judges by the wall clock (rfqsim does, for clients signing with their
+        own clock). Signed 61 s before the service clock alone, it would be fresh by the wall
+        clock while the service clock leads it by 1-121 s."""
+        return min(self.now_ms(), int(time.time() * 1000)) - 61_000
+
     def proof(
         self,
         wallet: RampWallet,

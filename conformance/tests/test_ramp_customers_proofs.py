@@ -27,10 +27,9 @@ from conformance.wire.response_checks import assert_error
 )
 def test_proof_rules_on_every_wallet_call(ramp: Ramp) -> None:
     wallet, other = fresh_wallet(), fresh_wallet()
-    now = ramp.now_ms()
     bad_proofs = {
         "proof_of_control_required": None,
-        "proof_of_control_stale": ramp.proof(wallet, issued_at_ms=now - 61_000),
+        "proof_of_control_stale": ramp.proof(wallet, issued_at_ms=ramp.stale_issued_at_ms()),
         "proof_of_control_invalid": ramp.proof(wallet, signer=other),
     }
     wrong_chain = ramp.proof(wallet, chain_id=56)

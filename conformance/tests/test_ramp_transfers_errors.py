@@ -154,7 +154,7 @@ def test_proof_faults_are_401(ramp: Ramp, transfers: Transfers) -> None:
     body = transfers.body(wallet, "sell")
     missing = {k: v for k, v in body.items() if k != "proof"}
     assert_error(transfers.post(missing), 401, "unauthorized", "proof_of_control_required")
-    stale = ramp.proof(wallet, issued_at_ms=ramp.now_ms() - 61_000)
+    stale = ramp.proof(wallet, issued_at_ms=ramp.stale_issued_at_ms())
     assert_error(
         transfers.post({**body, "proof": stale}), 401, "unauthorized", "proof_of_control_stale"
     )
