@@ -51,6 +51,7 @@ from loadtests.common import (
     parse_duration_s,
 )
 from loadtests.sim_added import summary_lines
+from rfqkit.free_ports import unclaimed_port
 
 EXIT_NOT_RUN = 2
 READY_TIMEOUT_S = 120.0
@@ -99,7 +100,9 @@ def parser() -> argparse.ArgumentParser:
     mode.add_argument("--worker", action="store_true", help="run as a locust worker")
     cli.add_argument("--expect-workers", type=int, default=1)
     cli.add_argument("--master-host", default="127.0.0.1", help="(worker) where the master is")
-    cli.add_argument("--master-port", type=int, default=5557)
+    cli.add_argument(
+        "--master-port", type=int, default=5557, help="(master, worker) the master's port"
+    )
     cli.add_argument(
         "--master-bind-host",
         default="127.0.0.1",
@@ -177,7 +180,12 @@ def locust_command(
             str(args.expect_workers),
         ]
     elif args.processes is not None:
-        command += ["--master-bind-host", args.master_bind_host]
+        # The forked workers find their master on a port of this run's own: locust's default
+        # (5557) would join two runs on one machine (each master counting the other's workers).
+        port, bind = str(unclaimed_port()), args.master_bind_host
+        command += ["--master-bind-host", bind, "--master-bind-port", port]
+        command += ["--master-host", "127.0.0.1" if bind in ("0.0.0.0", "*") else bind]
+        command += ["--master-port", port]
     return command
 
 
