@@ -95,7 +95,8 @@ class RfqStore(Protocol):
 
     def evict_at_rest(self, before: float) -> int:
         """Forget every record that has been at rest (`StoredRfq.at_rest_since`) since before
-        `before`, with its order index and fills; returns how many went."""
+        `before` (a horizon no later than now), with its order index and fills; returns how
+        many went."""
         ...
 
     def add_fill(self, rfq_id: str, fill: Fill) -> list[Fill]:
@@ -108,8 +109,9 @@ class RfqStore(Protocol):
         ...
 
     def spill(self, before: float) -> int:
-        """Move every record at rest since before `before` out of memory, into the archive;
-        returns how many went (they stay readable through `get` and `by_order_hash`)."""
+        """Move every record at rest since before `before` (a horizon no later than now) out of
+        memory, into the archive; returns how many went (they stay readable through `get` and
+        `by_order_hash`)."""
         ...
 
 

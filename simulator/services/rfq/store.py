@@ -46,9 +46,16 @@ class TieredRfqStore:
     # Records read back from the archive since the last spill: kept in memory at least until
     # the next one, so a caller holding one across an await still changes the copy kept.
     _recalled: dict[str, None] = field(default_factory=dict, repr=False)
+    # What the spill and the eviction read, so a sweep costs the records due, not a walk over
+    # every record in memory: (the earliest time the record can have come to rest, id),
+    # earliest first. An entry is looked at once that time is before a sweep's horizon (which
+    # is never later than now): a record at rest since before it leaves, any other goes back
+    # with its rest time, or, still live, with the horizon (it comes to rest after now).
+    _resting: list[tuple[float, str]] = field(default_factory=list, repr=False)
 
     def add(self, record: StoredRfq) -> None:
         self.records[record.rfq_id] = record
+        heapq.heappush(self._resting, (record.created_at, record.rfq_id))
 
     def get(self, rfq_id: str) -> StoredRfq | None:
         record = self.records.get(rfq_id)
@@ -66,6 +73,7 @@ class TieredRfqStore:
             for order in record.quote.orders:
                 self.by_order[order.order_hash] = rfq_id
         self._recalled[rfq_id] = None
+        heapq.heappush(self._resting, (record.at_rest_since() or record.created_at, rfq_id))
         return record
 
     def discard(self, rfq_id: str) -> None:
@@ -83,9 +91,9 @@ class TieredRfqStore:
         order hashes) and drop it from memory; one read back since the last spill waits for the
         next. Returns how many went."""
         going: list[ArchivedRfq] = []
-        for record in self.records.values():
-            since = record.at_rest_since()
-            if since is None or since >= before or record.rfq_id in self._recalled:
+        for record, since in self._at_rest_before(before):
+            if record.rfq_id in self._recalled:
+                heapq.heappush(self._resting, (since, record.rfq_id))  # looked at next time
                 continue
             fills = self.fills.get(record.rfq_id, {})
             going.append(ArchivedRfq.model_construct(record=record, fills=fills))  # checked types
@@ -95,6 +103,28 @@ class TieredRfqStore:
             for archived in going:
                 self._drop(archived.record)
         return len(going)
+
+    def _at_rest_before(self, before: float) -> list[tuple[StoredRfq, float]]:
+        """The records in memory at rest since before `before`, with that time, taken off the
+        rest index (the caller drops each or puts it back); the others looked at go back."""
+        due: list[tuple[StoredRfq, float]] = []
+        again: list[tuple[float, str]] = []
+        resting = self._resting
+        while resting and resting[0][0] < before:
+            _, rfq_id = heapq.heappop(resting)
+            record = self.records.get(rfq_id)
+            if record is None:
+                continue  # dropped, forgotten or discarded since
+            since = record.at_rest_since()
+            if since is None:
+                again.append((before, rfq_id))
+            elif since < before:
+                due.append((record, since))
+            else:
+                again.append((since, rfq_id))
+        for entry in again:
+            heapq.heappush(resting, entry)
+        return due
 
     def _drop(self, record: StoredRfq) -> None:
         del self.records[record.rfq_id]
@@ -155,6 +185,8 @@ class TieredRfqStore:
                 self._deadlines.append((record.quote.order_deadline, record.rfq_id))
         heapq.heapify(self._expiring)
         heapq.heapify(self._deadlines)
+        self._resting = [(r.at_rest_since() or r.created_at, i) for i, r in self.records.items()]
+        heapq.heapify(self._resting)
 
     def by_order_hash(self, order_hash: bytes) -> StoredRfq | None:
         rfq_id = self.by_order.get(order_hash)
@@ -165,11 +197,7 @@ class TieredRfqStore:
     def evict_at_rest(self, before: float) -> int:
         """Forget every record at rest since before `before` (services/rfq/settlement.py
         decides the time), with its order index and fills; returns how many went."""
-        gone = [
-            r
-            for r in self.records.values()
-            if (since := r.at_rest_since()) is not None and since < before
-        ]
+        gone = [record for record, _ in self._at_rest_before(before)]
         for record in gone:
             self._drop(record)
             self._recalled.pop(record.rfq_id, None)
@@ -180,6 +208,7 @@ class TieredRfqStore:
         """Nothing kept, in memory or in the archive (a reset to a baseline)."""
         self.records, self.by_order, self.fills = {}, {}, {}
         self._recalled.clear()
+        self._resting = []
         self.archive.clear()
 
     def add_fill(self, rfq_id: str, fill: Fill) -> list[Fill]:

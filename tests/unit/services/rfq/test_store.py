@@ -170,6 +170,40 @@ async def test_a_record_read_back_waits_a_spill_then_goes_back_with_its_changes(
     assert again.cancelled
 
 
+async def test_a_record_live_at_a_spill_leaves_at_the_first_one_after_its_rest(
+    rfq: RfqHarness,
+) -> None:
+    """A sweep looks at the records due, not at every record in memory: one still live when a
+    spill looks at it, and one whose rest began after that spill's horizon, are looked at
+    again by later spills and leave at the first whose horizon is past their rest."""
+    rfq.maker(1)
+    live = await rfq.quoted()
+    assert live.quote is not None
+    assert rfq.store.spill(rfq.clock.time()) == 0  # live: no horizon up to now takes it
+    await rfq.advance_to(live.quote.expires_at)
+    await rfq.settlement.sweep()
+    since = live.at_rest_since()
+    assert since is not None
+    assert rfq.store.spill(since) == 0  # at rest since then: not before it
+    assert rfq.store.evict_at_rest(since) == 0
+    assert rfq.store.spill(since + 0.001) == 1
+    assert rfq.store.in_memory() == 0
+
+
+async def test_eviction_forgets_records_at_rest_in_memory_and_keeps_the_live(
+    rfq: RfqHarness,
+) -> None:
+    rfq.maker(1)
+    expired = await rfq.expired()
+    live = await rfq.quoted()
+    since = expired.at_rest_since()
+    assert since is not None
+    assert rfq.store.evict_at_rest(since + 0.001) == 1
+    assert rfq.store.get(expired.rfq_id) is None
+    assert rfq.store.evict_at_rest(rfq.clock.time()) == 0
+    assert rfq.store.get(live.rfq_id) is live
+
+
 async def test_a_late_fill_corrects_a_record_that_left_memory(rfq: RfqHarness) -> None:
     """The 24 h correction reaches the archive: the fill finds the record by its order hash,
     the record comes back, is corrected to filled and announced as such."""
