@@ -262,8 +262,9 @@ class RetentionSettings(StrictModel):
     # the log is for looking at, so a short tail is enough).
     events_kept: int = Field(default=1_000, ge=0)
     # How often (service clock) lapsed state is swept: records, slots, reservations, limiter
-    # windows, proof nonces and grants; a clock advance sweeps at once.
-    sweep_interval_s: float = Field(default=10, gt=0)
+    # windows, proof nonces and grants; a clock advance sweeps at once. Each sweep's work is
+    # what fell due since the last one, so a short interval keeps each pause short.
+    sweep_interval_s: float = Field(default=1, gt=0)
 
 
 class BookSettings(StrictModel):
