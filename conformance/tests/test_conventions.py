@@ -72,11 +72,18 @@ def test_unknown_path_post_is_404_not_found(http: Client) -> None:
 
 
 @pytest.mark.spec(*ENVELOPE)
-def test_wrong_method_is_405_with_allow(http: Client) -> None:
-    resp = http.delete("/v2/health")
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [
+        pytest.param("DELETE", "/v2/health", "GET", id="delete-health"),
+        pytest.param("PUT", "/v2/rfq/preview", "POST", id="put-preview"),
+    ],
+)
+def test_wrong_method_is_405_with_allow(http: Client, method: str, path: str, allowed: str) -> None:
+    resp = http.request(method, path)
     assert_error(resp, 405, "method_not_allowed")
-    methods = assert_allow(resp, "DELETE")
-    assert "GET" in methods, f"Allow {methods!r} does not list GET"
+    methods = assert_allow(resp, method)
+    assert allowed in methods, f"Allow {methods!r} does not list {allowed}"
 
 
 @pytest.mark.spec(*ENVELOPE, JSON_BODIES)
@@ -107,6 +114,18 @@ def test_oversize_body_is_413_payload_too_large(http: Client, path: str) -> None
     padding = b"x" * (MAX_BODY + 1024)
     resp = http.post(
         path,
+        data=b'{"pad": "' + padding + b'"}',
+        headers={"Content-Type": "application/json"},
+    )
+    assert_error(resp, 413, "payload_too_large")
+
+
+@pytest.mark.spec(*ENVELOPE)
+def test_oversize_body_with_a_key_is_413_payload_too_large(trader: Client) -> None:
+    """The cap holds for a keyed endpoint too: a valid key does not lift it."""
+    padding = b"x" * (MAX_BODY + 1024)
+    resp = trader.post(
+        "/v2/rfq/request",
         data=b'{"pad": "' + padding + b'"}',
         headers={"Content-Type": "application/json"},
     )
