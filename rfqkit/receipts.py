@@ -32,8 +32,12 @@ A node that mined that block empty holds the transaction in its pool without tak
 for). So once another `NUDGE_S` passes with nothing mined, a transaction whose signed bytes the
 sender handed over (`Sent.raw`) is taken out of the pool (`anvil_dropTransaction`) and sent
 again as it was: it enters the pool anew, ready, and the automine takes it (once per stall, with
-a warning; the same bytes, so the same hash the callers wait for). Without its bytes, or on a
-node that refuses either call, the stall's deadline and its error apply as before."""
+a warning naming what the node answered to each call; the same bytes, so the same hash the
+callers wait for). Without its bytes, or on a node that refuses either call, the stall's
+deadline and its error apply as before. A clean-clone CI run (docs/testing.md L41) had the
+transaction sent again and still not mined for 26 s, the node holding it as ready with the
+sender's next nonce; so from then on, every `NUDGE_S` without progress, the node is asked to
+mine again (without a warning; each such block is no progress either)."""
 
 from __future__ import annotations
 
@@ -139,6 +143,7 @@ class ReceiptWaiter:
         ask: list[str] = []  # without a receipt after a round in which the head moved
         unknown: dict[str, int] = {}  # rounds in a row the node did not know each of those
         nudged = resent = False  # asked the node to mine / sent a transaction again, this stall
+        asked_at = 0.0  # when the waiter last sent again or asked to mine after that
         ours = 0  # blocks the node mined on our request (evm_mine), not yet seen on the head
         while self._waiting:
             hashes = list(self._waiting)
@@ -192,7 +197,14 @@ class ReceiptWaiter:
                     ours += 1
             elif nudged and not resent and self._time() - progress_at > 2 * NUDGE_S:
                 resent = True
+                asked_at = self._time()
                 await self._send_again(list(self._waiting))
+            elif resent and self._time() - asked_at > NUDGE_S:
+                # Sent again and still not mined: the automine missed it once more, or the node
+                # held it back; a block on request takes every ready transaction.
+                asked_at = self._time()
+                if await self._nudge(list(self._waiting), quiet=True):
+                    ours += 1
             if self._waiting:
                 await self._sleep(delay)
                 delay = min(delay * 2, MAX_DELAY_S)
@@ -232,30 +244,38 @@ class ReceiptWaiter:
                     nonce,
                     2 * NUDGE_S,
                 )
-                await self._node.batch_outcomes(
+                dropped, again = await self._node.batch_outcomes(
                     [("anvil_dropTransaction", [tx_hash]), ("eth_sendRawTransaction", [sent.raw])]
+                )
+                log.warning(
+                    "chain %s: %s: the node answered the drop with %s and the send with %s",
+                    self._node.chain_id,
+                    tx_hash,
+                    _shown(dropped),
+                    _shown(again),
                 )
                 return
         except (ChainUnavailable, KeyError, ValueError):
             return  # the stall's own deadline and error still apply
 
-    async def _nudge(self, hashes: list[str]) -> bool:
+    async def _nudge(self, hashes: list[str], quiet: bool = False) -> bool:
         """Ask the node to mine if one of `hashes` is pending with its sender's next nonce;
-        whether it did ask."""
+        whether it did ask. `quiet`: without the warning (a request after the first)."""
         try:
             ready = await self._ready(hashes)
             if not ready:
                 return False
             tx_hash, sender, nonce = ready[0]
-            log.warning(
-                "chain %s: %s (from %s, nonce %d) is ready but nothing was mined for %g s: "
-                "asking the node to mine (an automine miss, foundry-rs/foundry#10122)",
-                self._node.chain_id,
-                tx_hash,
-                sender,
-                nonce,
-                NUDGE_S,
-            )
+            if not quiet:
+                log.warning(
+                    "chain %s: %s (from %s, nonce %d) is ready but nothing was mined for %g s: "
+                    "asking the node to mine (an automine miss, foundry-rs/foundry#10122)",
+                    self._node.chain_id,
+                    tx_hash,
+                    sender,
+                    nonce,
+                    NUDGE_S,
+                )
             await self._node.batch_outcomes([("evm_mine", [])])
             return True
         except (ChainUnavailable, KeyError, ValueError):
@@ -317,6 +337,11 @@ class ReceiptWaiter:
         else:
             why = f"its nonce is the sender's next one ({mined}), yet it was not mined"
         return f"{lead} (from {sender}, nonce {nonce}): {quiet}; {failure}; {state}; {why}"
+
+
+def _shown(outcome: Any) -> str:
+    """A JSON-RPC outcome for a log line: the result, or the error it was."""
+    return f"an error ({outcome})" if isinstance(outcome, Exception) else repr(outcome)
 
 
 def _whose(sent: Sent | None) -> str:

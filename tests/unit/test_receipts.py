@@ -271,7 +271,10 @@ async def test_blocks_mined_empty_on_request_are_no_progress_and_the_wait_fails_
         pytest.raises(ReceiptMissing) as missing,
     ):
         await node.waiter(stall_s=10).receipt(tx, Sent(SENDER, 2))
-    assert node.mined_on_request == 1  # once per stall: its empty block did not reset it
+    # Asked at NUDGE_S (2 s), then every NUDGE_S after the turn to send again at 4 s (nothing
+    # to send: no bytes): at 6 and 8 s. None of the empty blocks reset the stall; one warning.
+    assert node.mined_on_request == 3
+    assert caplog.text.count("asking the node to mine") == 1
     assert node.now < 10 + 1  # at the deadline, not for ever
     assert tx in str(missing.value)
     assert SENDER in str(missing.value)
@@ -306,3 +309,40 @@ async def test_a_ready_transaction_still_not_mined_is_sent_again_from_its_bytes(
     (again,) = [b for b in node.batches if ("eth_sendRawTransaction", [raw]) in b]
     assert again == [("anvil_dropTransaction", [tx]), ("eth_sendRawTransaction", [raw])]
     assert f"{tx} (from {SENDER}, nonce 2) is still ready but not mined" in caplog.text
+
+
+async def test_a_transaction_sent_again_and_still_not_mined_is_mined_on_a_later_request(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Seen in a clean-clone CI run (docs/testing.md L41): sent again, the transaction sat in
+    the pool as ready with its sender's next nonce and the automine did not take it. The waiter
+    goes on asking the node to mine every NUDGE_S, and says what the node answered to the drop
+    and to the send."""
+    node = FakeNode()
+    tx, raw = "0x" + "7a" * 32, "0xf86c0285"
+    node.raw_hashes[raw] = tx
+    node.pool[tx] = {"from": SENDER, "nonce": hex(2), "blockNumber": None}
+    node.nonce_on_chain = 2
+    original = node.batch_outcomes
+    requests = 0
+
+    async def missing(calls: list[tuple[str, list[Any]]]) -> list[Any]:
+        nonlocal requests
+        if ("evm_mine", []) in calls and requests == 0:  # the first block comes without it
+            requests += 1
+            node.mined_on_request += 1
+            node.head += 1
+            return ["0x0"]
+        if ("eth_sendRawTransaction", [raw]) in calls:  # accepted, but no automine
+            node.batches.append(calls)
+            node.pool[tx] = {"from": SENDER, "nonce": hex(2), "blockNumber": None}
+            return [None, tx]
+        return await original(calls)
+
+    node.batch_outcomes = missing  # type: ignore[method-assign]
+    with caplog.at_level(logging.WARNING, logger="rfqkit.receipts"):
+        receipt = await node.waiter(stall_s=30).receipt(tx, Sent(SENDER, 2, raw))
+    assert receipt["transactionHash"] == tx
+    assert node.mined_on_request == 2  # the first request's block empty, the second's with it
+    assert 3 * NUDGE_S < node.now < 3 * NUDGE_S + 0.5  # NUDGE_S after it was sent again
+    assert f"{tx}: the node answered the drop with None and the send with '{tx}'" in caplog.text
