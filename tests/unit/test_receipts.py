@@ -85,6 +85,17 @@ def mined(tx_hash: str) -> dict[str, Any]:
     return {"transactionHash": tx_hash, "status": "0x1"}
 
 
+def ready_with_bytes() -> tuple[FakeNode, str, str]:
+    """A node holding one transaction ready with its sender's next nonce (2), whose signed
+    bytes the sender kept: (node, its hash, its bytes)."""
+    node = FakeNode()
+    tx, raw = "0x" + "7a" * 32, "0xf86c0285"
+    node.raw_hashes[raw] = tx
+    node.pool[tx] = {"from": SENDER, "nonce": hex(2), "blockNumber": None}
+    node.nonce_on_chain = 2
+    return node, tx, raw
+
+
 async def test_many_waiters_share_one_batch_per_round() -> None:
     node = FakeNode()
     hashes = [f"0x{i:064x}" for i in range(44)]
@@ -286,11 +297,7 @@ async def test_a_ready_transaction_still_not_mined_is_sent_again_from_its_bytes(
     """The node mines the requested block empty and keeps the ready transaction in its pool
     (foundry-rs/foundry#10122). NUDGE_S later, with its signed bytes known, the waiter takes it
     out of the pool and sends it again: the node takes it at once, under the same hash."""
-    node = FakeNode()
-    tx, raw = "0x" + "7a" * 32, "0xf86c0285"
-    node.raw_hashes[raw] = tx
-    node.pool[tx] = {"from": SENDER, "nonce": hex(2), "blockNumber": None}
-    node.nonce_on_chain = 2
+    node, tx, raw = ready_with_bytes()
     original = node.batch_outcomes
 
     async def stuck(calls: list[tuple[str, list[Any]]]) -> list[Any]:
@@ -318,11 +325,7 @@ async def test_a_transaction_sent_again_and_still_not_mined_is_mined_on_a_later_
     the pool as ready with its sender's next nonce and the automine did not take it. The waiter
     goes on asking the node to mine every NUDGE_S, and says what the node answered to the drop
     and to the send."""
-    node = FakeNode()
-    tx, raw = "0x" + "7a" * 32, "0xf86c0285"
-    node.raw_hashes[raw] = tx
-    node.pool[tx] = {"from": SENDER, "nonce": hex(2), "blockNumber": None}
-    node.nonce_on_chain = 2
+    node, tx, raw = ready_with_bytes()
     original = node.batch_outcomes
     requests = 0
 
