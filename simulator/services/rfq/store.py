@@ -109,12 +109,14 @@ class TieredRfqStore:
         rest index (the caller drops each or puts it back); the others looked at go back."""
         due: list[tuple[StoredRfq, float]] = []
         again: list[tuple[float, str]] = []
+        seen: set[str] = set()  # an id can have two entries (an old one, and one of a recall)
         resting = self._resting
         while resting and resting[0][0] < before:
             _, rfq_id = heapq.heappop(resting)
             record = self.records.get(rfq_id)
-            if record is None:
-                continue  # dropped, forgotten or discarded since
+            if record is None or rfq_id in seen:
+                continue  # dropped, forgotten or discarded since, or looked at in this pass
+            seen.add(rfq_id)
             since = record.at_rest_since()
             if since is None:
                 again.append((before, rfq_id))

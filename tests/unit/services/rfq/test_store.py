@@ -217,3 +217,17 @@ async def test_a_late_fill_corrects_a_record_that_left_memory(rfq: RfqHarness) -
     assert corrected is not None
     assert (corrected.status, corrected.late, corrected.superseded) == ("filled", True, "expired")
     assert [e.type for e in rfq.events.events][-1] == "rfq.filled"
+
+
+def test_a_record_with_two_rest_entries_leaves_once() -> None:
+    """An id can sit in the rest index twice (an old entry and a recall's): one pass takes the
+    record once."""
+    store = TieredRfqStore(archive=MemoryRfqArchive())
+    kept = record("rfq_1")
+    kept.status = "no_quote"  # at rest from its creation
+    store.add(kept)
+    store.add(kept)  # a second entry for the same id
+    since = kept.at_rest_since()
+    assert since is not None
+    assert store.spill(since + 1) == 1
+    assert store.in_memory() == 0
