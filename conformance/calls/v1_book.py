@@ -20,7 +20,7 @@ from eth_account import Account
 from eth_account.messages import encode_typed_data
 
 from conformance.calls.rfq_calls import keyed_client
-from conformance.checks.resource_checks import V1_EVENTS
+from conformance.checks.resource_checks import V1_EVENTS, assert_swap_transactions_send_no_value
 from conformance.deployment.funding import fund_wallet
 from conformance.deployment.service_clock import Clocked
 from conformance.deployment.sim_control import SimControl
@@ -285,8 +285,9 @@ def swap_body(
 
 
 def create_swap(client: Client, body: Mapping[str, Any]) -> dict[str, Any]:
-    """POST /v1/swaps expecting 201; the swap."""
+    """POST /v1/swaps expecting 201; the swap, its unsigned transactions sending no value."""
     data: dict[str, Any] = assert_data(client.post("/v1/swaps", json=dict(body)), 201)
+    assert_swap_transactions_send_no_value(data)
     return data
 
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from conformance.checks.assertions import RECORD_FIELDS, ROUTING_FIELDS, atomic
+from conformance.wire.json_walk import objects
 from conformance.wire.response_checks import parse_iso_utc
 from conformance.wire.wording import shown
 
@@ -26,6 +27,8 @@ RFQ_STATUSES = frozenset(
 )
 # "The signed order, its signature and the claim token are never returned by GET."
 SECRET_FIELDS = frozenset({"claimToken", "signature", "encodedOrder", "orders"})
+# Spec 3 "Unsigned transaction": to, data, value, chainId.
+UNSIGNED_TRANSACTION_FIELDS = frozenset({"to", "data", "value"})
 NO_QUOTE_FIELDS = frozenset({"rfqId", "claimToken", "status", "reason", "routing"})
 NO_QUOTE_OPTIONAL = frozenset(
     {"availableSellAmount", "availableBuyAmount", "reservedUntil", "retryAfterMs"}
@@ -200,3 +203,15 @@ def assert_listed_endpoint(endpoint: Mapping[str, Any]) -> None:
     """An endpoint of GET /v1/webhooks: its fields, never its secret."""
     assert set(endpoint) >= ENDPOINT_FIELDS, f"fields missing: {shown(endpoint)}"
     assert "signingSecret" not in endpoint, f"secret listed: {shown(endpoint)}"
+
+
+# -- v1 swaps ---------------------------------------------------------------------------------
+
+
+def assert_swap_transactions_send_no_value(swap: Any) -> None:
+    """Spec 3 "Unsigned transaction": ``value`` (wei, a string) is always ``0`` for swaps. Every
+    unsigned transaction of the answer (an object with to, data and value, wherever the body,
+    not shown beyond "a swap with unsigned transactions", puts it) is checked."""
+    for tx in objects(swap):
+        if set(tx) >= UNSIGNED_TRANSACTION_FIELDS:
+            assert tx["value"] == "0", f"a swap's unsigned transaction sends value: {shown(tx)}"

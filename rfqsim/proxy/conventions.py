@@ -6,11 +6,12 @@ path answered 404. Each check is one of the conformance suite's assertions under
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from conformance.calls.feed import number
 from conformance.checks.assertions import atomic
+from conformance.wire.json_walk import fields
 from conformance.wire.response_checks import (
     RATE_LIMIT_HEADERS,
     assert_allow,
@@ -155,21 +156,6 @@ RAY_FIELDS = {
 RAMP_DECIMAL_FIELDS = frozenset(
     {"sourceAmount", "targetAmount", "amount", "expectedTargetAmount", "actualTargetAmount"}
 )
-
-
-def fields(value: Any, names: frozenset[str]) -> Iterator[tuple[str, Any]]:
-    """Every (name, value) of a member named in ``names``, anywhere in a JSON value."""
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Mapping):
-            for name, item in node.items():
-                if name in names:
-                    yield name, item
-                if isinstance(item, (Mapping, list)):
-                    stack.append(item)
-        elif isinstance(node, list):
-            stack.extend(item for item in node if isinstance(item, (Mapping, list)))
 
 
 Found = list[tuple[str, Any]]

@@ -49,7 +49,9 @@ from conformance.checks.resource_checks import (
     assert_record_settled_times,
     assert_record_status,
     assert_reserved_consistent,
+    assert_swap_transactions_send_no_value,
 )
+from conformance.wire.json_walk import fields
 from conformance.wire.openapi_checks import (
     error_responses_without_envelope,
     operations_without_error_response,
@@ -57,7 +59,6 @@ from conformance.wire.openapi_checks import (
 from conformance.wire.wording import shown
 from contracts.orders import RfqOrder
 from rfqsim.proxy import spec
-from rfqsim.proxy.conventions import fields
 from rfqsim.proxy.expect import expect_all_in, expect_equal, expect_in, expect_true
 from rfqsim.proxy.findings import Inspection
 from rfqsim.proxy.spec import SpecOperation
@@ -116,6 +117,7 @@ TRANSFER_CLAIM = "ramp/resources/transfer/claim-token"
 ORDER_BOOK_PAYLOADS = "v1/resources/order-book-semantics/get-v1-order-book-returns"
 LIMIT_ORDER_STATUS = "v1/resources/limit-order-record/status"
 SWAP_STATUS = "v1/states/swap-status/values"
+SWAP_VALUE = "v1/resources/unsigned-transaction/address-data-hex-value"
 DESCRIPTION = "rfq/endpoints/get-v2-openapi-json"
 DESCRIPTION_VERSION = "rfq/versioning/item-4"
 SIGNED_PAYLOADS = frozenset({"signature", "encodedOrder"})
@@ -349,6 +351,7 @@ def _v1(inspection: Inspection, operation: SpecOperation) -> None:
         found = [s.get("status") for s in swaps or [] if isinstance(s, Mapping)]
         statuses = [s for s in found if s is not None]
         inspection.check(SWAP_STATUS, lambda: expect_all_in(statuses, SWAP_STATUSES, "status"))
+        inspection.check(SWAP_VALUE, lambda: assert_swap_transactions_send_no_value(data))
 
 
 def _description(inspection: Inspection) -> None:

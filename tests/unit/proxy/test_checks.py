@@ -888,3 +888,36 @@ def test_the_answer_is_read_once_from_its_bytes() -> None:
     assert found(watch, exchange("GET", "/v2/health", raw=local)) == {
         "rfq/overview/conventions/timestamps-iso-8601-utc-except": "service"
     }
+
+
+def test_a_v1_swap_whose_unsigned_transaction_sends_value_is_found() -> None:
+    watch, _, _ = watcher()
+
+    def created(value: str) -> dict[str, str]:
+        tx = {"to": "0x" + "11" * 20, "data": "0x095ea7b3", "chainId": 97}
+        swap = {
+            "id": "swp_1",
+            "status": "QUOTED",
+            "transactions": {"approval": tx | {"value": "0"}, "swap": tx | {"value": value}},
+        }
+        return found(
+            watch,
+            exchange(
+                "POST",
+                "/v1/swaps",
+                status=201,
+                request={
+                    "chainId": 97,
+                    "sellToken": "0x" + "22" * 20,
+                    "buyToken": "0x" + "33" * 20,
+                    "sellAmount": "1000000",
+                    "taker": "0x" + "44" * 20,
+                },
+                request_headers=keyed(),
+                body={"data": swap},
+                headers=answer_headers(request_id(), *limited()),
+            ),
+        )
+
+    assert created("0") == {}
+    assert created("1") == {"v1/resources/unsigned-transaction/address-data-hex-value": "service"}
