@@ -160,8 +160,9 @@ class MakerProbe:
             return self._rfqs[after]
 
 
-def opens_the_stream(stream_url: str, maker_key: str) -> None:
-    """Opens the maker stream with ``maker_key``: the WebSocket upgrade must succeed, else an
+def opens_the_stream(stream_url: str, maker_key: str, *, header: str = "Authorization") -> None:
+    """Opens the maker stream with ``maker_key`` (sent as ``Authorization: Bearer``, or in the
+    ``X-API-Key`` header when ``header`` names it): the WebSocket upgrade must succeed, else an
     AssertionError names the handshake's status; and the service must not close the connection
     before it says anything. Its protocol is not shown, so whatever comes first within
     ``FIRST_WORD_S`` passes (a text or binary message), and so does nothing (a service that
@@ -169,7 +170,8 @@ def opens_the_stream(stream_url: str, maker_key: str) -> None:
     credential that never stays connected is never asked to price anything."""
 
     async def handshake() -> None:
-        headers = {"Authorization": f"Bearer {maker_key}"}
+        value = f"Bearer {maker_key}" if header == "Authorization" else maker_key
+        headers = {header: value}
         async with aiohttp.ClientSession() as session:
             try:
                 ws = await session.ws_connect(stream_url, headers=headers, heartbeat=None)

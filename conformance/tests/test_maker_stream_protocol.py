@@ -133,6 +133,25 @@ def test_a_taker_key_on_the_stream_is_403(target: Target, http: Client) -> None:
         keys.close()
 
 
+@pytest.mark.spec(
+    "rfq/endpoints/message-protocol-wss-v2",
+    "rfq/auth/api-keys/sent-authorization-bearer-api_key",
+    "rfq/auth/api-keys/scopes",
+    "rfq/errors/403-forbidden",
+)
+def test_a_read_only_taker_key_in_the_x_api_key_header_is_403_on_the_stream(
+    target: Target, http: Client
+) -> None:
+    # Whichever header carries it, a key without maker scopes never opens the stream.
+    keys = KeySource(target, "stream-read")
+    try:
+        reader = keys.make("test", ("trades:read",))
+        headers = {"X-API-Key": str(reader["key"])}
+        assert_error(_client(target, http).get(STREAM, headers=headers), 403, "forbidden")
+    finally:
+        keys.close()
+
+
 @pytest.mark.needs("key:maker")
 @pytest.mark.spec(
     "rfq/endpoints/message-protocol-wss-v2",
@@ -142,6 +161,38 @@ def test_a_maker_credential_opens_the_stream(target: Target, maker_credential: s
     # The upgrade succeeds and the service does not close the connection before it says
     # anything (whatever it says: the protocol is not shown).
     opens_the_stream(stream_url(target.base_url), maker_credential)
+
+
+@pytest.mark.needs("key:maker")
+@pytest.mark.spec(
+    "rfq/endpoints/message-protocol-wss-v2",
+    "rfq/auth/api-keys/sent-authorization-bearer-api_key",
+)
+def test_a_maker_credential_in_the_x_api_key_header_opens_the_stream(
+    target: Target, maker_credential: str
+) -> None:
+    # A key is sent either way (spec 1 "API keys"), the maker's credential on the stream too.
+    opens_the_stream(stream_url(target.base_url), maker_credential, header="X-API-Key")
+
+
+@pytest.mark.needs("key:maker")
+@pytest.mark.spec(
+    "rfq/endpoints/message-protocol-wss-v2",
+    "rfq/auth/api-keys/revoked-suspended-unknown-malformed",
+    "rfq/errors/401-unauthorized",
+    "rfq/limits/absent-responses-rejected-earlier",
+)
+def test_a_maker_credential_with_a_wrong_secret_is_401_without_rate_limit_headers(
+    target: Target, http: Client, maker_credential: str
+) -> None:
+    # The key's public part names a real credential; its secret does not match. Still a bad
+    # key, refused before any per-key limiter could count it.
+    wrong = maker_credential[:-1] + ("B" if maker_credential.endswith("A") else "A")
+    client = _client(target, http)
+    for headers in ({"Authorization": f"Bearer {wrong}"}, {"X-API-Key": wrong}):
+        refused = client.get(STREAM, headers=headers)
+        assert_error(refused, 401, "unauthorized")
+        assert_no_rate_limit_headers(refused)
 
 
 @pytest.mark.sim_only(because="decision")
