@@ -16,7 +16,7 @@ from conformance.mutants.mutations import (
 )
 
 STREAM = ("test_maker_stream_protocol.py",)
-RAMP_VIEWS = ("test_ramp_transfers.py",)
+RAMP_VIEWS = ("test_ramp_transfers.py", "test_ramp_transfers_reads.py")
 # The maker stream's mutations are scored on their own, not with the rest of the rfq area.
 MAKER_STREAM = "maker stream"
 

@@ -52,6 +52,7 @@ AREAS: dict[str, tuple[str, ...]] = {
         "test_ramp_customers_proofs.py",
         "test_ramp_customers_kyc.py",
         "test_ramp_transfers.py",
+        "test_ramp_transfers_reads.py",
         "test_ramp_transfers_lifecycle.py",
         "test_ramp_transfers_errors.py",
         "test_ramp_transfers_production.py",
