@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from typing import Any
 
 import pytest
 
@@ -105,6 +106,38 @@ def test_records_are_listed_by_wallet_newest_first(
         assert_error(resp, 400, "invalid_request")
     resp = integrator.client.get("/v1/limit-orders", params={"chainId": chain.chain_id})
     assert_error(resp, 400, "invalid_request")  # wallet is required
+
+
+@pytest.mark.spec("v1/endpoints/get-v1-limit-orders", *KINDS["limit_order"].rules)
+@pytest.mark.needs("taker_wallet")
+def test_a_wallets_newer_order_heads_its_list_and_each_row_is_its_record(
+    integrator: Integrator, clock: Clocked, chain: VenueChain, source: Wallet
+) -> None:
+    usdc, ngns = chain.token("USDC"), chain.token("NGNS")
+    sell, one = ngns.units(NGNS_PER_USDC), usdc.units(1)
+    maker = funded_maker(chain, source, {ngns: 2 * sell})
+    query = {"chainId": chain.chain_id, "wallet": maker.address}
+
+    def listed() -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = assert_data(
+            integrator.client.get("/v1/limit-orders", params=query)
+        )
+        for row in rows:  # each row is its record, read on its own
+            record = get_order(integrator.client, row["id"])
+            assert_stable("limit_order", row["id"], row, record, what=row_of())
+        return rows
+
+    older = place(integrator, clock, chain, maker, ngns, sell, usdc, buy_amount=one)
+    record = get_order(integrator.client, older.order_id)
+    read_at = time.monotonic()
+    assert [o["id"] for o in listed()] == [older.order_id]
+    # The newer order is placed a second after the older was read back: newer by any clock's
+    # grain, so its place at the head of the list shows whatever the service's timestamps.
+    later = a_second_later(read_at)
+    again = get_order(integrator.client, older.order_id)
+    assert_stable("limit_order", older.order_id, record, again, what=later)
+    newer = place(integrator, clock, chain, maker, ngns, sell, usdc, buy_amount=one)
+    assert [o["id"] for o in listed()] == [newer.order_id, older.order_id], "newest first"
 
 
 @pytest.mark.spec(
