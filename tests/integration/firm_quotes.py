@@ -12,13 +12,14 @@ from rfqsim.pytest_plugin import RfqSim
 CHAIN = 97
 
 
-def firm_quote(sim: RfqSim) -> dict[str, Any]:
+def firm_quote(sim: RfqSim, taker: int = 0) -> dict[str, Any]:
+    """10 USDC for USDT on chain 97, for the demo wallet numbered ``taker``."""
     body = {
         "chainId": CHAIN,
         "sellToken": sim.token(CHAIN, "USDC"),
         "buyToken": sim.token(CHAIN, "USDT"),
         "sellAmount": "10000000",
-        "taker": sim.demo_wallets[0]["address"],
+        "taker": sim.demo_wallets[taker]["address"],
     }
     request = urllib.request.Request(
         f"{sim.base_url}/v2/rfq/request",

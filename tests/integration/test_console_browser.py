@@ -9,6 +9,7 @@ screenshots`)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 import urllib.request
@@ -139,6 +140,52 @@ def test_advance_clock_from_the_page_expires_a_live_quote_and_the_list_shows_it(
     page.screenshot(path=str(shots / "venue.png"), full_page=True)
     go(page, "rfqs")
     row.locator("td.status", has_text="expired").wait_for()
+
+
+def test_the_taker_filter_finds_an_rfq_hours_old_in_the_history_file(
+    browser: BrowserContext, tmp_path: Path
+) -> None:
+    """An RFQ three hours old, its record and its timeline in the history file (a simulator
+    of its own keeps only the newest two timelines in memory): typing its taker in the RFQs
+    view's filter asks the server (GET /_sim/rfqs?taker=...), which finds it in the file."""
+    env = {**os.environ, "RFQSIM_TIMELINES__KEPT": "2"}
+    with serve(tmp_path, env=env) as served:
+        sim = RfqSim(served.api_url, served.info)
+        old = firm(sim, taker=1)
+        sim.advance_clock(120)  # it expires
+        deadline = time.monotonic() + 30
+        while sim.call("GET", f"/_sim/rfqs/{old['rfqId']}")["status"] != "expired":
+            assert time.monotonic() < deadline, "the RFQ never expired"
+            time.sleep(0.05)
+        sim.advance_clock(3 * 3600)  # at rest for hours: its record goes to the file
+        newer = [firm(sim)["rfqId"] for _ in range(3)]  # the demo taker's, quoted now
+        sim.advance_clock(1)  # a sweep: the timelines past the newest two, to the file
+        while (store := sim.call("GET", "/_sim/runtime")["store"])["rfqs_in_memory"] != 3 or (
+            store["writes_waiting"]
+        ):
+            assert time.monotonic() < deadline, store
+            time.sleep(0.05)
+        watched = watch(browser, sim.base_url)
+        page = watched.page
+        page.goto(sim.base_url + "/_sim/console#/rfqs", wait_until="domcontentloaded")
+        page.locator("body[data-ready=true]").wait_for()
+        view = page.get_by_role("region", name="RFQs")
+        for rfq_id in newer:  # the oldest of them from the file
+            view.locator(f"tr[data-id='{rfq_id}']").wait_for()
+        asked = "/_sim/rfqs?"
+        with page.expect_response(lambda r: asked in r.url and "taker=" in r.url) as answer:
+            box = view.get_by_label("taker", exact=True)
+            box.fill(sim.demo_wallets[1]["address"])
+            box.press("Enter")
+        assert answer.value.status == 200
+        rows = view.get_by_role("table", name="RFQs list").locator("tbody tr")
+        expect(rows).to_have_count(1)
+        expect(rows.first).to_have_attribute("data-id", old["rfqId"])
+        expect(rows.first.locator("td.status")).to_have_text("expired")
+        rows.first.get_by_role("link").click()  # its steps, read back from the file
+        expect(page.locator("aside.detail h3")).to_contain_text(old["rfqId"])
+        page.close()
+        watched.check()
 
 
 def test_a_failing_endpoints_attempts_show_their_status_and_redeliver_adds_one(
