@@ -27,17 +27,23 @@ it answers an error, which is ignored) and a warning names the transaction. A bl
 request is not progress: a node that mines it empty, the transaction still pending, has the wait
 fail at its deadline with what the node reports, never spin on one empty block after another.
 
-A node that mined that block empty holds the transaction in its pool without taking it as ready
-(the state of foundry-rs/foundry#10122's report: the pool's "queued" part, with no gap to wait
-for). So once another `NUDGE_S` passes with nothing mined, a transaction whose signed bytes the
-sender handed over (`Sent.raw`) is taken out of the pool (`anvil_dropTransaction`) and sent
-again as it was: it enters the pool anew, ready, and the automine takes it (once per stall, with
-a warning naming what the node answered to each call; the same bytes, so the same hash the
-callers wait for). Without its bytes, or on a node that refuses either call, the stall's
-deadline and its error apply as before. A clean-clone CI run (docs/testing.md L41) had the
-transaction sent again and still not mined for 26 s, the node holding it as ready with the
-sender's next nonce; so from then on, every `NUDGE_S` without progress, the node is asked to
-mine again (without a warning; each such block is no progress either)."""
+A node that mined that block empty holds the transaction in its pool without taking it as ready:
+in its queued part, waiting for the marker of the sender's previous nonce, which will never come.
+How it gets there, as Anvil 1.7.1's source reads (not caught in the act): the node reads the
+sender's nonce for an arriving transaction and adds it to its pool in two steps; a block mined
+between them (a burst of sends from one sender, on a busy machine) mines the previous nonce and
+retires its marker before the transaction that needed it arrives. There
+it stays, its nonce the sender's next: no block takes it, `anvil_dropTransaction` looks only in
+the ready part (it answers null), and the same bytes sent again are "already imported" (seen on
+a real node: tests/integration/test_receipts_anvil.py puts a transaction in that state). So once
+another `NUDGE_S` passes with nothing mined, a sender whose stuck transaction's signed bytes we
+hold (`Sent.raw`) has its transactions taken out of the node's pool, both parts
+(`anvil_removePoolTransactions`), and its awaited ones sent again as they were, one by one in
+nonce order: the first has no marker to wait for and the automine takes it, under the same hash
+the callers wait for (once per stall, with a warning naming what the node answered to each call).
+Without its bytes, or on a node that refuses the calls, the stall's deadline and its error apply
+as before. From then on, every `NUDGE_S` without progress, the node is asked to mine again
+(without a warning; each such block is no progress either)."""
 
 from __future__ import annotations
 
@@ -229,32 +235,47 @@ class ReceiptWaiter:
         ]
 
     async def _send_again(self, hashes: list[str]) -> None:
-        """Take a ready transaction the node will not mine out of its pool and send it again."""
+        """Clear the pool of a sender whose next transaction the node will not mine, then send
+        its awaited transactions again from their bytes, in nonce order (the module says why)."""
         try:
-            for tx_hash, sender, nonce in await self._ready(hashes):
-                sent = self._sent.get(tx_hash)
-                if sent is None or sent.raw is None:
-                    continue
-                log.warning(
-                    "chain %s: %s (from %s, nonce %d) is still ready but not mined after "
-                    "%g s: taking it out of the node's pool and sending it again",
-                    self._node.chain_id,
-                    tx_hash,
-                    sender,
-                    nonce,
-                    2 * NUDGE_S,
-                )
-                dropped, again = await self._node.batch_outcomes(
-                    [("anvil_dropTransaction", [tx_hash]), ("eth_sendRawTransaction", [sent.raw])]
-                )
-                log.warning(
-                    "chain %s: %s: the node answered the drop with %s and the send with %s",
-                    self._node.chain_id,
-                    tx_hash,
-                    _shown(dropped),
-                    _shown(again),
-                )
+            ready = await self._ready(hashes)
+            if not ready:
                 return
+            tx_hash, sender, nonce = ready[0]
+            again = sorted(
+                (sent.nonce, h, sent.raw)
+                for h, sent in self._sent.items()
+                if h in self._waiting
+                and sent.raw is not None
+                and sent.sender.lower() == sender.lower()
+            )
+            if tx_hash not in {h for _, h, _ in again}:
+                return  # without its bytes: the stall's deadline and error apply
+            log.warning(
+                "chain %s: %s (from %s, nonce %d) is still pending with its sender's next nonce "
+                "but not mined after %g s: clearing the sender's transactions from the node's "
+                "pool and sending its %d awaited one(s) again",
+                self._node.chain_id,
+                tx_hash,
+                sender,
+                nonce,
+                2 * NUDGE_S,
+                len(again),
+            )
+            (removed,) = await self._node.batch_outcomes(
+                [("anvil_removePoolTransactions", [sender])]
+            )
+            answers = [
+                (await self._node.batch_outcomes([("eth_sendRawTransaction", [raw])]))[0]
+                for _, _, raw in again  # one by one: each in the pool before the next
+            ]
+            log.warning(
+                "chain %s: %s: the node answered the removal with %s and the sends with %s",
+                self._node.chain_id,
+                tx_hash,
+                _shown(removed),
+                ", ".join(_shown(a) for a in answers),
+            )
         except (ChainUnavailable, KeyError, ValueError):
             return  # the stall's own deadline and error still apply
 

@@ -51,8 +51,10 @@ class FakeNode:
                 outcomes.append(self.pool.get(params[0]))
             elif method == "eth_getTransactionCount":
                 outcomes.append(hex(self.nonce_on_chain))
-            elif method == "anvil_dropTransaction":
-                self.pool.pop(params[0], None)
+            elif method == "anvil_removePoolTransactions":  # both parts of the pool
+                for tx_hash, tx in list(self.pool.items()):
+                    if tx["from"] == params[0]:
+                        del self.pool[tx_hash]
                 outcomes.append(None)
             elif method == "eth_sendRawTransaction":  # automine: mined on arrival
                 tx_hash = self.raw_hashes[params[0]]
@@ -294,9 +296,10 @@ async def test_blocks_mined_empty_on_request_are_no_progress_and_the_wait_fails_
 async def test_a_ready_transaction_still_not_mined_is_sent_again_from_its_bytes(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """The node mines the requested block empty and keeps the ready transaction in its pool
-    (foundry-rs/foundry#10122). NUDGE_S later, with its signed bytes known, the waiter takes it
-    out of the pool and sends it again: the node takes it at once, under the same hash."""
+    """The node mines the requested block empty and keeps the transaction in its pool
+    (foundry-rs/foundry#10122). NUDGE_S later, with its signed bytes known, the waiter clears the
+    sender's transactions from the pool and sends it again: the node takes it at once, under the
+    same hash."""
     node, tx, raw = ready_with_bytes()
     original = node.batch_outcomes
 
@@ -313,9 +316,11 @@ async def test_a_ready_transaction_still_not_mined_is_sent_again_from_its_bytes(
     assert receipt["transactionHash"] == tx
     assert node.mined_on_request == 1
     assert 2 * NUDGE_S < node.now < 2 * NUDGE_S + 0.5  # at the first round past twice NUDGE_S
-    (again,) = [b for b in node.batches if ("eth_sendRawTransaction", [raw]) in b]
-    assert again == [("anvil_dropTransaction", [tx]), ("eth_sendRawTransaction", [raw])]
-    assert f"{tx} (from {SENDER}, nonce 2) is still ready but not mined" in caplog.text
+    at = node.batches.index([("eth_sendRawTransaction", [raw])])
+    assert node.batches[at - 1] == [("anvil_removePoolTransactions", [SENDER])]
+    assert f"{tx} (from {SENDER}, nonce 2) is still pending with its sender's next nonce" in (
+        caplog.text
+    )
 
 
 async def test_a_transaction_sent_again_and_still_not_mined_is_mined_on_a_later_request(
@@ -339,7 +344,7 @@ async def test_a_transaction_sent_again_and_still_not_mined_is_mined_on_a_later_
         if ("eth_sendRawTransaction", [raw]) in calls:  # accepted, but no automine
             node.batches.append(calls)
             node.pool[tx] = {"from": SENDER, "nonce": hex(2), "blockNumber": None}
-            return [None, tx]
+            return [tx]
         return await original(calls)
 
     node.batch_outcomes = missing  # type: ignore[method-assign]
@@ -348,4 +353,36 @@ async def test_a_transaction_sent_again_and_still_not_mined_is_mined_on_a_later_
     assert receipt["transactionHash"] == tx
     assert node.mined_on_request == 2  # the first request's block empty, the second's with it
     assert 3 * NUDGE_S < node.now < 3 * NUDGE_S + 0.5  # NUDGE_S after it was sent again
-    assert f"{tx}: the node answered the drop with None and the send with '{tx}'" in caplog.text
+    assert f"{tx}: the node answered the removal with None and the sends with '{tx}'" in (
+        caplog.text
+    )
+
+
+async def test_the_senders_awaited_transactions_are_sent_again_in_nonce_order() -> None:
+    """A stuck transaction (nonce 2, the sender's next) and one of the same sender queued behind
+    it (nonce 3) are cleared from the pool together and sent again from their bytes, the lower
+    nonce first; another sender's transaction in the pool is left where it was."""
+    node, first, first_raw = ready_with_bytes()
+    second, second_raw = "0x" + "7b" * 32, "0xf86c0386"
+    node.raw_hashes[second_raw] = second
+    node.pool[second] = {"from": SENDER, "nonce": hex(3), "blockNumber": None}
+    other = "0x" + "7c" * 32
+    node.pool[other] = {"from": "0x" + "22" * 20, "nonce": hex(9), "blockNumber": None}
+    original = node.batch_outcomes
+
+    async def stuck(calls: list[tuple[str, list[Any]]]) -> list[Any]:
+        if ("evm_mine", []) in calls:  # the miss: the requested block comes without it
+            node.mined_on_request += 1
+            node.head += 1
+            return ["0x0" if m == "evm_mine" else None for m, _ in calls]
+        return await original(calls)
+
+    node.batch_outcomes = stuck  # type: ignore[method-assign]
+    waiter = node.waiter(stall_s=30)
+    receipts = await waiter.receipts(
+        [second, first], {first: Sent(SENDER, 2, first_raw), second: Sent(SENDER, 3, second_raw)}
+    )
+    assert [r["transactionHash"] for r in receipts] == [second, first]
+    sends = [b[0][1][0] for b in node.batches if b[0][0] == "eth_sendRawTransaction"]
+    assert sends == [first_raw, second_raw]
+    assert other in node.pool
