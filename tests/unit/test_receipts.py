@@ -98,6 +98,20 @@ def ready_with_bytes() -> tuple[FakeNode, str, str]:
     return node, tx, raw
 
 
+def mines_empty_on_request(node: FakeNode) -> None:
+    """The miss: every block mined on request (evm_mine) comes without the transaction."""
+    original = node.batch_outcomes
+
+    async def stuck(calls: list[tuple[str, list[Any]]]) -> list[Any]:
+        if ("evm_mine", []) in calls:
+            node.mined_on_request += 1
+            node.head += 1
+            return ["0x0" if m == "evm_mine" else None for m, _ in calls]
+        return await original(calls)
+
+    node.batch_outcomes = stuck  # type: ignore[method-assign]
+
+
 async def test_many_waiters_share_one_batch_per_round() -> None:
     node = FakeNode()
     hashes = [f"0x{i:064x}" for i in range(44)]
@@ -301,16 +315,7 @@ async def test_a_ready_transaction_still_not_mined_is_sent_again_from_its_bytes(
     sender's transactions from the pool and sends it again: the node takes it at once, under the
     same hash."""
     node, tx, raw = ready_with_bytes()
-    original = node.batch_outcomes
-
-    async def stuck(calls: list[tuple[str, list[Any]]]) -> list[Any]:
-        if ("evm_mine", []) in calls:  # the miss: the requested block comes without it
-            node.mined_on_request += 1
-            node.head += 1
-            return ["0x0" if m == "evm_mine" else None for m, _ in calls]
-        return await original(calls)
-
-    node.batch_outcomes = stuck  # type: ignore[method-assign]
+    mines_empty_on_request(node)
     with caplog.at_level(logging.WARNING, logger="rfqkit.receipts"):
         receipt = await node.waiter(stall_s=30).receipt(tx, Sent(SENDER, 2, raw))
     assert receipt["transactionHash"] == tx
@@ -368,16 +373,7 @@ async def test_the_senders_awaited_transactions_are_sent_again_in_nonce_order() 
     node.pool[second] = {"from": SENDER, "nonce": hex(3), "blockNumber": None}
     other = "0x" + "7c" * 32
     node.pool[other] = {"from": "0x" + "22" * 20, "nonce": hex(9), "blockNumber": None}
-    original = node.batch_outcomes
-
-    async def stuck(calls: list[tuple[str, list[Any]]]) -> list[Any]:
-        if ("evm_mine", []) in calls:  # the miss: the requested block comes without it
-            node.mined_on_request += 1
-            node.head += 1
-            return ["0x0" if m == "evm_mine" else None for m, _ in calls]
-        return await original(calls)
-
-    node.batch_outcomes = stuck  # type: ignore[method-assign]
+    mines_empty_on_request(node)
     waiter = node.waiter(stall_s=30)
     receipts = await waiter.receipts(
         [second, first], {first: Sent(SENDER, 2, first_raw), second: Sent(SENDER, 3, second_raw)}
