@@ -199,10 +199,9 @@ def checks(args: argparse.Namespace) -> list[PreflightCheck]:
             done.append(PreflightCheck(what, detail=detail if test_chains else "a private key"))
     if inputs.taker_wallets and inputs.keys:
         funder = inputs.taker_wallets[-1]
-        keyed = Client(base, headers={"X-API-Key": inputs.keys[0].key})
         areas = args.only or list(AREAS)
         for chain_id, url in sorted(test_chains.items()):
-            done.append(funds_check(keyed, funder.address, chain_id, url, areas))
+            done.append(funds_check(base, inputs.keys[0].key, funder.address, chain_id, url, areas))
     if args.webhook_local is not None:
         done.append(webhook_local_check(base, args.webhook_local, args.webhook_public_url))
     return done
@@ -225,12 +224,15 @@ def webhook_local_check(base: str, given: str, public_url: str | None) -> Prefli
 
 
 def funds_check(
-    client: Client, funder: str, chain_id: int, rpc_url: str, areas: list[str]
+    base: str, key: str, funder: str, chain_id: int, rpc_url: str, areas: list[str]
 ) -> PreflightCheck:
     """The funding wallet (the last taker wallet: it funds fresh makers and takers) against
     what the selected areas lend at once (conformance/deployment/run_cost.py): its balances, and
-    about how many full runs they still pay for. Too little of a token is a pre-run error."""
+    about how many full runs they still pay for. Too little of a token is a pre-run error. The
+    tokens are read from the ladder with `key`, waiting out a 429 (a run right after another
+    can find the key's window spent)."""
     what = f"funds of {funder} on chain {chain_id}"
+    client = Client(base, headers={"X-API-Key": key}).paced()
     try:
         tokens = discover_chain(client, chain_id, rpc_url, "test")["tokens"]
         node = Chain(rpc_url, chain_id)

@@ -15,6 +15,7 @@ import pytest
 from eth_account import Account
 
 from conformance.deployment import run_cost
+from conformance.deployment.preflight import funds_check
 from conformance.wire.chain import Chain
 from conformance.wire.client import Client
 from conformance.wire.response_checks import assert_data
@@ -117,6 +118,28 @@ def test_a_funding_wallet_short_of_what_the_areas_lend_stops_the_run_naming_the_
     line = next(x for x in rich.stdout.splitlines() if "funds of" in x)
     assert line.startswith(f"  ok    funds of {demo['address']} on chain 97: holds "), line
     assert f"the selected areas lend up to {run_cost.amounts_text(lends)} at once" in line
+
+
+def test_the_funds_check_waits_out_a_key_window_a_run_before_spent(served: Served) -> None:
+    """A run started right after another can find the key's window spent: the pre-run funds
+    check waits out the 429 (Retry-After) and still reads the funding wallet's balances."""
+    chain = next(c for c in served.info["chains"] if c["chain_id"] == 97)
+    demo = served.info["demo_wallets"][-1]
+    made = Client(served.api_url).post(
+        "/_sim/keys", json={"partner": "demo", "environment": "test", "scopes": ["trades:read"]}
+    )
+    key = str(made.json()["data"]["key"])
+    spender = Client(served.api_url, headers={"X-API-Key": key})
+    for _ in range(200):  # the default tier's 60 a minute, and then some
+        if spender.get("/v2/rfq/levels", params={"chainId": 97}).status == 429:
+            break
+    else:
+        raise AssertionError("the key's window was never spent")
+    check = funds_check(
+        served.api_url, key, str(demo["address"]), 97, str(chain["rpc_url"]), ["feed"]
+    )
+    assert check.problem is None, check.problem
+    assert check.detail.startswith("holds "), check.detail
 
 
 def test_a_maker_credential_is_checked_as_one(served: Served, tmp_path: Path) -> None:
