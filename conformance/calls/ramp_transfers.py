@@ -21,16 +21,12 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from eth_utils.address import to_checksum_address
-from eth_utils.crypto import keccak
-
 from conformance.calls.ramp import Ramp, RampWallet
 from conformance.deployment.funding import fund_wallet
 from conformance.deployment.venue import VenueChain, whole
 from conformance.wire.client import Response
 from conformance.wire.response_checks import assert_request_id, parse_iso_utc
 from conformance.wire.wording import shown
-from rfqkit.json_rpc import hex_to_int
 from rfqkit.wallets import Wallet
 
 T = TypeVar("T")
@@ -397,20 +393,3 @@ def receipt_of(chain: VenueChain, tx_hash: str) -> dict[str, Any]:
     receipt = chain.rpc().rpc("eth_getTransactionReceipt", [tx_hash])
     assert isinstance(receipt, dict), f"no receipt for {tx_hash}"
     return receipt
-
-
-def token_transfers_to(receipt: dict[str, Any], token: str, to: str) -> list[int]:
-    """Amounts of the ERC-20 Transfer logs in ``receipt`` of ``token`` to ``to``."""
-    topic = "0x" + keccak(text="Transfer(address,address,uint256)").hex()
-    amounts = []
-    for log in receipt.get("logs") or []:
-        topics = log.get("topics") or []
-        if (
-            to_checksum_address(log["address"]) == to_checksum_address(token)
-            and topics
-            and topics[0].lower() == topic
-            and len(topics) == 3
-            and to_checksum_address("0x" + topics[2][-40:]) == to_checksum_address(to)
-        ):
-            amounts.append(hex_to_int(log["data"]))
-    return amounts

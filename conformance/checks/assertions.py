@@ -23,7 +23,7 @@ from eth_abi.abi import decode as abi_decode
 from conformance.checks.stable_reads import CREATION, TWO_READS, assert_stable
 from conformance.deployment.funding import Balances
 from conformance.deployment.venue import VenueChain
-from conformance.wire.chain import erc20_approve, hex_bytes, selector
+from conformance.wire.chain import erc20_approve, hex_bytes, selector, token_delta
 from conformance.wire.response_checks import iso_seconds as iso_seconds
 from conformance.wire.response_checks import parse_iso_utc
 from conformance.wire.response_checks import same_instant as same_instant
@@ -392,17 +392,20 @@ def assert_settled(
     taker: str,
     sell: str,
     buy: str,
+    tx_hash: str,
 ) -> None:
     """Exact on-chain movements of a filled quote: the taker paid takerPays and received
     buyAmount, each maker received its orders' outputs and gave their inputs, and the fee
-    recipient received the fee."""
+    recipient received the fee. The fee recipient is shared by every fill on the venue, so
+    what it received is read from the fill's own logs (``tx_hash``), not from its balance."""
     sell_address, buy_address = chain.token(sell).address, chain.token(buy).address
     assert before.delta(after, sell_address, taker) == -checked.taker_pays, "taker paid"
     assert before.delta(after, buy_address, taker) == checked.buy_amount, "taker received"
     recipient = chain.contracts.get("fee_recipient")
     if recipient:
-        assert before.delta(after, sell_address, recipient) == checked.fee_amount, "fee"
-        assert before.delta(after, buy_address, recipient) == 0, "fee is in the sell token"
+        receipt = chain.rpc().wait_receipt(tx_hash)
+        assert token_delta(receipt, sell_address, recipient) == checked.fee_amount, "fee"
+        assert token_delta(receipt, buy_address, recipient) == 0, "fee is in the sell token"
     for maker in dict.fromkeys(checked.makers):
         mine = [o for o in checked.orders if o.maker == maker]
         assert before.delta(after, sell_address, maker) == sum(o.outputAmount for o in mine)

@@ -27,11 +27,11 @@ from conformance.calls.ramp_transfers import (
     funded_ramp_wallet,
     ngns,
     receipt_of,
-    token_transfers_to,
     wait_until,
 )
 from conformance.checks.stable_reads import KINDS, REPLAY, a_second_later, assert_stable, row_of
 from conformance.deployment.venue import VenueChain, whole
+from conformance.wire.chain import token_transfers_to
 from conformance.wire.response_checks import assert_error
 from rfqkit.json_rpc import hex_to_int
 from rfqkit.wallets import Wallet

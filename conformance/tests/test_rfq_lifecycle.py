@@ -182,13 +182,20 @@ def test_cancel_rules_seen_by_one_client(
         [usdt.address, ngns.address],
         [taker.address, chain.fee_recipient, *checked.makers],
     )
-    execute_quote(chain, taker, first)
+    tx_hash = execute_quote(chain, taker, first)
     later = a_second_later(quoted_at)
     record = wait_status(trader, rfq_id, None, "filled")
     assert_filled_record(record, checked)
     assert_stable("rfq", rfq_id, quoted, record, what=later)
     assert_settled(
-        before, before.again(), chain, checked, taker=taker.address, sell="USDT", buy="NGNS"
+        before,
+        before.again(),
+        chain,
+        checked,
+        taker=taker.address,
+        sell="USDT",
+        buy="NGNS",
+        tx_hash=tx_hash,
     )
     _conflict(cancel(anyone, rfq_id, token))
 
@@ -357,7 +364,14 @@ def test_lapsed_quote_expires_and_a_late_fill_corrects_it(
     record = wait_status(trader, rfq_id, None, "filled")
     assert_filled_record(record, checked, tx_hash=tx_hash)
     assert_settled(
-        before, before.again(), chain, checked, taker=taker.address, sell="USDT", buy="NGNS"
+        before,
+        before.again(),
+        chain,
+        checked,
+        taker=taker.address,
+        sell="USDT",
+        buy="NGNS",
+        tx_hash=tx_hash,
     )
 
 

@@ -91,7 +91,9 @@ def test_bundle_of_three_makers_settles_in_one_transaction(
     record = wait_status(trader, data["rfqId"], None, "filled")
     assert_filled_record(record, checked, tx_hash=tx_hash)
     after = before.again()
-    assert_settled(before, after, chain, checked, taker=taker.address, sell="USDC", buy="USDT")
+    assert_settled(
+        before, after, chain, checked, taker=taker.address, sell="USDC", buy="USDT", tx_hash=tx_hash
+    )
     receipt = node.wait_receipt(tx_hash)
     assert receipt["to"].lower() == chain.reactor.lower(), receipt
 
@@ -150,4 +152,6 @@ def test_exact_output_bundle_delivers_buy_amount_exactly(
     assert_filled_record(record, checked, tx_hash=tx_hash)
     assert record["buyAmount"] == str(want), record
     after = before.again()
-    assert_settled(before, after, chain, checked, taker=taker.address, sell="USDC", buy="USDT")
+    assert_settled(
+        before, after, chain, checked, taker=taker.address, sell="USDC", buy="USDT", tx_hash=tx_hash
+    )

@@ -209,7 +209,16 @@ def test_exact_input_single_maker_settles_keyless(
     assert_filled_record(record, checked, tx_hash=signed.tx_hash)
     assert record["submittedAt"] == reported["submittedAt"], record
     after = before.again()
-    assert_settled(before, after, chain, checked, taker=taker.address, sell="USDT", buy="NGNS")
+    assert_settled(
+        before,
+        after,
+        chain,
+        checked,
+        taker=taker.address,
+        sell="USDT",
+        buy="NGNS",
+        tx_hash=signed.tx_hash,
+    )
     assert node.allowance(usdt.address, taker.address, chain.reactor) == 0
 
     # The same hash again after the fill: 200 with the current status; another hash: 409.
@@ -267,5 +276,7 @@ def test_exact_output_delivers_buy_amount_exactly(
     assert record["submittedAt"] is None, record
     assert record["buyAmount"] == str(want), "exact output: exactly the requested buyAmount"
     after = before.again()
-    assert_settled(before, after, chain, checked, taker=taker.address, sell="USDT", buy="NGNS")
+    assert_settled(
+        before, after, chain, checked, taker=taker.address, sell="USDT", buy="NGNS", tx_hash=tx_hash
+    )
     assert node.allowance(usdt.address, taker.address, chain.reactor) == 0, "takerPays was all"

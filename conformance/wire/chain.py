@@ -223,6 +223,46 @@ class Chain:
         return self.transact(wallet, token, erc20_approve(spender, amount))
 
 
+TRANSFER_TOPIC = "0x" + keccak(text="Transfer(address,address,uint256)").hex()
+
+
+def token_transfers_to(receipt: dict[str, Any], token: str, to: str) -> list[int]:
+    """Amounts of the ERC-20 Transfer logs in ``receipt`` of ``token`` to ``to``."""
+    return [amount for _, dest, amount in _transfers(receipt, token) if dest == _address(to)]
+
+
+def token_delta(receipt: dict[str, Any], token: str, holder: str) -> int:
+    """What the transaction of ``receipt`` moved of ``token`` into ``holder`` (received minus
+    sent), from its own Transfer logs: exact even while other transactions move the same
+    holder's balance (a venue's fee recipient, shared by every fill)."""
+    mine = _address(holder)
+    return sum(
+        amount if dest == mine else -amount
+        for source, dest, amount in _transfers(receipt, token)
+        if mine in (source, dest)
+    )
+
+
+def _address(value: str) -> str:
+    return to_checksum_address(value)
+
+
+def _transfers(receipt: dict[str, Any], token: str) -> list[tuple[str, str, int]]:
+    """(from, to, amount) of each ERC-20 Transfer log of ``token`` in ``receipt``."""
+    found = []
+    for log in receipt.get("logs") or []:
+        topics = log.get("topics") or []
+        if (
+            _address(log["address"]) == _address(token)
+            and len(topics) == 3
+            and topics[0].lower() == TRANSFER_TOPIC
+        ):
+            source = _address("0x" + topics[1][-40:])
+            dest = _address("0x" + topics[2][-40:])
+            found.append((source, dest, hex_to_int(log["data"])))
+    return found
+
+
 def erc20_transfer(to: str, amount: int) -> bytes:
     return calldata("transfer(address,uint256)", ["address", "uint256"], [to, amount])
 
