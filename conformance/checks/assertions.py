@@ -396,20 +396,21 @@ def assert_settled(
 ) -> None:
     """Exact on-chain movements of a filled quote: the taker paid takerPays and received
     buyAmount, each maker received its orders' outputs and gave their inputs, and the fee
-    recipient received the fee. The fee recipient is shared by every fill on the venue, so
-    what it received is read from the fill's own logs (``tx_hash``), not from its balance."""
+    recipient received the fee. The fee recipient and the venue's makers are shared by every
+    fill on the venue (other tests' too), so what they received and gave is read from the
+    fill's own logs (``tx_hash``); the taker, fresh per test, from its balances."""
     sell_address, buy_address = chain.token(sell).address, chain.token(buy).address
     assert before.delta(after, sell_address, taker) == -checked.taker_pays, "taker paid"
     assert before.delta(after, buy_address, taker) == checked.buy_amount, "taker received"
+    receipt = chain.rpc().wait_receipt(tx_hash)
     recipient = chain.contracts.get("fee_recipient")
     if recipient:
-        receipt = chain.rpc().wait_receipt(tx_hash)
         assert token_delta(receipt, sell_address, recipient) == checked.fee_amount, "fee"
         assert token_delta(receipt, buy_address, recipient) == 0, "fee is in the sell token"
     for maker in dict.fromkeys(checked.makers):
         mine = [o for o in checked.orders if o.maker == maker]
-        assert before.delta(after, sell_address, maker) == sum(o.outputAmount for o in mine)
-        assert before.delta(after, buy_address, maker) == -sum(o.inputAmount for o in mine)
+        assert token_delta(receipt, sell_address, maker) == sum(o.outputAmount for o in mine)
+        assert token_delta(receipt, buy_address, maker) == -sum(o.inputAmount for o in mine)
 
 
 def assert_filled_record(
