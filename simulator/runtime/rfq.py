@@ -42,11 +42,17 @@ from simulator.services.rfq.funds import FundsSaved, TakerFunds
 from simulator.services.rfq.history import RFQ_STEPS, RepliesSaved, RfqHistory
 from simulator.services.rfq.inventory import InventorySaved, MakerInventory
 from simulator.services.rfq.makers import MakerRegistry
-from simulator.services.rfq.ports import FrameTap, RfqChainReads, RfqStore, SimulatedFleet
+from simulator.services.rfq.ports import (
+    FrameTap,
+    RfqChainReads,
+    RfqStore,
+    SimulatedFleet,
+    SlotLedger,
+)
 from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement, SettlementSettings
-from simulator.services.rfq.slots import OutstandingSlots, SlotsSaved
+from simulator.services.rfq.slots import OutstandingSlots
 from simulator.services.rfq.store import RfqStoreSaved
 from simulator.services.rfq.time_control import RfqTimeControl
 from simulator.services.shared.changes import ChangeFeed
@@ -77,9 +83,11 @@ def build_rfq(
     store: RfqStore,
     events: EventLog,
     changes: ChangeFeed | None = None,
+    slots: SlotLedger | None = None,
 ) -> RfqArea:
     """The RFQ area on its ports: the chain reads, the simulated fleet /_sim/makers controls,
-    the record store and the event log (the app passes the real ones, unit tests fakes)."""
+    the record store, the event log (the app passes the real ones, unit tests fakes) and the
+    outstanding-RFQ slots (in memory unless given: the shared engine's)."""
     registry = MakerRegistry(clock)
     history = RfqHistory(timelines("rfqs", RFQ_STEPS, clock, settings, changes))
     registry.on_late = lambda maker, quote_id, rfq_id, waited_s, kind: history.answered_late(
@@ -90,7 +98,7 @@ def build_rfq(
     deps = RfqDeps(
         venue=venue,
         proofs=access.proofs,
-        slots=OutstandingSlots(clock),
+        slots=slots or OutstandingSlots(clock),
         funds=TakerFunds(clock, reads),
         inventory=inventory,
         makers=registry,
@@ -133,7 +141,7 @@ def rfq_state(area: RfqArea) -> list[StateParticipant]:
         SavedAttributes("rfq.store", area.store, RfqStoreSaved, after_load=area.store.reindex_open),
         SavedAttributes("rfq.inventory", area.deps.inventory, InventorySaved),
         SavedAttributes("rfq.funds", area.deps.funds, FundsSaved),
-        SavedAttributes("rfq.slots", area.deps.slots, SlotsSaved),
+        area.deps.slots.state("rfq.slots"),
         SavedAttributes("rfq.events", area.events, EventLogSaved),
         TimelineState("rfq.timelines", area.deps.history.timelines),
         SavedAttributes("rfq.replies", area.deps.history, RepliesSaved),

@@ -10,8 +10,8 @@ from simulator.services.rfq.funds import TakerFunds
 from simulator.services.rfq.history import RfqHistory
 from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.makers import MakerRegistry
+from simulator.services.rfq.ports import SlotLedger
 from simulator.services.rfq.pricing import IndicativePricing
-from simulator.services.rfq.slots import OutstandingSlots
 from simulator.services.shared.faults import Faults
 from simulator.services.shared.venue import VenueDirectory
 from simulator.settings import LimitSettings
@@ -21,7 +21,7 @@ from simulator.settings import LimitSettings
 class RfqDeps:
     venue: VenueDirectory
     proofs: ProofService
-    slots: OutstandingSlots
+    slots: SlotLedger  # outstanding-RFQ slots: in memory, or shared by several instances
     funds: TakerFunds
     inventory: MakerInventory
     makers: MakerRegistry

@@ -14,6 +14,7 @@ from rfqkit.maker_protocol import ServerMessage
 from simulator.services.rfq.archived import ArchivedRfq
 from simulator.services.rfq.model import StoredRfq
 from simulator.services.shared.fills import Fill
+from simulator.services.shared.state import StateParticipant
 
 __all__ = [
     "BalanceReader",
@@ -26,6 +27,7 @@ __all__ = [
     "RfqChainReads",
     "RfqStore",
     "SimulatedFleet",
+    "SlotLedger",
     "TxStatusReader",
 ]
 
@@ -112,6 +114,36 @@ class RfqStore(Protocol):
         """Move every record at rest since before `before` (a horizon no later than now) out of
         memory, into the archive; returns how many went (they stay readable through `get` and
         `by_order_hash`)."""
+        ...
+
+
+class SlotLedger(Protocol):
+    """The outstanding-RFQ slots (slots.py has the rules): in memory for one instance
+    (`OutstandingSlots`), in the shared engine for several (adapters/redis/slots.py). `acquire`
+    is the one check-and-take and is atomic wherever the ledger lives: two requests, on one
+    instance or two, never both take the last slot. The other calls do not wait: a shared
+    ledger applies them in order, before the next `acquire` of the same instance checks."""
+
+    async def acquire(self, owner: str, rfq_id: str, cap: int, hold_s: float) -> None:
+        """Take a slot for `rfq_id`, held `hold_s` from now (provisional: its auction runs); over
+        the cap is 429 `outstanding_rfq_cap` naming `nextSlotFreeAt`, after the owner's running
+        auctions end."""
+        ...
+
+    def extend(self, rfq_id: str, held_until: float) -> None:
+        """The quote's latestOrderDeadline: the slot is settled and held to it."""
+        ...
+
+    def release(self, rfq_id: str) -> None:
+        """The slot is free now (a fill, a no-quote, an error, /_sim release)."""
+        ...
+
+    def evict_lapsed(self) -> None:
+        """Drop every slot past its hold, whoever owns it."""
+        ...
+
+    def state(self, name: str) -> StateParticipant:
+        """The ledger as reset, snapshots and the state directory see it."""
         ...
 
 

@@ -22,7 +22,21 @@ from pydantic import Field
 from rfqkit.timestamps import from_unix, isoformat
 from simulator.clock import Clock
 from simulator.errors import RateLimited
-from simulator.services.shared.state import StateSchema
+from simulator.services.shared.state import SavedAttributes, StateParticipant, StateSchema
+
+
+def over_cap(cap: int, next_free: float) -> RateLimited:
+    """The cap's 429: no Retry-After; the next slot frees at `next_free`, the earliest
+    latestOrderDeadline among the owner's live quotes (the earliest provisional hold while none
+    is quoted yet), or when one fills."""
+    return RateLimited(
+        f"Outstanding-RFQ cap of {cap} reached",
+        details={
+            "reason": "outstanding_rfq_cap",
+            "cap": cap,
+            "nextSlotFreeAt": isoformat(from_unix(next_free)),
+        },
+    )
 
 
 @dataclass
@@ -77,19 +91,9 @@ class OutstandingSlots:
         return ends[0][0]
 
     def _over_cap(self, owner: str, cap: int) -> RateLimited:
-        """The cap's 429: no Retry-After; the next slot frees at the earliest latestOrderDeadline
-        among the owner's live quotes (or when one fills)."""
         slots = [self._slots[rfq_id] for rfq_id in self._by_owner.get(owner, ())]
         settled = [s.held_until for s in slots if s.settled]
-        next_free = min(settled) if settled else self._next_free(owner)
-        return RateLimited(
-            f"Outstanding-RFQ cap of {cap} reached",
-            details={
-                "reason": "outstanding_rfq_cap",
-                "cap": cap,
-                "nextSlotFreeAt": isoformat(from_unix(next_free)),
-            },
-        )
+        return over_cap(cap, min(settled) if settled else self._next_free(owner))
 
     def take(self, owner: str, rfq_id: str, cap: int, held_until: float) -> Slot:
         """Synchronous check-and-take: atomic on the event loop. Over the cap is 429."""
@@ -101,12 +105,13 @@ class OutstandingSlots:
         heapq.heappush(self._ends.setdefault(owner, []), (held_until, rfq_id))
         return slot
 
-    async def acquire(self, owner: str, rfq_id: str, cap: int, hold_s: float) -> Slot:
+    async def acquire(self, owner: str, rfq_id: str, cap: int, hold_s: float) -> None:
         """`take` with a provisional hold of `hold_s` from now; over the cap while some of the
         owner's auctions are still running, waits for them first (see the module)."""
         while True:
             if self.count(owner) < cap:
-                return self.take(owner, rfq_id, cap, self._clock.time() + hold_s)
+                self.take(owner, rfq_id, cap, self._clock.time() + hold_s)
+                return
             pending = [
                 self._slots[other].held_until
                 for other in self._by_owner.get(owner, ())
@@ -146,6 +151,9 @@ class OutstandingSlots:
                     del self._by_owner[slot.owner]
                     self._ends.pop(slot.owner, None)
             self._notify(slot.owner)
+
+    def state(self, name: str) -> StateParticipant:
+        return SavedAttributes(name, self, SlotsSaved)
 
 
 class SlotsSaved(StateSchema):

@@ -13,9 +13,8 @@ from simulator.clock import Clock
 from simulator.errors import Conflict, NotFound, UpstreamError
 from simulator.services.rfq.funds import TakerFunds
 from simulator.services.rfq.model import StoredRfq
-from simulator.services.rfq.ports import ChainUnreadable, RfqStore
+from simulator.services.rfq.ports import ChainUnreadable, RfqStore, SlotLedger
 from simulator.services.rfq.settlement import Settlement
-from simulator.services.rfq.slots import OutstandingSlots
 
 # No longer live. An expired or failed RFQ still holds its caller's outstanding slot and the
 # taker's reservation until latestOrderDeadline (spec 1-rfq-v2); filled and no_quote gave
@@ -29,7 +28,7 @@ class RfqTimeControl:
         clock: Clock,
         store: RfqStore,
         settlement: Settlement,
-        slots: OutstandingSlots,
+        slots: SlotLedger,
         funds: TakerFunds,
     ) -> None:
         self._clock = clock

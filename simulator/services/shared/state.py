@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from typing import Any, Generic, Protocol, TypeVar, get_args, get_origin
+from typing import Any, Generic, Protocol, TypeVar, get_args, get_origin, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, ValidationError
 from pydantic_core import core_schema
@@ -38,6 +38,15 @@ class StateParticipant(Protocol):
 
     def load(self, state: dict[str, Any]) -> None:
         """Put back what `dump` returned (synchronously: no await)."""
+        ...
+
+
+@runtime_checkable
+class CheckedParticipant(StateParticipant, Protocol):
+    """A participant that reads its part with a schema: checked before anything is loaded."""
+
+    def check(self, state: object) -> object:
+        """Raise StateFormatError if `state` does not fit; otherwise what it read."""
         ...
 
 
@@ -201,7 +210,7 @@ class StateRegistry:
         """Raise StateFormatError if a registered participant cannot read its part of `state`
         (a state directory is checked whole before anything starts)."""
         for name, participant in self._participants.items():
-            if name in state and isinstance(participant, SavedAttributes):
+            if name in state and isinstance(participant, CheckedParticipant):
                 participant.check(state[name])
 
     def load(self, state: dict[str, dict[str, Any]], *, keep: Iterable[str] = ()) -> None:
@@ -216,7 +225,7 @@ class StateRegistry:
             if name in state and not (kept and name.startswith(kept))
         ]
         for participant, part in chosen:
-            if isinstance(participant, SavedAttributes):
+            if isinstance(participant, CheckedParticipant):
                 participant.check(part)
         for participant, part in chosen:
             participant.load(part)

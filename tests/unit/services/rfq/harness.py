@@ -37,6 +37,7 @@ from simulator.services.rfq.makers import (
 from simulator.services.rfq.model import FilledOrder, StoredRfq
 from simulator.services.rfq.ports import ChainUnreadable, FleetMemberStatus, RfqStore
 from simulator.services.rfq.service import FirmRequest
+from simulator.services.rfq.slots import OutstandingSlots
 from simulator.services.rfq.store import TieredRfqStore
 from simulator.services.rfq.trades import TradeRequest
 from simulator.services.shared.amounts import fee_on
@@ -268,6 +269,7 @@ class RfqHarness:
         self.deps = deps
         self.registry = deps.makers
         self.inventory = deps.inventory
+        assert isinstance(deps.slots, OutstandingSlots)  # one instance: in memory
         self.slots = deps.slots
         self.funds = deps.funds
         self.history = deps.history
