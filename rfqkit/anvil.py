@@ -59,6 +59,17 @@ def die_with_parent() -> None:  # pragma: no cover - runs in the child between f
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+def stop_child(process: subprocess.Popen[bytes], timeout: float) -> None:
+    """Terminate a child server and reap it; SIGKILL after `timeout` seconds."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=timeout)
+
+
 @dataclass
 class AnvilNode:
     """One running Anvil process."""
@@ -84,13 +95,7 @@ class AnvilNode:
 
     def stop(self, timeout: float = 5.0) -> None:
         """Terminate the node and reap it; escalates to SIGKILL after `timeout` seconds."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=timeout)
+        stop_child(self.process, timeout)
         if self.pump is not None:
             self.pump.join(timeout=timeout)  # stderr hits EOF once the process is gone
         if self.process.stderr is not None:

@@ -4,13 +4,11 @@ import asyncio
 
 import pytest
 
-from rfqkit.timestamps import from_unix, isoformat
 from simulator.clock import Clock
-from simulator.errors import InvalidRequest, RateLimited, UpstreamError
+from simulator.errors import InvalidRequest, UpstreamError
 from simulator.services.access.limits import FixedWindowLimiter
 from simulator.services.rfq.funds import TakerFunds
 from simulator.services.rfq.ports import ChainUnreadable
-from simulator.services.rfq.slots import OutstandingSlots
 from simulator.services.shared.events import Event, EventLog
 
 
@@ -25,75 +23,6 @@ async def test_fixed_window_counts_and_resets_with_the_clock() -> None:
     assert limiter.hit("k", 3).reset_s == 30
     await clock.advance(30)
     assert limiter.hit("k", 3).allowed
-
-
-async def test_slots_cap_release_and_expiry() -> None:
-    clock = Clock()
-    slots = OutstandingSlots(clock)
-    for i in range(4):
-        slots.take("ip:a", f"r{i}", 4, clock.time() + 100 + i)
-    with pytest.raises(RateLimited) as over:
-        slots.take("ip:a", "r4", 4, clock.time() + 100)
-    assert "Retry-After" not in over.value.headers
-    assert over.value.details is not None
-    assert over.value.details["reason"] == "outstanding_rfq_cap"
-    slots.take("ip:b", "other", 4, clock.time() + 100)  # another caller has its own slots
-    slots.release("r0")
-    slots.take("ip:a", "r5", 4, clock.time() + 100)
-    await clock.advance(102)  # r1 lapsed (held until +101)
-    slots.take("ip:a", "r6", 4, clock.time() + 100)
-
-
-async def test_over_the_cap_waits_for_running_auctions_then_names_the_earliest_deadline() -> None:
-    clock = Clock()
-    slots = OutstandingSlots(clock)
-    now = clock.time()
-    for i in range(2):
-        await slots.acquire("key:a", f"r{i}", 2, hold_s=5.75)  # provisional: auctions running
-    late = asyncio.create_task(slots.acquire("key:a", "r2", 2, hold_s=5.75))
-    await asyncio.sleep(0)
-    assert not late.done()  # nobody knows yet when a slot frees
-    slots.extend("r0", now + 150)  # quoted: held to its latestOrderDeadline
-    await asyncio.sleep(0)
-    assert not late.done()  # r1 still soliciting
-    slots.extend("r1", now + 120)
-    with pytest.raises(RateLimited) as over:
-        await late
-    assert over.value.details is not None
-    assert over.value.details["nextSlotFreeAt"] == isoformat(from_unix(now + 120))
-    assert over.value.details["cap"] == 2
-
-
-async def test_a_slot_a_no_quote_gives_back_is_taken_by_the_waiting_request() -> None:
-    clock = Clock()
-    slots = OutstandingSlots(clock)
-    await slots.acquire("ip:b", "r0", 1, hold_s=5.75)
-    waiting = asyncio.create_task(slots.acquire("ip:b", "r1", 1, hold_s=5.75))
-    await asyncio.sleep(0)
-    slots.release("r0")  # the auction ended with no quote
-    slot = await waiting
-    assert slot.rfq_id == "r1"
-    assert not slot.settled
-
-
-async def test_a_burst_over_the_cap_is_answered_once_the_auctions_end() -> None:
-    clock = Clock()
-    slots = OutstandingSlots(clock)
-    now = clock.time()
-    for i in range(4):
-        await slots.acquire("key:c", f"r{i}", 4, hold_s=5.75)
-    burst = [
-        asyncio.create_task(slots.acquire("key:c", f"b{i}", 4, hold_s=5.75)) for i in range(26)
-    ]
-    await asyncio.sleep(0)
-    for i in range(4):
-        slots.extend(f"r{i}", now + 110 + i)
-    answers = await asyncio.gather(*burst, return_exceptions=True)
-    assert all(isinstance(a, RateLimited) for a in answers)
-    free_at = {
-        a.details["nextSlotFreeAt"] for a in answers if isinstance(a, RateLimited) and a.details
-    }
-    assert free_at == {isoformat(from_unix(now + 110))}
 
 
 class Balances:

@@ -1,0 +1,140 @@
+"""The connections to the shared engine (Redis or Valkey) and the two ways its stores write.
+
+- The request path talks through the asyncio client: a check-and-take is one Lua script, one
+  round trip, atomic on the server whichever instance sends it.
+- Writes a caller does not wait for (a slot extended or released) go through `OrderedWrites`:
+  queued in the order given and sent in batches, one pipelined round trip per batch, so the
+  quote path does not pay a round trip per write. A later check of the same instance first
+  waits for its queue to drain, so it never reads past its own writes.
+- Reset, snapshots and the state directory are synchronous by design (services/shared/state.py):
+  they use the blocking `control` client, once per control request, never on the quote path.
+
+An engine that does not answer is the venue's 503 (`VenueUnavailable`), never a 500."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import redis
+import redis.asyncio as aredis
+from redis.commands.core import AsyncScript, Script
+
+from rfqkit.tasks import cancel_and_wait
+from simulator.errors import VenueUnavailable
+
+log = logging.getLogger("rfqsim.engine")
+
+Arg = str | int | float
+
+
+def unreachable(exc: redis.RedisError) -> VenueUnavailable:
+    """What a request gets while the shared engine does not answer."""
+    return VenueUnavailable(f"Quotes are briefly not served; retry ({type(exc).__name__})")
+
+
+@dataclass(frozen=True)
+class EngineScript:
+    """One Lua script, for the asyncio client (requests) and the blocking one (control)."""
+
+    request: AsyncScript
+    control: Script
+
+    async def run(self, args: Sequence[Arg]) -> object:
+        return await self.request(keys=[], args=list(args))
+
+    def run_now(self, args: Sequence[Arg]) -> object:
+        return self.control(keys=[], args=list(args))
+
+
+class OrderedWrites:
+    """Scripts run in the order `put` gives them, in pipelined batches, by one task."""
+
+    def __init__(self, client: aredis.Redis, control: redis.Redis) -> None:
+        self._client = client
+        self._control = control
+        self._pending: list[tuple[EngineScript, Sequence[Arg]]] = []  # not yet sent
+        self._wake = asyncio.Event()  # something was put
+        self._idle = asyncio.Event()  # nothing pending nor in flight
+        self._idle.set()
+        self._task: asyncio.Task[None] | None = None
+
+    def put(self, script: EngineScript, args: Sequence[Arg]) -> None:
+        self._pending.append((script, args))
+        self._idle.clear()
+        self._wake.set()
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="engine-writes")
+
+    async def drained(self) -> None:
+        """Every write put so far has reached the engine (or failed and was logged)."""
+        await self._idle.wait()
+
+    def apply_now(self) -> None:
+        """Send what is still pending through the blocking client (before a state dump or
+        load). A batch already in flight on the asyncio client may land after it."""
+        pending, self._pending = self._pending, []
+        for script, args in pending:
+            script.run_now(args)
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            batch, self._pending = self._pending, []
+            if batch:
+                try:
+                    async with self._client.pipeline(transaction=False) as pipe:
+                        for script, args in batch:
+                            await script.request(keys=[], args=list(args), client=pipe)
+                        await pipe.execute()
+                except redis.RedisError as exc:
+                    # What was lost lapses by itself (every entry has its end); say so once.
+                    log.warning("shared engine: %d writes not applied: %s", len(batch), exc)
+            if not self._pending:
+                self._idle.set()
+
+    async def aclose(self) -> None:
+        if self._task is not None:
+            try:
+                async with asyncio.timeout(2):
+                    await self.drained()
+            except TimeoutError:
+                log.warning("shared engine: %d writes left unsent on stop", len(self._pending))
+            await cancel_and_wait([self._task])
+            self._task = None
+
+
+class SharedEngine:
+    """The connections of one instance to the shared engine at `url` (redis://host:port/db,
+    rediss://…, or unix:///path/to/socket), every key under `prefix`."""
+
+    def __init__(self, url: str, *, prefix: str = "rfqsim:") -> None:
+        self.url = url
+        self.prefix = prefix
+        self.client = aredis.Redis.from_url(url, decode_responses=True)
+        self.control = redis.Redis.from_url(url, decode_responses=True)
+        self._writes: list[OrderedWrites] = []
+
+    def join(self) -> int:
+        """This instance's number among those that ever joined the venue on this engine: 0 for
+        the first, then 1, 2, … (a restarted instance takes a new one)."""
+        return int(self.control.incr(self.prefix + "instances")) - 1
+
+    def script(self, source: str) -> EngineScript:
+        return EngineScript(
+            self.client.register_script(source), self.control.register_script(source)
+        )
+
+    def ordered_writes(self) -> OrderedWrites:
+        writes = OrderedWrites(self.client, self.control)
+        self._writes.append(writes)
+        return writes
+
+    async def aclose(self) -> None:
+        for writes in self._writes:
+            await writes.aclose()
+        await self.client.aclose()
+        self.control.close()
