@@ -108,6 +108,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         overrides["on_chain_exit"] = args.on_chain_exit.replace("-", "_")
     if args.state_dir is not None:
         overrides["state"] = {"dir": args.state_dir}
+    if args.redis_url is not None:
+        overrides["shared"] = {"redis_url": args.redis_url}
     ramp: dict[str, Any] = {}
     if args.provider_port is not None:
         ramp["provider_port"] = args.provider_port
@@ -401,6 +403,12 @@ def add_parser(commands: Any) -> None:
         metavar="DIR",
         help="write the whole state (services and chains) here on stop and load it on start, "
         "so a stop and start carries on with the same RFQs, transfers, keys and balances",
+    )
+    serve_cmd.add_argument(
+        "--redis-url",
+        metavar="URL",
+        help="share state with the other instances on this Redis or Valkey (redis://HOST:PORT, "
+        "unix:///PATH); docs/scaling.md says which state is shared so far",
     )
     serve_cmd.add_argument(
         "--scenario",

@@ -10,9 +10,15 @@ from random import Random
 
 
 class RandomSource:
-    def __init__(self, seed: int) -> None:
+    """`instance` tells apart the instances of one venue sharing state (docs/scaling.md): each
+    draws its own streams, so two never make the same RFQ id; instance 0, the only one of a
+    single process, draws exactly what the seed alone gives."""
+
+    def __init__(self, seed: int, instance: int = 0) -> None:
         self.seed = seed
-        self._random = random.Random(seed)  # the only PRNG state in the simulator
+        self.instance = instance
+        # the only PRNG state in the simulator
+        self._random = random.Random(seed if instance == 0 else f"{seed}/{instance}")
         self._forks: dict[str, RandomSource] = {}  # by label: their streams are state too
 
     def hex(self, nbytes: int) -> str:
@@ -37,7 +43,10 @@ class RandomSource:
     def fork(self, label: str) -> RandomSource:
         """An independent stream for one component, derived from the seed and a label, so adding
         draws in one component does not shift the numbers another one sees."""
-        fork = RandomSource(random.Random(f"{self.seed}:{label}").getrandbits(64))
+        salt = (
+            f"{self.seed}:{label}" if self.instance == 0 else f"{self.seed}/{self.instance}:{label}"
+        )
+        fork = RandomSource(random.Random(salt).getrandbits(64))
         self._forks[label] = fork  # the latest fork of a label is the one in use
         return fork
 

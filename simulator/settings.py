@@ -288,6 +288,14 @@ class StateSettings(StrictModel):
     durable_interval_s: float = Field(default=1.0, gt=0, le=3600)
 
 
+class SharedSettings(StrictModel):
+    # The engine several instances share state through (docs/scaling.md): redis://HOST:PORT/DB,
+    # rediss://…, or unix:///PATH (Redis or Valkey). None: one instance, its state in memory.
+    redis_url: str | None = None
+    # Every key rfqsim writes there starts with this (several venues may share one server).
+    key_prefix: str = Field(default="rfqsim:", min_length=1, max_length=64)
+
+
 class JournalSettings(StrictModel):
     enabled: bool = True  # GET /_sim/requests; off: nothing is recorded
     requests_kept: int = Field(default=1_000, ge=1, le=100_000)  # the ring's size
@@ -359,6 +367,7 @@ class Settings(BaseSettings):
     idempotency: IdempotencySettings = IdempotencySettings()
     book: BookSettings = BookSettings()
     state: StateSettings = StateSettings()
+    shared: SharedSettings = SharedSettings()
     journal: JournalSettings = JournalSettings()
     timelines: TimelineSettings = TimelineSettings()
     stream: StreamSettings = StreamSettings()

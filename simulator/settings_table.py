@@ -40,6 +40,7 @@ FLAGS: dict[str, str] = {
     "ramp.smtp": "`--smtp`",
     "on_chain_exit": "`--on-chain-exit`",
     "state.dir": "`--state-dir`",
+    "shared.redis_url": "`--redis-url URL`",
 }
 # Meanings of settings whose line in the defaults file has no comment.
 MEANINGS: dict[str, str] = {

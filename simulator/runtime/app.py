@@ -97,6 +97,7 @@ from simulator.runtime.rfq import (
     background_context,
 )
 from simulator.runtime.scenario import AppScenarioTargets, build_scenarios, scenario_context
+from simulator.runtime.shared_engine import SHARED_ENGINE, shared_engine, shared_engine_context
 from simulator.runtime.state import build_state_control, shared_state
 from simulator.runtime.webhooks import (
     webhooks_context,
@@ -216,7 +217,9 @@ def _shared_parts(app: web.Application, clock: Clock) -> HistoryDb:
         bind=settings.api.host, allowed=tuple(settings.api.allowed_hosts), server="rfqsim serve"
     )
     app[CLOCK] = clock
-    app[RANDOM] = RandomSource(settings.seed)
+    app[SHARED_ENGINE] = engine = shared_engine(settings)  # None: one instance, in memory
+    # Instances sharing a venue draw distinct ids (the first draws what one process would).
+    app[RANDOM] = RandomSource(settings.seed, engine.join() if engine is not None else 0)
     app[VENUE] = VenueDirectory(
         without_contracts={
             c.chain_id: ChainWithoutContracts(c.chain_id, c.environment, c.name)
@@ -310,6 +313,7 @@ def _contexts(start_chains: bool) -> list[CleanupContext]:
         _gc_pauses_context,
         full_collections_context,  # the simulator's, not CPython's schedule
         _history_context,  # closed (and its file removed) last
+        shared_engine_context,  # closed once nothing writes through it any more
         scenario_context,  # a running scenario's task ends with the app
         housekeeping_context,  # bounded memory: lapsed state is swept
         durable_context,  # keys, limits, endpoints: to the file as they change

@@ -21,6 +21,7 @@ from simulator.adapters.access.signatures import ChainSignatureChecker
 from simulator.adapters.chain.probes import ChainDependencyProbe
 from simulator.adapters.limit_orders.chain_reads import BookChainReads
 from simulator.adapters.ramp.provider_wire import parse_transfer
+from simulator.adapters.redis.slots import SharedSlots
 from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import IndexCatchUp
 from simulator.adapters.store.delivery_archive import SqliteDeliveryArchive
@@ -56,6 +57,7 @@ from simulator.runtime.makers import FLEET, simulated_fleet
 from simulator.runtime.provider import PROVIDER, ProviderHolder
 from simulator.runtime.ramp import build_ramp, ramp_state
 from simulator.runtime.rfq import FILL_INDEXERS, build_maker_sessions, build_rfq, rfq_state
+from simulator.runtime.shared_engine import SHARED_ENGINE
 from simulator.runtime.swaps import build_swaps, swaps_state
 from simulator.runtime.timelines import timelines
 from simulator.runtime.v1 import build_v1
@@ -135,6 +137,7 @@ def _journal(w: Wiring) -> None:
 def _rfq(w: Wiring) -> None:
     app, settings = w.app, w.app[SETTINGS]
     archive = SqliteRfqArchive(w.history)
+    engine = app[SHARED_ENGINE]
     app[FILL_INDEXERS] = {}  # filled by the background context once the chains run
     app[RFQ] = build_rfq(
         settings,
@@ -148,6 +151,7 @@ def _rfq(w: Wiring) -> None:
         store=TieredRfqStore(archive=archive),
         events=EventLog(keep=settings.retention.events_kept),
         changes=app[CHANGES],
+        slots=None if engine is None else SharedSlots(engine, app[CLOCK]),
     )
     app[MAKER_SESSIONS] = build_maker_sessions(
         app[RFQ], app[VENUE], app[CLOCK], app[ACCESS].keys, app.get(JOURNAL)

@@ -4,6 +4,7 @@ and wallet): what the fleet-process and console tests use to make an RFQ happen.
 from __future__ import annotations
 
 import json
+import urllib.error
 import urllib.request
 from typing import Any
 
@@ -12,8 +13,9 @@ from rfqsim.pytest_plugin import RfqSim
 CHAIN = 97
 
 
-def firm_quote(sim: RfqSim, taker: int = 0) -> dict[str, Any]:
-    """10 USDC for USDT on chain 97, for the demo wallet numbered ``taker``."""
+def firm_request(sim: RfqSim, taker: int = 0) -> tuple[int, dict[str, Any]]:
+    """10 USDC for USDT on chain 97, for the demo wallet numbered ``taker``: the status and the
+    JSON body, whatever the status."""
     body = {
         "chainId": CHAIN,
         "sellToken": sim.token(CHAIN, "USDC"),
@@ -30,6 +32,15 @@ def firm_quote(sim: RfqSim, taker: int = 0) -> dict[str, Any]:
             "Authorization": f"Bearer {sim.demo_keys['taker-test']}",
         },
     )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        assert response.status == 200
-        return dict(json.loads(response.read())["data"])
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(json.loads(response.read()))
+    except urllib.error.HTTPError as refused:
+        return refused.code, dict(json.loads(refused.read()))
+
+
+def firm_quote(sim: RfqSim, taker: int = 0) -> dict[str, Any]:
+    """A firm request that must answer 200: its data."""
+    status, body = firm_request(sim, taker)
+    assert status == 200, body
+    return dict(body["data"])

@@ -14,6 +14,15 @@ def test_same_seed_same_ids_and_forks_are_independent() -> None:
     assert source.fork("makers").hex(8) == fork_a.hex(8)
 
 
+def test_instances_of_one_venue_draw_apart_and_the_first_draws_the_seeds_own() -> None:
+    first, second = RandomSource(7, instance=0), RandomSource(7, instance=1)
+    assert first.new_id("rfq") == RandomSource(7).new_id("rfq")
+    assert first.fork("rfq").hex(8) == RandomSource(7).fork("rfq").hex(8)
+    ids = {RandomSource(7, n).fork("rfq").new_id("rfq") for n in range(4)}
+    assert len(ids) == 4
+    assert second.new_id("rfq") == RandomSource(7, instance=1).new_id("rfq")  # still seeded
+
+
 def test_secrets_are_not_seeded() -> None:
     assert secret_token("rfqc_") != secret_token("rfqc_")
     assert len(secret_token("rfqc_")) > 40
