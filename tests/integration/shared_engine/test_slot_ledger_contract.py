@@ -19,9 +19,6 @@ from simulator.errors import RateLimited
 from simulator.services.rfq.ports import SlotLedger
 from simulator.services.rfq.slots import OutstandingSlots
 from simulator.services.shared.state import StateFormatError
-from tests.integration.shared_engine.redis_server import redis_node
-
-__all__ = ["redis_node"]
 
 _prefixes = itertools.count()
 

@@ -12,9 +12,6 @@ from rfqsim.pytest_plugin import RfqSim
 from simulator.adapters.redis.server import RedisNode
 from tests.integration.firm_quotes import firm_request
 from tests.integration.serve_process import serve
-from tests.integration.shared_engine.redis_server import redis_node
-
-__all__ = ["redis_node"]
 
 
 def outcome(answer: tuple[int, dict[str, Any]]) -> str:
