@@ -38,12 +38,13 @@ from simulator.services.rfq.area import RfqArea
 from simulator.services.rfq.auction import Auction
 from simulator.services.rfq.deps import RfqDeps
 from simulator.services.rfq.fleet_control import MakerControl
-from simulator.services.rfq.funds import FundsSaved, TakerFunds
+from simulator.services.rfq.funds import TakerFunds
 from simulator.services.rfq.history import RFQ_STEPS, RepliesSaved, RfqHistory
 from simulator.services.rfq.inventory import InventorySaved, MakerInventory
 from simulator.services.rfq.makers import MakerRegistry
 from simulator.services.rfq.ports import (
     FrameTap,
+    ReservationLedger,
     RfqChainReads,
     RfqStore,
     SimulatedFleet,
@@ -84,10 +85,12 @@ def build_rfq(
     events: EventLog,
     changes: ChangeFeed | None = None,
     slots: SlotLedger | None = None,
+    reservations: ReservationLedger | None = None,
 ) -> RfqArea:
     """The RFQ area on its ports: the chain reads, the simulated fleet /_sim/makers controls,
-    the record store, the event log (the app passes the real ones, unit tests fakes) and the
-    outstanding-RFQ slots (in memory unless given: the shared engine's)."""
+    the record store, the event log (the app passes the real ones, unit tests fakes), the
+    outstanding-RFQ slots and the taker reservations (in memory unless given: the shared
+    engine's)."""
     registry = MakerRegistry(clock)
     history = RfqHistory(timelines("rfqs", RFQ_STEPS, clock, settings, changes))
     registry.on_late = lambda maker, quote_id, rfq_id, waited_s, kind: history.answered_late(
@@ -99,7 +102,7 @@ def build_rfq(
         venue=venue,
         proofs=access.proofs,
         slots=slots or OutstandingSlots(clock),
-        funds=TakerFunds(clock, reads),
+        funds=TakerFunds(clock, reads, reservations),
         inventory=inventory,
         makers=registry,
         pricing=pricing,
@@ -140,7 +143,7 @@ def rfq_state(area: RfqArea) -> list[StateParticipant]:
     return [
         SavedAttributes("rfq.store", area.store, RfqStoreSaved, after_load=area.store.reindex_open),
         SavedAttributes("rfq.inventory", area.deps.inventory, InventorySaved),
-        SavedAttributes("rfq.funds", area.deps.funds, FundsSaved),
+        area.deps.funds.state("rfq.funds"),
         area.deps.slots.state("rfq.slots"),
         SavedAttributes("rfq.events", area.events, EventLogSaved),
         TimelineState("rfq.timelines", area.deps.history.timelines),

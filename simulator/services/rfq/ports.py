@@ -23,6 +23,7 @@ __all__ = [
     "FrameTap",
     "MakerChainReader",
     "MakerGateway",
+    "ReservationLedger",
     "RfqArchive",
     "RfqChainReads",
     "RfqStore",
@@ -145,6 +146,43 @@ class SlotLedger(Protocol):
     def state(self, name: str) -> StateParticipant:
         """The ledger as reset, snapshots and the state directory see it."""
         ...
+
+
+class ReservationLedger(Protocol):
+    """Taker reservations (funds.py has the rules), per (chain id, taker, token) in lowercase:
+    in memory for one instance (`MemoryReservations`), in the shared engine for several
+    (adapters/redis/funds.py). `reserve` is the one check-and-reserve and is atomic wherever
+    the ledger lives; the other writes do not wait (as the SlotLedger's)."""
+
+    async def reserve(
+        self,
+        rfq_id: str,
+        wallet: tuple[int, str, str],
+        required: int,
+        until: float,
+        balance: int,
+    ) -> int | None:
+        """If `balance` covers what the wallet's other live reservations commit plus
+        `required`, reserve `required` for `rfq_id` until `until` and return None; otherwise
+        write nothing and return what is committed."""
+        ...
+
+    async def committed(self, wallet: tuple[int, str, str]) -> int:
+        """What the wallet's live reservations commit now."""
+        ...
+
+    def hold(self, rfq_id: str, amount: int, until: float) -> None:
+        """The quote's exact amount, held until `until` (a reservation that lapsed or was
+        released stays gone)."""
+        ...
+
+    def release(self, rfq_id: str) -> None: ...
+
+    def evict_lapsed(self) -> None:
+        """Drop every reservation past its end, whoever holds it."""
+        ...
+
+    def state(self, name: str) -> StateParticipant: ...
 
 
 class RfqArchive(Protocol):

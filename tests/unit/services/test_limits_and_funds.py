@@ -69,11 +69,11 @@ async def test_reservation_lasts_to_deadline_plus_skew_unless_released() -> None
     funds = TakerFunds(clock, Balances(100))
     await funds.reserve_checked("r1", 97, "0xT", "0xA", 100, clock.time() + 1)
     funds.hold("r1", 80, clock.time() + 10)
-    assert funds.committed(97, "0xt", "0xa") == 80
+    assert await funds.committed(97, "0xt", "0xa") == 80
     await clock.advance(14)
-    assert funds.committed(97, "0xT", "0xA") == 80  # inside the skew
+    assert await funds.committed(97, "0xT", "0xA") == 80  # inside the skew
     await clock.advance(2)
-    assert funds.committed(97, "0xT", "0xA") == 0
+    assert await funds.committed(97, "0xT", "0xA") == 0
     funds.release("r1")
 
 

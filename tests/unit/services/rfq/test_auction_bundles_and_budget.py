@@ -52,7 +52,7 @@ async def test_exact_input_bundle_composes_one_quote_from_two_makers(rfq: RfqHar
     # Both legs are held, and the taker's reservation covers exactly what the bundle can take.
     for order in quote.orders:
         assert rfq.inventory.committed(97, order.maker, NGNS.address) == order.maker_gives
-    assert rfq.funds.committed(97, record.taker, record.sell_token) == quote.taker_pays
+    assert await rfq.funds.committed(97, record.taker, record.sell_token) == quote.taker_pays
 
 
 async def test_exact_output_bundle_splits_the_buy_amount(rfq: RfqHarness) -> None:
@@ -80,7 +80,7 @@ async def test_a_bundle_needs_every_leg_valid(rfq: RfqHarness) -> None:
     assert (released["reason"], released["quoteId"]) == ("not_selected", good.rfqs()[1]["quoteId"])
     assert rfq.inventory.committed(97, good.wallet.address, NGNS.address) == 0
     assert rfq.slots.count(rfq.caller.identity) == 0
-    assert rfq.funds.committed(97, record.taker, record.sell_token) == 0
+    assert await rfq.funds.committed(97, record.taker, record.sell_token) == 0
 
 
 async def test_no_bundle_when_the_makers_together_cannot_cover_the_size(

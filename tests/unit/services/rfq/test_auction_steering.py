@@ -122,7 +122,7 @@ async def test_restricted_makers_that_decline_leave_no_quote_and_no_fallback(
     assert other.received == []
     assert record.routing.fallback_used is False
     assert rfq.slots.count(rfq.caller.identity) == 0  # a no-quote frees its slot at once
-    assert rfq.funds.committed(97, record.taker, record.sell_token) == 0
+    assert await rfq.funds.committed(97, record.taker, record.sell_token) == 0
     assert rfq.store.get(record.rfq_id) is record
 
 

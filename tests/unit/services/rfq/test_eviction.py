@@ -6,6 +6,7 @@ that never come back are dropped too."""
 from __future__ import annotations
 
 from simulator.clock import Clock
+from simulator.services.rfq.funds import MemoryReservations
 from simulator.services.rfq.slots import OutstandingSlots
 from tests.unit.services.rfq.harness import ONE, TX, USDT, RfqHarness, status
 
@@ -82,5 +83,7 @@ async def test_lapsed_reservations_and_their_heaps_are_dropped(rfq: RfqHarness) 
         await rfq.funds.reserve_checked(f"r{i}", 97, taker, USDT.address, 1, rfq.clock.time() + 5)
     await rfq.clock.advance(6)
     rfq.funds.evict_lapsed()
-    assert rfq.funds._reservations == {}
-    assert rfq.funds._ends == {}
+    ledger = rfq.funds.ledger
+    assert isinstance(ledger, MemoryReservations)
+    assert ledger._reservations == {}
+    assert ledger._ends == {}

@@ -152,4 +152,4 @@ async def test_unreadable_maker_funding_is_502_and_leaves_nothing_behind(
     assert refused.value.details == {"reason": "chain_unreachable"}
     assert rfq.store.all() == []  # a request that fails while soliciting leaves no record
     assert rfq.slots.count(rfq.caller.identity) == 0
-    assert rfq.funds.committed(97, TAKER.address, "0x" + "a1" * 20) == 0
+    assert await rfq.funds.committed(97, TAKER.address, "0x" + "a1" * 20) == 0

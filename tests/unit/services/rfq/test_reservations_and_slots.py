@@ -16,9 +16,9 @@ from simulator.settings import LimitSettings
 from tests.unit.services.rfq.harness import NGNS, ONE, TAKER, USDT, RfqHarness, status
 
 
-def held(rfq: RfqHarness) -> int:
+async def held(rfq: RfqHarness) -> int:
     """The taker's USDT reserved by live quotes."""
-    return rfq.funds.committed(97, TAKER.address, USDT.address)
+    return await rfq.funds.committed(97, TAKER.address, USDT.address)
 
 
 def slots(rfq: RfqHarness) -> int:
@@ -51,7 +51,7 @@ async def test_maker_holds_run_to_expires_at_and_cancel_drops_them(rfq: RfqHarne
     assert rfq.inventory.committed(97, maker.wallet.address, NGNS.address) == 0
     # Cancel keeps the slot and the taker's reservation to the deadline.
     assert slots(rfq) == 1
-    assert held(rfq) == pays(record)
+    assert (await held(rfq)) == pays(record)
     # Lapsing later tells the makers nothing more: they were released already.
     await rfq.advance_to(record.quote.expires_at)
     await rfq.settlement.sweep()
@@ -75,7 +75,7 @@ async def test_exact_input_reserves_the_cap_before_any_maker_is_asked(rfq: RfqHa
     rfq.chain.fund_taker(150 * ONE)
     maker = rfq.maker(1)
     first = await rfq.quoted(sell=100 * ONE)
-    assert held(rfq) == pays(first)
+    assert (await held(rfq)) == pays(first)
     with pytest.raises(InvalidRequest) as refused:
         await rfq.request(sell=100 * ONE)
     assert refused.value.details == {
@@ -103,7 +103,7 @@ async def test_exact_output_is_checked_after_pricing_and_releases_the_makers(
     (released,) = maker.told("released")
     assert (released["reason"], released["quoteId"]) == ("not_selected", maker.rfqs()[0]["quoteId"])
     assert rfq.inventory.committed(97, maker.wallet.address, NGNS.address) == 0
-    assert (slots(rfq), held(rfq), rfq.store.all()) == (0, 0, [])
+    assert (slots(rfq), (await held(rfq)), rfq.store.all()) == (0, 0, [])
 
 
 async def test_the_reservation_lasts_to_the_last_deadline_plus_skew_unless_filled(
@@ -113,17 +113,17 @@ async def test_the_reservation_lasts_to_the_last_deadline_plus_skew_unless_fille
     lapsing = await rfq.quoted()
     filled = await rfq.quoted()
     assert lapsing.quote is not None
-    assert held(rfq) == pays(lapsing) + pays(filled)
+    assert (await held(rfq)) == pays(lapsing) + pays(filled)
     await rfq.fill_all(filled)
-    assert held(rfq) == pays(lapsing)  # a fill frees its reservation at once
+    assert (await held(rfq)) == pays(lapsing)  # a fill frees its reservation at once
     await rfq.advance_to(lapsing.quote.expires_at)
     await rfq.settlement.sweep()
     assert lapsing.status == "expired"
-    assert held(rfq) == pays(lapsing)  # a lapse does not
+    assert (await held(rfq)) == pays(lapsing)  # a lapse does not
     await rfq.advance_to(lapsing.quote.latest_order_deadline + RESERVATION_SKEW_S - 0.5)
-    assert held(rfq) == pays(lapsing)
+    assert (await held(rfq)) == pays(lapsing)
     await rfq.clock.advance(1)
-    assert held(rfq) == 0
+    assert (await held(rfq)) == 0
 
 
 async def test_an_aggregator_key_skips_proof_of_funds_and_has_its_own_cap(
@@ -135,7 +135,7 @@ async def test_an_aggregator_key_skips_proof_of_funds_and_has_its_own_cap(
     router = rfq.key_caller(frozenset({"trades:write", "rfq:aggregator"}))
     await rfq.quoted(caller=router)
     await rfq.quoted(caller=router)
-    assert held(rfq) == 0
+    assert (await held(rfq)) == 0
     with pytest.raises(RateLimited) as over:
         await rfq.request(caller=router)
     assert over.value.details is not None
@@ -182,4 +182,4 @@ async def test_a_no_quote_frees_its_slot_at_once(rfq: RfqHarness) -> None:
         record = (await rfq.request()).record
         assert record.status == "no_quote"
         assert slots(rfq) == 0
-        assert held(rfq) == 0
+        assert (await held(rfq)) == 0

@@ -63,7 +63,7 @@ async def test_a_fill_settles_the_rfq_with_the_settled_amounts(rfq: RfqHarness) 
     assert told["makerGave"] == str(order.maker_gives)
     # A fill frees the slot, the taker's reservation and the maker's hold at once.
     assert rfq.slots.count(rfq.caller.identity) == 0
-    assert rfq.funds.committed(97, TAKER.address, record.sell_token) == 0
+    assert await rfq.funds.committed(97, TAKER.address, record.sell_token) == 0
     assert rfq.inventory.committed(97, maker.wallet.address, NGNS.address) == 0
 
 
@@ -126,7 +126,9 @@ async def test_a_quote_expires_at_expires_at(rfq: RfqHarness) -> None:
     assert rfq.inventory.committed(97, maker.wallet.address, NGNS.address) == 0
     # The signed order can still settle: slot and reservation run to latestOrderDeadline.
     assert rfq.slots.count(rfq.caller.identity) == 1
-    assert rfq.funds.committed(97, TAKER.address, record.sell_token) == record.quote.taker_pays
+    assert (
+        await rfq.funds.committed(97, TAKER.address, record.sell_token) == record.quote.taker_pays
+    )
     assert rfq.settlement.next_due() is None
     await rfq.settlement.sweep()
     assert len(rfq.events.events) == 1

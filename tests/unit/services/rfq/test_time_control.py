@@ -156,7 +156,7 @@ async def test_release_gives_back_an_ended_rfqs_slot_and_reservation(rfq: RfqHar
     assert rfq.slots.count(rfq.caller.identity) == 2
     control(rfq).release(target.rfq_id)
     assert rfq.slots.count(rfq.caller.identity) == 1
-    assert rfq.funds.committed(97, TAKER.address, target.sell_token) == other.quote.taker_pays
+    assert await rfq.funds.committed(97, TAKER.address, target.sell_token) == other.quote.taker_pays
     control(rfq).release(target.rfq_id)  # nothing left to give back: the same answer
     assert rfq.slots.count(rfq.caller.identity) == 1
 
