@@ -21,6 +21,7 @@ from simulator.adapters.access.signatures import ChainSignatureChecker
 from simulator.adapters.chain.probes import ChainDependencyProbe
 from simulator.adapters.limit_orders.chain_reads import BookChainReads
 from simulator.adapters.ramp.provider_wire import parse_transfer
+from simulator.adapters.redis.funds import SharedReservations
 from simulator.adapters.redis.slots import SharedSlots
 from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import IndexCatchUp
@@ -152,6 +153,7 @@ def _rfq(w: Wiring) -> None:
         events=EventLog(keep=settings.retention.events_kept),
         changes=app[CHANGES],
         slots=None if engine is None else SharedSlots(engine, app[CLOCK]),
+        reservations=None if engine is None else SharedReservations(engine, app[CLOCK]),
     )
     app[MAKER_SESSIONS] = build_maker_sessions(
         app[RFQ], app[VENUE], app[CLOCK], app[ACCESS].keys, app.get(JOURNAL)

@@ -13,14 +13,21 @@ from rfqsim.pytest_plugin import RfqSim
 CHAIN = 97
 
 
-def firm_request(sim: RfqSim, taker: int = 0) -> tuple[int, dict[str, Any]]:
-    """10 USDC for USDT on chain 97, for the demo wallet numbered ``taker``: the status and the
-    JSON body, whatever the status."""
+def firm_request(
+    sim: RfqSim,
+    taker: int = 0,
+    *,
+    sell_amount: int = 10_000_000,
+    chain: int = CHAIN,
+    key: str = "taker-test",
+) -> tuple[int, dict[str, Any]]:
+    """USDC (10 by default) for USDT on chain 97 (by default), for the demo wallet numbered
+    ``taker`` with the demo key ``key``: the status and the JSON body, whatever the status."""
     body = {
-        "chainId": CHAIN,
-        "sellToken": sim.token(CHAIN, "USDC"),
-        "buyToken": sim.token(CHAIN, "USDT"),
-        "sellAmount": "10000000",
+        "chainId": chain,
+        "sellToken": sim.token(chain, "USDC"),
+        "buyToken": sim.token(chain, "USDT"),
+        "sellAmount": str(sell_amount),
         "taker": sim.demo_wallets[taker]["address"],
     }
     request = urllib.request.Request(
@@ -29,7 +36,7 @@ def firm_request(sim: RfqSim, taker: int = 0) -> tuple[int, dict[str, Any]]:
         method="POST",
         headers={
             "Content-Type": "application/json",
-            "Authorization": f"Bearer {sim.demo_keys['taker-test']}",
+            "Authorization": f"Bearer {sim.demo_keys[key]}",
         },
     )
     try:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, Generic
 
 import redis
 import redis.asyncio as aredis
@@ -24,6 +25,7 @@ from redis.commands.core import AsyncScript, Script
 
 from rfqkit.tasks import cancel_and_wait
 from simulator.errors import VenueUnavailable
+from simulator.services.shared.state import SchemaT, read_schema
 
 log = logging.getLogger("rfqsim.engine")
 
@@ -105,6 +107,34 @@ class OrderedWrites:
                 log.warning("shared engine: %d writes left unsent on stop", len(self._pending))
             await cancel_and_wait([self._task])
             self._task = None
+
+
+class EngineState(Generic[SchemaT]):
+    """A store on the engine as a state participant: its whole content read (`read`) and
+    replaced (`write`) through the schema of its in-memory twin, so a snapshot or a state
+    directory moves between one instance and several. Checked whole before anything is
+    replaced (services/shared/state.py)."""
+
+    def __init__(
+        self,
+        name: str,
+        schema: type[SchemaT],
+        read: Callable[[], SchemaT],
+        write: Callable[[SchemaT], None],
+    ) -> None:
+        self.name = name
+        self._schema = schema
+        self._read = read
+        self._write = write
+
+    def dump(self) -> dict[str, Any]:
+        return self._read().model_dump(mode="json")
+
+    def check(self, state: object) -> SchemaT:
+        return read_schema(self.name, self._schema, state)
+
+    def load(self, state: dict[str, Any]) -> None:
+        self._write(self.check(state))
 
 
 class SharedEngine:

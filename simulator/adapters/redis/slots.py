@@ -19,10 +19,10 @@ from typing import Any
 
 import redis
 
-from simulator.adapters.redis.engine import SharedEngine, unreachable
+from simulator.adapters.redis.engine import EngineState, SharedEngine, unreachable
 from simulator.clock import Clock
 from simulator.services.rfq.slots import Slot, SlotsSaved, over_cap
-from simulator.services.shared.state import StateParticipant, read_schema
+from simulator.services.shared.state import StateParticipant
 
 # Lapsed slots of one owner go (and their owner index entries), then the owner leaves `owners`
 # once it holds none.
@@ -191,50 +191,35 @@ class SharedSlots:
         self._writes.put(self._evict, [self._prefix, repr(self._clock.time())])
 
     def state(self, name: str) -> StateParticipant:
-        return SharedSlotsState(name, self)
+        return EngineState(name, SlotsSaved, self._saved, self._restore)
 
-    def dump_slots(self) -> list[Slot]:
+    def _saved(self) -> SlotsSaved:
         self._writes.apply_now()
         flat: Any = self._dump.run_now([self._prefix])
-        return [
-            Slot(owner=flat[i], rfq_id=flat[i + 1], held_until=float(flat[i + 2]),
-                 settled=flat[i + 3] == 1)
-            for i in range(0, len(flat), 4)
-        ]  # fmt: skip
-
-    def load_slots(self, slots: list[Slot]) -> None:
-        self._writes.apply_now()
-        args: list[str | int | float] = [self._prefix]
-        for slot in slots:
-            args += [slot.owner, slot.rfq_id, repr(slot.held_until), int(slot.settled)]
-        self._load.run_now(args)
-        self._changed_here()
-
-
-class SharedSlotsState:
-    """The shared ledger as a state participant, in the in-memory ledger's format (SlotsSaved),
-    so a snapshot or a state directory moves between one instance and several."""
-
-    def __init__(self, name: str, slots: SharedSlots) -> None:
-        self.name = name
-        self._slots = slots
-
-    def dump(self) -> dict[str, Any]:
-        slots = self._slots.dump_slots()
+        # The engine's sets have no order: sorted, so one content always dumps alike.
+        slots = sorted(
+            (
+                Slot(owner=flat[i], rfq_id=flat[i + 1], held_until=float(flat[i + 2]),
+                     settled=flat[i + 3] == 1)
+                for i in range(0, len(flat), 4)
+            ),
+            key=lambda slot: (slot.owner, slot.held_until, slot.rfq_id),
+        )  # fmt: skip
         by_owner: dict[str, set[str]] = {}
         ends: dict[str, list[tuple[float, str]]] = {}
         for slot in slots:
             by_owner.setdefault(slot.owner, set()).add(slot.rfq_id)
             ends.setdefault(slot.owner, []).append((slot.held_until, slot.rfq_id))
-        saved = SlotsSaved(
+        return SlotsSaved(
             slots={slot.rfq_id: slot for slot in slots},
             by_owner=by_owner,
             ends={owner: sorted(entries) for owner, entries in ends.items()},
         )
-        return saved.model_dump(mode="json")
 
-    def check(self, state: object) -> SlotsSaved:
-        return read_schema(self.name, SlotsSaved, state)
-
-    def load(self, state: dict[str, Any]) -> None:
-        self._slots.load_slots(list(self.check(state).slots.values()))
+    def _restore(self, saved: SlotsSaved) -> None:
+        self._writes.apply_now()
+        args: list[str | int | float] = [self._prefix]
+        for slot in saved.slots.values():
+            args += [slot.owner, slot.rfq_id, repr(slot.held_until), int(slot.settled)]
+        self._load.run_now(args)
+        self._changed_here()

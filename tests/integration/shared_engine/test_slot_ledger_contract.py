@@ -4,11 +4,9 @@ instance) and on a real redis-server (several). The rules are services/rfq/slots
 from __future__ import annotations
 
 import asyncio
-import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
-import redis
 
 from rfqkit.timestamps import from_unix, isoformat
 from simulator.adapters.redis.engine import SharedEngine
@@ -19,72 +17,23 @@ from simulator.errors import RateLimited
 from simulator.services.rfq.ports import SlotLedger
 from simulator.services.rfq.slots import OutstandingSlots
 from simulator.services.shared.state import StateFormatError
+from tests.integration.shared_engine.ledgers import KINDS, Ledgers, ledgers_of
 
-_prefixes = itertools.count()
-
-
-class Ledgers:
-    """Makes ledgers of one kind on one clock; `drained` waits until a shared ledger's writes
-    have reached the engine (the in-memory one applies them at once)."""
-
-    def __init__(self, kind: str, clock: Clock, node: RedisNode | None) -> None:
-        self.kind = kind
-        self.clock = clock
-        self._node = node
-        self._prefix = f"t{next(_prefixes)}:"
-        self.engines: list[SharedEngine] = []
-        self.made: list[SlotLedger] = []
-
-    def new(self) -> SlotLedger:
-        """Another ledger on the same state: another instance's view of the venue (the
-        in-memory kind has no such thing: one process, one ledger)."""
-        if self.kind == "memory":
-            assert not self.made, "one in-memory ledger per process"
-            ledger: SlotLedger = OutstandingSlots(self.clock)
-        else:
-            assert self._node is not None
-            engine = SharedEngine(self._node.url, prefix=self._prefix)
-            self.engines.append(engine)
-            ledger = SharedSlots(engine, self.clock)
-        self.made.append(ledger)
-        return ledger
-
-    async def drained(self) -> None:
-        for ledger in self.made:
-            if isinstance(ledger, SharedSlots):
-                await ledger.drained()
-
-    def scripts_run(self) -> int:
-        """How many scripts the engine has run (its own count); 0 in memory."""
-        if self._node is None:
-            return 0
-        with redis.Redis.from_url(self._node.url) as client:
-            stats = client.info("commandstats").get("cmdstat_evalsha", {})
-        return int(stats.get("calls", 0))
-
-    async def ran(self, since: int, more: int) -> None:
-        """A waiting request has had its chance to check again: in memory, a few turns of the
-        loop (its wake-up and check are synchronous); on the engine, `more` scripts have run
-        since `since` (the engine counts them)."""
-        if self._node is None:
-            for _ in range(3):
-                await asyncio.sleep(0)
-            return
-        for _ in range(1000):  # the engine's count is polled: it has no event to wait on
-            if self.scripts_run() >= since + more:
-                return
-            await asyncio.sleep(0.01)
-        pytest.fail(f"the engine ran {self.scripts_run() - since} scripts, not {more}, in 10 s")
+Slots = Ledgers[SlotLedger]
 
 
-@pytest.fixture(params=["memory", "shared"])
-async def ledgers(request: pytest.FixtureRequest) -> AsyncIterator[Ledgers]:
-    kind = str(request.param)
-    node = request.getfixturevalue("redis_node") if kind == "shared" else None
-    made = Ledgers(kind, Clock(), node)
-    yield made
-    for engine in made.engines:
-        await engine.aclose()
+def in_memory(clock: Clock) -> SlotLedger:
+    return OutstandingSlots(clock)
+
+
+def on_engine(engine: SharedEngine, clock: Clock) -> SlotLedger:
+    return SharedSlots(engine, clock)
+
+
+@pytest.fixture(params=KINDS)
+async def ledgers(request: pytest.FixtureRequest) -> AsyncIterator[Slots]:
+    async with ledgers_of(request, in_memory, on_engine) as made:
+        yield made
 
 
 def free_at(answer: BaseException | None) -> str:
@@ -101,7 +50,7 @@ async def refused(call: Callable[[], Awaitable[None]]) -> str:
     return free_at(over.value)
 
 
-async def test_cap_release_and_lapse(ledgers: Ledgers) -> None:
+async def test_cap_release_and_lapse(ledgers: Slots) -> None:
     slots, clock = ledgers.new(), ledgers.clock
     now = clock.time()
     for i in range(4):
@@ -122,7 +71,7 @@ async def test_cap_release_and_lapse(ledgers: Ledgers) -> None:
 
 
 async def test_over_the_cap_waits_for_running_auctions_then_names_the_earliest_deadline(
-    ledgers: Ledgers,
+    ledgers: Slots,
 ) -> None:
     slots, clock = ledgers.new(), ledgers.clock
     now = clock.time()
@@ -141,7 +90,7 @@ async def test_over_the_cap_waits_for_running_auctions_then_names_the_earliest_d
 
 
 async def test_a_slot_a_no_quote_gives_back_is_taken_by_the_waiting_request(
-    ledgers: Ledgers,
+    ledgers: Slots,
 ) -> None:
     slots = ledgers.new()
     await slots.acquire("ip:b", "r0", 1, hold_s=5.75)
@@ -154,7 +103,7 @@ async def test_a_slot_a_no_quote_gives_back_is_taken_by_the_waiting_request(
     assert held["r1"]["settled"] is False
 
 
-async def test_a_burst_over_the_cap_is_answered_once_the_auctions_end(ledgers: Ledgers) -> None:
+async def test_a_burst_over_the_cap_is_answered_once_the_auctions_end(ledgers: Slots) -> None:
     slots, clock = ledgers.new(), ledgers.clock
     now = clock.time()
     for i in range(4):
@@ -169,7 +118,7 @@ async def test_a_burst_over_the_cap_is_answered_once_the_auctions_end(ledgers: L
     assert {free_at(a) for a in answers} == {isoformat(from_unix(now + 110))}
 
 
-async def test_lapsed_slots_of_owners_who_never_return_are_dropped(ledgers: Ledgers) -> None:
+async def test_lapsed_slots_of_owners_who_never_return_are_dropped(ledgers: Slots) -> None:
     slots, clock = ledgers.new(), ledgers.clock
     for i in range(3):
         await slots.acquire(f"ip:10.0.0.{i}", f"r{i}", 4, hold_s=60)
@@ -182,7 +131,7 @@ async def test_lapsed_slots_of_owners_who_never_return_are_dropped(ledgers: Ledg
     assert saved["by_owner"] == {"ip:10.0.0.9": ["kept"]}
 
 
-async def test_the_state_round_trips_and_a_foreign_one_changes_nothing(ledgers: Ledgers) -> None:
+async def test_the_state_round_trips_and_a_foreign_one_changes_nothing(ledgers: Slots) -> None:
     slots, clock = ledgers.new(), ledgers.clock
     now = clock.time()
     await slots.acquire("key:d", "r0", 4, hold_s=5)
@@ -212,7 +161,7 @@ async def test_the_state_round_trips_and_a_foreign_one_changes_nothing(ledgers: 
 
 
 async def test_two_instances_never_both_take_the_last_slot(redis_node: RedisNode) -> None:
-    ledgers = Ledgers("shared", Clock(), redis_node)
+    ledgers = Ledgers(redis_node, in_memory, on_engine)
     one, two = ledgers.new(), ledgers.new()
     now = ledgers.clock.time()
     for i in range(2):

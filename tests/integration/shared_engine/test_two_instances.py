@@ -4,9 +4,11 @@ across them, driven at both at once with real parallel requests."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
+
+import pytest
 
 from rfqsim.pytest_plugin import RfqSim
 from simulator.adapters.redis.server import RedisNode
@@ -21,31 +23,65 @@ def outcome(answer: tuple[int, dict[str, Any]]) -> str:
     return f"{status} {body['error']['details'].get('reason')}"
 
 
-def test_the_outstanding_cap_holds_across_two_instances(
-    tmp_path: Path, redis_node: RedisNode
-) -> None:
+@pytest.fixture(scope="module")
+def instances(
+    tmp_path_factory: pytest.TempPathFactory, redis_node: RedisNode
+) -> Iterator[list[RfqSim]]:
+    """Two instances with the default seed (so the same demo keys): the second attaches to the
+    first one's chains; both on the module's Redis."""
+    with serve(tmp_path_factory.mktemp("one"), "--redis-url", redis_node.url) as one:
+        attach = [f"--rpc-url={c['chain_id']}={c['rpc_url']}" for c in one.info["chains"]]
+        with serve(tmp_path_factory.mktemp("two"), "--redis-url", redis_node.url, *attach) as two:
+            yield [RfqSim(one.api_url, one.info), RfqSim(two.api_url, two.info)]
+
+
+def test_the_outstanding_cap_holds_across_two_instances(instances: list[RfqSim]) -> None:
     """One key, cap 4, ten firm requests at once, five to each instance: four quotes in all
     and six refusals naming the cap (each instance alone would have quoted four)."""
-    (tmp_path / "one").mkdir()
-    (tmp_path / "two").mkdir()
-    with serve(tmp_path / "one", "--redis-url", redis_node.url) as one:
-        attach = [f"--rpc-url={c['chain_id']}={c['rpc_url']}" for c in one.info["chains"]]
-        with serve(tmp_path / "two", "--redis-url", redis_node.url, *attach) as two:
-            sims = [RfqSim(one.api_url, one.info), RfqSim(two.api_url, two.info)]
-            assert sims[0].demo_keys["taker-test"] == sims[1].demo_keys["taker-test"]
-            with ThreadPoolExecutor(max_workers=10) as pool:
-                answers = list(pool.map(firm_request, [sims[i % 2] for i in range(10)]))
-            counts = Counter(outcome(a) for a in answers)
-            assert counts == Counter({"quoted": 4, "429 outstanding_rfq_cap": 6}), answers
-            quoted_by = Counter(i % 2 for i, a in enumerate(answers) if a[0] == 200)
-            # the two draw their ids apart (same seed): no RFQ id names two RFQs
-            assert len({a[1]["data"]["rfqId"] for a in answers if a[0] == 200}) == 4
-            deadlines = sorted(
-                a[1]["data"]["quote"]["latestOrderDeadline"] for a in answers if a[0] == 200
-            )
-            for status, body in answers:
-                if status == 429:
-                    assert body["error"]["details"]["nextSlotFreeAt"] == deadlines[0], (
-                        body,
-                        quoted_by,
-                    )
+    assert instances[0].demo_keys["taker-test"] == instances[1].demo_keys["taker-test"]
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        answers = list(pool.map(firm_request, [instances[i % 2] for i in range(10)]))
+    counts = Counter(outcome(a) for a in answers)
+    assert counts == Counter({"quoted": 4, "429 outstanding_rfq_cap": 6}), answers
+    quotes = [body["data"] for status, body in answers if status == 200]
+    # the two draw their ids apart (same seed): no RFQ id names two RFQs
+    assert len({quote["rfqId"] for quote in quotes}) == 4
+    first_free = min(quote["quote"]["latestOrderDeadline"] for quote in quotes)
+    for status, body in answers:
+        if status == 429:
+            assert body["error"]["details"]["nextSlotFreeAt"] == first_free, body
+
+
+def test_a_taker_balance_is_reserved_once_across_two_instances(
+    instances: list[RfqSim],
+) -> None:
+    """Chain 56, demo wallet 1: two firm requests at once, one at each instance, each for
+    three fifths of the wallet's USDC: one quotes, the other is refused insufficient_funds
+    naming what the first committed (each instance alone would have accepted its own)."""
+    chains = instances[0].call("GET", "/_sim/chains")["chains"]
+    wallet = instances[0].demo_wallets[1]["address"]
+    held = next(
+        w["tokens"]["USDC"]
+        for c in chains
+        if c["chain_id"] == 56
+        for w in c["wallets"]
+        if w["address"] == wallet
+    )
+    amount = int(held) * 3 // 5
+
+    def ask(sim: RfqSim) -> tuple[int, dict[str, Any]]:
+        return firm_request(sim, 1, sell_amount=amount, chain=56, key="taker-live")
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        answers = list(pool.map(ask, instances))
+    assert sorted(outcome(a) for a in answers) == [
+        "400 insufficient_funds",
+        "quoted",
+    ], answers
+    (refused,) = [body["error"]["details"] for status, body in answers if status == 400]
+    assert refused == {
+        "reason": "insufficient_funds",
+        "required": str(amount),
+        "available": held,
+        "committed": str(amount),
+    }
