@@ -40,10 +40,11 @@ from simulator.services.rfq.deps import RfqDeps
 from simulator.services.rfq.fleet_control import MakerControl
 from simulator.services.rfq.funds import TakerFunds
 from simulator.services.rfq.history import RFQ_STEPS, RepliesSaved, RfqHistory
-from simulator.services.rfq.inventory import InventorySaved, MakerInventory
+from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.makers import MakerRegistry
 from simulator.services.rfq.ports import (
     FrameTap,
+    HoldLedger,
     ReservationLedger,
     RfqChainReads,
     RfqStore,
@@ -86,18 +87,19 @@ def build_rfq(
     changes: ChangeFeed | None = None,
     slots: SlotLedger | None = None,
     reservations: ReservationLedger | None = None,
+    holds: HoldLedger | None = None,
 ) -> RfqArea:
     """The RFQ area on its ports: the chain reads, the simulated fleet /_sim/makers controls,
     the record store, the event log (the app passes the real ones, unit tests fakes), the
-    outstanding-RFQ slots and the taker reservations (in memory unless given: the shared
-    engine's)."""
+    outstanding-RFQ slots, the taker reservations and the maker holds (in memory unless given:
+    the shared engine's)."""
     registry = MakerRegistry(clock)
     history = RfqHistory(timelines("rfqs", RFQ_STEPS, clock, settings, changes))
     registry.on_late = lambda maker, quote_id, rfq_id, waited_s, kind: history.answered_late(
         rfq_id, maker.wallet, maker.maker_id, quote_id, waited_s * 1000, kind
     )
     pricing = IndicativePricing(clock, registry)
-    inventory = MakerInventory(clock)
+    inventory = holds or MakerInventory(clock)
     deps = RfqDeps(
         venue=venue,
         proofs=access.proofs,
@@ -142,7 +144,7 @@ def rfq_state(area: RfqArea) -> list[StateParticipant]:
     is not state: makers reconnect after a reset."""
     return [
         SavedAttributes("rfq.store", area.store, RfqStoreSaved, after_load=area.store.reindex_open),
-        SavedAttributes("rfq.inventory", area.deps.inventory, InventorySaved),
+        area.deps.inventory.state("rfq.inventory"),
         area.deps.funds.state("rfq.funds"),
         area.deps.slots.state("rfq.slots"),
         SavedAttributes("rfq.events", area.events, EventLogSaved),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from simulator.errors import InvalidRequest
 from simulator.services.feed.ports import Clearing, SideTrade
-from simulator.services.rfq.inventory import MakerInventory
+from simulator.services.rfq.ports import HoldLedger
 from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.rfq.trades import TradeRequest, validate_trade
 from simulator.services.shared.venue import VenueDirectory
@@ -14,7 +14,7 @@ from simulator.services.shared.venue import VenueDirectory
 
 class RfqLevelPrices:
     def __init__(
-        self, venue: VenueDirectory, pricing: IndicativePricing, inventory: MakerInventory
+        self, venue: VenueDirectory, pricing: IndicativePricing, inventory: HoldLedger
     ) -> None:
         self._venue = venue
         self._pricing = pricing

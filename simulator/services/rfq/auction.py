@@ -15,7 +15,6 @@ from simulator.clock import Clock
 from simulator.errors import UpstreamError
 from simulator.randomness import RandomSource
 from simulator.services.rfq.history import MakerOffer, Outcome, RfqHistory
-from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.makers import (
     DeclineReply,
     MakerRegistry,
@@ -23,7 +22,7 @@ from simulator.services.rfq.makers import (
     OnlineMaker,
 )
 from simulator.services.rfq.model import FilledOrder, NoQuoteReason, RoutingState
-from simulator.services.rfq.ports import ChainUnreadable, MakerChainReader
+from simulator.services.rfq.ports import ChainUnreadable, HoldLedger, MakerChainReader
 from simulator.services.rfq.pricing import (
     IndicativePricing,
     LevelDepth,
@@ -81,7 +80,7 @@ class Auction:
         random: RandomSource,
         registry: MakerRegistry,
         pricing: IndicativePricing,
-        inventory: MakerInventory,
+        inventory: HoldLedger,
         chain: MakerChainReader,
         history: RfqHistory,
     ) -> None:
@@ -429,7 +428,7 @@ class Auction:
                     replied_at=replied_at,
                     lost_because="unverified",
                 )
-            hold_if_funded(ask, order, self._inventory, funding, expires_at)
+            await hold_if_funded(ask, order, self._inventory, funding, expires_at)
         except QuoteRejected as rejected:
             answered("rejected", rejected.reason, rejected.detail)
             await self._registry.notify(

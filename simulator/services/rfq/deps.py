@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from simulator.services.access.proofs import ProofService
 from simulator.services.rfq.funds import TakerFunds
 from simulator.services.rfq.history import RfqHistory
-from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.makers import MakerRegistry
-from simulator.services.rfq.ports import SlotLedger
+from simulator.services.rfq.ports import HoldLedger, SlotLedger
 from simulator.services.rfq.pricing import IndicativePricing
 from simulator.services.shared.faults import Faults
 from simulator.services.shared.venue import VenueDirectory
@@ -23,7 +22,7 @@ class RfqDeps:
     proofs: ProofService
     slots: SlotLedger  # outstanding-RFQ slots: in memory, or shared by several instances
     funds: TakerFunds
-    inventory: MakerInventory
+    inventory: HoldLedger  # maker holds and nonces: in memory, or shared by several instances
     makers: MakerRegistry
     pricing: IndicativePricing
     faults: Faults

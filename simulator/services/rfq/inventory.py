@@ -10,12 +10,17 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from simulator.clock import Clock
-from simulator.services.shared.state import AsPairs, StateSchema
+from simulator.services.shared.state import (
+    AsPairs,
+    SavedAttributes,
+    StateParticipant,
+    StateSchema,
+)
 
 
 @dataclass
@@ -35,7 +40,29 @@ class MakerHold:
 BookKey = tuple[int, str, str]  # (chain id, maker, token)
 
 
+@dataclass(frozen=True)
+class HoldRefusal:
+    """Why a hold was not taken: the maker's nonce is held by a live quote (`nonce_used`), or
+    its balance (`underfunded`) or allowance (`allowance`) does not cover what its live quotes
+    commit plus this one."""
+
+    reason: Literal["nonce_used", "underfunded", "allowance"]
+    committed: int  # what the maker's live quotes of that token commit (0 for nonce_used)
+
+
+def refusal(committed: int, amount: int, balance: int, allowance: int) -> HoldRefusal | None:
+    """The funding rule, given what is committed: balance and allowance must each cover it
+    plus `amount`."""
+    if balance < committed + amount:
+        return HoldRefusal("underfunded", committed)
+    if allowance < committed + amount:
+        return HoldRefusal("allowance", committed)
+    return None
+
+
 class MakerInventory:
+    """The HoldLedger of one instance: every hold in memory (ports.py)."""
+
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
         self._holds: dict[str, MakerHold] = {}  # by quote id: the source of truth
@@ -83,6 +110,19 @@ class MakerInventory:
         self._prune()
         return (chain_id, maker.lower(), nonce) in self._by_nonce
 
+    async def try_hold(self, hold: MakerHold, balance: int, allowance: int) -> HoldRefusal | None:
+        if self.nonce_in_use(hold.chain_id, hold.maker, hold.nonce):  # no await from here on
+            return HoldRefusal("nonce_used", 0)
+        refused = refusal(
+            self.committed(hold.chain_id, hold.maker, hold.token), hold.amount, balance, allowance
+        )
+        if refused is None:
+            self.hold(hold)
+        return refused
+
+    def state(self, name: str) -> StateParticipant:
+        return SavedAttributes(name, self, InventorySaved)
+
     def hold(self, hold: MakerHold) -> None:
         self._drop(hold.quote_id)
         hold.held_at = self._clock.time()
@@ -100,6 +140,9 @@ class MakerInventory:
     def release_rfq(self, rfq_id: str) -> list[MakerHold]:
         released = [self._drop(q) for q in list(self._by_rfq.get(rfq_id, ()))]
         return [h for h in released if h is not None]
+
+    def holds_of(self, rfq_id: str) -> list[MakerHold]:
+        return [self._holds[q] for q in self._by_rfq.get(rfq_id, ())]
 
     def set_until(self, rfq_id: str, until: float) -> None:
         for quote_id in self._by_rfq.get(rfq_id, ()):

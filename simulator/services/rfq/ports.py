@@ -12,6 +12,7 @@ from typing import Any, Literal, Protocol
 from rfqkit.chain_errors import ChainUnreadable
 from rfqkit.maker_protocol import ServerMessage
 from simulator.services.rfq.archived import ArchivedRfq
+from simulator.services.rfq.inventory import HoldRefusal, MakerHold
 from simulator.services.rfq.model import StoredRfq
 from simulator.services.shared.fills import Fill
 from simulator.services.shared.state import StateParticipant
@@ -21,6 +22,7 @@ __all__ = [
     "ChainUnreadable",
     "FleetMemberStatus",
     "FrameTap",
+    "HoldLedger",
     "MakerChainReader",
     "MakerGateway",
     "ReservationLedger",
@@ -180,6 +182,35 @@ class ReservationLedger(Protocol):
 
     def evict_lapsed(self) -> None:
         """Drop every reservation past its end, whoever holds it."""
+        ...
+
+    def state(self, name: str) -> StateParticipant: ...
+
+
+class HoldLedger(Protocol):
+    """Maker inventory held by live quotes (inventory.py has the rules): in memory for one
+    instance (`MakerInventory`), in the shared engine for several (adapters/redis/holds.py).
+    `try_hold` is the one check-and-hold and is atomic wherever the ledger lives; the reads
+    (`release_rfq`'s answer, `holds_for`) see this instance's holds."""
+
+    async def try_hold(self, hold: MakerHold, balance: int, allowance: int) -> HoldRefusal | None:
+        """Hold `hold` (replacing a hold of the same quote id) unless its nonce is held by a
+        live quote of the maker, or `balance` or `allowance` does not cover what the maker's
+        live quotes of that token commit plus `hold.amount`: then nothing is written."""
+        ...
+
+    def release_quote(self, quote_id: str) -> None: ...
+
+    def release_rfq(self, rfq_id: str) -> list[MakerHold]:
+        """End every hold of the RFQ; returns them (their makers are told)."""
+        ...
+
+    def set_until(self, rfq_id: str, until: float) -> None:
+        """The RFQ's holds run to `until` (the quote's expiresAt)."""
+        ...
+
+    def holds_for(self, chain_id: int, sell_token: str, buy_token: str) -> list[MakerHold]:
+        """Live holds of quotes in the same direction (taker sells `sell_token`)."""
         ...
 
     def state(self, name: str) -> StateParticipant: ...

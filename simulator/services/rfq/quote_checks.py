@@ -9,8 +9,9 @@ from typing import Literal
 
 from contracts.orders import RfqOrder, encode_order, order_hash, recover_order_signer
 from simulator.services.rfq.history import MakerOffer
-from simulator.services.rfq.inventory import MakerHold, MakerInventory
+from simulator.services.rfq.inventory import MakerHold
 from simulator.services.rfq.model import FilledOrder
+from simulator.services.rfq.ports import HoldLedger
 from simulator.services.shared.amounts import fee_on, rate_ray
 from simulator.services.shared.venue import ChainVenue
 
@@ -97,30 +98,22 @@ def check_signature(ask: Ask, order: RfqOrder, signature: bytes) -> None:
         raise QuoteRejected("signature is not by the maker's funding wallet", "bad_signature")
 
 
-def hold_if_funded(
+async def hold_if_funded(
     ask: Ask,
     order: RfqOrder,
-    inventory: MakerInventory,
+    inventory: HoldLedger,
     funding: tuple[int, int, bool],
     expires_at: float,
 ) -> MakerHold:
-    """Synchronous (no await): the inventory check and the hold happen as one step, so two
-    auctions cannot both spend the same maker balance."""
+    """The inventory check and the hold are one atomic step of the ledger, so two auctions
+    (on one instance or two) cannot both spend the same maker balance or nonce."""
     balance, allowance, nonce_used = funding
-    chain_id = ask.chain.chain_id
-    if nonce_used or inventory.nonce_in_use(chain_id, ask.maker, order.nonce):
+    if nonce_used:
         raise QuoteRejected("nonce already used", "nonce_used")
-    committed = inventory.committed(chain_id, ask.maker, order.inputToken)
-    if balance < committed + order.inputAmount:
-        raise QuoteRejected(f"underfunded: balance {balance}, committed {committed}", "underfunded")
-    if allowance < committed + order.inputAmount:
-        raise QuoteRejected(
-            f"allowance to the signature-transfer contract is {allowance}", "allowance"
-        )
     hold = MakerHold(
         rfq_id=ask.rfq_id,
         quote_id=ask.quote_id,
-        chain_id=chain_id,
+        chain_id=ask.chain.chain_id,
         maker=ask.maker.lower(),
         token=order.inputToken.lower(),
         amount=order.inputAmount,
@@ -128,8 +121,16 @@ def hold_if_funded(
         until=expires_at,
         sell_token=ask.sell_token.lower(),
     )
-    inventory.hold(hold)
-    return hold
+    refused = await inventory.try_hold(hold, balance, allowance)
+    if refused is None:
+        return hold
+    if refused.reason == "nonce_used":
+        raise QuoteRejected("nonce already used", "nonce_used")
+    if refused.reason == "underfunded":
+        raise QuoteRejected(
+            f"underfunded: balance {balance}, committed {refused.committed}", "underfunded"
+        )
+    raise QuoteRejected(f"allowance to the signature-transfer contract is {allowance}", "allowance")
 
 
 def filled_order(ask: Ask, order: RfqOrder, signature: bytes, expires_at: float) -> FilledOrder:

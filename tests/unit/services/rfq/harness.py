@@ -27,6 +27,7 @@ from simulator.runtime.rfq import build_rfq
 from simulator.services.access.callers import Caller
 from simulator.services.rfq.answers import RequestOutcome
 from simulator.services.rfq.area import RfqArea
+from simulator.services.rfq.inventory import MakerInventory
 from simulator.services.rfq.makers import (
     DeclineReply,
     MakerRegistry,
@@ -268,6 +269,7 @@ class RfqHarness:
         deps = self.area.deps
         self.deps = deps
         self.registry = deps.makers
+        assert isinstance(deps.inventory, MakerInventory)  # one instance: in memory
         self.inventory = deps.inventory
         assert isinstance(deps.slots, OutstandingSlots)  # one instance: in memory
         self.slots = deps.slots
