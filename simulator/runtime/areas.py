@@ -22,6 +22,7 @@ from simulator.adapters.chain.probes import ChainDependencyProbe
 from simulator.adapters.limit_orders.chain_reads import BookChainReads
 from simulator.adapters.ramp.provider_wire import parse_transfer
 from simulator.adapters.redis.funds import SharedReservations
+from simulator.adapters.redis.holds import SharedHolds
 from simulator.adapters.redis.slots import SharedSlots
 from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import IndexCatchUp
@@ -154,6 +155,7 @@ def _rfq(w: Wiring) -> None:
         changes=app[CHANGES],
         slots=None if engine is None else SharedSlots(engine, app[CLOCK]),
         reservations=None if engine is None else SharedReservations(engine, app[CLOCK]),
+        holds=None if engine is None else SharedHolds(engine, app[CLOCK]),
     )
     app[MAKER_SESSIONS] = build_maker_sessions(
         app[RFQ], app[VENUE], app[CLOCK], app[ACCESS].keys, app.get(JOURNAL)

@@ -32,6 +32,10 @@ log = logging.getLogger("rfqsim.engine")
 Arg = str | int | float
 
 
+# What says the engine is not there (a script's error is a bug, answered 500 like any other).
+UNREACHABLE = (redis.ConnectionError, redis.TimeoutError)
+
+
 def unreachable(exc: redis.RedisError) -> VenueUnavailable:
     """What a request gets while the shared engine does not answer."""
     return VenueUnavailable(f"Quotes are briefly not served; retry ({type(exc).__name__})")

@@ -17,47 +17,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import redis
-
-from simulator.adapters.redis.engine import EngineState, SharedEngine, unreachable
+from simulator.adapters.redis.engine import UNREACHABLE, EngineState, SharedEngine, unreachable
+from simulator.adapters.redis.lua import DECIMALS
 from simulator.clock import Clock
 from simulator.services.rfq.funds import FundsSaved, Reservation, WalletToken
 from simulator.services.shared.state import StateParticipant
 
-# Decimal-string arithmetic on non-negative integers without leading zeros, and the pruning of
-# one wallet's lapsed reservations.
-_COMMON = """
-local function add(a, b)
-  local out, carry, i, j = {}, 0, #a, #b
-  while i > 0 or j > 0 or carry > 0 do
-    local d = carry
-    if i > 0 then d = d + a:byte(i) - 48 end
-    if j > 0 then d = d + b:byte(j) - 48 end
-    out[#out + 1] = string.char(48 + d % 10)
-    carry = (d >= 10) and 1 or 0
-    i, j = i - 1, j - 1
-  end
-  local s = string.reverse(table.concat(out))
-  if s == '' then return '0' end
-  return s
-end
-local function sub(a, b)
-  local out, borrow, i, j = {}, 0, #a, #b
-  while i > 0 do
-    local d = a:byte(i) - 48 - borrow
-    if j > 0 then d = d - (b:byte(j) - 48) end
-    if d < 0 then d = d + 10; borrow = 1 else borrow = 0 end
-    out[#out + 1] = string.char(48 + d)
-    i, j = i - 1, j - 1
-  end
-  local s = (string.reverse(table.concat(out)):gsub('^0+', ''))
-  if s == '' then return '0' end
-  return s
-end
-local function less(a, b)
-  if #a ~= #b then return #a < #b end
-  return a < b
-end
+# The pruning of one wallet's lapsed reservations.
+_COMMON = (
+    DECIMALS
+    + """
 local function forget(p, wallet, rfq)
   local amount = redis.call('HGET', p .. 'amount:' .. wallet, rfq)
   if not amount then return end
@@ -79,6 +48,7 @@ local function prune(p, wallet, now)
   return redis.call('HGET', p .. 'total', wallet) or '0'
 end
 """
+)
 
 # ARGV: prefix, rfq id, wallet, required, end, balance, now -> {1} reserved, or {0, committed}
 _RESERVE = (
@@ -216,7 +186,7 @@ class SharedReservations:
         try:
             await self._writes.drained()
             answer: Any = await self._reserve.run([*args, str(balance), repr(now)])
-        except redis.RedisError as exc:
+        except UNREACHABLE as exc:
             raise unreachable(exc) from exc
         return None if answer[0] == 1 else int(answer[1])
 
@@ -226,7 +196,7 @@ class SharedReservations:
             answer: Any = await self._committed.run(
                 [self._prefix, _wallet(wallet), repr(self._clock.time())]
             )
-        except redis.RedisError as exc:
+        except UNREACHABLE as exc:
             raise unreachable(exc) from exc
         return int(answer)
 

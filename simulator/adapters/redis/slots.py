@@ -17,9 +17,7 @@ import asyncio
 import contextlib
 from typing import Any
 
-import redis
-
-from simulator.adapters.redis.engine import EngineState, SharedEngine, unreachable
+from simulator.adapters.redis.engine import UNREACHABLE, EngineState, SharedEngine, unreachable
 from simulator.clock import Clock
 from simulator.services.rfq.slots import Slot, SlotsSaved, over_cap
 from simulator.services.shared.state import StateParticipant
@@ -158,7 +156,7 @@ class SharedSlots:
                 answer: Any = await self._take.run(
                     [self._prefix, owner, rfq_id, cap, repr(now + hold_s), repr(now)]
                 )
-            except redis.RedisError as exc:
+            except UNREACHABLE as exc:
                 raise unreachable(exc) from exc
             if answer[0] == 1:
                 return
