@@ -8,16 +8,22 @@ from simulator.services.access.area import AccessArea, LimitsSaved
 from simulator.services.access.keys import KeyService, KeysSaved
 from simulator.services.access.limits import FixedWindowLimiter, LimiterSaved
 from simulator.services.access.ports import SignatureChecker
-from simulator.services.access.proofs import ProofService, ProofSettings, ProofsSaved
+from simulator.services.access.proofs import ProofLedger, ProofService, ProofSettings
 from simulator.services.shared.faults import Faults, FaultsSaved
 from simulator.services.shared.state import SavedAttributes, StateParticipant
 from simulator.settings import Settings
 
 
 def build_access(
-    settings: Settings, clock: Clock, random: RandomSource, *, signatures: SignatureChecker
+    settings: Settings,
+    clock: Clock,
+    random: RandomSource,
+    *,
+    signatures: SignatureChecker,
+    proofs: ProofLedger | None = None,
 ) -> AccessArea:
-    """`signatures` checks a smart account's signature on chain (ERC-1271/6492)."""
+    """`signatures` checks a smart account's signature on chain (ERC-1271/6492); `proofs`
+    keeps bound nonces and grants (in memory unless given: the shared engine's)."""
     return AccessArea(
         keys=KeyService(clock, random.fork("keys")),
         proofs=ProofService(
@@ -28,6 +34,7 @@ def build_access(
                 grant_s=settings.proof.grant_s,
                 wall_clock_when_moved=settings.proof.wall_clock_when_moved,
             ),
+            proofs,
         ),
         limiter=FixedWindowLimiter(clock),
         faults=Faults(),
@@ -39,7 +46,7 @@ def access_state(area: AccessArea) -> list[StateParticipant]:
     return [
         SavedAttributes("access.keys", area.keys, KeysSaved),
         SavedAttributes("access.limiter", area.limiter, LimiterSaved),
-        SavedAttributes("access.proofs", area.proofs, ProofsSaved),
+        area.proofs.state("access.proofs"),
         SavedAttributes("access.faults", area.faults, FaultsSaved),
         SavedAttributes("access.limits", area, LimitsSaved),
     ]

@@ -11,8 +11,9 @@ of unsigned firm requests for that taker and chain."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 from eth_account import Account
 from eth_account.messages import SignableMessage, _hash_eip191_message, encode_typed_data
@@ -27,7 +28,12 @@ from simulator.errors import (
     TakerControlUnverifiable,
 )
 from simulator.services.access.ports import ChainUnreadable, SignatureChecker
-from simulator.services.shared.state import AsPairs, StateSchema
+from simulator.services.shared.state import (
+    AsPairs,
+    SavedAttributes,
+    StateParticipant,
+    StateSchema,
+)
 
 DOMAIN_NAME = "Service Taker Control"
 DOMAIN_VERSION = "1"
@@ -66,7 +72,7 @@ class TakerProof:
 
 
 @dataclass(frozen=True)
-class _NonceUse:
+class NonceUse:
     contents: tuple[
         str, int, int, bytes
     ]  # (taker, chainId, issuedAt, signature) it was signed over
@@ -86,20 +92,102 @@ class ProofSettings:
     wall_clock_when_moved: bool = True
 
 
+@dataclass(frozen=True)
+class FreshWindow:
+    """The issuedAt times (Unix seconds) that count as fresh now: within the window of the
+    service clock, or of the wall clock while the service clock is moved."""
+
+    ranges: tuple[tuple[float, float], ...]  # inclusive (low, high) pairs
+
+    def holds(self, issued_at: float) -> bool:
+        return any(low <= issued_at <= high for low, high in self.ranges)
+
+
+GrantKey = tuple[str, int, str]  # (taker lowercase, chain id, caller identity)
+
+
+class ProofLedger(Protocol):
+    """Bound proof nonces and the grants verified proofs earned: in memory for one instance
+    (`MemoryProofs`), in the shared engine for several (adapters/redis/proofs.py). `bind` is
+    the one check-and-bind and is atomic wherever the ledger lives: a proof replayed at
+    another instance meets its binding there too."""
+
+    async def bound(self, nonce: bytes) -> NonceUse | None:
+        """The nonce's binding, fresh or not (None: never bound, or forgotten)."""
+        ...
+
+    async def bind(self, nonce: bytes, use: NonceUse, fresh: FreshWindow) -> NonceUse | None:
+        """Bind `use` unless a binding whose issuedAt `fresh` holds is there: then return it
+        and write nothing."""
+        ...
+
+    async def grant_until(self, key: GrantKey) -> float | None: ...
+
+    def grant(self, key: GrantKey, until: float) -> None:
+        """The caller may send unsigned firm requests for the taker on the chain until then."""
+        ...
+
+    def evict(self, fresh: FreshWindow, now: float) -> None:
+        """Forget bindings `fresh` no longer holds and grants that ended by `now`."""
+        ...
+
+    def state(self, name: str) -> StateParticipant: ...
+
+
+class MemoryProofs:
+    """The ProofLedger of one instance: nonces and grants in memory."""
+
+    def __init__(self) -> None:
+        self._nonces: dict[bytes, NonceUse] = {}  # verified nonces, fresh ones at least
+        self._grants: dict[GrantKey, float] = {}  # -> expiry
+
+    async def bound(self, nonce: bytes) -> NonceUse | None:
+        return self._nonces.get(nonce)
+
+    async def bind(self, nonce: bytes, use: NonceUse, fresh: FreshWindow) -> NonceUse | None:
+        existing = self._nonces.get(nonce)  # no await from here on
+        if existing is not None and fresh.holds(existing.issued_at):
+            return existing
+        self._nonces[nonce] = use
+        if len(self._nonces) >= 4096:
+            self.evict(fresh, -math.inf)
+        return None
+
+    async def grant_until(self, key: GrantKey) -> float | None:
+        return self._grants.get(key)
+
+    def grant(self, key: GrantKey, until: float) -> None:
+        self._grants[key] = until
+
+    def evict(self, fresh: FreshWindow, now: float) -> None:
+        for nonce in [n for n, use in self._nonces.items() if not fresh.holds(use.issued_at)]:
+            del self._nonces[nonce]
+        for key in [k for k, expiry in self._grants.items() if expiry <= now]:
+            del self._grants[key]
+
+    def state(self, name: str) -> StateParticipant:
+        return SavedAttributes(name, self, ProofsSaved)
+
+
 class ProofService:
-    def __init__(self, clock: Clock, checker: SignatureChecker, settings: ProofSettings) -> None:
+    """The rules of proof of control over a ProofLedger (in memory unless given: the shared
+    engine's for several instances)."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        checker: SignatureChecker,
+        settings: ProofSettings,
+        ledger: ProofLedger | None = None,
+    ) -> None:
         self._clock = clock
         self._checker = checker
         self.settings = settings
-        self._nonces: dict[bytes, _NonceUse] = {}  # verified nonces still fresh
-        self._grants: dict[tuple[str, int, str], float] = {}  # (taker, chain, caller) -> expiry
+        self.ledger: ProofLedger = ledger or MemoryProofs()
 
-    def has_grant(self, taker: str, chain_id: int, caller: str) -> bool:
-        expiry = self._grants.get((taker.lower(), chain_id, caller))
+    async def has_grant(self, taker: str, chain_id: int, caller: str) -> bool:
+        expiry = await self.ledger.grant_until((taker.lower(), chain_id, caller))
         return expiry is not None and expiry > self._clock.time()
-
-    def grant_expiry(self, taker: str, chain_id: int, caller: str) -> float | None:
-        return self._grants.get((taker.lower(), chain_id, caller))
 
     async def authorize(
         self,
@@ -113,25 +201,31 @@ class ProofService:
         """Firm requests: a sent proof is verified (and earns a grant); no proof needs a live
         grant. The ramp calls this with grant=False: each of its writes carries a proof."""
         if proof is None:
-            if grant and self.has_grant(taker, chain_id, caller):
+            if grant and await self.has_grant(taker, chain_id, caller):
                 return
             raise ProofOfControlRequired()
         await self.verify(taker=taker, chain_id=chain_id, proof=proof, caller=caller)
         if grant:
-            self._grants[(taker.lower(), chain_id, caller)] = (
-                self._clock.time() + self.settings.grant_s
+            self.ledger.grant(
+                (taker.lower(), chain_id, caller), self._clock.time() + self.settings.grant_s
             )
 
     def _wall_clock_counts(self) -> bool:
         return self.settings.wall_clock_when_moved and self._clock.offset_seconds != 0
 
+    def fresh_window(self) -> FreshWindow:
+        window = self.settings.window_s
+        now = self._clock.time()
+        ranges = [(now - window, now + window)]
+        if self._wall_clock_counts():
+            wall = self._clock.wall_time()
+            ranges.append((wall - window, wall + window))
+        return FreshWindow(tuple(ranges))
+
     def is_fresh(self, issued_at: float) -> bool:
         """issuedAt (Unix seconds) within the window of the service clock, or of the wall clock
         while the service clock is moved."""
-        window = self.settings.window_s
-        if abs(self._clock.time() - issued_at) <= window:
-            return True
-        return self._wall_clock_counts() and abs(self._clock.wall_time() - issued_at) <= window
+        return self.fresh_window().holds(issued_at)
 
     async def verify(self, *, taker: str, chain_id: int, proof: TakerProof, caller: str) -> None:
         now = self._clock.time()
@@ -145,20 +239,18 @@ class ProofService:
                 details["wallTime"] = int(self._clock.wall_time() * 1000)
             raise ProofOfControlStale(None, **details)
         contents = (taker.lower(), chain_id, proof.issued_at_ms, proof.signature)
-        self._check_nonce(proof.nonce, contents, caller)
+        self._check_nonce(await self.ledger.bound(proof.nonce), contents, caller)
         message = taker_control_message(taker, chain_id, proof.nonce, proof.issued_at_ms)
         if not await self._signature_is_valid(taker, chain_id, message, proof.signature):
             raise ProofOfControlInvalid()
-        # Re-check after the await: a parallel request may have bound the nonce meanwhile. No
-        # await between this check and the write, so the pair is atomic on the event loop.
-        self._check_nonce(proof.nonce, contents, caller)
-        self._nonces[proof.nonce] = _NonceUse(contents, caller)
-        self._forget_stale_nonces()
+        # Bound now unless a parallel request (on any instance) bound it meanwhile: then that
+        # binding is judged like the first.
+        bound = await self.ledger.bind(proof.nonce, NonceUse(contents, caller), self.fresh_window())
+        self._check_nonce(bound, contents, caller)
 
     def _check_nonce(
-        self, nonce: bytes, contents: tuple[str, int, int, bytes], caller: str
+        self, use: NonceUse | None, contents: tuple[str, int, int, bytes], caller: str
     ) -> None:
-        use = self._nonces.get(nonce)
         if use is None or not self.is_fresh(use.issued_at):
             return  # the binding lasts exactly while the proof it came with is fresh
         if use.contents != contents:
@@ -183,27 +275,20 @@ class ProofService:
         except ChainUnreadable as exc:
             raise TakerControlUnverifiable() from exc
 
-    def _forget_stale_nonces(self) -> None:
-        if len(self._nonces) < 4096:
-            return
-        for nonce in [n for n, use in self._nonces.items() if not self.is_fresh(use.issued_at)]:
-            del self._nonces[nonce]
-
     def evict_stale(self) -> None:
         """Forget nonces no longer fresh and grants past their expiry (a taker that never
         comes back would keep its grant forever)."""
-        now = self._clock.time()
-        for nonce in [n for n, use in self._nonces.items() if not self.is_fresh(use.issued_at)]:
-            del self._nonces[nonce]
-        for key in [k for k, expiry in self._grants.items() if expiry <= now]:
-            del self._grants[key]
+        self.ledger.evict(self.fresh_window(), self._clock.time())
+
+    def state(self, name: str) -> StateParticipant:
+        return self.ledger.state(name)
 
 
 class ProofsSaved(StateSchema):
-    """What reset and snapshots put back of the ProofService: the nonces still fresh and the
+    """What reset and snapshots put back of the proofs' ledger: the nonces still fresh and the
     grants (by taker, chain and caller)."""
 
-    nonces: dict[bytes, _NonceUse] = Field(validation_alias="_nonces")
+    nonces: dict[bytes, NonceUse] = Field(validation_alias="_nonces")
     grants: Annotated[dict[tuple[str, int, str], float], AsPairs()] = Field(
         validation_alias="_grants"
     )

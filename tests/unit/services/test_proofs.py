@@ -161,7 +161,7 @@ async def test_a_wall_clock_proof_is_fresh_while_the_clock_is_moved() -> None:
     proofs, clock, _ = service()
     await clock.advance(MOVED_S)
     await proofs.authorize(taker=KEY.address, chain_id=97, proof=wall_proof(), caller="ip:a")
-    assert proofs.has_grant(KEY.address, 97, "ip:a")
+    assert await proofs.has_grant(KEY.address, 97, "ip:a")
     # A proof issued against the service clock (GET /_sim/clock) stays fresh as well.
     await proofs.verify(taker=KEY.address, chain_id=97, proof=proof(clock), caller="ip:a")
 
