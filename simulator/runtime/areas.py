@@ -23,6 +23,7 @@ from simulator.adapters.limit_orders.chain_reads import BookChainReads
 from simulator.adapters.ramp.provider_wire import parse_transfer
 from simulator.adapters.redis.funds import SharedReservations
 from simulator.adapters.redis.holds import SharedHolds
+from simulator.adapters.redis.proofs import SharedProofs
 from simulator.adapters.redis.slots import SharedSlots
 from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import IndexCatchUp
@@ -112,8 +113,13 @@ class Area:
 
 def _access(w: Wiring) -> None:
     app, settings = w.app, w.app[SETTINGS]
+    engine = app[SHARED_ENGINE]
     app[ACCESS] = build_access(
-        settings, app[CLOCK], app[RANDOM], signatures=ChainSignatureChecker(app[CHAINS])
+        settings,
+        app[CLOCK],
+        app[RANDOM],
+        signatures=ChainSignatureChecker(app[CHAINS]),
+        proofs=None if engine is None else SharedProofs(engine),
     )
     w.add(access_state(app[ACCESS]))
 
