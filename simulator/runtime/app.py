@@ -11,6 +11,7 @@ from aiohttp import web
 from rfqkit.local_guard import HostCheck
 from simulator.adapters.chain.snapshots import AnvilChainStates
 from simulator.adapters.chain.wallet_balances import ChainWalletBalances
+from simulator.adapters.redis.idempotency import SharedIdempotency
 from simulator.adapters.store.durable_rows import SqliteDurableRows
 from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb, HistoryState
 from simulator.adapters.store.timeline_archive import SqliteTimelineArchive
@@ -239,10 +240,11 @@ def _shared_parts(app: web.Application, clock: Clock) -> HistoryDb:
     app[CLOCK].add_listener(_clock_moved(app[CHANGES]))
     app[WALLET_BALANCES] = ChainWalletBalances(app[CHAINS])
     app[MAKER_NAMES] = fleet_names(settings.makers)
-    app[IDEMPOTENCY] = IdempotencyStore(
-        app[CLOCK],
-        ttl_s=settings.idempotency.ttl_s,
-        max_records=settings.idempotency.max_records,
+    ttl_s, most = settings.idempotency.ttl_s, settings.idempotency.max_records
+    app[IDEMPOTENCY] = (
+        IdempotencyStore(app[CLOCK], ttl_s=ttl_s, max_records=most)
+        if engine is None
+        else SharedIdempotency(engine, app[CLOCK], ttl_s=ttl_s, max_records=most)
     )
     # What is at rest: in the state directory (kept across restarts), else a temporary file
     # removed on stop.

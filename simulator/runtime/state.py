@@ -20,9 +20,8 @@ from simulator.api.http.appkeys import CHAINS, CLOCK, DURABLE, SETTINGS, STATE
 from simulator.clock import Clock
 from simulator.randomness import RandomSource
 from simulator.runtime.makers import FLEET, fresh_stream
-from simulator.services.shared.idempotency import IdempotencySaved, IdempotencyStore
+from simulator.services.shared.idempotency import IdempotencyLedger
 from simulator.services.shared.state import (
-    SavedAttributes,
     StateParticipant,
     StateRegistry,
     StateSchema,
@@ -100,12 +99,12 @@ class ClockOffset:
 
 
 def shared_state(
-    clock: Clock, source: RandomSource, idempotency: IdempotencyStore
+    clock: Clock, source: RandomSource, idempotency: IdempotencyLedger
 ) -> list[StateParticipant]:
     return [
         ClockOffset(clock),
         RandomStreams(source),
-        SavedAttributes("idempotency", idempotency, IdempotencySaved),
+        idempotency.state("idempotency"),
     ]
 
 

@@ -366,7 +366,7 @@ async def _wait_in_flight(client: Client, slow: SlowOperation) -> None:
     await asyncio.wait_for(slow.arrived.wait(), 10)
     app = client.app
     assert app is not None
-    assert [r.in_flight for r in app[IDEMPOTENCY].records()] == [True]
+    assert [r.in_flight for r in await app[IDEMPOTENCY].records()] == [True]
 
 
 async def test_a_retry_replays_the_first_response_byte_for_byte(

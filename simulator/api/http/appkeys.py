@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from simulator.services.shared.fills import FillFanout, IndexProgress
     from simulator.services.shared.health import DependencyHealth
     from simulator.services.shared.history import HistoryFile
-    from simulator.services.shared.idempotency import IdempotencyStore
+    from simulator.services.shared.idempotency import IdempotencyLedger
     from simulator.services.shared.maker_names import MakerNames
     from simulator.services.shared.timelines import Timelines
     from simulator.services.shared.venue import VenueDirectory
@@ -80,7 +80,7 @@ FILL_INDEX: web.AppKey[IndexProgress] = web.AppKey("fill_index")  # the indexers
 ERROR_STYLES: web.AppKey[dict[str, ErrorStyle]] = web.AppKey("error_styles")
 OPERATIONS: web.AppKey[dict[str, Operation]] = web.AppKey("operations")  # by operation id
 V1: web.AppKey[V1Area] = web.AppKey("v1")  # /v1/status and /v1/corridors
-IDEMPOTENCY: web.AppKey[IdempotencyStore] = web.AppKey("idempotency")  # Idempotency-Key records
+IDEMPOTENCY: web.AppKey[IdempotencyLedger] = web.AppKey("idempotency")  # Idempotency-Key records
 STATE: web.AppKey[StateControl] = web.AppKey("state_control")  # reset, snapshots, state dir
 JOURNAL: web.AppKey[RequestJournal] = web.AppKey("journal")  # /_sim/requests (absent: off)
 SCENARIOS: web.AppKey[ScenarioRunner] = web.AppKey("scenarios")  # /_sim/scenarios

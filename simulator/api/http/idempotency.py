@@ -87,7 +87,7 @@ async def idempotency_middleware(request: web.Request, handler: Handler) -> web.
     if key is None:
         return await handler(request)
     store = request.app[IDEMPOTENCY]
-    claimed, record = store.begin(_scope(request, key))
+    claimed, record = await store.begin(_scope(request, key))
     if not claimed:
         if record.response is None:
             raise Conflict(
@@ -104,7 +104,7 @@ async def idempotency_middleware(request: web.Request, handler: Handler) -> web.
     try:
         # Claimed before the body is read: the request is in flight from its headers on, so a
         # retry sent while a slow body is still uploading is 409, not a second execution.
-        record.fingerprint = request_fingerprint(request.query_string, await request.read())
+        store.fingerprinted(record, request_fingerprint(request.query_string, await request.read()))
         try:
             response: web.StreamResponse = await handler(request)
         except ServiceError as error:
@@ -112,7 +112,7 @@ async def idempotency_middleware(request: web.Request, handler: Handler) -> web.
             response = render_error(error, request_id_of(request), operation_of(request))
         stored = _stored(request, response)
         if stored is not None:
-            store.finish(record, stored)
+            await store.finish(record, stored)
         return response
     finally:
         store.release(record)  # no-op once finished; frees the key after anything else

@@ -26,7 +26,7 @@ async def list_idempotency(request: web.Request) -> web.Response:
             created_at=isoformat(from_unix(record.created_at)),
             expires_at=isoformat(from_unix(store.expires_at(record))),
         )
-        for record in store.records()
+        for record in await store.records()
     ]
     return data_response(schemas.IdempotencyRecords(records=records))
 

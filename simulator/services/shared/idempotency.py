@@ -21,12 +21,17 @@ import hashlib
 import json
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Protocol
 
 from pydantic import Field
 
 from simulator.clock import Clock
-from simulator.services.shared.state import AsPairs, StateSchema
+from simulator.services.shared.state import (
+    AsPairs,
+    SavedAttributes,
+    StateParticipant,
+    StateSchema,
+)
 
 # Printable ASCII without leading or trailing blanks, 1 to 255 characters (Stripe's length).
 MAX_KEY_LENGTH = 255
@@ -88,7 +93,45 @@ def is_stored(status: int) -> bool:
     return status < 500 and status not in _NOT_STORED
 
 
+class IdempotencyLedger(Protocol):
+    """The Idempotency-Key records: in memory for one instance (`IdempotencyStore`), in the
+    shared engine for several (adapters/redis/idempotency.py), where a retry may land on
+    another instance than the first request. `begin` is the one check-and-claim and is atomic
+    wherever the records live: two requests, on one instance or two, never both claim a key."""
+
+    async def begin(self, scope: IdempotencyScope) -> tuple[bool, IdempotencyRecord]:
+        """Claim `scope` for the calling request, or return the live record that holds it.
+
+        `(True, record)`: claimed; the caller must `finish` or `release` it. `(False, record)`:
+        another request holds it, in flight or finished."""
+        ...
+
+    def fingerprinted(self, record: IdempotencyRecord, fingerprint: str) -> None:
+        """The claiming request's body was read: what a retry's must match."""
+        ...
+
+    async def finish(self, record: IdempotencyRecord, response: StoredResponse) -> None:
+        """Keep the first request's answer (a record already expired or evicted stays gone);
+        a retry at any instance replays it once this returns."""
+        ...
+
+    def release(self, record: IdempotencyRecord) -> None:
+        """Forget a claim whose request was not carried out: the key may be used again (a
+        no-op once finished)."""
+        ...
+
+    async def records(self) -> list[IdempotencyRecord]:
+        """Live records, oldest first."""
+        ...
+
+    def expires_at(self, record: IdempotencyRecord) -> float: ...
+
+    def state(self, name: str) -> StateParticipant: ...
+
+
 class IdempotencyStore:
+    """The IdempotencyLedger of one instance: every record in memory."""
+
     def __init__(self, clock: Clock, *, ttl_s: float = 86_400, max_records: int = 100_000) -> None:
         self._clock = clock
         self.ttl_s = ttl_s
@@ -97,13 +140,8 @@ class IdempotencyStore:
         # clock only moves forward), so expiry and eviction pop from the front.
         self._records: OrderedDict[IdempotencyScope, IdempotencyRecord] = OrderedDict()
 
-    def begin(self, scope: IdempotencyScope) -> tuple[bool, IdempotencyRecord]:
-        """Claim `scope` for the calling request, or return the live record that holds it.
-
-        `(True, record)`: claimed; the caller must `finish` or `release` it. `(False, record)`:
-        another request holds it, in flight or finished. Synchronous, so two parallel requests
-        cannot both claim one key."""
-        self._expire()
+    async def begin(self, scope: IdempotencyScope) -> tuple[bool, IdempotencyRecord]:
+        self._expire()  # no await from here on: two parallel requests cannot both claim
         existing = self._records.get(scope)
         if existing is not None:
             return False, existing
@@ -112,26 +150,26 @@ class IdempotencyStore:
         self._evict()
         return True, record
 
-    def finish(self, record: IdempotencyRecord, response: StoredResponse) -> None:
-        """Keep the first request's answer; a record already expired or evicted stays gone."""
+    def fingerprinted(self, record: IdempotencyRecord, fingerprint: str) -> None:
+        record.fingerprint = fingerprint
+
+    async def finish(self, record: IdempotencyRecord, response: StoredResponse) -> None:
         if self._records.get(record.scope) is record:
             record.response = response
 
     def release(self, record: IdempotencyRecord) -> None:
-        """Forget a claim whose request was not carried out: the key may be used again."""
         if self._records.get(record.scope) is record and record.in_flight:
             del self._records[record.scope]
 
-    def records(self) -> list[IdempotencyRecord]:
-        """Live records, oldest first."""
+    async def records(self) -> list[IdempotencyRecord]:
         self._expire()
         return list(self._records.values())
 
     def expires_at(self, record: IdempotencyRecord) -> float:
         return record.created_at + self.ttl_s
 
-    def clear(self) -> None:
-        self._records.clear()
+    def state(self, name: str) -> StateParticipant:
+        return SavedAttributes(name, self, IdempotencySaved)
 
     def _expire(self) -> None:
         now = self._clock.time()

@@ -36,8 +36,9 @@ class Ledgers(Generic[LedgerT]):
         node: RedisNode | None,
         memory: Callable[[Clock], LedgerT],
         shared: Callable[[SharedEngine, Clock], LedgerT],
+        clock: Clock | None = None,
     ) -> None:
-        self.clock = Clock()
+        self.clock = clock or Clock()
         self._node = node
         self._memory = memory
         self._shared = shared
@@ -90,10 +91,11 @@ async def ledgers_of(
     request: pytest.FixtureRequest,
     memory: Callable[[Clock], LedgerT],
     shared: Callable[[SharedEngine, Clock], LedgerT],
+    clock: Clock | None = None,
 ) -> AsyncIterator[Ledgers[LedgerT]]:
     """The kind `request.param` names; the shared kind on the module's redis-server."""
     node = request.getfixturevalue("redis_node") if request.param == "shared" else None
-    made = Ledgers(node, memory, shared)
+    made = Ledgers(node, memory, shared, clock)
     try:
         yield made
     finally:

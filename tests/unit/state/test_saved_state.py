@@ -89,10 +89,10 @@ async def shared(busy: bool) -> World:
         await clock.advance(90)
         ids.new_id("x", 8)
         scope = IdempotencyScope("key:tx_test_a", "POST", "/v1/swaps", "k-1")
-        _, record = idempotency.begin(scope)
+        _, record = await idempotency.begin(scope)
         record.fingerprint = "f" * 64
         headers = (("Content-Type", "application/json"),)
-        idempotency.finish(record, StoredResponse(201, headers, b'{"data":{}}', "req_1"))
+        await idempotency.finish(record, StoredResponse(201, headers, b'{"data":{}}', "req_1"))
     return by_name(shared_state(clock, random, idempotency))
 
 
