@@ -73,6 +73,15 @@ class Clock:
         event, self._advanced = self._advanced, asyncio.Event()
         event.set()
 
+    def catch_up(self, offset: float) -> None:
+        """Another instance of the venue advanced the clock (and the chains) to `offset`: take
+        it, waking sleepers, unless this clock is already there. Listeners are not told: the
+        chains moved with the instance that advanced."""
+        if offset > self._offset:
+            self._offset = offset
+            event, self._advanced = self._advanced, asyncio.Event()
+            event.set()
+
     async def sleep_until(self, unix_seconds: float) -> None:
         """Sleep until simulated time reaches `unix_seconds` (wakes early on advance)."""
         while (remaining := unix_seconds - self.time()) > 0:

@@ -3,6 +3,7 @@ across them, driven at both at once with real parallel requests."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +15,9 @@ from rfqsim.pytest_plugin import RfqSim
 from simulator.adapters.redis.server import RedisNode
 from tests.integration.firm_quotes import firm_request
 from tests.integration.serve_process import serve
+
+# One pair of instances for the module (they take seconds to start): on one worker.
+pytestmark = pytest.mark.xdist_group("two_instances")
 
 
 def outcome(answer: tuple[int, dict[str, Any]]) -> str:
@@ -85,3 +89,21 @@ def test_a_taker_balance_is_reserved_once_across_two_instances(
         "available": held,
         "committed": str(amount),
     }
+
+
+def test_an_advance_at_one_instance_moves_the_clock_of_both(instances: list[RfqSim]) -> None:
+    """Last in the module: the clock only moves forward."""
+    one, two = instances
+    before = two.call("GET", "/_sim/clock")["offset_seconds"]
+    one.advance_clock(60)
+    for _ in range(500):  # bounded: the other instance hears it within milliseconds
+        if two.call("GET", "/_sim/clock")["offset_seconds"] == before + 60:
+            break
+        time.sleep(0.02)
+    assert two.call("GET", "/_sim/clock")["offset_seconds"] == before + 60
+    two.advance_clock(30)  # and back: the offsets add up
+    for _ in range(500):
+        if one.call("GET", "/_sim/clock")["offset_seconds"] == before + 90:
+            break
+        time.sleep(0.02)
+    assert one.call("GET", "/_sim/clock")["offset_seconds"] == before + 90
