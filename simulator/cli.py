@@ -26,6 +26,7 @@ from simulator.adapters.sim.state_dir import SavedState, StateDirError, read_sta
 from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb, HistoryFileError
 from simulator.api.http.appkeys import (
     ACCESS,
+    CONFIGURATION,
     DURABLE,
     HISTORY,
     RAMP,
@@ -281,6 +282,8 @@ async def serve(
             info["qa_keys"] = key_records(keys, create_qa_keys(keys, settings.seed))
             info["maker_keys"] = key_records(keys, [create_qa_maker_key(keys, settings.seed)])
         info["provider_url"] = app[RAMP].controls.sandbox_url  # the ramp provider (sandbox)
+        if (configuration := app[CONFIGURATION]) is not None:
+            configuration.join()  # several instances: the keys made here join the venue's
         await app[STATE].take_baseline()  # what POST /_sim/reset returns to
         if scenario is not None:  # after the baseline: a reset returns to the plain start-up
             await app[SCENARIOS].start(scenario)

@@ -11,6 +11,7 @@ from aiohttp import web
 from rfqkit.local_guard import HostCheck
 from simulator.adapters.chain.snapshots import AnvilChainStates
 from simulator.adapters.chain.wallet_balances import ChainWalletBalances
+from simulator.adapters.redis.configuration import SharedConfiguration
 from simulator.adapters.redis.idempotency import SharedIdempotency
 from simulator.adapters.store.durable_rows import SqliteDurableRows
 from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb, HistoryState
@@ -22,6 +23,7 @@ from simulator.api.http.appkeys import (
     CHAINS,
     CHANGES,
     CLOCK,
+    CONFIGURATION,
     DURABLE,
     ERROR_STYLES,
     FILL_INDEX,
@@ -44,6 +46,7 @@ from simulator.api.http.appkeys import (
     VENUE,
     WALLET_BALANCES,
 )
+from simulator.api.http.configuration import configuration_middleware
 from simulator.api.http.guard import HOST_CHECK, guard_middleware
 from simulator.api.http.idempotency import idempotency_middleware
 from simulator.api.http.journal import journal_middleware
@@ -197,6 +200,7 @@ def create_app(
             state_gate_middleware,
             access_middleware,
             idempotency_middleware,
+            configuration_middleware,  # innermost: after the operation answered
         ],
         client_max_size=CLIENT_MAX_SIZE,
     )
@@ -266,6 +270,10 @@ def _state(app: web.Application, wiring: Wiring) -> None:
         area_timelines.archive = timeline_archive  # older ones: read from the history file
     registry = StateRegistry()
     registry.register(*shared_state(app[CLOCK], app[RANDOM], app[IDEMPOTENCY]), *wiring.state)
+    engine = app[SHARED_ENGINE]
+    app[CONFIGURATION] = (  # None: one instance, nothing to share
+        None if engine is None else SharedConfiguration(registry, engine, app[RANDOM].instance)
+    )
     # The history file as a whole: snapshots and reset copy it with the engine's backup.
     app[DURABLE] = DurableConfiguration(registry, SqliteDurableRows(history_db))
     registry.register(

@@ -10,8 +10,9 @@ from aiohttp import web
 
 from rfqkit.tasks import running
 from simulator.adapters.redis.clock import SharedClockOffset
+from simulator.adapters.redis.configuration import SharedConfiguration
 from simulator.adapters.redis.engine import SharedEngine
-from simulator.api.http.appkeys import CLOCK
+from simulator.api.http.appkeys import CLOCK, CONFIGURATION
 from simulator.settings import Settings
 
 SHARED_ENGINE: web.AppKey[SharedEngine | None] = web.AppKey("shared_engine")
@@ -23,8 +24,9 @@ def shared_engine(settings: Settings) -> SharedEngine | None:
 
 
 async def shared_engine_context(app: web.Application) -> AsyncIterator[None]:
-    """With an engine: the clock follows the venue's (joined before the app serves, then every
-    advance of any instance), and the engine is closed last."""
+    """With an engine: the clock and the configuration follow the venue's (the clock joined
+    before the app serves, the configuration once start-up made its keys: cli.serve), and the
+    engine is closed last."""
     engine = app[SHARED_ENGINE]
     if engine is None:
         yield
@@ -32,7 +34,13 @@ async def shared_engine_context(app: web.Application) -> AsyncIterator[None]:
     offset = SharedClockOffset(engine, app[CLOCK])
     offset.join()
     app[CLOCK].add_listener(offset.advanced)
-    async with running(offset.follow(), name="clock-follow"):
+    configuration = app[CONFIGURATION]
+    assert isinstance(configuration, SharedConfiguration)
+    configuration.join()  # before start-up makes keys: the venue's partners are reused
+    async with (
+        running(offset.follow(), name="clock-follow"),
+        running(configuration.follow(), name="configuration-follow"),
+    ):
         yield
     app[CLOCK].remove_listener(offset.advanced)
     await engine.aclose()

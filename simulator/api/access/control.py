@@ -132,6 +132,7 @@ def add_routes(table: RouteTable) -> None:
         body=KeyCreate,
         responses={201: KeyCreated},
         errors=body_errors,
+        changes_configuration=True,
     )
     add(
         "GET",
@@ -151,6 +152,7 @@ def add_routes(table: RouteTable) -> None:
             f"Set a key's status to {status}",
             responses={200: KeyRecord},
             errors=(InvalidRequest, NotFound, InternalError),
+            changes_configuration=True,
         )
     add(
         "GET",
@@ -170,6 +172,7 @@ def add_routes(table: RouteTable) -> None:
         body=LimitsUpdate,
         responses={200: Limits},
         errors=body_errors,
+        changes_configuration=True,
     )
     add(
         "GET",

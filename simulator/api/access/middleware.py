@@ -14,10 +14,11 @@ from __future__ import annotations
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from simulator.api.http.appkeys import ACCESS, CALLER, RATE_DECISION, SETTINGS
+from simulator.api.http.appkeys import ACCESS, CALLER, CONFIGURATION, RATE_DECISION, SETTINGS
 from simulator.api.http.policy import api_traffic, operation_of
 from simulator.errors import Unauthorized
 from simulator.services.access.callers import Caller
+from simulator.services.access.keys import ApiKey, InvalidApiKey
 from simulator.services.access.limits import rate_limited
 
 
@@ -57,6 +58,19 @@ def _key_or_none(request: web.Request) -> str | None:
         return None
 
 
+async def _authenticated(request: web.Request, raw_key: str) -> ApiKey:
+    """The key presented; one this instance does not know may have been created at another
+    instance of the venue a moment ago: the venue's configuration is read before the 401."""
+    keys = request.app[ACCESS].keys
+    try:
+        return keys.authenticate(raw_key)
+    except InvalidApiKey:
+        replica = request.app[CONFIGURATION]
+        if replica is None or not await replica.refresh():
+            raise
+    return keys.authenticate(raw_key)
+
+
 @web.middleware
 async def access_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     ip = client_ip(request)
@@ -82,7 +96,7 @@ async def access_middleware(request: web.Request, handler: Handler) -> web.Strea
     if access is None:
         return await handler(request)
     raw_key = presented_key(request)
-    key = services.keys.authenticate(raw_key) if raw_key is not None else None
+    key = await _authenticated(request, raw_key) if raw_key is not None else None
     caller = Caller(ip=ip, key=key)
     tier_limit = (
         limits.tiers.get(key.tier, limits.tiers["default"])

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from simulator.services.rfq.area import RfqArea
     from simulator.services.rfq.pricing import LadderView
     from simulator.services.shared.changes import ChangeFeed
+    from simulator.services.shared.configuration import ConfigurationReplica
     from simulator.services.shared.fills import FillFanout, IndexProgress
     from simulator.services.shared.health import DependencyHealth
     from simulator.services.shared.history import HistoryFile
@@ -81,6 +82,8 @@ ERROR_STYLES: web.AppKey[dict[str, ErrorStyle]] = web.AppKey("error_styles")
 OPERATIONS: web.AppKey[dict[str, Operation]] = web.AppKey("operations")  # by operation id
 V1: web.AppKey[V1Area] = web.AppKey("v1")  # /v1/status and /v1/corridors
 IDEMPOTENCY: web.AppKey[IdempotencyLedger] = web.AppKey("idempotency")  # Idempotency-Key records
+# The venue's configuration shared with the other instances (None: one instance).
+CONFIGURATION: web.AppKey[ConfigurationReplica | None] = web.AppKey("configuration")
 STATE: web.AppKey[StateControl] = web.AppKey("state_control")  # reset, snapshots, state dir
 JOURNAL: web.AppKey[RequestJournal] = web.AppKey("journal")  # /_sim/requests (absent: off)
 SCENARIOS: web.AppKey[ScenarioRunner] = web.AppKey("scenarios")  # /_sim/scenarios

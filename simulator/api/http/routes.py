@@ -59,6 +59,9 @@ class Operation:
     # Honours the Idempotency-Key header (api/http/idempotency.py): set on every v1 POST that
     # creates (spec 3 "Endpoints"). The handler must answer with a `web.Response`.
     idempotent: bool = False
+    # Changes the venue's configuration (keys, limits): once it answered, the instance sends
+    # the change to the other instances (api/http/configuration.py; several instances only).
+    changes_configuration: bool = False
     also_in: tuple[Document, ...] = ()  # further documents that list it (the shared registry)
     # Outside the per-IP backstop: health checks and the OpenAPI
     # documents, so a load balancer's probes and tooling are never throttled. /_sim and

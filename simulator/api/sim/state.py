@@ -90,6 +90,7 @@ def add_routes(table: RouteTable) -> None:
         body=schemas.ResetRequest,
         responses={200: schemas.StateChangeResult},
         errors=(InvalidRequest, PayloadTooLarge, *changes),
+        changes_configuration=True,
     )
     add(
         "POST",
@@ -118,6 +119,7 @@ def add_routes(table: RouteTable) -> None:
         "Put the simulator and its chains back to a snapshot (it stays available)",
         responses={200: schemas.StateChangeResult},
         errors=(NotFound, *changes),
+        changes_configuration=True,
     )
     add(
         "DELETE",

@@ -4,8 +4,10 @@ across them, driven at both at once with real parallel requests."""
 from __future__ import annotations
 
 import time
+import urllib.error
+import urllib.request
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -91,19 +93,54 @@ def test_a_taker_balance_is_reserved_once_across_two_instances(
     }
 
 
+def status_with(sim: RfqSim, key: str, path: str = "/v2/rfq/rfq_000000000000000000000000") -> int:
+    request = urllib.request.Request(
+        f"{sim.base_url}{path}", headers={"Authorization": f"Bearer {key}"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as answered:
+        return int(answered.code)
+
+
+def eventually(probe: Callable[[], object], expected: object) -> None:
+    """`probe()` equals `expected` within 10 s (the other instance hears a change within
+    milliseconds), polled: the change has no event this side can wait on."""
+    for _ in range(500):
+        if probe() == expected:
+            return
+        time.sleep(0.02)
+    assert probe() == expected
+
+
+def test_a_key_made_at_one_instance_works_at_the_other_at_once(instances: list[RfqSim]) -> None:
+    one, two = instances
+
+    def keys(sim: RfqSim) -> list[dict[str, Any]]:
+        return sorted(sim.call("GET", "/_sim/keys")["keys"], key=lambda k: str(k["key_id"]))
+
+    # both know the same keys and partners: their demo keys, each one's makers' keys
+    eventually(lambda: keys(one) == keys(two), True)
+    assert len({k["partner_id"] for k in keys(one) if k["partner"] == "demo"}) == 1
+    made = one.call(
+        "POST", "/_sim/keys", {"environment": "test", "scopes": ["trades:read"], "name": "shared"}
+    )
+    assert status_with(two, made["key"]) == 404  # known there: the RFQ is what is missing
+    one.call("POST", f"/_sim/keys/{made['key_id']}/revoke")
+    eventually(lambda: status_with(two, made["key"]), 401)
+    limits = one.call("GET", "/_sim/limits")
+    one.call("PUT", "/_sim/limits", {**limits, "outstanding_default": 5})
+    eventually(lambda: two.call("GET", "/_sim/limits")["outstanding_default"], 5)
+    one.call("PUT", "/_sim/limits", limits)
+    eventually(lambda: two.call("GET", "/_sim/limits"), limits)
+
+
 def test_an_advance_at_one_instance_moves_the_clock_of_both(instances: list[RfqSim]) -> None:
     """Last in the module: the clock only moves forward."""
     one, two = instances
     before = two.call("GET", "/_sim/clock")["offset_seconds"]
     one.advance_clock(60)
-    for _ in range(500):  # bounded: the other instance hears it within milliseconds
-        if two.call("GET", "/_sim/clock")["offset_seconds"] == before + 60:
-            break
-        time.sleep(0.02)
-    assert two.call("GET", "/_sim/clock")["offset_seconds"] == before + 60
+    eventually(lambda: two.call("GET", "/_sim/clock")["offset_seconds"], before + 60)
     two.advance_clock(30)  # and back: the offsets add up
-    for _ in range(500):
-        if one.call("GET", "/_sim/clock")["offset_seconds"] == before + 90:
-            break
-        time.sleep(0.02)
-    assert one.call("GET", "/_sim/clock")["offset_seconds"] == before + 90
+    eventually(lambda: one.call("GET", "/_sim/clock")["offset_seconds"], before + 90)
