@@ -68,7 +68,12 @@ def webhooks_state(webhooks: Webhooks) -> list[StateParticipant]:
     history file); after a load the outbox forgets attempts under way and wakes the worker,
     since its next due time may have changed."""
     return [
-        SavedAttributes("webhooks.registry", webhooks.registry, RegistrySaved),
+        SavedAttributes(
+            "webhooks.registry",
+            webhooks.registry,
+            RegistrySaved,
+            after_load=webhooks.registry.reindex,
+        ),
         SavedAttributes(
             "webhooks.outbox", webhooks.outbox, OutboxSaved, after_load=webhooks.outbox.restored
         ),

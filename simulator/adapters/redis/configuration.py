@@ -1,5 +1,5 @@
-"""The venue's configuration on the shared engine: API keys and partners, and the limits in
-force, created or changed at one instance and used at any.
+"""The venue's configuration on the shared engine: API keys and partners, the limits in force
+and the webhook endpoints, created or changed at one instance and used at any.
 
 Kept per entry where a part is a collection (each key and each partner its own hash field, so
 two instances creating a key each at the same moment both keep theirs) and whole otherwise (the
@@ -29,10 +29,12 @@ from simulator.services.shared.state import StateRegistry
 
 log = logging.getLogger("rfqsim.engine")
 
-# The parts shared, and which of their fields are collections kept per entry.
+# The parts shared, and which of their fields are collections kept per entry (the webhook
+# registry's index by partner is rebuilt from its endpoints on every load).
 SHARED_PARTS: dict[str, tuple[str, ...]] = {
     "access.keys": ("partners", "keys"),
     "access.limits": (),
+    "webhooks.registry": ("endpoints",),
 }
 
 

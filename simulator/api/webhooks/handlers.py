@@ -76,6 +76,7 @@ def add_routes(table: RouteTable) -> None:
         idempotent=True,
         responses={201: schemas.WebhookEndpointCreated},
         errors=(InvalidRequest, PayloadTooLarge, *KEY_ERRORS),
+        changes_configuration=True,
     )
     add(
         "GET",
@@ -94,4 +95,5 @@ def add_routes(table: RouteTable) -> None:
         "Delete a webhook endpoint (404 when unknown or another partner's)",
         responses={200: schemas.WebhookDeleted},
         errors=(NotFound, *KEY_ERRORS),
+        changes_configuration=True,
     )

@@ -125,6 +125,13 @@ class WebhookRegistry:
         owned.append(endpoint.endpoint_id)
         return endpoint
 
+    def reindex(self) -> None:
+        """Each partner's endpoints from the endpoints themselves, in creation order (after a
+        load: the endpoints may have been made at several instances at once)."""
+        self._by_partner = {}
+        for endpoint in sorted(self._endpoints.values(), key=lambda e: e.created_at):
+            self._by_partner.setdefault(endpoint.partner_id, []).append(endpoint.endpoint_id)
+
     def all(self) -> list[WebhookEndpointRecord]:
         """Every endpoint of every partner, oldest first."""
         return list(self._endpoints.values())

@@ -3,6 +3,7 @@ across them, driven at both at once with real parallel requests."""
 
 from __future__ import annotations
 
+import json
 import time
 import urllib.error
 import urllib.request
@@ -134,6 +135,44 @@ def test_a_key_made_at_one_instance_works_at_the_other_at_once(instances: list[R
     eventually(lambda: two.call("GET", "/_sim/limits")["outstanding_default"], 5)
     one.call("PUT", "/_sim/limits", limits)
     eventually(lambda: two.call("GET", "/_sim/limits"), limits)
+
+
+def v1(sim: RfqSim, method: str, path: str, body: object = None) -> tuple[int, Any]:
+    request = urllib.request.Request(
+        f"{sim.base_url}{path}",
+        data=None if body is None else json.dumps(body).encode(),
+        method=method,
+        headers={
+            "Authorization": f"Bearer {sim.demo_keys['taker-test']}",
+            "Content-Type": "application/json",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return int(response.status), json.loads(response.read())
+    except urllib.error.HTTPError as answered:
+        return int(answered.code), json.loads(answered.read())
+
+
+def test_a_webhook_endpoint_made_at_one_instance_is_the_others_too(
+    instances: list[RfqSim],
+) -> None:
+    one, two = instances
+    status, made = v1(
+        one,
+        "POST",
+        "/v1/webhooks",
+        {"url": "https://hooks.example/rfq", "eventTypes": ["rfq.filled"]},
+    )
+    assert status == 201, made
+    endpoint_id = made["data"]["id"]
+
+    def listed(sim: RfqSim) -> list[str]:
+        return [e["id"] for e in v1(sim, "GET", "/v1/webhooks")[1]["data"]]
+
+    eventually(lambda: endpoint_id in listed(two), True)
+    assert v1(two, "DELETE", f"/v1/webhooks/{endpoint_id}")[0] == 200
+    eventually(lambda: endpoint_id in listed(one), False)
 
 
 def test_an_advance_at_one_instance_moves_the_clock_of_both(instances: list[RfqSim]) -> None:
