@@ -52,7 +52,10 @@ class SharedClockOffset:
         pubsub = self._engine.client.pubsub()
         try:
             await pubsub.subscribe(self._key)
-            self.join()  # what was published before the subscription took hold
+            # An engine that came back empty starts from this clock; then what was published
+            # before the subscription took hold.
+            await self._engine.client.set(self._key, repr(self._clock.offset_seconds), nx=True)
+            self.join()
             async for message in pubsub.listen():
                 if message.get("type") == "message":
                     self._clock.catch_up(float(message["data"]))

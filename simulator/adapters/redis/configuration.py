@@ -197,11 +197,22 @@ class SharedConfiguration:
                 log.warning("shared engine: the venue's configuration is not followed (%s)", exc)
                 await asyncio.sleep(1)
 
+    async def _rejoin(self) -> None:
+        """`join` without blocking: after the engine came back (it may have lost everything),
+        this instance's entries are written again where missing, then the venue's taken."""
+        async with self._engine.client.pipeline(transaction=False) as pipe:
+            for name, state in self._registry.dump_of(self._parts).items():
+                for command, *args in self._writes(name, state, missing_only=True):
+                    getattr(pipe, command)(*args)
+                pipe.publish(self._channel, f"{self._instance}:{name}")
+            await pipe.execute()
+        self._take(await self._read(list(self._parts)))
+
     async def _follow_once(self) -> None:
         pubsub = self._engine.client.pubsub()
         try:
             await pubsub.subscribe(self._channel)
-            await self.refresh()  # what changed before the subscription took hold
+            await self._rejoin()  # what changed before the subscription took hold
             async for message in pubsub.listen():
                 if message.get("type") != "message":
                     continue
