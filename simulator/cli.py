@@ -21,6 +21,7 @@ from typing import Any
 from aiohttp import web
 
 from rfqkit.anvil import AnvilStartError
+from simulator.adapters.redis.engine import EngineUnreachable
 from simulator.adapters.rfq.forked_child import ForkedChild, fork_fleet_child
 from simulator.adapters.sim.state_dir import SavedState, StateDirError, read_state_dir
 from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb, HistoryFileError
@@ -488,7 +489,7 @@ def run(args: argparse.Namespace) -> int:
                 forked_fleet,
             )
         )
-    except (AnvilStartError, ChainStartupError) as exc:
+    except (AnvilStartError, ChainStartupError, EngineUnreachable) as exc:
         print(f"rfqsim: {exc}", file=sys.stderr)
         code = 1
     except InvalidRequest as exc:  # the scenario names makers, chains or tokens that are not here

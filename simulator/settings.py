@@ -291,7 +291,7 @@ class StateSettings(StrictModel):
 class SharedSettings(StrictModel):
     # The engine several instances share state through (docs/scaling.md): redis://HOST:PORT/DB,
     # rediss://…, or unix:///PATH (Redis or Valkey). None: one instance, its state in memory.
-    redis_url: str | None = None
+    redis_url: str | None = Field(default=None, pattern=r"^(redis|rediss|unix)://")
     # Every key rfqsim writes there starts with this (several venues may share one server).
     key_prefix: str = Field(default="rfqsim:", min_length=1, max_length=64)
 

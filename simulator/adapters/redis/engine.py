@@ -92,15 +92,35 @@ class OrderedWrites:
             batch, self._pending = self._pending, []
             if batch:
                 try:
-                    async with self._client.pipeline(transaction=False) as pipe:
-                        for script, args in batch:
-                            await script.request(keys=[], args=list(args), client=pipe)
-                        await pipe.execute()
+                    await self._send(batch)
                 except redis.RedisError as exc:
                     # What was lost lapses by itself (every entry has its end); say so once.
                     log.warning("shared engine: %d writes not applied: %s", len(batch), exc)
             if not self._pending:
                 self._idle.set()
+
+    async def _send(self, batch: list[tuple[EngineScript, Sequence[Arg]]]) -> None:
+        """One round trip: the scripts by their digests (loaded when registered, so no
+        SCRIPT EXISTS per batch); those an engine that restarted no longer knows are loaded
+        and sent again (each write only acts on what still exists, so their lateness is
+        harmless)."""
+        answers = await self._pipelined(batch)
+        again = [
+            (script, args)
+            for (script, args), answer in zip(batch, answers, strict=True)
+            if isinstance(answer, redis.exceptions.NoScriptError)
+        ]
+        for script in {script for script, _ in again}:
+            await self._client.script_load(script.request.script)
+        for answer in await self._pipelined(again) if again else answers:
+            if isinstance(answer, Exception):
+                raise answer
+
+    async def _pipelined(self, batch: list[tuple[EngineScript, Sequence[Arg]]]) -> list[Any]:
+        async with self._client.pipeline(transaction=False) as pipe:
+            for script, args in batch:
+                pipe.evalsha(script.request.sha, 0, *args)
+            return list(await pipe.execute(raise_on_error=False))
 
     async def aclose(self) -> None:
         if self._task is not None:
@@ -141,9 +161,14 @@ class EngineState(Generic[SchemaT]):
         self._write(self.check(state))
 
 
+class EngineUnreachable(RuntimeError):
+    """The shared engine did not answer when the instance started: says where and why."""
+
+
 class SharedEngine:
     """The connections of one instance to the shared engine at `url` (redis://host:port/db,
-    rediss://…, or unix:///path/to/socket), every key under `prefix`."""
+    rediss://…, or unix:///path/to/socket), every key under `prefix`. The engine must answer
+    when it is made (else EngineUnreachable)."""
 
     def __init__(self, url: str, *, prefix: str = "rfqsim:") -> None:
         self.url = url
@@ -151,6 +176,14 @@ class SharedEngine:
         self.client = aredis.Redis.from_url(url, decode_responses=True)
         self.control = redis.Redis.from_url(url, decode_responses=True)
         self._writes: list[OrderedWrites] = []
+        try:
+            self.control.ping()
+        except (*UNREACHABLE, ValueError) as exc:
+            self.control.close()
+            raise EngineUnreachable(
+                f"the shared engine at {url} does not answer ({exc}): start it, or check "
+                "--redis-url"
+            ) from exc
 
     def join(self) -> int:
         """This instance's number among those that ever joined the venue on this engine: 0 for
@@ -158,9 +191,13 @@ class SharedEngine:
         return int(self.control.incr(self.prefix + "instances")) - 1
 
     def script(self, source: str) -> EngineScript:
-        return EngineScript(
+        """Registered, and loaded into the engine now (the write batches send it by its
+        digest)."""
+        script = EngineScript(
             self.client.register_script(source), self.control.register_script(source)
         )
+        script.control.sha = self.control.script_load(source)
+        return script
 
     def ordered_writes(self) -> OrderedWrites:
         writes = OrderedWrites(self.client, self.control)
