@@ -56,12 +56,15 @@ class EngineScript:
 
 
 class OrderedWrites:
-    """Scripts run in the order `put` gives them, in pipelined batches, by one task."""
+    """Scripts run in the order `put` gives them, in pipelined batches: by one task, or ahead
+    of a check (`then`) in the check's own round trip. One batch is sent at a time, so the
+    engine applies them in order."""
 
     def __init__(self, client: aredis.Redis, control: redis.Redis) -> None:
         self._client = client
         self._control = control
         self._pending: list[tuple[EngineScript, Sequence[Arg]]] = []  # not yet sent
+        self._sending = asyncio.Lock()  # one batch on the wire at a time: the engine's order
         self._wake = asyncio.Event()  # something was put
         self._idle = asyncio.Event()  # nothing pending nor in flight
         self._idle.set()
@@ -74,6 +77,18 @@ class OrderedWrites:
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name="engine-writes")
 
+    async def then(self, script: EngineScript, args: Sequence[Arg]) -> Any:
+        """Run `script` after every write put so far: the writes still queued go in the same
+        round trip, ahead of it. Its answer, or its error (a write's error is logged)."""
+        async with self._sending:
+            batch, self._pending = self._pending, []
+            answers = await self._send([*batch, (script, args)])
+            self._settle()
+        self._log_failed(batch, answers[:-1])
+        if isinstance(answers[-1], Exception):
+            raise answers[-1]
+        return answers[-1]
+
     async def drained(self) -> None:
         """Every write put so far has reached the engine (or failed and was logged)."""
         await self._idle.wait()
@@ -84,37 +99,52 @@ class OrderedWrites:
         pending, self._pending = self._pending, []
         for script, args in pending:
             script.run_now(args)
+        self._settle()
+
+    def _settle(self) -> None:
+        if not self._pending:
+            self._idle.set()
 
     async def _run(self) -> None:
         while True:
             await self._wake.wait()
             self._wake.clear()
-            batch, self._pending = self._pending, []
-            if batch:
+            async with self._sending:
+                batch, self._pending = self._pending, []
                 try:
-                    await self._send(batch)
+                    answers = await self._send(batch) if batch else []
                 except redis.RedisError as exc:
-                    # What was lost lapses by itself (every entry has its end); say so once.
-                    log.warning("shared engine: %d writes not applied: %s", len(batch), exc)
-            if not self._pending:
-                self._idle.set()
+                    answers = [exc] * len(batch)
+                self._settle()
+            self._log_failed(batch, answers)
 
-    async def _send(self, batch: list[tuple[EngineScript, Sequence[Arg]]]) -> None:
+    @staticmethod
+    def _log_failed(batch: list[tuple[EngineScript, Sequence[Arg]]], answers: list[Any]) -> None:
+        failed = [answer for answer in answers if isinstance(answer, Exception)]
+        if failed:
+            # What was lost lapses by itself (every entry has its end); say so once.
+            log.warning("shared engine: %d of %d writes not applied: %s", len(failed), len(batch),
+                        failed[0])  # fmt: skip
+
+    async def _send(self, batch: list[tuple[EngineScript, Sequence[Arg]]]) -> list[Any]:
         """One round trip: the scripts by their digests (loaded when registered, so no
         SCRIPT EXISTS per batch); those an engine that restarted no longer knows are loaded
         and sent again (each write only acts on what still exists, so their lateness is
-        harmless)."""
+        harmless). Each script's answer or error, in order; losing the engine raises."""
         answers = await self._pipelined(batch)
-        again = [
-            (script, args)
-            for (script, args), answer in zip(batch, answers, strict=True)
+        unknown = [
+            i
+            for i, answer in enumerate(answers)
             if isinstance(answer, redis.exceptions.NoScriptError)
         ]
-        for script in {script for script, _ in again}:
-            await self._client.script_load(script.request.script)
-        for answer in await self._pipelined(again) if again else answers:
-            if isinstance(answer, Exception):
-                raise answer
+        if unknown:
+            for script in {batch[i][0] for i in unknown}:
+                await self._client.script_load(script.request.script)
+            for i, answer in zip(
+                unknown, await self._pipelined([batch[i] for i in unknown]), strict=True
+            ):
+                answers[i] = answer
+        return answers
 
     async def _pipelined(self, batch: list[tuple[EngineScript, Sequence[Arg]]]) -> list[Any]:
         async with self._client.pipeline(transaction=False) as pipe:

@@ -184,17 +184,15 @@ class SharedReservations:
         now = self._clock.time()
         args = [self._prefix, rfq_id, _wallet(wallet), str(required), repr(until)]
         try:
-            await self._writes.drained()
-            answer: Any = await self._reserve.run([*args, str(balance), repr(now)])
+            answer: Any = await self._writes.then(self._reserve, [*args, str(balance), repr(now)])
         except UNREACHABLE as exc:
             raise unreachable(exc) from exc
         return None if answer[0] == 1 else int(answer[1])
 
     async def committed(self, wallet: WalletToken) -> int:
         try:
-            await self._writes.drained()
-            answer: Any = await self._committed.run(
-                [self._prefix, _wallet(wallet), repr(self._clock.time())]
+            answer: Any = await self._writes.then(
+                self._committed, [self._prefix, _wallet(wallet), repr(self._clock.time())]
             )
         except UNREACHABLE as exc:
             raise unreachable(exc) from exc

@@ -176,9 +176,9 @@ class SharedHolds:
         hold.held_at = now
         args = [self._prefix, hold.quote_id, _book(hold), str(hold.amount), _nonce(hold)]
         try:
-            await self._writes.drained()
-            answer: Any = await self._try_hold.run(
-                [*args, repr(hold.until), str(balance), str(allowance), repr(now), _json(hold)]
+            answer: Any = await self._writes.then(
+                self._try_hold,
+                [*args, repr(hold.until), str(balance), str(allowance), repr(now), _json(hold)],
             )
         except UNREACHABLE as exc:
             raise unreachable(exc) from exc

@@ -183,8 +183,7 @@ class SharedIdempotency:
         now = self._clock.time()
         args = [self._prefix, _scope_field(scope), repr(now), repr(now - self.ttl_s)]
         try:
-            await self._writes.drained()
-            answer: Any = await self._begin.run([*args, self.max_records])
+            answer: Any = await self._writes.then(self._begin, [*args, self.max_records])
         except UNREACHABLE as exc:
             raise unreachable(exc) from exc
         if answer[0] == 1:
@@ -197,8 +196,9 @@ class SharedIdempotency:
 
     async def finish(self, record: IdempotencyRecord, response: StoredResponse) -> None:
         try:
-            await self._writes.drained()  # the fingerprint first
-            written = await self._update.run([*self._claim(record), *_response_fields(response)])
+            written = await self._writes.then(
+                self._update, [*self._claim(record), *_response_fields(response)]
+            )
         except UNREACHABLE as exc:
             raise unreachable(exc) from exc
         if written == 1:
@@ -210,9 +210,8 @@ class SharedIdempotency:
 
     async def records(self) -> list[IdempotencyRecord]:
         try:
-            await self._writes.drained()
-            flat: Any = await self._records.run(
-                [self._prefix, repr(self._clock.time() - self.ttl_s)]
+            flat: Any = await self._writes.then(
+                self._records, [self._prefix, repr(self._clock.time() - self.ttl_s)]
             )
         except UNREACHABLE as exc:
             raise unreachable(exc) from exc

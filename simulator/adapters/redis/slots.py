@@ -152,9 +152,8 @@ class SharedSlots:
             changed = self._changed
             now = self._clock.time()
             try:
-                await self._writes.drained()
-                answer: Any = await self._take.run(
-                    [self._prefix, owner, rfq_id, cap, repr(now + hold_s), repr(now)]
+                answer: Any = await self._writes.then(
+                    self._take, [self._prefix, owner, rfq_id, cap, repr(now + hold_s), repr(now)]
                 )
             except UNREACHABLE as exc:
                 raise unreachable(exc) from exc
