@@ -28,6 +28,7 @@ from bench import (
     proxy,
     ramp,
     rfq,
+    shared_engine,
     soak,
     soak_firm,
     state,
@@ -175,6 +176,7 @@ BENCHMARKS = (
     "console",
     "stream",
     "proxy",
+    "engine",
     "soak-firm",
     "history",
 )
@@ -224,6 +226,10 @@ def main() -> None:
     if "open" in selected:
         sections.append(
             firm_open.bench_firm_open_loop(rates=(50, 100, 200), seconds=5 if args.quick else 10)
+        )
+    if "engine" in selected:
+        sections.append(
+            shared_engine.bench_shared_engine(rates=(100, 200), seconds=5 if args.quick else 10)
         )
     if "budget_load" in selected:
         sections.append(firm_open.bench_budget_open_loop(rate=100, seconds=5 if args.quick else 10))

@@ -56,52 +56,52 @@ class EngineScript:
 
 
 class OrderedWrites:
-    """Scripts run in the order `put` gives them, in pipelined batches: by one task, or ahead
-    of a check (`then`) in the check's own round trip. One batch is sent at a time, so the
-    engine applies them in order."""
+    """Scripts sent in the order given, by one task: each time everything queued since the last
+    round trip goes as one pipelined round trip, writes (`put`, not awaited) and checks
+    (`then`, awaited for their answers) alike. Under load the checks and writes of many
+    requests share a round trip; the engine applies them in the instance's order."""
 
     def __init__(self, client: aredis.Redis, control: redis.Redis) -> None:
         self._client = client
         self._control = control
-        self._pending: list[tuple[EngineScript, Sequence[Arg]]] = []  # not yet sent
-        self._sending = asyncio.Lock()  # one batch on the wire at a time: the engine's order
-        self._wake = asyncio.Event()  # something was put
-        self._idle = asyncio.Event()  # nothing pending nor in flight
+        # not yet sent: each script, its arguments and who awaits its answer (None: a write)
+        self._pending: list[tuple[EngineScript, Sequence[Arg], asyncio.Future[Any] | None]] = []
+        self._wake = asyncio.Event()  # something was queued
+        self._idle = asyncio.Event()  # nothing queued nor in flight
         self._idle.set()
         self._task: asyncio.Task[None] | None = None
 
     def put(self, script: EngineScript, args: Sequence[Arg]) -> None:
-        self._pending.append((script, args))
+        self._queue(script, args, None)
+
+    async def then(self, script: EngineScript, args: Sequence[Arg]) -> Any:
+        """Run `script` after every write queued so far, in the next round trip; its answer,
+        or its error (a write's error is logged)."""
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._queue(script, args, answer)
+        return await answer
+
+    def _queue(
+        self, script: EngineScript, args: Sequence[Arg], answer: asyncio.Future[Any] | None
+    ) -> None:
+        self._pending.append((script, args, answer))
         self._idle.clear()
         self._wake.set()
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name="engine-writes")
 
-    async def then(self, script: EngineScript, args: Sequence[Arg]) -> Any:
-        """Run `script` after every write put so far: the writes still queued go in the same
-        round trip, ahead of it. Its answer, or its error (a write's error is logged)."""
-        async with self._sending:
-            batch, self._pending = self._pending, []
-            answers = await self._send([*batch, (script, args)])
-            self._settle()
-        self._log_failed(batch, answers[:-1])
-        if isinstance(answers[-1], Exception):
-            raise answers[-1]
-        return answers[-1]
-
     async def drained(self) -> None:
-        """Every write put so far has reached the engine (or failed and was logged)."""
+        """Every script queued so far has reached the engine (or failed and was logged)."""
         await self._idle.wait()
 
     def apply_now(self) -> None:
-        """Send what is still pending through the blocking client (before a state dump or
-        load). A batch already in flight on the asyncio client may land after it."""
+        """Send what is still queued through the blocking client (before a state dump or
+        load). A round trip already in flight on the asyncio client may land after it."""
         pending, self._pending = self._pending, []
-        for script, args in pending:
-            script.run_now(args)
-        self._settle()
-
-    def _settle(self) -> None:
+        for script, args, answer in pending:
+            result = script.run_now(args)
+            if answer is not None and not answer.done():
+                answer.set_result(result)
         if not self._pending:
             self._idle.set()
 
@@ -109,22 +109,32 @@ class OrderedWrites:
         while True:
             await self._wake.wait()
             self._wake.clear()
-            async with self._sending:
-                batch, self._pending = self._pending, []
+            batch, self._pending = self._pending, []
+            if batch:
                 try:
-                    answers = await self._send(batch) if batch else []
+                    answers = await self._send([(script, args) for script, args, _ in batch])
                 except redis.RedisError as exc:
                     answers = [exc] * len(batch)
-                self._settle()
-            self._log_failed(batch, answers)
+                failed: list[Any] = []
+                for (_, _, waiting), answer in zip(batch, answers, strict=True):
+                    if waiting is None:
+                        failed.append(answer)
+                    elif waiting.done():
+                        pass  # its request was cancelled meanwhile
+                    elif isinstance(answer, Exception):
+                        waiting.set_exception(answer)
+                    else:
+                        waiting.set_result(answer)
+                self._log_failed(failed)
+            if not self._pending:
+                self._idle.set()
 
     @staticmethod
-    def _log_failed(batch: list[tuple[EngineScript, Sequence[Arg]]], answers: list[Any]) -> None:
+    def _log_failed(answers: list[Any]) -> None:
         failed = [answer for answer in answers if isinstance(answer, Exception)]
         if failed:
             # What was lost lapses by itself (every entry has its end); say so once.
-            log.warning("shared engine: %d of %d writes not applied: %s", len(failed), len(batch),
-                        failed[0])  # fmt: skip
+            log.warning("shared engine: %d writes not applied: %s", len(failed), failed[0])
 
     async def _send(self, batch: list[tuple[EngineScript, Sequence[Arg]]]) -> list[Any]:
         """One round trip: the scripts by their digests (loaded when registered, so no
@@ -161,6 +171,10 @@ class OrderedWrites:
                 log.warning("shared engine: %d writes left unsent on stop", len(self._pending))
             await cancel_and_wait([self._task])
             self._task = None
+        for _, _, waiting in self._pending:
+            if waiting is not None and not waiting.done():
+                waiting.set_exception(redis.ConnectionError("the instance is stopping"))
+        self._pending = []
 
 
 class EngineState(Generic[SchemaT]):
@@ -230,9 +244,11 @@ class SharedEngine:
         return script
 
     def ordered_writes(self) -> OrderedWrites:
-        writes = OrderedWrites(self.client, self.control)
-        self._writes.append(writes)
-        return writes
+        """The instance's one queue to the engine, shared by its stores (one order, and the
+        most a round trip can carry)."""
+        if not self._writes:
+            self._writes.append(OrderedWrites(self.client, self.control))
+        return self._writes[0]
 
     async def aclose(self) -> None:
         for writes in self._writes:
