@@ -9,14 +9,10 @@ carries each new value)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import logging
 
-from simulator.adapters.redis.engine import UNREACHABLE, SharedEngine
+from simulator.adapters.redis.engine import SharedEngine, follow_forever
 from simulator.clock import Clock
-
-log = logging.getLogger("rfqsim.engine")
 
 
 class SharedClockOffset:
@@ -41,12 +37,7 @@ class SharedClockOffset:
     async def follow(self) -> None:
         """Take every offset another instance publishes, until cancelled; while the engine is
         unreachable, try again every second (and catch up on what was missed)."""
-        while True:
-            try:
-                await self._follow_once()
-            except UNREACHABLE as exc:
-                log.warning("shared engine: the venue's clock is not followed (%s); retrying", exc)
-                await asyncio.sleep(1)
+        await follow_forever(self._follow_once, "the venue's clock")
 
     async def _follow_once(self) -> None:
         pubsub = self._engine.client.pubsub()

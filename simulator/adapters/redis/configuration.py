@@ -16,18 +16,14 @@ Keys, under the engine's prefix plus `config:`: `<part>:<field>` hashes (entry i
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
-import logging
 from typing import Any
 
 import redis
 
-from simulator.adapters.redis.engine import UNREACHABLE, SharedEngine
+from simulator.adapters.redis.engine import UNREACHABLE, SharedEngine, follow_forever
 from simulator.services.shared.state import StateRegistry
-
-log = logging.getLogger("rfqsim.engine")
 
 # The parts shared, and which of their fields are collections kept per entry (the webhook
 # registry's index by partner is rebuilt from its endpoints on every load).
@@ -190,12 +186,7 @@ class SharedConfiguration:
     async def follow(self) -> None:
         """Reload each part another instance publishes, until cancelled; while the engine is
         unreachable, try again every second (and take everything once back)."""
-        while True:
-            try:
-                await self._follow_once()
-            except UNREACHABLE as exc:
-                log.warning("shared engine: the venue's configuration is not followed (%s)", exc)
-                await asyncio.sleep(1)
+        await follow_forever(self._follow_once, "the venue's configuration")
 
     async def _rejoin(self) -> None:
         """`join` without blocking: after the engine came back (it may have lost everything),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic
 
@@ -39,6 +39,17 @@ UNREACHABLE = (redis.ConnectionError, redis.TimeoutError)
 def unreachable(exc: redis.RedisError) -> VenueUnavailable:
     """What a request gets while the shared engine does not answer."""
     return VenueUnavailable(f"Quotes are briefly not served; retry ({type(exc).__name__})")
+
+
+async def follow_forever(subscription: Callable[[], Awaitable[None]], what: str) -> None:
+    """Run `subscription` (it reads a channel until the connection ends) until cancelled; while
+    the engine is unreachable, start it again every second."""
+    while True:
+        try:
+            await subscription()
+        except UNREACHABLE as exc:
+            log.warning("shared engine: %s is not followed (%s); retrying", what, exc)
+            await asyncio.sleep(1)
 
 
 @dataclass(frozen=True)
