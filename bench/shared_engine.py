@@ -122,7 +122,7 @@ def bench_shared_engine(rates: tuple[float, ...], seconds: float) -> Section:
             "added p50 ms",
             "added p99 ms",
             "CPU/answer ms",
-            "scripts/answer",
+            "engine scripts per answer",
             "engine µs/answer",
             "redis-server CPU/answer ms",
         ),

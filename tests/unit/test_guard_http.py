@@ -17,8 +17,8 @@ from rfqkit.local_guard import SAFE_METHODS
 from rfqsim.cli import build_parser
 from simulator import __version__
 from simulator.api.http.openapi import build_openapi
-from simulator.cli import settings_from_args
 from simulator.runtime.app import build_routes, create_app
+from simulator.serve_args import settings_from_args
 from simulator.settings import load_settings
 
 Client = TestClient[web.Request, web.Application]

@@ -22,8 +22,8 @@ from rfqkit.webhook_receiver import (
 )
 from rfqsim.cli import build_parser
 from simulator.api.http.appkeys import RFQ
-from simulator.cli import settings_from_args
 from simulator.runtime.app import create_app
+from simulator.serve_args import settings_from_args
 from simulator.settings import load_settings
 from tests.unit.webhook_fakes import rfq_event
 
