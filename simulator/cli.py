@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from simulator.api.http.appkeys import (
     CONFIGURATION,
     DURABLE,
     HISTORY,
+    INSTANCES,
     RAMP,
     SCENARIOS,
     SETTINGS,
@@ -195,6 +197,7 @@ async def serve(
         connect_provider_webhooks(app, f"http://{host}:{port}")  # the sandbox calls us back
         keys = app[ACCESS].keys
         info = simulator_info(app[SETTINGS], app[VENUE], f"http://{host}:{port}")
+        app[INSTANCES].here(f"http://{host}:{port}")
         # Full keys exist only here: the simulator keeps hashes.
         info["demo_keys"] = key_records(keys, create_demo_keys(keys, settings.seed))
         if not settings.api.control_api:  # the QA team cannot make keys: the operator hands them
@@ -203,6 +206,7 @@ async def serve(
         info["provider_url"] = app[RAMP].controls.sandbox_url  # the ramp provider (sandbox)
         if (configuration := app[CONFIGURATION]) is not None:
             configuration.join()  # several instances: the keys made here join the venue's
+        info["instances"] = [asdict(i) for i in await app[INSTANCES].instances()]
         await app[STATE].take_baseline()  # what POST /_sim/reset returns to
         if scenario is not None:  # after the baseline: a reset returns to the plain start-up
             await app[SCENARIOS].start(scenario)

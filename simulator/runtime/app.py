@@ -13,6 +13,7 @@ from simulator.adapters.chain.snapshots import AnvilChainStates
 from simulator.adapters.chain.wallet_balances import ChainWalletBalances
 from simulator.adapters.redis.configuration import SharedConfiguration
 from simulator.adapters.redis.idempotency import SharedIdempotency
+from simulator.adapters.redis.roster import SharedRoster
 from simulator.adapters.store.durable_rows import SqliteDurableRows
 from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb, HistoryState
 from simulator.adapters.store.timeline_archive import SqliteTimelineArchive
@@ -32,6 +33,7 @@ from simulator.api.http.appkeys import (
     HEALTH,
     HISTORY,
     IDEMPOTENCY,
+    INSTANCES,
     LADDER_BYTES,
     MAKER_NAMES,
     OPENAPI_CACHE,
@@ -114,6 +116,7 @@ from simulator.services.shared.state import ForgetOnLoad, StateRegistry
 from simulator.services.shared.venue import ChainWithoutContracts, VenueDirectory
 from simulator.services.sim.durable import DurableConfiguration
 from simulator.services.sim.gc_pauses import GcPauseRecorder
+from simulator.services.sim.instances import SoleInstance
 from simulator.settings import Settings
 
 # aiohttp's own cap: the largest route cap (the ramp kyc route's 64 MiB transport cap); every
@@ -270,9 +273,12 @@ def _state(app: web.Application, wiring: Wiring) -> None:
         area_timelines.archive = timeline_archive  # older ones: read from the history file
     registry = StateRegistry()
     registry.register(*shared_state(app[CLOCK], app[RANDOM], app[IDEMPOTENCY]), *wiring.state)
-    engine = app[SHARED_ENGINE]
+    engine, number = app[SHARED_ENGINE], app[RANDOM].instance
     app[CONFIGURATION] = (  # None: one instance, nothing to share
-        None if engine is None else SharedConfiguration(registry, engine, app[RANDOM].instance)
+        None if engine is None else SharedConfiguration(registry, engine, number)
+    )
+    app[INSTANCES] = (
+        SoleInstance() if engine is None else SharedRoster(engine, app[RANDOM].instance)
     )
     # The history file as a whole: snapshots and reset copy it with the engine's backup.
     app[DURABLE] = DurableConfiguration(registry, SqliteDurableRows(history_db))

@@ -12,7 +12,8 @@ from rfqkit.tasks import running
 from simulator.adapters.redis.clock import SharedClockOffset
 from simulator.adapters.redis.configuration import SharedConfiguration
 from simulator.adapters.redis.engine import SharedEngine
-from simulator.api.http.appkeys import CLOCK, CONFIGURATION
+from simulator.adapters.redis.roster import SharedRoster
+from simulator.api.http.appkeys import CLOCK, CONFIGURATION, INSTANCES
 from simulator.settings import Settings
 
 SHARED_ENGINE: web.AppKey[SharedEngine | None] = web.AppKey("shared_engine")
@@ -37,10 +38,14 @@ async def shared_engine_context(app: web.Application) -> AsyncIterator[None]:
     configuration = app[CONFIGURATION]
     assert isinstance(configuration, SharedConfiguration)
     configuration.join()  # before start-up makes keys: the venue's partners are reused
+    roster = app[INSTANCES]
+    assert isinstance(roster, SharedRoster)
     async with (
         running(offset.follow(), name="clock-follow"),
         running(configuration.follow(), name="configuration-follow"),
+        running(roster.keep_alive(), name="instance-lease"),
     ):
         yield
+    roster.leave()
     app[CLOCK].remove_listener(offset.advanced)
     await engine.aclose()

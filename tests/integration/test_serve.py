@@ -46,7 +46,11 @@ def test_ready_file_names_both_chains_and_every_contract_has_code(served: Served
             balance = rpc(chain["rpc_url"], "eth_getBalance", [wallet["address"], "latest"])
             assert int(balance, 16) > 0
     with urllib.request.urlopen(served.api_url + "/_sim/info") as response:
-        assert json.loads(response.read())["data"]["chains"] == served.info["chains"]
+        info = json.loads(response.read())["data"]
+    assert info["chains"] == served.info["chains"]
+    # one process: the venue's only instance, in the ready file and at /_sim/info alike
+    alone = [{"id": 0, "pid": served.process.pid, "api_url": served.api_url}]
+    assert info["instances"] == served.info["instances"] == alone
 
 
 def test_addresses_are_the_same_every_run(served: Served, tmp_path: Path) -> None:

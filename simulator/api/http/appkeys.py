@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from simulator.services.sim.durable import DurableConfiguration
     from simulator.services.sim.full_collections import FullCollectionSchedule
     from simulator.services.sim.gc_pauses import GcPauseRecorder
+    from simulator.services.sim.instances import InstanceRoster
     from simulator.services.sim.journal import RequestJournal
     from simulator.services.sim.scenario import ScenarioRunner
     from simulator.services.sim.state import StateControl
@@ -84,6 +85,7 @@ V1: web.AppKey[V1Area] = web.AppKey("v1")  # /v1/status and /v1/corridors
 IDEMPOTENCY: web.AppKey[IdempotencyLedger] = web.AppKey("idempotency")  # Idempotency-Key records
 # The venue's configuration shared with the other instances (None: one instance).
 CONFIGURATION: web.AppKey[ConfigurationReplica | None] = web.AppKey("configuration")
+INSTANCES: web.AppKey[InstanceRoster] = web.AppKey("instances")  # the venue's live instances
 STATE: web.AppKey[StateControl] = web.AppKey("state_control")  # reset, snapshots, state dir
 JOURNAL: web.AppKey[RequestJournal] = web.AppKey("journal")  # /_sim/requests (absent: off)
 SCENARIOS: web.AppKey[ScenarioRunner] = web.AppKey("scenarios")  # /_sim/scenarios

@@ -3,10 +3,12 @@ areas add keys, makers, faults and provider controls."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from aiohttp import web
 
 from rfqkit.timestamps import isoformat
-from simulator.api.http.appkeys import CLOCK, SETTINGS, VENUE
+from simulator.api.http.appkeys import CLOCK, INSTANCES, SETTINGS, VENUE
 from simulator.api.http.parsing import parse_body
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import Operation, RouteTable
@@ -31,6 +33,7 @@ async def advance_clock(request: web.Request) -> web.Response:
 
 async def get_info(request: web.Request) -> web.Response:
     info = simulator_info(request.app[SETTINGS], request.app[VENUE], str(request.url.origin()))
+    info["instances"] = [asdict(i) for i in await request.app[INSTANCES].instances()]
     return data_response(SimInfo.model_validate(info))
 
 

@@ -85,6 +85,12 @@ class FundingInfo(SnakeApiModel):
     token_whole_units: int = Field(description="Whole units of every token per funded wallet")
 
 
+class InstanceInfo(SnakeApiModel):
+    id: int = Field(description="Its number on the venue (0: the first, or the only one)")
+    pid: int
+    api_url: str = Field(description="Where it listens itself")
+
+
 class SimInfo(SnakeApiModel):
     simulator: str
     version: str
@@ -99,3 +105,7 @@ class SimInfo(SnakeApiModel):
     maker_wallets: list[WalletInfo]
     funding: FundingInfo = Field(description="What every demo and maker wallet starts with")
     provider_treasury: str
+    instances: list[InstanceInfo] = Field(
+        description="The venue's instances alive (one, unless several share a Redis: "
+        "docs/scaling.md)"
+    )

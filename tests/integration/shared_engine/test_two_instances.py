@@ -175,6 +175,20 @@ def test_a_webhook_endpoint_made_at_one_instance_is_the_others_too(
     eventually(lambda: endpoint_id in listed(one), False)
 
 
+def test_each_instance_lists_both(instances: list[RfqSim]) -> None:
+    one, two = instances
+    listed = [
+        {"id": i["id"], "pid": i["pid"], "api_url": i["api_url"]}
+        for i in one.call("GET", "/_sim/info")["instances"]
+    ]
+    assert listed == [
+        {"id": n, "pid": sim.info["pid"], "api_url": sim.base_url}
+        for n, sim in enumerate(instances)
+    ]
+    assert two.call("GET", "/_sim/info")["instances"] == listed
+    assert two.info["instances"] == listed  # the second's ready file: both were up by then
+
+
 def test_an_advance_at_one_instance_moves_the_clock_of_both(instances: list[RfqSim]) -> None:
     """Last in the module: the clock only moves forward."""
     one, two = instances
