@@ -4,7 +4,8 @@ answer field by field and against the signed orders it carries (decoded from ``e
 and returns a :class:`CheckedQuote`, made of ``assert_quote_*`` parts that need only the
 request's :class:`QuoteTerms` and the answer (so a watching proxy runs them too);
 :func:`assert_settled` checks a fill's exact on-chain movements between two
-:class:`conformance.deployment.funding.Balances` snapshots (of the :func:`settlement_holders`) and
+:class:`conformance.deployment.funding.Balances` snapshots of the taker (the fee recipient's
+and the makers' movements are read from the fill's own logs) and
 :func:`assert_filled_record` the record of a filled RFQ. Beside them the wire readers and the
 arithmetic the checks share: :func:`atomic`, :func:`iso_seconds`, :func:`fee_on` (5 bps),
 :func:`rate_ray` and :func:`decode_swap`; :func:`iso_seconds` and :func:`same_instant` live in
@@ -373,14 +374,6 @@ def assert_quote_swap(data: Mapping[str, Any], orders: list[RfqOrder]) -> None:
     )
     if len(orders) > 1:
         assert hex_bytes(swap["data"])[:4] == EXECUTE_BATCH, "a bundle is one batch execution"
-
-
-def settlement_holders(chain: VenueChain, taker: str, data: dict[str, Any]) -> list[str]:
-    """The addresses a fill of the quote in ``data`` moves tokens between: the taker, the fee
-    recipient and every maker of its orders (what to snapshot before executing it)."""
-    makers = [o["maker"] for o in data["quote"]["orders"]]
-    recipient = chain.contracts.get("fee_recipient")  # unknown on a venue that hides it
-    return [taker, *([recipient] if recipient else []), *makers]
 
 
 def assert_settled(

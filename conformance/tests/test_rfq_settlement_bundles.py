@@ -17,7 +17,6 @@ from conformance.checks.assertions import (
     assert_firm_quote,
     assert_settled,
     iso_seconds,
-    settlement_holders,
 )
 from conformance.deployment.funding import Balances, fund_wallet
 from conformance.deployment.venue import VenueChain
@@ -84,9 +83,7 @@ def test_bundle_of_three_makers_settles_in_one_transaction(
     quote = data["quote"]
     assert iso_seconds(quote["expiresAt"]) <= min(o.deadline for o in checked.orders)
 
-    before = Balances.read(
-        node, [usdc.address, usdt.address], settlement_holders(chain, taker.address, data)
-    )
+    before = Balances.read(node, [usdc.address, usdt.address], [taker.address])
     tx_hash = execute_quote(chain, taker, data)  # one transaction for every order
     record = wait_status(trader, data["rfqId"], None, "filled")
     assert_filled_record(record, checked, tx_hash=tx_hash)
@@ -144,9 +141,7 @@ def test_exact_output_bundle_delivers_buy_amount_exactly(
         chain, data, sell="USDC", buy="USDT", taker=taker.address, buy_amount=want
     )
     assert {fleet.name_of(m) for m in checked.makers} == set(bundled), checked.makers
-    before = Balances.read(
-        node, [usdc.address, usdt.address], settlement_holders(chain, taker.address, data)
-    )
+    before = Balances.read(node, [usdc.address, usdt.address], [taker.address])
     tx_hash = execute_quote(chain, taker, data)
     record = wait_status(trader, data["rfqId"], None, "filled")
     assert_filled_record(record, checked, tx_hash=tx_hash)

@@ -32,7 +32,6 @@ from conformance.checks.assertions import (
     assert_firm_quote,
     assert_settled,
     iso_seconds,
-    settlement_holders,
 )
 from conformance.deployment.funding import Balances, fund_wallet
 from conformance.deployment.service_clock import ServiceClock
@@ -188,9 +187,7 @@ def test_exact_input_single_maker_settles_keyless(
         node.send(source, swap["to"], hex_bytes(swap["data"]))
 
     approve_for_quote(chain, taker, data)
-    before = Balances.read(
-        node, [usdt.address, ngns.address], settlement_holders(chain, taker.address, data)
-    )
+    before = Balances.read(node, [usdt.address, ngns.address], [taker.address])
     # Execution rule 4: still before expiresAt by the service clock.
     assert clock.now_ms() / 1000 < iso_seconds(quote["expiresAt"]), "quote lapsed before broadcast"
     signed = node.sign(taker, swap["to"], hex_bytes(swap["data"]))
@@ -266,9 +263,7 @@ def test_exact_output_delivers_buy_amount_exactly(
     approve_for_quote(chain, taker, data)  # resets to 0 first, then approves takerPays
     assert node.allowance(usdt.address, taker.address, chain.reactor) == checked.taker_pays
 
-    before = Balances.read(
-        node, [usdt.address, ngns.address], settlement_holders(chain, taker.address, data)
-    )
+    before = Balances.read(node, [usdt.address, ngns.address], [taker.address])
     tx_hash = broadcast_swap(chain, taker, data)
     # Never reported: the fill is reconciled from chain anyway.
     record = wait_status(trader, data["rfqId"], None, "filled")
