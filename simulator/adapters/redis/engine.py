@@ -1,11 +1,10 @@
-"""The connections to the shared engine (Redis or Valkey) and the two ways its stores write.
+"""The connections to the shared engine (Redis or Valkey) and the two ways its stores use it.
 
-- The request path talks through the asyncio client: a check-and-take is one Lua script, one
-  round trip, atomic on the server whichever instance sends it.
-- Writes a caller does not wait for (a slot extended or released) go through `OrderedWrites`:
-  queued in the order given and sent in batches, one pipelined round trip per batch, so the
-  quote path does not pay a round trip per write. A later check of the same instance first
-  waits for its queue to drain, so it never reads past its own writes.
+- Everything an instance sends on the request path goes through its one `OrderedWrites` queue:
+  checks (a check-and-take is one Lua script, atomic on the server whichever instance sends
+  it; awaited) and writes a caller does not wait for (a slot extended or released), in the
+  order given; one task sends everything queued as one pipelined round trip, so under load
+  many requests share a round trip and a check never reads past its own instance's writes.
 - Reset, snapshots and the state directory are synchronous by design (services/shared/state.py):
   they use the blocking `control` client, once per control request, never on the quote path.
 
@@ -58,9 +57,6 @@ class EngineScript:
 
     request: AsyncScript
     control: Script
-
-    async def run(self, args: Sequence[Arg]) -> object:
-        return await self.request(keys=[], args=list(args))
 
     def run_now(self, args: Sequence[Arg]) -> object:
         return self.control(keys=[], args=list(args))

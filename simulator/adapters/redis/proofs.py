@@ -153,7 +153,7 @@ class SharedProofs:
         for low, high in fresh.ranges:
             args += [repr(low), repr(high)]
         try:
-            there: Any = await self._bind.run(args)
+            there: Any = await self._writes.then(self._bind, args)
         except UNREACHABLE as exc:
             raise unreachable(exc) from exc
         return None if there is None else _use(there)
