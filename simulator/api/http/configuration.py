@@ -16,12 +16,9 @@ from simulator.api.http.policy import operation_of
 async def configuration_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     response = await handler(request)
     replica = request.app[CONFIGURATION]
+    if replica is None or response.status >= 400:
+        return response  # one instance (nothing to share), or nothing changed
     operation = operation_of(request)
-    if (
-        replica is not None
-        and operation is not None
-        and operation.changes_configuration
-        and response.status < 400
-    ):
+    if operation is not None and operation.changes_configuration:
         await replica.publish()
     return response
