@@ -39,6 +39,7 @@ from simulator.api.http.appkeys import (
     OPENAPI_CACHE,
     OPERATIONS,
     RANDOM,
+    RFQ,
     ROUTES,
     SCENARIOS,
     SETTINGS,
@@ -49,6 +50,7 @@ from simulator.api.http.appkeys import (
     WALLET_BALANCES,
 )
 from simulator.api.http.configuration import configuration_middleware
+from simulator.api.http.forwarding import FORWARDING, Forwarding, forwarding_middleware
 from simulator.api.http.guard import HOST_CHECK, guard_middleware
 from simulator.api.http.idempotency import idempotency_middleware
 from simulator.api.http.journal import journal_middleware
@@ -197,6 +199,7 @@ def create_app(
         # The journal outermost (it records every answer, errors included); the state gate
         # inside the error middleware (its 503 is rendered like every other error).
         middlewares=[
+            forwarding_middleware,  # several instances: served where its placement says
             journal_middleware,
             error_middleware,
             guard_middleware,  # before anything acts on the request or reads state
@@ -279,6 +282,13 @@ def _state(app: web.Application, wiring: Wiring) -> None:
     )
     app[INSTANCES] = (
         SoleInstance() if engine is None else SharedRoster(engine, app[RANDOM].instance)
+    )
+    app[FORWARDING] = (
+        None
+        if engine is None
+        else Forwarding(
+            number, app[INSTANCES], app[RFQ].deps.owners, engine.shared_secret("hop-secret")
+        )
     )
     # The history file as a whole: snapshots and reset copy it with the engine's backup.
     app[DURABLE] = DurableConfiguration(registry, SqliteDurableRows(history_db))

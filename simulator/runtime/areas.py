@@ -23,6 +23,7 @@ from simulator.adapters.limit_orders.chain_reads import BookChainReads
 from simulator.adapters.ramp.provider_wire import parse_transfer
 from simulator.adapters.redis.funds import SharedReservations
 from simulator.adapters.redis.holds import SharedHolds
+from simulator.adapters.redis.owners import SharedOwners
 from simulator.adapters.redis.proofs import SharedProofs
 from simulator.adapters.redis.slots import SharedSlots
 from simulator.adapters.rfq.chain_reads import ChainReads
@@ -71,6 +72,7 @@ from simulator.runtime.webhooks import (
     webhooks_state,
 )
 from simulator.services.ramp.history import TRANSFER_STEPS
+from simulator.services.rfq.settlement import CORRECTION_WINDOW_S
 from simulator.services.rfq.store import TieredRfqStore
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.state import ForgetOnLoad, StateParticipant
@@ -147,6 +149,9 @@ def _rfq(w: Wiring) -> None:
     archive = SqliteRfqArchive(w.history)
     engine = app[SHARED_ENGINE]
     app[FILL_INDEXERS] = {}  # filled by the background context once the chains run
+    # How long an RFQ can be read: live (an hour is more than any quote), then at rest
+    # through the correction window and the retention.
+    keep_s = 3600 + CORRECTION_WINDOW_S + settings.retention.rfq_after_correction_s
     app[RFQ] = build_rfq(
         settings,
         app[CLOCK],
@@ -162,6 +167,7 @@ def _rfq(w: Wiring) -> None:
         slots=None if engine is None else SharedSlots(engine, app[CLOCK]),
         reservations=None if engine is None else SharedReservations(engine, app[CLOCK]),
         holds=None if engine is None else SharedHolds(engine, app[CLOCK]),
+        owners=None if engine is None else SharedOwners(engine, app[RANDOM].instance, keep_s),
     )
     app[MAKER_SESSIONS] = build_maker_sessions(
         app[RFQ], app[VENUE], app[CLOCK], app[ACCESS].keys, app.get(JOURNAL)

@@ -60,6 +60,7 @@ from simulator.services.rfq.time_control import RfqTimeControl
 from simulator.services.shared.changes import ChangeFeed
 from simulator.services.shared.events import EventLog, EventLogSaved
 from simulator.services.shared.fills import FillFanout
+from simulator.services.shared.owners import RecordOwners, SoleOwner
 from simulator.services.shared.state import SavedAttributes, StateParticipant
 from simulator.services.shared.timelines import EventSteps, TimelineState
 from simulator.services.shared.venue import VenueDirectory
@@ -88,11 +89,12 @@ def build_rfq(
     slots: SlotLedger | None = None,
     reservations: ReservationLedger | None = None,
     holds: HoldLedger | None = None,
+    owners: RecordOwners | None = None,
 ) -> RfqArea:
     """The RFQ area on its ports: the chain reads, the simulated fleet /_sim/makers controls,
     the record store, the event log (the app passes the real ones, unit tests fakes), the
-    outstanding-RFQ slots, the taker reservations and the maker holds (in memory unless given:
-    the shared engine's)."""
+    outstanding-RFQ slots, the taker reservations, the maker holds and which instance holds each
+    RFQ (in memory, or this instance alone, unless given: the shared engine's)."""
     registry = MakerRegistry(clock)
     history = RfqHistory(timelines("rfqs", RFQ_STEPS, clock, settings, changes))
     registry.on_late = lambda maker, quote_id, rfq_id, waited_s, kind: history.answered_late(
@@ -111,6 +113,7 @@ def build_rfq(
         faults=access.faults,
         limits=lambda: access.limits,
         history=history,
+        owners=owners or SoleOwner(),
     )
     auction = Auction(clock, random.fork("auction"), registry, pricing, inventory, reads, history)
     service = RfqService(clock, random.fork("rfq"), deps, auction, store)

@@ -14,6 +14,7 @@ from simulator.adapters.redis.configuration import SharedConfiguration
 from simulator.adapters.redis.engine import SharedEngine
 from simulator.adapters.redis.roster import SharedRoster
 from simulator.api.http.appkeys import CLOCK, CONFIGURATION, INSTANCES
+from simulator.api.http.forwarding import FORWARDING
 from simulator.settings import Settings
 
 SHARED_ENGINE: web.AppKey[SharedEngine | None] = web.AppKey("shared_engine")
@@ -47,5 +48,8 @@ async def shared_engine_context(app: web.Application) -> AsyncIterator[None]:
     ):
         yield
     roster.leave()
+    forwarding = app[FORWARDING]
+    if forwarding is not None:
+        await forwarding.aclose()
     app[CLOCK].remove_listener(offset.advanced)
     await engine.aclose()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic
@@ -62,6 +63,11 @@ class EngineScript:
         return self.control(keys=[], args=list(args))
 
 
+def _retrieve(answer: asyncio.Future[Any]) -> None:
+    if not answer.cancelled():
+        answer.exception()  # retrieved: a future nobody awaited logs no "never retrieved"
+
+
 class OrderedWrites:
     """Scripts sent in the order given, by one task: each time everything queued since the last
     round trip goes as one pipelined round trip, writes (`put`, not awaited) and checks
@@ -84,9 +90,15 @@ class OrderedWrites:
     async def then(self, script: EngineScript, args: Sequence[Arg]) -> Any:
         """Run `script` after every write queued so far, in the next round trip; its answer,
         or its error (a write's error is logged)."""
+        return await self.submit(script, args)
+
+    def submit(self, script: EngineScript, args: Sequence[Arg]) -> asyncio.Future[Any]:
+        """`then` without waiting now: the future of its answer (an error nobody awaits is
+        dropped, as a write's is logged)."""
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        answer.add_done_callback(_retrieve)
         self._queue(script, args, answer)
-        return await answer
+        return answer
 
     def _queue(
         self, script: EngineScript, args: Sequence[Arg], answer: asyncio.Future[Any] | None
@@ -240,6 +252,12 @@ class SharedEngine:
         """This instance's number among those that ever joined the venue on this engine: 0 for
         the first, then 1, 2, … (a restarted instance takes a new one)."""
         return int(self.control.incr(self.prefix + "instances")) - 1
+
+    def shared_secret(self, name: str) -> str:
+        """A secret every instance of the venue reads alike: made by the first to ask."""
+        key = self.prefix + name
+        self.control.set(key, secrets.token_hex(16), nx=True)
+        return str(self.control.get(key))
 
     def script(self, source: str) -> EngineScript:
         """Registered, and loaded into the engine now (the write batches send it by its

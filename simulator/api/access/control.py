@@ -192,6 +192,7 @@ def add_routes(table: RouteTable) -> None:
         body=FaultUpdate,
         responses={200: FaultState},
         errors=body_errors,
+        placement="every",
     )
     add(
         "DELETE",
@@ -201,4 +202,5 @@ def add_routes(table: RouteTable) -> None:
         "Turn every fault switch off",
         responses={200: FaultState},
         errors=(InternalError,),
+        placement="every",
     )

@@ -21,6 +21,11 @@ Document = Literal["v2", "v1", "sim", "feed"]
 # How errors of an operation are rendered: the spec's envelope `{error: {code, message,
 # request_id, details?}}`, or the rates feed's `{error: "<string>"}` (spec 3 "Rates feed errors").
 ErrorStyle = Literal["envelope", "feed"]
+# Which instance of a venue of several serves an operation (api/http/forwarding.py; one process
+# serves everything): "here" the one the request reached, "owner" the one holding the record
+# the path names (`record_param`), "primary" the venue's first instance alive (the default:
+# what only it holds), "every" the primary, then each other instance the same request.
+Placement = Literal["here", "owner", "primary", "every"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,8 @@ class Operation:
     # the change to the other instances (api/http/configuration.py; several instances only).
     changes_configuration: bool = False
     also_in: tuple[Document, ...] = ()  # further documents that list it (the shared registry)
+    placement: Placement = "primary"  # where a venue of several instances serves it
+    record_param: str | None = None  # the path parameter naming the record ("owner")
     # Outside the per-IP backstop: health checks and the OpenAPI
     # documents, so a load balancer's probes and tooling are never throttled. /_sim and
     # /_provider (the "sim" document) are outside it anyway.

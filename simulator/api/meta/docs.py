@@ -54,6 +54,7 @@ def add_routes(table: RouteTable) -> None:
                 envelope=False,
                 error_style="feed" if feed else "envelope",
                 headers=(("Access-Control-Allow-Origin", "`*`"),) if feed else (),
+                placement="here",  # the same at every instance
             )
         )
 

@@ -41,5 +41,6 @@ def add_routes(table: RouteTable) -> None:
                 tags=("health",),
                 responses={200: Health},
                 errors=(NotFound, MethodNotAllowed, InternalError),
+                placement="here",  # each instance answers for itself (a balancer's probe)
             )
         )

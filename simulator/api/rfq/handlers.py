@@ -99,6 +99,7 @@ def add_routes(table: RouteTable) -> None:
         responses={200: schemas.Ladder},
         errors=(InvalidRequest, Unauthorized, RateLimited, InternalError),
         access=PUBLIC,
+        placement="here",
     )
     add(
         "POST",
@@ -110,6 +111,7 @@ def add_routes(table: RouteTable) -> None:
         responses={200: schemas.PreviewResult},
         errors=(*BODY_ERRORS, Unauthorized),
         access=PUBLIC,
+        placement="here",
     )
     add(
         "POST",
@@ -125,6 +127,7 @@ def add_routes(table: RouteTable) -> None:
         security=("bearerKey", "apiKeyHeader", ""),
         access=Access(scope="trades:write"),
         retry_after_always=False,  # the outstanding-RFQ cap's 429 has no Retry-After
+        placement="here",
     )
     add(
         "POST",
@@ -136,6 +139,8 @@ def add_routes(table: RouteTable) -> None:
         errors=(*KEY_ERRORS, NotFound, Conflict, RateLimited, InternalError),
         security=key_or_claim,
         access=Access(scope="trades:write"),
+        placement="owner",
+        record_param="rfq_id",
     )
     add(
         "POST",
@@ -148,6 +153,8 @@ def add_routes(table: RouteTable) -> None:
         errors=(*BODY_ERRORS, *KEY_ERRORS, NotFound, Conflict),
         security=key_or_claim,
         access=Access(scope="trades:write"),
+        placement="owner",
+        record_param="rfq_id",
     )
     add(
         "GET",
@@ -163,4 +170,6 @@ def add_routes(table: RouteTable) -> None:
         errors=(*KEY_ERRORS, NotFound, RateLimited, InternalError),
         security=key_or_claim,
         access=Access(scope="trades:read"),
+        placement="owner",
+        record_param="rfq_id",
     )

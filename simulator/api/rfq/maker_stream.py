@@ -52,5 +52,6 @@ def add_routes(table: RouteTable) -> None:
             access=Access(scope="maker:stream", keyless=False),
             envelope=False,
             gated=False,  # a socket lives for hours: a reset must not wait for it
+            placement="here",
         )
     )

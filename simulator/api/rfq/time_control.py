@@ -36,6 +36,8 @@ def add_routes(table: RouteTable) -> None:
         "simExpireRfq",
         "This quoted RFQ lapses now (expiresAt becomes now; rfq.expired), nothing else moves",
         errors=(NotFound, Conflict, InternalError),
+        placement="owner",
+        record_param="rfq_id",
     )
     add(
         "POST",
@@ -45,6 +47,8 @@ def add_routes(table: RouteTable) -> None:
         "This submitted RFQ's settlement stops waiting now: failed not_landed or reverted "
         "(rfq.failed), as past its order deadline",
         errors=(NotFound, Conflict, UpstreamError, InternalError),
+        placement="owner",
+        record_param="rfq_id",
     )
     add(
         "POST",
@@ -53,4 +57,6 @@ def add_routes(table: RouteTable) -> None:
         "simReleaseRfq",
         "This ended RFQ gives back its outstanding slot and taker reservation now",
         errors=(NotFound, Conflict, InternalError),
+        placement="owner",
+        record_param="rfq_id",
     )

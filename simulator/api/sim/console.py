@@ -59,6 +59,7 @@ def add_routes(table: RouteTable) -> None:
             responses={200: None},
             journaled=False,  # drawing the console adds no rows to the journal
             errors=(InternalError,),
+            placement="here",
         )
     )
     table.add(
@@ -75,5 +76,6 @@ def add_routes(table: RouteTable) -> None:
             journaled=False,  # drawing the console adds no rows to the journal
             errors=(NotFound, InternalError),
             documented=False,
+            placement="here",
         )
     )

@@ -49,6 +49,7 @@ def add_routes(table: RouteTable) -> None:
             responses={200: ClockState},
             errors=(InternalError,),
             **common,  # type: ignore[arg-type]
+            placement="here",
         )
     )
     table.add(
@@ -62,6 +63,7 @@ def add_routes(table: RouteTable) -> None:
             responses={200: ClockState},
             errors=(InvalidRequest, PayloadTooLarge, UpstreamError, InternalError),
             **common,  # type: ignore[arg-type]
+            placement="here",
         )
     )
     table.add(
@@ -74,5 +76,6 @@ def add_routes(table: RouteTable) -> None:
             responses={200: SimInfo},
             errors=(InternalError,),
             **common,  # type: ignore[arg-type]
+            placement="here",
         )
     )

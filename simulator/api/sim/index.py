@@ -138,6 +138,7 @@ def add_routes(table: RouteTable) -> None:
             tags=("sim",),
             responses={200: SimIndex},
             errors=(InternalError,),
+            placement="here",
         )
     )
     table.add(
@@ -152,6 +153,7 @@ def add_routes(table: RouteTable) -> None:
             responses={200: None},
             errors=(InternalError,),
             documented=False,
+            placement="here",
         )
     )
     # The same without the slash, and at the root: the banner's API URL answers when a person
@@ -169,5 +171,6 @@ def add_routes(table: RouteTable) -> None:
                 responses={200: SimIndex},
                 errors=(InternalError,),
                 documented=False,
+                placement="here",
             )
         )

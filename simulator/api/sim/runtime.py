@@ -169,4 +169,5 @@ def add_routes(table: RouteTable) -> None:
         query=RuntimeQuery,
         responses={200: RuntimeView},
         errors=(InvalidRequest, InternalError),
+        placement="here",
     )

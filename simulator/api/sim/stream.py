@@ -261,5 +261,6 @@ def add_routes(table: RouteTable) -> None:
             responses={200: None},
             errors=(InvalidRequest, RateLimited, InternalError),
             journaled=False,  # the console's live stream: reading adds no rows
+            placement="here",
         )
     )

@@ -238,4 +238,6 @@ def add_routes(table: RouteTable) -> None:
             "deliveries of the events it produced",
             responses={200: kind.detail},
             errors=(NotFound, InternalError),
+            # An RFQ's timeline is kept where its record is; the others at the first instance.
+            **({"placement": "owner", "record_param": "id"} if kind.topic == "rfqs" else {}),
         )

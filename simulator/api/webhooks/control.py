@@ -142,6 +142,7 @@ def add_routes(table: RouteTable) -> None:
         body=schemas.WebhookFaultUpdate,
         responses={200: schemas.WebhookFaultState},
         errors=body_errors,
+        placement="every",
     )
     add(
         "DELETE",
@@ -151,6 +152,7 @@ def add_routes(table: RouteTable) -> None:
         "Turn every webhook fault off",
         responses={200: schemas.WebhookFaultState},
         errors=(InternalError,),
+        placement="every",
     )
     add(
         "GET",

@@ -149,9 +149,11 @@ class RfqService:
                     reply_by + 5,
                 )
             self._store.add(record)  # soliciting
+            claimed = deps.owners.claim(rfq_id)  # confirmed while the makers answer
             outcome = await self._auction.run(
                 spec, rfq_id, body.taker, reply_by, now + timing.quote_ttl_s
             )
+            await claimed  # before any answer names the RFQ: every instance finds it
             record.routing = outcome.routing
             if not outcome.orders:
                 record.status = "no_quote"

@@ -36,3 +36,15 @@ class SoleInstance:
 
     async def instances(self) -> list[InstanceEntry]:
         return [InstanceEntry(id=0, pid=os.getpid(), api_url=self._api_url)]
+
+
+def serving_instance(placement: str, here: int, alive: list[int], owner: int | None = None) -> int:
+    """Which instance serves a request that reached instance `here` (api/http/routes.py
+    `Placement`): the owner of its record if that one is alive (a record nobody holds any
+    more, or whose instance died, is answered here: not found), the first instance alive for
+    what only it holds (itself when the list does not have it yet), else `here`."""
+    if placement == "owner":
+        return owner if owner is not None and owner in alive else here
+    if placement in ("primary", "every"):
+        return min(alive) if alive else here
+    return here

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -16,7 +17,7 @@ import pytest
 
 from rfqsim.pytest_plugin import RfqSim
 from simulator.adapters.redis.server import RedisNode
-from tests.integration.firm_quotes import firm_request
+from tests.integration.firm_quotes import CHAIN, firm_request
 from tests.integration.serve_process import serve
 
 # One pair of instances for the module (they take seconds to start): on one worker.
@@ -57,6 +58,11 @@ def test_the_outstanding_cap_holds_across_two_instances(instances: list[RfqSim])
     for status, body in answers:
         if status == 429:
             assert body["error"]["details"]["nextSlotFreeAt"] == first_free, body
+    # lapsed and released at the first instance, wherever each was made: the slots are free
+    for quote in quotes:
+        instances[0].call("POST", f"/_sim/rfqs/{quote['rfqId']}/expire")
+        instances[0].call("POST", f"/_sim/rfqs/{quote['rfqId']}/release")
+    assert outcome(firm_request(instances[1], 2)) == "quoted"
 
 
 def test_a_taker_balance_is_reserved_once_across_two_instances(
@@ -173,6 +179,77 @@ def test_a_webhook_endpoint_made_at_one_instance_is_the_others_too(
     eventually(lambda: endpoint_id in listed(two), True)
     assert v1(two, "DELETE", f"/v1/webhooks/{endpoint_id}")[0] == 200
     eventually(lambda: endpoint_id in listed(one), False)
+
+
+def test_an_rfq_made_at_one_instance_is_read_and_cancelled_at_the_other(
+    instances: list[RfqSim],
+) -> None:
+    """The record stays where it was made; a GET, a cancel and its timeline at the other
+    instance are served there, answered as the maker of the record answers them."""
+    one, two = instances
+    status, made = firm_request(two, 2)
+    assert status == 200, made
+    rfq_id, claim = made["data"]["rfqId"], made["data"]["claimToken"]
+
+    def ask(sim: RfqSim, method: str, path: str, **headers: str) -> tuple[int, Any]:
+        request = urllib.request.Request(
+            f"{sim.base_url}{path}", method=method, headers={"X-Rfq-Claim": claim, **headers}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return int(response.status), json.loads(response.read())
+        except urllib.error.HTTPError as answered:
+            return int(answered.code), json.loads(answered.read())
+
+    status, read = ask(one, "GET", f"/v2/rfq/{rfq_id}")
+    assert (status, read["data"]["status"], read["data"]["rfqId"]) == (200, "quoted", rfq_id)
+    assert read["data"] == ask(two, "GET", f"/v2/rfq/{rfq_id}")[1]["data"]
+    # a hop secret that is not the venue's: served where it landed, never sent on
+    assert ask(one, "GET", f"/v2/rfq/{rfq_id}", **{"X-Rfqsim-Hop": "guess"})[0] == 404
+    assert ask(one, "POST", f"/v2/rfq/{rfq_id}/cancel")[1]["data"] == {
+        "rfqId": rfq_id,
+        "status": "released",
+    }
+    assert ask(two, "GET", f"/v2/rfq/{rfq_id}")[1]["data"] == read["data"]  # still quoted
+    steps = [s["kind"] for s in one.call("GET", f"/_sim/rfqs/{rfq_id}")["steps"]]
+    assert steps == [s["kind"] for s in two.call("GET", f"/_sim/rfqs/{rfq_id}")["steps"]]
+    assert "cancelled" in steps, steps  # the cancel at the first, in the second's timeline
+    # the other instance never held it: its own store does not have it
+    assert ask(one, "GET", "/v2/rfq/rfq_000000000000000000000000")[0] == 404
+
+
+def test_what_the_first_instance_holds_is_served_there_from_either(
+    instances: list[RfqSim],
+) -> None:
+    """A v1 swap made at the second instance is the first one's (the v1 book is held there):
+    read at once at either; a fault set at the second holds at both, and cleared at the first
+    leaves both."""
+    one, two = instances
+    query = {
+        "chainId": CHAIN,
+        "sellToken": two.token(CHAIN, "USDC"),
+        "buyToken": two.token(CHAIN, "NGNS"),
+    }
+    book = "/v1/order-book?" + urllib.parse.urlencode(query)
+    deadline = time.monotonic() + 30
+    while not v1(two, "GET", book)[1]["data"]["offers"]:  # the fleets' resting orders
+        assert time.monotonic() < deadline, "no resting orders within 30 s"
+        time.sleep(1)  # the key's 60 requests a minute are the test's too
+    body = {**query, "sellAmount": str(1000 * 10**6), "taker": two.demo_wallets[1]["address"]}
+    status, made = v1(two, "POST", "/v1/swaps", body)
+    assert status == 201, made
+    swap_id = made["data"]["id"]
+    assert v1(one, "GET", f"/v1/swaps/{swap_id}")[1]["data"]["id"] == swap_id
+    assert one.call("GET", f"/_sim/swaps/{swap_id}")["id"] == swap_id
+    two.call("POST", "/_sim/faults", {"venue_paused": True})
+    try:
+        for sim in instances:
+            status, refused = firm_request(sim)
+            assert (status, refused["error"]["code"]) == (503, "venue_unavailable"), refused
+    finally:
+        one.call("DELETE", "/_sim/faults")
+    for sim in instances:
+        assert firm_request(sim)[0] == 200
 
 
 def test_each_instance_lists_both(instances: list[RfqSim]) -> None:

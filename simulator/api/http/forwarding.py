@@ -1,0 +1,205 @@
+"""One venue over several instances (`--redis-url`): a request is served by the instance its
+operation's placement names (api/http/routes.py `Placement`): the firm path and what every
+instance holds alike where it lands, an RFQ where its record is (services/shared/owners.py),
+the rest at the venue's first instance, and the venue-wide controls there and then at every
+other instance. A request for another instance is sent on to it over loopback, whole, and its
+answer comes back as it was given; nothing of ours acts on it here (the serving instance
+journals it, checks its Host and Origin, its key and its limits).
+
+A request sent on carries the venue's hop secret (kept in the engine) and the client's
+address, so the serving instance limits and journals the client, not the instance; a request
+with a wrong secret is served where it landed, never sent on again. One process: nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import time
+
+import aiohttp
+from aiohttp import web
+from aiohttp.typedefs import Handler
+from multidict import CIMultiDict
+from yarl import URL
+
+from simulator.api.http.appkeys import REQUEST_ID
+from simulator.api.http.middleware import render_error, request_id_of
+from simulator.api.http.policy import operation_of
+from simulator.api.http.routes import Operation
+from simulator.errors import VenueUnavailable
+from simulator.services.shared.owners import RecordOwners
+from simulator.services.sim.instances import InstanceEntry, InstanceRoster, serving_instance
+
+log = logging.getLogger("rfqsim.api")
+
+HOP_SECRET = "X-Rfqsim-Hop"  # the venue's hop secret: sent on by an instance of the venue
+HOP_CLIENT = "X-Rfqsim-Client"  # the address the request came from
+HOP_REPEAT = "X-Rfqsim-Repeat"  # a venue-wide control, repeated: served, not repeated again
+# Hop-by-hop (RFC 9110 7.6.1) or recomputed: not copied either way.
+_NOT_COPIED = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "content-length",
+        HOP_SECRET.lower(),
+        HOP_CLIENT.lower(),
+        HOP_REPEAT.lower(),
+    }
+)
+ROSTER_FRESH_S = 1.0  # the instances alive are read again after this
+
+
+class Forwarding:
+    def __init__(
+        self, here: int, roster: InstanceRoster, owners: RecordOwners, secret: str
+    ) -> None:
+        self.here = here
+        self._roster = roster
+        self._owners = owners
+        self._secret = secret
+        self._alive: dict[int, InstanceEntry] = {}
+        self._read_at = -ROSTER_FRESH_S
+        self._session: aiohttp.ClientSession | None = None
+
+    def sent_on(self, request: web.Request) -> bool:
+        """Sent here by an instance of the venue (a wrong secret is not)."""
+        sent = request.headers.get(HOP_SECRET)
+        return sent is not None and hmac.compare_digest(sent, self._secret)
+
+    async def _instances(self, *, fresh: bool = False) -> dict[int, InstanceEntry]:
+        if fresh or time.monotonic() - self._read_at > ROSTER_FRESH_S:
+            self._alive = {entry.id: entry for entry in await self._roster.instances()}
+            self._read_at = time.monotonic()
+        return self._alive
+
+    async def serving(self, operation: Operation, request: web.Request) -> InstanceEntry | None:
+        """The instance that serves the request, None for this one."""
+        alive = await self._instances()
+        owner = None
+        if operation.placement == "owner":
+            assert operation.record_param is not None, operation.operation_id
+            owner = await self._owners.owner(request.match_info[operation.record_param])
+            if owner is not None and owner != self.here and owner not in alive:
+                alive = await self._instances(fresh=True)  # one that just joined
+        chosen = serving_instance(operation.placement, self.here, sorted(alive), owner)
+        return None if chosen == self.here else alive[chosen]
+
+    async def send(
+        self, request: web.Request, entry: InstanceEntry, *, repeat: bool = False
+    ) -> web.Response:
+        """The request, sent to `entry` whole; its answer as given (503 venue_unavailable
+        when that instance does not answer)."""
+        body = await request.read()
+        headers = CIMultiDict(
+            (name, value)
+            for name, value in request.headers.items()
+            if name.lower() not in _NOT_COPIED
+        )
+        headers[HOP_SECRET] = self._secret
+        headers[HOP_CLIENT] = request.remote or ""
+        if repeat:
+            headers[HOP_REPEAT] = "1"
+        url = URL(entry.api_url + str(request.rel_url), encoded=True)
+        try:
+            async with self._client().request(
+                request.method, url, data=body, headers=headers, allow_redirects=False
+            ) as answer:
+                payload = await answer.read()
+                status, answered = answer.status, answer.headers
+        except (aiohttp.ClientError, OSError) as exc:
+            raise VenueUnavailable(
+                "Quotes are briefly not served; retry (an instance of the venue did not answer)"
+            ) from exc
+        response = web.Response(
+            status=status,
+            body=payload,
+            headers=CIMultiDict(
+                (name, value) for name, value in answered.items() if name.lower() not in _NOT_COPIED
+            ),
+        )
+        request[REQUEST_ID] = answered.get("X-Request-Id") or request_id_of(request)
+        return response
+
+    async def repeat_elsewhere(self, request: web.Request) -> None:
+        """A venue-wide control answered here: the same request at every other instance
+        (one that fails is logged; this instance's answer stands)."""
+        others = [e for i, e in (await self._instances(fresh=True)).items() if i != self.here]
+        outcomes = await asyncio.gather(
+            *(self.send(request, entry, repeat=True) for entry in others), return_exceptions=True
+        )
+        for entry, outcome in zip(others, outcomes, strict=True):
+            if isinstance(outcome, BaseException) or outcome.status >= 400:
+                failed = outcome if isinstance(outcome, BaseException) else outcome.status
+                log.warning(
+                    "%s %s not applied at instance %d: %s",
+                    request.method,
+                    request.path,
+                    entry.id,
+                    failed,
+                )
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                auto_decompress=False,  # the answer goes back as it was encoded
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=2.0),
+            )
+        return self._session
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+# Where each request of a venue of several instances is served (None: one process)
+FORWARDING: web.AppKey[Forwarding | None] = web.AppKey("forwarding")
+
+
+@web.middleware
+async def forwarding_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Outermost: a request another instance serves is sent there before anything here acts
+    on it."""
+    forwarding = request.app.get(FORWARDING)
+    if forwarding is None:
+        return await handler(request)  # one process
+    operation = operation_of(request)
+    if request.headers.get(HOP_SECRET) is not None:
+        if not forwarding.sent_on(request):
+            return await handler(request)  # not from the venue: served here, never sent on
+        client = request.headers.get(HOP_CLIENT)
+        served = request.clone(remote=client) if client else request  # it reads the body
+        response = await handler(served)
+        if request.headers.get(HOP_REPEAT) is None:
+            await _repeated(forwarding, operation, served, response)
+        return response
+    if operation is None or operation.placement == "here":
+        return await handler(request)
+    try:
+        serving = await forwarding.serving(operation, request)
+        if serving is not None:
+            return await forwarding.send(request, serving)
+    except VenueUnavailable as error:
+        return render_error(error, request_id_of(request), operation)
+    except web.HTTPRequestEntityTooLarge:
+        pass  # a body over the limit: refused here, in the envelope, as anywhere
+    response = await handler(request)
+    await _repeated(forwarding, operation, request, response)
+    return response
+
+
+async def _repeated(
+    forwarding: Forwarding,
+    operation: Operation | None,
+    request: web.Request,
+    response: web.StreamResponse,
+) -> None:
+    """A venue-wide control that succeeded here (the first instance) goes to the others."""
+    if operation is not None and operation.placement == "every" and response.status < 400:
+        await forwarding.repeat_elsewhere(request)
