@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from aiohttp import web
 
@@ -54,6 +55,7 @@ from simulator.api.http.appkeys import (
     VENUE,
     WEBHOOKS,
 )
+from simulator.api.http.forwarding import FORWARDING
 from simulator.runtime.access import access_state, build_access
 from simulator.runtime.feed import build_feed, corridor_prices, feed_state
 from simulator.runtime.limit_orders import book_state, build_book
@@ -77,6 +79,7 @@ from simulator.services.rfq.store import TieredRfqStore
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.state import ForgetOnLoad, StateParticipant
 from simulator.services.shared.timelines import Timelines
+from simulator.services.sim.instances import InstanceEntry
 from simulator.services.sim.journal import RequestJournal
 
 
@@ -170,10 +173,20 @@ def _rfq(w: Wiring) -> None:
         owners=None if engine is None else SharedOwners(engine, app[RANDOM].instance, keep_s),
     )
     app[MAKER_SESSIONS] = build_maker_sessions(
-        app[RFQ], app[VENUE], app[CLOCK], app[ACCESS].keys, app.get(JOURNAL)
+        app[RFQ],
+        app[VENUE],
+        app[CLOCK],
+        app[ACCESS].keys,
+        app.get(JOURNAL),
+        others=None if engine is None else partial(_other_instances, app),
     )
     app.on_shutdown.append(close_maker_streams)
     w.add(rfq_state(app[RFQ]), timelines=app[RFQ].deps.history.timelines, archive=archive.restored)
+
+
+async def _other_instances(app: web.Application) -> list[InstanceEntry]:
+    forwarding = app[FORWARDING]  # built after the areas: read when a maker connects
+    return [] if forwarding is None else await forwarding.others()
 
 
 async def close_maker_streams(app: web.Application) -> None:

@@ -15,7 +15,7 @@ from aiohttp import web
 
 from rfqkit.tasks import cancel_and_wait, step_forever
 from simulator.adapters.rfq.indexer import FillIndexer, IndexerSaved
-from simulator.adapters.rfq.maker_stream import MakerStreamSessions
+from simulator.adapters.rfq.maker_stream import MakerStreamSessions, OtherInstances
 from simulator.api.http.appkeys import (
     ACCESS,
     CHAINS,
@@ -170,9 +170,11 @@ def build_maker_sessions(
     clock: Clock,
     keys: KeyService,
     frames: FrameTap | None = None,
+    others: OtherInstances | None = None,
 ) -> MakerStreamSessions:
-    """The maker stream's sessions; a key suspended or revoked ends its open connections."""
-    sessions = MakerStreamSessions(area.deps.makers, venue, clock, frames=frames)
+    """The maker stream's sessions; a key suspended or revoked ends its open connections;
+    with `others` (several instances) a maker connected here is linked to each of them."""
+    sessions = MakerStreamSessions(area.deps.makers, venue, clock, frames=frames, others=others)
     keys.withdrawn_listeners.append(sessions.credential_withdrawn)
     return sessions
 

@@ -20,16 +20,20 @@ def firm_request(
     sell_amount: int = 10_000_000,
     chain: int = CHAIN,
     key: str = "taker-test",
+    restricted: list[str] | None = None,
 ) -> tuple[int, dict[str, Any]]:
     """USDC (10 by default) for USDT on chain 97 (by default), for the demo wallet numbered
-    ``taker`` with the demo key ``key``: the status and the JSON body, whatever the status."""
-    body = {
+    ``taker`` with the demo key ``key`` (only the makers `restricted` names asked, if given):
+    the status and the JSON body, whatever the status."""
+    body: dict[str, Any] = {
         "chainId": chain,
         "sellToken": sim.token(chain, "USDC"),
         "buyToken": sim.token(chain, "USDT"),
         "sellAmount": str(sell_amount),
         "taker": sim.demo_wallets[taker]["address"],
     }
+    if restricted is not None:
+        body["restrictedLiquidityWallets"] = restricted
     request = urllib.request.Request(
         f"{sim.base_url}/v2/rfq/request",
         data=json.dumps(body).encode(),

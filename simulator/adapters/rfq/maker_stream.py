@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from asyncio import FIRST_COMPLETED
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +41,7 @@ from rfqkit.maker_protocol import (
     parse_maker_message,
     serialize,
 )
+from simulator.adapters.rfq.maker_links import MakerLinks
 from simulator.clock import Clock
 from simulator.services.rfq.makers import (
     LEVELS_MIN_INTERVAL_MS,
@@ -53,12 +54,16 @@ from simulator.services.rfq.makers import (
 )
 from simulator.services.rfq.ports import FrameTap
 from simulator.services.shared.venue import ChainVenue, VenueDirectory
+from simulator.services.sim.instances import InstanceEntry
 from simulator.settings import ChainEnvironment
 
 PING_INTERVAL_S = 15.0
 MISSED_PINGS_ALLOWED = 2
 
 Reply = ErrorMessage | Released | Pong  # what a maker's frame may be answered with
+
+# The venue's other instances alive (several instances; None: one process)
+OtherInstances = Callable[[], Awaitable[list[InstanceEntry]]]
 
 
 class WebSocketGateway:
@@ -80,9 +85,9 @@ class WebSocketGateway:
         )
 
     async def send(self, message: Message) -> None:
-        await self._send_text(serialize(message))
+        await self.send_text(serialize(message))
 
-    async def _send_text(self, text: str) -> None:
+    async def send_text(self, text: str) -> None:
         if self._ws.closed or self.close_requested.done():
             raise ConnectionError("maker socket closed")
         async with self._send_lock:
@@ -105,6 +110,7 @@ class MakerSession:
 
     maker: OnlineMaker
     last_pong: int = 0
+    relay: MakerLinks | None = None  # its frames for the venue's other instances
 
 
 class MakerStreamSessions:
@@ -118,8 +124,10 @@ class MakerStreamSessions:
         *,
         ping_interval_s: float = PING_INTERVAL_S,
         frames: FrameTap | None = None,
+        others: OtherInstances | None = None,
     ) -> None:
         self._registry = registry
+        self._others = others
         self._venue = venue
         self._clock = clock
         self._ping_interval_s = ping_interval_s
@@ -136,9 +144,11 @@ class MakerStreamSessions:
         wallet: str,
         environment: ChainEnvironment,
         fills_book: bool = False,
+        relay_headers: Mapping[str, str] | None = None,
     ) -> None:
         """The whole life of one prepared socket, until it closes; the maker is online from
-        its `welcome` until then."""
+        its `welcome` until then (and, with `relay_headers`, what a link to another instance
+        sends, at the venue's other instances too: adapters/rfq/maker_links.py)."""
         frames = self._frames
         gateway = WebSocketGateway(
             ws,
@@ -159,9 +169,19 @@ class MakerStreamSessions:
             await replaced.gateway.close(CLOSE_REPLACED, "replaced")
         self._live[gateway] = maker_id
         self._all_ended.clear()
-        session = MakerSession(maker)
+        relay = (
+            MakerLinks(gateway.send_text, relay_headers, self._others)
+            if relay_headers is not None and self._others is not None
+            else None
+        )
+        session = MakerSession(maker, relay=relay)
         pinger = asyncio.create_task(self._pinger(session, ws, gateway))
         reader = asyncio.create_task(self._read(session, ws, gateway))
+        relaying = (
+            asyncio.create_task(session.relay.run(), name=f"maker-relay-{maker_id}")
+            if session.relay is not None
+            else None
+        )
         try:
             waits: set[asyncio.Future[Any]] = {reader, gateway.close_requested}
             await asyncio.wait(waits, return_when=FIRST_COMPLETED)
@@ -176,7 +196,7 @@ class MakerStreamSessions:
                 code, reason = gateway.close_requested.result()
                 await ws.close(code=code, message=reason.encode())
         finally:
-            for task in (reader, pinger):
+            for task in (reader, pinger, *([relaying] if relaying else [])):
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
@@ -215,6 +235,8 @@ class MakerStreamSessions:
                 if frame.type == WSMsgType.TEXT:
                     if frames is not None:
                         frames.record_frame(maker.maker_id, maker.wallet, "in", frame.data)
+                    if session.relay is not None and session.relay.route(frame.data):
+                        continue  # an answer to another instance's request: sent there
                     reply = self.on_text(session, frame.data)
                 else:
                     reply = ErrorMessage(code="bad_message", message="text frames with JSON only")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
@@ -54,6 +55,7 @@ class MakerSessions(Protocol):
         wallet: str,
         environment: ChainEnvironment,
         fills_book: bool = False,
+        relay_headers: Mapping[str, str] | None = None,
     ) -> None: ...
 
     async def close_all(self, *, timeout_s: float) -> None:

@@ -67,6 +67,16 @@ class Forwarding:
         self._read_at = -ROSTER_FRESH_S
         self._session: aiohttp.ClientSession | None = None
 
+    async def others(self) -> list[InstanceEntry]:
+        """The venue's other instances alive."""
+        return [e for i, e in (await self._instances()).items() if i != self.here]
+
+    def hop_headers(self, request: web.Request, *names: str) -> dict[str, str]:
+        """The request's headers `names` (those present), with the hop secret and the
+        client's address: what a connection opened for the client at another instance sends."""
+        headers = {name: request.headers[name] for name in names if name in request.headers}
+        return {**headers, HOP_SECRET: self._secret, HOP_CLIENT: request.remote or ""}
+
     def sent_on(self, request: web.Request) -> bool:
         """Sent here by an instance of the venue (a wrong secret is not)."""
         sent = request.headers.get(HOP_SECRET)

@@ -9,6 +9,7 @@ from aiohttp import web
 from eth_utils.address import to_checksum_address
 
 from simulator.api.http.appkeys import CALLER, MAKER_SESSIONS
+from simulator.api.http.forwarding import FORWARDING
 from simulator.api.http.routes import Access, Operation, RouteTable
 from simulator.errors import Forbidden, InternalError, RateLimited, Unauthorized
 
@@ -32,8 +33,19 @@ async def maker_stream(request: web.Request) -> web.StreamResponse:
         wallet=to_checksum_address(key.maker_wallet),
         environment=key.environment,
         fills_book="maker:fill" in key.scopes,
+        relay_headers=_relay_headers(request),
     )
     return ws
+
+
+def _relay_headers(request: web.Request) -> dict[str, str] | None:
+    """Several instances: a maker that connected here answers the others' auctions too,
+    through links that send these headers (a link another instance opened is not linked
+    further)."""
+    forwarding = request.app.get(FORWARDING)
+    if forwarding is None or forwarding.sent_on(request):
+        return None
+    return forwarding.hop_headers(request, "Authorization", "X-API-Key")
 
 
 def add_routes(table: RouteTable) -> None:

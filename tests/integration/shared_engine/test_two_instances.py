@@ -14,7 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from eth_account import Account
 
+from conformance.deployment.maker_probe import MakerProbe, stream_url
 from rfqsim.pytest_plugin import RfqSim
 from simulator.adapters.redis.server import RedisNode
 from tests.integration.firm_quotes import CHAIN, firm_request
@@ -36,11 +38,28 @@ def instances(
     tmp_path_factory: pytest.TempPathFactory, redis_node: RedisNode
 ) -> Iterator[list[RfqSim]]:
     """Two instances with the default seed (so the same demo keys): the second attaches to the
-    first one's chains; both on the module's Redis."""
+    first one's chains and runs no fleet (the first one's makers answer its auctions through
+    their links); both on the module's Redis."""
     with serve(tmp_path_factory.mktemp("one"), "--redis-url", redis_node.url) as one:
         attach = [f"--rpc-url={c['chain_id']}={c['rpc_url']}" for c in one.info["chains"]]
-        with serve(tmp_path_factory.mktemp("two"), "--redis-url", redis_node.url, *attach) as two:
-            yield [RfqSim(one.api_url, one.info), RfqSim(two.api_url, two.info)]
+        with serve(
+            tmp_path_factory.mktemp("two"), "--redis-url", redis_node.url, "--no-makers", *attach
+        ) as two:
+            pair = [RfqSim(one.api_url, one.info), RfqSim(two.api_url, two.info)]
+            priced_at(pair[1])
+            yield pair
+
+
+def priced_at(sim: RfqSim) -> None:
+    """Until the instance prices chain 97 (the first's makers linked to it, their levels
+    there): the event a firm request there needs."""
+    deadline = time.monotonic() + 30
+    while not any(
+        pair["levels"]
+        for pair in sim.call("GET", "/v2/rfq/levels", query={"chainId": CHAIN})["pairs"]
+    ):
+        assert time.monotonic() < deadline, "no maker levels at the second instance in 30 s"
+        time.sleep(0.5)  # inside the keyless limit of 60 a minute however long it takes
 
 
 def test_the_outstanding_cap_holds_across_two_instances(instances: list[RfqSim]) -> None:
@@ -216,6 +235,44 @@ def test_an_rfq_made_at_one_instance_is_read_and_cancelled_at_the_other(
     assert "cancelled" in steps, steps  # the cancel at the first, in the second's timeline
     # the other instance never held it: its own store does not have it
     assert ask(one, "GET", "/v2/rfq/rfq_000000000000000000000000")[0] == 404
+
+
+def test_a_maker_connected_to_one_instance_answers_the_others_auctions(
+    instances: list[RfqSim],
+) -> None:
+    """A maker bot of the test's own connected to the second instance is asked by a firm
+    request at the first (restricted to its wallet), and its decline reaches that auction."""
+    one, two = instances
+    wallet = Account.create().address
+    key = one.call(
+        "POST",
+        "/_sim/keys",
+        {
+            "environment": "test",
+            "scopes": ["maker:stream"],
+            "name": "linked maker",
+            "maker_wallet": wallet,
+        },
+    )["key"]
+    with MakerProbe(stream_url(two.base_url), key, reply="decline") as maker:
+        deadline = time.monotonic() + 10
+        status, body = 0, dict[str, Any]()
+        while time.monotonic() < deadline:  # until the first instance has linked the maker
+            status, body = firm_request(one, 1, restricted=[wallet])
+            if body.get("data", {}).get("noQuoteReason") != "no_restricted_liquidity":
+                break
+            time.sleep(0.1)
+        assert status == 200, body
+        rfq_id = body["data"]["rfqId"]
+        assert [seen.message["rfqId"] for seen in maker.rfqs_for(rfq_id)] == [rfq_id]
+    assert body["data"]["status"] == "no_quote", body
+    answers = [
+        step
+        for step in one.call("GET", f"/_sim/rfqs/{rfq_id}")["steps"]
+        if step["kind"] == "answered"
+    ]
+    assert len(answers) == 1, answers
+    assert "declin" in json.dumps(answers[0]), answers  # its decline, routed back
 
 
 def test_what_the_first_instance_holds_is_served_there_from_either(
