@@ -36,6 +36,13 @@ def banner(info: dict[str, Any], *, control_api: bool = True) -> str:
     lines += [
         f"  rates feed      {api}/tickers   (OpenAPI: {api}/feed/openapi.json)",
     ]
+    instances = info.get("instances") or []
+    if len(instances) > 1:
+        pids = ", ".join(str(i["pid"]) for i in instances)
+        lines.append(
+            f"  instances       {len(instances)} processes on this address (pids {pids}; "
+            "each answer names its own in X-Rfqsim-Instance; docs/scaling.md)"
+        )
     if info.get("provider_url") and control_api:
         lines.append(
             f"  ramp provider   {info['provider_url']}/sandbox/state   (drive it: /_sim/ramp/...)"

@@ -12,7 +12,9 @@ import gc
 import logging
 import os
 import signal
+import socket
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import asdict
@@ -23,8 +25,10 @@ from aiohttp import web
 
 from rfqkit.anvil import AnvilStartError
 from simulator.adapters.redis.engine import EngineUnreachable
+from simulator.adapters.redis.server import RedisStartError, start_redis
 from simulator.adapters.rfq.forked_child import ForkedChild, fork_fleet_child
 from simulator.adapters.sim.state_dir import SavedState, StateDirError, read_state_dir
+from simulator.adapters.sim.venue_instances import InstanceStartError, VenueInstances
 from simulator.adapters.store.history_db import HISTORY_FILE, HistoryDb, HistoryFileError
 from simulator.api.http.appkeys import (
     ACCESS,
@@ -32,6 +36,7 @@ from simulator.api.http.appkeys import (
     DURABLE,
     HISTORY,
     INSTANCES,
+    MAKER_SESSIONS,
     RAMP,
     SCENARIOS,
     SETTINGS,
@@ -60,6 +65,8 @@ __all__ = ["StopWatchdog", "add_parser", "run", "serve"]  # add_parser: for rfqs
 
 log = logging.getLogger("rfqsim")
 EXIT_PORT_TAKEN = 3
+INSTANCES_READY_S = 180.0  # the other instances of --instances N, all ready within this
+LINKED_S = 30.0  # then every maker connected to the first linked to each of them
 
 
 class StopWatchdog:
@@ -151,7 +158,12 @@ async def serve(
     saved: SavedState | None = None,
     scenario: ScenarioPlan | None = None,
     forked_fleet: ForkedChild | None = None,
+    listen: socket.socket | None = None,
+    others: VenueInstances | None = None,
 ) -> int:
+    """`listen`: the venue's listening socket, bound by the first of several instances (this
+    one then also listens on a loopback port of its own); `others`: the instances the first
+    starts once it is up."""
     app = create_app(settings)
     app[FLEET].forked = forked_fleet
     if saved is not None:
@@ -186,9 +198,16 @@ async def serve(
     try:
         await spawn_fleet_process(app)  # makers_process: own; its fleet starts below
         await runner.setup()  # runs the cleanup contexts' start-up: chains, deployment
-        site = web.TCPSite(runner, settings.api.host, settings.api.port)
-        await site.start()
-        host, port = runner.addresses[0][:2]
+        if listen is None:
+            await web.TCPSite(runner, settings.api.host, settings.api.port).start()
+            host, port = runner.addresses[0][:2]
+            public_url = f"http://{host}:{port}"
+        else:  # several instances: the venue's address, and this instance's own
+            await web.SockSite(runner, listen).start()
+            await web.TCPSite(runner, "127.0.0.1", 0).start()
+            host, port = runner.addresses[-1][:2]
+            public_host, public_port = listen.getsockname()[:2]
+            public_url = f"http://{public_host}:{public_port}"
         if saved is not None:
             await resume_saved_state(app, saved)  # before the makers: their keys are added
         if settings.state.dir is not None:
@@ -196,7 +215,7 @@ async def serve(
         await start_fleet(app, f"http://{host}:{port}")  # makers connect over the real socket
         connect_provider_webhooks(app, f"http://{host}:{port}")  # the sandbox calls us back
         keys = app[ACCESS].keys
-        info = simulator_info(app[SETTINGS], app[VENUE], f"http://{host}:{port}")
+        info = simulator_info(app[SETTINGS], app[VENUE], public_url)
         app[INSTANCES].here(f"http://{host}:{port}")
         # Full keys exist only here: the simulator keeps hashes.
         info["demo_keys"] = key_records(keys, create_demo_keys(keys, settings.seed))
@@ -206,8 +225,10 @@ async def serve(
         info["provider_url"] = app[RAMP].controls.sandbox_url  # the ramp provider (sandbox)
         if (configuration := app[CONFIGURATION]) is not None:
             configuration.join()  # several instances: the keys made here join the venue's
-        info["instances"] = [asdict(i) for i in await app[INSTANCES].instances()]
         await app[STATE].take_baseline()  # what POST /_sim/reset returns to
+        if others is not None:
+            await start_others(app, others, info)
+        info["instances"] = [asdict(i) for i in await app[INSTANCES].instances()]
         if scenario is not None:  # after the baseline: a reset returns to the plain start-up
             await app[SCENARIOS].start(scenario)
         ready = True
@@ -228,6 +249,9 @@ async def serve(
         if ready and settings.state.dir is not None:
             watchdog.at("saving the state")
             await save_state(app, Path(settings.state.dir))
+        if others is not None:
+            watchdog.at("stopping the other instances")
+            await others.stop(settings.api.stop_deadline_s / 2)
         watchdog.at("stopping the maker fleet")
         await stop_fleet(app)
         # Then each part of the app as it closes (runtime/lifecycle.py `stop_step`).
@@ -238,6 +262,18 @@ async def serve(
             await asyncio.to_thread(ready_file.unlink, missing_ok=True)
         watchdog.disarm()
         log.info("stopped: %s", shutdown.steps.timings())
+
+
+async def start_others(app: web.Application, others: VenueInstances, info: dict[str, Any]) -> None:
+    """The other instances of the venue, on this one's engine and chains, until each is ready
+    and every maker connected here is linked to each of them."""
+    redis_url = app[SETTINGS].shared.redis_url
+    assert redis_url is not None, "several instances share an engine"
+    others.start(redis_url, {int(c["chain_id"]): str(c["rpc_url"]) for c in info["chains"]})
+    ready = await others.wait_ready(INSTANCES_READY_S)
+    numbers = {i["id"] for r in ready for i in r["instances"] if i["pid"] == r["pid"]}
+    if not await app[MAKER_SESSIONS].linked(numbers, LINKED_S):
+        log.warning("not every maker was linked to every instance within %.0f s", LINKED_S)
 
 
 def _no_thread_left(timeout_s: float = 1.0) -> bool:
@@ -296,6 +332,59 @@ def run(args: argparse.Namespace) -> int:
         print(f"rfqsim: {message}", file=sys.stderr)
     if taken:
         return EXIT_PORT_TAKEN
+    if args.instances > 1:
+        return _several(args, settings, saved, scenario)
+    listen = None if args.shared_socket is None else socket.socket(fileno=args.shared_socket)
+    return _run_serve(args, settings, saved, scenario, listen=listen)
+
+
+def _several(
+    args: argparse.Namespace,
+    settings: Settings,
+    saved: SavedState | None,
+    scenario: ScenarioPlan | None,
+) -> int:
+    """`--instances N`: the engine (started here unless --redis-url names one), the venue's
+    listening socket, then this process as the first instance, which starts the others."""
+    if settings.state.dir is not None:
+        print("rfqsim: --state-dir is not supported with --instances yet", file=sys.stderr)
+        return 2
+    node = None
+    if settings.shared.redis_url is None:
+        try:
+            node = start_redis()
+        except RedisStartError as exc:
+            print(f"rfqsim: {exc}", file=sys.stderr)
+            return 1
+        shared = settings.shared.model_copy(update={"redis_url": node.url})
+        settings = settings.model_copy(update={"shared": shared})
+    try:
+        with (
+            socket.create_server((settings.api.host, settings.api.port), backlog=1024) as listen,
+            tempfile.TemporaryDirectory(prefix="rfqsim-instances-") as directory,
+        ):
+            others = VenueInstances(_serve_argv(), listen, args.instances - 1, Path(directory))
+            return _run_serve(args, settings, saved, scenario, listen=listen, others=others)
+    finally:
+        if node is not None:
+            node.stop()
+
+
+def _serve_argv() -> list[str]:
+    """This process's `serve` arguments, as typed (what the other instances start from)."""
+    words = sys.argv[1:]
+    return words[words.index("serve") + 1 :] if "serve" in words else words
+
+
+def _run_serve(
+    args: argparse.Namespace,
+    settings: Settings,
+    saved: SavedState | None,
+    scenario: ScenarioPlan | None,
+    *,
+    listen: socket.socket | None = None,
+    others: VenueInstances | None = None,
+) -> int:
     # The fleet's own process shares our imports when forked now, before any loop or thread.
     own_fleet = settings.makers is not None and settings.makers_process == "own"
     forked_fleet = fork_fleet_child() if own_fleet else None
@@ -308,9 +397,11 @@ def run(args: argparse.Namespace) -> int:
                 saved,
                 scenario,
                 forked_fleet,
+                listen,
+                others,
             )
         )
-    except (AnvilStartError, ChainStartupError, EngineUnreachable) as exc:
+    except (AnvilStartError, ChainStartupError, EngineUnreachable, InstanceStartError) as exc:
         print(f"rfqsim: {exc}", file=sys.stderr)
         code = 1
     except InvalidRequest as exc:  # the scenario names makers, chains or tokens that are not here

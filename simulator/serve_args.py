@@ -96,6 +96,13 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     return load_settings(Path(args.config) if args.config else None, overrides)
 
 
+def _instance_count(text: str) -> int:
+    count = int(text)
+    if not 1 <= count <= 16:
+        raise argparse.ArgumentTypeError("--instances takes 1 to 16")
+    return count
+
+
 def add_parser(commands: Any) -> None:
     """`rfqsim serve` and its flags."""
     serve_cmd = commands.add_parser("serve", help="start chains, deploy the venue, serve the API")
@@ -177,6 +184,18 @@ def add_parser(commands: Any) -> None:
         metavar="URL",
         help="share state with the other instances on this Redis or Valkey (redis://HOST:PORT, "
         "unix:///PATH); docs/scaling.md says which state is shared so far",
+    )
+    serve_cmd.add_argument(
+        "--instances",
+        type=_instance_count,
+        default=1,
+        metavar="N",
+        help="serve the venue from N processes behind the one address (default 1: one "
+        "process, no Redis); with more, Redis is started too unless --redis-url names one "
+        "(docs/scaling.md)",
+    )
+    serve_cmd.add_argument(  # set by --instances for the instances it starts
+        "--shared-socket", type=int, metavar="FD", help=argparse.SUPPRESS
     )
     serve_cmd.add_argument(
         "--scenario",

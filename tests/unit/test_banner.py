@@ -52,3 +52,13 @@ def test_the_operators_inputs_hold_every_key_with_its_partner() -> None:
     exact = {k.scopes for k in inputs.keys if k.partner == "demo" and k.environment == "test"}
     for scope in ("trades:write", "trades:read", "webhooks:manage"):
         assert frozenset({scope}) in exact
+
+
+def test_the_banner_names_the_instances_of_a_venue_of_several() -> None:
+    info = info_with_keys()
+    assert "instances" not in banner(info)
+    info["instances"] = [{"id": 0, "pid": 11, "api_url": ""}]
+    assert "instances" not in banner(info)  # one process: nothing to say
+    info["instances"].append({"id": 1, "pid": 12, "api_url": ""})
+    line = next(x for x in banner(info).splitlines() if x.strip().startswith("instances"))
+    assert "2 processes on this address (pids 11, 12;" in line

@@ -53,6 +53,10 @@ class MakerLinks:
         self._session: aiohttp.ClientSession | None = None
         self._sending: set[asyncio.Task[None]] = set()
 
+    def linked_to(self) -> set[int]:
+        """The instances a link is open to now."""
+        return set(self._links)
+
     async def run(self) -> None:
         """Link every other instance alive, and again one whose link closed, until cancelled."""
         self._session = aiohttp.ClientSession()

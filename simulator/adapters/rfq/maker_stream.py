@@ -135,6 +135,7 @@ class MakerStreamSessions:
         self._live: dict[WebSocketGateway, str] = {}  # open sockets -> their credential
         self._all_ended = asyncio.Event()  # set while no socket is open
         self._all_ended.set()
+        self._relays: set[MakerLinks] = set()  # of the makers connected here (several instances)
 
     async def serve(
         self,
@@ -175,6 +176,8 @@ class MakerStreamSessions:
             else None
         )
         session = MakerSession(maker, relay=relay)
+        if relay is not None:
+            self._relays.add(relay)
         pinger = asyncio.create_task(self._pinger(session, ws, gateway))
         reader = asyncio.create_task(self._read(session, ws, gateway))
         relaying = (
@@ -204,8 +207,21 @@ class MakerStreamSessions:
             if not gateway.close_requested.done():
                 gateway.close_requested.cancel()
             del self._live[gateway]
+            if relay is not None:
+                self._relays.discard(relay)
             if not self._live:
                 self._all_ended.set()
+
+    async def linked(self, instances: set[int], timeout_s: float) -> bool:
+        """Until every maker connected here has a link open to each of `instances` (True), or
+        `timeout_s` passed (False). Polled: a link opens in its own task, unannounced."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while any(not instances <= relay.linked_to() for relay in self._relays):
+            if loop.time() > deadline:
+                return False
+            await asyncio.sleep(0.02)
+        return True
 
     def credential_withdrawn(self, maker_id: str, status: str) -> None:
         """A credential was suspended or revoked: its connections end (close code 4003, the

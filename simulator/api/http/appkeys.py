@@ -62,6 +62,10 @@ class MakerSessions(Protocol):
         """The server stops: end every open socket with its closing handshake."""
         ...
 
+    async def linked(self, instances: set[int], timeout_s: float) -> bool:
+        """Several instances: every maker connected here has a link to each of `instances`."""
+        ...
+
 
 SETTINGS: web.AppKey[Settings] = web.AppKey("settings")
 CLOCK: web.AppKey[Clock] = web.AppKey("clock")

@@ -35,6 +35,7 @@ log = logging.getLogger("rfqsim.api")
 
 HOP_SECRET = "X-Rfqsim-Hop"  # the venue's hop secret: sent on by an instance of the venue
 HOP_CLIENT = "X-Rfqsim-Client"  # the address the request came from
+SERVED_BY = "X-Rfqsim-Instance"  # on every answer of a venue of several: who served it
 HOP_REPEAT = "X-Rfqsim-Repeat"  # a venue-wide control, repeated: served, not repeated again
 # Hop-by-hop (RFC 9110 7.6.1) or recomputed: not copied either way.
 _NOT_COPIED = frozenset(
@@ -182,15 +183,15 @@ async def forwarding_middleware(request: web.Request, handler: Handler) -> web.S
     operation = operation_of(request)
     if request.headers.get(HOP_SECRET) is not None:
         if not forwarding.sent_on(request):
-            return await handler(request)  # not from the venue: served here, never sent on
+            return _served_here(forwarding, await handler(request))  # not the venue: kept here
         client = request.headers.get(HOP_CLIENT)
         served = request.clone(remote=client) if client else request  # it reads the body
         response = await handler(served)
         if request.headers.get(HOP_REPEAT) is None:
             await _repeated(forwarding, operation, served, response)
-        return response
+        return _served_here(forwarding, response)
     if operation is None or operation.placement == "here":
-        return await handler(request)
+        return _served_here(forwarding, await handler(request))
     try:
         serving = await forwarding.serving(operation, request)
         if serving is not None:
@@ -201,6 +202,13 @@ async def forwarding_middleware(request: web.Request, handler: Handler) -> web.S
         pass  # a body over the limit: refused here, in the envelope, as anywhere
     response = await handler(request)
     await _repeated(forwarding, operation, request, response)
+    return _served_here(forwarding, response)
+
+
+def _served_here(forwarding: Forwarding, response: web.StreamResponse) -> web.StreamResponse:
+    """Which instance served it (a WebSocket's handshake has gone: nothing to add)."""
+    if not response.prepared:
+        response.headers[SERVED_BY] = str(forwarding.here)
     return response
 
 

@@ -1,0 +1,141 @@
+"""`rfqsim serve --instances 2`: one address, two processes, one venue. Every request here goes
+to the venue's address, over a connection of its own, so the kernel hands it to either
+instance; the answers say which served it (`X-Rfqsim-Instance`)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from rfqsim.pytest_plugin import RfqSim
+from tests.integration.firm_quotes import firm_request
+from tests.integration.serve_process import Served, serve, stop
+from tests.integration.shared_engine.conftest import require_redis_server
+
+pytestmark = pytest.mark.xdist_group("venue_instances")
+
+
+@pytest.fixture(scope="module")
+def venue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    require_redis_server()
+    with serve(tmp_path_factory.mktemp("venue"), "--instances", "2") as served:
+        yield served
+
+
+def ask(url: str, method: str = "GET", headers: dict[str, str] | None = None) -> tuple[int, str]:
+    """The status and the instance that served it."""
+    request = urllib.request.Request(url, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return int(response.status), str(response.headers["X-Rfqsim-Instance"])
+    except urllib.error.HTTPError as answered:
+        return int(answered.code), str(answered.headers["X-Rfqsim-Instance"])
+
+
+def test_the_ready_file_names_the_venue_and_both_instances(venue: Served) -> None:
+    instances = venue.info["instances"]
+    assert [i["id"] for i in instances] == [0, 1]
+    assert instances[0]["pid"] == venue.process.pid
+    assert instances[1]["pid"] != venue.process.pid
+    os.kill(instances[1]["pid"], 0)  # alive
+    # each listens on a loopback port of its own too, where the other sends what it serves
+    assert venue.api_url not in {i["api_url"] for i in instances}
+    assert RfqSim(venue.api_url, venue.info).call("GET", "/_sim/info")["instances"] == instances
+
+
+def test_the_address_reaches_both_instances(venue: Served) -> None:
+    """Health answers where it lands: over enough connections, each instance answers some."""
+    seen: set[str] = set()
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        for _ in range(50):  # up to 400 requests; both are seen within the first few dozen
+            seen |= {who for _, who in pool.map(ask, [f"{venue.api_url}/v2/health"] * 8)}
+            if seen == {"0", "1"}:
+                break
+    assert seen == {"0", "1"}
+
+
+def test_every_rfq_is_read_and_cancelled_through_the_address(venue: Served) -> None:
+    """Firm quotes made at either instance; each GET and cancel through the address is served
+    by the instance that made the RFQ, whichever one the connection reached."""
+    sim = RfqSim(venue.api_url, venue.info)
+    key = sim.demo_keys["taker-test"]
+    made: dict[str, str] = {}  # rfq id -> claim token
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        answers = list(pool.map(lambda n: firm_request(sim, n % 3), range(4)))
+    for status, body in answers:
+        assert status == 200, body
+        assert body["data"]["status"] == "quoted", body
+        made[body["data"]["rfqId"]] = body["data"]["claimToken"]
+    owners = {}
+    for rfq_id in made:
+        servers = {ask(f"{venue.api_url}/v2/rfq/{rfq_id}", headers=_key(key)) for _ in range(6)}
+        assert len(servers) == 1, servers  # one owner, however the connection went
+        ((status, owner),) = servers
+        assert status == 200
+        owners[rfq_id] = owner
+    for rfq_id, owner in owners.items():
+        cancelled = ask(f"{venue.api_url}/v2/rfq/{rfq_id}/cancel", "POST", _key(key))
+        assert cancelled == (200, owner)
+
+
+def _key(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def test_the_venue_stops_whole_on_sigterm(tmp_path: Path) -> None:
+    """A venue of its own: SIGTERM to the first instance stops the other and itself."""
+    require_redis_server()
+    with serve(tmp_path, "--instances", "2") as served:
+        other = served.info["instances"][1]["pid"]
+        assert stop(served.process) == 0
+        deadline = time.monotonic() + 10
+        while _alive(other):
+            assert time.monotonic() < deadline, "the other instance outlived the first"
+            time.sleep(0.05)
+        assert not (tmp_path / "ready.json").exists()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_killing_the_other_instance_leaves_the_first_answering(tmp_path: Path) -> None:
+    """SIGKILL to the second instance while firm requests run: the address keeps answering
+    (every new connection reaches the first), and the venue lists one instance once the dead
+    one's lease ends."""
+    require_redis_server()
+    with serve(tmp_path, "--instances", "2") as served:
+        sim = RfqSim(served.api_url, served.info)
+        other = served.info["instances"][1]["pid"]
+
+        def attempt(taker: int) -> object:
+            try:
+                return firm_request(sim, taker)[0]
+            except OSError as lost:  # a connection the dead instance held: reset
+                return type(lost).__name__
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            running = pool.map(attempt, [0, 1, 2, 0])
+            os.kill(other, signal.SIGKILL)
+            assert len(list(running)) == 4  # answered, refused or reset, each: nothing hangs
+        deadline = time.monotonic() + 10
+        while len(sim.call("GET", "/_sim/info")["instances"]) != 1:
+            assert time.monotonic() < deadline, "the dead instance is still listed"
+            time.sleep(0.2)
+        for taker in range(3):  # another key: the first one's slots may be in use
+            status, body = firm_request(sim, taker, chain=56, key="taker-live")
+            assert status == 200, body
+        assert {ask(f"{served.api_url}/v2/health")[1] for _ in range(20)} == {"0"}
+        assert stop(served.process) == 0
