@@ -113,6 +113,10 @@ class _Slot:
         return update.points == self.sent and now - self.last_sent < resend_after_s
 
 
+def _loop_time() -> float:
+    return asyncio.get_running_loop().time()
+
+
 @dataclass
 class LevelsCoalescer:
     """Per connection: at most one `levels` per direction per interval (the newest wins; a change
@@ -122,12 +126,13 @@ class LevelsCoalescer:
     send: SendText
     spawn: Spawn
     slots: dict[tuple[int, str, str], _Slot] = field(default_factory=dict)
+    now: Callable[[], float] = field(default=_loop_time)  # the event loop's clock
 
     async def publish(self, update: LevelsUpdate, interval_s: float, resend_after_s: float) -> bool:
         slot = self.slots.get(update.key)
         if slot is None:
             slot = self.slots[update.key] = _Slot()
-        now = asyncio.get_running_loop().time()
+        now = self.now()
         if slot.flusher is not None:
             slot.pending, slot.pending_resend_s = update, resend_after_s
             return True
@@ -144,7 +149,7 @@ class LevelsCoalescer:
     async def _flush(self, slot: _Slot, delay: float) -> None:
         await asyncio.sleep(delay)
         update, slot.pending, slot.flusher = slot.pending, None, None
-        now = asyncio.get_running_loop().time()
+        now = self.now()
         if update is None or slot.unchanged(update, now, slot.pending_resend_s):
             return
         slot.last_sent, slot.sent = now, update.points
