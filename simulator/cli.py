@@ -213,7 +213,7 @@ async def serve(
         if settings.state.dir is not None:
             resume_durable(app)  # what changed after that stop, written as it changed
         await start_fleet(app, f"http://{host}:{port}")  # makers connect over the real socket
-        connect_provider_webhooks(app, f"http://{host}:{port}")  # the sandbox calls us back
+        connect_provider_webhooks(app, public_url)  # the sandbox calls the venue back
         keys = app[ACCESS].keys
         info = simulator_info(app[SETTINGS], app[VENUE], public_url)
         app[INSTANCES].here(f"http://{host}:{port}")

@@ -12,6 +12,7 @@ from rfqkit.local_guard import HostCheck
 from simulator.adapters.chain.snapshots import AnvilChainStates
 from simulator.adapters.chain.wallet_balances import ChainWalletBalances
 from simulator.adapters.redis.configuration import SharedConfiguration
+from simulator.adapters.redis.faults import SharedInjectedErrors
 from simulator.adapters.redis.idempotency import SharedIdempotency
 from simulator.adapters.redis.roster import SharedRoster
 from simulator.adapters.store.durable_rows import SqliteDurableRows
@@ -33,6 +34,7 @@ from simulator.api.http.appkeys import (
     HEALTH,
     HISTORY,
     IDEMPOTENCY,
+    INJECTED_ERRORS,
     INSTANCES,
     LADDER_BYTES,
     MAKER_NAMES,
@@ -50,7 +52,12 @@ from simulator.api.http.appkeys import (
     WALLET_BALANCES,
 )
 from simulator.api.http.configuration import configuration_middleware
-from simulator.api.http.forwarding import FORWARDING, Forwarding, forwarding_middleware
+from simulator.api.http.forwarding import (
+    FORWARDING,
+    Forwarding,
+    forwarding_middleware,
+    hop_middleware,
+)
 from simulator.api.http.guard import HOST_CHECK, guard_middleware
 from simulator.api.http.idempotency import idempotency_middleware
 from simulator.api.http.journal import journal_middleware
@@ -199,12 +206,13 @@ def create_app(
         # The journal outermost (it records every answer, errors included); the state gate
         # inside the error middleware (its 503 is rendered like every other error).
         middlewares=[
-            forwarding_middleware,  # several instances: served where its placement says
+            hop_middleware,  # several instances: one sent by another is its client's
             journal_middleware,
             error_middleware,
             guard_middleware,  # before anything acts on the request or reads state
             state_gate_middleware,
             access_middleware,
+            forwarding_middleware,  # several instances: served where its placement says
             idempotency_middleware,
             configuration_middleware,  # innermost: after the operation answered
         ],
@@ -283,6 +291,7 @@ def _state(app: web.Application, wiring: Wiring) -> None:
     app[INSTANCES] = (
         SoleInstance() if engine is None else SharedRoster(engine, app[RANDOM].instance)
     )
+    app[INJECTED_ERRORS] = None if engine is None else SharedInjectedErrors(engine)
     app[FORWARDING] = (
         None
         if engine is None

@@ -34,6 +34,7 @@ from simulator.adapters.store.history_db import HistoryDb
 from simulator.adapters.store.journal_archive import SqliteJournalArchive
 from simulator.adapters.store.rfq_archive import SqliteRfqArchive
 from simulator.adapters.store.trade_archive import SqliteTradeArchive
+from simulator.adapters.webhooks.venue_events import EventsToFirstInstance
 from simulator.api.feed.cache import FEED_CACHE, FeedCache
 from simulator.api.http.appkeys import (
     ACCESS,
@@ -56,6 +57,7 @@ from simulator.api.http.appkeys import (
     WEBHOOKS,
 )
 from simulator.api.http.forwarding import FORWARDING
+from simulator.api.webhooks.control import EVENTS_PATH
 from simulator.runtime.access import access_state, build_access
 from simulator.runtime.feed import build_feed, corridor_prices, feed_state
 from simulator.runtime.limit_orders import book_state, build_book
@@ -63,7 +65,7 @@ from simulator.runtime.makers import FLEET, simulated_fleet
 from simulator.runtime.provider import PROVIDER, ProviderHolder
 from simulator.runtime.ramp import build_ramp, ramp_state
 from simulator.runtime.rfq import FILL_INDEXERS, build_maker_sessions, build_rfq, rfq_state
-from simulator.runtime.shared_engine import SHARED_ENGINE
+from simulator.runtime.shared_engine import SHARED_ENGINE, VENUE_EVENTS
 from simulator.runtime.swaps import build_swaps, swaps_state
 from simulator.runtime.timelines import timelines
 from simulator.runtime.v1 import build_v1
@@ -76,7 +78,7 @@ from simulator.runtime.webhooks import (
 from simulator.services.ramp.history import TRANSFER_STEPS
 from simulator.services.rfq.settlement import CORRECTION_WINDOW_S
 from simulator.services.rfq.store import TieredRfqStore
-from simulator.services.shared.events import EventLog
+from simulator.services.shared.events import EventLog, EventSink
 from simulator.services.shared.state import ForgetOnLoad, StateParticipant
 from simulator.services.shared.timelines import Timelines
 from simulator.services.sim.instances import InstanceEntry
@@ -184,6 +186,16 @@ def _rfq(w: Wiring) -> None:
     w.add(rfq_state(app[RFQ]), timelines=app[RFQ].deps.history.timelines, archive=archive.restored)
 
 
+async def _first_instance(app: web.Application) -> InstanceEntry | None:
+    forwarding = app[FORWARDING]  # built after the areas: read when an event is sent
+    return None if forwarding is None else await forwarding.first()
+
+
+def _venue_headers(app: web.Application) -> dict[str, str]:
+    forwarding = app[FORWARDING]
+    return {} if forwarding is None else forwarding.venue_headers()
+
+
 async def _other_instances(app: web.Application) -> list[InstanceEntry]:
     forwarding = app[FORWARDING]  # built after the areas: read when a maker connects
     return [] if forwarding is None else await forwarding.others()
@@ -250,8 +262,17 @@ def _webhooks(w: Wiring) -> None:
         certificates=app[WEBHOOK_ADAPTERS].ca,
         archive=archive,
     )
+    dispatcher: EventSink = app[WEBHOOKS].dispatcher
+    if app[SHARED_ENGINE] is not None:  # several instances: the first one's worker delivers
+        app[VENUE_EVENTS] = dispatcher = EventsToFirstInstance(
+            dispatcher,
+            app[RANDOM].instance,
+            partial(_first_instance, app),
+            partial(_venue_headers, app),
+            EVENTS_PATH,
+        )
     for events in (app[RFQ].events, app[BOOK].events, app[SWAPS].events):
-        events.subscribers.append(app[WEBHOOKS].dispatcher)
+        events.subscribers.append(dispatcher)
     app[WEBHOOKS].outbox.changes = app[CHANGES].mark
     w.add(webhooks_state(app[WEBHOOKS]), archive=archive.restored)
 

@@ -13,11 +13,14 @@ from simulator.adapters.redis.clock import SharedClockOffset
 from simulator.adapters.redis.configuration import SharedConfiguration
 from simulator.adapters.redis.engine import SharedEngine
 from simulator.adapters.redis.roster import SharedRoster
+from simulator.adapters.webhooks.venue_events import EventsToFirstInstance
 from simulator.api.http.appkeys import CLOCK, CONFIGURATION, INSTANCES
 from simulator.api.http.forwarding import FORWARDING
 from simulator.settings import Settings
 
 SHARED_ENGINE: web.AppKey[SharedEngine | None] = web.AppKey("shared_engine")
+# Several instances: the events made here, for the venue's webhook worker (the first instance)
+VENUE_EVENTS: web.AppKey[EventsToFirstInstance] = web.AppKey("venue_events")
 
 
 def shared_engine(settings: Settings) -> SharedEngine | None:
@@ -51,5 +54,7 @@ async def shared_engine_context(app: web.Application) -> AsyncIterator[None]:
     forwarding = app[FORWARDING]
     if forwarding is not None:
         await forwarding.aclose()
+    if VENUE_EVENTS in app:
+        await app[VENUE_EVENTS].aclose()
     app[CLOCK].remove_listener(offset.advanced)
     await engine.aclose()

@@ -21,6 +21,7 @@ from tests.unit.services.fake_provider import default_capabilities
 
 UNJOURNALED = {"simListRequests", "simClearRequests", "simListMakerMessages", "simStream"}
 UNJOURNALED |= {"simConsole", "simConsoleAsset"}
+UNJOURNALED |= {"simVenueEvents"}  # one instance of a venue to another: not a client's request
 UNGATED = {"simListRequests", "simClearRequests", "simListMakerMessages", "makerStream"}
 UNGATED |= {"simReset", "simCreateSnapshot", "simListSnapshots", "simRestoreSnapshot"}
 UNGATED |= {"simDeleteSnapshot"}
@@ -30,6 +31,24 @@ def test_the_journal_and_the_state_gate_leave_out_exactly_the_declared_operation
     operations = build_routes().operations
     assert {op.operation_id for op in operations if not op.journaled} == UNJOURNALED
     assert {op.operation_id for op in operations if not op.gated} == UNGATED
+
+
+def test_what_its_records_owner_serves_names_the_record_in_its_path() -> None:
+    """Of several instances, an operation placed at the owner of a record finds it by a path
+    parameter; one repeated at every instance is a control."""
+    operations = build_routes().operations
+    owned = {op.operation_id for op in operations if op.placement == "owner"}
+    assert owned == {
+        "rfqGet", "rfqCancel", "rfqSubmit", "simGetRfq", "simExpireRfq", "simGiveUpRfq",
+        "simReleaseRfq",
+    }  # fmt: skip
+    for op in operations:
+        if op.placement == "owner":
+            assert op.record_param is not None, op.operation_id
+            assert f"{{{op.record_param}}}" in op.path, op.operation_id
+        if op.placement == "every":
+            assert op.path.startswith("/_sim/"), op.operation_id
+            assert op.method != "GET", op.operation_id
 
 
 def test_the_control_api_and_the_providers_webhooks_are_not_api_traffic() -> None:

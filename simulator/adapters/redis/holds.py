@@ -123,6 +123,22 @@ end
 return 0
 """
 
+# ARGV: prefix, chain id, the maker-given token, now -> the JSON of each live hold there
+_LIVE_IN = """
+local p, chain, token, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local found = {}
+for _, book in ipairs(redis.call('SMEMBERS', p .. 'books')) do
+  local at, gives = string.match(book, '^([^|]*)|[^|]*|(.*)$')
+  if at == chain and gives == token then
+    for _, quote in ipairs(redis.call('ZRANGEBYSCORE', p .. 'ends:' .. book, '(' .. now, '+inf')) do
+      local json = redis.call('HGET', p .. 'hold', quote)
+      if json then table.insert(found, json) end
+    end
+  end
+end
+return found
+"""
+
 # ARGV: prefix -> every hold's JSON
 _DUMP = """
 return redis.call('HVALS', ARGV[1] .. 'hold')
@@ -169,6 +185,7 @@ class SharedHolds:
         self._set_until = engine.script(_SET_UNTIL)
         self._dump = engine.script(_DUMP)
         self._load = engine.script(_LOAD)
+        self._live_in = engine.script(_LIVE_IN)
         self._writes = engine.ordered_writes()
 
     async def try_hold(self, hold: MakerHold, balance: int, allowance: int) -> HoldRefusal | None:
@@ -211,6 +228,17 @@ class SharedHolds:
 
     def holds_for(self, chain_id: int, sell_token: str, buy_token: str) -> list[MakerHold]:
         return self._local.holds_for(chain_id, sell_token, buy_token)
+
+    async def venue_holds_for(
+        self, chain_id: int, sell_token: str, buy_token: str
+    ) -> list[MakerHold]:
+        args = [self._prefix, str(chain_id), buy_token.lower(), repr(self._clock.time())]
+        try:
+            found: Any = await self._writes.then(self._live_in, args)
+        except UNREACHABLE as exc:
+            raise unreachable(exc) from exc
+        holds = [_HOLD_JSON.validate_json(text) for text in found]
+        return [h for h in holds if h.sell_token == sell_token.lower()]
 
     def state(self, name: str) -> StateParticipant:
         return EngineState(name, InventorySaved, self._saved, self._restore)

@@ -52,10 +52,25 @@ class MakerLinks:
         self._levels: dict[tuple[object, object, object], str] = {}  # newest frame per pair
         self._session: aiohttp.ClientSession | None = None
         self._sending: set[asyncio.Task[None]] = set()
+        self._looked = asyncio.Event()  # the roster was read once
+        self._first: set[int] = set()  # the instances alive then
+        self._welcomed: set[int] = set()  # links the other instance has welcomed
+        self._changed = asyncio.Event()  # a link was welcomed or ended
 
     def linked_to(self) -> set[int]:
         """The instances a link is open to now."""
         return set(self._links)
+
+    async def ready(self, timeout_s: float) -> None:
+        """Until the instances alive when the maker connected have each welcomed its link (or
+        the link failed), at most `timeout_s`: the maker is welcomed after it, so from then
+        on an auction at any of them asks it."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout_s):
+                await self._looked.wait()
+                while not all(i in self._welcomed or self._tasks[i].done() for i in self._first):
+                    self._changed.clear()
+                    await self._changed.wait()
 
     async def run(self) -> None:
         """Link every other instance alive, and again one whose link closed, until cancelled."""
@@ -69,6 +84,9 @@ class MakerLinks:
                             self._tasks[entry.id] = asyncio.create_task(
                                 self._link(entry), name=f"maker-link-{entry.id}"
                             )
+                if not self._looked.is_set():
+                    self._first = set(self._tasks)
+                    self._looked.set()
                 await asyncio.sleep(LOOK_EVERY_S)
         finally:
             await cancel_and_wait(list(self._tasks.values()))
@@ -128,6 +146,8 @@ class MakerLinks:
             log.debug("maker link to instance %d: %s", entry.id, exc)
         finally:
             self._links.pop(entry.id, None)
+            self._welcomed.discard(entry.id)
+            self._changed.set()
 
     async def _from_instance(
         self, instance: int, ws: aiohttp.ClientWebSocketResponse, text: str
@@ -142,7 +162,11 @@ class MakerLinks:
         if kind == "ping":
             await ws.send_str(json_text.dumps({"type": "pong", "id": frame.get("id")}).decode())
             return
-        if kind in ("welcome", "pong") or (kind == "error" and frame.get("ref") == "levels"):
+        if kind == "welcome":
+            self._welcomed.add(instance)  # online there from now on
+            self._changed.set()
+            return
+        if kind == "pong" or (kind == "error" and frame.get("ref") == "levels"):
             return
         if kind == "rfq":
             self._asked[str(frame.get("quoteId"))] = instance

@@ -58,6 +58,7 @@ from simulator.services.sim.instances import InstanceEntry
 from simulator.settings import ChainEnvironment
 
 PING_INTERVAL_S = 15.0
+LINKS_READY_S = 2.0  # several instances: a maker's welcome waits this long at most for its links
 MISSED_PINGS_ALLOWED = 2
 
 Reply = ErrorMessage | Released | Pong  # what a maker's frame may be answered with
@@ -246,6 +247,8 @@ class MakerStreamSessions:
         frames = self._frames
         maker = session.maker
         with contextlib.suppress(ConnectionError):
+            if session.relay is not None:  # welcomed once the venue's instances can ask it
+                await session.relay.ready(LINKS_READY_S)
             await gateway.send(self.welcome(maker))
             async for frame in ws:
                 if frame.type == WSMsgType.TEXT:

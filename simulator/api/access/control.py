@@ -17,7 +17,8 @@ from simulator.api.access.control_schemas import (
     Limits,
     LimitsUpdate,
 )
-from simulator.api.http.appkeys import ACCESS
+from simulator.api.http.appkeys import ACCESS, INJECTED_ERRORS
+from simulator.api.http.forwarding import repeated
 from simulator.api.http.parsing import parse_body
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
@@ -111,12 +112,23 @@ async def post_faults(request: web.Request) -> web.Response:
         internal_errors=body.internal_errors,
         indexer_paused=body.indexer_paused,
     )
+    if body.internal_errors is not None:
+        _venue_count(request, body.internal_errors)
     return data_response(_faults(request.app[ACCESS]))
 
 
 async def delete_faults(request: web.Request) -> web.Response:
     request.app[ACCESS].faults.clear()
+    _venue_count(request, 0)
     return data_response(_faults(request.app[ACCESS]))
+
+
+def _venue_count(request: web.Request, count: int) -> None:
+    """Several instances: the venue's count of injected 500s, set once, by the instance that
+    serves the change first (the others are told it again: api/http/forwarding.py)."""
+    venue = request.app.get(INJECTED_ERRORS)
+    if venue is not None and not repeated(request):
+        venue.set(count)
 
 
 def add_routes(table: RouteTable) -> None:
@@ -173,6 +185,7 @@ def add_routes(table: RouteTable) -> None:
         responses={200: Limits},
         errors=body_errors,
         changes_configuration=True,
+        placement="every",  # each instance's windows (reset_windows) are its own
     )
     add(
         "GET",

@@ -7,14 +7,24 @@
 4. the operation's scope for key callers (403), and whether keyless callers may call at all.
 
 Proofs of control and claim tokens depend on the body or the resource, so the services check
-them; this layer only identifies the caller (`request[CALLER]`)."""
+them; this layer only identifies the caller (`request[CALLER]`). Of several instances, the one
+a request reaches counts it (1 and 3, and an injected 500); one that serves it for that one
+identifies the caller again and counts nothing (api/http/forwarding.py)."""
 
 from __future__ import annotations
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from simulator.api.http.appkeys import ACCESS, CALLER, CONFIGURATION, RATE_DECISION, SETTINGS
+from simulator.api.http.appkeys import (
+    ACCESS,
+    CALLER,
+    CONFIGURATION,
+    INJECTED_ERRORS,
+    RATE_DECISION,
+    SETTINGS,
+)
+from simulator.api.http.forwarding import sent_on
 from simulator.api.http.policy import api_traffic, operation_of
 from simulator.errors import Unauthorized
 from simulator.services.access.callers import Caller
@@ -71,6 +81,19 @@ async def _authenticated(request: web.Request, raw_key: str) -> ApiKey:
     return keys.authenticate(raw_key)
 
 
+async def _injected_error(request: web.Request, presented_key: str | None) -> bool:
+    """This request takes one of the injected 500s: this instance's count says some may be
+    left, and of several instances the venue's count agrees (else none is left here either)."""
+    faults = request.app[ACCESS].faults
+    if not faults.take_internal_error(presented_key):
+        return False
+    venue = request.app.get(INJECTED_ERRORS)
+    if venue is None or await venue.take():
+        return True
+    faults.internal_errors = 0  # taken at the other instances
+    return False
+
+
 @web.middleware
 async def access_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     ip = client_ip(request)
@@ -84,11 +107,12 @@ async def access_middleware(request: web.Request, handler: Handler) -> web.Strea
     behind_backstop = operation.behind_backstop if operation is not None else in_api
     limits = services.limits
     limiter = services.limiter
-    if behind_backstop:
+    counted = not sent_on(request)  # one sent by another instance was counted there
+    if behind_backstop and counted:
         backstop = limiter.hit(f"backstop:{ip}", limits.ip_backstop_per_minute)
         if not backstop.allowed:
             raise rate_limited(backstop, with_headers=False)
-    if in_api and services.faults.take_internal_error(_key_or_none(request)):
+    if in_api and counted and await _injected_error(request, _key_or_none(request)):
         # The /_sim fault switch for the spec's 500 row: a genuine unhandled exception, rendered
         # by the same error middleware as any real fault.
         raise RuntimeError("fault injected through /_sim/faults (internal_errors)")
@@ -103,10 +127,11 @@ async def access_middleware(request: web.Request, handler: Handler) -> web.Strea
         if key is not None
         else limits.keyless_per_minute
     )
-    decision = limiter.hit(f"rate:{caller.identity}", tier_limit)
-    request[RATE_DECISION] = decision
-    if not decision.allowed:
-        raise rate_limited(decision, with_headers=True)
+    if counted:
+        decision = limiter.hit(f"rate:{caller.identity}", tier_limit)
+        request[RATE_DECISION] = decision  # its headers ride on the answer, sent on or not
+        if not decision.allowed:
+            raise rate_limited(decision, with_headers=True)
     if key is None and not access.keyless:
         raise Unauthorized("An API key is required", details={"reason": "api_key_required"})
     if access.scope is not None:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from simulator.services.rfq.pricing import LadderView
     from simulator.services.shared.changes import ChangeFeed
     from simulator.services.shared.configuration import ConfigurationReplica
+    from simulator.services.shared.faults import InjectedErrors
     from simulator.services.shared.fills import FillFanout, IndexProgress
     from simulator.services.shared.health import DependencyHealth
     from simulator.services.shared.history import HistoryFile
@@ -80,6 +81,8 @@ RAMP: web.AppKey[RampArea] = web.AppKey("ramp")  # the fiat ramp's services and 
 HEALTH: web.AppKey[DependencyHealth] = web.AppKey("health")  # dependencies, as last seen
 BOOK: web.AppKey[BookArea] = web.AppKey("book")  # v1 resting orders (limit orders)
 SWAPS: web.AppKey[SwapsArea] = web.AppKey("swaps")  # v1 instant swaps
+# Several instances: the venue's count of injected 500s (None: one process, Faults counts)
+INJECTED_ERRORS: web.AppKey[InjectedErrors | None] = web.AppKey("injected_errors")
 MAKER_SESSIONS: web.AppKey[MakerSessions] = web.AppKey("maker_sessions")  # /v2/maker/stream
 FEED: web.AppKey[FeedArea] = web.AppKey("feed")  # the public rates feed
 FILLS: web.AppKey[FillFanout] = web.AppKey("fills")  # every reactor fill, to each subscriber

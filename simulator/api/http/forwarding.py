@@ -24,7 +24,7 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from simulator.api.http.appkeys import REQUEST_ID
-from simulator.api.http.middleware import render_error, request_id_of
+from simulator.api.http.middleware import request_id_of
 from simulator.api.http.policy import operation_of
 from simulator.api.http.routes import Operation
 from simulator.errors import VenueUnavailable
@@ -71,6 +71,15 @@ class Forwarding:
     async def others(self) -> list[InstanceEntry]:
         """The venue's other instances alive."""
         return [e for i, e in (await self._instances()).items() if i != self.here]
+
+    async def first(self) -> InstanceEntry | None:
+        """The venue's first instance alive (what only it holds is served there)."""
+        alive = await self._instances()
+        return alive[min(alive)] if alive else None
+
+    def venue_headers(self) -> dict[str, str]:
+        """What a call of one instance to another carries: the venue's hop secret."""
+        return {HOP_SECRET: self._secret}
 
     def hop_headers(self, request: web.Request, *names: str) -> dict[str, str]:
         """The request's headers `names` (those present), with the hop secret and the
@@ -173,33 +182,62 @@ class Forwarding:
 FORWARDING: web.AppKey[Forwarding | None] = web.AppKey("forwarding")
 
 
+# What a request that carries a hop secret is to this instance: "venue" (sent by an instance
+# of the venue: its client is the one named, it was counted where it arrived) or "foreign".
+HOP = "rfqsim.hop"
+
+
+@web.middleware
+async def hop_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Outermost: a request another instance of the venue sent here is served as its client's
+    (its address is what the journal shows), and marked, so the access middleware does not
+    count it again and the forwarding middleware serves it here."""
+    forwarding = request.app.get(FORWARDING)
+    if forwarding is None or request.headers.get(HOP_SECRET) is None:
+        return await handler(request)
+    if not forwarding.sent_on(request):
+        request[HOP] = "foreign"
+        return await handler(request)
+    client = request.headers.get(HOP_CLIENT)
+    served = request.clone(remote=client) if client else request  # it reads the body
+    served[HOP] = "venue"
+    response = await handler(served)
+    if served is not request:
+        # What the handlers left on the request (its id, its timings) is read from the
+        # original when the response is prepared.
+        request.update(served)
+    return response
+
+
+def repeated(request: web.Request) -> bool:
+    """A venue-wide control another instance served first and repeats here."""
+    return sent_on(request) and request.headers.get(HOP_REPEAT) is not None
+
+
+def sent_on(request: web.Request) -> bool:
+    """Sent here by another instance of the venue: counted by the limiters where it arrived."""
+    return request.get(HOP) == "venue"
+
+
 @web.middleware
 async def forwarding_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Outermost: a request another instance serves is sent there before anything here acts
-    on it."""
+    """After the access middleware (the instance the client reached identified, limited and
+    counted it, as one instance of a real deployment does): a request another instance serves
+    is sent there; what this one serves says so (`X-Rfqsim-Instance`)."""
     forwarding = request.app.get(FORWARDING)
     if forwarding is None:
         return await handler(request)  # one process
     operation = operation_of(request)
-    if request.headers.get(HOP_SECRET) is not None:
-        if not forwarding.sent_on(request):
-            return _served_here(forwarding, await handler(request))  # not the venue: kept here
-        client = request.headers.get(HOP_CLIENT)
-        served = request.clone(remote=client) if client else request  # it reads the body
-        response = await handler(served)
-        if request.headers.get(HOP_REPEAT) is None:
-            await _repeated(forwarding, operation, served, response)
+    hop = request.get(HOP)
+    if hop is not None:  # sent here (or with a secret that is not the venue's): served here
+        response = await handler(request)
+        if hop == "venue" and request.headers.get(HOP_REPEAT) is None:
+            await _repeated(forwarding, operation, request, response)
         return _served_here(forwarding, response)
-    if operation is None or operation.placement == "here":
-        return _served_here(forwarding, await handler(request))
-    try:
+    if operation is not None and operation.placement != "here":
         serving = await forwarding.serving(operation, request)
         if serving is not None:
             return await forwarding.send(request, serving)
-    except VenueUnavailable as error:
-        return render_error(error, request_id_of(request), operation)
-    except web.HTTPRequestEntityTooLarge:
-        pass  # a body over the limit: refused here, in the envelope, as anywhere
     response = await handler(request)
     await _repeated(forwarding, operation, request, response)
     return _served_here(forwarding, response)

@@ -28,7 +28,7 @@ from simulator.services.rfq.service import FirmRequest
 
 async def preview(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.PreviewBody)
-    answer = request.app[RFQ].service.preview(body.trade())
+    answer = await request.app[RFQ].service.preview(body.trade())
     return data_response(schemas.PreviewResult.model_validate(answer), exclude_none=True)
 
 

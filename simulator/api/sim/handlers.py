@@ -76,6 +76,6 @@ def add_routes(table: RouteTable) -> None:
             responses={200: SimInfo},
             errors=(InternalError,),
             **common,  # type: ignore[arg-type]
-            placement="here",
+            placement="primary",  # the venue: its chains as they were started, every instance
         )
     )

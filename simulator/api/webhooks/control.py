@@ -7,11 +7,13 @@ from aiohttp import web
 
 from rfqkit.timestamps import from_unix, isoformat
 from simulator.api.http.appkeys import WEBHOOKS
+from simulator.api.http.forwarding import sent_on
 from simulator.api.http.parsing import parse_body, parse_query
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
 from simulator.api.webhooks import schemas
 from simulator.errors import Conflict, InternalError, InvalidRequest, NotFound, PayloadTooLarge
+from simulator.services.shared.events import event_of
 from simulator.services.webhooks.outbox import DeliveryFaults
 
 
@@ -92,8 +94,34 @@ async def issue_certificate(request: web.Request) -> web.Response:
     )
 
 
+EVENTS_PATH = "/_sim/venue/events"  # adapters/webhooks/venue_events.py sends them here
+
+
+async def venue_events(request: web.Request) -> web.Response:
+    """Events another instance of the venue made, for this one's webhook worker (several
+    instances: adapters/webhooks/venue_events.py); nobody else may send them."""
+    if not sent_on(request):
+        raise NotFound("No such resource")
+    dispatcher = request.app[WEBHOOKS].dispatcher
+    for data in await request.json():
+        dispatcher.publish(event_of(data))
+    return web.Response(status=204)
+
+
 def add_routes(table: RouteTable) -> None:
     add = table.adder("sim", ("sim", "webhooks"))
+    add(
+        "POST",
+        EVENTS_PATH,
+        venue_events,
+        "simVenueEvents",
+        "Events of another instance of the venue, for this one's webhook worker",
+        responses={204: None},
+        errors=(NotFound, InternalError),
+        documented=False,
+        journaled=False,
+        placement="here",
+    )
 
     body_errors = (InvalidRequest, PayloadTooLarge, InternalError)
     add(

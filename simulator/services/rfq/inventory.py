@@ -149,6 +149,12 @@ class MakerInventory:
             self._holds[quote_id].until = until
             heapq.heappush(self._expiries, (until, quote_id))
 
+    async def venue_holds_for(
+        self, chain_id: int, sell_token: str, buy_token: str
+    ) -> list[MakerHold]:
+        """One instance: its holds are the venue's."""
+        return self.holds_for(chain_id, sell_token, buy_token)
+
     def holds_for(self, chain_id: int, sell_token: str, buy_token: str) -> list[MakerHold]:
         """Live holds of quotes in the same direction (taker sells `sell_token`)."""
         self._prune()

@@ -141,6 +141,10 @@ class SlotLedger(Protocol):
         """The slot is free now (a fill, a no-quote, an error, /_sim release)."""
         ...
 
+    async def owners_of(self, rfq_ids: list[str]) -> dict[str, str]:
+        """Who holds the slot of each RFQ that has one (whichever instance took it)."""
+        ...
+
     def evict_lapsed(self) -> None:
         """Drop every slot past its hold, whoever owns it."""
         ...
@@ -192,6 +196,12 @@ class HoldLedger(Protocol):
     instance (`MakerInventory`), in the shared engine for several (adapters/redis/holds.py).
     `try_hold` is the one check-and-hold and is atomic wherever the ledger lives; the reads
     (`release_rfq`'s answer, `holds_for`) see this instance's holds."""
+
+    async def venue_holds_for(
+        self, chain_id: int, sell_token: str, buy_token: str
+    ) -> list[MakerHold]:
+        """The live holds in that direction (taker sells `sell_token`) of every instance."""
+        ...
 
     async def try_hold(self, hold: MakerHold, balance: int, allowance: int) -> HoldRefusal | None:
         """Hold `hold` (replacing a hold of the same quote id) unless its nonce is held by a

@@ -63,12 +63,12 @@ class RfqService:
             )
         return self._deps.pricing.ladder(chain)
 
-    def preview(self, trade: TradeRequest) -> PreviewAnswer:
+    async def preview(self, trade: TradeRequest) -> PreviewAnswer:
         spec = validate_trade(self._deps.venue, trade)
         outcome = self._deps.pricing.preview(spec)
         if outcome.price is not None:
             return PreviewAnswer.of(spec, outcome, ReservedElsewhere())
-        until = self._reserved_until(spec, None)
+        until = await self._reserved_until(spec, None)
         return PreviewAnswer.of(spec, outcome, ReservedElsewhere.at(self._clock.time(), until))
 
     # --- firm request ------------------------------------------------------------------
@@ -161,7 +161,7 @@ class RfqService:
                 record.available_sell = outcome.depth.sell or None
                 record.available_buy = outcome.depth.buy or None
                 reservation = ReservedElsewhere.at(
-                    self._clock.time(), self._reserved_until(spec, caller.identity)
+                    self._clock.time(), await self._reserved_until(spec, caller.identity)
                 )
                 record.reserved_until = reservation.reserved_until
                 self._release_everything(rfq_id)
@@ -237,10 +237,11 @@ class RfqService:
                 Released(quote_id=hold.quote_id, rfq_id=rfq_id, reason=reason),
             )
 
-    def _reserved_until(self, spec: TradeSpec, exclude_owner: str | None) -> float | None:
+    async def _reserved_until(self, spec: TradeSpec, exclude_owner: str | None) -> float | None:
         """When another caller's live firm quote holds liquidity in the same direction (and a
-        maker inside the restricted list, if any): the earliest time it lapses."""
-        holds = self._deps.inventory.holds_for(
+        maker inside the restricted list, if any): the earliest time it lapses. Of several
+        instances, their quotes count too (the owner of one made elsewhere is its slot's)."""
+        holds = await self._deps.inventory.venue_holds_for(
             spec.chain.chain_id, spec.sell.address, spec.buy.address
         )
         # Only liquidity that could have served this request counts: held by a maker that is
@@ -248,14 +249,12 @@ class RfqService:
         # online the book is genuinely empty, and retrying later would not help.
         eligible = {m.wallet_key for m in eligible_makers(self._deps.makers, spec)}
         holds = [h for h in holds if h.maker in eligible]
-        relevant = [
-            h
-            for h in holds
-            if exclude_owner is None
-            or (holder := self._store.get(h.rfq_id)) is None
-            or holder.owner != exclude_owner
-        ]
-        return min((h.until for h in relevant), default=None)
+        if exclude_owner is not None:
+            owners = {h.rfq_id: r.owner for h in holds if (r := self._store.get(h.rfq_id))}
+            elsewhere = [h.rfq_id for h in holds if h.rfq_id not in owners]
+            owners |= await self._deps.slots.owners_of(elsewhere)
+            holds = [h for h in holds if owners.get(h.rfq_id) != exclude_owner]
+        return min((h.until for h in holds), default=None)
 
     def chain(self, chain_id: int) -> ChainVenue:
         chain = self._deps.venue.chain(chain_id)

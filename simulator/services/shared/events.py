@@ -23,6 +23,19 @@ class Event:
     body: dict[str, Any]
 
 
+def event_of(data: dict[str, Any]) -> Event:
+    """An event from its fields as `dataclasses.asdict` gave them (one instance of a venue
+    hands its events to another's webhook worker)."""
+    partner = data["partner_id"]
+    return Event(
+        id=str(data["id"]),
+        type=str(data["type"]),
+        created=float(data["created"]),
+        partner_id=None if partner is None else str(partner),
+        body=dict(data["body"]),
+    )
+
+
 class EventSink(Protocol):
     def publish(self, event: Event) -> None: ...
 

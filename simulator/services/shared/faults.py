@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from simulator.services.shared.state import StateSchema
 
@@ -52,6 +53,20 @@ class Faults:
             return False
         self.internal_errors -= 1
         return True
+
+
+class InjectedErrors(Protocol):
+    """Several instances: the venue's count of injected 500s (`Faults.internal_errors` is then
+    each instance's hint that some may be left), so "the next N requests" are N at the venue,
+    wherever they arrive (adapters/redis/faults.py)."""
+
+    async def take(self) -> bool:
+        """One taken (True), or none left at the venue."""
+        ...
+
+    def set(self, count: int) -> None:
+        """The venue has `count` left (does not wait)."""
+        ...
 
 
 class FaultsSaved(StateSchema):

@@ -164,3 +164,20 @@ async def test_two_instances_never_both_spend_one_maker_balance_or_nonce(
     assert set(answers) - {None} == {HoldRefusal("nonce_used", 0)}
     for engine in ledgers.engines:
         await engine.aclose()
+
+
+async def test_the_venue_s_live_holds_in_one_direction(ledgers: Holds) -> None:
+    """Each instance reads every instance's live holds of a direction (the no-quote's
+    reservedUntil); the lapsed and those of the other direction or token are not among them."""
+    ledger, clock = ledgers.new(), ledgers.clock
+    now = clock.time()
+    assert await ledger.try_hold(hold("a", 1, now + 10), 100, 100) is None
+    assert await ledger.try_hold(hold("b", 1, now + 30), 100, 100) is None
+    assert await ledger.try_hold(hold("c", 1, now + 30, token=USDT), 100, 100) is None
+    reader = ledgers.new() if len(ledgers.engines) else ledger  # another instance, if shared
+    live = await reader.venue_holds_for(97, USDT, NGNS)
+    assert sorted(h.quote_id for h in live) == ["a", "b"]
+    assert await reader.venue_holds_for(97, NGNS, USDT) == []  # the other direction
+    assert await reader.venue_holds_for(56, USDT, NGNS) == []  # another chain
+    await clock.advance(11)
+    assert [h.quote_id for h in await reader.venue_holds_for(97, USDT, NGNS)] == ["b"]

@@ -255,13 +255,12 @@ def test_a_maker_connected_to_one_instance_answers_the_others_auctions(
         },
     )["key"]
     with MakerProbe(stream_url(two.base_url), key, reply="decline") as maker:
-        deadline = time.monotonic() + 10
-        status, body = 0, dict[str, Any]()
-        while time.monotonic() < deadline:  # until the first instance has linked the maker
-            status, body = firm_request(one, 1, restricted=[wallet])
-            if body.get("data", {}).get("noQuoteReason") != "no_restricted_liquidity":
-                break
-            time.sleep(0.1)
+        # welcomed once the other instance can ask it: the first one had welcomed the link
+        linked = one.call(
+            "GET", "/_sim/maker-messages", query={"maker": wallet, "direction": "out"}
+        )["messages"]
+        assert [m["message"]["type"] for m in linked] == ["welcome"], linked
+        status, body = firm_request(one, 1, restricted=[wallet])
         assert status == 200, body
         rfq_id = body["data"]["rfqId"]
         assert [seen.message["rfqId"] for seen in maker.rfqs_for(rfq_id)] == [rfq_id]
@@ -307,6 +306,43 @@ def test_what_the_first_instance_holds_is_served_there_from_either(
         one.call("DELETE", "/_sim/faults")
     for sim in instances:
         assert firm_request(sim)[0] == 200
+    # "the next request answers 500" is one request of the venue, whichever instance it reaches
+    two.call("POST", "/_sim/faults", {"internal_errors": 1})
+    statuses = [status_with(sim, sim.demo_keys["taker-test"], "/v1/corridors") for sim in instances]
+    statuses += [
+        status_with(sim, sim.demo_keys["taker-test"], "/v1/corridors") for sim in instances
+    ]
+    assert sorted(statuses) == [200, 200, 200, 500], statuses
+    assert one.call("GET", "/_sim/faults")["internal_errors"] == 0
+
+
+def test_an_event_of_the_second_instance_is_delivered_by_the_first(
+    instances: list[RfqSim],
+) -> None:
+    """The venue's webhook worker is the first instance's: an RFQ of the second expires, and
+    its event is in the first one's deliveries (the receiver is unreachable: one delivery,
+    retrying, is what is asserted)."""
+    one, two = instances
+    status, made = v1(
+        one,
+        "POST",
+        "/v1/webhooks",
+        {"url": "https://hooks.example/expired", "eventTypes": ["rfq.expired"]},
+    )
+    assert status == 201, made
+    try:
+        status, quoted = firm_request(two, 1, chain=56, key="taker-live")  # its own cap
+        assert status == 200, quoted
+        rfq_id = quoted["data"]["rfqId"]
+        two.call("POST", f"/_sim/rfqs/{rfq_id}/expire")
+
+        def delivered() -> list[str]:
+            every = one.call("GET", "/_sim/webhooks/deliveries")["deliveries"]
+            return [d["endpoint_id"] for d in every if d["event_id"] == f"rfq.expired:{rfq_id}"]
+
+        eventually(delivered, [made["data"]["id"]])
+    finally:
+        assert v1(one, "DELETE", f"/v1/webhooks/{made['data']['id']}")[0] == 200
 
 
 def test_each_instance_lists_both(instances: list[RfqSim]) -> None:
