@@ -158,7 +158,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--rfqsim-serve-arg",
         action="append",
         default=[],
-        help="extra `rfqsim serve` argument for the started simulator (repeatable)",
+        help="extra `rfqsim serve` argument for the simulator the rfqsim fixture or the "
+        "conformance suite starts (repeatable; --rfqsim-serve-arg=--instances "
+        "--rfqsim-serve-arg=2)",
     )
 
 

@@ -161,6 +161,7 @@ class TargetManager:
         inputs: Inputs | None = None,
         no_control: bool = False,
         proxy_report: Path | None = None,
+        serve_args: Sequence[str] = (),
     ) -> None:
         self.base_url = base_url.rstrip("/") if base_url else None
         self.rpc_overrides = dict(rpc_urls)
@@ -169,6 +170,7 @@ class TargetManager:
         self.start_timeout = start_timeout
         self.inputs = inputs or Inputs()
         self.no_control = no_control  # start `rfqsim serve --no-control-api`
+        self.serve_args = list(serve_args)  # further `rfqsim serve` arguments (--instances 2)
         # With no_control: put `rfqsim proxy` in front of it, its report in this directory.
         self.proxy_report = proxy_report
         self.proxy: ProxyProcess | None = None
@@ -212,7 +214,7 @@ class TargetManager:
             executable,
             start_timeout=self.start_timeout,
             cwd=self.rootdir,
-            extra_args=["--no-control-api"] if self.no_control else [],
+            extra_args=[*(["--no-control-api"] if self.no_control else []), *self.serve_args],
             # Behind the proxy, a client's address is the first X-Forwarded-For entry.
             env={"RFQSIM_TRUSTED_PROXY": "true"} if proxied else None,
         )

@@ -117,6 +117,7 @@ def pytest_configure(config: pytest.Config) -> None:
         inputs=inputs,
         no_control=config.getoption("--no-control"),
         proxy_report=None if proxy_report is None else _proxy_dir(config, Path(proxy_report)),
+        serve_args=config.getoption("--rfqsim-serve-arg"),
     )
     state = config.stash[_STATE] = _State(manager=manager)
     config.add_cleanup(manager.stop)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -23,7 +24,7 @@ from conformance.calls.rfq_calls import eoa_proof, rfq_body
 from conformance.deployment.service_clock import ServiceClock
 from conformance.deployment.target import Target
 from conformance.deployment.venue import VenueChain
-from conformance.wire.client import Client, Response, fresh_loopback_address
+from conformance.wire.client import Client, Response, fresh_loopback_address, on_one_connection
 from conformance.wire.response_checks import (
     RATE_LIMIT_HEADERS,
     assert_data,
@@ -33,6 +34,13 @@ from conformance.wire.response_checks import (
     assert_retry_after,
 )
 from rfqkit.wallets import Wallet
+
+
+@pytest.fixture
+def http(http: Client) -> Iterator[Client]:
+    """One instance's counts and cache: conftest.py `on_one_connection`."""
+    yield from on_one_connection(http)
+
 
 KEYLESS_PER_MINUTE = 60  # spec 1 "Limits": without a key the same 60/min per client IP
 OUTSTANDING_CAP = 4  # spec 1 "Limits": 4 per API key, or per client IP without a key

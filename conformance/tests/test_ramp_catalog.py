@@ -26,7 +26,13 @@ from conformance.calls.ramp import (
 )
 from conformance.deployment.sim_control import SimControl
 from conformance.deployment.target import Target
-from conformance.wire.client import Client, Response, fresh_loopback_address, is_loopback_url
+from conformance.wire.client import (
+    Client,
+    Response,
+    fresh_loopback_address,
+    is_loopback_url,
+    on_one_connection,
+)
 from conformance.wire.response_checks import (
     assert_error,
     assert_issues,
@@ -35,6 +41,13 @@ from conformance.wire.response_checks import (
     assert_request_id,
     assert_retry_after,
 )
+
+
+@pytest.fixture
+def http(http: Client) -> Iterator[Client]:
+    """One instance's per-IP backstop: conformance.wire.client `on_one_connection`."""
+    yield from on_one_connection(http)
+
 
 BANKS_CACHE_S = 15 * 60
 GOOD_ACCOUNT = "0123456789"

@@ -17,13 +17,24 @@ from conformance.calls.ramp import REVIEW_DELAY_S, Ramp, fresh_wallet
 from conformance.calls.ramp_transfers import SANDBOX_BANK, Transfers
 from conformance.deployment.sim_control import SimControl
 from conformance.deployment.target import Target
-from conformance.wire.client import Client, fresh_loopback_address, is_loopback_url
+from conformance.wire.client import (
+    Client,
+    fresh_loopback_address,
+    is_loopback_url,
+    on_one_connection,
+)
 from conformance.wire.response_checks import (
     assert_error,
     assert_issues,
     assert_no_rate_limit_headers,
     assert_retry_after,
 )
+
+
+@pytest.fixture
+def http(http: Client) -> Iterator[Client]:
+    """One instance's per-IP backstop: conformance.wire.client `on_one_connection`."""
+    yield from on_one_connection(http)
 
 
 @pytest.fixture

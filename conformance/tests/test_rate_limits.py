@@ -17,7 +17,13 @@ from eth_account import Account
 
 from conformance.deployment.sim_control import SimControl
 from conformance.deployment.target import Target
-from conformance.wire.client import Client, Response, fresh_loopback_address, is_loopback_url
+from conformance.wire.client import (
+    Client,
+    Response,
+    fresh_loopback_address,
+    is_loopback_url,
+    on_one_connection,
+)
 from conformance.wire.response_checks import (
     assert_data,
     assert_error,
@@ -25,6 +31,13 @@ from conformance.wire.response_checks import (
     assert_rate_limit_headers,
     assert_retry_after,
 )
+
+
+@pytest.fixture
+def http(http: Client) -> Iterator[Client]:
+    """One instance's counts and cache: conftest.py `on_one_connection`."""
+    yield from on_one_connection(http)
+
 
 CHAIN = 97
 ONE_TOKEN = 10**18

@@ -17,9 +17,22 @@ import pytest
 
 from conformance.deployment.sim_control import SimControl
 from conformance.deployment.target import Target
-from conformance.wire.client import Client, Response, fresh_loopback_address, is_loopback_url
+from conformance.wire.client import (
+    Client,
+    Response,
+    fresh_loopback_address,
+    is_loopback_url,
+    on_one_connection,
+)
 from conformance.wire.response_checks import assert_data, assert_error, assert_rate_limit_headers
 from conformance.wire.server import SimulatorProcess, find_rfqsim_bin
+
+
+@pytest.fixture
+def http(http: Client) -> Iterator[Client]:
+    """One instance's counts and cache: conftest.py `on_one_connection`."""
+    yield from on_one_connection(http)
+
 
 CHAIN = 97
 LIMIT = 3  # keyless requests per minute per client IP, on each instance

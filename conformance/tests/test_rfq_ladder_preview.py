@@ -5,6 +5,7 @@ indicative, built from the makers' published levels, fee included, locking nothi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -35,9 +36,16 @@ from conformance.deployment.sim_control import SimControl
 from conformance.deployment.target import Target
 from conformance.deployment.venue import Venue, VenueChain
 from conformance.wire.chain import wait_for
-from conformance.wire.client import Client
+from conformance.wire.client import Client, on_one_connection
 from conformance.wire.response_checks import assert_data, assert_error, parse_iso_utc
 from rfqkit.wallets import Wallet
+
+
+@pytest.fixture
+def http(http: Client) -> Iterator[Client]:
+    """One instance's counts and cache: conftest.py `on_one_connection`."""
+    yield from on_one_connection(http)
+
 
 CHAIN = 97
 

@@ -29,6 +29,7 @@ from conformance.wire.client import (
     Response,
     fresh_loopback_address,
     is_loopback_url,
+    on_one_connection,
 )
 from conformance.wire.response_checks import (
     assert_data,
@@ -37,6 +38,13 @@ from conformance.wire.response_checks import (
     assert_rate_limit_headers,
     assert_retry_after,
 )
+
+
+@pytest.fixture
+def http(http: Client) -> Iterator[Client]:
+    """One instance's counts and cache: conftest.py `on_one_connection`."""
+    yield from on_one_connection(http)
+
 
 WINDOW_S = 60
 LIMIT_RULES = ("v1/limits/per-key-rate-limit", "v1/errors/429-rate_limited")

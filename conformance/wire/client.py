@@ -20,8 +20,9 @@ import json as jsonlib
 import os
 import re
 import ssl
+import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -131,6 +132,43 @@ def parse_json(raw: bytes) -> tuple[Any, bool]:
         return None, False
 
 
+class KeptConnections:
+    """One connection per endpoint and client address, kept open between requests (HTTP/1.1
+    keep-alive) as an HTTP library's session keeps it, and shared by the test's threads one
+    request at a time. Behind a connection-level balancer every request on it reaches one
+    instance of the service: what a test of the limiters needs, the spec enforcing them per
+    running instance."""
+
+    def __init__(self) -> None:
+        self._held: dict[object, http.client.HTTPConnection] = {}
+        self._turns: dict[object, threading.Lock] = {}
+        self._lock = threading.Lock()
+
+    def turn(self, where: object) -> threading.Lock:
+        """Held while one request uses the connection to `where`."""
+        with self._lock:
+            return self._turns.setdefault(where, threading.Lock())
+
+    def take(self, where: object) -> http.client.HTTPConnection | None:
+        with self._lock:
+            return self._held.get(where)
+
+    def keep(self, where: object, connection: http.client.HTTPConnection) -> None:
+        with self._lock:
+            self._held[where] = connection
+
+    def forget(self, where: object) -> None:
+        with self._lock:
+            self._held.pop(where, None)
+
+    def close(self) -> None:
+        """Close every connection kept."""
+        with self._lock:
+            held, self._held = list(self._held.values()), {}
+        for connection in held:
+            connection.close()
+
+
 def request(
     method: str,
     url: str,
@@ -142,6 +180,7 @@ def request(
     timeout: float = DEFAULT_TIMEOUT,
     ssl_context: ssl.SSLContext | None = None,
     source_address: tuple[str, int] | None = None,
+    kept: KeptConnections | None = None,
 ) -> Response:
     """Send one request and read the whole response; never raises on an HTTP status.
 
@@ -168,30 +207,69 @@ def request(
         query = f"{query}&{extra}" if query else extra
     if query:
         target = f"{target}?{query}"
-    connection: http.client.HTTPConnection
-    if parts.scheme == "https":
-        connection = http.client.HTTPSConnection(
-            parts.hostname,
-            parts.port,
-            timeout=timeout,
-            context=ssl_context,
-            source_address=source_address,
+
+    def connect() -> http.client.HTTPConnection:
+        if parts.scheme == "https":
+            return http.client.HTTPSConnection(
+                str(parts.hostname),
+                parts.port,
+                timeout=timeout,
+                context=ssl_context,
+                source_address=source_address,
+            )
+        return http.client.HTTPConnection(
+            str(parts.hostname), parts.port, timeout=timeout, source_address=source_address
         )
-    else:
-        connection = http.client.HTTPConnection(
-            parts.hostname, parts.port, timeout=timeout, source_address=source_address
-        )
-    started = time.monotonic()
-    try:
+
+    def exchange(connection: http.client.HTTPConnection) -> http.client.HTTPResponse:
         # A server may answer (413) and stop reading before a large body is sent;
         # its response can still be waiting in the socket.
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             connection.request(method, target, body=body, headers=send_headers)
-        reply = connection.getresponse()
+        return connection.getresponse()
+
+    where = (parts.scheme, parts.hostname, parts.port, source_address)
+    if kept is None:
+        return _exchanged(method, url, connect, exchange, None, where)
+    with kept.turn(where):
+        return _exchanged(method, url, connect, exchange, kept, where)
+
+
+def _exchanged(
+    method: str,
+    url: str,
+    connect: Callable[[], http.client.HTTPConnection],
+    exchange: Callable[[http.client.HTTPConnection], http.client.HTTPResponse],
+    kept: KeptConnections | None,
+    where: object,
+) -> Response:
+    """One request on a new connection, or on the one `kept` holds for `where`."""
+    held = kept.take(where) if kept is not None else None
+    connection = held or connect()
+    started = time.monotonic()
+    keep = False
+    try:
+        try:
+            reply = exchange(connection)
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            if held is None:
+                raise
+            # The service closed the kept connection while it was idle, before reading this
+            # request: sent again on a new one.
+            connection.close()
+            connection = connect()
+            reply = exchange(connection)
         raw = reply.read()
         status, header_items = reply.status, reply.getheaders()
+        keep = kept is not None and not reply.will_close
     finally:
-        connection.close()
+        if keep:
+            assert kept is not None
+            kept.keep(where, connection)
+        else:
+            connection.close()
+            if kept is not None:
+                kept.forget(where)
     elapsed = time.monotonic() - started
     parsed, is_json = parse_json(raw)
     return Response(
@@ -285,8 +363,10 @@ class Client:
         ssl_context: ssl.SSLContext | None = None,
         source_address: tuple[str, int] | None = None,
         pacing: Pacing | None = None,
+        kept: KeptConnections | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.kept = kept  # None: a connection per request
         self.headers = dict(headers or {})
         self.timeout = timeout
         self.ssl_context = ssl_context
@@ -304,6 +384,7 @@ class Client:
             "ssl_context": self.ssl_context,
             "source_address": self.source_address,
             "pacing": self.pacing,
+            "kept": self.kept,
         }
         fields.update(changes)
         return Client(self.base_url, **fields)
@@ -337,6 +418,7 @@ class Client:
                 timeout=self.timeout if timeout is None else timeout,
                 ssl_context=self.ssl_context,
                 source_address=self.source_address,
+                kept=self.kept,
             )
             wait = pacing.note(resp) if pacing is not None else None
             if wait is None:
@@ -367,6 +449,12 @@ class Client:
     def delete(self, path: str, **kwargs: Any) -> Response:
         return self.request("DELETE", path, **kwargs)
 
+    def kept_alive(self) -> Client:
+        """The same client on one kept-alive connection (per thread), and the clients derived
+        from it on the same one: a test that reads a limiter's counts through it reads one
+        instance's (:class:`KeptConnections`)."""
+        return self._copy(kept=KeptConnections())
+
     def with_headers(self, headers: Mapping[str, str]) -> Client:
         """A client sending these headers as well (an API key, a claim token)."""
         return self._copy(headers={**self.headers, **headers})
@@ -379,6 +467,19 @@ class Client:
         """
         # Another client IP has a budget of its own.
         return self._copy(source_address=(host, 0), pacing=Pacing() if self.pacing else None)
+
+
+def on_one_connection(client: Client) -> Iterator[Client]:
+    """`client` (and every client a test derives from it) on one kept-alive connection per
+    client address, closed after the test: a test that reads counts of the limiters, which the
+    spec enforces per running instance, or the ladder's per-instance cache, reads one
+    instance's behind a connection balancer. A module overrides `http` with it."""
+    kept = client.kept_alive()
+    try:
+        yield kept
+    finally:
+        assert kept.kept is not None
+        kept.kept.close()
 
 
 # -- client addresses ------------------------------------------------------------------
