@@ -23,6 +23,7 @@ from bench import (
     fills,
     firm_open,
     history,
+    instances,
     processes,
     profile,
     proxy,
@@ -177,6 +178,7 @@ BENCHMARKS = (
     "stream",
     "proxy",
     "engine",
+    "instances",
     "soak-firm",
     "history",
 )
@@ -230,6 +232,13 @@ def main() -> None:
     if "engine" in selected:
         sections.append(
             shared_engine.bench_shared_engine(rates=(100, 200), seconds=5 if args.quick else 10)
+        )
+    if "instances" in selected:
+        sections.append(
+            instances.bench_instances(
+                rates=(100, 200, 300, 400) if not args.quick else (100, 200),
+                seconds=5 if args.quick else 10,
+            )
         )
     if "budget_load" in selected:
         sections.append(firm_open.bench_budget_open_loop(rate=100, seconds=5 if args.quick else 10))

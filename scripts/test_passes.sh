@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `just test`: the main pass (unit, integration and conformance tests, pytest arguments as given)
-# and, when no argument is given, beside it the foreign pass: the conformance suite against
+# and, when no argument is given, after it the venue pass (the conformance suite against
+# `rfqsim serve --instances 2`: one address, two processes; conformance-report/instances/) and
+# beside it the foreign pass: the conformance suite against
 # `rfqsim serve --no-control-api` behind `rfqsim proxy`, with only the inputs docs/conformance.md
 # allows (conformance-report/no-control/: at least 98 % of the control-free rules must pass and the
 # proxy must find no fault of the service).
@@ -54,6 +56,12 @@ wall "main pass" "$main_start"
 if [ -z "$foreign_pid" ]; then
   exit "$main_rc"
 fi
+venue_start=$(date +%s)
+venue_rc=0
+"$python" -m pytest -n 2 conformance/tests -q \
+  --rfqsim-serve-arg=--instances --rfqsim-serve-arg=2 \
+  --conformance-report conformance-report/instances || venue_rc=$?
+wall "venue pass" "$venue_start"
 foreign_rc=0
 wait "$foreign_pid" || foreign_rc=$?
 foreign_pid=""
@@ -61,5 +69,8 @@ echo "---- foreign pass ($foreign_log) ----"
 cat "$foreign_log"
 if [ "$main_rc" -ne 0 ]; then
   exit "$main_rc"
+fi
+if [ "$venue_rc" -ne 0 ]; then
+  exit "$venue_rc"
 fi
 exit "$foreign_rc"

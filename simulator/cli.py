@@ -67,6 +67,7 @@ log = logging.getLogger("rfqsim")
 EXIT_PORT_TAKEN = 3
 INSTANCES_READY_S = 180.0  # the other instances of --instances N, all ready within this
 LINKED_S = 30.0  # then every maker connected to the first linked to each of them
+LISTEN_BACKLOG = 1024  # the venue's listeners (several instances)
 
 
 class StopWatchdog:
@@ -334,7 +335,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_PORT_TAKEN
     if args.instances > 1:
         return _several(args, settings, saved, scenario)
-    listen = None if args.shared_socket is None else socket.socket(fileno=args.shared_socket)
+    listen = None if args.shared_socket is None else _own_listener(args.shared_socket)
     return _run_serve(args, settings, saved, scenario, listen=listen)
 
 
@@ -360,7 +361,9 @@ def _several(
         settings = settings.model_copy(update={"shared": shared})
     try:
         with (
-            socket.create_server((settings.api.host, settings.api.port), backlog=1024) as listen,
+            socket.create_server(
+                (settings.api.host, settings.api.port), backlog=LISTEN_BACKLOG, reuse_port=True
+            ) as listen,
             tempfile.TemporaryDirectory(prefix="rfqsim-instances-") as directory,
         ):
             others = VenueInstances(_serve_argv(), listen, args.instances - 1, Path(directory))
@@ -368,6 +371,21 @@ def _several(
     finally:
         if node is not None:
             node.stop()
+
+
+def _own_listener(inherited: int) -> socket.socket:
+    """Another instance's listener on the venue's address: a socket of its own bound to the
+    address of the one the first passed down (SO_REUSEPORT: the kernel spreads new connections
+    evenly over the instances' sockets by their addresses), which it then closes."""
+    with socket.socket(fileno=inherited) as first:
+        address = first.getsockname()
+        family = first.family
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    listener.bind(address)
+    listener.listen(LISTEN_BACKLOG)
+    return listener
 
 
 def _serve_argv() -> list[str]:

@@ -18,6 +18,7 @@ are told; the holds in one direction) are its own, kept beside in a `MakerInvent
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -123,20 +124,37 @@ end
 return 0
 """
 
-# ARGV: prefix, chain id, the maker-given token, now -> the JSON of each live hold there
-_LIVE_IN = """
-local p, chain, token, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local found = {}
-for _, book in ipairs(redis.call('SMEMBERS', p .. 'books')) do
-  local at, gives = string.match(book, '^([^|]*)|[^|]*|(.*)$')
-  if at == chain and gives == token then
-    for _, quote in ipairs(redis.call('ZRANGEBYSCORE', p .. 'ends:' .. book, '(' .. now, '+inf')) do
-      local json = redis.call('HGET', p .. 'hold', quote)
-      if json then table.insert(found, json) end
+# ARGV: prefix, chain id, the maker-given token, the taker's sell token, the owner to pass
+# over ('' for none), now, then the makers -> the earliest end of a live hold in that direction
+# by one of them of an RFQ the owner does not have, or false. Each maker's holds are walked in
+# the order they end, so the answer is usually the first one looked at.
+_EARLIEST_END = """
+local p, chain, token, sells, other, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local best, best_text = nil, nil
+for i = 7, #ARGV do
+  local ends = p .. 'ends:' .. chain .. '|' .. ARGV[i] .. '|' .. token
+  local offset, found = 0, false
+  while not found do
+    local page = redis.call(
+      'ZRANGEBYSCORE', ends, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', offset, 32)
+    if #page == 0 then break end
+    for j = 1, #page, 2 do
+      local json = redis.call('HGET', p .. 'hold', page[j])
+      if json then
+        local hold = cjson.decode(json)
+        if hold['sell_token'] == sells and (other == '' or hold['owner'] ~= other) then
+          local at = tonumber(page[j + 1])
+          if best == nil or at < best then best, best_text = at, page[j + 1] end
+          found = true
+          break
+        end
+      end
     end
+    offset = offset + 32
   end
 end
-return found
+if best == nil then return false end
+return best_text
 """
 
 # ARGV: prefix -> every hold's JSON
@@ -185,7 +203,7 @@ class SharedHolds:
         self._set_until = engine.script(_SET_UNTIL)
         self._dump = engine.script(_DUMP)
         self._load = engine.script(_LOAD)
-        self._live_in = engine.script(_LIVE_IN)
+        self._earliest_end = engine.script(_EARLIEST_END)
         self._writes = engine.ordered_writes()
 
     async def try_hold(self, hold: MakerHold, balance: int, allowance: int) -> HoldRefusal | None:
@@ -229,16 +247,30 @@ class SharedHolds:
     def holds_for(self, chain_id: int, sell_token: str, buy_token: str) -> list[MakerHold]:
         return self._local.holds_for(chain_id, sell_token, buy_token)
 
-    async def venue_holds_for(
-        self, chain_id: int, sell_token: str, buy_token: str
-    ) -> list[MakerHold]:
-        args = [self._prefix, str(chain_id), buy_token.lower(), repr(self._clock.time())]
+    async def earliest_end(
+        self,
+        chain_id: int,
+        sell_token: str,
+        buy_token: str,
+        makers: Collection[str],
+        other_than: str | None,
+    ) -> float | None:
+        if not makers:
+            return None
+        args = [
+            self._prefix,
+            str(chain_id),
+            buy_token.lower(),
+            sell_token.lower(),
+            other_than or "",
+            repr(self._clock.time()),
+            *sorted(makers),
+        ]
         try:
-            found: Any = await self._writes.then(self._live_in, args)
+            found: Any = await self._writes.then(self._earliest_end, args)
         except UNREACHABLE as exc:
             raise unreachable(exc) from exc
-        holds = [_HOLD_JSON.validate_json(text) for text in found]
-        return [h for h in holds if h.sell_token == sell_token.lower()]
+        return float(found) if found else None
 
     def state(self, name: str) -> StateParticipant:
         return EngineState(name, InventorySaved, self._saved, self._restore)

@@ -131,15 +131,6 @@ return 0
 RECHECK_S = 0.05
 
 
-# ARGV: prefix, rfq ids... -> each one's owner, or false
-_OWNERS = """
-local p = ARGV[1]
-local found = {}
-for i = 2, #ARGV do found[i - 1] = redis.call('HGET', p .. 'owner', ARGV[i]) end
-return found
-"""
-
-
 class SharedSlots:
     """The SlotLedger on the shared engine."""
 
@@ -152,7 +143,6 @@ class SharedSlots:
         self._evict = engine.script(_EVICT)
         self._dump = engine.script(_DUMP)
         self._load = engine.script(_LOAD)
-        self._owners = engine.script(_OWNERS)
         self._writes = engine.ordered_writes()
         # Set (and replaced) when a slot of this instance settles or frees: waiters re-check.
         self._changed = asyncio.Event()
@@ -189,15 +179,6 @@ class SharedSlots:
     def extend(self, rfq_id: str, held_until: float) -> None:
         self._writes.put(self._extend, [self._prefix, rfq_id, repr(held_until)])
         self._changed_here()
-
-    async def owners_of(self, rfq_ids: list[str]) -> dict[str, str]:
-        if not rfq_ids:
-            return {}
-        try:
-            found: Any = await self._writes.then(self._owners, [self._prefix, *rfq_ids])
-        except UNREACHABLE as exc:
-            raise unreachable(exc) from exc
-        return {i: str(o) for i, o in zip(rfq_ids, found, strict=True) if o}
 
     def release(self, rfq_id: str) -> None:
         self._writes.put(self._release, [self._prefix, rfq_id])

@@ -1,7 +1,8 @@
 """The other instances of `rfqsim serve --instances N` (docs/scaling.md): N - 1 more `rfqsim
-serve` processes, started by the first once its chains, deployment and engine are up, each on
-the listening socket the first bound (inherited: the kernel hands each new connection to one of
-them, as a pre-fork server's workers share one), on the first one's chains (`--rpc-url`) and
+serve` processes, started by the first once its chains, deployment and engine are up, each
+listening on the venue's address beside it (the first passes its socket down; each binds one of
+its own there with SO_REUSEPORT, so the kernel spreads new connections evenly), on the first
+one's chains (`--rpc-url`) and
 engine (`--redis-url`), without a fleet of their own (the first one's makers are linked to
 them). Each also listens on a loopback port of its own, where the others send what it must
 serve. They die with the first (PR_SET_PDEATHSIG) and are stopped before it."""

@@ -89,14 +89,31 @@ class Auction:
         self._registry = registry
         self._pricing = pricing
         self._inventory = inventory
+        self._owners: dict[str, str] = {}  # the caller of each running auction, by rfq id
         self._chain = chain
         self._history = history  # every ask and answer, for the RFQ's timeline
 
     async def run(
-        self, spec: TradeSpec, rfq_id: str, taker: str, reply_by: float, latest_expiry: float
+        self,
+        spec: TradeSpec,
+        rfq_id: str,
+        taker: str,
+        reply_by: float,
+        latest_expiry: float,
+        owner: str = "",
     ) -> AuctionOutcome:
         """`reply_by` and `latest_expiry` (the RFQ's creation plus the quote TTL) are simulator
-        time; the wait itself is measured on the monotonic clock."""
+        time; the wait itself is measured on the monotonic clock. `owner`: the caller whose RFQ
+        it is (each maker hold names it: another caller's no-quote reads it)."""
+        self._owners[rfq_id] = owner
+        try:
+            return await self._run(spec, rfq_id, taker, reply_by, latest_expiry)
+        finally:
+            del self._owners[rfq_id]
+
+    async def _run(
+        self, spec: TradeSpec, rfq_id: str, taker: str, reply_by: float, latest_expiry: float
+    ) -> AuctionOutcome:
         makers = eligible_makers(self._registry, spec)
         preferred_set = {w.lower() for w in spec.preferred}
         routing = RoutingState(
@@ -338,6 +355,7 @@ class Auction:
             sell_token=spec.sell.address,
             buy_token=spec.buy.address,
             exact_input=exact_input,
+            owner=self._owners.get(rfq_id, ""),
             maker_receives=receives,
             maker_gives=gives,
             fee_bps=spec.fee_bps,

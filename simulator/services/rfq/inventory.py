@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
@@ -35,9 +36,20 @@ class MakerHold:
     until: float  # simulator time (the quote's expiresAt)
     sell_token: str  # lowercase: taker's sell side, to find holds in the same direction
     held_at: float = 0.0  # simulator time the hold was taken (set by MakerInventory.hold)
+    owner: str = ""  # the caller whose RFQ holds it (key:<id> or ip:<address>)
 
 
 BookKey = tuple[int, str, str]  # (chain id, maker, token)
+
+
+def earliest_end(
+    holds: Iterable[MakerHold], makers: Collection[str], other_than: str | None
+) -> float | None:
+    """The earliest end of a hold by one of `makers` (lowercase) whose RFQ is not
+    `other_than`'s."""
+    return min(
+        (h.until for h in holds if h.maker in makers and h.owner != other_than), default=None
+    )
 
 
 @dataclass(frozen=True)
@@ -149,11 +161,16 @@ class MakerInventory:
             self._holds[quote_id].until = until
             heapq.heappush(self._expiries, (until, quote_id))
 
-    async def venue_holds_for(
-        self, chain_id: int, sell_token: str, buy_token: str
-    ) -> list[MakerHold]:
+    async def earliest_end(
+        self,
+        chain_id: int,
+        sell_token: str,
+        buy_token: str,
+        makers: Collection[str],
+        other_than: str | None,
+    ) -> float | None:
         """One instance: its holds are the venue's."""
-        return self.holds_for(chain_id, sell_token, buy_token)
+        return earliest_end(self.holds_for(chain_id, sell_token, buy_token), makers, other_than)
 
     def holds_for(self, chain_id: int, sell_token: str, buy_token: str) -> list[MakerHold]:
         """Live holds of quotes in the same direction (taker sells `sell_token`)."""

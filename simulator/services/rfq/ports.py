@@ -5,7 +5,7 @@ implement them; store.py holds the in-memory store; unit tests implement them wi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -141,10 +141,6 @@ class SlotLedger(Protocol):
         """The slot is free now (a fill, a no-quote, an error, /_sim release)."""
         ...
 
-    async def owners_of(self, rfq_ids: list[str]) -> dict[str, str]:
-        """Who holds the slot of each RFQ that has one (whichever instance took it)."""
-        ...
-
     def evict_lapsed(self) -> None:
         """Drop every slot past its hold, whoever owns it."""
         ...
@@ -197,10 +193,16 @@ class HoldLedger(Protocol):
     `try_hold` is the one check-and-hold and is atomic wherever the ledger lives; the reads
     (`release_rfq`'s answer, `holds_for`) see this instance's holds."""
 
-    async def venue_holds_for(
-        self, chain_id: int, sell_token: str, buy_token: str
-    ) -> list[MakerHold]:
-        """The live holds in that direction (taker sells `sell_token`) of every instance."""
+    async def earliest_end(
+        self,
+        chain_id: int,
+        sell_token: str,
+        buy_token: str,
+        makers: Collection[str],
+        other_than: str | None,
+    ) -> float | None:
+        """Of every instance's live holds in that direction (taker sells `sell_token`) by one
+        of `makers` (lowercase wallets) whose RFQ is not `other_than`'s: the earliest end."""
         ...
 
     async def try_hold(self, hold: MakerHold, balance: int, allowance: int) -> HoldRefusal | None:

@@ -52,6 +52,7 @@ class Ask:
     fee_bps: int
     min_expires_at: float  # unix seconds
     max_expires_at: float
+    owner: str = ""  # the caller whose RFQ it is (key:<id> or ip:<address>)
 
 
 def check_terms(ask: Ask, order: RfqOrder, expires_at: float) -> None:
@@ -120,6 +121,7 @@ async def hold_if_funded(
         nonce=order.nonce,
         until=expires_at,
         sell_token=ask.sell_token.lower(),
+        owner=ask.owner,
     )
     refused = await inventory.try_hold(hold, balance, allowance)
     if refused is None:

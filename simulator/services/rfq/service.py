@@ -151,7 +151,7 @@ class RfqService:
             self._store.add(record)  # soliciting
             claimed = deps.owners.claim(rfq_id)  # confirmed while the makers answer
             outcome = await self._auction.run(
-                spec, rfq_id, body.taker, reply_by, now + timing.quote_ttl_s
+                spec, rfq_id, body.taker, reply_by, now + timing.quote_ttl_s, caller.identity
             )
             await claimed  # before any answer names the RFQ: every instance finds it
             record.routing = outcome.routing
@@ -239,22 +239,15 @@ class RfqService:
 
     async def _reserved_until(self, spec: TradeSpec, exclude_owner: str | None) -> float | None:
         """When another caller's live firm quote holds liquidity in the same direction (and a
-        maker inside the restricted list, if any): the earliest time it lapses. Of several
-        instances, their quotes count too (the owner of one made elsewhere is its slot's)."""
-        holds = await self._deps.inventory.venue_holds_for(
-            spec.chain.chain_id, spec.sell.address, spec.buy.address
-        )
+        maker inside the restricted list, if any): the earliest time it lapses (of several
+        instances, their quotes count too)."""
         # Only liquidity that could have served this request counts: held by a maker that is
         # online and eligible now (inside the restricted list, if one was given). With nobody
         # online the book is genuinely empty, and retrying later would not help.
         eligible = {m.wallet_key for m in eligible_makers(self._deps.makers, spec)}
-        holds = [h for h in holds if h.maker in eligible]
-        if exclude_owner is not None:
-            owners = {h.rfq_id: r.owner for h in holds if (r := self._store.get(h.rfq_id))}
-            elsewhere = [h.rfq_id for h in holds if h.rfq_id not in owners]
-            owners |= await self._deps.slots.owners_of(elsewhere)
-            holds = [h for h in holds if owners.get(h.rfq_id) != exclude_owner]
-        return min((h.until for h in holds), default=None)
+        return await self._deps.inventory.earliest_end(
+            spec.chain.chain_id, spec.sell.address, spec.buy.address, eligible, exclude_owner
+        )
 
     def chain(self, chain_id: int) -> ChainVenue:
         chain = self._deps.venue.chain(chain_id)

@@ -141,9 +141,6 @@ class OutstandingSlots:
             heapq.heappush(self._ends.setdefault(slot.owner, []), (held_until, rfq_id))
             self._notify(slot.owner)
 
-    async def owners_of(self, rfq_ids: list[str]) -> dict[str, str]:
-        return {i: slot.owner for i in rfq_ids if (slot := self._slots.get(i)) is not None}
-
     def release(self, rfq_id: str) -> None:
         slot = self._slots.pop(rfq_id, None)
         if slot is not None:

@@ -37,13 +37,22 @@ async def ledgers(request: pytest.FixtureRequest) -> AsyncIterator[Holds]:
 
 
 def hold(
-    quote: str, amount: int, until: float, *, nonce: int = 0, rfq: str = "", token: str = NGNS
+    quote: str,
+    amount: int,
+    until: float,
+    *,
+    nonce: int = 0,
+    rfq: str = "",
+    token: str = NGNS,
+    maker: str = MAKER,
+    owner: str = "",
 ) -> MakerHold:
     return MakerHold(
         rfq_id=rfq or f"rfq-{quote}",
         quote_id=quote,
         chain_id=97,
-        maker=MAKER,
+        maker=maker,
+        owner=owner,
         token=token,
         amount=amount,
         nonce=nonce or abs(hash(quote)) % 10**9,
@@ -166,18 +175,26 @@ async def test_two_instances_never_both_spend_one_maker_balance_or_nonce(
         await engine.aclose()
 
 
-async def test_the_venue_s_live_holds_in_one_direction(ledgers: Holds) -> None:
-    """Each instance reads every instance's live holds of a direction (the no-quote's
-    reservedUntil); the lapsed and those of the other direction or token are not among them."""
+async def test_the_earliest_end_of_another_caller_s_hold_in_one_direction(
+    ledgers: Holds,
+) -> None:
+    """Each instance reads every instance's live holds (the no-quote's reservedUntil): of the
+    makers named, in that direction, not the caller's own, the earliest end; the lapsed ones
+    and those of the other direction, chain or token do not count."""
     ledger, clock = ledgers.new(), ledgers.clock
     now = clock.time()
-    assert await ledger.try_hold(hold("a", 1, now + 10), 100, 100) is None
-    assert await ledger.try_hold(hold("b", 1, now + 30), 100, 100) is None
-    assert await ledger.try_hold(hold("c", 1, now + 30, token=USDT), 100, 100) is None
-    reader = ledgers.new() if len(ledgers.engines) else ledger  # another instance, if shared
-    live = await reader.venue_holds_for(97, USDT, NGNS)
-    assert sorted(h.quote_id for h in live) == ["a", "b"]
-    assert await reader.venue_holds_for(97, NGNS, USDT) == []  # the other direction
-    assert await reader.venue_holds_for(56, USDT, NGNS) == []  # another chain
-    await clock.advance(11)
-    assert [h.quote_id for h in await reader.venue_holds_for(97, USDT, NGNS)] == ["b"]
+    other = "0x" + "bb" * 20
+    assert await ledger.try_hold(hold("a", 1, now + 10, owner="key:me"), 100, 100) is None
+    assert await ledger.try_hold(hold("b", 1, now + 20), 100, 100) is None
+    assert await ledger.try_hold(hold("c", 1, now + 30, maker=other), 100, 100) is None
+    assert await ledger.try_hold(hold("d", 1, now + 5, token=USDT), 100, 100) is None
+    reader = ledgers.new() if ledgers.engines else ledger  # another instance, if shared
+    both = {MAKER, other}
+    assert await reader.earliest_end(97, USDT, NGNS, both, None) == now + 10
+    assert await reader.earliest_end(97, USDT, NGNS, both, "key:me") == now + 20
+    assert await reader.earliest_end(97, USDT, NGNS, {other}, None) == now + 30
+    assert await reader.earliest_end(97, USDT, NGNS, set(), None) is None
+    assert await reader.earliest_end(97, NGNS, USDT, both, None) is None  # the other direction
+    assert await reader.earliest_end(56, USDT, NGNS, both, None) is None  # another chain
+    await clock.advance(21)
+    assert await reader.earliest_end(97, USDT, NGNS, both, "key:me") == now + 30
