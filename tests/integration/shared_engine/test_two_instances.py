@@ -179,18 +179,18 @@ def v1(sim: RfqSim, method: str, path: str, body: object = None) -> tuple[int, A
         return int(answered.code), json.loads(answered.read())
 
 
+def registered(sim: RfqSim, url: str, event_type: str) -> str:
+    """A webhook endpoint of the demo partner for one event type: its id."""
+    status, made = v1(sim, "POST", "/v1/webhooks", {"url": url, "eventTypes": [event_type]})
+    assert status == 201, made
+    return str(made["data"]["id"])
+
+
 def test_a_webhook_endpoint_made_at_one_instance_is_the_others_too(
     instances: list[RfqSim],
 ) -> None:
     one, two = instances
-    status, made = v1(
-        one,
-        "POST",
-        "/v1/webhooks",
-        {"url": "https://hooks.example/rfq", "eventTypes": ["rfq.filled"]},
-    )
-    assert status == 201, made
-    endpoint_id = made["data"]["id"]
+    endpoint_id = registered(one, "https://hooks.example/rfq", "rfq.filled")
 
     def listed(sim: RfqSim) -> list[str]:
         return [e["id"] for e in v1(sim, "GET", "/v1/webhooks")[1]["data"]]
@@ -323,13 +323,7 @@ def test_an_event_of_the_second_instance_is_delivered_by_the_first(
     its event is in the first one's deliveries (the receiver is unreachable: one delivery,
     retrying, is what is asserted)."""
     one, two = instances
-    status, made = v1(
-        one,
-        "POST",
-        "/v1/webhooks",
-        {"url": "https://hooks.example/expired", "eventTypes": ["rfq.expired"]},
-    )
-    assert status == 201, made
+    endpoint_id = registered(one, "https://hooks.example/expired", "rfq.expired")
     try:
         status, quoted = firm_request(two, 1, chain=56, key="taker-live")  # its own cap
         assert status == 200, quoted
@@ -340,9 +334,9 @@ def test_an_event_of_the_second_instance_is_delivered_by_the_first(
             every = one.call("GET", "/_sim/webhooks/deliveries")["deliveries"]
             return [d["endpoint_id"] for d in every if d["event_id"] == f"rfq.expired:{rfq_id}"]
 
-        eventually(delivered, [made["data"]["id"]])
+        eventually(delivered, [endpoint_id])
     finally:
-        assert v1(one, "DELETE", f"/v1/webhooks/{made['data']['id']}")[0] == 200
+        assert v1(one, "DELETE", f"/v1/webhooks/{endpoint_id}")[0] == 200
 
 
 def test_each_instance_lists_both(instances: list[RfqSim]) -> None:
