@@ -157,6 +157,30 @@ if best == nil then return false end
 return best_text
 """
 
+# ARGV: prefix, chain id, the maker-given token, the taker's sell token, now -> the earliest
+# `held_at` of a live hold in that direction, or false (walks every live hold there: the feed
+# asks only when a side has no price)
+_RESERVED_SINCE = """
+local p, chain, token, sells, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local best = nil
+for _, book in ipairs(redis.call('SMEMBERS', p .. 'books')) do
+  local at, gives = string.match(book, '^([^|]*)|[^|]*|(.*)$')
+  if at == chain and gives == token then
+    for _, quote in ipairs(redis.call('ZRANGEBYSCORE', p .. 'ends:' .. book, '(' .. now, '+inf')) do
+      local json = redis.call('HGET', p .. 'hold', quote)
+      if json then
+        local hold = cjson.decode(json)
+        if hold['sell_token'] == sells and (best == nil or hold['held_at'] < best) then
+          best = hold['held_at']
+        end
+      end
+    end
+  end
+end
+if best == nil then return false end
+return tostring(best)
+"""
+
 # ARGV: prefix -> every hold's JSON
 _DUMP = """
 return redis.call('HVALS', ARGV[1] .. 'hold')
@@ -204,6 +228,7 @@ class SharedHolds:
         self._dump = engine.script(_DUMP)
         self._load = engine.script(_LOAD)
         self._earliest_end = engine.script(_EARLIEST_END)
+        self._reserved_since = engine.script(_RESERVED_SINCE)
         self._writes = engine.ordered_writes()
 
     async def try_hold(self, hold: MakerHold, balance: int, allowance: int) -> HoldRefusal | None:
@@ -246,6 +271,20 @@ class SharedHolds:
 
     def holds_for(self, chain_id: int, sell_token: str, buy_token: str) -> list[MakerHold]:
         return self._local.holds_for(chain_id, sell_token, buy_token)
+
+    async def reserved_since(self, chain_id: int, sell_token: str, buy_token: str) -> float | None:
+        args = [
+            self._prefix,
+            str(chain_id),
+            buy_token.lower(),
+            sell_token.lower(),
+            repr(self._clock.time()),
+        ]
+        try:
+            found: Any = await self._writes.then(self._reserved_since, args)
+        except UNREACHABLE as exc:
+            raise unreachable(exc) from exc
+        return float(found) if found else None
 
     async def earliest_end(
         self,

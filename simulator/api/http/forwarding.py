@@ -16,6 +16,7 @@ import asyncio
 import hmac
 import logging
 import time
+from collections.abc import AsyncIterator
 
 import aiohttp
 from aiohttp import web
@@ -114,13 +115,23 @@ class Forwarding:
         self, request: web.Request, entry: InstanceEntry, *, repeat: bool = False
     ) -> web.Response:
         """The request, sent to `entry` whole; its answer as given (503 venue_unavailable
-        when that instance does not answer)."""
-        body = await request.read()
+        when that instance does not answer). The headers go as they came, byte for byte (a
+        value that is not ASCII is the other instance's to judge); the body streams as it
+        arrives (the other instance sees the request, and may claim its Idempotency-Key,
+        while a slow client still uploads); a repeat sends the body this instance read."""
         headers = CIMultiDict(
             (name, value)
-            for name, value in request.headers.items()
+            for name, value in (
+                (raw_name.decode("latin-1"), raw_value.decode("latin-1"))
+                for raw_name, raw_value in request.raw_headers
+            )
             if name.lower() not in _NOT_COPIED
         )
+        body: bytes | AsyncIterator[bytes] | None = None
+        if repeat:
+            body = await request.read()
+        elif request.body_exists:
+            body = request.content.iter_any()
         headers[HOP_SECRET] = self._secret
         headers[HOP_CLIENT] = request.remote or ""
         if repeat:

@@ -37,5 +37,5 @@ class BookOfferPrices:
             return None
         return Clearing(sold=taken.sold, bought=taken.proceeds)
 
-    def reserved_since(self, trade: SideTrade) -> float | None:
+    async def reserved_since(self, trade: SideTrade) -> float | None:
         return None

@@ -45,7 +45,7 @@ class CorridorPrices(Protocol):
         when what it prices from cannot be read now (the feed answers 502)."""
         ...
 
-    def reserved_since(self, trade: SideTrade) -> float | None:
+    async def reserved_since(self, trade: SideTrade) -> float | None:
         """The simulator time since which a live firm quote has reserved maker inventory on this
         side (the taker selling `trade.sell` for `trade.buy`), or None when nothing does."""
         ...

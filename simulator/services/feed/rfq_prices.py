@@ -39,6 +39,7 @@ class RfqLevelPrices:
             return None
         return Clearing(sold=price.taker_pays, bought=price.buy_amount)
 
-    def reserved_since(self, trade: SideTrade) -> float | None:
-        holds = self._inventory.holds_for(trade.leg.chain_id, trade.sell.address, trade.buy.address)
-        return min((hold.held_at for hold in holds), default=None)
+    async def reserved_since(self, trade: SideTrade) -> float | None:
+        return await self._inventory.reserved_since(
+            trade.leg.chain_id, trade.sell.address, trade.buy.address
+        )

@@ -288,7 +288,7 @@ class FeedService:
             prices = self._prices[leg.mode]
             clearing = await prices.clearing(trade)
             if clearing is None or not clearing.sold or not clearing.bought:
-                since = prices.reserved_since(trade)
+                since = await prices.reserved_since(trade)
                 if since is not None:
                     reserved.append(since)
                 continue

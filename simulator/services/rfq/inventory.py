@@ -161,6 +161,10 @@ class MakerInventory:
             self._holds[quote_id].until = until
             heapq.heappush(self._expiries, (until, quote_id))
 
+    async def reserved_since(self, chain_id: int, sell_token: str, buy_token: str) -> float | None:
+        holds = self.holds_for(chain_id, sell_token, buy_token)
+        return min((hold.held_at for hold in holds), default=None)
+
     async def earliest_end(
         self,
         chain_id: int,

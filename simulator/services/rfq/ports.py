@@ -193,6 +193,11 @@ class HoldLedger(Protocol):
     `try_hold` is the one check-and-hold and is atomic wherever the ledger lives; the reads
     (`release_rfq`'s answer, `holds_for`) see this instance's holds."""
 
+    async def reserved_since(self, chain_id: int, sell_token: str, buy_token: str) -> float | None:
+        """Since when live firm quotes of any instance have held maker inventory in that
+        direction (the earliest `held_at` of a live hold there), or None."""
+        ...
+
     async def earliest_end(
         self,
         chain_id: int,

@@ -198,3 +198,18 @@ async def test_the_earliest_end_of_another_caller_s_hold_in_one_direction(
     assert await reader.earliest_end(56, USDT, NGNS, both, None) is None  # another chain
     await clock.advance(21)
     assert await reader.earliest_end(97, USDT, NGNS, both, "key:me") == now + 30
+
+
+async def test_a_direction_is_reserved_since_its_oldest_live_hold(ledgers: Holds) -> None:
+    """The rates feed's reserved side: since when any instance's live holds there exist."""
+    ledger, clock = ledgers.new(), ledgers.clock
+    first = clock.time()
+    assert await ledger.try_hold(hold("a", 1, first + 10), 100, 100) is None
+    await clock.advance(5)
+    assert await ledger.try_hold(hold("b", 1, first + 30, maker="0x" + "bb" * 20), 100, 100) is None
+    reader = ledgers.new() if ledgers.engines else ledger  # another instance, if shared
+    # taken when held, a moment after `first` (to a tenth of a millisecond on the engine)
+    assert await reader.reserved_since(97, USDT, NGNS) == pytest.approx(first, abs=0.1)
+    assert await reader.reserved_since(97, NGNS, USDT) is None  # the other direction
+    await clock.advance(6)  # a lapsed
+    assert await reader.reserved_since(97, USDT, NGNS) == pytest.approx(first + 5, abs=0.1)

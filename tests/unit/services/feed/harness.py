@@ -89,7 +89,7 @@ class FakePrices:
         self.asked.append(trade)
         return self.clearings.get(self.key(trade))
 
-    def reserved_since(self, trade: SideTrade) -> float | None:
+    async def reserved_since(self, trade: SideTrade) -> float | None:
         return self.reserved.get(self.key(trade))
 
 

@@ -80,7 +80,7 @@ async def test_a_side_is_priced_by_whole_offers_in_matching_order_up_to_the_size
     assert clearing == Clearing(
         sold=with_fee(1620 * 70 * E6) + with_fee(1630 * 70 * E6), bought=140 * E6
     )
-    assert prices.reserved_since(bid()) is None, "no firm RFQ quote reserves a BOOK side"
+    assert await prices.reserved_since(bid()) is None, "no firm RFQ quote reserves a BOOK side"
 
 
 async def test_only_offers_the_book_would_execute_price_a_side() -> None:
@@ -113,7 +113,7 @@ class NoQuotes:
     async def clearing(self, trade: SideTrade) -> Clearing | None:
         return None
 
-    def reserved_since(self, trade: SideTrade) -> float | None:
+    async def reserved_since(self, trade: SideTrade) -> float | None:
         return None
 
 
