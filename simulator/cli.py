@@ -38,6 +38,7 @@ from simulator.api.http.appkeys import (
     INSTANCES,
     MAKER_SESSIONS,
     RAMP,
+    RANDOM,
     SCENARIOS,
     SETTINGS,
     STATE,
@@ -271,8 +272,8 @@ async def start_others(app: web.Application, others: VenueInstances, info: dict[
     redis_url = app[SETTINGS].shared.redis_url
     assert redis_url is not None, "several instances share an engine"
     others.start(redis_url, {int(c["chain_id"]): str(c["rpc_url"]) for c in info["chains"]})
-    ready = await others.wait_ready(INSTANCES_READY_S)
-    numbers = {i["id"] for r in ready for i in r["instances"] if i["pid"] == r["pid"]}
+    await others.wait_ready(INSTANCES_READY_S)  # each listed itself on the engine before
+    numbers = {i.id for i in await app[INSTANCES].instances()} - {app[RANDOM].instance}
     if not await app[MAKER_SESSIONS].linked(numbers, LINKED_S):
         log.warning("not every maker was linked to every instance within %.0f s", LINKED_S)
 

@@ -51,10 +51,18 @@ def test_what_its_records_owner_serves_names_the_record_in_its_path() -> None:
             assert op.method != "GET", op.operation_id
 
 
+def test_a_venue_without_the_control_api_still_hands_events_between_instances() -> None:
+    """--no-control-api takes /_sim away, not what one instance of a venue sends another."""
+    kept = {op.operation_id for op in build_routes(control_api=False).operations}
+    assert "simVenueEvents" in kept
+    assert not any(op.startswith("simList") for op in kept)
+
+
 def test_the_control_api_and_the_providers_webhooks_are_not_api_traffic() -> None:
-    """Neither is the control API's index page at the root."""
+    """Neither is the control API's index page at the root, nor what one instance of a venue
+    hands another."""
     for op in build_routes().operations:
-        outside = op.path.startswith(("/_sim", "/_provider")) or op.path == "/"
+        outside = op.path.startswith(("/_sim", "/_provider", "/_venue")) or op.path == "/"
         assert op.api_traffic is not outside, op.operation_id
 
 

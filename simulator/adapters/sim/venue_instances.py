@@ -107,8 +107,8 @@ class VenueInstances:
             )
 
     async def wait_ready(self, timeout_s: float) -> list[dict[str, Any]]:
-        """Each one's ready file, once all are written; InstanceStartError when one exits
-        first or the time runs out."""
+        """Each one's ready file (what `--no-control-api` lets it say), once all are written;
+        InstanceStartError when one exits first or the time runs out."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         while True:

@@ -1,7 +1,7 @@
 """Several instances: the venue's webhook worker is its first instance's (docs/decisions.md
 SC16), so each event is delivered once, and every delivery is listed in one place. An event
 made at another instance (an RFQ it holds was filled, expired, ...) is sent to the first, in
-order, and dispatched there as if made there (`POST /_sim/venue/events`, which only the
+order, and dispatched there as if made there (`POST /_venue/events`, which only the
 venue's instances may call); at the first instance it is dispatched at once. An event sent
 while no first instance answers is logged and dropped: the spec's deliveries are at least once
 from the venue's outbox, and this one never reached it."""

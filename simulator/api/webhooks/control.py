@@ -94,7 +94,9 @@ async def issue_certificate(request: web.Request) -> web.Response:
     )
 
 
-EVENTS_PATH = "/_sim/venue/events"  # adapters/webhooks/venue_events.py sends them here
+# adapters/webhooks/venue_events.py sends them here; not under /_sim, which --no-control-api
+# takes away: a venue without the control API delivers its events too
+EVENTS_PATH = "/_venue/events"
 
 
 async def venue_events(request: web.Request) -> web.Response:

@@ -139,3 +139,20 @@ def test_killing_the_other_instance_leaves_the_first_answering(tmp_path: Path) -
             assert status == 200, body
         assert {ask(f"{served.api_url}/v2/health")[1] for _ in range(20)} == {"0"}
         assert stop(served.process) == 0
+
+
+def test_a_venue_without_the_control_api_starts_and_answers_from_both(tmp_path: Path) -> None:
+    """`--no-control-api --instances 2`: the ready files say only what an operator hands a QA
+    team, and the venue still starts whole."""
+    require_redis_server()
+    with serve(tmp_path, "--instances", "2", "--no-control-api") as served:
+        assert "instances" not in served.info  # the operator's inputs only
+        seen: set[str] = set()
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            for _ in range(50):
+                seen |= {who for _, who in pool.map(ask, [f"{served.api_url}/v2/health"] * 8)}
+                if seen == {"0", "1"}:
+                    break
+        assert seen == {"0", "1"}
+        assert ask(f"{served.api_url}/_sim/info")[0] == 404
+        assert stop(served.process) == 0
