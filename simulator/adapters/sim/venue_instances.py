@@ -10,7 +10,6 @@ serve. They die with the first (PR_SET_PDEATHSIG) and are stopped before it."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import socket
@@ -18,7 +17,6 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from rfqkit.anvil import die_with_parent
 
@@ -106,9 +104,9 @@ class VenueInstances:
                 )
             )
 
-    async def wait_ready(self, timeout_s: float) -> list[dict[str, Any]]:
-        """Each one's ready file (what `--no-control-api` lets it say), once all are written;
-        InstanceStartError when one exits first or the time runs out."""
+    async def wait_ready(self, timeout_s: float) -> None:
+        """Until each one has written its ready file; InstanceStartError when one exits first
+        or the time runs out."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         while True:
@@ -120,14 +118,10 @@ class VenueInstances:
                     )
             files = [self.ready_file(n) for n in range(1, len(self.processes) + 1)]
             if all(f.exists() for f in files):
-                return [json.loads(f.read_text()) for f in files]
+                return
             if loop.time() > deadline:
                 raise InstanceStartError(f"not every instance was ready within {timeout_s:.0f} s")
             await asyncio.sleep(0.05)
-
-    def exited(self) -> list[int]:
-        """The pids of those that are gone."""
-        return [p.pid for p in self.processes if p.poll() is not None]
 
     async def stop(self, timeout_s: float) -> None:
         """SIGTERM to each, then wait for all (SIGKILL for one still there at `timeout_s`)."""
