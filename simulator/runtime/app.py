@@ -21,6 +21,7 @@ from simulator.adapters.store.timeline_archive import SqliteTimelineArchive
 from simulator.api.access import control as access_control
 from simulator.api.access.middleware import access_middleware, add_rate_limit_headers
 from simulator.api.feed import handlers as feed
+from simulator.api.http import configuration
 from simulator.api.http.appkeys import (
     CHAINS,
     CHANGES,
@@ -166,6 +167,7 @@ def build_routes(*, control_api: bool = True) -> RouteTable:
         ramp_control,
         v1_control,
         book_control,
+        configuration,
     ):
         area.add_routes(table)
     check_v1_operations(table.operations)  # v1's scopes exactly as spec 3's table

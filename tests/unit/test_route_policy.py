@@ -21,10 +21,12 @@ from tests.unit.services.fake_provider import default_capabilities
 
 UNJOURNALED = {"simListRequests", "simClearRequests", "simListMakerMessages", "simStream"}
 UNJOURNALED |= {"simConsole", "simConsoleAsset"}
-UNJOURNALED |= {"simVenueEvents"}  # one instance of a venue to another: not a client's request
+# one instance of a venue to another: not a client's request
+UNJOURNALED |= {"simVenueEvents", "simVenueConfiguration"}
 UNGATED = {"simListRequests", "simClearRequests", "simListMakerMessages", "makerStream"}
 UNGATED |= {"simReset", "simCreateSnapshot", "simListSnapshots", "simRestoreSnapshot"}
 UNGATED |= {"simDeleteSnapshot"}
+UNGATED |= {"simVenueConfiguration"}  # asked by an instance that may hold this one's gate
 
 
 def test_the_journal_and_the_state_gate_leave_out_exactly_the_declared_operations() -> None:
@@ -54,7 +56,7 @@ def test_what_its_records_owner_serves_names_the_record_in_its_path() -> None:
 def test_a_venue_without_the_control_api_still_hands_events_between_instances() -> None:
     """--no-control-api takes /_sim away, not what one instance of a venue sends another."""
     kept = {op.operation_id for op in build_routes(control_api=False).operations}
-    assert "simVenueEvents" in kept
+    assert {"simVenueEvents", "simVenueConfiguration"} <= kept
     assert not any(op.startswith("simList") for op in kept)
 
 

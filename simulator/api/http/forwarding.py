@@ -55,6 +55,7 @@ _NOT_COPIED = frozenset(
     }
 )
 ROSTER_FRESH_S = 1.0  # the instances alive are read again after this
+TELL_TIMEOUT = aiohttp.ClientTimeout(total=5.0)  # an instance asked to read a change answers
 
 
 class Forwarding:
@@ -174,6 +175,22 @@ class Forwarding:
                     entry.id,
                     failed,
                 )
+
+    async def tell_others(self, path: str) -> None:
+        """`POST path` (no body) at every other instance alive, with the hop secret, answered
+        by all (one that fails is logged: it reads the change from the engine's channel)."""
+        others = [e for i, e in (await self._instances(fresh=True)).items() if i != self.here]
+
+        async def tell(entry: InstanceEntry) -> int:
+            async with self._client().post(
+                entry.api_url + path, headers=self.venue_headers(), timeout=TELL_TIMEOUT
+            ) as answer:
+                return answer.status
+
+        outcomes = await asyncio.gather(*(tell(e) for e in others), return_exceptions=True)
+        for entry, outcome in zip(others, outcomes, strict=True):
+            if isinstance(outcome, BaseException) or outcome >= 300:
+                log.warning("POST %s not answered by instance %d: %s", path, entry.id, outcome)
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:

@@ -140,7 +140,9 @@ def eventually(probe: Callable[[], object], expected: object) -> None:
     assert probe() == expected
 
 
-def test_a_key_made_at_one_instance_works_at_the_other_at_once(instances: list[RfqSim]) -> None:
+def test_a_key_made_or_suspended_at_one_instance_holds_at_the_other_at_once(
+    instances: list[RfqSim],
+) -> None:
     one, two = instances
 
     def keys(sim: RfqSim) -> list[dict[str, Any]]:
@@ -153,13 +155,21 @@ def test_a_key_made_at_one_instance_works_at_the_other_at_once(instances: list[R
         "POST", "/_sim/keys", {"environment": "test", "scopes": ["trades:read"], "name": "shared"}
     )
     assert status_with(two, made["key"]) == 404  # known there: the RFQ is what is missing
+    # a status changed at one instance holds at the other's next request, whichever of the
+    # two the change was sent to
+    for at in (one, two, one) * 20:
+        key = at.call("POST", "/_sim/keys", {"environment": "test", "scopes": ["trades:read"]})
+        at.call("POST", f"/_sim/keys/{key['key_id']}/suspend")
+        assert [status_with(sim, key["key"]) for sim in (two, one)] == [401, 401]
+        at.call("POST", f"/_sim/keys/{key['key_id']}/activate")
+        assert [status_with(sim, key["key"]) for sim in (two, one)] == [404, 404]
     one.call("POST", f"/_sim/keys/{made['key_id']}/revoke")
-    eventually(lambda: status_with(two, made["key"]), 401)
+    assert status_with(two, made["key"]) == 401
     limits = one.call("GET", "/_sim/limits")
     one.call("PUT", "/_sim/limits", {**limits, "outstanding_default": 5})
-    eventually(lambda: two.call("GET", "/_sim/limits")["outstanding_default"], 5)
+    assert two.call("GET", "/_sim/limits")["outstanding_default"] == 5
     one.call("PUT", "/_sim/limits", limits)
-    eventually(lambda: two.call("GET", "/_sim/limits"), limits)
+    assert two.call("GET", "/_sim/limits") == limits
 
 
 def v1(sim: RfqSim, method: str, path: str, body: object = None) -> tuple[int, Any]:
