@@ -56,6 +56,10 @@ class SharedConfiguration:
         self._channel = engine.prefix + "config"
         self._seen: dict[str, dict[str, Any]] = {}  # part -> its state last written or loaded
 
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return tuple(self._parts)
+
     def _writes(self, name: str, state: dict[str, Any], *, missing_only: bool) -> list[Any]:
         """(command, args…) that bring the store's copy of one part to `state`: every entry
         that differs from what was last seen, entries gone deleted; with `missing_only`

@@ -6,7 +6,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from rfqkit.timestamps import isoformat_unix
-from simulator.api.http.appkeys import STATE
+from simulator.api.http.appkeys import CONFIGURATION, STATE
+from simulator.api.http.forwarding import repeated
 from simulator.api.http.parsing import parse_body
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
@@ -25,6 +26,17 @@ from simulator.services.sim.state import ChangeReport, Snapshot, StateControl
 
 def _control(request: web.Request) -> StateControl:
     return request.app[STATE]
+
+
+def _here_only(request: web.Request) -> tuple[str, ...] | None:
+    """Of a venue of several instances, a change another instance made first and repeats
+    here: what this one leaves as that one made it (the venue's shared configuration), and
+    this instance changes its own services only (the chains are the venue's, changed there).
+    None: the change is this instance's to make whole."""
+    if not repeated(request):
+        return None
+    replica = request.app[CONFIGURATION]
+    return replica.parts if replica is not None else ()
 
 
 def _result(report: ChangeReport) -> schemas.StateChangeResult:
@@ -51,13 +63,16 @@ async def reset(request: web.Request) -> web.Response:
         if request.body_exists
         else schemas.ResetRequest()
     )
-    report = await _control(request).reset(keep=body.keep)
+    here_only = _here_only(request)
+    report = await _control(request).reset(
+        keep=body.keep, chains=here_only is None, keep_prefixes=here_only or ()
+    )
     return data_response(_result(report))
 
 
 async def create_snapshot(request: web.Request) -> web.Response:
     body = await parse_body(request, schemas.SnapshotCreate)
-    snapshot = await _control(request).take_snapshot(body.name)
+    snapshot = await _control(request).take_snapshot(body.name, chains=_here_only(request) is None)
     return data_response(_view(snapshot), status=201)
 
 
@@ -68,7 +83,10 @@ async def list_snapshots(request: web.Request) -> web.Response:
 
 
 async def restore_snapshot(request: web.Request) -> web.Response:
-    report = await _control(request).restore(request.match_info["name"])
+    here_only = _here_only(request)
+    report = await _control(request).restore(
+        request.match_info["name"], chains=here_only is None, keep_prefixes=here_only or ()
+    )
     return data_response(_result(report))
 
 
@@ -91,6 +109,7 @@ def add_routes(table: RouteTable) -> None:
         responses={200: schemas.StateChangeResult},
         errors=(InvalidRequest, PayloadTooLarge, *changes),
         changes_configuration=True,
+        placement="every",  # each instance's own records (the chains: the first one's)
     )
     add(
         "POST",
@@ -101,6 +120,7 @@ def add_routes(table: RouteTable) -> None:
         body=schemas.SnapshotCreate,
         responses={201: schemas.SnapshotView},
         errors=(InvalidRequest, PayloadTooLarge, *changes),
+        placement="every",
     )
     add(
         "GET",
@@ -120,6 +140,7 @@ def add_routes(table: RouteTable) -> None:
         responses={200: schemas.StateChangeResult},
         errors=(NotFound, *changes),
         changes_configuration=True,
+        placement="every",
     )
     add(
         "DELETE",
@@ -129,4 +150,5 @@ def add_routes(table: RouteTable) -> None:
         "Forget a snapshot",
         responses={200: schemas.SnapshotDeleted},
         errors=(NotFound, Conflict, InternalError),
+        placement="every",
     )

@@ -10,6 +10,12 @@ from typing import Protocol
 class ConfigurationReplica(Protocol):
     """This instance's copy of the venue's configuration (adapters/redis/configuration.py)."""
 
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """The state participants it shares (what a reset repeated here leaves as the venue's
+        first instance made it)."""
+        ...
+
     def join(self) -> None:
         """At start-up, once this instance made its keys: add what only it has, then take the
         venue's."""

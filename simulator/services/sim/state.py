@@ -14,7 +14,12 @@ mined but not yet indexed at the snapshot is indexed again after the restore).
   not do, because reverting to the baseline discards every mark taken after it. A restore is a
   reset followed by importing the chains' exports and loading the services.
 
-One state change at a time (`_lock`); the gate keeps requests out while it runs."""
+One state change at a time (`_lock`); the gate keeps requests out while it runs.
+
+Of a venue of several instances, the instance that serves a change first does all of this; each
+other one then repeats it for its own services only (`chains=False`: the chains are one for the
+venue and were already changed), leaving the venue's shared configuration as the first one made
+it (`keep_prefixes`)."""
 
 from __future__ import annotations
 
@@ -98,7 +103,13 @@ class StateControl:
     def _prefixes(self, keep: Iterable[str]) -> tuple[str, ...]:
         return tuple(prefix for word in keep for prefix in self.keepable[word])
 
-    async def reset(self, keep: Iterable[str] = ()) -> ChangeReport:
+    async def reset(
+        self,
+        keep: Iterable[str] = (),
+        *,
+        chains: bool = True,
+        keep_prefixes: tuple[str, ...] = (),
+    ) -> ChangeReport:
         baseline = self._require_baseline()
         prefixes = self._prefixes(keep)
         async with self._lock:
@@ -106,24 +117,32 @@ class StateControl:
             async with self.gate.closed() as interrupted:
                 await self._fleet.stop()
                 try:
-                    await self._back_to_baseline(baseline, prefixes)
-                    # The revert put the chains' time back to the baseline's block; the
-                    # service clock runs on from it.
-                    await self._chains.follow_clock()
+                    await self._back_to_baseline(baseline, prefixes + keep_prefixes, chains)
+                    if chains:
+                        # The revert put the chains' time back to the baseline's block; the
+                        # service clock runs on from it.
+                        await self._chains.follow_clock()
                 finally:
                     with self.gate.own_requests_admitted():
                         await self._fleet.start(fresh_nonces=False)
             return ChangeReport(self._monotonic() - started, interrupted, prefixes)
 
-    async def _back_to_baseline(self, baseline: Baseline, keep: tuple[str, ...]) -> None:
+    async def _back_to_baseline(
+        self, baseline: Baseline, keep: tuple[str, ...], chains: bool
+    ) -> None:
+        if chains:
+            await self._revert_chains(baseline)
+        self._load(baseline.services, keep)
+
+    def _load(self, services: dict[str, dict[str, Any]], keep: tuple[str, ...]) -> None:
+        """Every participant from `services`, except those named by a prefix in `keep`, which
+        stay as they are; no await: every participant changes in the same step of the loop."""
         kept = (
             {name: p for name, p in self.registry.dump().items() if name.startswith(keep)}
             if keep
             else {}
         )
-        await self._revert_chains(baseline)
-        # No await from here on: every participant changes in the same step of the loop.
-        self.registry.load(baseline.services)
+        self.registry.load(services)
         if kept:
             self.registry.load(kept)
 
@@ -131,7 +150,7 @@ class StateControl:
         marks = await self._chains.revert(baseline.marks)
         self._baseline = Baseline(baseline.services, marks)
 
-    async def take_snapshot(self, name: str) -> Snapshot:
+    async def take_snapshot(self, name: str, *, chains: bool = True) -> Snapshot:
         self._require_baseline()
         if name in self.snapshots:
             raise Conflict(
@@ -147,8 +166,8 @@ class StateControl:
             started = self._monotonic()
             async with self.gate.closed():
                 services = self.registry.dump()
-                chains = await self._chains.export()
-            snapshot = Snapshot(name, self._time(), self._monotonic() - started, services, chains)
+                exports = await self._chains.export() if chains else {}
+            snapshot = Snapshot(name, self._time(), self._monotonic() - started, services, exports)
             self.snapshots[name] = snapshot
             return snapshot
 
@@ -164,10 +183,30 @@ class StateControl:
         self.get_snapshot(name)
         del self.snapshots[name]
 
-    async def restore(self, name: str) -> ChangeReport:
+    async def restore(
+        self, name: str, *, chains: bool = True, keep_prefixes: tuple[str, ...] = ()
+    ) -> ChangeReport:
         baseline = self._require_baseline()
         snapshot = self.get_snapshot(name)
+        if not chains:
+            return await self._restore_services(snapshot.services, keep_prefixes)
         return await self.restore_state(snapshot.services, snapshot.chains, baseline=baseline)
+
+    async def _restore_services(
+        self, services: dict[str, dict[str, Any]], keep: tuple[str, ...]
+    ) -> ChangeReport:
+        """The services of a snapshot only (another instance of the venue restored the
+        chains)."""
+        async with self._lock:
+            started = self._monotonic()
+            async with self.gate.closed() as interrupted:
+                await self._fleet.stop()
+                try:
+                    self._load(services, keep)
+                finally:
+                    with self.gate.own_requests_admitted():
+                        await self._fleet.start(fresh_nonces=True)
+            return ChangeReport(self._monotonic() - started, interrupted, ())
 
     async def restore_state(
         self,

@@ -363,6 +363,39 @@ def test_each_instance_lists_both(instances: list[RfqSim]) -> None:
     assert two.info["instances"] == listed  # the second's ready file: both were up by then
 
 
+def test_a_reset_or_restore_at_either_instance_reaches_the_records_of_both(
+    instances: list[RfqSim],
+) -> None:
+    """Snapshot, restore and reset sent to either instance act on the RFQs each one holds
+    (the chains once, at the first)."""
+    one, two = instances
+    key = one.demo_keys["taker-test"]
+    limits = one.call("GET", "/_sim/limits")
+    one.call("PUT", "/_sim/limits", {**limits, "outstanding_default": 20})  # the reset undoes it
+
+    def made_at(sim: RfqSim) -> str:
+        status, made = firm_request(sim, 1)
+        assert status == 200, made
+        return str(made["data"]["rfqId"])
+
+    def found(*rfq_ids: str) -> list[list[int]]:
+        return [[status_with(sim, key, f"/v2/rfq/{r}") for sim in (one, two)] for r in rfq_ids]
+
+    before = [made_at(one), made_at(two)]
+    two.call("POST", "/_sim/snapshots", {"name": "venue"})  # sent on to the first, repeated
+    after = made_at(two)
+    assert found(*before, after) == [[200, 200]] * 3
+    one.call("POST", "/_sim/snapshots/venue/restore")
+    assert found(*before, after) == [[200, 200], [200, 200], [404, 404]]
+    two.call("POST", "/_sim/reset")
+    assert found(*before) == [[404, 404]] * 2
+    assert two.call("GET", "/_sim/limits") == limits
+    two.call("DELETE", "/_sim/snapshots/venue")
+    assert one.call("GET", "/_sim/snapshots")["snapshots"] == []
+    priced_at(two)  # the first's makers, restarted by the reset, linked to the second again
+    made_at(two)
+
+
 def test_an_advance_at_one_instance_moves_the_clock_of_both(instances: list[RfqSim]) -> None:
     """Last in the module: the clock only moves forward."""
     one, two = instances
