@@ -42,6 +42,9 @@ IDEMPOTENCY_LIFETIME_S = 24 * HOUR  # spec 3 does not say how long a key replays
 DECIMALS_LIFETIME_S = 24 * HOUR
 CAPACITY = 100_000  # per kind of object: beyond it the least recently seen are forgotten
 SAME_WINDOW_S = 1.5  # X-RateLimit-Reset is whole seconds: windows ending this close are one
+# Names the instance of a deployment that served an answer (rfqsim's venue of several): the
+# limiter's windows are per instance (spec 1 "Limits"), so answers are compared per instance.
+INSTANCE_HEADER = "X-Rfqsim-Instance"
 
 # Spec 1 "States and transitions": each status and the row it is entered by, and the statuses
 # reachable from each (through any number of rows; a proxy may not see every step).
@@ -125,7 +128,7 @@ class State:
         self.transfers: ExpiringMap[str, str] = ExpiringMap(capacity)
         self.intents: ExpiringMap[tuple[str, str], tuple[bytes, str, bytes]] = ExpiringMap(capacity)
         self.replays: ExpiringMap[tuple[str, str, str, str], Replay] = ExpiringMap(capacity)
-        self.windows: ExpiringMap[tuple[str, str, int], Window] = ExpiringMap(capacity)
+        self.windows: ExpiringMap[tuple[str, str, int, str], Window] = ExpiringMap(capacity)
         self.decimals: ExpiringMap[tuple[int, str], int] = ExpiringMap(capacity)
         self.read_twice = ReadTwice(capacity)
 
@@ -433,7 +436,7 @@ class State:
         limit, remaining = int(str(values[0])), int(str(values[1]))
         finished_wall = ex.wall + (ex.finished - ex.started)
         now = Window(finished_wall + int(str(reset)), remaining, ex.finished)
-        key = (ex.caller, ex.surface, limit)
+        key = (ex.caller, ex.surface, limit, ex.headers.get(INSTANCE_HEADER) or "")
         before = self.windows.get(key)
         if (
             before is not None

@@ -524,7 +524,7 @@ def test_a_claim_token_returned_twice_is_found() -> None:
 def test_the_limiter_counts_down_within_a_window() -> None:
     watch, _, _ = watcher()
 
-    def health_of_key(remaining: str) -> Any:
+    def health_of_key(remaining: str, *instance: tuple[str, str]) -> Any:
         ex = exchange(
             "GET",
             "/v2/rfq/rfq_x",
@@ -541,6 +541,7 @@ def test_the_limiter_counts_down_within_a_window() -> None:
                 ("X-RateLimit-Limit", "60"),
                 ("X-RateLimit-Remaining", remaining),
                 ("X-RateLimit-Reset", "30"),
+                *instance,
             ),
             ex.body,
         )
@@ -550,6 +551,18 @@ def test_the_limiter_counts_down_within_a_window() -> None:
     second.started = first.finished + 0.01
     assert found(watch, first) == {}
     assert found(watch, second) == {"rfq/limits/rate-limit-headers-responses-handled": "service"}
+
+    # The limiter is per instance (spec 1 "Limits"): answers naming the instance that served
+    # them count down per instance, each instance's window its own.
+    at_one, at_two = ("X-Rfqsim-Instance", "0"), ("X-Rfqsim-Instance", "1")
+    one = health_of_key("20", at_one)
+    two = health_of_key("30", at_two)
+    one_again = health_of_key("20", at_one)
+    two.started = one.finished + 0.01
+    one_again.started = two.finished + 0.01
+    assert found(watch, one) == {}
+    assert found(watch, two) == {}  # more left than at the other instance: its own window
+    assert found(watch, one_again) == {"rfq/limits/rate-limit-headers-responses-handled": "service"}
 
 
 def test_a_valid_signature_refused_as_invalid_breaks_rule_6() -> None:
