@@ -73,3 +73,29 @@ def test_a_body_the_schema_refuses_and_an_undocumented_status_are_found() -> Non
     assert "data/status" in wrong
     (undocumented,) = _found(503, {"error": {"code": "venue_unavailable"}})
     assert undocumented.startswith(f"{RULE}: HTTP 503 is not a documented answer")
+
+
+def _webhooks_document(*statuses: str) -> dict[str, Any]:
+    responses = {status: {"description": status} for status in statuses}
+    return {"openapi": "3.1.0", "paths": {"/v1/webhooks": {"post": {"responses": responses}}}}
+
+
+def test_an_answer_any_document_of_the_operation_gives_is_documented() -> None:
+    """/v1/webhooks is in spec 1's document and in spec 3's, which adds the Idempotency-Key's
+    409 for a key in flight: documented; a status neither gives is not."""
+    documents = Documents()
+    documents.load("/v2/openapi.json", _webhooks_document("201", "400"))
+    documents.load("/v1/openapi.json", _webhooks_document("201", "400", "409"))
+    operation = operation_of("POST", "/v1/webhooks")
+    assert operation is not None
+
+    def found(status: int) -> list[str]:
+        answer = {"error": {"code": "conflict"}}
+        inspection = Inspection(exchange("POST", "/v1/webhooks", status=status, body=answer))
+        documents.check(inspection, operation)
+        return [f.message for f in inspection.found]
+
+    assert found(409) == []
+    assert found(410) == [
+        "HTTP 410 is not a documented answer of POST /v1/webhooks (documented: 201, 400, 409)"
+    ]
