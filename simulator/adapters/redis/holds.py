@@ -11,6 +11,14 @@ Keys, under the engine's prefix plus `holds:`, per book (`<chain>|<maker>|<token
   nonce-of        hash: quote id -> its nonce's field
   hold            hash: quote id -> the whole hold as JSON (dumps read it)
   books           set: books with any hold
+  side            hash: quote id -> `<taker's sell token>|<owner>` (the caller whose RFQ holds it)
+  by:<book>|<sell token>|<owner>   sorted set: quote id -> until, one owner's holds on a side
+  owners:<book>|<sell token>       sorted set: owner -> the earliest until of its holds there
+
+The last three answer "the earliest end of a hold on this side by another caller" by looking
+at each owner's earliest hold, not at every hold (a no-quote asks it; under overload, with
+tens of thousands of holds live, walking them all made each answer cost the engine
+milliseconds).
 
 The check-and-hold is one script, so two instances' auctions never both spend one maker
 balance or nonce. What an instance reads back (the holds an RFQ's release ends, so its makers
@@ -39,9 +47,25 @@ _HOLD_JSON = TypeAdapter(MakerHold)
 _COMMON = (
     DECIMALS
     + """
+local function owner_first(p, side, owner)
+  local first = redis.call('ZRANGE', p .. 'by:' .. side .. '|' .. owner, 0, 0, 'WITHSCORES')
+  if #first == 0 then
+    redis.call('ZREM', p .. 'owners:' .. side, owner)
+  else
+    redis.call('ZADD', p .. 'owners:' .. side, first[2], owner)
+  end
+end
 local function forget(p, quote)
   local book = redis.call('HGET', p .. 'of', quote)
   if not book then return end
+  local held = redis.call('HGET', p .. 'side', quote)
+  if held then
+    local sells, owner = string.match(held, '^([^|]*)|(.*)$')
+    local side = book .. '|' .. sells
+    redis.call('ZREM', p .. 'by:' .. side .. '|' .. owner, quote)
+    owner_first(p, side, owner)
+    redis.call('HDEL', p .. 'side', quote)
+  end
   local amount = redis.call('HGET', p .. 'amount:' .. book, quote)
   redis.call('HDEL', p .. 'amount:' .. book, quote)
   redis.call('ZREM', p .. 'ends:' .. book, quote)
@@ -64,8 +88,12 @@ local function prune(p, book, now)
     forget(p, quote)
   end
 end
-local function put(p, quote, book, amount, field, ends_at, json)
+local function put(p, quote, book, amount, field, ends_at, json, sells, owner)
   forget(p, quote)
+  local side = book .. '|' .. sells
+  redis.call('HSET', p .. 'side', quote, sells .. '|' .. owner)
+  redis.call('ZADD', p .. 'by:' .. side .. '|' .. owner, ends_at, quote)
+  owner_first(p, side, owner)
   redis.call('HSET', p .. 'amount:' .. book, quote, amount)
   redis.call('ZADD', p .. 'ends:' .. book, ends_at, quote)
   redis.call('HSET', p .. 'total', book, add(redis.call('HGET', p .. 'total', book) or '0', amount))
@@ -78,7 +106,8 @@ end
 """
 )
 
-# ARGV: prefix, quote id, book, amount, nonce field, until, balance, allowance, now, hold JSON
+# ARGV: prefix, quote id, book, amount, nonce field, until, balance, allowance, now, hold JSON,
+# the taker's sell token, the owner
 # -> {'ok'} | {'nonce_used', '0'} | {'underfunded' or 'allowance', committed}
 _TRY_HOLD = (
     _COMMON
@@ -97,7 +126,7 @@ local committed = redis.call('HGET', p .. 'total', book) or '0'
 local needed = add(committed, amount)
 if less(ARGV[7], needed) then return {'underfunded', committed} end
 if less(ARGV[8], needed) then return {'allowance', committed} end
-put(p, quote, book, amount, field, ARGV[6], ARGV[10])
+put(p, quote, book, amount, field, ARGV[6], ARGV[10], ARGV[11], ARGV[12])
 return {'ok'}
 """
 )
@@ -112,45 +141,60 @@ return 0
 )
 
 # ARGV: prefix, until, then quote id and its hold's JSON (with the new until) per hold
-_SET_UNTIL = """
+_SET_UNTIL = (
+    _COMMON
+    + """
 local p = ARGV[1]
 for i = 3, #ARGV, 2 do
   local book = redis.call('HGET', p .. 'of', ARGV[i])
   if book then
     redis.call('ZADD', p .. 'ends:' .. book, 'XX', ARGV[2], ARGV[i])
     redis.call('HSET', p .. 'hold', ARGV[i], ARGV[i + 1])
+    local held = redis.call('HGET', p .. 'side', ARGV[i])
+    if held then
+      local sells, owner = string.match(held, '^([^|]*)|(.*)$')
+      local side = book .. '|' .. sells
+      redis.call('ZADD', p .. 'by:' .. side .. '|' .. owner, 'XX', ARGV[2], ARGV[i])
+      owner_first(p, side, owner)
+    end
   end
 end
 return 0
 """
+)
 
 # ARGV: prefix, chain id, the maker-given token, the taker's sell token, the owner to pass
 # over ('' for none), now, then the makers -> the earliest end of a live hold in that direction
-# by one of them of an RFQ the owner does not have, or false. Each maker's holds are walked in
-# the order they end, so the answer is usually the first one looked at.
+# by one of them of an RFQ the owner does not have, or false. Per maker, the owners on that side
+# are looked at in the order of their earliest hold, each one's first live hold read, until an
+# owner's earliest is no sooner than the best found: a few look-ups, however many holds live.
 _EARLIEST_END = """
 local p, chain, token, sells, other, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local best, best_text = nil, nil
 for i = 7, #ARGV do
-  local ends = p .. 'ends:' .. chain .. '|' .. ARGV[i] .. '|' .. token
-  local offset, found = 0, false
-  while not found do
+  local side = chain .. '|' .. ARGV[i] .. '|' .. token .. '|' .. sells
+  local offset = 0
+  while true do
+    -- owners by the earliest until of their holds (a hold past its end and not yet pruned
+    -- keeps its owner's score low: that owner's first live hold is looked up)
     local page = redis.call(
-      'ZRANGEBYSCORE', ends, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', offset, 32)
+      'ZRANGEBYSCORE', p .. 'owners:' .. side, '-inf', '+inf', 'WITHSCORES', 'LIMIT', offset, 16)
     if #page == 0 then break end
+    local done = false
     for j = 1, #page, 2 do
-      local json = redis.call('HGET', p .. 'hold', page[j])
-      if json then
-        local hold = cjson.decode(json)
-        if hold['sell_token'] == sells and (other == '' or hold['owner'] ~= other) then
-          local at = tonumber(page[j + 1])
-          if best == nil or at < best then best, best_text = at, page[j + 1] end
-          found = true
-          break
+      local owner, low = page[j], tonumber(page[j + 1])
+      if best ~= nil and low >= best then done = true break end
+      if other == '' or owner ~= other then
+        local first = redis.call('ZRANGEBYSCORE', p .. 'by:' .. side .. '|' .. owner,
+          '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+        if #first > 0 then
+          local at = tonumber(first[2])
+          if best == nil or at < best then best, best_text = at, first[2] end
         end
       end
     end
-    offset = offset + 32
+    if done then break end
+    offset = offset + 16
   end
 end
 if best == nil then return false end
@@ -191,12 +235,15 @@ _LOAD = (
     _COMMON
     + """
 local p = ARGV[1]
+for _, quote in ipairs(redis.call('HKEYS', p .. 'of')) do forget(p, quote) end
 for _, book in ipairs(redis.call('SMEMBERS', p .. 'books')) do
   redis.call('DEL', p .. 'amount:' .. book, p .. 'ends:' .. book)
 end
-redis.call('DEL', p .. 'total', p .. 'of', p .. 'nonce', p .. 'nonce-of', p .. 'hold', p .. 'books')
-for i = 2, #ARGV, 6 do
-  put(p, ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5])
+redis.call('DEL', p .. 'total', p .. 'of', p .. 'nonce', p .. 'nonce-of', p .. 'hold', p .. 'books',
+  p .. 'side')
+for i = 2, #ARGV, 8 do
+  put(p, ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5],
+    ARGV[i + 6], ARGV[i + 7])
 end
 return 0
 """
@@ -238,7 +285,16 @@ class SharedHolds:
         try:
             answer: Any = await self._writes.then(
                 self._try_hold,
-                [*args, repr(hold.until), str(balance), str(allowance), repr(now), _json(hold)],
+                [
+                    *args,
+                    repr(hold.until),
+                    str(balance),
+                    str(allowance),
+                    repr(now),
+                    _json(hold),
+                    hold.sell_token,
+                    hold.owner,
+                ],
             )
         except UNREACHABLE as exc:
             raise unreachable(exc) from exc
@@ -330,6 +386,6 @@ class SharedHolds:
         args: list[str | int | float] = [self._prefix]
         for hold in saved.holds.values():
             args += [hold.quote_id, _book(hold), str(hold.amount), _nonce(hold)]
-            args += [repr(hold.until), _json(hold)]
+            args += [repr(hold.until), _json(hold), hold.sell_token, hold.owner]
         self._load.run_now(args)
         SavedAttributes("local", self._local, InventorySaved).load(saved.model_dump(mode="json"))

@@ -200,6 +200,38 @@ async def test_the_earliest_end_of_another_caller_s_hold_in_one_direction(
     assert await reader.earliest_end(97, USDT, NGNS, both, "key:me") == now + 30
 
 
+async def test_the_earliest_end_passes_the_caller_s_many_holds_and_follows_changes(
+    ledgers: Holds,
+) -> None:
+    """However many of the caller's own holds end first, another caller's is found; an
+    owner whose first hold lapsed still counts with its next; an extension, a release and a
+    restored state move the answer as they move the holds."""
+    ledger, clock = ledgers.new(), ledgers.clock
+    now = clock.time()
+    for n in range(40):  # the caller's own, all ending before anyone else's
+        mine = hold(f"m{n}", 1, now + 1 + n / 10, rfq=f"mine-{n}", owner="key:me")
+        assert await ledger.try_hold(mine, 100, 100) is None
+    assert await ledger.try_hold(hold("x1", 1, now + 2, owner="key:x"), 100, 100) is None
+    assert await ledger.try_hold(hold("x2", 1, now + 50, owner="key:x"), 100, 100) is None
+    assert await ledger.try_hold(hold("y", 1, now + 40, owner="key:y"), 100, 100) is None
+    reader = ledgers.new() if ledgers.engines else ledger  # another instance, if shared
+    assert await reader.earliest_end(97, USDT, NGNS, {MAKER}, "key:me") == now + 2
+    await clock.advance(3)  # x's first lapsed (not pruned): its next one, after y's
+    assert await reader.earliest_end(97, USDT, NGNS, {MAKER}, "key:me") == now + 40
+    ledger.set_until("rfq-y", now + 60)  # y's quote extended past x's next
+    assert await reader.earliest_end(97, USDT, NGNS, {MAKER}, "key:me") == now + 50
+    ledger.release_rfq("rfq-x2")
+    assert await reader.earliest_end(97, USDT, NGNS, {MAKER}, "key:me") == now + 60
+    state = ledger.state("rfq.inventory")
+    saved = state.dump()
+    ledger.release_rfq("rfq-y")
+    assert await reader.earliest_end(97, USDT, NGNS, {MAKER}, "key:me") is None
+    state.load(saved)  # y's hold is back, and indexed again
+    assert await reader.earliest_end(97, USDT, NGNS, {MAKER}, "key:me") == now + 60
+    first_mine = await reader.earliest_end(97, USDT, NGNS, {MAKER}, "key:y")
+    assert first_mine == pytest.approx(now + 3.1)  # the caller's own that had not lapsed
+
+
 async def test_a_direction_is_reserved_since_its_oldest_live_hold(ledgers: Holds) -> None:
     """The rates feed's reserved side: since when any instance's live holds there exist."""
     ledger, clock = ledgers.new(), ledgers.clock
