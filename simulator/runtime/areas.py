@@ -29,6 +29,7 @@ from simulator.adapters.redis.proofs import SharedProofs
 from simulator.adapters.redis.slots import SharedSlots
 from simulator.adapters.rfq.chain_reads import ChainReads
 from simulator.adapters.rfq.indexer import IndexCatchUp
+from simulator.adapters.sim.venue_journal import JournalToFirstInstance
 from simulator.adapters.store.delivery_archive import SqliteDeliveryArchive
 from simulator.adapters.store.history_db import HistoryDb
 from simulator.adapters.store.journal_archive import SqliteJournalArchive
@@ -57,6 +58,7 @@ from simulator.api.http.appkeys import (
     WEBHOOKS,
 )
 from simulator.api.http.forwarding import FORWARDING
+from simulator.api.sim.journal import JOURNAL_PATH
 from simulator.api.webhooks.control import EVENTS_PATH
 from simulator.runtime.access import access_state, build_access
 from simulator.runtime.feed import build_feed, corridor_prices, feed_state
@@ -144,6 +146,15 @@ def _journal(w: Wiring) -> None:
         changes=app[CHANGES].mark,
         archive=archive,
     )
+    if app[SHARED_ENGINE] is not None:  # several instances: the first one's is the venue's
+        app[JOURNAL].relay = JournalToFirstInstance(
+            app[JOURNAL],
+            app[RANDOM].instance,
+            partial(_first_known, app),
+            partial(_first_instance, app),
+            partial(_venue_headers, app),
+            JOURNAL_PATH,
+        )
     # A reset or a restore forgets every request, in memory and in the history file (the
     # file's rows as the snapshot had them too); a restart on a state directory keeps them.
     w.forget.append(ForgetOnLoad("journal", app[JOURNAL].forget, kept_in_file=True))
@@ -189,6 +200,11 @@ def _rfq(w: Wiring) -> None:
 async def _first_instance(app: web.Application) -> InstanceEntry | None:
     forwarding = app[FORWARDING]  # built after the areas: read when an event is sent
     return None if forwarding is None else await forwarding.first()
+
+
+def _first_known(app: web.Application) -> int | None:
+    forwarding = app[FORWARDING]
+    return None if forwarding is None else forwarding.first_known()
 
 
 def _venue_headers(app: web.Application) -> dict[str, str]:

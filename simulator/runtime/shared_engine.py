@@ -14,7 +14,7 @@ from simulator.adapters.redis.configuration import SharedConfiguration
 from simulator.adapters.redis.engine import SharedEngine
 from simulator.adapters.redis.roster import SharedRoster
 from simulator.adapters.webhooks.venue_events import EventsToFirstInstance
-from simulator.api.http.appkeys import CLOCK, CONFIGURATION, INSTANCES
+from simulator.api.http.appkeys import CLOCK, CONFIGURATION, INSTANCES, JOURNAL
 from simulator.api.http.forwarding import FORWARDING
 from simulator.settings import Settings
 
@@ -56,5 +56,7 @@ async def shared_engine_context(app: web.Application) -> AsyncIterator[None]:
         await forwarding.aclose()
     if VENUE_EVENTS in app:
         await app[VENUE_EVENTS].aclose()
+    if JOURNAL in app and (relay := app[JOURNAL].relay) is not None:
+        await relay.aclose()
     app[CLOCK].remove_listener(offset.advanced)
     await engine.aclose()

@@ -22,11 +22,13 @@ from tests.unit.services.fake_provider import default_capabilities
 UNJOURNALED = {"simListRequests", "simClearRequests", "simListMakerMessages", "simStream"}
 UNJOURNALED |= {"simConsole", "simConsoleAsset"}
 # one instance of a venue to another: not a client's request
-UNJOURNALED |= {"simVenueEvents", "simVenueConfiguration"}
+UNJOURNALED |= {"simVenueEvents", "simVenueConfiguration", "simVenueJournal"}
+UNJOURNALED |= {"simVenueJournalFlush"}
 UNGATED = {"simListRequests", "simClearRequests", "simListMakerMessages", "makerStream"}
 UNGATED |= {"simReset", "simCreateSnapshot", "simListSnapshots", "simRestoreSnapshot"}
 UNGATED |= {"simDeleteSnapshot"}
 UNGATED |= {"simVenueConfiguration"}  # asked by an instance that may hold this one's gate
+UNGATED |= {"simVenueJournal", "simVenueJournalFlush"}  # the journal's, as its reads
 
 
 def test_the_journal_and_the_state_gate_leave_out_exactly_the_declared_operations() -> None:
@@ -56,7 +58,8 @@ def test_what_its_records_owner_serves_names_the_record_in_its_path() -> None:
 def test_a_venue_without_the_control_api_still_hands_events_between_instances() -> None:
     """--no-control-api takes /_sim away, not what one instance of a venue sends another."""
     kept = {op.operation_id for op in build_routes(control_api=False).operations}
-    assert {"simVenueEvents", "simVenueConfiguration"} <= kept
+    assert {"simVenueEvents", "simVenueConfiguration", "simVenueJournal"} <= kept
+    assert "simVenueJournalFlush" in kept
     assert not any(op.startswith("simList") for op in kept)
 
 

@@ -38,6 +38,7 @@ HOP_SECRET = "X-Rfqsim-Hop"  # the venue's hop secret: sent on by an instance of
 HOP_CLIENT = "X-Rfqsim-Client"  # the address the request came from
 SERVED_BY = "X-Rfqsim-Instance"  # on every answer of a venue of several: who served it
 HOP_REPEAT = "X-Rfqsim-Repeat"  # a venue-wide control, repeated: served, not repeated again
+SENT_TO = "rfqsim.sent_to"  # on a request sent on: the instance that served it
 # Hop-by-hop (RFC 9110 7.6.1) or recomputed: not copied either way.
 _NOT_COPIED = frozenset(
     {
@@ -79,6 +80,13 @@ class Forwarding:
         alive = await self._instances()
         return alive[min(alive)] if alive else None
 
+    def first_known(self) -> int | None:
+        """The venue's first instance alive as last read, None when that read is not fresh
+        (nothing is asked: for what must not wait)."""
+        if not self._alive or time.monotonic() - self._read_at > ROSTER_FRESH_S:
+            return None
+        return min(self._alive)
+
     def venue_headers(self) -> dict[str, str]:
         """What a call of one instance to another carries: the venue's hop secret."""
         return {HOP_SECRET: self._secret}
@@ -114,7 +122,7 @@ class Forwarding:
 
     async def send(
         self, request: web.Request, entry: InstanceEntry, *, repeat: bool = False
-    ) -> web.Response:
+    ) -> web.StreamResponse:
         """The request, sent to `entry` whole; its answer as given (503 venue_unavailable
         when that instance does not answer). The headers go as they came, byte for byte (a
         value that is not ASCII is the other instance's to judge); the body streams as it
@@ -138,10 +146,14 @@ class Forwarding:
         if repeat:
             headers[HOP_REPEAT] = "1"
         url = URL(entry.api_url + str(request.rel_url), encoded=True)
+        if not repeat:
+            request[SENT_TO] = entry.id
         try:
             async with self._client().request(
                 request.method, url, data=body, headers=headers, allow_redirects=False
             ) as answer:
+                if answer.content_type == "text/event-stream":
+                    return await _streamed(request, answer)
                 payload = await answer.read()
                 status, answered = answer.status, answer.headers
         except (aiohttp.ClientError, OSError) as exc:
@@ -206,6 +218,22 @@ class Forwarding:
             self._session = None
 
 
+async def _streamed(request: web.Request, answer: aiohttp.ClientResponse) -> web.StreamResponse:
+    """An event stream (the console's), passed on as it comes until either side ends it."""
+    response = web.StreamResponse(
+        status=answer.status,
+        headers=CIMultiDict(
+            (name, value)
+            for name, value in answer.headers.items()
+            if name.lower() not in _NOT_COPIED
+        ),
+    )
+    await response.prepare(request)
+    async for chunk in answer.content.iter_any():
+        await response.write(chunk)
+    return response
+
+
 # Where each request of a venue of several instances is served (None: one process)
 FORWARDING: web.AppKey[Forwarding | None] = web.AppKey("forwarding")
 
@@ -235,6 +263,12 @@ async def hop_middleware(request: web.Request, handler: Handler) -> web.StreamRe
         # original when the response is prepared.
         request.update(served)
     return response
+
+
+def journaled_elsewhere(request: web.Request) -> bool:
+    """Another instance of the venue serves the request (and journals it), or it is a
+    venue-wide control repeated here (journaled where it was served first)."""
+    return request.get(SENT_TO) is not None or repeated(request)
 
 
 def repeated(request: web.Request) -> bool:

@@ -15,6 +15,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from simulator.api.http.appkeys import JOURNAL
+from simulator.api.http.forwarding import journaled_elsewhere
 from simulator.api.http.middleware import request_id_of
 from simulator.api.http.own_requests import from_the_fleet
 from simulator.api.http.policy import journaled
@@ -62,6 +63,8 @@ async def journal_middleware(request: web.Request, handler: Handler) -> web.Stre
     started = time.perf_counter()
     response = await handler(request)
     latency_ms = (time.perf_counter() - started) * 1000
+    if journaled_elsewhere(request):
+        return response  # several instances: the one that served it journals it
     request_body, request_size = await _request_body(request)
     body = response.body if isinstance(response, web.Response) else None
     response_body = body if isinstance(body, bytes) and len(body) <= BODY_MAX_BYTES else None

@@ -1,5 +1,7 @@
 """/_sim/requests and /_sim/maker-messages: what callers sent and got, and what every maker
-exchanged on the stream (services/sim/journal.py)."""
+exchanged on the stream (services/sim/journal.py). Of several instances the journal is the
+first instance's, and the others send it what they served (adapters/sim/venue_journal.py):
+`/_venue/journal` takes it, `/_venue/journal/flush` asks an instance to send what it holds."""
 
 from __future__ import annotations
 
@@ -12,11 +14,12 @@ from rfqkit.redaction import redact
 from rfqkit.timestamps import isoformat_unix
 from simulator.api.http.appkeys import JOURNAL, MAKER_NAMES
 from simulator.api.http.cursors import decode_cursor, encode_cursor
+from simulator.api.http.forwarding import FORWARDING, sent_on
 from simulator.api.http.parsing import parse_query
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
 from simulator.api.sim import state_schemas as schemas
-from simulator.errors import Conflict, InternalError, InvalidRequest
+from simulator.errors import Conflict, InternalError, InvalidRequest, NotFound
 from simulator.services.sim.journal import RequestJournal
 from simulator.services.sim.journal_search import (
     FrameFilter,
@@ -26,6 +29,7 @@ from simulator.services.sim.journal_search import (
     body_view,
     headers_view,
 )
+from simulator.services.sim.journal_transfer import received
 
 
 def _journal(request: web.Request) -> RequestJournal:
@@ -76,9 +80,46 @@ def render_entry(entry: JournalEntry) -> schemas.JournalEntryView:
     return summary
 
 
+# Not under /_sim, which --no-control-api takes away: the journal is kept without it too.
+JOURNAL_PATH = "/_venue/journal"
+FLUSH_PATH = "/_venue/journal/flush"
+
+
+async def _gathered(request: web.Request, journal: RequestJournal) -> None:
+    """Of several instances: every request any of them answered so far is in the journal."""
+    if journal.relay is not None:
+        await journal.relay.flush()
+    forwarding = request.app[FORWARDING]
+    if forwarding is not None:
+        await forwarding.tell_others(FLUSH_PATH)
+
+
+def _venue_only(request: web.Request) -> RequestJournal:
+    """The journal, for a call of another instance of the venue (nobody else may make it)."""
+    journal = request.app.get(JOURNAL)
+    if journal is None or not sent_on(request):
+        raise NotFound("No such resource")
+    return journal
+
+
+async def take_entries(request: web.Request) -> web.Response:
+    journal = _venue_only(request)
+    for data in await request.json():
+        journal.record_here(**received(data))
+    return web.Response(status=204)
+
+
+async def flush_entries(request: web.Request) -> web.Response:
+    journal = _venue_only(request)
+    if journal.relay is not None:
+        await journal.relay.flush()
+    return web.Response(status=204)
+
+
 async def list_requests(request: web.Request) -> web.Response:
     query = parse_query(request, schemas.JournalQuery)
     journal = _journal(request)
+    await _gathered(request, journal)
     where = JournalFilter(
         path=query.path,
         method=query.method,
@@ -156,6 +197,21 @@ async def list_maker_messages(request: web.Request) -> web.Response:
 def add_routes(table: RouteTable) -> None:
     # Reading the journal adds no rows to it, and a reset or restore does not wait for it.
     add = table.adder("sim", ("sim-journal",), journaled=False, gated=False)
+    for path, handler, op_id, summary in (
+        (JOURNAL_PATH, take_entries, "simVenueJournal", "Requests another instance served"),
+        (FLUSH_PATH, flush_entries, "simVenueJournalFlush", "Send the journal what is held"),
+    ):
+        add(
+            "POST",
+            path,
+            handler,
+            op_id,
+            summary,
+            responses={204: None},
+            errors=(NotFound, InternalError),
+            documented=False,
+            placement="here",
+        )
     add(
         "GET",
         "/_sim/requests",

@@ -261,6 +261,8 @@ def add_routes(table: RouteTable) -> None:
             responses={200: None},
             errors=(InvalidRequest, RateLimited, InternalError),
             journaled=False,  # the console's live stream: reading adds no rows
-            placement="here",
+            # where the venue's journal and lists are (several instances: passed on as it
+            # comes, api/http/forwarding.py)
+            placement="primary",
         )
     )

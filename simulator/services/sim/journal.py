@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 from simulator.services.sim.journal_search import (
     BODY_MAX_BYTES,
@@ -39,11 +39,28 @@ __all__ = [
     "FrameFilter",
     "JournalEntry",
     "JournalFilter",
+    "JournalRelay",
     "RequestJournal",
     "StreamEntry",
     "body_view",
     "headers_view",
 ]
+
+
+class JournalRelay(Protocol):
+    """Hands finished requests to the journal of the venue's first instance (several
+    instances: adapters/sim/venue_journal.py)."""
+
+    def relay(self, fields: dict[str, Any]) -> None:
+        """One finished request (RequestJournal.record's fields); never raises."""
+        ...
+
+    async def flush(self) -> None:
+        """Every request relayed so far is in the first instance's journal."""
+        ...
+
+    async def aclose(self) -> None: ...
+
 
 # Entries handed to the archive at once: one queued write per this many, not one per request
 # (docs/performance.md "Hold a day, issue 33").
@@ -69,6 +86,9 @@ class RequestJournal:
         self.archive = archive
         self._unsaved: list[JournalEntry] = []  # recorded, not yet handed to the archive
         self._unsaved_frames: list[StreamEntry] = []
+        # Several instances: where each finished request goes instead, to be recorded in the
+        # venue's one journal, its first instance's (adapters/sim/venue_journal.py).
+        self.relay: JournalRelay | None = None
 
     def now(self) -> float:
         return self._time()
@@ -84,6 +104,13 @@ class RequestJournal:
 
     def record(self, **fields: Any) -> None:
         """One finished request (fields of JournalEntry but `seq`)."""
+        if self.relay is not None:
+            self.relay.relay(fields)
+        else:
+            self.record_here(**fields)
+
+    def record_here(self, **fields: Any) -> None:
+        """One finished request, in this instance's journal."""
         seq = self._next()
         entry = JournalEntry(seq=seq, **fields)
         self._entries.append(entry)

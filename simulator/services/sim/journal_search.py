@@ -187,7 +187,7 @@ def headers_view(headers: Headers | None) -> list[tuple[str, str]]:
     return [(name, value) for (name, _), value in zip(kept, values, strict=True)]
 
 
-def _without_credentials(headers: Headers | None) -> list[tuple[str, str]] | None:
+def without_credentials(headers: Headers | None) -> list[tuple[str, str]] | None:
     if headers is None:
         return None
     pairs = headers.items() if isinstance(headers, Mapping) else headers
@@ -199,8 +199,8 @@ def sendable(entry: JournalEntry) -> JournalEntry:
     list (they are the server's own objects until then) without the credential headers."""
     return replace(
         entry,
-        request_headers=_without_credentials(entry.request_headers),
-        response_headers=_without_credentials(entry.response_headers),
+        request_headers=without_credentials(entry.request_headers),
+        response_headers=without_credentials(entry.response_headers),
     )
 
 

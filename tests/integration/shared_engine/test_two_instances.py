@@ -4,6 +4,7 @@ across them, driven at both at once with real parallel requests."""
 from __future__ import annotations
 
 import json
+import secrets
 import time
 import urllib.error
 import urllib.parse
@@ -394,6 +395,32 @@ def test_a_reset_or_restore_at_either_instance_reaches_the_records_of_both(
     assert one.call("GET", "/_sim/snapshots")["snapshots"] == []
     priced_at(two)  # the first's makers, restarted by the reset, linked to the second again
     made_at(two)
+
+
+def test_the_venue_journal_has_what_either_instance_served(instances: list[RfqSim]) -> None:
+    """One journal for the venue, the first instance's: a request the second served is listed
+    at either (its answer names the instance) and sent live on the console's stream opened
+    through the second; a request sent on is listed once."""
+    one, two = instances
+    marker = f"probe={secrets.token_hex(6)}"
+    stream = urllib.request.urlopen(f"{two.base_url}/_sim/stream?topics=requests", timeout=30)
+    try:
+        assert stream.headers["Content-Type"].startswith("text/event-stream")
+        assert status_with(two, "", f"/v2/health?{marker}") == 200
+        while marker not in stream.readline().decode():  # bounded by the socket's timeout
+            pass
+    finally:
+        stream.close()
+    for sim in (one, two):
+        listed = sim.call("GET", "/_sim/requests", query={"path": "/v2/health"})["requests"]
+        (entry,) = [e for e in listed if marker in e["query"]]
+        assert ["X-Rfqsim-Instance", "1"] in entry["response"]["headers"], entry
+    status, made = firm_request(two, 1)
+    assert status == 200, made
+    rfq_id = made["data"]["rfqId"]
+    assert status_with(one, one.demo_keys["taker-test"], f"/v2/rfq/{rfq_id}") == 200
+    listed = one.call("GET", "/_sim/requests", query={"path": f"/v2/rfq/{rfq_id}"})["requests"]
+    assert len(listed) == 1, listed  # served by the second, received by the first
 
 
 def test_an_advance_at_one_instance_moves_the_clock_of_both(instances: list[RfqSim]) -> None:
