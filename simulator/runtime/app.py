@@ -56,6 +56,7 @@ from simulator.api.http.configuration import configuration_middleware
 from simulator.api.http.forwarding import (
     FORWARDING,
     Forwarding,
+    add_served_by,
     forwarding_middleware,
     hop_middleware,
 )
@@ -338,6 +339,7 @@ def _routes(app: web.Application) -> None:
     app[V1_BOOK_BYTES] = {}
     routes.register(app.router)
     app.on_response_prepare.append(add_request_id_header)
+    app.on_response_prepare.append(add_served_by)
     app.on_response_prepare.append(add_server_timing)
     app.on_response_prepare.append(add_rate_limit_headers)
     app.on_response_prepare.append(feed.add_cors_headers)

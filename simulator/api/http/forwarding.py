@@ -285,7 +285,7 @@ def sent_on(request: web.Request) -> bool:
 async def forwarding_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """After the access middleware (the instance the client reached identified, limited and
     counted it, as one instance of a real deployment does): a request another instance serves
-    is sent there; what this one serves says so (`X-Rfqsim-Instance`)."""
+    is sent there (what this one serves says so: `add_served_by`)."""
     forwarding = request.app.get(FORWARDING)
     if forwarding is None:
         return await handler(request)  # one process
@@ -295,21 +295,22 @@ async def forwarding_middleware(request: web.Request, handler: Handler) -> web.S
         response = await handler(request)
         if hop == "venue" and request.headers.get(HOP_REPEAT) is None:
             await _repeated(forwarding, operation, request, response)
-        return _served_here(forwarding, response)
+        return response
     if operation is not None and operation.placement != "here":
         serving = await forwarding.serving(operation, request)
         if serving is not None:
             return await forwarding.send(request, serving)
     response = await handler(request)
     await _repeated(forwarding, operation, request, response)
-    return _served_here(forwarding, response)
-
-
-def _served_here(forwarding: Forwarding, response: web.StreamResponse) -> web.StreamResponse:
-    """Which instance served it (a WebSocket's handshake has gone: nothing to add)."""
-    if not response.prepared:
-        response.headers[SERVED_BY] = str(forwarding.here)
     return response
+
+
+async def add_served_by(request: web.Request, response: web.StreamResponse) -> None:
+    """on_response_prepare: which instance served the answer (one sent on keeps the serving
+    instance's), streams and WebSocket handshakes included."""
+    forwarding = request.app.get(FORWARDING)
+    if forwarding is not None:
+        response.headers.setdefault(SERVED_BY, str(forwarding.here))
 
 
 async def _repeated(

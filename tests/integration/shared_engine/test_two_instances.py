@@ -406,6 +406,7 @@ def test_the_venue_journal_has_what_either_instance_served(instances: list[RfqSi
     stream = urllib.request.urlopen(f"{two.base_url}/_sim/stream?topics=requests", timeout=30)
     try:
         assert stream.headers["Content-Type"].startswith("text/event-stream")
+        assert stream.headers["X-Rfqsim-Instance"] == "0"  # served by the first
         assert status_with(two, "", f"/v2/health?{marker}") == 200
         while marker not in stream.readline().decode():  # bounded by the socket's timeout
             pass
