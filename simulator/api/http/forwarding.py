@@ -16,7 +16,7 @@ import asyncio
 import hmac
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 
 import aiohttp
 from aiohttp import web
@@ -71,9 +71,9 @@ class Forwarding:
         self._read_at = -ROSTER_FRESH_S
         self._session: aiohttp.ClientSession | None = None
 
-    async def others(self) -> list[InstanceEntry]:
-        """The venue's other instances alive."""
-        return [e for i, e in (await self._instances()).items() if i != self.here]
+    async def others(self, *, fresh: bool = False) -> list[InstanceEntry]:
+        """The venue's other instances alive (`fresh`: read now, not as last read)."""
+        return [e for i, e in (await self._instances(fresh=fresh)).items() if i != self.here]
 
     async def first(self) -> InstanceEntry | None:
         """The venue's first instance alive (what only it holds is served there)."""
@@ -160,20 +160,14 @@ class Forwarding:
             raise VenueUnavailable(
                 "Quotes are briefly not served; retry (an instance of the venue did not answer)"
             ) from exc
-        response = web.Response(
-            status=status,
-            body=payload,
-            headers=CIMultiDict(
-                (name, value) for name, value in answered.items() if name.lower() not in _NOT_COPIED
-            ),
-        )
+        response = web.Response(status=status, body=payload, headers=_copied(answered))
         request[REQUEST_ID] = answered.get("X-Request-Id") or request_id_of(request)
         return response
 
     async def repeat_elsewhere(self, request: web.Request) -> None:
         """A venue-wide control answered here: the same request at every other instance
         (one that fails is logged; this instance's answer stands)."""
-        others = [e for i, e in (await self._instances(fresh=True)).items() if i != self.here]
+        others = await self.others(fresh=True)
         outcomes = await asyncio.gather(
             *(self.send(request, entry, repeat=True) for entry in others), return_exceptions=True
         )
@@ -191,7 +185,7 @@ class Forwarding:
     async def tell_others(self, path: str) -> None:
         """`POST path` (no body) at every other instance alive, with the hop secret, answered
         by all (one that fails is logged: it reads the change from the engine's channel)."""
-        others = [e for i, e in (await self._instances(fresh=True)).items() if i != self.here]
+        others = await self.others(fresh=True)
 
         async def tell(entry: InstanceEntry) -> int:
             async with self._client().post(
@@ -218,16 +212,16 @@ class Forwarding:
             self._session = None
 
 
+def _copied(answered: Mapping[str, str]) -> CIMultiDict[str]:
+    """An answer's headers as passed on (hop-by-hop and recomputed ones left out)."""
+    return CIMultiDict(
+        (name, value) for name, value in answered.items() if name.lower() not in _NOT_COPIED
+    )
+
+
 async def _streamed(request: web.Request, answer: aiohttp.ClientResponse) -> web.StreamResponse:
     """An event stream (the console's), passed on as it comes until either side ends it."""
-    response = web.StreamResponse(
-        status=answer.status,
-        headers=CIMultiDict(
-            (name, value)
-            for name, value in answer.headers.items()
-            if name.lower() not in _NOT_COPIED
-        ),
-    )
+    response = web.StreamResponse(status=answer.status, headers=_copied(answer.headers))
     await response.prepare(request)
     async for chunk in answer.content.iter_any():
         await response.write(chunk)
