@@ -299,7 +299,11 @@ def _state(app: web.Application, wiring: Wiring) -> None:
         None
         if engine is None
         else Forwarding(
-            number, app[INSTANCES], app[RFQ].deps.owners, engine.shared_secret("hop-secret")
+            number,
+            app[INSTANCES],
+            app[RFQ].deps.owners,
+            engine.shared_secret("hop-secret"),
+            app[RFQ].service.adopt,
         )
     )
     # The history file as a whole: snapshots and reset copy it with the engine's backup.

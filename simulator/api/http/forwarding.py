@@ -16,7 +16,7 @@ import asyncio
 import hmac
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
 import aiohttp
 from aiohttp import web
@@ -61,12 +61,19 @@ TELL_TIMEOUT = aiohttp.ClientTimeout(total=5.0)  # an instance asked to read a c
 
 class Forwarding:
     def __init__(
-        self, here: int, roster: InstanceRoster, owners: RecordOwners, secret: str
+        self,
+        here: int,
+        roster: InstanceRoster,
+        owners: RecordOwners,
+        secret: str,
+        take_over: Callable[[str, int], Awaitable[bool]],
     ) -> None:
         self.here = here
         self._roster = roster
         self._owners = owners
         self._secret = secret
+        # A record whose instance is gone, taken over here (True) from its last copy
+        self._take_over = take_over
         self._alive: dict[int, InstanceEntry] = {}
         self._read_at = -ROSTER_FRESH_S
         self._session: aiohttp.ClientSession | None = None
@@ -108,15 +115,21 @@ class Forwarding:
             self._read_at = time.monotonic()
         return self._alive
 
-    async def serving(self, operation: Operation, request: web.Request) -> InstanceEntry | None:
-        """The instance that serves the request, None for this one."""
-        alive = await self._instances()
+    async def serving(
+        self, operation: Operation, request: web.Request, *, fresh: bool = False
+    ) -> InstanceEntry | None:
+        """The instance that serves the request, None for this one (`fresh`: the instances
+        alive read now, not as last read)."""
+        alive = await self._instances(fresh=fresh)
         owner = None
         if operation.placement == "owner":
             assert operation.record_param is not None, operation.operation_id
-            owner = await self._owners.owner(request.match_info[operation.record_param])
+            record_id = request.match_info[operation.record_param]
+            owner = await self._owners.owner(record_id)
             if owner is not None and owner != self.here and owner not in alive:
                 alive = await self._instances(fresh=True)  # one that just joined
+                if owner not in alive and await self._take_over(record_id, owner):
+                    return None  # its instance is gone: the record is this one's now
         chosen = serving_instance(operation.placement, self.here, sorted(alive), owner)
         return None if chosen == self.here else alive[chosen]
 
@@ -293,7 +306,16 @@ async def forwarding_middleware(request: web.Request, handler: Handler) -> web.S
     if operation is not None and operation.placement != "here":
         serving = await forwarding.serving(operation, request)
         if serving is not None:
-            return await forwarding.send(request, serving)
+            try:
+                return await forwarding.send(request, serving)
+            except VenueUnavailable:
+                if request.body_exists:
+                    raise  # its body went (or began to go) to the instance that failed
+            # That instance did not answer: it may be gone from the venue since the instances
+            # alive were last read (a record it held is then taken over here).
+            serving = await forwarding.serving(operation, request, fresh=True)
+            if serving is not None:
+                return await forwarding.send(request, serving)
     response = await handler(request)
     await _repeated(forwarding, operation, request, response)
     return response

@@ -11,3 +11,13 @@ from simulator.services.shared.state import StateSchema
 class ArchivedRfq(StateSchema):
     record: StoredRfq
     fills: dict[bytes, Fill]
+
+
+def copy_of(record: StoredRfq, fills: dict[bytes, Fill]) -> bytes:
+    """The record and its fills as one instance of a venue keeps them for another to take over
+    (services/shared/owners.py `keep`); `taken_over` reads it back."""
+    return ArchivedRfq.model_construct(record=record, fills=fills).model_dump_json().encode()
+
+
+def taken_over(copy: bytes) -> ArchivedRfq:
+    return ArchivedRfq.model_validate_json(copy)

@@ -5,7 +5,7 @@ implement them; store.py holds the in-memory store; unit tests implement them wi
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -96,6 +96,14 @@ class RfqStore(Protocol):
 
     def by_order_hash(self, order_hash: bytes) -> StoredRfq | None:
         """The RFQ whose quote holds the order (None: a v1 order, or none of ours)."""
+        ...
+
+    def adopt(self, archived: ArchivedRfq) -> StoredRfq:
+        """A record another instance of the venue held, taken over: kept and swept here."""
+        ...
+
+    def copy(self, record: StoredRfq) -> Callable[[], bytes]:
+        """The record and its fills as kept for another instance (made only when called)."""
         ...
 
     def evict_at_rest(self, before: float) -> int:

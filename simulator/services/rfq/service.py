@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
+from collections.abc import Awaitable
 from dataclasses import dataclass
 
 from rfqkit.maker_protocol import Released, ReleaseReason
@@ -14,6 +16,7 @@ from simulator.randomness import RandomSource, secret_token
 from simulator.services.access.callers import Caller
 from simulator.services.access.proofs import TakerProof
 from simulator.services.rfq.answers import PreviewAnswer, RequestOutcome, ReservedElsewhere
+from simulator.services.rfq.archived import taken_over
 from simulator.services.rfq.auction import Auction
 from simulator.services.rfq.deps import RfqDeps
 from simulator.services.rfq.model import QuoteState, StoredRfq
@@ -23,6 +26,8 @@ from simulator.services.rfq.trades import TradeRequest, TradeSpec, validate_trad
 from simulator.services.rfq.transactions import for_quote
 from simulator.services.shared.amounts import rate_ray
 from simulator.services.shared.venue import ChainVenue
+
+log = logging.getLogger("rfqsim.rfq")
 
 
 @dataclass(frozen=True)
@@ -166,6 +171,7 @@ class RfqService:
                 record.reserved_until = reservation.reserved_until
                 self._release_everything(rfq_id)
                 history.responded(rfq_id, "no_quote", outcome.reason, since(started), None)
+                await self._keep(record)
                 return RequestOutcome(
                     record,
                     claim_token,
@@ -208,6 +214,7 @@ class RfqService:
             deps.inventory_extend(rfq_id, quote.expires_at)
             history.amounts(rfq_id, record.sell_amount, record.buy_amount)
             history.responded(rfq_id, "quoted", None, since(started), quote.expires_at)
+            await self._keep(record)
             return RequestOutcome(
                 record,
                 claim_token,
@@ -223,6 +230,20 @@ class RfqService:
                 code = failed.code if isinstance(failed, ServiceError) else type(failed).__name__
                 history.responded(rfq_id, "error", code, since(started), None)
             raise
+
+    def _keep(self, record: StoredRfq) -> Awaitable[None]:
+        """A copy of the record as it is now, for the instance that would take it over."""
+        return self._deps.owners.keep(record.rfq_id, self._store.copy(record))
+
+    async def adopt(self, rfq_id: str, holder: int) -> bool:
+        """Several instances: the RFQ `holder` (gone) held is this instance's from now, from
+        its last copy; False when another instance took it over first, or none was kept."""
+        copy = await self._deps.owners.take_over(rfq_id, holder)
+        if copy is None:
+            return False
+        self._store.adopt(taken_over(copy))
+        log.info("RFQ %s taken over from instance %d", rfq_id, holder)
+        return True
 
     def _release_everything(self, rfq_id: str) -> None:
         self._deps.slots.release(rfq_id)
@@ -277,6 +298,7 @@ class RfqService:
             )
         record.cancelled = True
         self._history.step(record.rfq_id, "cancelled")
+        await self._keep(record)
         # The makers' reservation is dropped; the slot stays held until latestOrderDeadline and
         # the signed orders are not revoked.
         await self._release_makers(record.rfq_id, "cancelled")
@@ -300,6 +322,7 @@ class RfqService:
         record.submitted_at = self._clock.time()
         record.status = "submitted"
         self._store.track_submitted(record)
+        self._keep(record)  # sent at once (submit does not wait)
         self._history.step(record.rfq_id, "submitted", tx_hash)
         self._history.status(record.rfq_id, "submitted", "the taker reported its transaction")
 

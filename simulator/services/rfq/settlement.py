@@ -121,6 +121,7 @@ class Settlement:
         record.settled_fee = sum(f.fee_amount for f in fills)
         self._deps.history.amounts(record.rfq_id, record.sell_amount, record.buy_amount)
         self._deps.history.status(record.rfq_id, "filled", cause)
+        self._keep(record)
         # A fill frees the outstanding slot, the taker's reservation and the makers' holds.
         self._deps.slots.release(record.rfq_id)
         self._deps.funds.release(record.rfq_id)
@@ -148,6 +149,7 @@ class Settlement:
         record.status = "expired"
         record.provisional_since = now
         self._deps.history.status(record.rfq_id, "expired", cause)
+        self._keep(record)
         self._deps.inventory.release_rfq(record.rfq_id)
         # Published before the makers are told (awaits): a fill reconciled meanwhile
         # then follows as the late rfq.filled, after the rfq.expired it corrects.
@@ -177,8 +179,13 @@ class Settlement:
         record.fail_reason = reason
         self._deps.history.status(record.rfq_id, "failed", f"gave up on the transaction: {reason}")
         record.provisional_since = now
+        self._keep(record)
         self._deps.inventory.release_rfq(record.rfq_id)
         self._events.publish("rfq.failed", record, now)
+
+    def _keep(self, record: StoredRfq) -> None:
+        """Several instances: the record's copy follows it (sent at once, not awaited)."""
+        self._deps.owners.keep(record.rfq_id, self._store.copy(record))
 
     def evict(self) -> int:
         """Forget the records nothing can change any more: at rest for longer than the

@@ -18,9 +18,10 @@ taker-funds reservation keeps its own lock (funds.py)."""
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from simulator.services.rfq.archived import ArchivedRfq
+from simulator.services.rfq.archived import ArchivedRfq, copy_of
 from simulator.services.rfq.model import StoredRfq
 from simulator.services.rfq.ports import RfqArchive
 from simulator.services.shared.fills import Fill
@@ -65,16 +66,35 @@ class TieredRfqStore:
         archived = self.archive.get(rfq_id)
         if archived is None:
             return None
+        self._recalled[rfq_id] = None
+        return self._take(archived)
+
+    def _take(self, archived: ArchivedRfq) -> StoredRfq:
+        """A record from elsewhere (the archive, another instance) into memory, indexed."""
         record = archived.record
+        rfq_id = record.rfq_id
         self.records[rfq_id] = record
         if archived.fills:
             self.fills[rfq_id] = dict(archived.fills)
         if record.quote is not None:
             for order in record.quote.orders:
                 self.by_order[order.order_hash] = rfq_id
-        self._recalled[rfq_id] = None
         heapq.heappush(self._resting, (record.at_rest_since() or record.created_at, rfq_id))
         return record
+
+    def adopt(self, archived: ArchivedRfq) -> StoredRfq:
+        """A record another instance of the venue held, taken over: kept and swept here as
+        one made here."""
+        record = self._take(archived)
+        if record.quote is not None and record.status == "quoted":
+            heapq.heappush(self._expiring, (record.quote.expires_at, record.rfq_id))
+        elif record.quote is not None and record.status == "submitted":
+            heapq.heappush(self._deadlines, (record.quote.order_deadline, record.rfq_id))
+        return record
+
+    def copy(self, record: StoredRfq) -> Callable[[], bytes]:
+        """The record and its fills as kept for another instance (made only when asked)."""
+        return lambda: copy_of(record, self.fills.get(record.rfq_id, {}))
 
     def discard(self, rfq_id: str) -> None:
         self.records.pop(rfq_id, None)

@@ -1,12 +1,14 @@
 """Which instance holds a record (docs/scaling.md "One venue behind one address"): the instance
 that creates an RFQ keeps its record and says so (`claim`, confirmed before the record is named
 in an answer); a request for it that lands at another instance asks `owner` and is served where
-the record is. One process holds everything it made (`SoleOwner`); several instances share the
+the record is. The holder also keeps a copy of the record at each change (`keep`), so if it
+dies the instance a request for the record reaches takes it over (`take_over`). One process
+holds everything it made (`SoleOwner`); several instances share the
 answer through the engine (adapters/redis/owners.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any, Protocol
 
 
@@ -19,6 +21,17 @@ class RecordOwners(Protocol):
     async def owner(self, record_id: str) -> int | None:
         """The instance that holds `record_id`, or None when no instance claimed it (it does
         not exist, or was forgotten)."""
+        ...
+
+    def keep(self, record_id: str, copy: Callable[[], bytes]) -> Awaitable[None]:
+        """Keep `copy()` of the record as it is now, for the instance that takes it over if
+        this one dies (not called where there is nobody to take over): sent at once,
+        confirmed when awaited."""
+        ...
+
+    async def take_over(self, record_id: str, holder: int) -> bytes | None:
+        """The record's last copy, this instance its holder from now, if `holder` (gone)
+        still held it; None otherwise (another instance took it over first, or no copy)."""
         ...
 
 
@@ -36,4 +49,10 @@ class SoleOwner:
         return _Confirmed()
 
     async def owner(self, record_id: str) -> int | None:
+        return None
+
+    def keep(self, record_id: str, copy: Callable[[], bytes]) -> Awaitable[None]:
+        return _Confirmed()
+
+    async def take_over(self, record_id: str, holder: int) -> bytes | None:
         return None

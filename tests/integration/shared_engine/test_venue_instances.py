@@ -4,6 +4,7 @@ instance; the answers say which served it (`X-Rfqsim-Instance`)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -12,6 +13,7 @@ import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,12 +34,22 @@ def venue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 def ask(url: str, method: str = "GET", headers: dict[str, str] | None = None) -> tuple[int, str]:
     """The status and the instance that served it."""
+    status, served_by, _ = answer_of(url, method, headers)
+    return status, served_by
+
+
+def answer_of(
+    url: str, method: str = "GET", headers: dict[str, str] | None = None
+) -> tuple[int, str, Any]:
+    """The status, the instance that served it and the JSON body."""
     request = urllib.request.Request(url, method=method, headers=headers or {})
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
-            return int(response.status), str(response.headers["X-Rfqsim-Instance"])
+            body = json.loads(response.read())
+            return int(response.status), str(response.headers["X-Rfqsim-Instance"]), body
     except urllib.error.HTTPError as answered:
-        return int(answered.code), str(answered.headers["X-Rfqsim-Instance"])
+        body = json.loads(answered.read())
+        return int(answered.code), str(answered.headers["X-Rfqsim-Instance"]), body
 
 
 def test_the_ready_file_names_the_venue_and_both_instances(venue: Served) -> None:
@@ -113,12 +125,20 @@ def _alive(pid: int) -> bool:
 
 def test_killing_the_other_instance_leaves_the_first_answering(tmp_path: Path) -> None:
     """SIGKILL to the second instance while firm requests run: the address keeps answering
-    (every new connection reaches the first), and the venue lists one instance once the dead
-    one's lease ends."""
+    (every new connection reaches the first), the venue lists one instance once the dead
+    one's lease ends, and an RFQ the dead one held is read and cancelled through the address,
+    the first taking it over from its last copy."""
     require_redis_server()
     with serve(tmp_path, "--instances", "2") as served:
         sim = RfqSim(served.api_url, served.info)
         other = served.info["instances"][1]["pid"]
+        second = RfqSim(served.info["instances"][1]["api_url"], served.info)
+        status, made = firm_request(second, 2)  # at the second, by its own port
+        assert (status, made["data"]["status"]) == (200, "quoted"), made
+        rfq = f"{served.api_url}/v2/rfq/{made['data']['rfqId']}"
+        key = _key(sim.demo_keys["taker-test"])
+        status, served_by, held = answer_of(rfq, headers=key)
+        assert (status, served_by) == (200, "1"), held
 
         def attempt(taker: int) -> object:
             try:
@@ -134,6 +154,13 @@ def test_killing_the_other_instance_leaves_the_first_answering(tmp_path: Path) -
         while len(sim.call("GET", "/_sim/info")["instances"]) != 1:
             assert time.monotonic() < deadline, "the dead instance is still listed"
             time.sleep(0.2)
+        assert answer_of(rfq, headers=key) == (200, "0", held)  # taken over, as it was
+        cancelled = answer_of(f"{rfq}/cancel", "POST", key)
+        assert cancelled == (
+            200,
+            "0",
+            {"data": {"rfqId": held["data"]["rfqId"], "status": "released"}},
+        )
         for taker in range(3):  # another key: the first one's slots may be in use
             status, body = firm_request(sim, taker, chain=56, key="taker-live")
             assert status == 200, body
