@@ -149,7 +149,6 @@ class Settlement:
         record.status = "expired"
         record.provisional_since = now
         self._deps.history.status(record.rfq_id, "expired", cause)
-        self._keep(record)
         self._deps.inventory.release_rfq(record.rfq_id)
         # Published before the makers are told (awaits): a fill reconciled meanwhile
         # then follows as the late rfq.filled, after the rfq.expired it corrects.
@@ -179,12 +178,13 @@ class Settlement:
         record.fail_reason = reason
         self._deps.history.status(record.rfq_id, "failed", f"gave up on the transaction: {reason}")
         record.provisional_since = now
-        self._keep(record)
         self._deps.inventory.release_rfq(record.rfq_id)
         self._events.publish("rfq.failed", record, now)
 
     def _keep(self, record: StoredRfq) -> None:
-        """Several instances: the record's copy follows it (sent at once, not awaited)."""
+        """Several instances: the record's copy follows a fill (sent at once, not awaited). An
+        expiry or a failure is not copied: the instance that takes the record over comes to
+        the same one by its own sweep (its event may then be delivered twice: at least once)."""
         self._deps.owners.keep(record.rfq_id, self._store.copy(record))
 
     def evict(self) -> int:
