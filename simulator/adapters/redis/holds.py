@@ -336,11 +336,7 @@ class SharedHolds:
             sell_token.lower(),
             repr(self._clock.time()),
         ]
-        try:
-            found: Any = await self._writes.then(self._reserved_since, args)
-        except UNREACHABLE as exc:
-            raise unreachable(exc) from exc
-        return float(found) if found else None
+        return await self._moment(self._reserved_since, args)
 
     async def earliest_end(
         self,
@@ -361,8 +357,12 @@ class SharedHolds:
             repr(self._clock.time()),
             *sorted(makers),
         ]
+        return await self._moment(self._earliest_end, args)
+
+    async def _moment(self, script: Any, args: list[str]) -> float | None:
+        """A read script's answer: a moment (simulator time), or none."""
         try:
-            found: Any = await self._writes.then(self._earliest_end, args)
+            found: Any = await self._writes.then(script, args)
         except UNREACHABLE as exc:
             raise unreachable(exc) from exc
         return float(found) if found else None
