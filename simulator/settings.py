@@ -294,6 +294,9 @@ class SharedSettings(StrictModel):
     redis_url: str | None = Field(default=None, pattern=r"^(redis|rediss|unix)://")
     # Every key rfqsim writes there starts with this (several venues may share one server).
     key_prefix: str = Field(default="rfqsim:", min_length=1, max_length=64)
+    # A record's copy at rest (docs/decisions.md SC19) stays on the engine this long; a live
+    # one until it comes to rest. Past it, an RFQ of an instance gone is not found.
+    copy_at_rest_s: float = Field(default=3600, gt=0)
 
 
 class JournalSettings(StrictModel):

@@ -110,9 +110,7 @@ from simulator.runtime.makers import (
 )
 from simulator.runtime.provider import provider_context
 from simulator.runtime.ramp_background import ramp_background_context
-from simulator.runtime.rfq import (
-    background_context,
-)
+from simulator.runtime.rfq import TAKE_OVER, background_context
 from simulator.runtime.scenario import AppScenarioTargets, build_scenarios, scenario_context
 from simulator.runtime.shared_engine import SHARED_ENGINE, shared_engine, shared_engine_context
 from simulator.runtime.state import build_state_control, shared_state
@@ -303,7 +301,7 @@ def _state(app: web.Application, wiring: Wiring) -> None:
             app[INSTANCES],
             app[RFQ].deps.owners,
             engine.shared_secret("hop-secret"),
-            app[RFQ].service.adopt,
+            app[TAKE_OVER].record,
         )
     )
     # The history file as a whole: snapshots and reset copy it with the engine's backup.

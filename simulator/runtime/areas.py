@@ -66,7 +66,13 @@ from simulator.runtime.limit_orders import book_state, build_book
 from simulator.runtime.makers import FLEET, simulated_fleet
 from simulator.runtime.provider import PROVIDER, ProviderHolder
 from simulator.runtime.ramp import build_ramp, ramp_state
-from simulator.runtime.rfq import FILL_INDEXERS, build_maker_sessions, build_rfq, rfq_state
+from simulator.runtime.rfq import (
+    FILL_INDEXERS,
+    TAKE_OVER,
+    build_maker_sessions,
+    build_rfq,
+    rfq_state,
+)
 from simulator.runtime.shared_engine import SHARED_ENGINE, VENUE_EVENTS
 from simulator.runtime.swaps import build_swaps, swaps_state
 from simulator.runtime.timelines import timelines
@@ -80,6 +86,7 @@ from simulator.runtime.webhooks import (
 from simulator.services.ramp.history import TRANSFER_STEPS
 from simulator.services.rfq.settlement import CORRECTION_WINDOW_S
 from simulator.services.rfq.store import TieredRfqStore
+from simulator.services.rfq.take_over import TakeOver
 from simulator.services.shared.events import EventLog, EventSink
 from simulator.services.shared.state import ForgetOnLoad, StateParticipant
 from simulator.services.shared.timelines import Timelines
@@ -183,8 +190,15 @@ def _rfq(w: Wiring) -> None:
         slots=None if engine is None else SharedSlots(engine, app[CLOCK]),
         reservations=None if engine is None else SharedReservations(engine, app[CLOCK]),
         holds=None if engine is None else SharedHolds(engine, app[CLOCK]),
-        owners=None if engine is None else SharedOwners(engine, app[RANDOM].instance, keep_s),
+        owners=None
+        if engine is None
+        else SharedOwners(engine, app[RANDOM].instance, keep_s, settings.shared.copy_at_rest_s),
     )
+    owners = app[RFQ].deps.owners
+    fills = IndexCatchUp(app[FILL_INDEXERS])
+    app[TAKE_OVER] = TakeOver(app[RFQ].service, app[RFQ].settlement, owners, fills)
+    if engine is not None:  # a reset or restore replaced this instance's records: those it
+        w.forget.append(ForgetOnLoad("rfq.live", owners.forget_live))  # listed live are gone
     app[MAKER_SESSIONS] = build_maker_sessions(
         app[RFQ],
         app[VENUE],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from aiohttp import web
 
@@ -27,8 +27,10 @@ from simulator.api.http.appkeys import (
     STATE,
     VENUE,
 )
+from simulator.api.http.forwarding import FORWARDING, Forwarding
 from simulator.api.rfq.events import rfq_events
 from simulator.clock import Clock
+from simulator.errors import VenueUnavailable
 from simulator.randomness import RandomSource
 from simulator.runtime.lifecycle import CHAIN_SUPERVISOR
 from simulator.runtime.timelines import timelines
@@ -56,6 +58,7 @@ from simulator.services.rfq.service import RfqService
 from simulator.services.rfq.settlement import Settlement, SettlementSettings
 from simulator.services.rfq.slots import OutstandingSlots
 from simulator.services.rfq.store import RfqStoreSaved
+from simulator.services.rfq.take_over import TakeOver
 from simulator.services.rfq.time_control import RfqTimeControl
 from simulator.services.shared.changes import ChangeFeed
 from simulator.services.shared.events import EventLog, EventLogSaved
@@ -71,6 +74,9 @@ log = logging.getLogger("rfqsim.background")
 SWEEP_MAX_SLEEP_S = 0.25  # new quotes appear between sweeps; never sleep longer than this
 # The running fill indexers by chain id, filled by background_context (the v1 status reads them).
 FILL_INDEXERS: web.AppKey[dict[int, FillIndexer]] = web.AppKey("fill_indexers")
+# Several instances: the records of an instance gone, taken over here (services/rfq/take_over.py)
+TAKE_OVER: web.AppKey[TakeOver] = web.AppKey("take_over")
+TAKE_OVER_EVERY_S = 1.0  # how often the first instance looks for instances gone
 
 
 def build_rfq(
@@ -179,6 +185,24 @@ def build_maker_sessions(
     return sessions
 
 
+async def take_over_departed(
+    forwarding: Forwarding, take_over: TakeOver, monotonic: Callable[[], float]
+) -> None:
+    """While this instance is the venue's first alive, take over every second the live
+    records of the instances gone (SC19)."""
+    while True:
+        await asyncio.sleep(TAKE_OVER_EVERY_S)
+        try:
+            others = await forwarding.others(fresh=True)
+            if all(entry.id > forwarding.here for entry in others):
+                alive = [forwarding.here, *(entry.id for entry in others)]
+                await take_over.departed(alive, monotonic())
+        except VenueUnavailable:
+            pass  # the engine is away: the next round looks again
+        except Exception:  # one failed round must not end the take-over for good
+            log.exception("taking over the records of instances gone failed; retrying")
+
+
 async def background_context(app: web.Application) -> AsyncIterator[None]:
     runtime = app[RFQ]
     settlement = runtime.settlement
@@ -207,6 +231,9 @@ async def background_context(app: web.Application) -> AsyncIterator[None]:
         if CHAIN_SUPERVISOR in app:
             app[CHAIN_SUPERVISOR].restart_listeners.append(indexer.rewind)
         tasks.append(asyncio.create_task(indexer.run(), name=f"indexer-{chain_id}"))
+    if (forwarding := app[FORWARDING]) is not None:
+        taking_over = take_over_departed(forwarding, app[TAKE_OVER], app[CLOCK].monotonic)
+        tasks.append(asyncio.create_task(taking_over, name="take-over"))
     try:
         yield
     finally:

@@ -8,6 +8,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from conformance.wire.chain import Chain
+from rfqkit.wallets import Wallet
 from rfqsim.pytest_plugin import RfqSim
 
 CHAIN = 97
@@ -55,3 +57,13 @@ def firm_quote(sim: RfqSim, taker: int = 0) -> dict[str, Any]:
     status, body = firm_request(sim, taker)
     assert status == 200, body
     return dict(body["data"])
+
+
+def execute(sim: RfqSim, quote: dict[str, Any], taker: int = 0, chain: int = CHAIN) -> None:
+    """The quote's approval and swap, signed by the demo wallet numbered ``taker``, each
+    mined."""
+    node = Chain(sim.rpc_urls[chain], chain)
+    wallet = Wallet(sim.demo_wallets[taker]["address"], sim.demo_wallets[taker]["private_key"])
+    for name in ("approval", "swap"):
+        tx = quote["transactions"][name]
+        node.transact(wallet, tx["to"], bytes.fromhex(tx["data"][2:]))

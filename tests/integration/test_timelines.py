@@ -19,14 +19,13 @@ from eth_account import Account
 from conformance.calls.ramp import Ramp, fresh_wallet
 from conformance.calls.ramp_transfers import Transfers
 from conformance.deployment.sim_control import SimControl
-from conformance.wire.chain import Chain
 from conformance.wire.client import Client
 from contracts.orders import RfqOrder, sign_order
 from makers.client import MakerClient
 from makers.quoting import quote_message
 from rfqkit.maker_protocol import Decline, MakerQuote, Rfq
-from rfqkit.wallets import Wallet
 from rfqsim.pytest_plugin import RfqSim, RfqSimError
+from tests.integration.firm_quotes import execute
 from tests.integration.serve_process import serve
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("timelines")]
@@ -249,15 +248,6 @@ async def test_an_integrators_bot_sees_terms_and_short_expiry_rejections(clean: 
         assert outcomes == [("rejected", "terms"), ("rejected", "expiry_too_short")]
     finally:
         await bot.close()
-
-
-def execute(sim: RfqSim, quote: dict[str, Any]) -> None:
-    """The quote's approval and swap, signed by demo wallet 0, each mined."""
-    chain = Chain(sim.rpc_urls[CHAIN], CHAIN)
-    taker = Wallet(sim.demo_wallets[0]["address"], sim.demo_wallets[0]["private_key"])
-    for name in ("approval", "swap"):
-        tx = quote["transactions"][name]
-        chain.transact(taker, tx["to"], bytes.fromhex(tx["data"][2:]))
 
 
 async def test_a_filled_rfq_shows_its_fill_status_and_event(clean: RfqSim) -> None:

@@ -7,9 +7,11 @@ head on demand, for a read that must not wait for the next poll."""
 from __future__ import annotations
 
 import asyncio
+import bisect
 import logging
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from eth_abi.abi import decode
@@ -28,6 +30,11 @@ FILL_TOPIC = (
     + keccak(text="Fill(bytes32,address,address,address,uint256,address,uint256,uint256)").hex()
 )
 POLL_INTERVAL_S = 0.05  # Anvil mines on demand; polling this often keeps reconciliation fast
+# Where the chain stood when: one (block time, block) of the fills scanned per this many seconds
+# of chain time, the last this many kept (a day and more), so a replay starts near its time.
+MARK_EVERY_S = 10.0
+MARKS_KEPT = 10_000
+REPLAY_MARGIN_S = 60.0  # a replay starts this long before the time it is given
 
 
 def decode_fill(chain_id: int, log_entry: dict[str, Any], block_time: float) -> Fill:
@@ -76,6 +83,8 @@ class FillIndexer:
         self.started_at = time.monotonic()  # when this indexer was created
         self.last_scan_at: float | None = None  # monotonic time of the last completed scan
         self._scan_lock = asyncio.Lock()  # one scan at a time: a fill is handed on exactly once
+        # (block time, block number) marks, both ascending: where a replay may start
+        self._marks: deque[tuple[float, int]] = deque(maxlen=MARKS_KEPT)
 
     async def catch_up(self) -> None:
         """Scan up to the head now (the background poll and this never overlap)."""
@@ -85,9 +94,47 @@ class FillIndexer:
         """The chain was restarted (on_chain_exit: restart): its blocks start again from 0."""
         if chain_id == self._chain.chain_id:
             self.next_block = 0
+            self._marks.clear()
 
     def state_restored(self) -> None:
         self.epoch += 1
+        self._marks.clear()  # the chain's blocks and times were put back
+
+    async def replay(self, order_hashes: Sequence[bytes], since: float, to: FillSubscriber) -> int:
+        """Hand `to` the Fill logs of these orders in the blocks already scanned, mined at
+        `since` (chain time) or later as far as the marks tell: what a record taken over from
+        another instance missed while no instance held it. Under the scan lock, so no poll
+        hands any of them meanwhile (a later poll finds the record held). How many."""
+        async with self._scan_lock:
+            last = self.next_block - 1
+            if last < 0 or not order_hashes:
+                return 0
+            times = [t for t, _ in self._marks]
+            at = bisect.bisect_left(times, since - REPLAY_MARGIN_S)
+            first = self._marks[at - 1][1] if at > 0 else 0
+            wanted = ["0x" + h.hex() for h in order_hashes]
+            logs = await self._logs(first, last, [FILL_TOPIC, wanted])
+            block_times: dict[str, float] = {}
+            for entry in logs:
+                block_time = await self._block_time(entry["blockNumber"], block_times)
+                await to(decode_fill(self._chain.chain_id, entry, block_time))
+            return len(logs)
+
+    async def _logs(self, first: int, last: int, topics: list[Any]) -> list[dict[str, Any]]:
+        query = {"address": self._reactor, "topics": topics}
+        found: list[dict[str, Any]] = await self._chain.rpc(
+            "eth_getLogs", [{**query, "fromBlock": hex(first), "toBlock": hex(last)}]
+        )
+        return found
+
+    async def _block_time(self, block: str, known: dict[str, float]) -> float:
+        if block not in known:
+            header = await self._chain.rpc("eth_getBlockByNumber", [block, False])
+            known[block] = float(int(header["timestamp"], 16))
+            number, last = int(block, 16), self._marks[-1] if self._marks else None
+            if last is None or (known[block] - last[0] >= MARK_EVERY_S and number > last[1]):
+                self._marks.append((known[block], number))
+        return known[block]
 
     async def poll_once(self) -> int:
         """Scan new blocks; returns how many fills were handed on."""
@@ -106,26 +153,13 @@ class FillIndexer:
             self._progress.mark(chain_id, "current", self._monotonic())
             self.last_scan_at = self._monotonic()
             return 0
-        logs = await self._chain.rpc(
-            "eth_getLogs",
-            [
-                {
-                    "address": self._reactor,
-                    "topics": [FILL_TOPIC],
-                    "fromBlock": hex(self.next_block),
-                    "toBlock": hex(head),
-                }
-            ],
-        )
+        logs = await self._logs(self.next_block, head, [FILL_TOPIC])
         block_times: dict[str, float] = {}
         for entry in logs:
-            block = entry["blockNumber"]
-            if block not in block_times:
-                header = await self._chain.rpc("eth_getBlockByNumber", [block, False])
-                block_times[block] = float(int(header["timestamp"], 16))
+            block_time = await self._block_time(entry["blockNumber"], block_times)
             if self.epoch != epoch:
                 return 0
-            await self._on_fill(decode_fill(chain_id, entry, block_times[block]))
+            await self._on_fill(decode_fill(chain_id, entry, block_time))
         if self.epoch != epoch:
             return 0
         self.next_block = head + 1
@@ -151,7 +185,8 @@ class FillIndexer:
 
 class IndexCatchUp:
     """`catch_up(chain_id)` over the running indexers (the app's `FILL_INDEXERS`, filled while
-    the chains run): for a reader that must see every fill mined so far (the v1 book)."""
+    the chains run): for a reader that must see every fill mined so far (the v1 book); and
+    `replay`, for the records taken over from another instance."""
 
     def __init__(self, indexers: dict[int, FillIndexer]) -> None:
         self._indexers = indexers  # by chain id; shared with the wiring, which fills it
@@ -160,6 +195,13 @@ class IndexCatchUp:
         indexer = self._indexers.get(chain_id)
         if indexer is not None:
             await indexer.catch_up()
+
+    async def replay(
+        self, chain_id: int, order_hashes: Sequence[bytes], since: float, to: FillSubscriber
+    ) -> int:
+        """`FillIndexer.replay` on the chain's indexer (none running: nothing to replay)."""
+        indexer = self._indexers.get(chain_id)
+        return 0 if indexer is None else await indexer.replay(order_hashes, since, to)
 
 
 class IndexerSaved(StateSchema):

@@ -13,7 +13,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, get_args
 
-from simulator.services.rfq.model import RfqStatus
+from simulator.services.rfq.model import RfqStatus, StoredRfq
 from simulator.services.shared.state import StateSchema
 from simulator.services.shared.timelines import (
     EventStep,
@@ -309,6 +309,33 @@ class RfqHistory:
             timeline.summary["expires_at"] = expires_at
         self.timelines.step(rfq_id, "responded", status, reason, round(latency_ms, 3), expires_at)
         self.timelines.status(rfq_id, status, "response")
+
+    def taken_over(self, record: StoredRfq, holder: int) -> None:
+        """Several instances: the RFQ's record came from instance `holder` (gone); its timeline
+        there stayed there, this one starts from what the record says."""
+        makers = [order.maker for order in record.quote.orders] if record.quote else []
+        self.timelines.start(
+            record.rfq_id,
+            record.status,
+            {
+                "chain_id": record.chain_id,
+                "sell_token": record.sell_token,
+                "buy_token": record.buy_token,
+                "sell_amount": None if record.sell_amount is None else str(record.sell_amount),
+                "buy_amount": None if record.buy_amount is None else str(record.buy_amount),
+                "taker": record.taker,
+                "caller": record.owner,
+                "reply_budget_ms": round((record.reply_by - record.created_at) * 1000),
+                "makers": makers,
+                "maker_ids": [],  # their credential prefixes were known where it was made
+                "winners": makers,
+                "expires_at": record.expires_at,
+            },
+            created_at=record.created_at,
+        )
+        self.timelines.status(
+            record.rfq_id, record.status, f"taken over from instance {holder}, which is gone"
+        )
 
     def amounts(self, rfq_id: str, sell_amount: int | None, buy_amount: int | None) -> None:
         """The amounts the RFQ's record shows now (the quote's, then what settled): its

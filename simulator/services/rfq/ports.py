@@ -5,7 +5,7 @@ implement them; store.py holds the in-memory store; unit tests implement them wi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -14,12 +14,13 @@ from rfqkit.maker_protocol import ServerMessage
 from simulator.services.rfq.archived import ArchivedRfq
 from simulator.services.rfq.inventory import HoldRefusal, MakerHold
 from simulator.services.rfq.model import StoredRfq
-from simulator.services.shared.fills import Fill
+from simulator.services.shared.fills import Fill, FillSubscriber
 from simulator.services.shared.state import StateParticipant
 
 __all__ = [
     "BalanceReader",
     "ChainUnreadable",
+    "FillReplay",
     "FleetMemberStatus",
     "FrameTap",
     "HoldLedger",
@@ -33,6 +34,18 @@ __all__ = [
     "SlotLedger",
     "TxStatusReader",
 ]
+
+
+class FillReplay(Protocol):
+    """The fills already indexed of some orders, handed again (adapters/rfq/indexer.py)."""
+
+    async def replay(
+        self, chain_id: int, order_hashes: Sequence[bytes], since: float, to: FillSubscriber
+    ) -> int:
+        """Hand `to` the chain's Fill logs of these orders in the blocks the index has
+        passed, mined at `since` (service time) or later; none handed meanwhile by the index
+        itself. How many."""
+        ...
 
 
 class FrameTap(Protocol):
@@ -110,6 +123,10 @@ class RfqStore(Protocol):
         """Forget every record that has been at rest (`StoredRfq.at_rest_since`) since before
         `before` (a horizon no later than now), with its order index and fills; returns how
         many went."""
+        ...
+
+    def fill_of(self, rfq_id: str, order_hash: bytes) -> Fill | None:
+        """The Fill log seen of one of the RFQ's orders, if any."""
         ...
 
     def add_fill(self, rfq_id: str, fill: Fill) -> list[Fill]:

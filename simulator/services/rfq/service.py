@@ -233,17 +233,19 @@ class RfqService:
 
     def _keep(self, record: StoredRfq) -> Awaitable[None]:
         """A copy of the record as it is now, for the instance that would take it over."""
-        return self._deps.owners.keep(record.rfq_id, self._store.copy(record))
+        live = record.at_rest_since() is None
+        return self._deps.owners.keep(record.rfq_id, self._store.copy(record), live)
 
-    async def adopt(self, rfq_id: str, holder: int) -> bool:
+    async def adopt(self, rfq_id: str, holder: int) -> StoredRfq | None:
         """Several instances: the RFQ `holder` (gone) held is this instance's from now, from
-        its last copy; False when another instance took it over first, or none was kept."""
+        its last copy; None when another instance took it over first, or none was kept."""
         copy = await self._deps.owners.take_over(rfq_id, holder)
         if copy is None:
-            return False
-        self._store.adopt(taken_over(copy))
+            return None
+        record = self._store.adopt(taken_over(copy))
+        self._history.taken_over(record, holder)
         log.info("RFQ %s taken over from instance %d", rfq_id, holder)
-        return True
+        return record
 
     def _release_everything(self, rfq_id: str) -> None:
         self._deps.slots.release(rfq_id)

@@ -63,6 +63,9 @@ class Settlement:
         if record is None:
             return  # not one of our RFQ quotes (a v1 order, or someone else's)
         rfq_id = record.rfq_id
+        seen = self._store.fill_of(rfq_id, fill.order_hash)
+        if seen is not None and seen.key == fill.key:
+            return  # handed again (re-indexed, or replayed at a take-over): seen already
         environment = self._environment(fill.chain_id)
         assert record.quote is not None, "only quoted RFQs are found by their orders' hashes"
         filled_order = next(o for o in record.quote.orders if o.order_hash == fill.order_hash)
@@ -150,6 +153,7 @@ class Settlement:
         record.provisional_since = now
         self._deps.history.status(record.rfq_id, "expired", cause)
         self._deps.inventory.release_rfq(record.rfq_id)
+        self._deps.owners.rest(record.rfq_id)
         # Published before the makers are told (awaits): a fill reconciled meanwhile
         # then follows as the late rfq.filled, after the rfq.expired it corrects.
         self._events.publish("rfq.expired", record, now)
@@ -179,13 +183,15 @@ class Settlement:
         self._deps.history.status(record.rfq_id, "failed", f"gave up on the transaction: {reason}")
         record.provisional_since = now
         self._deps.inventory.release_rfq(record.rfq_id)
+        self._deps.owners.rest(record.rfq_id)
         self._events.publish("rfq.failed", record, now)
 
     def _keep(self, record: StoredRfq) -> None:
         """Several instances: the record's copy follows a fill (sent at once, not awaited). An
-        expiry or a failure is not copied: the instance that takes the record over comes to
-        the same one by its own sweep (its event may then be delivered twice: at least once)."""
-        self._deps.owners.keep(record.rfq_id, self._store.copy(record))
+        expiry or a failure is not copied (only taken off the live records: `rest`): an
+        instance that takes the record over by a request comes to the same one by its own
+        sweep (its event may then be delivered twice: at least once)."""
+        self._deps.owners.keep(record.rfq_id, self._store.copy(record), live=False)
 
     def evict(self) -> int:
         """Forget the records nothing can change any more: at rest for longer than the

@@ -233,6 +233,9 @@ class TieredRfqStore:
         self._resting = []
         self.archive.clear()
 
+    def fill_of(self, rfq_id: str, order_hash: bytes) -> Fill | None:
+        return self.fills.get(rfq_id, {}).get(order_hash)
+
     def add_fill(self, rfq_id: str, fill: Fill) -> list[Fill]:
         seen = self.fills.setdefault(rfq_id, {})
         seen[fill.order_hash] = fill

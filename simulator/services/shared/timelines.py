@@ -97,7 +97,13 @@ class TimelineSink(Protocol):
     Steps and statuses for an object whose timeline is gone (dropped off, or never started) are
     ignored."""
 
-    def start(self, object_id: str, status: str, summary: dict[str, Any]) -> None: ...
+    def start(
+        self,
+        object_id: str,
+        status: str,
+        summary: dict[str, Any],
+        created_at: float | None = None,
+    ) -> None: ...
 
     def step(self, object_id: str, kind: str, *values: Any) -> None: ...
 
@@ -152,8 +158,16 @@ class Timelines:
         # Left `items` (or read back from the archive to change) and not archived yet.
         self._leaving: dict[str, Timeline] = {}
 
-    def start(self, object_id: str, status: str, summary: dict[str, Any]) -> None:
-        self.items[object_id] = Timeline(object_id, self._time(), status, summary)
+    def start(
+        self,
+        object_id: str,
+        status: str,
+        summary: dict[str, Any],
+        created_at: float | None = None,
+    ) -> None:
+        """A new object's timeline (`created_at`: when it came to be elsewhere, else now)."""
+        born = self._time() if created_at is None else created_at
+        self.items[object_id] = Timeline(object_id, born, status, summary)
         if len(self.items) > self.capacity:
             _, oldest = self.items.popitem(last=False)
             if self.archive is not None:

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from rfqsim.pytest_plugin import RfqSim
-from tests.integration.firm_quotes import firm_request
+from tests.integration.firm_quotes import execute, firm_request
 from tests.integration.serve_process import Served, serve, stop
 from tests.integration.shared_engine.conftest import require_redis_server
 
@@ -123,6 +123,16 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def quoted_at_the_second(served: Served, taker: int) -> tuple[RfqSim, int, dict[str, Any]]:
+    """A firm quote made at the venue's second instance, by its own port: the venue as a
+    client, the second's pid and the quote's data."""
+    second = RfqSim(served.info["instances"][1]["api_url"], served.info)
+    status, made = firm_request(second, taker)
+    assert (status, made["data"]["status"]) == (200, "quoted"), made
+    sim = RfqSim(served.api_url, served.info)
+    return sim, served.info["instances"][1]["pid"], dict(made["data"])
+
+
 def test_killing_the_other_instance_leaves_the_first_answering(tmp_path: Path) -> None:
     """SIGKILL to the second instance while firm requests run: the address keeps answering
     (every new connection reaches the first), the venue lists one instance once the dead
@@ -130,12 +140,8 @@ def test_killing_the_other_instance_leaves_the_first_answering(tmp_path: Path) -
     the first taking it over from its last copy."""
     require_redis_server()
     with serve(tmp_path, "--instances", "2") as served:
-        sim = RfqSim(served.api_url, served.info)
-        other = served.info["instances"][1]["pid"]
-        second = RfqSim(served.info["instances"][1]["api_url"], served.info)
-        status, made = firm_request(second, 2)  # at the second, by its own port
-        assert (status, made["data"]["status"]) == (200, "quoted"), made
-        rfq = f"{served.api_url}/v2/rfq/{made['data']['rfqId']}"
+        sim, other, made = quoted_at_the_second(served, 2)
+        rfq = f"{served.api_url}/v2/rfq/{made['rfqId']}"
         key = _key(sim.demo_keys["taker-test"])
         status, served_by, held = answer_of(rfq, headers=key)
         assert (status, served_by) == (200, "1"), held
@@ -165,6 +171,34 @@ def test_killing_the_other_instance_leaves_the_first_answering(tmp_path: Path) -
             status, body = firm_request(sim, taker, chain=56, key="taker-live")
             assert status == 200, body
         assert {ask(f"{served.api_url}/v2/health")[1] for _ in range(20)} == {"0"}
+        assert stop(served.process) == 0
+
+
+def test_a_dead_instance_s_live_rfq_is_taken_over_and_settled_unasked(tmp_path: Path) -> None:
+    """SIGKILL to the second instance holding a quote, which its taker then fills on chain:
+    with no request for that RFQ, the first instance takes it over once the second is gone,
+    reads back the fill it could not match while nobody held the record, and settles it (the
+    console's list, the first instance's, shows it filled); the RFQ then reads filled."""
+    require_redis_server()
+    with serve(tmp_path, "--instances", "2") as served:
+        sim, other, made = quoted_at_the_second(served, 1)
+        rfq_id = made["rfqId"]
+        listed = [item["id"] for item in sim.call("GET", "/_sim/rfqs")["items"]]
+        assert rfq_id not in listed  # the first does not hold it
+        os.kill(other, signal.SIGKILL)
+        execute(sim, made, taker=1)  # mined while the second is gone
+
+        def status_listed() -> str | None:
+            items = sim.call("GET", "/_sim/rfqs")["items"]
+            return next((i["status"] for i in items if i["id"] == rfq_id), None)
+
+        deadline = time.monotonic() + 30  # the lease (3 s), the patience (3 s), a round
+        while status_listed() != "filled":
+            assert time.monotonic() < deadline, f"not settled: {status_listed()}"
+            time.sleep(0.2)
+        key = _key(sim.demo_keys["taker-test"])
+        status, served_by, body = answer_of(f"{served.api_url}/v2/rfq/{rfq_id}", headers=key)
+        assert (status, served_by, body["data"]["status"]) == (200, "0", "filled"), body
         assert stop(served.process) == 0
 
 

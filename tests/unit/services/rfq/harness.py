@@ -44,6 +44,7 @@ from simulator.services.rfq.trades import TradeRequest
 from simulator.services.shared.amounts import fee_on
 from simulator.services.shared.events import EventLog
 from simulator.services.shared.fills import Fill, FillFanout
+from simulator.services.shared.owners import RecordOwners
 from simulator.services.shared.venue import (
     ChainVenue,
     VenueContracts,
@@ -254,7 +255,10 @@ class RfqHarness:
     `build_access`), on fake ports: FakeChain for every chain read, no signature contract, no
     simulated fleet; the makers are FakeMakers on the area's registry."""
 
-    def __init__(self, *, timing: CorridorTiming = TIMING) -> None:
+    def __init__(
+        self, *, timing: CorridorTiming = TIMING, owners: RecordOwners | None = None
+    ) -> None:
+        self._owners = owners  # None: one instance
         self.clock = Clock()
         self.venue = make_venue(timing)
         self.chain = FakeChain()
@@ -298,6 +302,7 @@ class RfqHarness:
             fills=FillFanout(),
             store=store,
             events=self.events,
+            owners=self._owners,
         )
 
     @property
