@@ -24,12 +24,13 @@ import redis.asyncio as aredis
 from redis.commands.core import AsyncScript, Script
 
 from rfqkit.tasks import cancel_and_wait
+from simulator.adapters.redis.pipe import EnginePipe
 from simulator.errors import VenueUnavailable
 from simulator.services.shared.state import SchemaT, read_schema
 
 log = logging.getLogger("rfqsim.engine")
 
-Arg = str | int | float
+Arg = str | int | float | bytes
 
 
 # What says the engine is not there (a script's error is a bug, answered 500 like any other).
@@ -74,9 +75,10 @@ class OrderedWrites:
     (`then`, awaited for their answers) alike. Under load the checks and writes of many
     requests share a round trip; the engine applies them in the instance's order."""
 
-    def __init__(self, client: aredis.Redis, control: redis.Redis) -> None:
+    def __init__(self, client: aredis.Redis, control: redis.Redis, pipe: EnginePipe) -> None:
         self._client = client
         self._control = control
+        self._pipe = pipe  # the queue's own connection (pipe.py)
         # not yet sent: each script, its arguments and who awaits its answer (None: a write)
         self._pending: list[tuple[EngineScript, Sequence[Arg], asyncio.Future[Any] | None]] = []
         self._wake = asyncio.Event()  # something was queued
@@ -176,10 +178,9 @@ class OrderedWrites:
         return answers
 
     async def _pipelined(self, batch: list[tuple[EngineScript, Sequence[Arg]]]) -> list[Any]:
-        async with self._client.pipeline(transaction=False) as pipe:
-            for script, args in batch:
-                pipe.evalsha(script.request.sha, 0, *args)
-            return list(await pipe.execute(raise_on_error=False))
+        return await self._pipe.run(
+            [("EVALSHA", script.request.sha, 0, *args) for script, args in batch]
+        )
 
     async def aclose(self) -> None:
         if self._task is not None:
@@ -190,6 +191,7 @@ class OrderedWrites:
                 log.warning("shared engine: %d writes left unsent on stop", len(self._pending))
             await cancel_and_wait([self._task])
             self._task = None
+        self._pipe.close()
         for _, _, waiting in self._pending:
             if waiting is not None and not waiting.done():
                 waiting.set_exception(redis.ConnectionError("the instance is stopping"))
@@ -272,7 +274,7 @@ class SharedEngine:
         """The instance's one queue to the engine, shared by its stores (one order, and the
         most a round trip can carry)."""
         if not self._writes:
-            self._writes.append(OrderedWrites(self.client, self.control))
+            self._writes.append(OrderedWrites(self.client, self.control, EnginePipe(self.url)))
         return self._writes[0]
 
     async def aclose(self) -> None:

@@ -1,0 +1,84 @@
+"""The ordered queue's own connection to the engine (adapters/redis/pipe.py), on a real
+redis-server: replies in order, error replies as redis-py's exceptions, the URL's password and
+database, and a lost connection replaced by the next batch."""
+
+from __future__ import annotations
+
+import redis
+import redis.asyncio as aredis
+
+from simulator.adapters.redis.pipe import EnginePipe
+from simulator.adapters.redis.server import RedisNode, start_redis
+
+
+async def test_a_batch_answers_in_order_with_errors_in_place(redis_node: RedisNode) -> None:
+    pipe = EnginePipe(redis_node.url)
+    try:
+        replies = await pipe.run(
+            [
+                ("SET", "pipe:bytes", b"\x00\xff{}", "PX", 60_000),
+                ("GET", "pipe:bytes"),
+                ("EVAL", "return {ARGV[1], tonumber(ARGV[2]) * 2, false}", 0, "é", 1.25),
+                ("EVALSHA", "0" * 40, 0),
+                ("INCRBYFLOAT", "pipe:float", 0.1),
+                ("HGET", "pipe:bytes", "x"),  # the wrong kind of key
+                ("GET", "pipe:missing"),
+            ]
+        )
+    finally:
+        pipe.close()
+    assert replies[0] == "OK"
+    assert replies[1] == "\x00\ufffd{}"  # text; a byte that is not UTF-8 read as U+FFFD
+    assert replies[2] == ["é", 2, None]
+    assert isinstance(replies[3], redis.exceptions.NoScriptError)
+    assert replies[4] == "0.1"
+    assert isinstance(replies[5], redis.exceptions.ResponseError)
+    assert "WRONGTYPE" in str(replies[5])
+    assert replies[6] is None
+
+
+async def test_the_url_s_password_and_database_are_used() -> None:
+    node = start_redis()
+    try:
+        admin = redis.Redis.from_url(node.url)
+        admin.config_set("requirepass", "s3cret")
+        admin.close()
+        path = node.url.removeprefix("unix://")
+        refused = EnginePipe(node.url)
+        try:
+            (reply,) = await refused.run([("PING",)])
+            assert isinstance(reply, redis.exceptions.ResponseError)  # NOAUTH
+        finally:
+            refused.close()
+        pipe = EnginePipe(f"unix://:s3cret@{path}?db=3")
+        try:
+            assert await pipe.run([("SET", "pipe:db", "three")]) == ["OK"]
+        finally:
+            pipe.close()
+        reader = aredis.Redis.from_url(f"unix://:s3cret@{path}?db=3", decode_responses=True)
+        assert await reader.get("pipe:db") == "three"
+        await reader.aclose()
+    finally:
+        node.stop()
+
+
+async def test_a_lost_connection_fails_its_batch_and_the_next_reconnects(
+    redis_node: RedisNode,
+) -> None:
+    pipe = EnginePipe(redis_node.url)
+    admin = aredis.Redis.from_url(redis_node.url, decode_responses=True)
+    try:
+        assert await pipe.run([("CLIENT", "SETNAME", "pipe-under-test")]) == ["OK"]
+        clients = await admin.client_list()
+        (ours,) = [c for c in clients if c["name"] == "pipe-under-test"]
+        assert await admin.client_kill_filter(_id=ours["id"]) == 1
+        try:
+            await pipe.run([("PING",)])
+        except redis.ConnectionError:
+            pass
+        else:
+            raise AssertionError("a batch on a killed connection answered")
+        assert await pipe.run([("PING",)]) == ["PONG"]  # a new connection
+    finally:
+        pipe.close()
+        await admin.aclose()
