@@ -218,13 +218,17 @@ async def test_the_earliest_end_passes_the_caller_s_many_holds_and_follows_chang
     assert await reader.earliest_end(97, USDT, NGNS, {MAKER}, "key:me") == now + 2
     await clock.advance(3)  # x's first lapsed (not pruned): its next one, after y's
     assert await reader.earliest_end(97, USDT, NGNS, {MAKER}, "key:me") == now + 40
+    # Each write goes behind (the writer's queue): read at another instance once it landed.
     ledger.set_until("rfq-y", now + 60)  # y's quote extended past x's next
+    await ledgers.drained()
     assert await reader.earliest_end(97, USDT, NGNS, {MAKER}, "key:me") == now + 50
     ledger.release_rfq("rfq-x2")
+    await ledgers.drained()
     assert await reader.earliest_end(97, USDT, NGNS, {MAKER}, "key:me") == now + 60
     state = ledger.state("rfq.inventory")
     saved = state.dump()
     ledger.release_rfq("rfq-y")
+    await ledgers.drained()
     assert await reader.earliest_end(97, USDT, NGNS, {MAKER}, "key:me") is None
     state.load(saved)  # y's hold is back, and indexed again
     assert await reader.earliest_end(97, USDT, NGNS, {MAKER}, "key:me") == now + 60
