@@ -6,7 +6,9 @@ early. Only the balance is read, not the allowance."""
 
 from __future__ import annotations
 
+import asyncio
 import heapq
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -144,26 +146,42 @@ class TakerFunds:
                 details={"reason": "chain_unreachable"},
             ) from exc
 
+    def read_ahead(self, chain_id: int, token: str, taker: str) -> asyncio.Future[int]:
+        """The balance read started now, for `reserve_checked` a moment later (its failure is
+        raised there; cancel it if no check follows)."""
+        ahead = asyncio.ensure_future(self.balance(chain_id, token, taker))
+        ahead.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return ahead
+
     async def reserve_checked(
-        self, rfq_id: str, chain_id: int, taker: str, token: str, required: int, until: float
+        self,
+        rfq_id: str,
+        chain_id: int,
+        taker: str,
+        token: str,
+        required: int,
+        until: float,
+        *,
+        balance: Awaitable[int] | None = None,
     ) -> None:
         """Check balance >= committed + required and reserve `required` until `until`:
         parallel requests for one wallet cannot both pass on the same balance.
 
-        The balance is read first; the check and the reservation are then one atomic step of
-        the ledger. No lock is needed across the read: reservations are off chain and never
-        change what the read returns, so each request is checked against every reservation
-        written before its own check, whichever read finished first. (A lock across the read
-        made a wallet's requests queue one chain round trip each: under load that queue, not
-        the chain, set the answer time.)"""
+        The balance is read first (or was: `balance`, from `read_ahead`); the check and the
+        reservation are then one atomic step of the ledger. No lock is needed across the read:
+        reservations are off chain and never change what the read returns, so each request is
+        checked against every reservation written before its own check, whichever read
+        finished first. (A lock across the read made a wallet's requests queue one chain round
+        trip each: under load that queue, not the chain, set the answer time.)"""
         wallet = (chain_id, taker.lower(), token.lower())
-        balance = await self.balance(chain_id, token, taker)
-        committed = await self.ledger.reserve(rfq_id, wallet, required, until, balance)
+        read = balance if balance is not None else self.balance(chain_id, token, taker)
+        available = await read
+        committed = await self.ledger.reserve(rfq_id, wallet, required, until, available)
         if committed is not None:
             details: dict[str, object] = {
                 "reason": "insufficient_funds",
                 "required": str(required),
-                "available": str(balance),
+                "available": str(available),
             }
             if committed:
                 details["committed"] = str(committed)

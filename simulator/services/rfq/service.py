@@ -27,6 +27,10 @@ from simulator.services.rfq.transactions import for_quote
 from simulator.services.shared.amounts import rate_ray
 from simulator.services.shared.venue import ChainVenue
 
+# A taker balance read ahead of the outstanding slot's check is used if the check took at most
+# this long (it did not wait for the owner's auctions); else it is read again.
+BALANCE_READ_AHEAD_S = 0.05
+
 log = logging.getLogger("rfqsim.rfq")
 
 
@@ -100,10 +104,27 @@ class RfqService:
         )
         timing = spec.corridor.timing
         rfq_id = self._random.new_id("rfq")
-        # 429 over the cap (after the owner's running auctions end, so nextSlotFreeAt is known)
-        await deps.slots.acquire(
-            caller.identity, rfq_id, cap, hold_s=timing.reply_budget_ms / 1000 + 5
+        # Exact input: the taker's balance is read while the outstanding slot is taken (a
+        # chain read and, of several instances, an engine round trip at once).
+        exact_input = spec.sell_amount is not None and not aggregator
+        balance = (
+            deps.funds.read_ahead(spec.chain.chain_id, spec.sell.address, body.taker)
+            if exact_input
+            else None
         )
+        asked = self._clock.monotonic()
+        try:
+            # 429 over the cap (after the owner's running auctions end: nextSlotFreeAt known)
+            await deps.slots.acquire(
+                caller.identity, rfq_id, cap, hold_s=timing.reply_budget_ms / 1000 + 5
+            )
+        except BaseException:
+            if balance is not None:
+                balance.cancel()
+            raise
+        if balance is not None and self._clock.monotonic() - asked > BALANCE_READ_AHEAD_S:
+            balance.cancel()  # the slot was waited for: read again at the check
+            balance = None
         now = self._clock.time()
         reply_by = now + timing.reply_budget_ms / 1000
         claim_token = secret_token("rfqc_")
@@ -143,8 +164,9 @@ class RfqService:
             head_start_ms=timing.preferred_wait_ms,
         )
         try:
-            if spec.sell_amount is not None and not aggregator:
+            if exact_input:
                 # Exact input: checked before makers are woken, against the gross cap.
+                assert spec.sell_amount is not None
                 await deps.funds.reserve_checked(
                     rfq_id,
                     spec.chain.chain_id,
@@ -152,6 +174,7 @@ class RfqService:
                     spec.sell.address,
                     spec.sell_amount,
                     reply_by + 5,
+                    balance=balance,
                 )
             self._store.add(record)  # soliciting
             claimed = deps.owners.claim(rfq_id)  # confirmed while the makers answer

@@ -95,11 +95,13 @@ class FakeChain:
         self.maker_reads_down = False  # only the makers' funding reads raise ChainUnreadable
         self.on_receipt_read: Callable[[], Awaitable[None]] | None = None  # runs inside the read
         self.receipt_reads: list[str] = []  # tx hashes asked for, in order
+        self.balance_reads: list[str] = []  # takers whose balance was read, in order
 
     def fund_taker(self, amount: int, token: VenueToken = USDT, owner: str = TAKER.address) -> None:
         self.balances[(token.address.lower(), owner.lower())] = amount
 
     async def token_balance(self, chain_id: int, token: str, owner: str) -> int:
+        self.balance_reads.append(owner)
         if self.unreadable:
             raise ChainUnreadable("fake chain down")
         return self.balances.get((token.lower(), owner.lower()), 0)

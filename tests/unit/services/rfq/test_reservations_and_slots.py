@@ -6,6 +6,9 @@ at latestOrderDeadline, at once on no_quote or error)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+
 import pytest
 
 from rfqkit.timestamps import from_unix, isoformat
@@ -87,6 +90,37 @@ async def test_exact_input_reserves_the_cap_before_any_maker_is_asked(rfq: RfqHa
     assert len(maker.rfqs()) == 1  # the refused request woke no maker
     assert slots(rfq) == 1  # its slot was given back at once
     assert [r.rfq_id for r in rfq.store.all()] == [first.rfq_id]  # and it left no record
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Let the event loop run until `condition` holds (bounded)."""
+    for _ in range(1_000):
+        if condition():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("the condition never held")
+
+
+async def test_a_balance_read_ahead_of_a_slot_it_waited_for_is_read_again(
+    rfq: RfqHarness,
+) -> None:
+    rfq.limits = LimitSettings(outstanding_default=1)
+    rfq.maker(1, mode="decline", delay_s=0.2)
+    rfq.chain.fund_taker(150 * ONE)
+    first = asyncio.create_task(rfq.request(sell=100 * ONE))
+    # The only slot, held while its makers answer, and the first's balance read:
+    await until(lambda: slots(rfq) == 1 and len(rfq.chain.balance_reads) == 1)
+    second = asyncio.create_task(rfq.request(sell=100 * ONE))
+    await until(lambda: len(rfq.chain.balance_reads) == 2)  # read while waiting for a slot
+    rfq.chain.fund_taker(50 * ONE)  # spent meanwhile
+    assert (await first).record.status == "no_quote"
+    with pytest.raises(InvalidRequest) as refused:
+        await second
+    assert refused.value.details == {
+        "reason": "insufficient_funds",
+        "required": str(100 * ONE),
+        "available": str(50 * ONE),  # read again once the slot was free
+    }
 
 
 async def test_exact_output_is_checked_after_pricing_and_releases_the_makers(
