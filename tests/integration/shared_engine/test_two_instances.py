@@ -419,8 +419,12 @@ def test_the_venue_journal_has_what_either_instance_served(instances: list[RfqSi
     status, made = firm_request(two, 1)
     assert status == 200, made
     rfq_id = made["data"]["rfqId"]
+    # Since the RFQ was made: ids repeat after a reset (one seeded source), so an earlier
+    # test's requests for the same path may be listed too.
+    since = one.call("GET", "/_sim/requests", query={"path": "/v2/rfq/request"})["requests"][0]
     assert status_with(one, one.demo_keys["taker-test"], f"/v2/rfq/{rfq_id}") == 200
-    listed = one.call("GET", "/_sim/requests", query={"path": f"/v2/rfq/{rfq_id}"})["requests"]
+    query = {"path": f"/v2/rfq/{rfq_id}", "since": since["at"]}
+    listed = one.call("GET", "/_sim/requests", query=query)["requests"]
     assert len(listed) == 1, listed  # served by the second, received by the first
 
 
