@@ -177,6 +177,14 @@ class Forwarding:
         request[REQUEST_ID] = answered.get("X-Request-Id") or request_id_of(request)
         return response
 
+    async def repeat_at_others(self, request: web.Request) -> list[web.Response]:
+        """The same request at every other instance alive, for its part of the answer (a read
+        each instance answers for what it holds); their answers, in the instances' order (one
+        that does not answer: VenueUnavailable)."""
+        others = await self.others(fresh=True)
+        answers = await asyncio.gather(*(self.send(request, e, repeat=True) for e in others))
+        return [answer for answer in answers if isinstance(answer, web.Response)]
+
     async def repeat_elsewhere(self, request: web.Request) -> None:
         """A venue-wide control answered here: the same request at every other instance
         (one that fails is logged; this instance's answer stands)."""

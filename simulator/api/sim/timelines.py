@@ -5,6 +5,7 @@ for maker wallets, and the webhook deliveries of the events an object produced."
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,17 +15,18 @@ from aiohttp import web
 from rfqkit.timestamps import isoformat_unix
 from simulator.api.http.appkeys import MAKER_NAMES, TIMELINES, WEBHOOKS
 from simulator.api.http.cursors import decode_cursor, encode_cursor
+from simulator.api.http.forwarding import FORWARDING, Forwarding, repeated
 from simulator.api.http.parsing import parse_query
 from simulator.api.http.responses import data_response
 from simulator.api.http.routes import RouteTable
 from simulator.api.sim import timeline_schemas as schemas
 from simulator.api.webhooks.schemas import DeliveryView
-from simulator.errors import InternalError, InvalidRequest, NotFound
+from simulator.errors import InternalError, InvalidRequest, NotFound, VenueUnavailable
 from simulator.services.limit_orders.history import LIMIT_ORDER_STEPS
 from simulator.services.ramp.history import TRANSFER_STEPS
 from simulator.services.rfq.history import RFQ_STEPS
 from simulator.services.shared.maker_names import MakerNames
-from simulator.services.shared.timeline_search import TimelineFilter, search
+from simulator.services.shared.timeline_search import TimelineFilter, key_of, search
 from simulator.services.shared.timelines import (
     StepKinds,
     Timeline,
@@ -41,6 +43,9 @@ class TimelineKind:
     noun: str  # for summaries: "RFQ"
     operation: str  # operation id stem: Rfq -> simListRfqs, simGetRfq
     steps: StepKinds  # the area's step table
+    # Of several instances, kept where each object was made (RFQs): a list gathers every
+    # instance's part. Else all at the venue's first instance.
+    spread: bool = False
     models: dict[str, type[schemas.StepModel]] = field(init=False)  # its steps' models, by kind
     detail: type[schemas.TimelineItem] = field(init=False)  # one object's timeline
 
@@ -51,7 +56,7 @@ class TimelineKind:
 
 
 KINDS: tuple[TimelineKind, ...] = (
-    TimelineKind("rfqs", "RFQ", "Rfq", RFQ_STEPS),
+    TimelineKind("rfqs", "RFQ", "Rfq", RFQ_STEPS, spread=True),
     TimelineKind("swaps", "v1 swap", "Swap", SWAP_STEPS),
     TimelineKind("limit-orders", "v1 limit order", "LimitOrder", LIMIT_ORDER_STEPS),
     TimelineKind("transfers", "ramp transfer", "Transfer", TRANSFER_STEPS),
@@ -175,6 +180,13 @@ def _filter(query: schemas.TimelineQuery, names: MakerNames) -> TimelineFilter:
     )
 
 
+# Of several instances: each listed item's key (created_at, id), in the answer to the venue's
+# first instance gathering a list, so its merge pages by the exact keys the cursor names.
+KEYS_HEADER = "X-Rfqsim-List-Keys"
+
+Keyed = list[tuple[tuple[float, str], dict[str, Any]]]  # (key, item as JSON-ready data)
+
+
 def _list_handler(kind: TimelineKind) -> Any:
     async def handler(request: web.Request) -> web.Response:
         query = parse_query(request, schemas.TimelineQuery)
@@ -182,21 +194,46 @@ def _list_handler(kind: TimelineKind) -> Any:
         names = request.app[MAKER_NAMES]
         # One more than asked: whether another page follows.
         found = search(timelines, _filter(query, names), query.limit + 1)
-        page = found[: query.limit]
-        return data_response(
-            schemas.TimelineList(
-                items=[render_item(t, names) for t in page],
-                kept=timelines.capacity,
-                statuses=list(timelines.kinds.statuses),
-                next_cursor=(
-                    encode_cursor(page[-1].created_at, page[-1].object_id)
-                    if len(found) > query.limit
-                    else None
-                ),
-            )
+        keyed: Keyed = [(key_of(t), item_json(t, names)) for t in found[: query.limit]]
+        more = len(found) > query.limit
+        forwarding = request.app[FORWARDING]
+        headers: dict[str, str] = {}
+        if kind.spread and forwarding is not None:
+            if repeated(request):  # the first instance gathers: this instance's part
+                headers[KEYS_HEADER] = json.dumps([key for key, _ in keyed])
+            else:
+                keyed, more = await _gathered(forwarding, request, keyed, more, query.limit)
+        listed = schemas.TimelineList(
+            items=[schemas.TimelineItem.model_validate(item) for _, item in keyed],
+            kept=timelines.capacity,
+            statuses=list(timelines.kinds.statuses),
+            next_cursor=encode_cursor(*keyed[-1][0]) if more and keyed else None,
         )
+        response = data_response(listed)
+        response.headers.update(headers)
+        return response
 
     return handler
+
+
+async def _gathered(
+    forwarding: Forwarding, request: web.Request, keyed: Keyed, more: bool, limit: int
+) -> tuple[Keyed, bool]:
+    """This instance's page merged with every other instance's (the same query, repeated
+    there), newest first; whether another page follows."""
+    for answer in await forwarding.repeat_at_others(request):
+        if answer.status != 200 or KEYS_HEADER not in answer.headers:
+            raise VenueUnavailable(
+                "Quotes are briefly not served; retry (an instance of the venue did not list)"
+            )
+        keys = json.loads(answer.headers[KEYS_HEADER])
+        assert isinstance(answer.body, bytes)
+        data = json.loads(answer.body)["data"]
+        items = zip(keys, data["items"], strict=True)
+        keyed += [((float(at), str(ident)), item) for (at, ident), item in items]
+        more = more or data["next_cursor"] is not None
+    keyed.sort(key=lambda pair: pair[0], reverse=True)
+    return keyed[:limit], more or len(keyed) > limit
 
 
 def _get_handler(kind: TimelineKind) -> Any:

@@ -350,6 +350,41 @@ def test_an_event_of_the_second_instance_is_delivered_by_the_first(
         assert v1(one, "DELETE", f"/v1/webhooks/{endpoint_id}")[0] == 200
 
 
+def test_the_rfq_list_is_the_venue_s_whichever_instance_holds_each(
+    instances: list[RfqSim],
+) -> None:
+    """/_sim/rfqs at either instance lists the RFQs both hold, newest first, and pages through
+    them by its cursor without losing or repeating one."""
+    one, two = instances
+    limits = one.call("GET", "/_sim/limits")
+    one.call("PUT", "/_sim/limits", {**limits, "outstanding_default": 20})  # earlier tests' live
+    since = one.call("GET", "/_sim/clock")["now"]  # earlier tests' RFQs are left out
+    made = []
+    try:
+        for sim in (one, two, two):
+            status, body = firm_request(sim, 2, chain=56, key="taker-live")
+            assert status == 200, body
+            made.append(body["data"]["rfqId"])
+    finally:
+        one.call("PUT", "/_sim/limits", limits)
+    newest_first = list(reversed(made))
+    pair = f"{one.token(56, 'USDC')}/{one.token(56, 'USDT')}".lower()
+    mine = {"taker": one.demo_wallets[2]["address"], "pair": pair, "since": since}
+    for sim in (one, two):
+        listed = sim.call("GET", "/_sim/rfqs", query=mine)
+        assert [item["id"] for item in listed["items"]] == newest_first
+        assert listed["next_cursor"] is None
+    paged: list[str] = []
+    query: dict[str, Any] = {**mine, "limit": 1}
+    for _ in range(len(made) + 1):  # bounded: one page per RFQ, and none more
+        page = two.call("GET", "/_sim/rfqs", query=query)
+        paged += [item["id"] for item in page["items"]]
+        if page["next_cursor"] is None:
+            break
+        query["cursor"] = page["next_cursor"]
+    assert paged == newest_first
+
+
 def test_each_instance_lists_both(instances: list[RfqSim]) -> None:
     one, two = instances
     listed = [
