@@ -177,22 +177,33 @@ class Forwarding:
         request[REQUEST_ID] = answered.get("X-Request-Id") or request_id_of(request)
         return response
 
-    async def repeat_at_others(self, request: web.Request) -> list[web.Response]:
-        """The same request at every other instance alive, for its part of the answer (a read
-        each instance answers for what it holds); their answers, in the instances' order (one
-        that does not answer: VenueUnavailable)."""
-        others = await self.others(fresh=True)
-        answers = await asyncio.gather(*(self.send(request, e, repeat=True) for e in others))
-        return [answer for answer in answers if isinstance(answer, web.Response)]
-
-    async def repeat_elsewhere(self, request: web.Request) -> None:
-        """A venue-wide control answered here: the same request at every other instance
-        (one that fails is logged; this instance's answer stands)."""
+    async def _repeated(
+        self, request: web.Request
+    ) -> list[tuple[InstanceEntry, web.StreamResponse | BaseException]]:
+        """The same request at every other instance alive, at once: each one's answer or
+        failure, in the instances' order."""
         others = await self.others(fresh=True)
         outcomes = await asyncio.gather(
             *(self.send(request, entry, repeat=True) for entry in others), return_exceptions=True
         )
-        for entry, outcome in zip(others, outcomes, strict=True):
+        return list(zip(others, outcomes, strict=True))
+
+    async def repeat_at_others(self, request: web.Request) -> list[web.Response]:
+        """The same request at every other instance alive, for its part of the answer (a read
+        each instance answers for what it holds); their answers, in the instances' order (one
+        that does not answer: VenueUnavailable)."""
+        answers = []
+        for _, outcome in await self._repeated(request):
+            if isinstance(outcome, BaseException):
+                raise outcome
+            if isinstance(outcome, web.Response):
+                answers.append(outcome)
+        return answers
+
+    async def repeat_elsewhere(self, request: web.Request) -> None:
+        """A venue-wide control answered here: the same request at every other instance
+        (one that fails is logged; this instance's answer stands)."""
+        for entry, outcome in await self._repeated(request):
             if isinstance(outcome, BaseException) or outcome.status >= 400:
                 failed = outcome if isinstance(outcome, BaseException) else outcome.status
                 log.warning(
