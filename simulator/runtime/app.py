@@ -87,6 +87,7 @@ from simulator.api.sim import scenarios as sim_scenarios
 from simulator.api.sim import state as sim_state
 from simulator.api.sim import stream as sim_stream
 from simulator.api.sim import timelines as sim_timelines
+from simulator.api.sim import venue_stream as sim_venue_stream
 from simulator.api.swaps import handlers as swaps
 from simulator.api.v1 import control as v1_control
 from simulator.api.v1 import handlers as v1
@@ -158,6 +159,7 @@ def build_routes(*, control_api: bool = True) -> RouteTable:
         sim_chains,
         sim_runtime,
         sim_stream,
+        sim_venue_stream,
         sim_console,
         access_control,
         rfq_control,

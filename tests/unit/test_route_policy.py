@@ -23,7 +23,7 @@ UNJOURNALED = {"simListRequests", "simClearRequests", "simListMakerMessages", "s
 UNJOURNALED |= {"simConsole", "simConsoleAsset"}
 # one instance of a venue to another: not a client's request
 UNJOURNALED |= {"simVenueEvents", "simVenueConfiguration", "simVenueJournal"}
-UNJOURNALED |= {"simVenueJournalFlush"}
+UNJOURNALED |= {"simVenueJournalFlush", "simVenueChanges"}
 UNGATED = {"simListRequests", "simClearRequests", "simListMakerMessages", "makerStream"}
 UNGATED |= {"simReset", "simCreateSnapshot", "simListSnapshots", "simRestoreSnapshot"}
 UNGATED |= {"simDeleteSnapshot"}

@@ -7,6 +7,7 @@ socket that never reads."""
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 from collections.abc import AsyncIterator
 
@@ -18,7 +19,7 @@ from simulator.api.http.appkeys import CHANGES
 from simulator.api.sim.stream import STREAM_PUBLISHER
 from simulator.errors import RateLimited
 from simulator.runtime.app import create_app
-from simulator.services.shared.changes import ChangeFeed
+from simulator.services.shared.changes import WATCH_MAX_IDS, ChangeFeed
 from simulator.settings import load_settings
 
 Client = TestClient[web.Request, web.Application]
@@ -155,3 +156,33 @@ def test_at_the_cap_a_reader_whose_connection_closed_gives_its_place() -> None:
     feed.publish({"rfqs": b"event: rfqs\n\n"})
     assert first.take() == third.take() == [b"event: rfqs\n\n"]
     assert second.take() == []
+
+
+def test_the_first_instance_s_watch_keeps_ids_from_its_first_ask_until_unasked() -> None:
+    """Of several instances: what changed here for the first instance's stream, readers here
+    or not; a watch nobody takes from stops, and says so at the next ask."""
+    feed = ChangeFeed()
+    feed.mark("rfqs", "rfq_before")
+    assert feed.watched(("rfqs",)) is None  # starts now: what came before is not known
+    feed.mark("rfqs", "rfq_1")
+    feed.mark("swaps", "swap_1")  # not asked for
+    feed.mark("rfqs", "rfq_1")
+    assert feed.watched(("rfqs",)) == {"rfqs": {"rfq_1"}}
+    assert feed.watched(("rfqs",)) == {"rfqs": set()}
+    for n in range(WATCH_MAX_IDS + 1):
+        feed.mark("rfqs", f"rfq_{n}")
+    assert feed.watched(("rfqs",)) is None  # stopped: started again
+
+
+async def test_items_relayed_by_another_instance_reach_the_readers(client: Client) -> None:
+    feed = client.app[CHANGES]
+    item = {"id": "rfq_elsewhere", "created_at": "2026-11-30T15:00:00Z", "status": "quoted"}
+    feed.relayed("rfqs", [{**item, "id": "rfq_unread"}])  # nobody reads: dropped
+    reader = await client.get("/_sim/stream?topics=rfqs")
+    assert b"event: hello" in await _event(reader)
+    older = {**item, "id": "rfq_older", "created_at": "2026-11-30T14:00:00Z"}
+    feed.relayed("rfqs", [older, item])
+    event = await _event(reader)
+    assert event.startswith(b"event: rfqs\ndata: ")
+    assert json.loads(event.removeprefix(b"event: rfqs\ndata: ")) == {"items": [item, older]}
+    reader.close()

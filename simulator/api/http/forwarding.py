@@ -17,6 +17,7 @@ import hmac
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
 
 import aiohttp
 from aiohttp import web
@@ -217,18 +218,37 @@ class Forwarding:
     async def tell_others(self, path: str) -> None:
         """`POST path` (no body) at every other instance alive, with the hop secret, answered
         by all (one that fails is logged: it reads the change from the engine's channel)."""
+        for entry, outcome in await self._posted_at_others(path):
+            if isinstance(outcome, BaseException) or outcome[0] >= 300:
+                failed = outcome if isinstance(outcome, BaseException) else outcome[0]
+                log.warning("POST %s not answered by instance %d: %s", path, entry.id, failed)
+
+    async def ask_others(self, path: str) -> list[tuple[InstanceEntry, Any]]:
+        """`POST path` (no body) at every other instance alive, with the hop secret: each
+        one's JSON answer, in the instances' order (one that does not answer is left out: an
+        instance going away, or gone)."""
+        answers = []
+        for entry, outcome in await self._posted_at_others(path):
+            if isinstance(outcome, BaseException) or outcome[0] != 200:
+                log.debug("POST %s not answered by instance %d: %s", path, entry.id, outcome)
+            else:
+                answers.append((entry, outcome[1]))
+        return answers
+
+    async def _posted_at_others(
+        self, path: str
+    ) -> list[tuple[InstanceEntry, tuple[int, Any] | BaseException]]:
         others = await self.others(fresh=True)
 
-        async def tell(entry: InstanceEntry) -> int:
+        async def post(entry: InstanceEntry) -> tuple[int, Any]:
             async with self._client().post(
                 entry.api_url + path, headers=self.venue_headers(), timeout=TELL_TIMEOUT
             ) as answer:
-                return answer.status
+                body = await answer.json() if answer.status == 200 else None
+                return answer.status, body
 
-        outcomes = await asyncio.gather(*(tell(e) for e in others), return_exceptions=True)
-        for entry, outcome in zip(others, outcomes, strict=True):
-            if isinstance(outcome, BaseException) or outcome >= 300:
-                log.warning("POST %s not answered by instance %d: %s", path, entry.id, outcome)
+        outcomes = await asyncio.gather(*(post(e) for e in others), return_exceptions=True)
+        return list(zip(others, outcomes, strict=True))
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:

@@ -31,6 +31,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, Field
 
+from rfqkit.tasks import cancel_and_wait
 from rfqkit.timestamps import isoformat
 from simulator.api.http.appkeys import (
     CHANGES,
@@ -41,6 +42,7 @@ from simulator.api.http.appkeys import (
     TIMELINES,
     WEBHOOKS,
 )
+from simulator.api.http.forwarding import FORWARDING
 from simulator.api.http.parsing import parse_query
 from simulator.api.http.routes import Operation, RouteTable
 from simulator.api.http.schemas import ApiModel
@@ -48,6 +50,7 @@ from simulator.api.rfq.control import makers_view
 from simulator.api.sim.journal import summary_json
 from simulator.api.sim.schemas import ClockState
 from simulator.api.sim.timelines import item_json
+from simulator.api.sim.venue_stream import SPREAD, VenueChanges
 from simulator.api.webhooks.schemas import DeliveryView
 from simulator.errors import InternalError, InvalidRequest, RateLimited
 from simulator.services.shared.changes import ChangeFeed
@@ -154,16 +157,19 @@ class Publisher:
         self.published = asyncio.Event()  # set after each publication
         self._task: asyncio.Task[None] | None = None
         self._makers_sent = float("-inf")
+        # Several instances: what the others hold, asked while a reader wants it
+        self.venue: VenueChanges | None = None
+        self._venue_task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
+        loop = asyncio.get_running_loop()
         if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._run(), name="sim-stream")
+            self._task = loop.create_task(self._run(), name="sim-stream")
+        if self.venue is not None and (self._venue_task is None or self._venue_task.done()):
+            self._venue_task = loop.create_task(self.venue.run(), name="sim-stream-venue")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await cancel_and_wait([t for t in (self._task, self._venue_task) if t is not None])
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -171,8 +177,9 @@ class Publisher:
             await self.changes.changed.wait()
             await asyncio.sleep(self.coalesce_s)  # let the rest of a burst arrive
             taken = self.changes.take()
+            relayed = self.changes.take_relayed()  # other instances' items (several)
             if "state" in taken:  # everything was replaced: the readers start over
-                taken = {"state": taken["state"]}
+                taken, relayed = {"state": taken["state"]}, {}
             if "makers" in taken:
                 if loop.time() < self._makers_sent + self.makers_every_s:
                     del taken["makers"]  # sent recently: keep it for a later round
@@ -182,10 +189,14 @@ class Publisher:
             rendered: dict[str, bytes] = {}
             for topic in TOPICS:
                 render = self.renderers.get(topic)
+                chunk = None
                 if topic in taken and render is not None:
                     chunk = await render(taken[topic])
-                    if chunk is not None:
-                        rendered[topic] = chunk
+                if topic in relayed:
+                    items = sorted(relayed[topic], key=lambda i: i["created_at"], reverse=True)
+                    chunk = (chunk or b"") + _event(topic, {"items": items})
+                if chunk is not None:
+                    rendered[topic] = chunk
             if rendered:
                 self.changes.publish(rendered)
             self.rounds += 1
@@ -198,8 +209,11 @@ STREAM_PUBLISHER: web.AppKey[Publisher] = web.AppKey("stream_publisher")
 
 
 def build_publisher(app: web.Application) -> Publisher:
-    """The app's publisher with the real renderers (the app factory keeps it)."""
-    return Publisher(app[CHANGES], _renderers(app))
+    """The app's publisher with the real renderers (the app factory keeps it); of several
+    instances, with what the others hold (api/sim/venue_stream.py)."""
+    publisher = Publisher(app[CHANGES], _renderers(app))
+    publisher.venue = VenueChanges(lambda: app.get(FORWARDING), app[CHANGES], COALESCE_S)
+    return publisher
 
 
 def _hello(topics: frozenset[str], reconnected: bool) -> bytes:
@@ -224,7 +238,10 @@ async def stream(request: web.Request) -> web.StreamResponse:
         headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"}
     )
     try:
-        app[STREAM_PUBLISHER].start()
+        publisher = app[STREAM_PUBLISHER]
+        publisher.start()
+        if publisher.venue is not None and not topics.isdisjoint(SPREAD):
+            await publisher.venue.ask()  # several instances: the others watch from now
         await response.prepare(request)
         await response.write(_hello(topics, "Last-Event-ID" in request.headers))
         while not subscription.closed:

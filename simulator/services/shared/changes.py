@@ -11,13 +11,19 @@ to every reader (`publish`), so the cost of a change does not grow with the read
 Readers are capped (`max_subscribers`: one more is refused with 429), and each reader's chunks
 not yet written are bounded (`max_queued_bytes`): a reader that stops reading is dropped (its
 connection hung up) rather than buffered without end. A dropped console page reconnects and
-reads everything again."""
+reads everything again.
+
+Several instances: the venue's stream is read at its first instance, and what another instance
+holds (its RFQs) changes there. The first asks the others, while it has readers, what changed
+since it last asked (`watched`: ids only, rendered by the instance that holds them) and hands
+their items to its readers (`relayed`). A watch nobody takes from stops at `WATCH_MAX_IDS`."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
 
 from simulator.errors import RateLimited
 
@@ -26,6 +32,7 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_SUBSCRIBERS = 64
 DEFAULT_MAX_QUEUED_BYTES = 1 << 20
 FULL_RETRY_AFTER_S = 5  # over the cap: a reader may try again this much later
+WATCH_MAX_IDS = 5_000  # a watch not taken from for this many changes stops (bounded memory)
 
 
 class Subscription:
@@ -76,17 +83,47 @@ class ChangeFeed:
         self._dirty: dict[str, set[str]] = {}  # topic -> ids changed since the last take
         self.changed = asyncio.Event()  # set on the first mark after a take
         self.dropped = 0  # readers dropped for being too slow, since start
+        self._watch: dict[str, set[str]] | None = None  # topic -> ids, for the first instance
+        self._relayed: dict[str, dict[str, dict[str, Any]]] = {}  # topic -> id -> item
 
     def mark(self, topic: str, key: str = "") -> None:
         if self._subscribers:
             self._dirty.setdefault(topic, set()).add(key)
             self.changed.set()
+        if self._watch is not None and (watched := self._watch.get(topic)) is not None:
+            watched.add(key)
+            if len(watched) > WATCH_MAX_IDS:
+                self._watch = None  # its watcher stopped asking: it starts again if it asks
 
     def take(self) -> dict[str, set[str]]:
         """What changed since the last take, for the publisher."""
         taken, self._dirty = self._dirty, {}
         self.changed.clear()
         return taken
+
+    def reading(self, topics: Collection[str]) -> bool:
+        """Whether a reader wants any of `topics`."""
+        return any(not s.topics.isdisjoint(topics) for s in self._subscribers)
+
+    def watched(self, topics: Collection[str]) -> dict[str, set[str]] | None:
+        """Of several instances, for the first: the ids of `topics` changed here since it last
+        asked, or None when the watch starts now (its first call, or the first since the watch
+        stopped: what changed meanwhile is not known)."""
+        watch, self._watch = self._watch, {topic: set() for topic in topics}
+        return watch if watch is not None and watch.keys() == self._watch.keys() else None
+
+    def relayed(self, topic: str, items: Collection[dict[str, Any]]) -> None:
+        """Items another instance rendered of what it holds, for the readers here."""
+        if self._subscribers and items:
+            kept = self._relayed.setdefault(topic, {})
+            for item in items:
+                kept[str(item["id"])] = item
+            self.changed.set()
+
+    def take_relayed(self) -> dict[str, list[dict[str, Any]]]:
+        """The items relayed since the last take, per topic, for the publisher."""
+        taken, self._relayed = self._relayed, {}
+        return {topic: list(items.values()) for topic, items in taken.items()}
 
     def subscribe(self, topics: frozenset[str]) -> Subscription:
         """A new reader; over the cap, the spec's 429 envelope with Retry-After."""
@@ -113,6 +150,7 @@ class ChangeFeed:
             self._subscribers.remove(subscription)
         if not self._subscribers:
             self._dirty.clear()  # nobody left to tell: the next reader starts from a load
+            self._relayed.clear()
 
     def publish(self, rendered: Mapping[str, bytes]) -> None:
         """Hand each reader the rendered topics it asked for, in `rendered`'s order: readers

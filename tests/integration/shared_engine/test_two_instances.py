@@ -463,6 +463,48 @@ def test_the_venue_journal_has_what_either_instance_served(instances: list[RfqSi
     assert len(listed) == 1, listed  # served by the second, received by the first
 
 
+def streamed_rfqs(stream: Any, within_s: float = 30) -> Iterator[dict[str, Any]]:
+    """The RFQ items of a live stream's `rfqs` events, as they come, for at most `within_s`
+    (the stream's keepalives come every 15 s: the socket's timeout alone bounds nothing)."""
+    event, deadline = "", time.monotonic() + within_s
+    while line := stream.readline().decode():
+        assert time.monotonic() < deadline, "no such item on the stream in time"
+        if line.startswith("event: "):
+            event = line.removeprefix("event: ").strip()
+        elif line.startswith("data: ") and event == "rfqs":
+            yield from json.loads(line.removeprefix("data: "))["items"]
+
+
+def test_the_console_s_stream_shows_rfqs_held_at_either_instance(
+    instances: list[RfqSim],
+) -> None:
+    """The stream is read at the first instance; an RFQ made at the second is sent live on
+    it, from its first step to its quote, as the second lists it."""
+    one, two = instances
+    stream = urllib.request.urlopen(f"{one.base_url}/_sim/stream?topics=rfqs", timeout=30)
+    try:
+        assert stream.headers["X-Rfqsim-Instance"] == "0"
+        while not stream.readline().startswith(b"event: hello"):
+            pass  # from the hello on, every change reaches the reader
+        status, made = firm_request(two, 1)
+        assert status == 200, made
+        rfq_id = made["data"]["rfqId"]
+        items = streamed_rfqs(stream)
+        statuses = [next(item for item in items if item["id"] == rfq_id)]
+        while statuses[-1]["status"] != "quoted":  # each step as it is recorded there
+            statuses.append(next(item for item in items if item["id"] == rfq_id))
+        (listed,) = [
+            item
+            for item in two.call("GET", "/_sim/rfqs", query={"limit": 50})["items"]
+            if item["id"] == rfq_id
+        ]
+        assert {k: statuses[-1][k] for k in ("created_at", "status", "makers")} == {
+            k: listed[k] for k in ("created_at", "status", "makers")
+        }
+    finally:
+        stream.close()
+
+
 def test_an_advance_at_one_instance_moves_the_clock_of_both(instances: list[RfqSim]) -> None:
     """Last in the module: the clock only moves forward."""
     one, two = instances
