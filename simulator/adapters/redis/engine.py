@@ -17,6 +17,7 @@ import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Generic
 
 import redis
@@ -69,6 +70,26 @@ def _retrieve(answer: asyncio.Future[Any]) -> None:
         answer.exception()  # retrieved: a future nobody awaited logs no "never retrieved"
 
 
+def _settle(sent: asyncio.Future[None] | None, error: BaseException | None) -> None:
+    if sent is not None and not sent.done():
+        if error is None:
+            sent.set_result(None)
+        else:
+            sent.set_exception(error)
+
+
+def _all_sent(sent: list[asyncio.Future[None]]) -> None:
+    for future in sent:
+        _settle(future, None)
+
+
+# A script queued: its arguments, who awaits its answer (None: a write) and who awaits it
+# being written (`send`)
+_Queued = tuple[
+    EngineScript, Sequence[Arg], asyncio.Future[Any] | None, asyncio.Future[None] | None
+]
+
+
 class OrderedWrites:
     """Scripts sent in the order given, by one task: each time everything queued since the last
     round trip goes as one pipelined round trip, writes (`put`, not awaited) and checks
@@ -79,15 +100,23 @@ class OrderedWrites:
         self._client = client
         self._control = control
         self._pipe = pipe  # the queue's own connection (pipe.py)
-        # not yet sent: each script, its arguments and who awaits its answer (None: a write)
-        self._pending: list[tuple[EngineScript, Sequence[Arg], asyncio.Future[Any] | None]] = []
+        self._pending: list[_Queued] = []  # not yet sent
         self._wake = asyncio.Event()  # something was queued
         self._idle = asyncio.Event()  # nothing queued nor in flight
         self._idle.set()
         self._task: asyncio.Task[None] | None = None
 
     def put(self, script: EngineScript, args: Sequence[Arg]) -> None:
-        self._queue(script, args, None)
+        self._queue(script, args, None, None)
+
+    def send(self, script: EngineScript, args: Sequence[Arg]) -> asyncio.Future[None]:
+        """A write its caller waits for only until it is on the engine's connection (in the
+        kernel's hands: delivered even if this process dies next), not for its answer, which
+        is a write's (an error logged). Fails if it cannot be written (engine unreachable)."""
+        sent: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        sent.add_done_callback(_retrieve)
+        self._queue(script, args, None, sent)
+        return sent
 
     async def then(self, script: EngineScript, args: Sequence[Arg]) -> Any:
         """Run `script` after every write queued so far, in the next round trip; its answer,
@@ -99,13 +128,17 @@ class OrderedWrites:
         dropped, as a write's is logged)."""
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         answer.add_done_callback(_retrieve)
-        self._queue(script, args, answer)
+        self._queue(script, args, answer, None)
         return answer
 
     def _queue(
-        self, script: EngineScript, args: Sequence[Arg], answer: asyncio.Future[Any] | None
+        self,
+        script: EngineScript,
+        args: Sequence[Arg],
+        answer: asyncio.Future[Any] | None,
+        sent: asyncio.Future[None] | None,
     ) -> None:
-        self._pending.append((script, args, answer))
+        self._pending.append((script, args, answer, sent))
         self._idle.clear()
         self._wake.set()
         if self._task is None:
@@ -119,10 +152,11 @@ class OrderedWrites:
         """Send what is still queued through the blocking client (before a state dump or
         load). A round trip already in flight on the asyncio client may land after it."""
         pending, self._pending = self._pending, []
-        for script, args, answer in pending:
+        for script, args, answer, sent in pending:
             result = script.run_now(args)
             if answer is not None and not answer.done():
                 answer.set_result(result)
+            _settle(sent, None)
         if not self._pending:
             self._idle.set()
 
@@ -132,12 +166,19 @@ class OrderedWrites:
             self._wake.clear()
             batch, self._pending = self._pending, []
             if batch:
+                sent = [s for *_, s in batch if s is not None]
                 try:
-                    answers = await self._send([(script, args) for script, args, _ in batch])
+                    answers = await self._send(
+                        [(script, args) for script, args, *_ in batch],
+                        partial(_all_sent, sent),
+                    )
                 except redis.RedisError as exc:
                     answers = [exc] * len(batch)
+                    for s in sent:  # if it was not written: the engine is not there
+                        _settle(s, exc)
+                _all_sent(sent)  # answered (written, if it had not said so)
                 failed: list[Any] = []
-                for (_, _, waiting), answer in zip(batch, answers, strict=True):
+                for (_, _, waiting, _), answer in zip(batch, answers, strict=True):
                     if waiting is None:
                         failed.append(answer)
                     elif waiting.done():
@@ -157,12 +198,17 @@ class OrderedWrites:
             # What was lost lapses by itself (every entry has its end); say so once.
             log.warning("shared engine: %d writes not applied: %s", len(failed), failed[0])
 
-    async def _send(self, batch: list[tuple[EngineScript, Sequence[Arg]]]) -> list[Any]:
+    async def _send(
+        self, batch: list[tuple[EngineScript, Sequence[Arg]]], written: Callable[[], object]
+    ) -> list[Any]:
         """One round trip: the scripts by their digests (loaded when registered, so no
         SCRIPT EXISTS per batch); those an engine that restarted no longer knows are loaded
         and sent again (each write only acts on what still exists, so their lateness is
-        harmless). Each script's answer or error, in order; losing the engine raises."""
-        answers = await self._pipelined(batch)
+        harmless). `written` is called once the batch is on the connection. Each script's
+        answer or error, in order; losing the engine raises."""
+        answers = await self._pipe.run(
+            [("EVALSHA", script.request.sha, 0, *args) for script, args in batch], written
+        )
         unknown = [
             i
             for i, answer in enumerate(answers)
@@ -192,9 +238,11 @@ class OrderedWrites:
             await cancel_and_wait([self._task])
             self._task = None
         self._pipe.close()
-        for _, _, waiting in self._pending:
+        stopping = redis.ConnectionError("the instance is stopping")
+        for _, _, waiting, sent in self._pending:
             if waiting is not None and not waiting.done():
-                waiting.set_exception(redis.ConnectionError("the instance is stopping"))
+                waiting.set_exception(stopping)
+            _settle(sent, stopping)
         self._pending = []
 
 

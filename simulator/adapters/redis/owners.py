@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
-from simulator.adapters.redis.engine import UNREACHABLE, EngineScript, SharedEngine, unreachable
+from simulator.adapters.redis.engine import UNREACHABLE, Arg, SharedEngine, unreachable
 
 _SET = "redis.call('SET', ARGV[1], ARGV[2], 'PX', ARGV[3])"
 # ARGV: copy key, the copy, keep ms (live) or the time kept at rest, this instance's live key,
@@ -93,13 +93,18 @@ class SharedOwners:
         self._orphans = engine.script(_ORPHANS)
 
     def claim(self, record_id: str) -> Awaitable[None]:
-        return self._confirmed(self._set, [self._prefix + record_id, self._instance, self._keep_ms])
+        args = [self._prefix + record_id, self._instance, self._keep_ms]
+        return self._confirmed(self._writes.submit(self._set, args))
 
     def keep(self, record_id: str, copy: Callable[[], bytes], live: bool) -> Awaitable[None]:
+        """Done once the copy is on the engine's connection, not answered: the kernel delivers
+        it even if this process dies next (a firm answer waits for it, not for a round trip)."""
         kept_ms = self._keep_ms if live else self._at_rest_ms
-        args = [self._copies + record_id, copy(), kept_ms, self._live_here, record_id]
+        args: list[Arg] = [self._copies + record_id, copy(), kept_ms, self._live_here, record_id]
         return self._confirmed(
-            self._keep, [*args, "1" if live else "0", self._holders, self._instance]
+            self._writes.send(
+                self._keep, [*args, "1" if live else "0", self._holders, self._instance]
+            )
         )
 
     def rest(self, record_id: str) -> None:
@@ -109,9 +114,9 @@ class SharedOwners:
     def forget_live(self) -> None:
         self._writes.put(self._forget_live, [self._live_here])
 
-    def _confirmed(self, script: EngineScript, args: list[Any]) -> Awaitable[None]:
-        """One write sent at once; confirmed when awaited (and harmless never awaited)."""
-        answer = self._writes.submit(script, args)
+    def _confirmed(self, answer: asyncio.Future[Any]) -> Awaitable[None]:
+        """A write sent at once: done when `answer` is (harmless never awaited); the engine not
+        answering is the venue's 503."""
         confirmed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
         def settle(done: asyncio.Future[Any]) -> None:

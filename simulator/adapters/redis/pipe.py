@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import hiredis
@@ -68,12 +68,16 @@ class EnginePipe:
         self._stream: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         self._parser = hiredis.Reader(encoding="utf-8", errors="replace")
 
-    async def run(self, commands: Sequence[Command]) -> list[Any]:
-        """Each command's reply, in order (an error reply as its exception, not raised)."""
+    async def run(
+        self, commands: Sequence[Command], written: Callable[[], object] | None = None
+    ) -> list[Any]:
+        """Each command's reply, in order (an error reply as its exception, not raised).
+        `written` is called once the commands are in the kernel's hands (the socket took them
+        whole: they reach the engine even if this process dies next)."""
         stream = self._stream or await self._connect()
         done = False
         try:
-            replies = await self._round_trip(stream, packed(commands), len(commands))
+            replies = await self._round_trip(stream, packed(commands), len(commands), written)
             done = True
             return replies
         except OSError as exc:
@@ -83,10 +87,16 @@ class EnginePipe:
                 self.close()
 
     async def _round_trip(
-        self, stream: tuple[asyncio.StreamReader, asyncio.StreamWriter], data: bytes, count: int
+        self,
+        stream: tuple[asyncio.StreamReader, asyncio.StreamWriter],
+        data: bytes,
+        count: int,
+        written: Callable[[], object] | None = None,
     ) -> list[Any]:
         reader, writer = stream
         writer.write(data)
+        if written is not None and writer.transport.get_write_buffer_size() == 0:
+            written()  # else still in our buffer: said by the answers
         replies: list[Any] = []
         while len(replies) < count:
             reply = self._parser.gets()
