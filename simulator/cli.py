@@ -18,12 +18,14 @@ import tempfile
 import threading
 import time
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
 from rfqkit.anvil import AnvilStartError
+from rfqkit.tasks import cancel_and_wait
 from simulator.adapters.redis.engine import EngineUnreachable
 from simulator.adapters.redis.server import RedisStartError, start_redis
 from simulator.adapters.rfq.forked_child import ForkedChild, fork_fleet_child
@@ -53,6 +55,7 @@ from simulator.runtime.lifecycle import SHUTDOWN, StopSteps
 from simulator.runtime.makers import FLEET, spawn_fleet_process, start_fleet, stop_fleet
 from simulator.runtime.ports import taken_port_messages
 from simulator.runtime.provider import connect_provider_webhooks
+from simulator.runtime.rfq import instance_exited
 from simulator.runtime.scenario import read_scenario_file
 from simulator.runtime.state import SAVED_STATE, resume_durable, resume_saved_state, save_state
 from simulator.serve_args import add_parser, settings_from_args
@@ -197,6 +200,7 @@ async def serve(
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
     ready = False
+    watching: asyncio.Task[None] | None = None  # the other instances, for one that exits
     try:
         await spawn_fleet_process(app)  # makers_process: own; its fleet starts below
         await runner.setup()  # runs the cleanup contexts' start-up: chains, deployment
@@ -230,6 +234,9 @@ async def serve(
         await app[STATE].take_baseline()  # what POST /_sim/reset returns to
         if others is not None:
             await start_others(app, others, info)
+            watching = asyncio.create_task(
+                others.watch(partial(instance_exited, app)), name="instances-watch"
+            )
         info["instances"] = [asdict(i) for i in await app[INSTANCES].instances()]
         if scenario is not None:  # after the baseline: a reset returns to the plain start-up
             await app[SCENARIOS].start(scenario)
@@ -253,6 +260,8 @@ async def serve(
             await save_state(app, Path(settings.state.dir))
         if others is not None:
             watchdog.at("stopping the other instances")
+            if watching is not None:
+                await cancel_and_wait([watching])  # their exits from here on are the stop's
             await others.stop(settings.api.stop_deadline_s / 2)
         watchdog.at("stopping the maker fleet")
         await stop_fleet(app)

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from aiohttp import web
 
 from rfqkit.tasks import cancel_and_wait, step_forever
+from simulator.adapters.redis.roster import SharedRoster
 from simulator.adapters.rfq.indexer import FillIndexer, IndexerSaved
 from simulator.adapters.rfq.maker_stream import MakerStreamSessions, OtherInstances
 from simulator.api.http.appkeys import (
@@ -23,6 +24,7 @@ from simulator.api.http.appkeys import (
     FILL_INDEX,
     FILLS,
     HEALTH,
+    INSTANCES,
     RFQ,
     STATE,
     VENUE,
@@ -201,6 +203,23 @@ async def take_over_departed(
             pass  # the engine is away: the next round looks again
         except Exception:  # one failed round must not end the take-over for good
             log.exception("taking over the records of instances gone failed; retrying")
+
+
+async def instance_exited(app: web.Application, pid: int, code: int) -> None:
+    """At the venue's first instance, for another one whose process exited while the venue
+    runs (cli.serve): off the venue's list at once, and its live records taken over at the
+    next round without waiting for its lease to end (SC19)."""
+    roster, forwarding = app[INSTANCES], app[FORWARDING]
+    assert isinstance(roster, SharedRoster)
+    assert forwarding is not None
+    gone = [entry.id for entry in await roster.instances() if entry.pid == pid]
+    for instance in gone:
+        log.warning(
+            "instance %d (pid %d) exited with %d: its RFQs are taken over", instance, pid, code
+        )
+        await roster.evict(instance)
+        app[TAKE_OVER].gone_for_sure(instance)
+    await forwarding.others(fresh=True)  # what this instance sends on goes to the living
 
 
 async def background_context(app: web.Application) -> AsyncIterator[None]:

@@ -49,6 +49,17 @@ class SharedRoster:
                         await pipe.execute()
             await asyncio.sleep(RENEW_S)
 
+    async def evict(self, instance: int) -> None:
+        """`instance` is known gone (its process exited): off the list now, not at the end of
+        its lease."""
+        try:
+            async with self._engine.client.pipeline(transaction=False) as pipe:
+                pipe.delete(self._prefix + str(instance))
+                pipe.hdel(self._entries, str(instance))
+                await pipe.execute()
+        except UNREACHABLE as exc:
+            raise unreachable(exc) from exc
+
     def leave(self) -> None:
         with contextlib.suppress(*UNREACHABLE):
             self._engine.control.delete(self._prefix + str(self._instance))

@@ -5,16 +5,20 @@ its own there with SO_REUSEPORT, so the kernel spreads new connections evenly), 
 one's chains (`--rpc-url`) and
 engine (`--redis-url`), without a fleet of their own (the first one's makers are linked to
 them). Each also listens on a loopback port of its own, where the others send what it must
-serve. They die with the first (PR_SET_PDEATHSIG) and are stopped before it."""
+serve. They die with the first (PR_SET_PDEATHSIG) and are stopped before it; one that exits
+while the venue runs is seen by the first within a tenth of a second (`watch`), which takes it
+off the venue's list at once (its RFQs are taken over without waiting for its lease to end)."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +40,9 @@ _OWN_OPTIONS = frozenset(
     }
 )
 _OWN_FLAGS = frozenset({"--no-makers"})
+WATCH_EVERY_S = 0.1  # how often the first instance looks whether another one exited
+
+log = logging.getLogger("rfqsim.instances")
 
 
 class InstanceStartError(RuntimeError):
@@ -122,6 +129,29 @@ class VenueInstances:
             if loop.time() > deadline:
                 raise InstanceStartError(f"not every instance was ready within {timeout_s:.0f} s")
             await asyncio.sleep(0.05)
+
+    async def watch(self, exited: Callable[[int, int], Awaitable[None]]) -> None:
+        """Until cancelled (before `stop`): `exited(pid, returncode)` for each instance that
+        exits, called before its process is reaped (so, once its pid is gone, whatever
+        `exited` did is done)."""
+        told: set[int] = set()
+        while True:
+            for process in self.processes:
+                if process.pid in told or process.returncode is not None:
+                    continue
+                # WNOHANG: never waits; WNOWAIT: not reaped yet
+                looked = os.WEXITED | os.WNOHANG | os.WNOWAIT
+                ended = os.waitid(os.P_PID, process.pid, looked)  # noqa: ASYNC222
+                if ended is None:
+                    continue
+                told.add(process.pid)
+                try:
+                    await exited(process.pid, ended.si_status)
+                except Exception:  # its lease ends anyway: the venue lists it gone then
+                    log.exception("instance (pid %d) exited; telling the venue failed", process.pid)
+                finally:
+                    process.poll()  # reaped now
+            await asyncio.sleep(WATCH_EVERY_S)
 
     async def stop(self, timeout_s: float) -> None:
         """SIGTERM to each, then wait for all (SIGKILL for one still there at `timeout_s`)."""

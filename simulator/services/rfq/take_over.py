@@ -46,6 +46,11 @@ class TakeOver:
         await self._missed_fills(record)
         return True
 
+    def gone_for_sure(self, holder: int) -> None:
+        """`holder` is known gone (its process exited): its live records are taken over at the
+        next round, without the patience a lapsed lease gets."""
+        self._missing_since[holder] = float("-inf")
+
     async def departed(self, alive: Collection[int], now: float) -> int:
         """Take over here a batch of the live records of the instances not in `alive` (as
         read at `now`, monotonic seconds) that have been missing for `MISSING_FOR_S`; how

@@ -104,3 +104,21 @@ async def test_a_fill_the_copy_holds_is_not_handed_again_and_one_survivor_takes_
     assert survivor.event_types() == []
     assert late.store.get(record.rfq_id) is None
     await survivor.settled_makers()
+
+
+async def test_an_instance_known_gone_is_taken_over_without_the_patience() -> None:
+    """Its process exited (the first instance saw it): no lease can come back."""
+    venue = VenueOwners()
+    gone = RfqHarness(owners=venue.at(1))
+    gone.maker(1)
+    record = await gone.quoted()
+    await gone.settled_makers()
+    survivor = RfqHarness(owners=venue.at(0))
+    survivor.maker(1)
+    take_over = TakeOver(survivor.service, survivor.settlement, venue.at(0), MinedFills())
+    take_over.gone_for_sure(1)
+    assert await take_over.departed([0], now=50.0) == 1  # at the first round
+    held = survivor.store.get(record.rfq_id)
+    assert held is not None
+    assert held.status == "quoted"
+    await survivor.settled_makers()
