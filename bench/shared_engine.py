@@ -108,8 +108,9 @@ def bench_shared_engine(rates: tuple[float, ...], seconds: float) -> Section:
             "process. 'added p50/p99': Server-Timing `sim` minus `makers`. Per firm answer: the "
             "scripts the engine ran (a check-and-take, a check-and-reserve, a check-and-hold "
             "per maker quote, and the writes: extend, hold, releases, the sweeps), their "
-            "server-side time, and the redis-server's CPU. An instance sends everything queued "
-            "as one pipelined round trip, so under load the scripts of many answers share one. "
+            "server-side time, and the redis-server's CPU. An instance writes each check at once, "
+            "behind the writes queued before it (the writes of one event-loop turn go "
+            "together), without waiting for earlier answers. "
             "Target: the engine adds at most 1 ms to the median answer (the 'added p50' "
             "difference)."
         ),

@@ -3,8 +3,9 @@
 - Everything an instance sends on the request path goes through its one `OrderedWrites` queue:
   checks (a check-and-take is one Lua script, atomic on the server whichever instance sends
   it; awaited) and writes a caller does not wait for (a slot extended or released), in the
-  order given; one task sends everything queued as one pipelined round trip, so under load
-  many requests share a round trip and a check never reads past its own instance's writes.
+  order given, on one connection: a check is written at once behind the writes queued before
+  it, never waiting for an earlier answer, so a check never reads past its own instance's
+  writes and under load many requests' checks are on the wire together.
 - Reset, snapshots and the state directory are synchronous by design (services/shared/state.py):
   they use the blocking `control` client, once per control request, never on the quote path.
 
@@ -78,49 +79,54 @@ def _settle(sent: asyncio.Future[None] | None, error: BaseException | None) -> N
             sent.set_exception(error)
 
 
-def _all_sent(sent: list[asyncio.Future[None]]) -> None:
-    for future in sent:
-        _settle(future, None)
-
-
-# A script queued: its arguments, who awaits its answer (None: a write) and who awaits it
-# being written (`send`)
-_Queued = tuple[
-    EngineScript, Sequence[Arg], asyncio.Future[Any] | None, asyncio.Future[None] | None
-]
+@dataclass(frozen=True)
+class _Queued:
+    script: EngineScript
+    args: Sequence[Arg]
+    answer: asyncio.Future[Any] | None  # None: a write nobody awaits
+    retried: bool = False  # sent again once the engine had lost the script
+    sent: asyncio.Future[None] | None = None  # `send`: done once it is on the connection
 
 
 class OrderedWrites:
-    """Scripts sent in the order given, by one task: each time everything queued since the last
-    round trip goes as one pipelined round trip, writes (`put`, not awaited) and checks
-    (`then`, awaited for their answers) alike. Under load the checks and writes of many
-    requests share a round trip; the engine applies them in the instance's order."""
+    """Scripts sent to the engine in the order given, on the instance's one connection (the
+    engine runs them in that order): a check (`then`, `submit`) is written at once with every
+    write queued before it; writes (`put`, not awaited) wait for the end of the event-loop turn,
+    so the writes of one turn go in one write to the socket. Nothing waits for an earlier
+    answer before sending: under load the checks of many requests are on the wire together,
+    and each request resumes in the loop turn its answer is read."""
 
     def __init__(self, client: aredis.Redis, control: redis.Redis, pipe: EnginePipe) -> None:
         self._client = client
         self._control = control
         self._pipe = pipe  # the queue's own connection (pipe.py)
-        self._pending: list[_Queued] = []  # not yet sent
-        self._wake = asyncio.Event()  # something was queued
-        self._idle = asyncio.Event()  # nothing queued nor in flight
+        self._pending: list[_Queued] = []  # queued, not yet written
+        self._flush_soon: asyncio.Handle | None = None
+        self._unanswered = 0  # written, or being loaded again, with no answer yet
+        self._idle = asyncio.Event()  # nothing queued nor unanswered
         self._idle.set()
-        self._task: asyncio.Task[None] | None = None
+        self._loading: dict[str, asyncio.Task[None]] = {}  # scripts being loaded again, by digest
+        self._failed: list[Exception] = []  # writes not applied this turn (logged once)
 
     def put(self, script: EngineScript, args: Sequence[Arg]) -> None:
-        self._queue(script, args, None, None)
+        self._queue(_Queued(script, args, None))
+        if self._flush_soon is None:
+            self._flush_soon = asyncio.get_running_loop().call_soon(self._flush)
 
     def send(self, script: EngineScript, args: Sequence[Arg]) -> asyncio.Future[None]:
         """A write its caller waits for only until it is on the engine's connection (in the
         kernel's hands: delivered even if this process dies next), not for its answer, which
-        is a write's (an error logged). Fails if it cannot be written (engine unreachable)."""
+        is a write's (an error logged). Written at once with everything queued before it;
+        fails if it cannot be written (engine unreachable)."""
         sent: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         sent.add_done_callback(_retrieve)
-        self._queue(script, args, None, sent)
+        self._queue(_Queued(script, args, None, sent=sent))
+        self._flush()
         return sent
 
     async def then(self, script: EngineScript, args: Sequence[Arg]) -> Any:
-        """Run `script` after every write queued so far, in the next round trip; its answer,
-        or its error (a write's error is logged)."""
+        """Run `script` after every write queued so far; its answer, or its error (a write's
+        error is logged)."""
         return await self.submit(script, args)
 
     def submit(self, script: EngineScript, args: Sequence[Arg]) -> asyncio.Future[Any]:
@@ -128,21 +134,85 @@ class OrderedWrites:
         dropped, as a write's is logged)."""
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         answer.add_done_callback(_retrieve)
-        self._queue(script, args, answer, None)
+        self._queue(_Queued(script, args, answer))
+        self._flush()
         return answer
 
-    def _queue(
-        self,
-        script: EngineScript,
-        args: Sequence[Arg],
-        answer: asyncio.Future[Any] | None,
-        sent: asyncio.Future[None] | None,
-    ) -> None:
-        self._pending.append((script, args, answer, sent))
+    def _queue(self, queued: _Queued) -> None:
+        self._pending.append(queued)
         self._idle.clear()
-        self._wake.set()
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run(), name="engine-writes")
+
+    def _flush(self) -> None:
+        if self._flush_soon is not None:
+            self._flush_soon.cancel()
+            self._flush_soon = None
+        batch, self._pending = self._pending, []
+        if batch:
+            self._send(batch)
+
+    def _send(self, batch: Sequence[_Queued]) -> None:
+        self._unanswered += len(batch)
+        written = self._pipe.send(
+            [("EVALSHA", queued.script.request.sha, 0, *queued.args) for queued in batch],
+            [partial(self._answered, queued) for queued in batch],
+        )
+        if written:  # else once answered (or failed)
+            for queued in batch:
+                _settle(queued.sent, None)
+
+    def _answered(self, queued: _Queued, reply: Any) -> None:
+        if isinstance(reply, redis.exceptions.NoScriptError) and not queued.retried:
+            # The engine restarted and lost the script: load it and send this one again (each
+            # write only acts on what still exists, so its lateness is harmless).
+            self._load_again(queued)
+            return
+        self._unanswered -= 1
+        _settle(queued.sent, reply if isinstance(reply, redis.ConnectionError) else None)
+        waiting = queued.answer
+        if waiting is None:
+            if isinstance(reply, Exception):
+                if not self._failed:
+                    asyncio.get_running_loop().call_soon(self._log_failed)
+                self._failed.append(reply)
+        elif waiting.done():
+            pass  # its request was cancelled meanwhile
+        elif isinstance(reply, Exception):
+            waiting.set_exception(reply)
+        else:
+            waiting.set_result(reply)
+        if not self._unanswered and not self._pending:
+            self._idle.set()
+
+    def _load_again(self, queued: _Queued) -> None:
+        again = _Queued(queued.script, queued.args, queued.answer, True, queued.sent)
+        sha = queued.script.request.sha
+        loading = self._loading.get(sha)
+        if loading is None:
+            loading = self._loading[sha] = asyncio.get_running_loop().create_task(
+                self._load(queued.script), name="engine-script-load"
+            )
+        loading.add_done_callback(lambda done: self._loaded(again, done))
+
+    async def _load(self, script: EngineScript) -> None:
+        try:
+            await self._client.script_load(script.request.script)
+        finally:
+            self._loading.pop(script.request.sha, None)
+
+    def _loaded(self, again: _Queued, loading: asyncio.Task[None]) -> None:
+        if loading.cancelled():
+            self._answered(again, redis.ConnectionError("the instance is stopping"))
+        elif (error := loading.exception()) is not None:
+            self._answered(again, error)
+        else:
+            self._unanswered -= 1  # counted again as it is sent
+            self._send([again])
+
+    def _log_failed(self) -> None:
+        failed, self._failed = self._failed, []
+        if failed:
+            # What was lost lapses by itself (every entry has its end); say so once.
+            log.warning("shared engine: %d writes not applied: %s", len(failed), failed[0])
 
     async def drained(self) -> None:
         """Every script queued so far has reached the engine (or failed and was logged)."""
@@ -150,100 +220,29 @@ class OrderedWrites:
 
     def apply_now(self) -> None:
         """Send what is still queued through the blocking client (before a state dump or
-        load). A round trip already in flight on the asyncio client may land after it."""
+        load). A script already written on the queue's connection may land after it."""
+        if self._flush_soon is not None:
+            self._flush_soon.cancel()
+            self._flush_soon = None
         pending, self._pending = self._pending, []
-        for script, args, answer, sent in pending:
-            result = script.run_now(args)
-            if answer is not None and not answer.done():
-                answer.set_result(result)
-            _settle(sent, None)
-        if not self._pending:
+        for queued in pending:
+            result = queued.script.run_now(queued.args)
+            if queued.answer is not None and not queued.answer.done():
+                queued.answer.set_result(result)
+            _settle(queued.sent, None)
+        if not self._unanswered:
             self._idle.set()
 
-    async def _run(self) -> None:
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            batch, self._pending = self._pending, []
-            if batch:
-                sent = [s for *_, s in batch if s is not None]
-                try:
-                    answers = await self._send(
-                        [(script, args) for script, args, *_ in batch],
-                        partial(_all_sent, sent),
-                    )
-                except redis.RedisError as exc:
-                    answers = [exc] * len(batch)
-                    for s in sent:  # if it was not written: the engine is not there
-                        _settle(s, exc)
-                _all_sent(sent)  # answered (written, if it had not said so)
-                failed: list[Any] = []
-                for (_, _, waiting, _), answer in zip(batch, answers, strict=True):
-                    if waiting is None:
-                        failed.append(answer)
-                    elif waiting.done():
-                        pass  # its request was cancelled meanwhile
-                    elif isinstance(answer, Exception):
-                        waiting.set_exception(answer)
-                    else:
-                        waiting.set_result(answer)
-                self._log_failed(failed)
-            if not self._pending:
-                self._idle.set()
-
-    @staticmethod
-    def _log_failed(answers: list[Any]) -> None:
-        failed = [answer for answer in answers if isinstance(answer, Exception)]
-        if failed:
-            # What was lost lapses by itself (every entry has its end); say so once.
-            log.warning("shared engine: %d writes not applied: %s", len(failed), failed[0])
-
-    async def _send(
-        self, batch: list[tuple[EngineScript, Sequence[Arg]]], written: Callable[[], object]
-    ) -> list[Any]:
-        """One round trip: the scripts by their digests (loaded when registered, so no
-        SCRIPT EXISTS per batch); those an engine that restarted no longer knows are loaded
-        and sent again (each write only acts on what still exists, so their lateness is
-        harmless). `written` is called once the batch is on the connection. Each script's
-        answer or error, in order; losing the engine raises."""
-        answers = await self._pipe.run(
-            [("EVALSHA", script.request.sha, 0, *args) for script, args in batch], written
-        )
-        unknown = [
-            i
-            for i, answer in enumerate(answers)
-            if isinstance(answer, redis.exceptions.NoScriptError)
-        ]
-        if unknown:
-            for script in {batch[i][0] for i in unknown}:
-                await self._client.script_load(script.request.script)
-            for i, answer in zip(
-                unknown, await self._pipelined([batch[i] for i in unknown]), strict=True
-            ):
-                answers[i] = answer
-        return answers
-
-    async def _pipelined(self, batch: list[tuple[EngineScript, Sequence[Arg]]]) -> list[Any]:
-        return await self._pipe.run(
-            [("EVALSHA", script.request.sha, 0, *args) for script, args in batch]
-        )
-
     async def aclose(self) -> None:
-        if self._task is not None:
-            try:
-                async with asyncio.timeout(2):
-                    await self.drained()
-            except TimeoutError:
-                log.warning("shared engine: %d writes left unsent on stop", len(self._pending))
-            await cancel_and_wait([self._task])
-            self._task = None
-        self._pipe.close()
-        stopping = redis.ConnectionError("the instance is stopping")
-        for _, _, waiting, sent in self._pending:
-            if waiting is not None and not waiting.done():
-                waiting.set_exception(stopping)
-            _settle(sent, stopping)
-        self._pending = []
+        self._flush()
+        try:
+            async with asyncio.timeout(2):
+                await self.drained()
+        except TimeoutError:
+            log.warning("shared engine: %d writes left unanswered on stop", self._unanswered)
+        await cancel_and_wait(list(self._loading.values()))
+        self._pipe.close()  # whatever is still unanswered fails with ConnectionError
+        self._log_failed()
 
 
 class EngineState(Generic[SchemaT]):
