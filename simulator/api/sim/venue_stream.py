@@ -26,7 +26,7 @@ from simulator.api.http.appkeys import CHANGES, MAKER_NAMES, TIMELINES
 from simulator.api.http.forwarding import FORWARDING, Forwarding, sent_on
 from simulator.api.http.routes import RouteTable
 from simulator.api.sim.timelines import KINDS, item_json
-from simulator.errors import InternalError, NotFound
+from simulator.errors import InternalError, NotFound, VenueUnavailable
 from simulator.services.shared.changes import ChangeFeed
 
 CHANGES_PATH = "/_venue/changes"
@@ -64,16 +64,19 @@ class VenueChanges:
         self._forwarding = forwarding  # None: one instance, nothing to ask
         self._changes = changes
         self._every_s = every_s
-        self.rounds = 0  # rounds that asked the others
         self._asked: set[int] = set()  # instances asked since the readers came
 
     async def run(self) -> None:
-        while True:
+        while self._forwarding() is not None:  # one instance: nothing to ask, ever
             await asyncio.sleep(self._every_s)
             if not self._changes.reading(SPREAD):
                 self._asked.clear()  # a reader that comes is sent what changes from then
-            elif not await self.ask():
-                return
+                continue
+            try:
+                if not await self.ask():
+                    return
+            except VenueUnavailable:
+                pass  # the engine is away (the venue's list cannot be read): ask next round
 
     async def ask(self) -> bool:
         """One round: every other instance alive says what changed there since it was last
@@ -89,7 +92,6 @@ class VenueChanges:
                 continue
             for topic, items in answer.get("items", {}).items():
                 self._changes.relayed(topic, items)
-        self.rounds += 1
         return True
 
 
