@@ -66,12 +66,14 @@ async def test_a_lost_connection_fails_its_batch_and_the_next_reconnects(
     redis_node: RedisNode,
 ) -> None:
     pipe = EnginePipe(redis_node.url)
-    admin = aredis.Redis.from_url(redis_node.url, decode_responses=True)
+    admin = redis.Redis.from_url(redis_node.url, decode_responses=True)
     try:
         assert await pipe.run([("CLIENT", "SETNAME", "pipe-under-test")]) == ["OK"]
-        clients = await admin.client_list()
-        (ours,) = [c for c in clients if c["name"] == "pipe-under-test"]
-        assert await admin.client_kill_filter(_id=ours["id"]) == 1
+        (ours,) = [c for c in admin.client_list() if c["name"] == "pipe-under-test"]
+        # Dropped by the engine through the blocking client: the loop does not run meanwhile,
+        # so the pipe has not seen the end yet and the batch goes on the dropped connection
+        # (an end it has seen makes the next batch open a new one at once).
+        assert admin.client_kill_filter(_id=ours["id"]) == 1
         try:
             await pipe.run([("PING",)])
         except redis.ConnectionError:
@@ -81,4 +83,4 @@ async def test_a_lost_connection_fails_its_batch_and_the_next_reconnects(
         assert await pipe.run([("PING",)]) == ["PONG"]  # a new connection
     finally:
         pipe.close()
-        await admin.aclose()
+        admin.close()
