@@ -96,9 +96,8 @@ class OrderedWrites:
     answer before sending: under load the checks of many requests are on the wire together,
     and each request resumes in the loop turn its answer is read."""
 
-    def __init__(self, client: aredis.Redis, control: redis.Redis, pipe: EnginePipe) -> None:
+    def __init__(self, client: aredis.Redis, pipe: EnginePipe) -> None:
         self._client = client
-        self._control = control
         self._pipe = pipe  # the queue's own connection (pipe.py)
         self._pending: list[_Queued] = []  # queued, not yet written
         self._flush_soon: asyncio.Handle | None = None
@@ -321,7 +320,7 @@ class SharedEngine:
         """The instance's one queue to the engine, shared by its stores (one order, and the
         most a round trip can carry)."""
         if not self._writes:
-            self._writes.append(OrderedWrites(self.client, self.control, EnginePipe(self.url)))
+            self._writes.append(OrderedWrites(self.client, EnginePipe(self.url)))
         return self._writes[0]
 
     async def aclose(self) -> None:

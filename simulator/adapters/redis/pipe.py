@@ -22,7 +22,6 @@ import logging
 import ssl
 from collections import deque
 from collections.abc import Callable, Sequence
-from functools import partial
 from typing import Any
 
 import hiredis
@@ -71,11 +70,6 @@ def _tls(options: dict[str, Any]) -> ssl.SSLContext:
     return context
 
 
-def _settle(answer: asyncio.Future[Any], reply: Any) -> None:
-    if not answer.done():
-        answer.set_result(reply)
-
-
 class _Connection(asyncio.Protocol):
     """One connection's events, handed to the pipe that made it (a late event of a connection
     the pipe has already replaced is ignored there)."""
@@ -121,18 +115,6 @@ class EnginePipe:
                 self._connect(), name="engine-connect"
             )
         return False
-
-    async def run(self, commands: Sequence[Command]) -> list[Any]:
-        """Each command's reply, in order (an error reply as its exception, not raised); a lost
-        connection raises `redis.ConnectionError`."""
-        loop = asyncio.get_running_loop()
-        answers = [loop.create_future() for _ in commands]
-        self.send(commands, [partial(_settle, answer) for answer in answers])
-        replies = [await answer for answer in answers]
-        for reply in replies:
-            if isinstance(reply, redis.ConnectionError):
-                raise reply
-        return replies
 
     def received(self, connection: _Connection, data: bytes) -> None:
         if connection is not self._connection:

@@ -4,17 +4,34 @@ database, and a lost connection replaced by the next batch."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
 import redis
 import redis.asyncio as aredis
 
-from simulator.adapters.redis.pipe import EnginePipe
+from simulator.adapters.redis.pipe import Command, EnginePipe
 from simulator.adapters.redis.server import RedisNode, start_redis
+
+
+async def replies_of(pipe: EnginePipe, commands: Sequence[Command]) -> list[Any]:
+    """Each command's reply, in order (an error reply as its exception, not raised); a lost
+    connection raises `redis.ConnectionError`."""
+    answers = [asyncio.get_running_loop().create_future() for _ in commands]
+    pipe.send(commands, [answer.set_result for answer in answers])
+    replies = [await answer for answer in answers]
+    for reply in replies:
+        if isinstance(reply, redis.ConnectionError):
+            raise reply
+    return replies
 
 
 async def test_a_batch_answers_in_order_with_errors_in_place(redis_node: RedisNode) -> None:
     pipe = EnginePipe(redis_node.url)
     try:
-        replies = await pipe.run(
+        replies = await replies_of(
+            pipe,
             [
                 ("SET", "pipe:bytes", b"\x00\xff{}", "PX", 60_000),
                 ("GET", "pipe:bytes"),
@@ -23,7 +40,7 @@ async def test_a_batch_answers_in_order_with_errors_in_place(redis_node: RedisNo
                 ("INCRBYFLOAT", "pipe:float", 0.1),
                 ("HGET", "pipe:bytes", "x"),  # the wrong kind of key
                 ("GET", "pipe:missing"),
-            ]
+            ],
         )
     finally:
         pipe.close()
@@ -46,13 +63,13 @@ async def test_the_url_s_password_and_database_are_used() -> None:
         path = node.url.removeprefix("unix://")
         refused = EnginePipe(node.url)
         try:
-            (reply,) = await refused.run([("PING",)])
+            (reply,) = await replies_of(refused, [("PING",)])
             assert isinstance(reply, redis.exceptions.ResponseError)  # NOAUTH
         finally:
             refused.close()
         pipe = EnginePipe(f"unix://:s3cret@{path}?db=3")
         try:
-            assert await pipe.run([("SET", "pipe:db", "three")]) == ["OK"]
+            assert await replies_of(pipe, [("SET", "pipe:db", "three")]) == ["OK"]
         finally:
             pipe.close()
         reader = aredis.Redis.from_url(f"unix://:s3cret@{path}?db=3", decode_responses=True)
@@ -68,19 +85,19 @@ async def test_a_lost_connection_fails_its_batch_and_the_next_reconnects(
     pipe = EnginePipe(redis_node.url)
     admin = redis.Redis.from_url(redis_node.url, decode_responses=True)
     try:
-        assert await pipe.run([("CLIENT", "SETNAME", "pipe-under-test")]) == ["OK"]
+        assert await replies_of(pipe, [("CLIENT", "SETNAME", "pipe-under-test")]) == ["OK"]
         (ours,) = [c for c in admin.client_list() if c["name"] == "pipe-under-test"]
         # Dropped by the engine through the blocking client: the loop does not run meanwhile,
         # so the pipe has not seen the end yet and the batch goes on the dropped connection
         # (an end it has seen makes the next batch open a new one at once).
         assert admin.client_kill_filter(_id=ours["id"]) == 1
         try:
-            await pipe.run([("PING",)])
+            await replies_of(pipe, [("PING",)])
         except redis.ConnectionError:
             pass
         else:
             raise AssertionError("a batch on a killed connection answered")
-        assert await pipe.run([("PING",)]) == ["PONG"]  # a new connection
+        assert await replies_of(pipe, [("PING",)]) == ["PONG"]  # a new connection
     finally:
         pipe.close()
         admin.close()
